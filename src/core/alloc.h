@@ -1,0 +1,35 @@
+/*
+ * alloc.h - the library's allocation wrappers, with a hook so tests can
+ * fail the Nth allocation (see tests/unit/test_alloc_fail.c).
+ */
+#ifndef PCTL_CORE_ALLOC_H
+#define PCTL_CORE_ALLOC_H
+
+#include <stddef.h>
+
+/* malloc/calloc/realloc/free/strdup through the installed hooks.  They
+ * return NULL on failure like their libc namesakes. */
+void *pctl_malloc(size_t n);
+void *pctl_calloc(size_t count, size_t size);
+void *pctl_realloc(void *ptr, size_t n);
+void pctl_free(void *ptr);
+char *pctl_strdup(const char *s);
+char *pctl_strndup(const char *s, size_t n);
+/* printf into a new string, or NULL on failure. */
+char *pctl_asprintf(const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+typedef struct pctl_alloc_hooks {
+    void *(*malloc_fn)(size_t);
+    void *(*realloc_fn)(void *, size_t);
+    void (*free_fn)(void *);
+} pctl_alloc_hooks;
+
+/* Installs hooks for the library and for jansson (NULL restores libc).
+ * Not thread-safe: call before any other library use.  Can't fail. */
+void pctl_alloc_set_hooks(const pctl_alloc_hooks *hooks);
+
+#endif

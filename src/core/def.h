@@ -1,0 +1,141 @@
+/*
+ * def.h - the in-memory model of a definition (DESIGN §2) and its decoder.
+ *
+ * The decoder turns JSON text into a pctl_def, applying the defaults of
+ * DESIGN §2 to absent fields only, and collecting every structural error it
+ * finds as a field error (path, type, message, hint) instead of stopping at
+ * the first.  It is pure: no I/O, no globals.
+ */
+#ifndef PCTL_CORE_DEF_H
+#define PCTL_CORE_DEF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ferr.h"
+
+/* Limits that keep hostile input bounded; documented in README. */
+#define PCTL_DEF_MAX_BYTES (4 * 1024 * 1024)
+#define PCTL_NAME_MAX 63
+#define PCTL_VERSION_MAX 64
+#define PCTL_DEF_MAX_STRING (64 * 1024) /* any string but a task spec */
+#define PCTL_DEF_MAX_PARAMS 1000
+#define PCTL_DEF_MAX_TASKS 1000
+#define PCTL_DEF_MAX_PLANS 100
+#define PCTL_DEF_MAX_PHASES 100     /* per plan */
+#define PCTL_DEF_MAX_STEPS 1000     /* per phase */
+#define PCTL_DEF_MAX_STEP_TASKS 100 /* per step */
+#define PCTL_DEF_MAX_CHECKS 100     /* preflight checks per plan */
+/* The decoder stops recording after this many errors (and says so in one
+ * last error), so a hostile document cannot make the list quadratic. */
+#define PCTL_DEF_MAX_ERRORS 1000
+/* The longest duration accepted: 100 years of 365 days. */
+#define PCTL_DURATION_MAX_MS ((int64_t)100 * 365 * 24 * 60 * 60 * 1000)
+
+typedef enum pctl_strategy {
+    PCTL_STRATEGY_SERIAL = 0,
+    PCTL_STRATEGY_PARALLEL = 1
+} pctl_strategy;
+
+/* "serial" / "parallel".  Can't fail. */
+const char *pctl_strategy_name(pctl_strategy s);
+
+typedef struct pctl_param_def {
+    char *name;
+    char *default_value; /* NULL when there is no default */
+    int required;        /* default: 1 when there is no default, else 0 */
+    char *trigger;       /* plan name, or NULL */
+    char *description;   /* or NULL */
+} pctl_param_def;
+
+typedef struct pctl_task_def {
+    char *name;
+    char *kind; /* "Dummy", "shell", or an embedder's kind */
+    char *spec; /* the spec object re-encoded as compact JSON ("{}") */
+} pctl_task_def;
+
+typedef struct pctl_retry {
+    int attempts;           /* total tries, >= 1; default 3 */
+    int64_t backoff_ms;     /* default 1000 */
+    double multiplier;      /* default 2 */
+    int64_t max_backoff_ms; /* default 60000 */
+} pctl_retry;
+
+typedef struct pctl_step_def {
+    char *name;
+    size_t ntasks;
+    size_t *tasks; /* indices into pctl_def.tasks */
+    pctl_retry retry;
+    int64_t timeout_ms; /* 0: none */
+} pctl_step_def;
+
+typedef struct pctl_phase_def {
+    char *name;
+    pctl_strategy strategy;
+    size_t nsteps;
+    pctl_step_def *steps;
+} pctl_phase_def;
+
+typedef struct pctl_check_def {
+    char *name;
+    size_t task; /* index into pctl_def.tasks */
+} pctl_check_def;
+
+typedef struct pctl_plan_def {
+    char *name;
+    pctl_strategy strategy;
+    size_t nphases;
+    pctl_phase_def *phases;
+    size_t nchecks;
+    pctl_check_def *preflight;
+} pctl_plan_def;
+
+typedef struct pctl_def {
+    char *name;
+    char *version;
+    size_t nparams;
+    pctl_param_def *params;
+    size_t ntasks;
+    pctl_task_def *tasks;
+    size_t nplans;
+    pctl_plan_def *plans; /* sorted by name */
+} pctl_def;
+
+/*
+ * Decodes text (len bytes, need not be NUL-terminated) into *out.
+ * origin names the source in syntax errors ("zk.json:3:14: ...").
+ *
+ * Returns 0 and sets *out when the definition is structurally sound.
+ * Returns PLANCTL_EDEFINITION when it is not: *out is NULL and errs holds
+ * every error found (a syntax error is one error whose path is "" and whose
+ * message is "origin:line:col: text").  Returns PLANCTL_ENOMEM on allocation
+ * failure, with *out NULL.  errs must be an initialised list; errors are
+ * appended to it.
+ */
+int pctl_def_decode(pctl_def **out, const char *text, size_t len,
+                    const char *origin, pctl_ferr_list *errs);
+
+/* Frees a definition.  NULL is allowed.  Can't fail. */
+void pctl_def_free(pctl_def *d);
+
+/* Lookups by name; NULL when absent.  Can't fail. */
+const pctl_plan_def *pctl_def_plan(const pctl_def *d, const char *name);
+const pctl_param_def *pctl_def_param(const pctl_def *d, const char *name);
+const pctl_task_def *pctl_def_task(const pctl_def *d, const char *name);
+
+/*
+ * Parses a duration string ("500ms", "30s", "5m", "1h"; also compound
+ * "1h30m" and "1.5s") into milliseconds.  Returns 0, or PLANCTL_EINVAL for
+ * anything else (empty, negative, no unit, unknown unit, overflow).
+ */
+int pctl_duration_parse(int64_t *out, const char *text);
+
+/* Formats milliseconds as a short human duration ("1m12s", "450ms",
+ * "2h3m").  buf must hold at least 32 bytes.  Can't fail. */
+void pctl_duration_format(char *buf, size_t size, int64_t ms);
+
+/* Returns 1 if s is a valid name: 1..PCTL_NAME_MAX characters of
+ * [A-Za-z0-9_.-], starting with a letter or digit.  Can't fail. */
+int pctl_name_valid(const char *s);
+
+#endif

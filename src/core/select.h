@@ -1,0 +1,25 @@
+/* select.h - which plan a change runs (DESIGN §4), as pure functions. */
+#ifndef PCTL_CORE_SELECT_H
+#define PCTL_CORE_SELECT_H
+
+#include <stddef.h>
+
+#include "def.h"
+
+/*
+ * The plan a change of the named parameters runs: each parameter's
+ * explicit trigger, or else "update" if the definition has it, else
+ * "deploy".  Returns 0 and sets *out (borrowed from d) when they agree.
+ * Returns PLANCTL_EINVAL when they name different plans, with a message in
+ * msg ("parameters A, B trigger different plans: backup, update; change
+ * them separately"), or when a name is unknown.  n must be >= 1.
+ */
+int pctl_select_for_params(const char **out, const pctl_def *d,
+                           const char *const *changed, size_t n, char *msg,
+                           size_t msgsz);
+
+/* The plan a version change runs: the first of upgrade, update, deploy
+ * that d has (deploy always exists in a valid definition).  Can't fail. */
+const char *pctl_select_for_upgrade(const pctl_def *d);
+
+#endif

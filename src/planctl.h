@@ -1,0 +1,375 @@
+/*
+ * planctl.h - the public interface of libplanctl, an embeddable plan
+ * execution engine that keeps every run, phase and step in SQLite.
+ *
+ * Conventions (see STYLE.md):
+ *   - Functions return 0 on success or a negative PLANCTL_E* code.
+ *     planctl_errmsg() then holds a one-line detail for the handle.
+ *   - Out-parameters come first and are named out.  What comes back through
+ *     a char **out is the caller's and is freed with planctl_free().
+ *   - JSON crosses this interface as UTF-8 text; jansson, libuv and SQLite
+ *     types never appear here, so the ABI does not depend on them.
+ *   - The library never prints, exits or aborts on bad input.
+ *   - A planctl handle owns one SQLite connection and must be used from one
+ *     thread at a time.
+ */
+#ifndef PLANCTL_H
+#define PLANCTL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(PLANCTL_BUILDING) && defined(__GNUC__)
+#define PLANCTL_API __attribute__((visibility("default")))
+#else
+#define PLANCTL_API
+#endif
+
+#define PLANCTL_VERSION_MAJOR 0
+#define PLANCTL_VERSION_MINOR 1
+#define PLANCTL_VERSION_PATCH 0
+#define PLANCTL_VERSION "0.1.0"
+
+/* The version of the library actually linked, e.g. "0.1.0".  Can't fail. */
+PLANCTL_API const char *planctl_libversion(void);
+
+/*
+ * Error codes, generated from one list.  Each entry is (NAME, value, text).
+ * The CLI maps them to exit codes: EINVAL and EDEFINITION -> 2, ECONFLICT,
+ * EBUSY and ESTALE -> 3, ENOTFOUND -> 4, everything else -> 1.
+ */
+#define PLANCTL_ERRNO_MAP(X)                                                   \
+    X(ERROR, -1, "internal error")                                             \
+    X(ENOMEM, -2, "out of memory")                                             \
+    X(EINVAL, -3, "invalid argument")                                          \
+    X(EIO, -4, "I/O error")                                                    \
+    X(ENOTFOUND, -5, "not found")                                              \
+    X(ECONFLICT, -6, "conflict")                                               \
+    X(ETRANSITION, -7, "illegal status transition")                            \
+    X(ESTALE, -8, "status changed concurrently")                               \
+    X(ENOTDB, -9, "not a planctl database")                                    \
+    X(ETOONEW, -10, "database schema is newer than this program")              \
+    X(EBUSY, -11, "database is busy")                                          \
+    X(EDEFINITION, -12, "invalid definition")                                  \
+    X(EREADONLY, -13, "database is read-only")
+
+enum {
+#define PLANCTL_X_(name, value, text) PLANCTL_##name = value,
+    PLANCTL_ERRNO_MAP(PLANCTL_X_)
+#undef PLANCTL_X_
+        PLANCTL_OK = 0
+};
+
+/* A static description of an error code ("not found").  Can't fail: an
+ * unknown code gives "unknown error". */
+PLANCTL_API const char *planctl_strerror(int code);
+
+/* The symbolic name of an error code ("PLANCTL_ENOTFOUND"), or "PLANCTL_OK"
+ * for 0, or "PLANCTL_UNKNOWN".  Can't fail. */
+PLANCTL_API const char *planctl_errname(int code);
+
+/* Releases memory returned by this library through a char **out.  NULL is
+ * allowed.  Can't fail. */
+PLANCTL_API void planctl_free(void *ptr);
+
+/* ---- statuses ---------------------------------------------------------- */
+
+/* The exact status strings of DESIGN §3, also stored in the database. */
+#define PLANCTL_STATUS_MAP(X)                                                  \
+    X(NEVER_RUN)                                                               \
+    X(QUEUED)                                                                  \
+    X(PENDING)                                                                 \
+    X(IN_PROGRESS)                                                             \
+    X(PAUSED)                                                                  \
+    X(ERROR)                                                                   \
+    X(COMPLETE)                                                                \
+    X(FATAL_ERROR)                                                             \
+    X(CANCELLED)
+
+typedef enum planctl_status {
+#define PLANCTL_X_(name) PLANCTL_STATUS_##name,
+    PLANCTL_STATUS_MAP(PLANCTL_X_)
+#undef PLANCTL_X_
+        PLANCTL_STATUS__COUNT
+} planctl_status;
+
+/* The entities whose status is tracked. */
+typedef enum planctl_entity {
+    PLANCTL_ENTITY_RUN,
+    PLANCTL_ENTITY_PHASE,
+    PLANCTL_ENTITY_STEP,
+    PLANCTL_ENTITY__COUNT
+} planctl_entity;
+
+/* "COMPLETE" for PLANCTL_STATUS_COMPLETE; NULL for an out-of-range value.
+ * Can't fail otherwise. */
+PLANCTL_API const char *planctl_status_name(planctl_status s);
+
+/* Parses an exact status string.  Returns 0 and sets *out, or
+ * PLANCTL_EINVAL for anything else (case matters). */
+PLANCTL_API int planctl_status_parse(planctl_status *out, const char *text);
+
+/* Returns 1 if (from -> to) is a legal transition of entity per DESIGN §3,
+ * 0 otherwise.  from == PLANCTL_STATUS__COUNT stands for "(new)", a row
+ * being created.  Can't fail. */
+PLANCTL_API int planctl_transition_legal(planctl_entity entity,
+                                         planctl_status from,
+                                         planctl_status to);
+
+/* ---- the handle -------------------------------------------------------- */
+
+typedef struct planctl planctl;
+
+typedef enum planctl_durability {
+    PLANCTL_DURABILITY_NORMAL = 0, /* synchronous=NORMAL (the default) */
+    PLANCTL_DURABILITY_FULL = 1    /* synchronous=FULL */
+} planctl_durability;
+
+/* Flags for planctl_open_options.flags. */
+#define PLANCTL_OPEN_READONLY 0x1 /* never write or migrate; fail if absent */
+#define PLANCTL_OPEN_NOCREATE                                                  \
+    0x2 /* fail with ENOTFOUND if the file is absent */
+
+typedef struct planctl_open_options {
+    unsigned int version; /* PLANCTL_OPEN_OPTIONS_VERSION */
+    planctl_durability durability;
+    int busy_timeout_ms; /* how long a writer waits for the lock */
+    unsigned int flags;
+} planctl_open_options;
+
+#define PLANCTL_OPEN_OPTIONS_VERSION 1
+#define PLANCTL_OPEN_OPTIONS_INIT                                              \
+    {                                                                          \
+        PLANCTL_OPEN_OPTIONS_VERSION, PLANCTL_DURABILITY_NORMAL, 5000, 0       \
+    }
+
+/*
+ * Opens (creating it with mode 0600 if absent) the database at path and
+ * applies pending migrations, one transaction each.  opts may be NULL for
+ * the defaults.
+ *
+ * On failure *out is still set to a handle that carries the message (read it
+ * with planctl_errmsg(), then planctl_close() it), unless the failure is
+ * ENOMEM, in which case *out is NULL.  A file that is not SQLite, a SQLite
+ * database that is not planctl's (ENOTDB) or one newer than this program
+ * (ETOONEW) is refused and left byte-for-byte untouched.
+ */
+PLANCTL_API int planctl_open(planctl **out, const char *path,
+                             const planctl_open_options *opts);
+
+/* Closes the handle and frees everything it owns.  NULL is allowed.  Can't
+ * fail. */
+PLANCTL_API void planctl_close(planctl *p);
+
+/* The detail of the last failure on this handle, one line, valid until the
+ * next call on the handle.  Never NULL ("" when there is none, "out of
+ * memory" for a NULL handle). */
+PLANCTL_API const char *planctl_errmsg(const planctl *p);
+
+/* The schema version the database is at (PRAGMA user_version) and the one
+ * this library writes.  Can't fail on an open handle. */
+PLANCTL_API int planctl_schema_version(const planctl *p);
+PLANCTL_API int planctl_schema_version_supported(void);
+
+/*
+ * Replaces the clock used for every time the library records or compares
+ * (milliseconds since the Unix epoch, UTC).  NULL restores the system clock.
+ * Meant for tests and reproducible output.  Can't fail.
+ */
+PLANCTL_API void planctl_set_clock(planctl *p, int64_t (*now_ms)(void *data),
+                                   void *data);
+
+/* ---- definitions ------------------------------------------------------- */
+
+/*
+ * Decodes and checks a definition (DESIGN §2) and registers it under its
+ * (name, version).  origin names the source for messages ("zk.json");
+ * NULL means "<definition>".  Registering the same content again is a no-op;
+ * different content under an existing (name, version) is ECONFLICT.
+ *
+ * out, if not NULL, receives {"schema":1,"name":..,"version":..,
+ * "created":true|false}.  Errors: EDEFINITION with the first problem in
+ * planctl_errmsg() (use planctl_definition_check() for all of them),
+ * ECONFLICT, EIO, ENOMEM.
+ */
+PLANCTL_API int planctl_definition_apply(char **out, planctl *p,
+                                         const char *json, size_t len,
+                                         const char *origin);
+
+/*
+ * Checks a definition without touching any database.  Returns 0 and, in
+ * *out, the validate document {"schema":1,"valid":true|false,"errors":[
+ * {"path","type","message","hint"}]} - also when the definition is invalid.
+ * Only ENOMEM or EINVAL (NULL arguments) are returned as codes.
+ */
+PLANCTL_API int planctl_definition_check(char **out, const char *json,
+                                         size_t len, const char *origin);
+
+/* {"schema":1,"definitions":[{"name","version","created_at","plans":[..]}]}
+ * sorted by name, then registration order. */
+PLANCTL_API int planctl_definitions_json(char **out, planctl *p);
+
+/* ---- instances and runs ------------------------------------------------ */
+
+typedef struct planctl_param {
+    const char *name;
+    const char *value;
+} planctl_param;
+
+/*
+ * Creates instance name from definition (version NULL: the most recently
+ * registered version) with the given parameter values, and admits its
+ * deploy run.  *out receives the new run id.
+ * Errors: EINVAL (bad name, unknown or missing required parameters, all
+ * listed), ENOTFOUND (definition), ECONFLICT (name taken).
+ */
+PLANCTL_API int
+planctl_instance_create(int64_t *out, planctl *p, const char *name,
+                        const char *definition, const char *version,
+                        const planctl_param *params, size_t nparams);
+
+/*
+ * Changes parameter values and admits the plan they select (DESIGN §4).
+ * *out receives the run id, or 0 when no value actually changed (nothing
+ * is admitted then).  Errors: EINVAL (unknown parameter, or changed
+ * parameters naming different trigger plans), ENOTFOUND, ECONFLICT (an
+ * active run, named in the message).
+ */
+PLANCTL_API int planctl_instance_set(int64_t *out, planctl *p, const char *name,
+                                     const planctl_param *params,
+                                     size_t nparams);
+
+/* Moves the instance to another registered version of its definition,
+ * optionally changing parameter values at the same time (a new version may
+ * require new parameters), and admits upgrade, update or deploy, the first
+ * that exists.  Values the new version does not define are dropped.  *out
+ * receives the run id.  Errors: ENOTFOUND, ECONFLICT, EINVAL (same version,
+ * unknown or missing parameters). */
+PLANCTL_API int planctl_instance_upgrade(int64_t *out, planctl *p,
+                                         const char *name, const char *version,
+                                         const planctl_param *params,
+                                         size_t nparams);
+
+/*
+ * Deletes the instance: admits its cleanup run if the definition has one
+ * (*out receives its id; the instance is removed when the run completes),
+ * otherwise removes it at once (*out = 0).  force removes it at once in any
+ * case but an active run.  Errors: ENOTFOUND, ECONFLICT.
+ */
+PLANCTL_API int planctl_instance_delete(int64_t *out, planctl *p,
+                                        const char *name, int force);
+
+/* {"schema":1,"instances":[{"name","definition":{"name","version"},
+ * "status","active_run","deleting","created_at"}]} sorted by name; status
+ * is the active run's, else the latest finished run's, else the latest
+ * run's, else NEVER_RUN. */
+PLANCTL_API int planctl_instances_json(char **out, planctl *p);
+
+typedef struct planctl_trigger_options {
+    unsigned int version; /* PLANCTL_TRIGGER_OPTIONS_VERSION */
+    int queue;            /* queue behind an active run instead of refusing */
+    const char *reason;   /* free text recorded on the run, or NULL */
+} planctl_trigger_options;
+
+#define PLANCTL_TRIGGER_OPTIONS_VERSION 1
+#define PLANCTL_TRIGGER_OPTIONS_INIT                                           \
+    {                                                                          \
+        PLANCTL_TRIGGER_OPTIONS_VERSION, 0, NULL                               \
+    }
+
+/* Admits a run of plan for the instance (any plan but cleanup).  *out
+ * receives the run id.  Errors: ENOTFOUND (instance or plan), EINVAL
+ * (cleanup), ECONFLICT (an active run, and opts->queue is 0). */
+PLANCTL_API int planctl_plan_trigger(int64_t *out, planctl *p,
+                                     const char *instance, const char *plan,
+                                     const planctl_trigger_options *opts);
+
+/*
+ * Admits a retry of run_id (0: the instance's latest run): a new run of the
+ * same plan with the same parameter snapshot whose retry_of is run_id, with
+ * the phases and steps that were COMPLETE there carried over as COMPLETE.
+ * Only a FATAL_ERROR or CANCELLED run can be retried.  *out receives the new
+ * run id.  Errors: ENOTFOUND, EINVAL (not retryable), ECONFLICT.
+ */
+PLANCTL_API int planctl_run_retry(int64_t *out, planctl *p,
+                                  const char *instance, int64_t run_id);
+
+/*
+ * Cancels the instance's active run and its queued runs are left alone:
+ * every non-terminal phase and step becomes CANCELLED, then the run, in one
+ * transaction; an engine stops the tasks it was running for it.  reason may
+ * be NULL.  *out (may be NULL) receives the run id.  Errors: ENOTFOUND
+ * (instance, or no active run), ECONFLICT.
+ */
+PLANCTL_API int planctl_run_cancel(int64_t *out, planctl *p,
+                                   const char *instance, const char *reason);
+
+/* Pauses the instance's IN_PROGRESS run (running steps finish, nothing new
+ * starts) or resumes a PAUSED one.  Errors: ENOTFOUND, EINVAL (the run is
+ * not in a status that can be paused or resumed). */
+PLANCTL_API int planctl_run_pause(int64_t *out, planctl *p,
+                                  const char *instance);
+PLANCTL_API int planctl_run_resume(int64_t *out, planctl *p,
+                                   const char *instance);
+
+/*
+ * The generic gate: changes the status of one run, phase or step from
+ * `from` to `to` as one compare-and-set transaction that also appends an
+ * event (actor and message may be NULL).  For runs that end, queued runs
+ * of the instance are promoted in the same transaction.
+ * Errors: ETRANSITION (not a legal transition), ESTALE (the row is not in
+ * status `from` any more), ENOTFOUND.
+ */
+PLANCTL_API int planctl_transition(planctl *p, planctl_entity entity,
+                                   int64_t id, planctl_status from,
+                                   planctl_status to, const char *message,
+                                   const char *actor);
+
+/* ---- views ------------------------------------------------------------- */
+
+typedef struct planctl_status_options {
+    unsigned int version; /* PLANCTL_STATUS_OPTIONS_VERSION */
+    const char *plan;     /* only this plan, or NULL for every plan */
+    int64_t run;          /* show this run in its plan's place, or 0 */
+} planctl_status_options;
+
+#define PLANCTL_STATUS_OPTIONS_VERSION 1
+#define PLANCTL_STATUS_OPTIONS_INIT                                            \
+    {                                                                          \
+        PLANCTL_STATUS_OPTIONS_VERSION, NULL, 0                                \
+    }
+
+/* The status document of DESIGN §8 for one instance.  Errors: ENOTFOUND
+ * (instance, plan or run), ENOMEM, EIO. */
+PLANCTL_API int planctl_status_json(char **out, planctl *p,
+                                    const char *instance,
+                                    const planctl_status_options *opts);
+
+typedef struct planctl_history_options {
+    unsigned int version; /* PLANCTL_HISTORY_OPTIONS_VERSION */
+    const char *plan;     /* only runs of this plan, or NULL */
+    int limit;            /* at most this many runs; 0 means 20 */
+    int64_t before;       /* only runs with a smaller id, or 0 */
+} planctl_history_options;
+
+#define PLANCTL_HISTORY_OPTIONS_VERSION 1
+#define PLANCTL_HISTORY_OPTIONS_INIT                                           \
+    {                                                                          \
+        PLANCTL_HISTORY_OPTIONS_VERSION, NULL, 0, 0                            \
+    }
+
+/* The history document of DESIGN §8, newest run first.  Errors: ENOTFOUND,
+ * EINVAL (negative limit), ENOMEM, EIO. */
+PLANCTL_API int planctl_history_json(char **out, planctl *p,
+                                     const char *instance,
+                                     const planctl_history_options *opts);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PLANCTL_H */

@@ -1,0 +1,312 @@
+/*
+ * admit.c - admission: turning a plan of a definition into a run row with
+ * its phases and steps, under the rule of one active run per instance.
+ *
+ * The rule is checked here to produce a message that names the active run,
+ * and enforced by the partial unique index runs_one_active, so two writers
+ * can never both win even if this check were skipped.  Every row created
+ * gets its creation event, carrying what replay needs to rebuild it: the
+ * run's definition, plan, trigger and parameter snapshot; each phase's and
+ * step's name, position and limits.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/timefmt.h"
+#include "store/store.h"
+
+int pctl_active_run_describe(char **out, int64_t *out_id, planctl *p,
+                             int64_t instance_id, const char *instance_name)
+{
+    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_run_active);
+    char when[PCTL_TIME_BUF];
+    int rc;
+
+    *out = NULL;
+    if (out_id)
+        *out_id = 0;
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, instance_id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0);
+
+        pctl_time_local_short(when, sqlite3_column_int64(st, 3), pctl_now(p));
+        *out = pctl_asprintf(
+            "instance \"%s\" is running plan \"%s\" (run %lld, %s since %s)",
+            instance_name, (const char *)sqlite3_column_text(st, 1),
+            (long long)id, (const char *)sqlite3_column_text(st, 2), when);
+        if (out_id)
+            *out_id = id;
+        sqlite3_reset(st);
+        return *out ? 0 : pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : pctl_sqlerr(p, rc, "reading active run");
+}
+
+static int queued_exists(planctl *p, int64_t instance_id, int *out)
+{
+    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_run_first_queued);
+    int rc;
+
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, instance_id);
+    rc = sqlite3_step(st);
+    *out = rc == SQLITE_ROW;
+    sqlite3_reset(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE
+               ? 0
+               : pctl_sqlerr(p, rc, "reading queue");
+}
+
+/* Encodes a JSON object we built into text for the event's data column;
+ * takes ownership of obj. */
+static char *take_json(json_t *obj)
+{
+    char *s = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
+
+    json_decref(obj);
+    return s;
+}
+
+/* Was (phase idx / step sidx) COMPLETE in the run being retried?  On yes,
+ * copies its start and finish so durations stay meaningful. */
+static int carried(planctl *p, int64_t retry_of, size_t idx, long sidx,
+                   const char *name, int64_t *started, int64_t *finished,
+                   int *yes)
+{
+    sqlite3_stmt *st =
+        pctl_stmt(p, sidx < 0 ? PCTL_Q_phase_carry : PCTL_Q_step_carry);
+    int rc;
+
+    *yes = 0;
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, retry_of);
+    sqlite3_bind_int64(st, 2, (int64_t)idx);
+    pctl_bind_text(st, 3, name);
+    if (sidx >= 0)
+        sqlite3_bind_int64(st, 4, sidx);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *yes = 1;
+        *started = sqlite3_column_int64(st, 0);
+        *finished = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_reset(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE
+               ? 0
+               : pctl_sqlerr(p, rc, "reading retried run");
+}
+
+static int insert_step(planctl *p, int64_t run_id, int64_t phase_id,
+                       size_t pidx, size_t sidx, const pctl_step_def *sd,
+                       int64_t retry_of, const char *carry_msg)
+{
+    sqlite3_stmt *st;
+    int64_t started = 0, finished = 0, id;
+    int rc, yes = 0;
+    pctl_event ev = {0};
+    char *data;
+
+    if (retry_of > 0 && (rc = carried(p, retry_of, pidx, (long)sidx, sd->name,
+                                      &started, &finished, &yes)) < 0)
+        return rc;
+    st = pctl_stmt(p, PCTL_Q_step_insert);
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, run_id);
+    sqlite3_bind_int64(st, 2, phase_id);
+    sqlite3_bind_int64(st, 3, (int64_t)sidx);
+    pctl_bind_text(st, 4, sd->name);
+    pctl_bind_text(st, 5, yes ? "COMPLETE" : "PENDING");
+    sqlite3_bind_int(st, 6, sd->retry.attempts);
+    if (yes) {
+        sqlite3_bind_int64(st, 7, started);
+        sqlite3_bind_int64(st, 8, finished);
+        pctl_bind_text(st, 9, carry_msg);
+    }
+    rc = sqlite3_step(st);
+    id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW)
+        return pctl_sqlerr(p, rc, "creating step");
+
+    data = take_json(json_pack("{s:s, s:I, s:i}", "name", sd->name, "index",
+                               (json_int_t)sidx, "max_attempts",
+                               sd->retry.attempts));
+    if (!data)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    ev.entity = PLANCTL_ENTITY_STEP;
+    ev.run_id = run_id;
+    ev.phase_id = phase_id;
+    ev.step_id = id;
+    ev.from = PCTL_NEW;
+    ev.to = yes ? PLANCTL_STATUS_COMPLETE : PLANCTL_STATUS_PENDING;
+    ev.message = yes ? carry_msg : NULL;
+    ev.actor = "planctl";
+    ev.data = data;
+    rc = pctl_event_status(p, &ev);
+    pctl_free(data);
+    return rc;
+}
+
+static int insert_phase(planctl *p, int64_t run_id, size_t idx,
+                        const pctl_phase_def *pd, int64_t retry_of,
+                        const char *carry_msg)
+{
+    sqlite3_stmt *st;
+    int64_t started = 0, finished = 0, id;
+    int rc, yes = 0;
+    size_t i;
+    pctl_event ev = {0};
+    char *data;
+
+    if (retry_of > 0 && (rc = carried(p, retry_of, idx, -1, pd->name, &started,
+                                      &finished, &yes)) < 0)
+        return rc;
+    st = pctl_stmt(p, PCTL_Q_phase_insert);
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, run_id);
+    sqlite3_bind_int64(st, 2, (int64_t)idx);
+    pctl_bind_text(st, 3, pd->name);
+    pctl_bind_text(st, 4, pctl_strategy_name(pd->strategy));
+    pctl_bind_text(st, 5, yes ? "COMPLETE" : "PENDING");
+    if (yes) {
+        sqlite3_bind_int64(st, 6, started);
+        sqlite3_bind_int64(st, 7, finished);
+        pctl_bind_text(st, 8, carry_msg);
+    }
+    rc = sqlite3_step(st);
+    id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW)
+        return pctl_sqlerr(p, rc, "creating phase");
+
+    data = take_json(json_pack("{s:s, s:I, s:s}", "name", pd->name, "index",
+                               (json_int_t)idx, "strategy",
+                               pctl_strategy_name(pd->strategy)));
+    if (!data)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    ev.entity = PLANCTL_ENTITY_PHASE;
+    ev.run_id = run_id;
+    ev.phase_id = id;
+    ev.from = PCTL_NEW;
+    ev.to = yes ? PLANCTL_STATUS_COMPLETE : PLANCTL_STATUS_PENDING;
+    ev.message = yes ? carry_msg : NULL;
+    ev.actor = "planctl";
+    ev.data = data;
+    rc = pctl_event_status(p, &ev);
+    pctl_free(data);
+
+    for (i = 0; rc == 0 && i < pd->nsteps; i++)
+        rc = insert_step(p, run_id, id, idx, i, &pd->steps[i], retry_of,
+                         carry_msg);
+    return rc;
+}
+
+static char *run_data(const pctl_admission *a, const char *uid)
+{
+    json_t *params = json_loads(a->params_json, 0, NULL);
+    json_t *o;
+
+    if (!params)
+        return NULL;
+    o = json_pack("{s:s, s:{s:s, s:s}, s:s, s:s, s:s?, s:o, s:o}", "uid", uid,
+                  "definition", "name", a->def->name, "version",
+                  a->def->version, "plan", a->plan, "trigger", a->trigger,
+                  "reason", a->reason, "retry_of",
+                  a->retry_of > 0 ? json_integer(a->retry_of) : json_null(),
+                  "params", params);
+    return take_json(o);
+}
+
+int pctl_admit(int64_t *out, planctl *p, const pctl_admission *a)
+{
+    const pctl_plan_def *plan = pctl_def_plan(a->def, a->plan);
+    char *busy = NULL, *data = NULL, *carry_msg = NULL, uid[40];
+    sqlite3_stmt *st;
+    int64_t active_id, id;
+    int rc, queued = 0;
+    size_t i;
+    pctl_event ev = {0};
+
+    *out = 0;
+    if (!plan)
+        return pctl_err(p, PLANCTL_ENOTFOUND,
+                        "definition %s@%s has no plan \"%s\"", a->def->name,
+                        a->def->version, a->plan);
+    if ((rc = pctl_active_run_describe(&busy, &active_id, p, a->instance_id,
+                                       a->instance_name)) < 0)
+        return rc;
+    if (busy && !a->queue) {
+        rc = pctl_err(p, PLANCTL_ECONFLICT, "%s; %s", busy,
+                      a->busy_hint ? a->busy_hint : "cancel it first");
+        pctl_free(busy);
+        return rc;
+    }
+    pctl_free(busy);
+    if (a->queue && !active_id &&
+        (rc = queued_exists(p, a->instance_id, &queued)) < 0)
+        return rc;
+    queued = a->queue && (active_id || queued);
+
+    st = pctl_stmt(p, PCTL_Q_run_insert);
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, a->instance_id);
+    sqlite3_bind_int64(st, 2, a->definition_id);
+    pctl_bind_text(st, 3, a->plan);
+    pctl_bind_text(st, 4, queued ? "QUEUED" : "PENDING");
+    pctl_bind_text(st, 5, a->trigger);
+    pctl_bind_text(st, 6, a->reason);
+    pctl_bind_id(st, 7, a->retry_of);
+    pctl_bind_text(st, 8, a->params_json);
+    sqlite3_bind_int64(st, 9, pctl_now(p));
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        id = sqlite3_column_int64(st, 0);
+        snprintf(uid, sizeof uid, "%s", sqlite3_column_text(st, 1));
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW) {
+        if (rc == SQLITE_CONSTRAINT_UNIQUE)
+            return pctl_err(p, PLANCTL_ECONFLICT,
+                            "instance \"%s\" already has an active run; "
+                            "cancel it first",
+                            a->instance_name);
+        return pctl_sqlerr(p, rc, "creating run");
+    }
+
+    data = run_data(a, uid);
+    if (!data)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    ev.entity = PLANCTL_ENTITY_RUN;
+    ev.run_id = id;
+    ev.from = PCTL_NEW;
+    ev.to = queued ? PLANCTL_STATUS_QUEUED : PLANCTL_STATUS_PENDING;
+    ev.message = a->reason;
+    ev.actor = "user";
+    ev.data = data;
+    rc = pctl_event_status(p, &ev);
+    pctl_free(data);
+
+    if (rc == 0 && a->retry_of > 0) {
+        carry_msg =
+            pctl_asprintf("carried over from run %lld", (long long)a->retry_of);
+        if (!carry_msg)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    for (i = 0; rc == 0 && i < plan->nphases; i++)
+        rc = insert_phase(p, id, i, &plan->phases[i], a->retry_of, carry_msg);
+    pctl_free(carry_msg);
+    if (rc == 0)
+        *out = id;
+    return rc;
+}

@@ -1,0 +1,267 @@
+/*
+ * definitions.c - checking and registering definition versions.
+ *
+ * A version is stored as canonical JSON (keys sorted, compact), so the same
+ * content registered twice is recognised whatever its formatting, and
+ * different content under a registered (name, version) is refused: a
+ * version means one thing forever, as with any package registry.
+ */
+#include <jansson.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/timefmt.h"
+#include "store/store.h"
+
+/* Builds the validate document of DESIGN §8 from a list of errors. */
+static json_t *validate_doc(const pctl_ferr_list *errs)
+{
+    json_t *doc = json_pack("{s:i, s:b, s:[]}", "schema", 1, "valid",
+                            errs->n == 0, "errors");
+    json_t *arr = doc ? json_object_get(doc, "errors") : NULL;
+    size_t i;
+
+    for (i = 0; arr && i < errs->n; i++) {
+        const pctl_ferr *e = &errs->items[i];
+        json_t *o = json_pack("{s:s, s:s, s:s, s:s?}", "path", e->path, "type",
+                              pctl_ferr_type_name(e->type), "message",
+                              e->message, "hint", e->hint);
+
+        if (!o || json_array_append_new(arr, o) < 0) {
+            json_decref(doc);
+            return NULL;
+        }
+    }
+    if (!arr) {
+        json_decref(doc);
+        return NULL;
+    }
+    return doc;
+}
+
+int planctl_definition_check(char **out, const char *json, size_t len,
+                             const char *origin)
+{
+    pctl_ferr_list errs = PCTL_FERR_LIST_INIT;
+    pctl_def *def = NULL;
+    json_t *doc;
+    int rc;
+
+    if (!out || !json)
+        return PLANCTL_EINVAL;
+    *out = NULL;
+    rc = pctl_def_decode(&def, json, len, origin, &errs);
+    pctl_def_free(def);
+    if (rc == PLANCTL_ENOMEM || errs.oom) {
+        pctl_ferr_list_clear(&errs);
+        return PLANCTL_ENOMEM;
+    }
+    doc = validate_doc(&errs);
+    pctl_ferr_list_clear(&errs);
+    *out = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    return *out ? 0 : PLANCTL_ENOMEM;
+}
+
+/* The first error as the handle's message, with a pointer to the rest. */
+static int report_invalid(planctl *p, const pctl_ferr_list *errs,
+                          const char *origin)
+{
+    char *line = errs->n ? pctl_ferr_render(&errs->items[0]) : NULL;
+    int rc;
+
+    if (!line)
+        return pctl_err(p, errs->n ? PLANCTL_ENOMEM : PLANCTL_EDEFINITION,
+                        errs->n ? "out of memory" : "invalid definition");
+    if (errs->n == 1)
+        rc = pctl_err(p, PLANCTL_EDEFINITION, "%s: %s", origin, line);
+    else
+        rc = pctl_err(p, PLANCTL_EDEFINITION,
+                      "%s: %s (and %zu more; see 'planctl validate')", origin,
+                      line, errs->n - 1);
+    pctl_free(line);
+    return rc;
+}
+
+int planctl_definition_apply(char **out, planctl *p, const char *json,
+                             size_t len, const char *origin)
+{
+    pctl_ferr_list errs = PCTL_FERR_LIST_INIT;
+    pctl_def *def = NULL;
+    json_t *root = NULL;
+    char *body = NULL;
+    sqlite3_stmt *st;
+    int rc, created = 0;
+
+    if (out)
+        *out = NULL;
+    if (!p || !json)
+        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
+                 : PLANCTL_EINVAL;
+    if (!origin)
+        origin = "<definition>";
+    rc = pctl_def_decode(&def, json, len, origin, &errs);
+    if (rc == PLANCTL_EDEFINITION)
+        rc = report_invalid(p, &errs, origin);
+    else if (rc < 0 || errs.oom)
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    pctl_ferr_list_clear(&errs);
+    if (rc < 0)
+        return rc;
+
+    root = json_loadb(json, len, JSON_REJECT_DUPLICATES, NULL);
+    body = root ? json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref(root);
+    if (!body) {
+        pctl_def_free(def);
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+
+    if ((rc = pctl_tx_begin(p)) < 0)
+        goto done;
+    st = pctl_stmt(p, PCTL_Q_def_body);
+    if (!st) {
+        rc = PLANCTL_ERROR;
+    } else {
+        pctl_bind_text(st, 1, def->name);
+        pctl_bind_text(st, 2, def->version);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            int same =
+                strcmp((const char *)sqlite3_column_text(st, 0), body) == 0;
+
+            sqlite3_reset(st);
+            rc = same ? 0
+                      : pctl_err(p, PLANCTL_ECONFLICT,
+                                 "definition %s@%s is already registered "
+                                 "with different content; give the new "
+                                 "content a new version",
+                                 def->name, def->version);
+        } else if (rc == SQLITE_DONE) {
+            sqlite3_reset(st);
+            created = 1;
+            rc = 0;
+        } else {
+            sqlite3_reset(st);
+            rc = pctl_sqlerr(p, rc, "reading definitions");
+        }
+    }
+    if (rc == 0 && created) {
+        st = pctl_stmt(p, PCTL_Q_def_insert);
+        if (!st) {
+            rc = PLANCTL_ERROR;
+        } else {
+            pctl_bind_text(st, 1, def->name);
+            pctl_bind_text(st, 2, def->version);
+            pctl_bind_text(st, 3, body);
+            sqlite3_bind_int64(st, 4, pctl_now(p));
+            rc = pctl_exec_stmt(p, st, "registering definition");
+        }
+    }
+    rc = pctl_tx_end(p, rc);
+    if (rc == 0 && out) {
+        json_t *doc =
+            json_pack("{s:i, s:s, s:s, s:b}", "schema", 1, "name", def->name,
+                      "version", def->version, "created", created);
+
+        *out = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+        json_decref(doc);
+        if (!*out)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+done:
+    pctl_free(body);
+    pctl_def_free(def);
+    return rc;
+}
+
+int pctl_def_load(pctl_def **out, planctl *p, int64_t id)
+{
+    pctl_ferr_list errs = PCTL_FERR_LIST_INIT;
+    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_def_by_id);
+    char *body = NULL, *origin = NULL;
+    int rc;
+
+    *out = NULL;
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        body = pctl_strdup((const char *)sqlite3_column_text(st, 0));
+        origin = pctl_asprintf("definition %lld", (long long)id);
+    }
+    sqlite3_reset(st);
+    if (rc == SQLITE_DONE)
+        return pctl_err(p, PLANCTL_ENOTFOUND, "definition %lld not found",
+                        (long long)id);
+    if (rc != SQLITE_ROW)
+        return pctl_sqlerr(p, rc, "reading definition");
+    if (!body || !origin) {
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    } else {
+        rc = pctl_def_decode(out, body, strlen(body), origin, &errs);
+        if (rc == PLANCTL_EDEFINITION)
+            rc = report_invalid(p, &errs, origin);
+        else if (rc < 0)
+            rc = pctl_err(p, rc, "out of memory");
+    }
+    pctl_ferr_list_clear(&errs);
+    pctl_free(body);
+    pctl_free(origin);
+    return rc;
+}
+
+int planctl_definitions_json(char **out, planctl *p)
+{
+    sqlite3_stmt *st;
+    json_t *doc, *arr;
+    int rc = 0, step;
+
+    if (!out || !p)
+        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
+                 : PLANCTL_EINVAL;
+    *out = NULL;
+    st = pctl_stmt(p, PCTL_Q_def_list);
+    if (!st)
+        return PLANCTL_ERROR;
+    doc = json_pack("{s:i, s:[]}", "schema", 1, "definitions");
+    arr = doc ? json_object_get(doc, "definitions") : NULL;
+    if (!arr) {
+        json_decref(doc);
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        char when[PCTL_TIME_BUF];
+        pctl_def *def = NULL;
+        json_t *o, *plans;
+        size_t i;
+
+        /* The plan list comes from the stored body, decoded once per row:
+         * the cost follows the number of definitions, not of runs. */
+        rc = pctl_def_load(&def, p, sqlite3_column_int64(st, 0));
+        if (rc < 0)
+            break;
+        pctl_time_rfc3339(when, sqlite3_column_int64(st, 1));
+        o = json_pack("{s:s, s:s, s:s, s:[]}", "name", def->name, "version",
+                      def->version, "created_at", when, "plans");
+        plans = o ? json_object_get(o, "plans") : NULL;
+        for (i = 0; plans && i < def->nplans; i++)
+            if (json_array_append_new(plans, json_string(def->plans[i].name)) <
+                0)
+                plans = NULL;
+        if (!plans || json_array_append_new(arr, o) < 0) {
+            if (!plans)
+                json_decref(o);
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        }
+        pctl_def_free(def);
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = pctl_sqlerr(p, step, "reading definitions");
+    sqlite3_reset(st);
+    if (rc == 0 && !(*out = json_dumps(doc, JSON_COMPACT)))
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    json_decref(doc);
+    return rc;
+}

@@ -1,0 +1,19 @@
+/* embed.h - the SQL files embedded at build time (cmake/embed_sql.cmake). */
+#ifndef PCTL_STORE_EMBED_H
+#define PCTL_STORE_EMBED_H
+
+typedef struct pctl_embedded_sql {
+    int version;      /* the NNNN of migrations/NNNN_name.sql */
+    const char *name; /* "0001_init" */
+    const char *sql;
+} pctl_embedded_sql;
+
+/* migrations/NNNN_*.sql in order; pctl_migrations[i].version == i + 1. */
+extern const pctl_embedded_sql pctl_migrations[];
+extern const int pctl_migrations_count;
+
+/* src/store/queries.sql: named statements, each introduced by a line
+ * "-- name: NAME". */
+extern const char pctl_queries_sql[];
+
+#endif

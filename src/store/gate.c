@@ -1,0 +1,349 @@
+/*
+ * gate.c - the one gate every status change goes through (curl's single
+ * mstate()): legality from the transition table, a compare-and-set on the
+ * row, the attempt bookkeeping of steps, and the event, all inside the
+ * caller's transaction, so no second write can leave a run half-updated.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "store/store.h"
+
+static const pctl_query set_query[PLANCTL_ENTITY__COUNT] = {
+    PCTL_Q_run_set_status, PCTL_Q_phase_set_status, PCTL_Q_step_set_status};
+static const pctl_query get_query[PLANCTL_ENTITY__COUNT] = {
+    PCTL_Q_run_get_status, PCTL_Q_phase_get_status, PCTL_Q_step_get_status};
+
+/* Explains a failed compare-and-set: the row is missing, or it moved on. */
+static int explain_cas(planctl *p, const pctl_change *c)
+{
+    sqlite3_stmt *st = pctl_stmt(p, get_query[c->entity]);
+    const char *ent = pctl_entity_name(c->entity);
+    int rc;
+
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, c->id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        char now[32];
+
+        snprintf(now, sizeof now, "%s", sqlite3_column_text(st, 0));
+        sqlite3_reset(st);
+        return pctl_err(p, PLANCTL_ESTALE, "%s %lld is %s, not %s", ent,
+                        (long long)c->id, now, planctl_status_name(c->from));
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return pctl_sqlerr(p, rc, ent);
+    return pctl_err(p, PLANCTL_ENOTFOUND, "%s %lld does not exist", ent,
+                    (long long)c->id);
+}
+
+/* The attempts row of a step: opened when it enters IN_PROGRESS, closed
+ * when it leaves.  The partial unique index attempts_one_open guarantees
+ * there is never more than one open. */
+static int step_attempt(planctl *p, const pctl_change *c, int64_t now,
+                        int attempt)
+{
+    sqlite3_stmt *st;
+
+    if (c->from == PLANCTL_STATUS_IN_PROGRESS) {
+        st = pctl_stmt(p, PCTL_Q_attempt_close);
+        if (!st)
+            return PLANCTL_ERROR;
+        sqlite3_bind_int64(st, 1, c->id);
+        pctl_bind_text(st, 2, planctl_status_name(c->to));
+        sqlite3_bind_int64(st, 3, now);
+        if (c->exit_code >= 0)
+            sqlite3_bind_int(st, 4, c->exit_code);
+        pctl_bind_text(st, 5, c->message);
+        pctl_bind_text(st, 6, c->output);
+        return pctl_exec_stmt(p, st, "closing attempt");
+    }
+    if (c->to == PLANCTL_STATUS_IN_PROGRESS) {
+        st = pctl_stmt(p, PCTL_Q_attempt_open);
+        if (!st)
+            return PLANCTL_ERROR;
+        sqlite3_bind_int64(st, 1, c->id);
+        sqlite3_bind_int(st, 2, attempt);
+        sqlite3_bind_int64(st, 3, now);
+        return pctl_exec_stmt(p, st, "opening attempt");
+    }
+    return 0;
+}
+
+int pctl_event_status(planctl *p, const pctl_event *e)
+{
+    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_event_insert_status);
+
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, pctl_now(p));
+    sqlite3_bind_int64(st, 2, e->run_id);
+    pctl_bind_id(st, 3, e->entity == PLANCTL_ENTITY_RUN ? 0 : e->phase_id);
+    pctl_bind_id(st, 4, e->entity == PLANCTL_ENTITY_STEP ? e->step_id : 0);
+    pctl_bind_text(st, 5, pctl_entity_name(e->entity));
+    pctl_bind_text(st, 6,
+                   e->from == PCTL_NEW ? NULL : planctl_status_name(e->from));
+    pctl_bind_text(st, 7, planctl_status_name(e->to));
+    if (e->attempt > 0)
+        sqlite3_bind_int(st, 8, e->attempt);
+    pctl_bind_text(st, 9, e->message);
+    pctl_bind_text(st, 10, e->actor ? e->actor : "user");
+    pctl_bind_text(st, 11, e->data);
+    return pctl_exec_stmt(p, st, "appending event");
+}
+
+/* What a run's end means for its instance (DESIGN §4), then the queue. */
+static int run_ended(planctl *p, int64_t run_id, planctl_status to)
+{
+    sqlite3_stmt *st;
+    int64_t next = 0;
+    int rc;
+
+    if (to == PLANCTL_STATUS_COMPLETE) {
+        st = pctl_stmt(p, PCTL_Q_instance_mark_applied);
+        if (!st)
+            return PLANCTL_ERROR;
+        sqlite3_bind_int64(st, 1, run_id);
+        sqlite3_bind_int64(st, 2, pctl_now(p));
+        if ((rc = pctl_exec_stmt(p, st, "last_applied")) < 0)
+            return rc;
+        /* A completed cleanup of an instance being deleted removes it,
+         * with its runs and events (ON DELETE CASCADE). */
+        st = pctl_stmt(p, PCTL_Q_instance_remove_after_cleanup);
+        if (!st)
+            return PLANCTL_ERROR;
+        sqlite3_bind_int64(st, 1, run_id);
+        if ((rc = pctl_exec_stmt(p, st, "removing instance")) < 0)
+            return rc;
+    }
+
+    st = pctl_stmt(p, PCTL_Q_run_next_queued);
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, run_id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        next = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return pctl_sqlerr(p, rc, "queue");
+    if (next > 0) {
+        pctl_change c = PCTL_CHANGE_INIT;
+        char msg[64];
+
+        snprintf(msg, sizeof msg, "promoted from the queue after run %lld",
+                 (long long)run_id);
+        c.entity = PLANCTL_ENTITY_RUN;
+        c.id = next;
+        c.from = PLANCTL_STATUS_QUEUED;
+        c.to = PLANCTL_STATUS_PENDING;
+        c.message = msg;
+        c.actor = "planctl";
+        return pctl_gate(p, &c);
+    }
+    return 0;
+}
+
+int pctl_gate(planctl *p, const pctl_change *c)
+{
+    sqlite3_stmt *st;
+    int64_t now = pctl_now(p), run_id = 0, phase_id = 0;
+    int rc, attempt = 0;
+    const char *ent;
+    pctl_event ev = {0};
+
+    if ((unsigned)c->entity >= PLANCTL_ENTITY__COUNT)
+        return pctl_err(p, PLANCTL_EINVAL, "unknown entity %d", c->entity);
+    ent = pctl_entity_name(c->entity);
+    if (!planctl_transition_legal(c->entity, c->from, c->to))
+        return pctl_err(
+            p, PLANCTL_ETRANSITION, "%s %lld cannot go from %s to %s", ent,
+            (long long)c->id,
+            c->from == PCTL_NEW ? "(new)" : planctl_status_name(c->from),
+            planctl_status_name(c->to) ? planctl_status_name(c->to) : "?");
+    if (c->from == PCTL_NEW)
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "%s rows are created by admission, not the gate", ent);
+    if (p->tx_depth == 0)
+        return pctl_err(p, PLANCTL_ERROR,
+                        "status change outside a transaction");
+
+    st = pctl_stmt(p, set_query[c->entity]);
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, c->id);
+    pctl_bind_text(st, 2, planctl_status_name(c->from));
+    pctl_bind_text(st, 3, planctl_status_name(c->to));
+    sqlite3_bind_int64(st, 4, now);
+    pctl_bind_text(st, 5, c->message);
+    sqlite3_bind_int(st, 6, pctl_status_terminal(c->to));
+    if (c->entity == PLANCTL_ENTITY_STEP) {
+        if (c->to == PLANCTL_STATUS_ERROR && c->next_attempt_at > 0)
+            sqlite3_bind_int64(st, 7, c->next_attempt_at);
+        if (c->to == PLANCTL_STATUS_IN_PROGRESS && c->deadline_at > 0)
+            sqlite3_bind_int64(st, 8, c->deadline_at);
+    }
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        run_id = sqlite3_column_int64(st, 0);
+        phase_id = sqlite3_column_int64(st, 1);
+        attempt = sqlite3_column_int(st, 2);
+        rc = sqlite3_step(st);
+    } else if (rc == SQLITE_DONE) {
+        sqlite3_reset(st);
+        return explain_cas(p, c);
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return pctl_sqlerr(p, rc, ent);
+
+    if (c->entity == PLANCTL_ENTITY_STEP &&
+        (rc = step_attempt(p, c, now, attempt)) < 0)
+        return rc;
+    ev.entity = c->entity;
+    ev.run_id = run_id;
+    ev.phase_id = phase_id;
+    ev.step_id = c->id;
+    ev.from = c->from;
+    ev.to = c->to;
+    ev.attempt = c->entity == PLANCTL_ENTITY_STEP ? attempt : 0;
+    ev.message = c->message;
+    ev.actor = c->actor;
+    if ((rc = pctl_event_status(p, &ev)) < 0)
+        return rc;
+    if (c->entity == PLANCTL_ENTITY_RUN && pctl_status_terminal(c->to))
+        return run_ended(p, c->id, c->to);
+    return 0;
+}
+
+int pctl_event_admin(planctl *p, int64_t instance_id, const char *entity,
+                     const char *message, const char *actor,
+                     const char *data_json)
+{
+    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_event_insert_admin);
+
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, pctl_now(p));
+    pctl_bind_id(st, 2, instance_id);
+    pctl_bind_text(st, 3, entity);
+    pctl_bind_text(st, 4, message);
+    pctl_bind_text(st, 5, actor ? actor : "user");
+    pctl_bind_text(st, 6, data_json);
+    return pctl_exec_stmt(p, st, "appending event");
+}
+
+/* Collects (id, status, started) of the open children of a run first, then
+ * changes them: stepping a SELECT while updating the same table is legal in
+ * SQLite but easy to get wrong, and runs are small. */
+typedef struct child {
+    int64_t id;
+    planctl_status status;
+    int started;
+} child;
+
+static int open_children(planctl *p, pctl_query q, int64_t run_id, child **out,
+                         size_t *n)
+{
+    sqlite3_stmt *st = pctl_stmt(p, q);
+    child *v = NULL, *nv;
+    size_t len = 0, cap = 0;
+    int rc;
+
+    *out = NULL;
+    *n = 0;
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, run_id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (len == cap) {
+            cap = cap ? cap * 2 : 16;
+            nv = pctl_realloc(v, cap * sizeof *v);
+            if (!nv) {
+                sqlite3_reset(st);
+                pctl_free(v);
+                return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+            }
+            v = nv;
+        }
+        v[len].id = sqlite3_column_int64(st, 0);
+        if (planctl_status_parse(
+                &v[len].status, (const char *)sqlite3_column_text(st, 1)) < 0) {
+            sqlite3_reset(st);
+            pctl_free(v);
+            return pctl_err(p, PLANCTL_EIO, "unknown status in the database");
+        }
+        v[len].started = sqlite3_column_type(st, 2) != SQLITE_NULL;
+        len++;
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) {
+        pctl_free(v);
+        return pctl_sqlerr(p, rc, "reading children");
+    }
+    *out = v;
+    *n = len;
+    return 0;
+}
+
+static int close_level(planctl *p, planctl_entity entity, pctl_query q,
+                       int64_t run_id, const char *msg_started,
+                       const char *msg_unstarted, const char *actor)
+{
+    child *v;
+    size_t n, i;
+    int rc = open_children(p, q, run_id, &v, &n);
+
+    for (i = 0; rc == 0 && i < n; i++) {
+        pctl_change c = PCTL_CHANGE_INIT;
+
+        c.entity = entity;
+        c.id = v[i].id;
+        c.from = v[i].status;
+        c.to = PLANCTL_STATUS_CANCELLED;
+        c.message = v[i].started ? msg_started : msg_unstarted;
+        c.actor = actor;
+        rc = pctl_gate(p, &c);
+    }
+    pctl_free(v);
+    return rc;
+}
+
+int pctl_close_children(planctl *p, int64_t run_id, const char *msg_started,
+                        const char *msg_unstarted, const char *actor)
+{
+    int rc = close_level(p, PLANCTL_ENTITY_STEP, PCTL_Q_steps_open, run_id,
+                         msg_started, msg_unstarted, actor);
+
+    if (rc == 0)
+        rc = close_level(p, PLANCTL_ENTITY_PHASE, PCTL_Q_phases_open, run_id,
+                         msg_started, msg_unstarted, actor);
+    return rc;
+}
+
+int planctl_transition(planctl *p, planctl_entity entity, int64_t id,
+                       planctl_status from, planctl_status to,
+                       const char *message, const char *actor)
+{
+    pctl_change c = PCTL_CHANGE_INIT;
+    int rc;
+
+    if (!p)
+        return PLANCTL_EINVAL;
+    if ((unsigned)to >= PLANCTL_STATUS__COUNT ||
+        (unsigned)from > PLANCTL_STATUS__COUNT)
+        return pctl_err(p, PLANCTL_EINVAL, "unknown status");
+    c.entity = entity;
+    c.id = id;
+    c.from = from;
+    c.to = to;
+    c.message = message;
+    c.actor = actor;
+    if ((rc = pctl_tx_begin(p)) < 0)
+        return rc;
+    return pctl_tx_end(p, pctl_gate(p, &c));
+}

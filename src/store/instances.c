@@ -1,0 +1,591 @@
+/*
+ * instances.c - creating, changing, upgrading and deleting instances, each
+ * with the plan it runs (DESIGN §4), in one transaction per call.
+ *
+ * An instance stores only the parameter values set explicitly; each run
+ * stores the full snapshot it runs with (defaults overlaid with those
+ * values), so a later change of a default never rewrites history.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/select.h"
+#include "store/store.h"
+
+void pctl_instance_row_clear(pctl_instance_row *r)
+{
+    pctl_free(r->params);
+    memset(r, 0, sizeof *r);
+}
+
+int pctl_instance_find(pctl_instance_row *out, planctl *p, const char *name)
+{
+    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_instance_by_name);
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    if (!st)
+        return PLANCTL_ERROR;
+    pctl_bind_text(st, 1, name);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        out->id = sqlite3_column_int64(st, 0);
+        out->definition_id = sqlite3_column_int64(st, 1);
+        out->params = pctl_strdup((const char *)sqlite3_column_text(st, 2));
+        out->deleting = sqlite3_column_int(st, 3);
+        sqlite3_reset(st);
+        if (!out->params)
+            return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        return 0;
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return pctl_sqlerr(p, rc, "reading instance");
+    return pctl_err(p, PLANCTL_ENOTFOUND,
+                    "instance \"%s\" not found; see 'planctl instances'", name);
+}
+
+/* Appends "; " + text to *msg (a growing pctl_malloc'd string). */
+static int add_problem(char **msg, const char *text)
+{
+    char *n = *msg ? pctl_asprintf("%s; %s", *msg, text) : pctl_strdup(text);
+
+    if (!n)
+        return PLANCTL_ENOMEM;
+    pctl_free(*msg);
+    *msg = n;
+    return 0;
+}
+
+static const char **param_names(const pctl_def *def)
+{
+    const char **names = pctl_calloc(def->nparams + 1, sizeof *names);
+    size_t i;
+
+    if (names)
+        for (i = 0; i < def->nparams; i++)
+            names[i] = def->params[i].name;
+    return names;
+}
+
+/*
+ * Overlays values[0..n) on the explicit object (owned by the caller),
+ * reporting every unknown name in one message.  With drop_unknown, names
+ * the definition does not define that were already in the object are
+ * removed silently (an upgrade to a version without them).
+ */
+static int merge_params(planctl *p, json_t *explicit_obj, const pctl_def *def,
+                        const planctl_param *values, size_t n, int drop_unknown)
+{
+    char *problems = NULL, *line;
+    const char **names = param_names(def);
+    const char *key, *hint;
+    void *tmp;
+    json_t *v;
+    size_t i;
+    int rc = 0;
+
+    if (!names)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if (drop_unknown) {
+        json_object_foreach_safe(explicit_obj, tmp, key, v)
+        {
+            if (!pctl_def_param(def, key))
+                json_object_del(explicit_obj, key);
+        }
+    }
+    for (i = 0; rc == 0 && i < n; i++) {
+        if (!values[i].name || !values[i].value) {
+            rc = PLANCTL_EINVAL;
+            pctl_free(problems);
+            problems = pctl_strdup("parameter name and value must not be "
+                                   "NULL");
+            break;
+        }
+        if (!pctl_def_param(def, values[i].name)) {
+            hint = pctl_closest(values[i].name, names, def->nparams);
+            line = hint
+                       ? pctl_asprintf("unknown parameter \"%s\" for %s@%s "
+                                       "(did you mean \"%s\"?)",
+                                       values[i].name, def->name, def->version,
+                                       hint)
+                       : pctl_asprintf("unknown parameter \"%s\" for %s@%s",
+                                       values[i].name, def->name, def->version);
+            if (!line || add_problem(&problems, line) < 0)
+                rc = PLANCTL_ENOMEM;
+            pctl_free(line);
+            continue;
+        }
+        if (json_object_set_new(explicit_obj, values[i].name,
+                                json_string(values[i].value)) < 0)
+            rc = PLANCTL_ENOMEM;
+    }
+    pctl_free(names);
+    if (rc == PLANCTL_ENOMEM) {
+        pctl_free(problems);
+        return pctl_err(p, rc, "out of memory");
+    }
+    if (problems) {
+        rc = pctl_err(p, PLANCTL_EINVAL, "%s", problems);
+        pctl_free(problems);
+    }
+    return rc;
+}
+
+int pctl_params_resolve(char **out, planctl *p, const pctl_def *def,
+                        const char *explicit_json)
+{
+    json_t *explicit_obj = json_loads(explicit_json, 0, NULL);
+    json_t *snap = json_object();
+    char *problems = NULL, *line;
+    size_t i;
+    int rc = 0;
+
+    *out = NULL;
+    if (!explicit_obj || !snap) {
+        json_decref(explicit_obj);
+        json_decref(snap);
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    for (i = 0; rc == 0 && i < def->nparams; i++) {
+        const pctl_param_def *pd = &def->params[i];
+        json_t *v = json_object_get(explicit_obj, pd->name);
+
+        if (v) {
+            if (json_object_set(snap, pd->name, v) < 0)
+                rc = PLANCTL_ENOMEM;
+        } else if (pd->default_value) {
+            if (json_object_set_new(snap, pd->name,
+                                    json_string(pd->default_value)) < 0)
+                rc = PLANCTL_ENOMEM;
+        } else if (pd->required) {
+            line = pctl_asprintf("parameter \"%s\" is required by %s@%s; "
+                                 "set it with -p %s=VALUE",
+                                 pd->name, def->name, def->version, pd->name);
+            if (!line || add_problem(&problems, line) < 0)
+                rc = PLANCTL_ENOMEM;
+            pctl_free(line);
+        }
+    }
+    if (rc == 0 && !problems) {
+        *out = json_dumps(snap, JSON_COMPACT);
+        if (!*out)
+            rc = PLANCTL_ENOMEM;
+    }
+    json_decref(explicit_obj);
+    json_decref(snap);
+    if (rc == PLANCTL_ENOMEM) {
+        pctl_free(problems);
+        return pctl_err(p, rc, "out of memory");
+    }
+    if (problems) {
+        rc = pctl_err(p, PLANCTL_EINVAL, "%s", problems);
+        pctl_free(problems);
+    }
+    return rc;
+}
+
+/* Finds a definition id by name and version (NULL: newest registered). */
+static int find_definition(int64_t *out, planctl *p, const char *name,
+                           const char *version)
+{
+    sqlite3_stmt *st =
+        pctl_stmt(p, version ? PCTL_Q_def_by_name_version : PCTL_Q_def_latest);
+    int rc;
+
+    *out = 0;
+    if (!st)
+        return PLANCTL_ERROR;
+    pctl_bind_text(st, 1, name);
+    if (version)
+        pctl_bind_text(st, 2, version);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *out = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    if (rc == SQLITE_ROW)
+        return 0;
+    if (rc != SQLITE_DONE)
+        return pctl_sqlerr(p, rc, "reading definitions");
+    if (version)
+        return pctl_err(p, PLANCTL_ENOTFOUND,
+                        "definition %s@%s is not registered; see 'planctl "
+                        "definitions'",
+                        name, version);
+    return pctl_err(p, PLANCTL_ENOTFOUND,
+                    "definition \"%s\" is not registered; register it with "
+                    "'planctl apply -f FILE'",
+                    name);
+}
+
+static int save_instance(planctl *p, int64_t id, int64_t def_id,
+                         const char *params)
+{
+    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_instance_update);
+
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, def_id);
+    pctl_bind_text(st, 3, params);
+    sqlite3_bind_int64(st, 4, pctl_now(p));
+    return pctl_exec_stmt(p, st, "updating instance");
+}
+
+/* Refuses changes to an instance that is being deleted. */
+static int check_not_deleting(planctl *p, const pctl_instance_row *r,
+                              const char *name)
+{
+    if (!r->deleting)
+        return 0;
+    return pctl_err(p, PLANCTL_ECONFLICT,
+                    "instance \"%s\" is being deleted; finish with 'planctl "
+                    "delete %s' (add --force after a failed cleanup)",
+                    name, name);
+}
+
+int planctl_instance_create(int64_t *out, planctl *p, const char *name,
+                            const char *definition, const char *version,
+                            const planctl_param *params, size_t nparams)
+{
+    pctl_admission a = {0};
+    pctl_instance_row existing;
+    pctl_def *def = NULL;
+    json_t *explicit_obj = NULL;
+    char *explicit_text = NULL, *snap = NULL, *msg = NULL;
+    int64_t def_id = 0, inst_id = 0;
+    sqlite3_stmt *st;
+    int rc;
+
+    if (!out || !p || !name || !definition)
+        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
+                 : PLANCTL_EINVAL;
+    *out = 0;
+    if (!pctl_name_valid(name))
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "instance name \"%s\" is invalid: use 1-%d letters, "
+                        "digits, '_', '.' or '-', starting with a letter or "
+                        "digit",
+                        name, PCTL_NAME_MAX);
+    if ((rc = pctl_tx_begin(p)) < 0)
+        return rc;
+    rc = pctl_instance_find(&existing, p, name);
+    pctl_instance_row_clear(&existing);
+    if (rc == 0)
+        rc = pctl_err(p, PLANCTL_ECONFLICT,
+                      "instance \"%s\" already exists; choose another name "
+                      "or delete it first",
+                      name);
+    else if (rc == PLANCTL_ENOTFOUND)
+        rc = find_definition(&def_id, p, definition, version);
+    if (rc == 0)
+        rc = pctl_def_load(&def, p, def_id);
+    if (rc == 0 && !(explicit_obj = json_object()))
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = merge_params(p, explicit_obj, def, params, nparams, 0);
+    if (rc == 0 && !(explicit_text = json_dumps(explicit_obj,
+                                                JSON_COMPACT | JSON_SORT_KEYS)))
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = pctl_params_resolve(&snap, p, def, explicit_text);
+    if (rc == 0) {
+        st = pctl_stmt(p, PCTL_Q_instance_insert);
+        if (!st) {
+            rc = PLANCTL_ERROR;
+        } else {
+            pctl_bind_text(st, 1, name);
+            sqlite3_bind_int64(st, 2, def_id);
+            pctl_bind_text(st, 3, explicit_text);
+            sqlite3_bind_int64(st, 4, pctl_now(p));
+            rc = sqlite3_step(st);
+            inst_id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+            sqlite3_reset(st);
+            rc = rc == SQLITE_ROW ? 0 : pctl_sqlerr(p, rc, "creating instance");
+        }
+    }
+    if (rc == 0) {
+        msg = pctl_asprintf("instance created from %s@%s", def->name,
+                            def->version);
+        rc = msg ? pctl_event_admin(p, inst_id, "instance", msg, "user", NULL)
+                 : pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    if (rc == 0) {
+        a.instance_id = inst_id;
+        a.instance_name = name;
+        a.definition_id = def_id;
+        a.def = def;
+        a.plan = "deploy";
+        a.trigger = "create";
+        a.params_json = snap;
+        rc = pctl_admit(out, p, &a);
+    }
+    rc = pctl_tx_end(p, rc);
+    if (rc < 0)
+        *out = 0;
+    pctl_free(msg);
+    pctl_free(snap);
+    pctl_free(explicit_text);
+    json_decref(explicit_obj);
+    pctl_def_free(def);
+    return rc;
+}
+
+/* Names of the parameters whose values differ between two snapshots. */
+static int changed_names(const char ***out, size_t *n, const pctl_def *def,
+                         json_t *before, json_t *after)
+{
+    const char **v = pctl_calloc(def->nparams + 1, sizeof *v);
+    size_t i;
+
+    *n = 0;
+    *out = v;
+    if (!v)
+        return PLANCTL_ENOMEM;
+    for (i = 0; i < def->nparams; i++) {
+        const char *name = def->params[i].name;
+
+        json_t *a = json_object_get(before, name);
+        json_t *b = json_object_get(after, name);
+
+        /* json_equal(NULL, NULL) is 0, so absence is compared apart. */
+        if ((!a) != (!b) || (a && b && !json_equal(a, b)))
+            v[(*n)++] = name;
+    }
+    return 0;
+}
+
+/* The common path of set and upgrade: new explicit values (and maybe a new
+ * definition) -> snapshot -> the selected plan admitted. */
+typedef struct change_req {
+    const char *name;
+    const char *version; /* upgrade: the new version, else NULL */
+    const planctl_param *params;
+    size_t nparams;
+} change_req;
+
+static int change_instance(int64_t *out, planctl *p, const change_req *req)
+{
+    pctl_instance_row row = {0};
+    pctl_def *old_def = NULL, *def = NULL;
+    json_t *explicit_obj = NULL, *before = NULL, *after = NULL;
+    char *explicit_text = NULL, *old_snap = NULL, *snap = NULL;
+    char *busy = NULL, *reason = NULL, sel_msg[1024];
+    const char **changed = NULL, *plan = NULL;
+    int64_t def_id, active;
+    size_t nchanged = 0, i;
+    pctl_admission a = {0};
+    int rc;
+
+    *out = 0;
+    if ((rc = pctl_tx_begin(p)) < 0)
+        return rc;
+    rc = pctl_instance_find(&row, p, req->name);
+    if (rc == 0)
+        rc = check_not_deleting(p, &row, req->name);
+    def_id = row.definition_id;
+    if (rc == 0)
+        rc = pctl_def_load(&old_def, p, row.definition_id);
+    if (rc == 0 && req->version) {
+        rc = find_definition(&def_id, p, old_def->name, req->version);
+        if (rc == 0 && def_id == row.definition_id)
+            rc = pctl_err(p, PLANCTL_EINVAL,
+                          "instance \"%s\" already uses %s@%s", req->name,
+                          old_def->name, old_def->version);
+        if (rc == 0)
+            rc = pctl_def_load(&def, p, def_id);
+    }
+    if (rc == 0 && !def) {
+        def = old_def;
+        old_def = NULL;
+    }
+    /* Refuse early, naming the active run, before reporting anything
+     * else: it is what the user has to act on first. */
+    if (rc == 0 &&
+        (rc = pctl_active_run_describe(&busy, &active, p, row.id, req->name)) ==
+            0 &&
+        busy)
+        rc = pctl_err(p, PLANCTL_ECONFLICT,
+                      "%s; cancel it or wait for it to finish", busy);
+    if (rc == 0 && !(explicit_obj = json_loads(row.params, 0, NULL)))
+        rc = pctl_err(p, PLANCTL_EIO,
+                      "instance \"%s\" has unreadable "
+                      "parameters",
+                      req->name);
+    if (rc == 0)
+        rc = merge_params(p, explicit_obj, def, req->params, req->nparams,
+                          req->version != NULL);
+    if (rc == 0 && !(explicit_text = json_dumps(explicit_obj,
+                                                JSON_COMPACT | JSON_SORT_KEYS)))
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = pctl_params_resolve(&snap, p, def, explicit_text);
+    if (rc == 0 && !req->version) {
+        rc = pctl_params_resolve(&old_snap, p, def, row.params);
+        if (rc == PLANCTL_EINVAL) /* e.g. a required value never set */
+            rc = 0;
+        before = old_snap ? json_loads(old_snap, 0, NULL) : json_object();
+        after = json_loads(snap, 0, NULL);
+        if (!before || !after)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        if (rc == 0 &&
+            changed_names(&changed, &nchanged, def, before, after) < 0)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        if (rc == 0 && nchanged == 0)
+            goto done; /* nothing changes: no write, no run */
+        if (rc == 0 && pctl_select_for_params(&plan, def, changed, nchanged,
+                                              sel_msg, sizeof sel_msg) < 0)
+            rc = pctl_err(p, PLANCTL_EINVAL, "%s", sel_msg);
+        if (rc == 0) {
+            reason = pctl_strdup("parameters changed:");
+            for (i = 0; reason && i < nchanged; i++) {
+                char *r =
+                    pctl_asprintf("%s%s %s", reason, i ? "," : "", changed[i]);
+                pctl_free(reason);
+                reason = r;
+            }
+        }
+    } else if (rc == 0) {
+        plan = pctl_select_for_upgrade(def);
+        reason = pctl_asprintf("upgrade from %s to %s",
+                               old_def ? old_def->version : "?", def->version);
+    }
+    if (rc == 0 && !reason)
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = save_instance(p, row.id, def_id, explicit_text);
+    if (rc == 0)
+        rc = pctl_event_admin(p, row.id, "instance", reason, "user", NULL);
+    if (rc == 0) {
+        a.instance_id = row.id;
+        a.instance_name = req->name;
+        a.definition_id = def_id;
+        a.def = def;
+        a.plan = plan;
+        a.trigger = req->version ? "upgrade" : "set";
+        a.reason = reason;
+        a.params_json = snap;
+        rc = pctl_admit(out, p, &a);
+    }
+done:
+    rc = pctl_tx_end(p, rc);
+    if (rc < 0)
+        *out = 0;
+    pctl_free(changed);
+    pctl_free(reason);
+    pctl_free(busy);
+    pctl_free(snap);
+    pctl_free(old_snap);
+    pctl_free(explicit_text);
+    json_decref(explicit_obj);
+    json_decref(before);
+    json_decref(after);
+    pctl_def_free(def);
+    pctl_def_free(old_def);
+    pctl_instance_row_clear(&row);
+    return rc;
+}
+
+int planctl_instance_set(int64_t *out, planctl *p, const char *name,
+                         const planctl_param *params, size_t nparams)
+{
+    change_req req = {name, NULL, params, nparams};
+
+    if (!out || !p || !name || (nparams && !params))
+        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
+                 : PLANCTL_EINVAL;
+    if (nparams == 0)
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "no parameter given; use -p NAME=VALUE");
+    return change_instance(out, p, &req);
+}
+
+int planctl_instance_upgrade(int64_t *out, planctl *p, const char *name,
+                             const char *version, const planctl_param *params,
+                             size_t nparams)
+{
+    change_req req = {name, version, params, nparams};
+
+    if (!out || !p || !name || !version || (nparams && !params))
+        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
+                 : PLANCTL_EINVAL;
+    return change_instance(out, p, &req);
+}
+
+static int remove_instance(planctl *p, int64_t id)
+{
+    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_instance_delete);
+
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, id);
+    return pctl_exec_stmt(p, st, "removing instance");
+}
+
+int planctl_instance_delete(int64_t *out, planctl *p, const char *name,
+                            int force)
+{
+    pctl_instance_row row = {0};
+    pctl_def *def = NULL;
+    char *busy = NULL, *snap = NULL;
+    int64_t active;
+    sqlite3_stmt *st;
+    pctl_admission a = {0};
+    int rc;
+
+    if (!out || !p || !name)
+        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
+                 : PLANCTL_EINVAL;
+    *out = 0;
+    if ((rc = pctl_tx_begin(p)) < 0)
+        return rc;
+    rc = pctl_instance_find(&row, p, name);
+    if (rc == 0 &&
+        (rc = pctl_active_run_describe(&busy, &active, p, row.id, name)) == 0 &&
+        busy)
+        rc = pctl_err(p, PLANCTL_ECONFLICT,
+                      "%s; cancel it before deleting the instance", busy);
+    if (rc == 0)
+        rc = pctl_def_load(&def, p, row.definition_id);
+    if (rc == 0 && (force || !pctl_def_plan(def, "cleanup"))) {
+        rc = remove_instance(p, row.id);
+        goto done;
+    }
+    if (rc == 0)
+        rc = pctl_params_resolve(&snap, p, def, row.params);
+    if (rc == 0 && !row.deleting) {
+        st = pctl_stmt(p, PCTL_Q_instance_mark_deleting);
+        if (!st) {
+            rc = PLANCTL_ERROR;
+        } else {
+            sqlite3_bind_int64(st, 1, row.id);
+            sqlite3_bind_int64(st, 2, pctl_now(p));
+            rc = pctl_exec_stmt(p, st, "marking instance deleted");
+        }
+        if (rc == 0)
+            rc = pctl_event_admin(p, row.id, "instance",
+                                  "deletion requested: running cleanup", "user",
+                                  NULL);
+    }
+    if (rc == 0) {
+        a.instance_id = row.id;
+        a.instance_name = name;
+        a.definition_id = row.definition_id;
+        a.def = def;
+        a.plan = "cleanup";
+        a.trigger = "delete";
+        a.params_json = snap;
+        rc = pctl_admit(out, p, &a);
+    }
+done:
+    rc = pctl_tx_end(p, rc);
+    if (rc < 0)
+        *out = 0;
+    pctl_free(busy);
+    pctl_free(snap);
+    pctl_def_free(def);
+    pctl_instance_row_clear(&row);
+    return rc;
+}

@@ -1,0 +1,57 @@
+/* queries.h - the names of the statements in queries.sql, as an enum. */
+#ifndef PCTL_STORE_QUERIES_H
+#define PCTL_STORE_QUERIES_H
+
+#define PCTL_QUERIES(X)                                                        \
+    X(run_set_status)                                                          \
+    X(phase_set_status)                                                        \
+    X(step_set_status)                                                         \
+    X(run_get_status)                                                          \
+    X(phase_get_status)                                                        \
+    X(step_get_status)                                                         \
+    X(attempt_open)                                                            \
+    X(attempt_close)                                                           \
+    X(event_insert_status)                                                     \
+    X(event_insert_admin)                                                      \
+    X(instance_mark_applied)                                                   \
+    X(instance_remove_after_cleanup)                                           \
+    X(run_next_queued)                                                         \
+    X(steps_open)                                                              \
+    X(phases_open)                                                             \
+    X(run_active)                                                              \
+    X(run_first_queued)                                                        \
+    X(run_insert)                                                              \
+    X(phase_insert)                                                            \
+    X(step_insert)                                                             \
+    X(phase_carry)                                                             \
+    X(step_carry)                                                              \
+    X(instance_by_name)                                                        \
+    X(instance_insert)                                                         \
+    X(instance_update)                                                         \
+    X(instance_mark_deleting)                                                  \
+    X(instance_delete)                                                         \
+    X(instance_list)                                                           \
+    X(def_by_name_version)                                                     \
+    X(def_latest)                                                              \
+    X(def_by_id)                                                               \
+    X(def_body)                                                                \
+    X(def_insert)                                                              \
+    X(def_list)                                                                \
+    X(run_for_retry)                                                           \
+    X(run_latest_for_retry)                                                    \
+    X(run_latest_of_plan)                                                      \
+    X(run_of_instance)                                                         \
+    X(run_queued_ids)                                                          \
+    X(history)                                                                 \
+    X(history_plan)                                                            \
+    X(view_phases)                                                             \
+    X(view_steps)
+
+typedef enum pctl_query {
+#define PCTL_X_(name) PCTL_Q_##name,
+    PCTL_QUERIES(PCTL_X_)
+#undef PCTL_X_
+        PCTL_Q__COUNT
+} pctl_query;
+
+#endif

@@ -1,0 +1,225 @@
+-- queries.sql - every statement the store prepares, by name.
+--
+-- Each statement follows its name line (two dashes, "name:", the name)
+-- and runs to the next name line;
+-- src/store/queries.h lists the names (a test checks both agree).  All
+-- values are bound parameters.  Statements are prepared once per handle.
+
+-- name: run_set_status
+UPDATE runs SET status = ?3,
+    started_at = CASE WHEN ?3 = 'IN_PROGRESS' THEN coalesce(started_at, ?4)
+                 ELSE started_at END,
+    finished_at = CASE WHEN ?6 THEN ?4 ELSE NULL END,
+    message = ?5
+WHERE id = ?1 AND status = ?2
+RETURNING id, 0, 0;
+
+-- name: phase_set_status
+UPDATE phases SET status = ?3,
+    started_at = CASE WHEN ?3 = 'IN_PROGRESS' THEN coalesce(started_at, ?4)
+                 ELSE started_at END,
+    finished_at = CASE WHEN ?6 THEN ?4 ELSE NULL END,
+    message = ?5
+WHERE id = ?1 AND status = ?2
+RETURNING run_id, id, 0;
+
+-- name: step_set_status
+UPDATE steps SET status = ?3,
+    started_at = CASE WHEN ?3 = 'IN_PROGRESS' THEN coalesce(started_at, ?4)
+                 ELSE started_at END,
+    finished_at = CASE WHEN ?6 THEN ?4 ELSE NULL END,
+    message = ?5,
+    attempt = attempt + (?3 = 'IN_PROGRESS'),
+    next_attempt_at = ?7,
+    deadline_at = CASE WHEN ?3 = 'IN_PROGRESS' THEN ?8 ELSE NULL END
+WHERE id = ?1 AND status = ?2
+RETURNING run_id, phase_id, attempt;
+
+-- name: run_get_status
+SELECT status FROM runs WHERE id = ?1;
+
+-- name: phase_get_status
+SELECT status FROM phases WHERE id = ?1;
+
+-- name: step_get_status
+SELECT status FROM steps WHERE id = ?1;
+
+-- name: attempt_open
+INSERT INTO attempts (step_id, number, status, started_at)
+VALUES (?1, ?2, 'IN_PROGRESS', ?3);
+
+-- name: attempt_close
+UPDATE attempts SET status = ?2, finished_at = ?3, exit_code = ?4,
+    message = ?5, output = ?6
+WHERE step_id = ?1 AND finished_at IS NULL;
+
+-- name: event_insert_status
+INSERT INTO events (at, instance_id, run_id, phase_id, step_id, entity,
+                    from_status, to_status, attempt, message, actor, data)
+SELECT ?1, instance_id, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11
+FROM runs WHERE id = ?2;
+
+-- name: event_insert_admin
+INSERT INTO events (at, instance_id, entity, message, actor, data)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6);
+
+-- name: instance_mark_applied
+UPDATE instances SET last_applied = (SELECT params FROM runs WHERE id = ?1),
+    updated_at = ?2
+WHERE id = (SELECT instance_id FROM runs
+            WHERE id = ?1 AND plan IN ('deploy', 'update', 'upgrade'));
+
+-- name: instance_remove_after_cleanup
+DELETE FROM instances
+WHERE deleting = 1
+  AND id = (SELECT instance_id FROM runs WHERE id = ?1 AND plan = 'cleanup');
+
+-- name: run_next_queued
+SELECT q.id FROM runs AS r JOIN runs AS q ON q.instance_id = r.instance_id
+WHERE r.id = ?1 AND q.status = 'QUEUED'
+  AND NOT EXISTS (SELECT 1 FROM runs AS a
+                  WHERE a.instance_id = r.instance_id
+                    AND a.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED'))
+ORDER BY q.id LIMIT 1;
+
+-- name: steps_open
+SELECT id, status, started_at FROM steps
+WHERE run_id = ?1 AND status IN ('PENDING', 'IN_PROGRESS', 'ERROR')
+ORDER BY id;
+
+-- name: phases_open
+SELECT id, status, started_at FROM phases
+WHERE run_id = ?1 AND status IN ('PENDING', 'IN_PROGRESS')
+ORDER BY id;
+
+-- name: run_active
+SELECT id, plan, status, coalesce(started_at, created_at) FROM runs
+WHERE instance_id = ?1 AND status IN ('PENDING', 'IN_PROGRESS', 'PAUSED');
+
+-- name: run_first_queued
+SELECT id FROM runs WHERE instance_id = ?1 AND status = 'QUEUED'
+ORDER BY id LIMIT 1;
+
+-- name: run_insert
+INSERT INTO runs (uid, instance_id, definition_id, plan, status, trigger,
+                  reason, retry_of, params, created_at)
+VALUES (lower(hex(randomblob(16))), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+RETURNING id, uid;
+
+-- name: phase_insert
+INSERT INTO phases (run_id, idx, name, strategy, status, started_at,
+                    finished_at, message)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+RETURNING id;
+
+-- name: step_insert
+INSERT INTO steps (run_id, phase_id, idx, name, status, max_attempts,
+                   started_at, finished_at, message)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+RETURNING id;
+
+-- name: phase_carry
+SELECT started_at, finished_at FROM phases
+WHERE run_id = ?1 AND idx = ?2 AND name = ?3 AND status = 'COMPLETE';
+
+-- name: step_carry
+SELECT s.started_at, s.finished_at
+FROM phases AS ph JOIN steps AS s ON s.phase_id = ph.id
+WHERE ph.run_id = ?1 AND ph.idx = ?2 AND s.idx = ?4 AND s.name = ?3
+  AND s.status = 'COMPLETE';
+
+-- name: instance_by_name
+SELECT id, definition_id, params, deleting FROM instances WHERE name = ?1;
+
+-- name: instance_insert
+INSERT INTO instances (name, definition_id, params, created_at, updated_at)
+VALUES (?1, ?2, ?3, ?4, ?4)
+RETURNING id;
+
+-- name: instance_update
+UPDATE instances SET definition_id = ?2, params = ?3, updated_at = ?4
+WHERE id = ?1;
+
+-- name: instance_mark_deleting
+UPDATE instances SET deleting = 1, updated_at = ?2 WHERE id = ?1;
+
+-- name: instance_delete
+DELETE FROM instances WHERE id = ?1;
+
+-- name: instance_list
+SELECT i.name, d.name, d.version,
+    coalesce((SELECT status FROM runs WHERE instance_id = i.id
+                AND status IN ('PENDING', 'IN_PROGRESS', 'PAUSED')),
+             (SELECT status FROM runs WHERE instance_id = i.id
+                AND status <> 'QUEUED' ORDER BY id DESC LIMIT 1),
+             (SELECT status FROM runs WHERE instance_id = i.id
+                ORDER BY id DESC LIMIT 1)),
+    (SELECT id FROM runs WHERE instance_id = i.id
+       AND status IN ('PENDING', 'IN_PROGRESS', 'PAUSED')),
+    i.deleting, i.created_at
+FROM instances AS i JOIN definitions AS d ON d.id = i.definition_id
+ORDER BY i.name;
+
+-- name: def_by_name_version
+SELECT id FROM definitions WHERE name = ?1 AND version = ?2;
+
+-- name: def_latest
+SELECT id FROM definitions WHERE name = ?1 ORDER BY id DESC LIMIT 1;
+
+-- name: def_by_id
+SELECT body FROM definitions WHERE id = ?1;
+
+-- name: def_body
+SELECT body FROM definitions WHERE name = ?1 AND version = ?2;
+
+-- name: def_insert
+INSERT INTO definitions (name, version, body, created_at)
+VALUES (?1, ?2, ?3, ?4);
+
+-- name: def_list
+SELECT id, created_at FROM definitions ORDER BY name, id;
+
+-- name: run_for_retry
+SELECT id, definition_id, plan, params, status FROM runs
+WHERE instance_id = ?1 AND id = ?2;
+
+-- name: run_latest_for_retry
+SELECT id, definition_id, plan, params, status FROM runs
+WHERE instance_id = ?1 ORDER BY id DESC LIMIT 1;
+
+-- name: run_latest_of_plan
+SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
+    started_at, finished_at, message
+FROM runs WHERE instance_id = ?1 AND plan = ?2
+ORDER BY id DESC LIMIT 1;
+
+-- name: run_of_instance
+SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
+    started_at, finished_at, message
+FROM runs WHERE instance_id = ?1 AND id = ?2;
+
+-- name: run_queued_ids
+SELECT id FROM runs WHERE instance_id = ?1 AND status = 'QUEUED' ORDER BY id;
+
+-- name: history
+SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
+    started_at, finished_at, message
+FROM runs WHERE instance_id = ?1 AND id < ?2
+ORDER BY id DESC LIMIT ?3;
+
+-- name: history_plan
+SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
+    started_at, finished_at, message
+FROM runs WHERE instance_id = ?1 AND plan = ?4 AND id < ?2
+ORDER BY id DESC LIMIT ?3;
+
+-- name: view_phases
+SELECT id, name, strategy, status, started_at, finished_at, message
+FROM phases WHERE run_id = ?1 ORDER BY idx;
+
+-- name: view_steps
+SELECT ph.idx, s.name, s.status, s.attempt, s.max_attempts,
+    s.next_attempt_at, s.started_at, s.finished_at, s.message
+FROM steps AS s JOIN phases AS ph ON ph.id = s.phase_id
+WHERE s.run_id = ?1
+ORDER BY ph.idx, s.idx;

@@ -1,0 +1,307 @@
+/*
+ * runs.c - operator actions on runs: trigger, retry, cancel, pause and
+ * resume, each one transaction through admission or the gate.
+ *
+ * Cancel is done in the database directly (children CANCELLED, then the
+ * run), so it works whether or not an engine is running; an engine notices
+ * on its next pass that the steps it runs are no longer IN_PROGRESS and
+ * stops their tasks.  Its own writes for them then fail the
+ * compare-and-set and are dropped.
+ */
+#include <string.h>
+
+#include "core/alloc.h"
+#include "store/store.h"
+
+int planctl_plan_trigger(int64_t *out, planctl *p, const char *instance,
+                         const char *plan, const planctl_trigger_options *opts)
+{
+    planctl_trigger_options defaults = PLANCTL_TRIGGER_OPTIONS_INIT;
+    pctl_instance_row row = {0};
+    pctl_def *def = NULL;
+    char *snap = NULL;
+    pctl_admission a = {0};
+    int rc;
+
+    if (!out || !p || !instance || !plan)
+        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
+                 : PLANCTL_EINVAL;
+    *out = 0;
+    if (!opts)
+        opts = &defaults;
+    if (strcmp(plan, "cleanup") == 0)
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "plan \"cleanup\" runs only through 'planctl delete "
+                        "%s'",
+                        instance);
+    if ((rc = pctl_tx_begin(p)) < 0)
+        return rc;
+    rc = pctl_instance_find(&row, p, instance);
+    if (rc == 0 && row.deleting)
+        rc = pctl_err(p, PLANCTL_ECONFLICT, "instance \"%s\" is being deleted",
+                      instance);
+    if (rc == 0)
+        rc = pctl_def_load(&def, p, row.definition_id);
+    if (rc == 0 && !pctl_def_plan(def, plan)) {
+        const char **names = pctl_calloc(def->nplans + 1, sizeof *names);
+        const char *hint;
+        size_t i;
+
+        if (!names) {
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        } else {
+            for (i = 0; i < def->nplans; i++)
+                names[i] = def->plans[i].name;
+            hint = pctl_closest(plan, names, def->nplans);
+            rc =
+                pctl_err(p, PLANCTL_ENOTFOUND,
+                         "definition %s@%s has no plan \"%s\"%s%s%s", def->name,
+                         def->version, plan, hint ? " (did you mean \"" : "",
+                         hint ? hint : "", hint ? "\"?)" : "");
+            pctl_free(names);
+        }
+    }
+    if (rc == 0)
+        rc = pctl_params_resolve(&snap, p, def, row.params);
+    if (rc == 0) {
+        a.instance_id = row.id;
+        a.instance_name = instance;
+        a.definition_id = row.definition_id;
+        a.def = def;
+        a.plan = plan;
+        a.trigger = "manual";
+        a.reason = opts->reason;
+        a.params_json = snap;
+        a.queue = opts->queue;
+        a.busy_hint = "cancel it or use --queue";
+        rc = pctl_admit(out, p, &a);
+    }
+    rc = pctl_tx_end(p, rc);
+    if (rc < 0)
+        *out = 0;
+    pctl_free(snap);
+    pctl_def_free(def);
+    pctl_instance_row_clear(&row);
+    return rc;
+}
+
+/* Reads what a retry needs of the run being retried. */
+typedef struct old_run {
+    int64_t id, definition_id;
+    char *plan, *params;
+    planctl_status status;
+} old_run;
+
+static int load_old_run(old_run *out, planctl *p, int64_t instance_id,
+                        const char *instance, int64_t run_id)
+{
+    sqlite3_stmt *st = pctl_stmt(p, run_id > 0 ? PCTL_Q_run_for_retry
+                                               : PCTL_Q_run_latest_for_retry);
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, instance_id);
+    if (run_id > 0)
+        sqlite3_bind_int64(st, 2, run_id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        out->id = sqlite3_column_int64(st, 0);
+        out->definition_id = sqlite3_column_int64(st, 1);
+        out->plan = pctl_strdup((const char *)sqlite3_column_text(st, 2));
+        out->params = pctl_strdup((const char *)sqlite3_column_text(st, 3));
+        rc = planctl_status_parse(&out->status,
+                                  (const char *)sqlite3_column_text(st, 4));
+        sqlite3_reset(st);
+        if (!out->plan || !out->params)
+            return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        return rc < 0 ? pctl_err(p, PLANCTL_EIO, "unknown run status") : 0;
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return pctl_sqlerr(p, rc, "reading run");
+    if (run_id > 0)
+        return pctl_err(p, PLANCTL_ENOTFOUND,
+                        "run %lld not found for instance \"%s\"; see "
+                        "'planctl history %s'",
+                        (long long)run_id, instance, instance);
+    return pctl_err(p, PLANCTL_ENOTFOUND, "instance \"%s\" has no run yet",
+                    instance);
+}
+
+int planctl_run_retry(int64_t *out, planctl *p, const char *instance,
+                      int64_t run_id)
+{
+    pctl_instance_row row = {0};
+    old_run old = {0};
+    pctl_def *def = NULL;
+    char *reason = NULL;
+    pctl_admission a = {0};
+    int rc;
+
+    if (!out || !p || !instance || run_id < 0)
+        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
+                 : PLANCTL_EINVAL;
+    *out = 0;
+    if ((rc = pctl_tx_begin(p)) < 0)
+        return rc;
+    rc = pctl_instance_find(&row, p, instance);
+    if (rc == 0)
+        rc = load_old_run(&old, p, row.id, instance, run_id);
+    if (rc == 0 && old.status != PLANCTL_STATUS_FATAL_ERROR &&
+        old.status != PLANCTL_STATUS_CANCELLED)
+        rc = pctl_err(p, PLANCTL_EINVAL,
+                      "run %lld is %s; only a FATAL_ERROR or CANCELLED run "
+                      "can be retried",
+                      (long long)old.id, planctl_status_name(old.status));
+    if (rc == 0)
+        rc = pctl_def_load(&def, p, old.definition_id);
+    if (rc == 0 &&
+        !(reason = pctl_asprintf("retry of run %lld", (long long)old.id)))
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if (rc == 0) {
+        a.instance_id = row.id;
+        a.instance_name = instance;
+        a.definition_id = old.definition_id;
+        a.def = def;
+        a.plan = old.plan;
+        a.trigger = "retry";
+        a.reason = reason;
+        a.params_json = old.params;
+        a.retry_of = old.id;
+        rc = pctl_admit(out, p, &a);
+    }
+    rc = pctl_tx_end(p, rc);
+    if (rc < 0)
+        *out = 0;
+    pctl_free(reason);
+    pctl_free(old.plan);
+    pctl_free(old.params);
+    pctl_def_free(def);
+    pctl_instance_row_clear(&row);
+    return rc;
+}
+
+/* Finds the instance's active run: its id and status. */
+static int active_run(int64_t *id, planctl_status *status, planctl *p,
+                      const char *instance, const char *verb)
+{
+    pctl_instance_row row = {0};
+    sqlite3_stmt *st;
+    int rc = pctl_instance_find(&row, p, instance);
+
+    *id = 0;
+    if (rc < 0)
+        return rc;
+    st = pctl_stmt(p, PCTL_Q_run_active);
+    if (!st) {
+        pctl_instance_row_clear(&row);
+        return PLANCTL_ERROR;
+    }
+    sqlite3_bind_int64(st, 1, row.id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *id = sqlite3_column_int64(st, 0);
+        rc = planctl_status_parse(status,
+                                  (const char *)sqlite3_column_text(st, 2));
+        rc = rc < 0 ? pctl_err(p, PLANCTL_EIO, "unknown run status") : 0;
+    } else if (rc == SQLITE_DONE) {
+        rc =
+            pctl_err(p, PLANCTL_ENOTFOUND,
+                     "instance \"%s\" has no active run to %s", instance, verb);
+    } else {
+        rc = pctl_sqlerr(p, rc, "reading active run");
+    }
+    sqlite3_reset(st);
+    pctl_instance_row_clear(&row);
+    return rc;
+}
+
+int planctl_run_cancel(int64_t *out, planctl *p, const char *instance,
+                       const char *reason)
+{
+    pctl_change c = PCTL_CHANGE_INIT;
+    char *msg = NULL;
+    int64_t id = 0;
+    int rc;
+
+    if (out)
+        *out = 0;
+    if (!p || !instance)
+        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
+                 : PLANCTL_EINVAL;
+    if ((rc = pctl_tx_begin(p)) < 0)
+        return rc;
+    rc = active_run(&id, &c.from, p, instance, "cancel");
+    if (rc == 0) {
+        msg = reason && *reason ? pctl_asprintf("cancelled: %s", reason)
+                                : pctl_strdup("cancelled by user");
+        if (!msg)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    if (rc == 0)
+        rc = pctl_close_children(p, id, msg, "not started: run cancelled",
+                                 "user");
+    if (rc == 0) {
+        c.entity = PLANCTL_ENTITY_RUN;
+        c.id = id;
+        c.to = PLANCTL_STATUS_CANCELLED;
+        c.message = msg;
+        c.actor = "user";
+        rc = pctl_gate(p, &c);
+    }
+    rc = pctl_tx_end(p, rc);
+    pctl_free(msg);
+    if (rc == 0 && out)
+        *out = id;
+    return rc;
+}
+
+static int pause_resume(int64_t *out, planctl *p, const char *instance,
+                        int pause)
+{
+    pctl_change c = PCTL_CHANGE_INIT;
+    planctl_status need =
+        pause ? PLANCTL_STATUS_IN_PROGRESS : PLANCTL_STATUS_PAUSED;
+    int64_t id = 0;
+    int rc;
+
+    if (out)
+        *out = 0;
+    if (!p || !instance)
+        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
+                 : PLANCTL_EINVAL;
+    if ((rc = pctl_tx_begin(p)) < 0)
+        return rc;
+    rc = active_run(&id, &c.from, p, instance, pause ? "pause" : "resume");
+    if (rc == 0 && c.from != need)
+        rc = pctl_err(p, PLANCTL_EINVAL,
+                      "run %lld of instance \"%s\" is %s; only %s run can "
+                      "be %s",
+                      (long long)id, instance, planctl_status_name(c.from),
+                      pause ? "an IN_PROGRESS" : "a PAUSED",
+                      pause ? "paused" : "resumed");
+    if (rc == 0) {
+        c.entity = PLANCTL_ENTITY_RUN;
+        c.id = id;
+        c.to = pause ? PLANCTL_STATUS_PAUSED : PLANCTL_STATUS_IN_PROGRESS;
+        c.message = pause ? "paused by user" : NULL;
+        c.actor = "user";
+        rc = pctl_gate(p, &c);
+    }
+    rc = pctl_tx_end(p, rc);
+    if (rc == 0 && out)
+        *out = id;
+    return rc;
+}
+
+int planctl_run_pause(int64_t *out, planctl *p, const char *instance)
+{
+    return pause_resume(out, p, instance, 1);
+}
+
+int planctl_run_resume(int64_t *out, planctl *p, const char *instance)
+{
+    return pause_resume(out, p, instance, 0);
+}

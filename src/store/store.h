@@ -1,0 +1,192 @@
+/*
+ * store.h - the store's internals: the handle, named statements,
+ * transactions, errors, and the one gate every status change goes through.
+ *
+ * Only src/store speaks SQL.  Everything above it (engine, CLI) uses these
+ * functions or the public API, so another backend can be added later.
+ */
+#ifndef PCTL_STORE_H
+#define PCTL_STORE_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "core/def.h"
+#include "core/status.h"
+#include "planctl.h"
+#include "store/queries.h"
+
+struct planctl {
+    sqlite3 *db;
+    char *path;
+    char *errmsg;
+    int schema_version;
+    int readonly;
+    int tx_depth; /* >0 while a transaction of ours is open */
+    int64_t (*now_fn)(void *data);
+    void *now_data;
+    sqlite3_stmt *stmts[PCTL_Q__COUNT];
+};
+
+/* ---- errors ---- */
+
+/* Sets the handle's message (printf format) and returns rc unchanged, so
+ * callers write `return pctl_err(p, PLANCTL_ENOTFOUND, "...")`. */
+int pctl_err(planctl *p, int rc, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Maps a SQLite result code to a PLANCTL_E* code and sets the message from
+ * sqlite3_errmsg, prefixed with what (may be NULL).  Returns the code. */
+int pctl_sqlerr(planctl *p, int sqlrc, const char *what);
+
+/* ---- time ---- */
+
+/* The handle's clock: milliseconds since the epoch, UTC.  Can't fail. */
+int64_t pctl_now(const planctl *p);
+
+/* ---- statements ---- */
+
+/* The cached prepared statement for a named query, reset and with its
+ * bindings cleared, or NULL (message set) if it cannot be prepared. */
+sqlite3_stmt *pctl_stmt(planctl *p, pctl_query q);
+
+/* Binds helpers: NULL text binds SQL NULL; id <= 0 binds NULL. */
+int pctl_bind_text(sqlite3_stmt *st, int i, const char *s);
+int pctl_bind_id(sqlite3_stmt *st, int i, int64_t id);
+
+/* Steps st expecting no row (SQLITE_DONE); returns 0 or a mapped error. */
+int pctl_exec_stmt(planctl *p, sqlite3_stmt *st, const char *what);
+
+/* Runs SQL text without results (schema, pragmas). */
+int pctl_exec(planctl *p, const char *sql);
+
+/* ---- transactions ---- */
+
+/* BEGIN IMMEDIATE (every write takes the lock up front, so a reader that
+ * becomes a writer cannot deadlock).  Nested calls only count depth. */
+int pctl_tx_begin(planctl *p);
+/* COMMIT at depth 1; a failed commit rolls back.  Returns 0 or an error. */
+int pctl_tx_commit(planctl *p);
+/* ROLLBACK at depth 1.  Can't fail (errors are ignored: SQLite rolls back
+ * on its own when a statement fails badly). */
+void pctl_tx_rollback(planctl *p);
+/* Ends the transaction: commit if rc == 0 (returning its result), else
+ * roll back and return rc. */
+int pctl_tx_end(planctl *p, int rc);
+
+/* ---- the gate ---- */
+
+/* One status change of one row, with what else that change records. */
+typedef struct pctl_change {
+    planctl_entity entity;
+    int64_t id;
+    planctl_status from, to;
+    const char *message; /* the row's new message, or NULL to clear */
+    const char *actor;   /* "user", "engine", "planctl"; NULL: "user" */
+    /* Steps only: */
+    int64_t next_attempt_at; /* for -> ERROR: when the next try is due */
+    int64_t deadline_at;     /* for -> IN_PROGRESS: the try's timeout, 0 */
+    int exit_code;           /* closing a try: its exit code, or -1 */
+    const char *output;      /* closing a try: its output tail, or NULL */
+} pctl_change;
+
+#define PCTL_CHANGE_INIT                                                       \
+    {                                                                          \
+        PLANCTL_ENTITY_RUN, 0, 0, 0, NULL, NULL, 0, 0, -1, NULL                \
+    }
+
+/*
+ * The one function that changes a status.  Must be called inside a
+ * transaction (pctl_tx_begin).  Checks the edge against the transition
+ * table (ETRANSITION), compare-and-sets the row (ESTALE if its status is
+ * not c->from, ENOTFOUND if it does not exist), maintains start/finish
+ * times and, for steps, the attempts rows, and appends the event.  When a
+ * run ends it also applies the consequences of DESIGN §4: last_applied,
+ * removal of a deleted instance after cleanup, and promotion of the next
+ * queued run.
+ */
+int pctl_gate(planctl *p, const pctl_change *c);
+
+/* A status event; from == PCTL_NEW for a row's creation.  phase_id and
+ * step_id are ignored for entities above them. */
+typedef struct pctl_event {
+    planctl_entity entity;
+    int64_t run_id, phase_id, step_id;
+    planctl_status from, to;
+    int attempt;         /* 0: none */
+    const char *message; /* or NULL */
+    const char *actor;   /* NULL means "user" */
+    const char *data;    /* JSON details, or NULL */
+} pctl_event;
+
+/* Appends a status event.  Inside a transaction. */
+int pctl_event_status(planctl *p, const pctl_event *e);
+
+/* Appends an admin event (entity "instance" or "engine").  Inside a
+ * transaction. */
+int pctl_event_admin(planctl *p, int64_t instance_id, const char *entity,
+                     const char *message, const char *actor,
+                     const char *data_json);
+
+/* Ends every non-terminal phase and step of run_id as CANCELLED, the ones
+ * that had started with msg_started, the others with msg_unstarted.  The
+ * run itself is left to the caller.  Inside a transaction. */
+int pctl_close_children(planctl *p, int64_t run_id, const char *msg_started,
+                        const char *msg_unstarted, const char *actor);
+
+/* ---- definitions ---- */
+
+/* Loads and decodes definition id.  *out is the caller's (pctl_def_free).
+ * Errors: ENOTFOUND, EIO, ENOMEM, EDEFINITION (a stored body that no
+ * longer decodes: reported, not trusted). */
+int pctl_def_load(pctl_def **out, planctl *p, int64_t id);
+
+/* ---- admission ---- */
+
+typedef struct pctl_admission {
+    int64_t instance_id;
+    const char *instance_name;
+    int64_t definition_id;
+    const pctl_def *def;
+    const char *plan;
+    const char *trigger; /* runs.trigger: create, set, upgrade, delete,
+                          manual, retry */
+    const char *reason;      /* or NULL */
+    const char *params_json; /* the full parameter snapshot */
+    int64_t retry_of;        /* 0 or the run whose COMPLETE parts carry over */
+    int queue;               /* queue behind an active run */
+    const char *busy_hint;   /* "cancel it or use --queue" */
+} pctl_admission;
+
+/* Admits a run (inside a transaction): refuses with ECONFLICT naming the
+ * active run unless a->queue, creates the run with its phases and steps
+ * and their events.  *out receives the run id. */
+int pctl_admit(int64_t *out, planctl *p, const pctl_admission *a);
+
+/* Describes the instance's active run for a conflict message into a new
+ * string ("instance \"zk\" is running plan \"deploy\" (run 12, IN_PROGRESS
+ * since 14:03:05)"), or sets *out NULL when there is none.  Returns 0 or
+ * an error. */
+int pctl_active_run_describe(char **out, int64_t *out_id, planctl *p,
+                             int64_t instance_id, const char *instance_name);
+
+/* Instance lookup by name.  ENOTFOUND with a message naming it. */
+typedef struct pctl_instance_row {
+    int64_t id;
+    int64_t definition_id;
+    char *params; /* explicit values, JSON object text */
+    int deleting;
+} pctl_instance_row;
+int pctl_instance_find(pctl_instance_row *out, planctl *p, const char *name);
+void pctl_instance_row_clear(pctl_instance_row *r);
+
+/* Builds the full parameter snapshot (defaults overlaid with the explicit
+ * values) as a JSON object text.  Unknown names and missing required
+ * parameters are EINVAL, all of them listed in one message. */
+int pctl_params_resolve(char **out, planctl *p, const pctl_def *def,
+                        const char *explicit_json);
+
+#endif

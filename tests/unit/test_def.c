@@ -1,0 +1,1121 @@
+/* test_def.c - the definition decoder: the model it builds, the defaults,
+ * every error message and path, limits, and allocation failure. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/alloc.h"
+#include "core/def.h"
+#include "planctl.h"
+
+/* ---- helpers --------------------------------------------------------------
+ */
+
+/* A growable string for building large documents. */
+typedef struct sb {
+    char *s;
+    size_t len, cap;
+} sb;
+
+static void sb_add(sb *b, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void sb_add(sb *b, const char *fmt, ...)
+{
+    va_list ap;
+    char *piece;
+    size_t n;
+
+    va_start(ap, fmt);
+    {
+        va_list ap2;
+        int len;
+
+        va_copy(ap2, ap);
+        len = vsnprintf(NULL, 0, fmt, ap2);
+        va_end(ap2);
+        assert_true(len >= 0);
+        piece = malloc((size_t)len + 1);
+        assert_non_null(piece);
+        vsnprintf(piece, (size_t)len + 1, fmt, ap);
+        n = (size_t)len;
+    }
+    va_end(ap);
+    if (b->len + n + 1 > b->cap) {
+        b->cap = (b->len + n + 1) * 2;
+        b->s = realloc(b->s, b->cap);
+        assert_non_null(b->s);
+    }
+    memcpy(b->s + b->len, piece, n + 1);
+    b->len += n;
+    free(piece);
+}
+
+/* Every error in l rendered, one per line. */
+static char *render_all(const pctl_ferr_list *l)
+{
+    sb b = {NULL, 0, 0};
+    size_t i;
+
+    sb_add(&b, "%s", "");
+    for (i = 0; i < l->n; i++) {
+        char *line = pctl_ferr_render(&l->items[i]);
+
+        assert_non_null(line);
+        sb_add(&b, "%s\n", line);
+        pctl_free(line);
+    }
+    return b.s;
+}
+
+/* Decodes json, which must be invalid, and returns its errors, one per
+ * line. */
+static char *errors_of(const char *json)
+{
+    pctl_ferr_list l = PCTL_FERR_LIST_INIT;
+    pctl_def *d = (pctl_def *)&l; /* must be reset to NULL */
+    char *s;
+
+    assert_int_equal(pctl_def_decode(&d, json, strlen(json), NULL, &l),
+                     PLANCTL_EDEFINITION);
+    assert_null(d);
+    assert_true(l.n > 0);
+    assert_int_equal(l.oom, 0);
+    s = render_all(&l);
+    pctl_ferr_list_clear(&l);
+    return s;
+}
+
+static void assert_errors(const char *json, const char *want)
+{
+    char *got = errors_of(json);
+    int same = strcmp(got, want) == 0;
+
+    if (!same)
+        print_error("for %s\n--- got:\n%s--- want:\n%s", json, got, want);
+    free(got);
+    assert_true(same);
+}
+
+/* Decodes json, which must be valid. */
+static pctl_def *decode_ok(const char *json)
+{
+    pctl_ferr_list l = PCTL_FERR_LIST_INIT;
+    pctl_def *d = NULL;
+    int rc = pctl_def_decode(&d, json, strlen(json), "t.json", &l);
+
+    if (rc != 0) {
+        char *s = render_all(&l);
+
+        fail_msg("rc %d for %s:\n%s", rc, json, s);
+    }
+    assert_int_equal(l.n, 0);
+    assert_non_null(d);
+    pctl_ferr_list_clear(&l);
+    return d;
+}
+
+/* The smallest valid definition, with a placeholder for one step's extra
+ * fields, one plan's extra fields and extra top-level fields. */
+#define MINIMAL(step, plan, top)                                               \
+    "{\"name\":\"zk\",\"version\":\"1\","                                      \
+    "\"tasks\":[{\"name\":\"render\",\"kind\":\"shell\"}]," top                \
+    "\"plans\":{\"deploy\":{" plan "\"phases\":[{\"name\":\"p\","              \
+    "\"steps\":[{\"name\":\"s\",\"tasks\":[\"render\"]" step "}]}]}}}"
+
+static const char FULL[] =
+    "{\n"
+    "  \"name\": \"zookeeper\",\n"
+    "  \"version\": \"0.2.0+build.1\",\n"
+    "  \"description\": \"ZooKeeper\",\n"
+    "  \"parameters\": [\n"
+    "    {\"name\": \"NODE_COUNT\", \"default\": \"3\", \"trigger\": "
+    "\"update\",\n"
+    "     \"description\": \"nodes\", \"displayName\": \"Nodes\"},\n"
+    "    {\"name\": \"BACKUP_NAME\", \"required\": false},\n"
+    "    {\"name\": \"IMAGE\"},\n"
+    "    {\"name\": \"PORT\", \"default\": 2181, \"required\": true},\n"
+    "    {\"name\": \"DEBUG\", \"default\": true},\n"
+    "    {\"name\": \"RATIO\", \"default\": 0.1}\n"
+    "  ],\n"
+    "  \"tasks\": [\n"
+    "    {\"name\": \"render\", \"kind\": \"shell\",\n"
+    "     \"spec\": {\"timeout\": \"30s\", \"argv\": [\"./render.sh\", "
+    "\"a b\"]}},\n"
+    "    {\"name\": \"wait\", \"kind\": \"Dummy\", \"spec\": {\"done\": "
+    "true}},\n"
+    "    {\"name\": \"check-disk\", \"kind\": \"custom\"}\n"
+    "  ],\n"
+    "  \"plans\": {\n"
+    "    \"update\": {\"phases\": [{\"name\": \"all\", \"steps\": [\n"
+    "      {\"name\": \"everything\", \"tasks\": [\"wait\"]}]}]},\n"
+    "    \"deploy\": {\n"
+    "      \"strategy\": \"serial\",\n"
+    "      \"preflight\": [{\"name\": \"DiskSpace\", \"task\": "
+    "\"check-disk\"}],\n"
+    "      \"phases\": [\n"
+    "        {\"name\": \"nodes\", \"strategy\": \"parallel\",\n"
+    "         \"steps\": [\n"
+    "           {\"name\": \"node-0\", \"tasks\": [\"render\", \"wait\"],\n"
+    "            \"retry\": {\"attempts\": 5, \"backoff\": \"1s\", "
+    "\"max_backoff\": \"1m\"},\n"
+    "            \"timeout\": \"10m\"},\n"
+    "           {\"name\": \"node-1\", \"tasks\": [\"wait\"],\n"
+    "            \"retry\": {\"multiplier\": 1.5, \"backoff\": \"2m\"}}\n"
+    "         ]},\n"
+    "        {\"name\": \"finish\", \"steps\": [{\"name\": \"done\", "
+    "\"tasks\": [\"wait\", \"wait\"]}]}\n"
+    "      ]\n"
+    "    },\n"
+    "    \"backup\": {\"strategy\": \"parallel\", \"phases\": [{\"name\": "
+    "\"b\",\n"
+    "      \"steps\": [{\"name\": \"b\", \"tasks\": [\"render\"]}]}]}\n"
+    "  }\n"
+    "}\n";
+
+/* ---- the model ------------------------------------------------------------
+ */
+
+static void test_full(void **state)
+{
+    pctl_def *d = decode_ok(FULL);
+    const pctl_plan_def *pl;
+    const pctl_phase_def *ph;
+    const pctl_step_def *st;
+    const pctl_param_def *p;
+
+    (void)state;
+    assert_string_equal(d->name, "zookeeper");
+    assert_string_equal(d->version, "0.2.0+build.1");
+
+    assert_int_equal(d->nparams, 6);
+    p = pctl_def_param(d, "NODE_COUNT");
+    assert_ptr_equal(p, &d->params[0]);
+    assert_string_equal(p->default_value, "3");
+    assert_int_equal(p->required, 0);
+    assert_string_equal(p->trigger, "update");
+    assert_string_equal(p->description, "nodes");
+    p = pctl_def_param(d, "BACKUP_NAME");
+    assert_null(p->default_value);
+    assert_int_equal(p->required, 0); /* as written */
+    assert_null(p->trigger);
+    assert_null(p->description);
+    p = pctl_def_param(d, "IMAGE");
+    assert_null(p->default_value);
+    assert_int_equal(p->required, 1); /* no default: required */
+    p = pctl_def_param(d, "PORT");
+    assert_string_equal(p->default_value, "2181");
+    assert_int_equal(p->required, 1); /* as written */
+    assert_string_equal(pctl_def_param(d, "DEBUG")->default_value, "true");
+    assert_int_equal(pctl_def_param(d, "DEBUG")->required, 0);
+    assert_string_equal(pctl_def_param(d, "RATIO")->default_value, "0.1");
+    assert_null(pctl_def_param(d, "NOPE"));
+
+    assert_int_equal(d->ntasks, 3);
+    assert_string_equal(d->tasks[0].name, "render");
+    assert_string_equal(d->tasks[0].kind, "shell");
+    assert_string_equal(d->tasks[0].spec, "{\"argv\":[\"./render.sh\",\"a b\"],"
+                                          "\"timeout\":\"30s\"}");
+    assert_string_equal(d->tasks[1].spec, "{\"done\":true}");
+    assert_string_equal(d->tasks[2].spec, "{}");
+    assert_ptr_equal(pctl_def_task(d, "wait"), &d->tasks[1]);
+    assert_null(pctl_def_task(d, "rendr"));
+
+    /* Sorted by name, whatever the document order. */
+    assert_int_equal(d->nplans, 3);
+    assert_string_equal(d->plans[0].name, "backup");
+    assert_string_equal(d->plans[1].name, "deploy");
+    assert_string_equal(d->plans[2].name, "update");
+    assert_int_equal(d->plans[0].strategy, PCTL_STRATEGY_PARALLEL);
+    assert_int_equal(d->plans[2].strategy, PCTL_STRATEGY_SERIAL);
+    assert_null(pctl_def_plan(d, "Deploy"));
+
+    pl = pctl_def_plan(d, "deploy");
+    assert_ptr_equal(pl, &d->plans[1]);
+    assert_int_equal(pl->strategy, PCTL_STRATEGY_SERIAL);
+    assert_int_equal(pl->nchecks, 1);
+    assert_string_equal(pl->preflight[0].name, "DiskSpace");
+    assert_int_equal(pl->preflight[0].task, 2);
+    assert_int_equal(pl->nphases, 2);
+
+    ph = &pl->phases[0];
+    assert_string_equal(ph->name, "nodes");
+    assert_int_equal(ph->strategy, PCTL_STRATEGY_PARALLEL);
+    assert_int_equal(ph->nsteps, 2);
+    st = &ph->steps[0];
+    assert_string_equal(st->name, "node-0");
+    assert_int_equal(st->ntasks, 2);
+    assert_int_equal(st->tasks[0], 0);
+    assert_int_equal(st->tasks[1], 1);
+    assert_int_equal(st->retry.attempts, 5);
+    assert_int_equal(st->retry.backoff_ms, 1000);
+    assert_true(st->retry.multiplier == 2);
+    assert_int_equal(st->retry.max_backoff_ms, 60000);
+    assert_int_equal(st->timeout_ms, 600000);
+    st = &ph->steps[1];
+    assert_int_equal(st->retry.attempts, 3);
+    assert_int_equal(st->retry.backoff_ms, 120000);
+    assert_true(st->retry.multiplier == 1.5);
+    /* The default cap yields to a larger backoff the user chose. */
+    assert_int_equal(st->retry.max_backoff_ms, 120000);
+    assert_int_equal(st->timeout_ms, 0);
+
+    ph = &pl->phases[1];
+    assert_int_equal(ph->strategy, PCTL_STRATEGY_SERIAL);
+    st = &ph->steps[0];
+    assert_int_equal(st->ntasks, 2);
+    assert_int_equal(st->tasks[0], 1);
+    assert_int_equal(st->tasks[1], 1);
+    /* No retry object: every default. */
+    assert_int_equal(st->retry.attempts, 3);
+    assert_int_equal(st->retry.backoff_ms, 1000);
+    assert_true(st->retry.multiplier == 2);
+    assert_int_equal(st->retry.max_backoff_ms, 60000);
+
+    pctl_def_free(d);
+}
+
+static void test_defaults(void **state)
+{
+    pctl_def *d = decode_ok(MINIMAL(",\"retry\":{}", "", ""));
+    const pctl_plan_def *pl = pctl_def_plan(d, "deploy");
+    const pctl_step_def *st = &pl->phases[0].steps[0];
+
+    (void)state;
+    assert_int_equal(d->nparams, 0);
+    assert_null(d->params);
+    assert_int_equal(pl->strategy, PCTL_STRATEGY_SERIAL);
+    assert_int_equal(pl->phases[0].strategy, PCTL_STRATEGY_SERIAL);
+    assert_int_equal(pl->nchecks, 0);
+    assert_int_equal(st->retry.attempts, 3);
+    assert_int_equal(st->retry.backoff_ms, 1000);
+    assert_true(st->retry.multiplier == 2);
+    assert_int_equal(st->retry.max_backoff_ms, 60000);
+    assert_int_equal(st->timeout_ms, 0);
+    assert_string_equal(d->tasks[0].spec, "{}");
+    pctl_def_free(d);
+
+    /* Written values are kept, even when they equal a default or sit at a
+     * limit. */
+    d = decode_ok(MINIMAL(",\"retry\":{\"attempts\":100,\"backoff\":\"0s\","
+                          "\"multiplier\":1,\"max_backoff\":\"0s\"},"
+                          "\"timeout\":\"1ms\"",
+                          "\"strategy\":\"parallel\",\"preflight\":[],", ""));
+    pl = pctl_def_plan(d, "deploy");
+    st = &pl->phases[0].steps[0];
+    assert_int_equal(pl->strategy, PCTL_STRATEGY_PARALLEL);
+    assert_int_equal(st->retry.attempts, 100);
+    assert_int_equal(st->retry.backoff_ms, 0);
+    assert_true(st->retry.multiplier == 1);
+    assert_int_equal(st->retry.max_backoff_ms, 0);
+    assert_int_equal(st->timeout_ms, 1);
+    pctl_def_free(d);
+
+    assert_string_equal(pctl_strategy_name(PCTL_STRATEGY_SERIAL), "serial");
+    assert_string_equal(pctl_strategy_name(PCTL_STRATEGY_PARALLEL), "parallel");
+    pctl_def_free(NULL);
+}
+
+static void test_not_nul_terminated(void **state)
+{
+    const char *json = MINIMAL("", "", "");
+    size_t len = strlen(json);
+    char *copy = malloc(len + 8);
+    pctl_ferr_list l = PCTL_FERR_LIST_INIT;
+    pctl_def *d;
+
+    (void)state;
+    memcpy(copy, json, len);
+    memcpy(copy + len, "garbage!", 8);
+    assert_int_equal(pctl_def_decode(&d, copy, len, NULL, &l), 0);
+    assert_string_equal(d->name, "zk");
+    pctl_def_free(d);
+    free(copy);
+}
+
+/* ---- errors ---------------------------------------------------------------
+ */
+
+static void test_syntax(void **state)
+{
+    static const char json[] = "{\n  \"name\": \"x\",\n  \"version\" \"1\"\n}";
+    pctl_ferr_list l = PCTL_FERR_LIST_INIT;
+    pctl_def *d;
+
+    (void)state;
+    assert_int_equal(pctl_def_decode(&d, json, strlen(json), "zk.json", &l),
+                     PLANCTL_EDEFINITION);
+    assert_null(d);
+    assert_int_equal(l.n, 1);
+    assert_int_equal(l.items[0].type, PCTL_FERR_SYNTAX);
+    assert_string_equal(l.items[0].path, "");
+    assert_string_equal(l.items[0].message,
+                        "zk.json:3:15: ':' expected near '\"1\"'");
+    pctl_ferr_list_clear(&l);
+
+    assert_errors("{\"a\":1,\n\"a\":2}",
+                  "<definition>:2:3: duplicate object key near '\"a\"'\n");
+    assert_errors("{\"name\": \"x\",}",
+                  "<definition>:1:14: string or '}' expected near '}'\n");
+    assert_errors("", "<definition>:1:0: '[' or '{' expected near end of "
+                      "file\n");
+    assert_errors("{\"name\":\"a\\u0000b\"}",
+                  "<definition>:1:18: \\u0000 is not allowed without "
+                  "JSON_ALLOW_NUL near '\"a\\u0000b\"'\n");
+}
+
+static void test_too_long(void **state)
+{
+    size_t len = PCTL_DEF_MAX_BYTES + 1;
+    char *big = malloc(len);
+    pctl_ferr_list l = PCTL_FERR_LIST_INIT;
+    pctl_def *d;
+    char *s;
+
+    (void)state;
+    memset(big, ' ', len);
+    assert_int_equal(pctl_def_decode(&d, big, len, NULL, &l),
+                     PLANCTL_EDEFINITION);
+    assert_null(d);
+    s = render_all(&l);
+    assert_string_equal(
+        s, "Too long: definition is 4194305 bytes; the limit is 4194304\n");
+    free(s);
+    pctl_ferr_list_clear(&l);
+    free(big);
+}
+
+static void test_document(void **state)
+{
+    (void)state;
+    assert_errors("[]", "Invalid type: must be an object\n");
+    assert_errors("{}", "name: Required value\n"
+                        "version: Required value\n"
+                        "plans: Required value\n");
+    assert_errors("{\"name\":1,\"version\":1.5,\"description\":false,"
+                  "\"parameters\":{},\"tasks\":\"x\",\"plans\":[]}",
+                  "name: Invalid type: must be a string\n"
+                  "version: Invalid type: must be a string\n"
+                  "description: Invalid type: must be a string\n"
+                  "parameters: Invalid type: must be an array\n"
+                  "tasks: Invalid type: must be an array\n"
+                  "plans: Invalid type: must be an object\n");
+    assert_errors("{\"name\":\"Bad Name\",\"version\":\"\",\"plans\":{}}",
+                  "name: Invalid value: \"Bad Name\": must be 1-63 "
+                  "characters of letters, digits, '_', '.', '-', starting "
+                  "with a letter or digit\n"
+                  "version: Invalid value: \"\": must be 1-64 characters of "
+                  "letters, digits, '.', '+', '_', '-'\n"
+                  "plans.deploy: Required value: a definition must have a "
+                  "deploy plan\n");
+    assert_errors(
+        MINIMAL("", "", "\"version\":\"1.0/2\",") /* duplicate: syntax */,
+        "<definition>:1:79: duplicate object key near '\"version\"'\n");
+    assert_errors(MINIMAL("", "", "\"nmae\":\"x\",\"plan\":{},\"x y\":1,"),
+                  "nmae: Forbidden: unknown field \"nmae\" (did you mean "
+                  "\"name\"?)\n"
+                  "plan: Forbidden: unknown field \"plan\" (did you mean "
+                  "\"plans\"?)\n"
+                  "[\"x y\"]: Forbidden: unknown field \"x y\"\n");
+}
+
+static void test_version(void **state)
+{
+    static const char *const ok[] = {"1", "0.2.0", "1.0.0-rc.1+build_5", "V"};
+    static const char *const bad[] = {"1 0", "1/2", "1:2", "\\u00e9"};
+    size_t i;
+    char json[512];
+
+    (void)state;
+    for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        pctl_def *d;
+
+        snprintf(json, sizeof(json),
+                 "{\"name\":\"n\",\"version\":\"%s\",\"tasks\":[{\"name\":"
+                 "\"t\",\"kind\":\"k\"}],\"plans\":{\"deploy\":{\"phases\":"
+                 "[{\"name\":\"p\",\"steps\":[{\"name\":\"s\",\"tasks\":"
+                 "[\"t\"]}]}]}}}",
+                 ok[i]);
+        d = decode_ok(json);
+        pctl_def_free(d);
+    }
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char *got;
+
+        snprintf(json, sizeof(json),
+                 "{\"name\":\"n\",\"version\":\"%s\",\"plans\":{\"deploy\":"
+                 "{\"phases\":[{\"name\":\"p\",\"steps\":[{\"name\":\"s\","
+                 "\"tasks\":[\"t\"]}]}]}}}",
+                 bad[i]);
+        got = errors_of(json);
+        assert_non_null(strstr(got, "version: Invalid value: "));
+        free(got);
+    }
+    /* 64 characters are fine, 65 are not. */
+    assert_errors(
+        "{\"name\":\"n\",\"version\":\"0123456789012345678901234567890"
+        "1234567890123456789012345678901234\",\"plans\":{}}",
+        "version: Invalid value: \"01234567890123456789012345678901"
+        "23456789012345678901234567890123\"...: must be 1-64 "
+        "characters of letters, digits, '.', '+', '_', '-'\n"
+        "plans.deploy: Required value: a definition must have a "
+        "deploy plan\n");
+}
+
+static void test_parameters(void **state)
+{
+    (void)state;
+    assert_errors(
+        MINIMAL("", "",
+                "\"parameters\":[{\"name\":\"A\",\"default\":null,"
+                "\"required\":1,\"trigger\":\"deplyo\",\"description\":[],"
+                "\"displayName\":2,\"defualt\":\"x\"},"
+                "{\"default\":\"x\"},"
+                "{\"name\":\"A\",\"trigger\":\"nothing-like-it\"},"
+                "{\"name\":\"a\",\"default\":{}},"
+                "{\"name\":\"-x\"},"
+                "[]],"),
+        "parameters[0].defualt: Forbidden: unknown field \"defualt\" (did you "
+        "mean \"default\"?)\n"
+        "parameters[0].default: Invalid type: must be a string, a number or "
+        "a boolean\n"
+        "parameters[0].required: Invalid type: must be a boolean\n"
+        "parameters[0].trigger: Not found: \"deplyo\" (did you mean "
+        "\"deploy\"?)\n"
+        "parameters[0].description: Invalid type: must be a string\n"
+        "parameters[0].displayName: Invalid type: must be a string\n"
+        "parameters[1].name: Required value\n"
+        "parameters[2].name: Duplicate value: \"A\"\n"
+        "parameters[2].trigger: Not found: \"nothing-like-it\"\n"
+        "parameters[3].default: Invalid type: must be a string, a number or "
+        "a boolean\n"
+        "parameters[4].name: Invalid value: \"-x\": must be 1-63 characters "
+        "of letters, digits, '_', '.', '-', starting with a letter or "
+        "digit\n"
+        "parameters[5]: Invalid type: must be an object\n");
+}
+
+static void test_tasks(void **state)
+{
+    (void)state;
+    assert_errors(
+        "{\"name\":\"zk\",\"version\":\"1\",\"tasks\":["
+        "{\"name\":\"render\",\"kind\":\"shell\",\"spec\":[]},"
+        "{\"name\":\"render\",\"kind\":\"\"},"
+        "{\"kind\":7,\"sepc\":{}},"
+        "{\"name\":\"wait\"},"
+        "\"render\"],"
+        "\"plans\":{\"deploy\":{\"phases\":[{\"name\":\"p\",\"steps\":["
+        "{\"name\":\"s\",\"tasks\":[\"render\",\"rendr\",\"wiat\",\"zzz\","
+        "{}]}]}]}}}",
+        "tasks[0].spec: Invalid type: must be an object\n"
+        "tasks[1].name: Duplicate value: \"render\"\n"
+        "tasks[1].kind: Invalid value: \"\": must not be empty\n"
+        "tasks[2].sepc: Forbidden: unknown field \"sepc\" (did you mean "
+        "\"spec\"?)\n"
+        "tasks[2].name: Required value\n"
+        "tasks[2].kind: Invalid type: must be a string\n"
+        "tasks[3].kind: Required value\n"
+        "tasks[4]: Invalid type: must be an object\n"
+        "plans.deploy.phases[0].steps[0].tasks[1]: Not found: \"rendr\" (did "
+        "you mean \"render\"?)\n"
+        "plans.deploy.phases[0].steps[0].tasks[2]: Not found: \"wiat\" (did "
+        "you mean \"wait\"?)\n"
+        "plans.deploy.phases[0].steps[0].tasks[3]: Not found: \"zzz\"\n"
+        "plans.deploy.phases[0].steps[0].tasks[4]: Invalid type: must be a "
+        "string\n");
+    /* No tasks at all: every reference is Not found. */
+    assert_errors("{\"name\":\"zk\",\"version\":\"1\",\"plans\":{\"deploy\":{"
+                  "\"phases\":[{\"name\":\"p\",\"steps\":[{\"name\":\"s\","
+                  "\"tasks\":[\"render\"]}]}]}}}",
+                  "plans.deploy.phases[0].steps[0].tasks[0]: Not found: "
+                  "\"render\"\n");
+    /* Unreadable tasks: reported once, references unchecked. */
+    assert_errors("{\"name\":\"zk\",\"version\":\"1\",\"tasks\":{},\"plans\":"
+                  "{\"deploy\":{\"phases\":[{\"name\":\"p\",\"steps\":[{"
+                  "\"name\":\"s\",\"tasks\":[\"render\"]}]}]}}}",
+                  "tasks: Invalid type: must be an array\n");
+    /* A task with a bad name is reported at its name only. */
+    assert_errors("{\"name\":\"zk\",\"version\":\"1\",\"tasks\":[{\"name\":"
+                  "\"a b\",\"kind\":\"k\"}],\"plans\":{\"deploy\":{\"phases\":"
+                  "[{\"name\":\"p\",\"steps\":[{\"name\":\"s\",\"tasks\":"
+                  "[\"a b\"]}]}]}}}",
+                  "tasks[0].name: Invalid value: \"a b\": must be 1-63 "
+                  "characters of letters, digits, '_', '.', '-', starting "
+                  "with a letter or digit\n");
+}
+
+static void test_plans(void **state)
+{
+    (void)state;
+    assert_errors(
+        MINIMAL("", "\"strategie\":\"serial\",\"strategy\":\"serail\",", ""),
+        "plans.deploy.strategie: Forbidden: unknown field \"strategie\" (did "
+        "you mean \"strategy\"?)\n"
+        "plans.deploy.strategy: Unsupported value: \"serail\": supported "
+        "values: \"parallel\", \"serial\" (did you mean \"serial\"?)\n");
+    assert_errors(MINIMAL("", "\"strategy\":\"Parallel\",", ""),
+                  "plans.deploy.strategy: Unsupported value: \"Parallel\": "
+                  "supported values: \"parallel\", \"serial\" (did you mean "
+                  "\"parallel\"?)\n");
+    assert_errors(MINIMAL("", "\"strategy\":\"sequential\",", ""),
+                  "plans.deploy.strategy: Unsupported value: \"sequential\": "
+                  "supported values: \"parallel\", \"serial\"\n");
+    assert_errors(MINIMAL("", "\"strategy\":true,", ""),
+                  "plans.deploy.strategy: Invalid type: must be a string\n");
+    assert_errors(
+        "{\"name\":\"zk\",\"version\":\"1\",\"plans\":{\"deploy\":[],"
+        "\"update\":{},\"x\":{\"phases\":{}},\"y\":{\"phases\":[]},"
+        "\"Bad Plan\":{\"phases\":[1]},\"\":{\"phases\":[{}]}}}",
+        "plans.deploy: Invalid type: must be an object\n"
+        "plans.update.phases: Required value\n"
+        "plans.x.phases: Invalid type: must be an array\n"
+        "plans.y.phases: Required value: must have at least one phase\n"
+        "plans[\"Bad Plan\"]: Invalid value: \"Bad Plan\": must be 1-63 "
+        "characters of letters, digits, '_', '.', '-', starting with a "
+        "letter or digit\n"
+        "plans[\"Bad Plan\"].phases[0]: Invalid type: must be an object\n"
+        "plans[\"\"]: Invalid value: \"\": must be 1-63 characters of "
+        "letters, digits, '_', '.', '-', starting with a letter or digit\n"
+        "plans[\"\"].phases[0].name: Required value\n"
+        "plans[\"\"].phases[0].steps: Required value\n");
+    assert_errors(
+        "{\"name\":\"zk\",\"version\":\"1\",\"plans\":{\"ru\\u00efn\\n\\\"\":"
+        "{\"phases\":[{\"name\":\"p\",\"steps\":[{\"name\":\"s\",\"tasks\":[]"
+        "}]}]}}}",
+        "plans[\"ru\xc3\xafn\\u000a\\\"\"]: Invalid value: "
+        "\"ru\xc3\xafn\\u000a\\\"\": must be 1-63 characters of letters, "
+        "digits, '_', '.', '-', starting with a letter or digit\n"
+        "plans[\"ru\xc3\xafn\\u000a\\\"\"].phases[0].steps[0].tasks: "
+        "Required value: must list at least one task\n"
+        "plans.deploy: Required value: a definition must have a deploy "
+        "plan\n");
+}
+
+static void test_preflight(void **state)
+{
+    (void)state;
+    assert_errors(
+        MINIMAL("",
+                "\"preflight\":[{\"name\":\"Disk\",\"task\":\"rendr\"},"
+                "{\"name\":\"Disk\",\"task\":\"render\"},{\"nam\":\"x\"},"
+                "{\"name\":\"Mem\",\"task\":3},7],",
+                ""),
+        "plans.deploy.preflight[0].task: Not found: \"rendr\" (did you mean "
+        "\"render\"?)\n"
+        "plans.deploy.preflight[1].name: Duplicate value: \"Disk\"\n"
+        "plans.deploy.preflight[2].nam: Forbidden: unknown field \"nam\" (did "
+        "you mean \"name\"?)\n"
+        "plans.deploy.preflight[2].name: Required value\n"
+        "plans.deploy.preflight[2].task: Required value\n"
+        "plans.deploy.preflight[3].task: Invalid type: must be a string\n"
+        "plans.deploy.preflight[4]: Invalid type: must be an object\n");
+    assert_errors(MINIMAL("", "\"preflight\":{},", ""),
+                  "plans.deploy.preflight: Invalid type: must be an array\n");
+}
+
+static void test_phases_steps(void **state)
+{
+    (void)state;
+    assert_errors(
+        "{\"name\":\"zk\",\"version\":\"1\",\"tasks\":[{\"name\":\"t\","
+        "\"kind\":\"k\"}],\"plans\":{\"deploy\":{\"phases\":["
+        "{\"name\":\"p\",\"strategy\":\"paralel\",\"steps\":[]},"
+        "{\"name\":\"p\",\"step\":[]},"
+        "{\"name\":\"q\",\"steps\":[{\"name\":\"s\",\"tasks\":[\"t\"]},"
+        "{\"name\":\"s\",\"tasks\":\"t\"},{\"name\":\"u\"},"
+        "{\"name\":\"v\",\"tasks\":[\"t\"],\"timeout\":\"10 min\"},"
+        "{\"name\":\"w\",\"tasks\":[\"t\"],\"timeout\":\"0s\"},"
+        "{\"name\":\"x\",\"tasks\":[\"t\"],\"timeout\":10},"
+        "{\"name\":\"y\",\"tasks\":[\"t\"],\"retry\":3},"
+        "{\"name\":\"z\",\"tasks\":[\"t\"],\"timout\":\"1s\"},"
+        "\"s\"]}]}}}",
+        "plans.deploy.phases[0].strategy: Unsupported value: \"paralel\": "
+        "supported values: \"parallel\", \"serial\" (did you mean "
+        "\"parallel\"?)\n"
+        "plans.deploy.phases[0].steps: Required value: must have at least "
+        "one step\n"
+        "plans.deploy.phases[1].step: Forbidden: unknown field \"step\" (did "
+        "you mean \"steps\"?)\n"
+        "plans.deploy.phases[1].name: Duplicate value: \"p\"\n"
+        "plans.deploy.phases[1].steps: Required value\n"
+        "plans.deploy.phases[2].steps[1].name: Duplicate value: \"s\"\n"
+        "plans.deploy.phases[2].steps[1].tasks: Invalid type: must be an "
+        "array\n"
+        "plans.deploy.phases[2].steps[2].tasks: Required value\n"
+        "plans.deploy.phases[2].steps[3].timeout: Invalid value: \"10 min\": "
+        "must be a duration such as \"500ms\", \"30s\", \"5m\" or \"1h\"\n"
+        "plans.deploy.phases[2].steps[4].timeout: Invalid value: \"0s\": "
+        "must be greater than zero\n"
+        "plans.deploy.phases[2].steps[5].timeout: Invalid type: must be a "
+        "string\n"
+        "plans.deploy.phases[2].steps[6].retry: Invalid type: must be an "
+        "object\n"
+        "plans.deploy.phases[2].steps[7].timout: Forbidden: unknown field "
+        "\"timout\" (did you mean \"timeout\"?)\n"
+        "plans.deploy.phases[2].steps[8]: Invalid type: must be an object\n");
+}
+
+static void test_retry(void **state)
+{
+    (void)state;
+    assert_errors(MINIMAL(",\"retry\":{\"attempts\":0,\"backoff\":\"1sec\","
+                          "\"multiplier\":0.5,\"max_backoff\":\"-1s\","
+                          "\"jitter\":true}",
+                          "", ""),
+                  "plans.deploy.phases[0].steps[0].retry.jitter: Forbidden: "
+                  "unknown field \"jitter\"\n"
+                  "plans.deploy.phases[0].steps[0].retry.attempts: Invalid "
+                  "value: 0: must be between 1 and 100\n"
+                  "plans.deploy.phases[0].steps[0].retry.backoff: Invalid "
+                  "value: \"1sec\": must be a duration such as \"500ms\", "
+                  "\"30s\", \"5m\" or \"1h\"\n"
+                  "plans.deploy.phases[0].steps[0].retry.multiplier: Invalid "
+                  "value: 0.5: must be between 1 and 100\n"
+                  "plans.deploy.phases[0].steps[0].retry.max_backoff: Invalid "
+                  "value: \"-1s\": must be a duration such as \"500ms\", "
+                  "\"30s\", \"5m\" or \"1h\"\n");
+    assert_errors(MINIMAL(",\"retry\":{\"attempts\":101,\"multiplier\":101,"
+                          "\"max_backoff\":\"500ms\"}",
+                          "", ""),
+                  "plans.deploy.phases[0].steps[0].retry.attempts: Invalid "
+                  "value: 101: must be between 1 and 100\n"
+                  "plans.deploy.phases[0].steps[0].retry.multiplier: Invalid "
+                  "value: 101: must be between 1 and 100\n"
+                  "plans.deploy.phases[0].steps[0].retry.max_backoff: Invalid "
+                  "value: \"500ms\": must not be less than backoff\n");
+    assert_errors(MINIMAL(",\"retry\":{\"attempts\":2.0,\"backoff\":1,"
+                          "\"multiplier\":\"2\",\"max_backoff\":null}",
+                          "", ""),
+                  "plans.deploy.phases[0].steps[0].retry.attempts: Invalid "
+                  "type: must be an integer\n"
+                  "plans.deploy.phases[0].steps[0].retry.backoff: Invalid "
+                  "type: must be a string\n"
+                  "plans.deploy.phases[0].steps[0].retry.multiplier: Invalid "
+                  "type: must be a number\n"
+                  "plans.deploy.phases[0].steps[0].retry.max_backoff: Invalid "
+                  "type: must be a string\n");
+    assert_errors(MINIMAL(",\"retry\":{\"backoff\":\"5s\",\"max_backoff\":"
+                          "\"4s\"}",
+                          "", ""),
+                  "plans.deploy.phases[0].steps[0].retry.max_backoff: Invalid "
+                  "value: \"4s\": must not be less than backoff\n");
+}
+
+/* A document with errors everywhere reports all of them, in document
+ * order. */
+static void test_many_errors(void **state)
+{
+    static const char json[] =
+        "{\n"
+        "  \"nmae\": \"zk\",\n"
+        "  \"version\": \"0.2 beta\",\n"
+        "  \"descripton\": 3,\n"
+        "  \"parameters\": [\n"
+        "    {\"name\": \"NODE_COUNT\", \"default\": 3, \"trigger\": "
+        "\"updte\"},\n"
+        "    {\"name\": \"NODE_COUNT\", \"required\": \"yes\"},\n"
+        "    5\n"
+        "  ],\n"
+        "  \"tasks\": [\n"
+        "    {\"name\": \"render\", \"kind\": \"shell\", \"spec\": {\"b\": 1, "
+        "\"a\": [1, 2]}},\n"
+        "    {\"name\": \"Bad Name\", \"kind\": \"\"},\n"
+        "    {\"name\": \"render\", \"kind\": \"Dummy\", \"spec\": []}\n"
+        "  ],\n"
+        "  \"plans\": {\n"
+        "    \"update\": {\"strategie\": \"serial\", \"phases\": []},\n"
+        "    \"x y\": {\"strategy\": \"serail\", \"phases\": [\n"
+        "      {\"name\": \"p\", \"steps\": [\n"
+        "        {\"name\": \"s\", \"tasks\": [\"rendr\", 7], \"timeout\": "
+        "\"10 min\",\n"
+        "         \"retry\": {\"attempts\": 0, \"backoff\": \"2s\", "
+        "\"multiplier\": 0.5, \"max_backoff\": \"1s\"}},\n"
+        "        {\"name\": \"s\", \"tasks\": []}\n"
+        "      ]},\n"
+        "      {\"name\": \"p\", \"steps\": [{\"name\": \"a\", \"tasks\": "
+        "[\"render\"], \"timeout\": \"0s\", \"retry\": {\"attempts\": 1.5, "
+        "\"maxBackoff\": \"1s\"}}]}\n"
+        "    ], \"preflight\": [{\"name\": \"Disk\", \"task\": \"chek\"}, "
+        "{\"name\": \"Disk\"}]}\n"
+        "  }\n"
+        "}\n";
+    static const char want[] =
+        "nmae: Forbidden: unknown field \"nmae\" (did you mean \"name\"?)\n"
+        "descripton: Forbidden: unknown field \"descripton\" (did you mean "
+        "\"description\"?)\n"
+        "name: Required value\n"
+        "version: Invalid value: \"0.2 beta\": must be 1-64 characters of "
+        "letters, digits, '.', '+', '_', '-'\n"
+        "parameters[0].trigger: Not found: \"updte\" (did you mean "
+        "\"update\"?)\n"
+        "parameters[1].name: Duplicate value: \"NODE_COUNT\"\n"
+        "parameters[1].required: Invalid type: must be a boolean\n"
+        "parameters[2]: Invalid type: must be an object\n"
+        "tasks[1].name: Invalid value: \"Bad Name\": must be 1-63 characters "
+        "of letters, digits, '_', '.', '-', starting with a letter or digit\n"
+        "tasks[1].kind: Invalid value: \"\": must not be empty\n"
+        "tasks[2].name: Duplicate value: \"render\"\n"
+        "tasks[2].spec: Invalid type: must be an object\n"
+        "plans.update.strategie: Forbidden: unknown field \"strategie\" (did "
+        "you mean \"strategy\"?)\n"
+        "plans.update.phases: Required value: must have at least one phase\n"
+        "plans[\"x y\"]: Invalid value: \"x y\": must be 1-63 characters of "
+        "letters, digits, '_', '.', '-', starting with a letter or digit\n"
+        "plans[\"x y\"].strategy: Unsupported value: \"serail\": supported "
+        "values: \"parallel\", \"serial\" (did you mean \"serial\"?)\n"
+        "plans[\"x y\"].preflight[0].task: Not found: \"chek\"\n"
+        "plans[\"x y\"].preflight[1].name: Duplicate value: \"Disk\"\n"
+        "plans[\"x y\"].preflight[1].task: Required value\n"
+        "plans[\"x y\"].phases[0].steps[0].tasks[0]: Not found: \"rendr\" "
+        "(did you mean \"render\"?)\n"
+        "plans[\"x y\"].phases[0].steps[0].tasks[1]: Invalid type: must be a "
+        "string\n"
+        "plans[\"x y\"].phases[0].steps[0].retry.attempts: Invalid value: 0: "
+        "must be between 1 and 100\n"
+        "plans[\"x y\"].phases[0].steps[0].retry.multiplier: Invalid value: "
+        "0.5: must be between 1 and 100\n"
+        "plans[\"x y\"].phases[0].steps[0].retry.max_backoff: Invalid value: "
+        "\"1s\": must not be less than backoff\n"
+        "plans[\"x y\"].phases[0].steps[0].timeout: Invalid value: \"10 "
+        "min\": must be a duration such as \"500ms\", \"30s\", \"5m\" or "
+        "\"1h\"\n"
+        "plans[\"x y\"].phases[0].steps[1].name: Duplicate value: \"s\"\n"
+        "plans[\"x y\"].phases[0].steps[1].tasks: Required value: must list "
+        "at least one task\n"
+        "plans[\"x y\"].phases[1].name: Duplicate value: \"p\"\n"
+        "plans[\"x y\"].phases[1].steps[0].retry.maxBackoff: Forbidden: "
+        "unknown field \"maxBackoff\" (did you mean \"max_backoff\"?)\n"
+        "plans[\"x y\"].phases[1].steps[0].retry.attempts: Invalid type: "
+        "must be an integer\n"
+        "plans[\"x y\"].phases[1].steps[0].timeout: Invalid value: \"0s\": "
+        "must be greater than zero\n"
+        "plans.deploy: Required value: a definition must have a deploy "
+        "plan\n";
+    int i;
+
+    (void)state;
+    /* Twice, to show the order does not depend on anything but the
+     * document. */
+    for (i = 0; i < 2; i++)
+        assert_errors(json, want);
+}
+
+/* Errors are appended after what the list already holds, and a line
+ * already there is not repeated. */
+static void test_appends(void **state)
+{
+    static const char json[] = "{\"name\":\"zk\",\"version\":\"1\"}";
+    pctl_ferr_list l = PCTL_FERR_LIST_INIT;
+    pctl_def *d;
+    char *s;
+
+    (void)state;
+    assert_int_equal(pctl_ferr_add(&l, "x", PCTL_FERR_INVALID, NULL, "y"), 0);
+    assert_int_equal(
+        pctl_ferr_add(&l, "plans", PCTL_FERR_REQUIRED, NULL, "%s", ""), 0);
+    assert_int_equal(pctl_def_decode(&d, json, strlen(json), NULL, &l),
+                     PLANCTL_EDEFINITION);
+    assert_null(d);
+    s = render_all(&l);
+    assert_string_equal(s, "x: Invalid value: y\nplans: Required value\n");
+    free(s);
+    pctl_ferr_list_clear(&l);
+}
+
+/* ---- limits ---------------------------------------------------------------
+ */
+
+static void test_limits(void **state)
+{
+    sb b = {NULL, 0, 0};
+    char *got;
+    int i;
+
+    (void)state;
+    /* Too many parameters, tasks, plans. */
+    sb_add(&b, "{\"name\":\"zk\",\"version\":\"1\",\"parameters\":[");
+    for (i = 0; i < PCTL_DEF_MAX_PARAMS + 1; i++)
+        sb_add(&b, "%s{\"name\":\"P%d\"}", i ? "," : "", i);
+    sb_add(&b, "],\"tasks\":[");
+    for (i = 0; i < PCTL_DEF_MAX_TASKS + 1; i++)
+        sb_add(&b, "%s{\"name\":\"t%d\",\"kind\":\"k\"}", i ? "," : "", i);
+    sb_add(&b, "],\"plans\":{");
+    for (i = 0; i < PCTL_DEF_MAX_PLANS + 1; i++)
+        sb_add(&b, "%s\"p%d\":{}", i ? "," : "", i);
+    sb_add(&b, "}}");
+    got = errors_of(b.s);
+    assert_string_equal(got,
+                        "parameters: Too many: 1001 parameters; the limit is "
+                        "1000\n"
+                        "tasks: Too many: 1001 tasks; the limit is 1000\n"
+                        "plans: Too many: 101 plans; the limit is 100\n"
+                        "plans.deploy: Required value: a definition must have "
+                        "a deploy plan\n");
+    free(got);
+
+    /* Exactly at the limits is fine. */
+    b.len = 0;
+    sb_add(&b, "{\"name\":\"zk\",\"version\":\"1\",\"parameters\":[");
+    for (i = 0; i < PCTL_DEF_MAX_PARAMS; i++)
+        sb_add(&b, "%s{\"name\":\"P%d\"}", i ? "," : "", i);
+    sb_add(&b, "],\"tasks\":[");
+    for (i = 0; i < PCTL_DEF_MAX_TASKS; i++)
+        sb_add(&b, "%s{\"name\":\"t%d\",\"kind\":\"k\"}", i ? "," : "", i);
+    sb_add(&b, "],\"plans\":{");
+    for (i = 0; i < PCTL_DEF_MAX_PLANS; i++) {
+        if (i == 0)
+            sb_add(&b, "\"deploy\":");
+        else
+            sb_add(&b, ",\"p%d\":", i);
+        sb_add(&b, "{\"phases\":[{\"name\":\"a\",\"steps\":[{\"name\":"
+                   "\"b\",\"tasks\":[\"t999\"]}]}]}");
+    }
+    sb_add(&b, "}}");
+    {
+        pctl_def *d = decode_ok(b.s);
+
+        assert_int_equal(d->nparams, 1000);
+        assert_int_equal(d->ntasks, 1000);
+        assert_int_equal(d->nplans, 100);
+        assert_string_equal(d->plans[0].name, "deploy");
+        assert_string_equal(d->plans[1].name, "p1");
+        assert_string_equal(d->plans[2].name, "p10");
+        assert_int_equal(d->plans[0].phases[0].steps[0].tasks[0], 999);
+        pctl_def_free(d);
+    }
+
+    /* Too many phases, steps, step tasks, preflight checks. */
+    b.len = 0;
+    sb_add(&b, "{\"name\":\"zk\",\"version\":\"1\",\"tasks\":[{\"name\":\"t\","
+               "\"kind\":\"k\"}],\"plans\":{\"deploy\":{\"preflight\":[");
+    for (i = 0; i < PCTL_DEF_MAX_CHECKS + 1; i++)
+        sb_add(&b, "%s{}", i ? "," : "");
+    sb_add(&b, "],\"phases\":[{\"name\":\"a\",\"steps\":[");
+    for (i = 0; i < PCTL_DEF_MAX_STEPS + 1; i++)
+        sb_add(&b, "%s{}", i ? "," : "");
+    sb_add(&b, "]},{\"name\":\"b\",\"steps\":[{\"name\":\"s\",\"tasks\":[");
+    for (i = 0; i < PCTL_DEF_MAX_STEP_TASKS + 1; i++)
+        sb_add(&b, "%s\"t\"", i ? "," : "");
+    sb_add(&b, "]}]}]},\"other\":{\"phases\":[");
+    for (i = 0; i < PCTL_DEF_MAX_PHASES + 1; i++)
+        sb_add(&b, "%s{}", i ? "," : "");
+    sb_add(&b, "]}}}");
+    got = errors_of(b.s);
+    assert_string_equal(
+        got, "plans.deploy.preflight: Too many: 101 preflight checks; the "
+             "limit is 100\n"
+             "plans.deploy.phases[0].steps: Too many: 1001 steps; the limit "
+             "is 1000\n"
+             "plans.deploy.phases[1].steps[0].tasks: Too many: 101 tasks; "
+             "the limit is 100\n"
+             "plans.other.phases: Too many: 101 phases; the limit is 100\n");
+    free(got);
+
+    /* Strings: 64 KiB is fine, one more byte is not; a spec is exempt. */
+    b.len = 0;
+    sb_add(&b, "{\"name\":\"zk\",\"version\":\"1\",\"description\":\"");
+    for (i = 0; i < PCTL_DEF_MAX_STRING; i++)
+        sb_add(&b, "x");
+    sb_add(&b, "\",\"parameters\":[{\"name\":\"P\",\"default\":\"");
+    for (i = 0; i < PCTL_DEF_MAX_STRING + 1; i++)
+        sb_add(&b, "y");
+    sb_add(&b, "\"}],\"tasks\":[{\"name\":\"t\",\"kind\":\"k\",\"spec\":{"
+               "\"s\":\"");
+    for (i = 0; i < PCTL_DEF_MAX_STRING * 2; i++)
+        sb_add(&b, "z");
+    sb_add(&b, "\"}}],\"plans\":{\"deploy\":{\"phases\":[{\"name\":\"");
+    for (i = 0; i < PCTL_DEF_MAX_STRING + 1; i++)
+        sb_add(&b, "n");
+    sb_add(&b, "\",\"steps\":[{\"name\":\"s\",\"tasks\":[\"t\"]}]}]}}}");
+    got = errors_of(b.s);
+    assert_string_equal(got, "parameters[0].default: Too long: 65537 bytes; "
+                             "the limit is 65536\n"
+                             "plans.deploy.phases[0].name: Too long: 65537 "
+                             "bytes; the limit is 65536\n");
+    free(got);
+    free(b.s);
+}
+
+/* Past PCTL_DEF_MAX_ERRORS the rest are counted in one last error. */
+static void test_error_cap(void **state)
+{
+    sb b = {NULL, 0, 0};
+    pctl_ferr_list l = PCTL_FERR_LIST_INIT;
+    pctl_def *d;
+    char *last;
+    int i;
+
+    (void)state;
+    sb_add(&b, "{\"name\":\"zk\",\"version\":\"1\",\"tasks\":[{\"name\":\"t\","
+               "\"kind\":\"k\"}],\"plans\":{\"deploy\":{\"phases\":[");
+    for (i = 0; i < 3; i++) {
+        int j;
+
+        sb_add(&b, "%s{\"name\":\"p%d\",\"steps\":[", i ? "," : "", i);
+        for (j = 0; j < 500; j++)
+            sb_add(&b, "%s{\"name\":\"s%d\",\"tasks\":[\"x\"]}", j ? "," : "",
+                   j);
+        sb_add(&b, "]}");
+    }
+    sb_add(&b, "]}}}");
+    assert_int_equal(pctl_def_decode(&d, b.s, b.len, NULL, &l),
+                     PLANCTL_EDEFINITION);
+    assert_int_equal(l.n, PCTL_DEF_MAX_ERRORS + 1);
+    last = pctl_ferr_render(&l.items[l.n - 1]);
+    assert_string_equal(last,
+                        "Too many: 500 more errors; only the first 1000 are "
+                        "shown");
+    pctl_free(last);
+    last = pctl_ferr_render(&l.items[l.n - 2]);
+    assert_string_equal(
+        last, "plans.deploy.phases[1].steps[499].tasks[0]: Not found: \"x\"");
+    pctl_free(last);
+    /* Suggestions are searched for only for the first 100 references. */
+    last = pctl_ferr_render(&l.items[99]);
+    assert_string_equal(
+        last, "plans.deploy.phases[0].steps[99].tasks[0]: Not found: \"x\" "
+              "(did you mean \"t\"?)");
+    pctl_free(last);
+    assert_null(l.items[100].hint);
+    pctl_ferr_list_clear(&l);
+    free(b.s);
+}
+
+/* ---- allocation failure ---------------------------------------------------
+ */
+
+static long fail_at, calls, live;
+
+static void *failing_malloc(size_t n)
+{
+    void *p;
+
+    if (++calls == fail_at)
+        return NULL;
+    p = malloc(n);
+    if (p)
+        live++;
+    return p;
+}
+
+static void *failing_realloc(void *p, size_t n)
+{
+    void *q;
+
+    if (++calls == fail_at)
+        return NULL;
+    q = realloc(p, n);
+    if (q && !p)
+        live++;
+    return q;
+}
+
+static void counting_free(void *p)
+{
+    if (p) {
+        live--;
+        free(p);
+    }
+}
+
+/* Decodes doc failing the Nth allocation for every N until it succeeds:
+ * each attempt must fail cleanly, with nothing left allocated. */
+static void alloc_loop(const char *doc, int want_rc)
+{
+    static const pctl_alloc_hooks hooks = {failing_malloc, failing_realloc,
+                                           counting_free};
+    long n, syntax = 0;
+
+    pctl_alloc_set_hooks(&hooks);
+    for (n = 1;; n++) {
+        pctl_ferr_list l = PCTL_FERR_LIST_INIT;
+        pctl_def *d = (pctl_def *)&l;
+        int rc;
+
+        fail_at = n;
+        calls = 0;
+        live = 0;
+        rc = pctl_def_decode(&d, doc, strlen(doc), "t.json", &l);
+        if (calls < n) {
+            /* Nothing failed: the run is complete. */
+            assert_int_equal(rc, want_rc);
+            if (rc == 0)
+                assert_non_null(d);
+            pctl_def_free(d);
+            pctl_ferr_list_clear(&l);
+            assert_int_equal(live, 0);
+            break;
+        }
+        assert_null(d);
+        if (rc == PLANCTL_EDEFINITION && l.n == 1 &&
+            l.items[0].type == PCTL_FERR_SYNTAX) {
+            /* jansson reports some allocation failures as parse errors. */
+            syntax++;
+        } else if (rc != PLANCTL_ENOMEM) {
+            fail_msg("allocation %ld: rc %d", n, rc);
+        } else if (want_rc == 0 && l.n != 0) {
+            fail_msg("allocation %ld: errors for a valid definition", n);
+        }
+        pctl_ferr_list_clear(&l);
+        if (live != 0)
+            fail_msg("allocation %ld: %ld blocks leaked", n, live);
+    }
+    pctl_alloc_set_hooks(NULL);
+    assert_true(n > 50);
+    (void)syntax;
+}
+
+static void test_alloc_failure_valid(void **state)
+{
+    (void)state;
+    alloc_loop(FULL, 0);
+}
+
+static void test_alloc_failure_invalid(void **state)
+{
+    (void)state;
+    alloc_loop(MINIMAL(",\"retry\":{\"attempts\":0,\"backoff\":\"x\"}",
+                       "\"strategy\":\"serail\",\"preflight\":[{\"name\":"
+                       "\"c\",\"task\":\"rendr\"}],",
+                       "\"parameters\":[{\"name\":\"A\",\"default\":1,"
+                       "\"trigger\":\"nope\"},{\"name\":\"A\"}],"
+                       "\"nmae\":1,"),
+               PLANCTL_EDEFINITION);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_full),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_not_nul_terminated),
+        cmocka_unit_test(test_syntax),
+        cmocka_unit_test(test_too_long),
+        cmocka_unit_test(test_document),
+        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_parameters),
+        cmocka_unit_test(test_tasks),
+        cmocka_unit_test(test_plans),
+        cmocka_unit_test(test_preflight),
+        cmocka_unit_test(test_phases_steps),
+        cmocka_unit_test(test_retry),
+        cmocka_unit_test(test_many_errors),
+        cmocka_unit_test(test_appends),
+        cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_error_cap),
+        cmocka_unit_test(test_alloc_failure_valid),
+        cmocka_unit_test(test_alloc_failure_invalid),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

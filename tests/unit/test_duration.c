@@ -1,0 +1,223 @@
+/* test_duration.c - duration parsing and formatting, and name syntax. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/def.h"
+#include "planctl.h"
+
+static void test_parse_valid(void **state)
+{
+    static const struct {
+        const char *text;
+        int64_t ms;
+    } cases[] = {
+        {"0s", 0},
+        {"0ms", 0},
+        {"0h", 0},
+        {"500ms", 500},
+        {"30s", 30000},
+        {"5m", 300000},
+        {"1h", 3600000},
+        {"1h30m", 5400000},
+        {"1m30s500ms", 90500},
+        {"1.5s", 1500},
+        {"1.5h", 5400000},
+        {"0.5ms", 0},
+        {"2.0001s", 2000},
+        {"1.123456789999s", 1123},
+        {"007s", 7000},
+        {"1s1s", 2000},
+        {"30m1h", 5400000},
+        {"876000h", PCTL_DURATION_MAX_MS},
+        {"875999h60m", PCTL_DURATION_MAX_MS},
+    };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int64_t ms = -1;
+
+        if (pctl_duration_parse(&ms, cases[i].text) != 0)
+            fail_msg("\"%s\" should parse", cases[i].text);
+        if (ms != cases[i].ms)
+            fail_msg("\"%s\": got %lld, want %lld", cases[i].text,
+                     (long long)ms, (long long)cases[i].ms);
+    }
+}
+
+static void test_parse_invalid(void **state)
+{
+    static const char *const cases[] = {
+        "",
+        "0",
+        "10",
+        "s",
+        "ms",
+        "-1s",
+        "+1s",
+        " 1s",
+        "1s ",
+        "1 s",
+        "10 min",
+        "1min",
+        "1d",
+        "1us",
+        "1ns",
+        "1S",
+        "1H",
+        "1.s",
+        ".5s",
+        "1..5s",
+        "1.5",
+        "1s.5",
+        "1sm",
+        "1hm",
+        "1h-1m",
+        "876000h1ms",
+        "876001h",
+        "52560001m",
+        "99999999999999999999999s",
+        "9223372036854775807ms",
+        "1e3s",
+        "0x10s",
+    };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int64_t ms = 42;
+
+        if (pctl_duration_parse(&ms, cases[i]) != PLANCTL_EINVAL)
+            fail_msg("\"%s\" should be rejected", cases[i]);
+        assert_int_equal(ms, 42);
+    }
+    assert_int_equal(pctl_duration_parse(&(int64_t){0}, NULL), PLANCTL_EINVAL);
+}
+
+static void test_format(void **state)
+{
+    static const struct {
+        int64_t ms;
+        const char *text;
+    } cases[] = {
+        {0, "0s"},
+        {1, "1ms"},
+        {450, "450ms"},
+        {999, "999ms"},
+        {1000, "1s"},
+        {1500, "1.5s"},
+        {1250, "1.25s"},
+        {1001, "1.001s"},
+        {30000, "30s"},
+        {59999, "59.999s"},
+        {60000, "1m"},
+        {60999, "1m"},
+        {72000, "1m12s"},
+        {72500, "1m12s"},
+        {3599999, "59m59s"},
+        {3600000, "1h"},
+        {3659000, "1h"},
+        {7380000, "2h3m"},
+        {PCTL_DURATION_MAX_MS, "876000h"},
+        {-1500, "-1.5s"},
+        {INT64_MIN, "-2562047788015h12m"},
+    };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char buf[32];
+
+        memset(buf, 'x', sizeof(buf));
+        pctl_duration_format(buf, sizeof(buf), cases[i].ms);
+        assert_string_equal(buf, cases[i].text);
+    }
+}
+
+/* Whatever format writes, parse reads back (up to the precision format
+ * keeps). */
+static void test_round_trip(void **state)
+{
+    static const int64_t cases[] = {
+        0,     1,     999,     1000,    1500,     59999,
+        60000, 72000, 3600000, 7380000, 86400000, PCTL_DURATION_MAX_MS};
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char buf[32];
+        int64_t ms;
+
+        pctl_duration_format(buf, sizeof(buf), cases[i]);
+        assert_int_equal(pctl_duration_parse(&ms, buf), 0);
+        assert_int_equal(ms, cases[i]);
+    }
+}
+
+static void test_format_small_buffer(void **state)
+{
+    char buf[4];
+
+    (void)state;
+    pctl_duration_format(buf, sizeof(buf), 7380000);
+    assert_string_equal(buf, "2h3");
+    pctl_duration_format(NULL, 0, 1);
+}
+
+static void test_names(void **state)
+{
+    static const char *const valid[] = {
+        "a",
+        "Z",
+        "0",
+        "deploy",
+        "node-0",
+        "NODE_COUNT",
+        "v1.2",
+        "a_b.c-d",
+        "9lives",
+        "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijk",
+    };
+    static const char *const invalid[] = {
+        "",
+        "-a",
+        "_a",
+        ".a",
+        "a b",
+        "a/b",
+        "a:b",
+        "caf\xc3\xa9",
+        "a\n",
+        "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijkl",
+    };
+    size_t i;
+
+    (void)state;
+    assert_int_equal(strlen(valid[9]), PCTL_NAME_MAX);
+    for (i = 0; i < sizeof(valid) / sizeof(valid[0]); i++)
+        if (!pctl_name_valid(valid[i]))
+            fail_msg("\"%s\" should be valid", valid[i]);
+    for (i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++)
+        if (pctl_name_valid(invalid[i]))
+            fail_msg("\"%s\" should be invalid", invalid[i]);
+    assert_false(pctl_name_valid(NULL));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_valid),
+        cmocka_unit_test(test_parse_invalid),
+        cmocka_unit_test(test_format),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_format_small_buffer),
+        cmocka_unit_test(test_names),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

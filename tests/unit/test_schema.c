@@ -1,0 +1,389 @@
+/*
+ * test_schema.c - opening and migrating databases: the migrations produce
+ * exactly schema/schema.sql, re-opening is idempotent, new files are 0600,
+ * and files that are not ours (or are too new) are refused untouched.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "planctl.h"
+#include "store/queries.h"
+#include "testutil.h"
+
+static char *dir;
+
+static int setup(void **state)
+{
+    (void)state;
+    dir = tu_mkdtemp();
+    return dir ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    tu_rmtree(dir);
+    free(dir);
+    return 0;
+}
+
+/* Collapses runs of white space so formatting differences do not count. */
+static char *squeeze(const char *s)
+{
+    char *out = malloc(strlen(s) + 1), *o = out;
+    int space = 0;
+
+    for (; *s; s++) {
+        if (*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r') {
+            space = 1;
+            continue;
+        }
+        if (space && o != out)
+            *o++ = ' ';
+        space = 0;
+        *o++ = *s;
+    }
+    *o = '\0';
+    return out;
+}
+
+/* Every schema object and the transitions rows, as one comparable text. */
+static char *describe(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+
+    buf[0] = '\0';
+    assert_int_equal(
+        sqlite3_prepare_v2(db,
+                           "SELECT type || ' ' || name || ' ' || tbl_name "
+                           "|| ' ' || coalesce(sql, '') FROM sqlite_master "
+                           "WHERE name NOT LIKE 'sqlite_%' ORDER BY type, "
+                           "name",
+                           -1, &st, NULL),
+        SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        char *line = squeeze((const char *)sqlite3_column_text(st, 0));
+
+        while (len + strlen(line) + 2 > cap)
+            buf = realloc(buf, cap *= 2);
+        len += (size_t)sprintf(buf + len, "%s\n", line);
+        free(line);
+    }
+    sqlite3_finalize(st);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT entity || ' ' || "
+                                        "coalesce(from_status, '-') || ' ' "
+                                        "|| to_status FROM transitions ORDER "
+                                        "BY 1",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *row = (const char *)sqlite3_column_text(st, 0);
+
+        while (len + strlen(row) + 2 > cap)
+            buf = realloc(buf, cap *= 2);
+        len += (size_t)sprintf(buf + len, "%s\n", row);
+    }
+    sqlite3_finalize(st);
+    return buf;
+}
+
+static int pragma(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    int v;
+
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    v = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static void test_migrations_match_schema(void **state)
+{
+    char *a = tu_fmt("%s/migrated.db", dir), *b = tu_fmt("%s/schema.db", dir);
+    char *schema = tu_read_file(PLANCTL_SOURCE_DIR "/schema/schema.sql", NULL);
+    char *da, *db_text;
+    planctl *p;
+    sqlite3 *x, *y;
+
+    (void)state;
+    assert_non_null(schema);
+    assert_int_equal(planctl_open(&p, a, NULL), 0);
+    assert_int_equal(planctl_schema_version(p),
+                     planctl_schema_version_supported());
+    planctl_close(p);
+
+    assert_int_equal(sqlite3_open(a, &x), SQLITE_OK);
+    assert_int_equal(sqlite3_open(b, &y), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(y, schema, NULL, NULL, NULL), SQLITE_OK);
+    da = describe(x);
+    db_text = describe(y);
+    assert_string_equal(da, db_text);
+    assert_int_equal(pragma(x, "PRAGMA application_id"),
+                     pragma(y, "PRAGMA application_id"));
+    assert_int_equal(pragma(x, "PRAGMA user_version"),
+                     planctl_schema_version_supported());
+    sqlite3_close(x);
+    sqlite3_close(y);
+    free(da);
+    free(db_text);
+    free(schema);
+    free(a);
+    free(b);
+}
+
+static void test_reopen_is_idempotent(void **state)
+{
+    char *path = tu_fmt("%s/re.db", dir);
+    planctl *p;
+    int i;
+
+    (void)state;
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(planctl_open(&p, path, NULL), 0);
+        assert_int_equal(planctl_schema_version(p),
+                         planctl_schema_version_supported());
+        planctl_close(p);
+    }
+    free(path);
+}
+
+static void test_new_file_mode_and_wal(void **state)
+{
+    char *path = tu_fmt("%s/mode.db", dir);
+    char *wal = tu_fmt("%s-wal", path);
+    struct stat sb;
+    planctl *p;
+    sqlite3 *x;
+    mode_t old = umask(0); /* the mode must not depend on the umask */
+
+    (void)state;
+    assert_int_equal(planctl_open(&p, path, NULL), 0);
+    umask(old);
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    if (stat(wal, &sb) == 0)
+        assert_int_equal(sb.st_mode & 0777, 0600);
+    assert_int_equal(sqlite3_open(path, &x), SQLITE_OK);
+    {
+        sqlite3_stmt *st;
+
+        assert_int_equal(
+            sqlite3_prepare_v2(x, "PRAGMA journal_mode", -1, &st, NULL),
+            SQLITE_OK);
+        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+        assert_string_equal((const char *)sqlite3_column_text(st, 0), "wal");
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(x);
+    planctl_close(p);
+    free(wal);
+    free(path);
+}
+
+/* Opens path expecting `expect`, and checks the file is unchanged and that
+ * the message names the file. */
+static void refuse_untouched(const char *path, int expect)
+{
+    size_t n1, n2;
+    char *before = tu_read_file(path, &n1), *after;
+    planctl *p;
+
+    assert_non_null(before);
+    assert_int_equal(planctl_open(&p, path, NULL), expect);
+    assert_non_null(p);
+    assert_non_null(strstr(planctl_errmsg(p), path));
+    planctl_close(p);
+    after = tu_read_file(path, &n2);
+    assert_non_null(after);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(before, after, n1);
+    free(before);
+    free(after);
+}
+
+static void test_refuses_non_sqlite(void **state)
+{
+    char *path = tu_fmt("%s/notes.txt", dir);
+    const char text[] = "these are my notes, not a database\n"
+                        "they are long enough to look like a page header....";
+
+    (void)state;
+    assert_int_equal(tu_write_file(path, text, sizeof text - 1), 0);
+    refuse_untouched(path, PLANCTL_ENOTDB);
+    free(path);
+}
+
+static void test_refuses_foreign_sqlite(void **state)
+{
+    char *path = tu_fmt("%s/other.db", dir);
+    sqlite3 *x;
+
+    (void)state;
+    assert_int_equal(sqlite3_open(path, &x), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(x,
+                                  "CREATE TABLE photos (id INTEGER PRIMARY "
+                                  "KEY, name TEXT); INSERT INTO photos "
+                                  "VALUES (1, 'cat')",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(x);
+    refuse_untouched(path, PLANCTL_ENOTDB);
+    free(path);
+}
+
+static void test_refuses_newer_schema(void **state)
+{
+    char *path = tu_fmt("%s/newer.db", dir);
+    planctl *p;
+    sqlite3 *x;
+
+    (void)state;
+    assert_int_equal(planctl_open(&p, path, NULL), 0);
+    planctl_close(p);
+    assert_int_equal(sqlite3_open(path, &x), SQLITE_OK);
+    /* Fold the WAL back so the main file is the whole database. */
+    assert_int_equal(sqlite3_exec(x,
+                                  "PRAGMA user_version = 99; PRAGMA "
+                                  "journal_mode = DELETE",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(x);
+    refuse_untouched(path, PLANCTL_ETOONEW);
+    assert_int_equal(planctl_open(&p, path, NULL), PLANCTL_ETOONEW);
+    assert_non_null(strstr(planctl_errmsg(p), "schema version 99"));
+    planctl_close(p);
+    free(path);
+}
+
+static void test_empty_file_is_initialised(void **state)
+{
+    char *path = tu_fmt("%s/empty.db", dir);
+    planctl *p;
+
+    (void)state;
+    assert_int_equal(tu_write_file(path, "", 0), 0);
+    assert_int_equal(planctl_open(&p, path, NULL), 0);
+    assert_int_equal(planctl_schema_version(p),
+                     planctl_schema_version_supported());
+    planctl_close(p);
+    free(path);
+}
+
+static void test_nocreate_and_readonly(void **state)
+{
+    char *path = tu_fmt("%s/absent.db", dir);
+    planctl_open_options o = PLANCTL_OPEN_OPTIONS_INIT;
+    planctl *p;
+    char *out = NULL;
+
+    (void)state;
+    o.flags = PLANCTL_OPEN_NOCREATE;
+    assert_int_equal(planctl_open(&p, path, &o), PLANCTL_ENOTFOUND);
+    assert_non_null(strstr(planctl_errmsg(p), "does not exist"));
+    planctl_close(p);
+    assert_int_not_equal(access(path, F_OK), 0);
+
+    assert_int_equal(planctl_open(&p, path, NULL), 0);
+    planctl_close(p);
+    o.flags = PLANCTL_OPEN_READONLY;
+    assert_int_equal(planctl_open(&p, path, &o), 0);
+    assert_int_equal(planctl_instances_json(&out, p), 0);
+    assert_non_null(strstr(out, "\"instances\": []") ? out : strstr(out, "[]"));
+    planctl_free(out);
+    assert_int_equal(planctl_definition_apply(NULL, p, "{}", 2, "x.json"),
+                     PLANCTL_EDEFINITION);
+    planctl_close(p);
+    free(path);
+}
+
+static void test_options_version_checked(void **state)
+{
+    char *path = tu_fmt("%s/opt.db", dir);
+    planctl_open_options o = PLANCTL_OPEN_OPTIONS_INIT;
+    planctl *p;
+
+    (void)state;
+    o.version = 99;
+    assert_int_equal(planctl_open(&p, path, &o), PLANCTL_EINVAL);
+    planctl_close(p);
+    assert_int_equal(planctl_open(&p, "", NULL), PLANCTL_EINVAL);
+    planctl_close(p);
+    assert_int_equal(planctl_open(&p, dir, NULL), PLANCTL_EINVAL);
+    assert_non_null(strstr(planctl_errmsg(p), "is a directory"));
+    planctl_close(p);
+    free(path);
+}
+
+/* queries.h and queries.sql name the same statements. */
+static void test_query_names_agree(void **state)
+{
+    static const char *const names[] = {
+#define X(name) #name,
+        PCTL_QUERIES(X)
+#undef X
+    };
+    char *sql = tu_read_file(PLANCTL_SOURCE_DIR "/src/store/queries.sql", NULL);
+    const char *s;
+    size_t i, sections = 0;
+
+    (void)state;
+    assert_non_null(sql);
+    for (s = sql; (s = strstr(s, "\n-- name: ")) != NULL; s++)
+        sections++;
+    assert_int_equal(sections, sizeof names / sizeof names[0]);
+    for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char *marker = tu_fmt("\n-- name: %s\n", names[i]);
+
+        if (!strstr(sql, marker))
+            fail_msg("query %s has no section in queries.sql", names[i]);
+        free(marker);
+    }
+    free(sql);
+}
+
+static void test_error_names(void **state)
+{
+    (void)state;
+    assert_string_equal(planctl_errname(PLANCTL_ENOTFOUND),
+                        "PLANCTL_ENOTFOUND");
+    assert_string_equal(planctl_strerror(PLANCTL_ECONFLICT), "conflict");
+    assert_string_equal(planctl_errname(0), "PLANCTL_OK");
+    assert_string_equal(planctl_errname(-999), "PLANCTL_UNKNOWN");
+    assert_string_equal(planctl_strerror(-999), "unknown error");
+    assert_string_equal(planctl_libversion(), PLANCTL_VERSION);
+    assert_string_equal(planctl_errmsg(NULL), "out of memory");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_migrations_match_schema),
+        cmocka_unit_test(test_reopen_is_idempotent),
+        cmocka_unit_test(test_new_file_mode_and_wal),
+        cmocka_unit_test(test_refuses_non_sqlite),
+        cmocka_unit_test(test_refuses_foreign_sqlite),
+        cmocka_unit_test(test_refuses_newer_schema),
+        cmocka_unit_test(test_empty_file_is_initialised),
+        cmocka_unit_test(test_nocreate_and_readonly),
+        cmocka_unit_test(test_options_version_checked),
+        cmocka_unit_test(test_query_names_agree),
+        cmocka_unit_test(test_error_names),
+    };
+
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

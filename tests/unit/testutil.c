@@ -1,0 +1,93 @@
+/* testutil.c - helpers shared by the unit tests. */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include "testutil.h"
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+char *tu_mkdtemp(void)
+{
+    const char *base = getenv("TMPDIR");
+    char *tmpl = tu_fmt("%s/planctl-test-XXXXXX", base ? base : "/tmp");
+
+    if (!tmpl || !mkdtemp(tmpl)) {
+        free(tmpl);
+        return NULL;
+    }
+    return tmpl;
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag,
+                  struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+int tu_rmtree(const char *path)
+{
+    return nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+char *tu_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    long n;
+
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+        fseek(f, 0, SEEK_SET) == 0) {
+        buf = malloc((size_t)n + 1);
+        if (buf && fread(buf, 1, (size_t)n, f) == (size_t)n) {
+            buf[n] = '\0';
+            if (len)
+                *len = (size_t)n;
+        } else {
+            free(buf);
+            buf = NULL;
+        }
+    }
+    fclose(f);
+    return buf;
+}
+
+int tu_write_file(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    int rc = 0;
+
+    if (!f)
+        return -1;
+    if (fwrite(data, 1, len, f) != len)
+        rc = -1;
+    if (fclose(f) != 0)
+        rc = -1;
+    return rc;
+}
+
+char *tu_fmt(const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    char *s;
+
+    va_start(ap, fmt);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return NULL;
+    s = malloc((size_t)n + 1);
+    if (!s)
+        return NULL;
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
