@@ -1,0 +1,377 @@
+/*
+ * cli.h - what the files of the planctl command-line tool share: the command
+ * table entry, parsed arguments, the run context, and the output, JSON and
+ * rendering helpers.
+ *
+ * The CLI talks to the library only through planctl.h.  Every view is
+ * rendered from the JSON document the library returns, so `-o json` and the
+ * text output can never disagree (DESIGN §7).
+ */
+#ifndef PLANCTL_CLI_H
+#define PLANCTL_CLI_H
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "planctl.h"
+
+/* Exit codes of DESIGN §8. */
+enum {
+    CLI_EXIT_OK = 0,
+    CLI_EXIT_ERROR = 1,
+    CLI_EXIT_USAGE = 2,
+    CLI_EXIT_CONFLICT = 3,
+    CLI_EXIT_NOTFOUND = 4
+};
+
+/* ---- the command table -------------------------------------------------- */
+
+typedef enum cli_flag_kind {
+    CLI_FLAG_BOOL,  /* --force */
+    CLI_FLAG_VALUE, /* --plan P; given twice, the last one wins */
+    CLI_FLAG_LIST   /* -p K=V, repeatable; every value is kept */
+} cli_flag_kind;
+
+typedef struct cli_flag {
+    const char *name;    /* long name without dashes: "plan" */
+    char short_name;     /* 'p', or 0 for none */
+    cli_flag_kind kind;  /* how it takes values */
+    int required;        /* the command refuses to run without it */
+    const char *metavar; /* "PLAN" in the help; NULL for booleans */
+    const char *help;    /* one line */
+} cli_flag;
+
+/* How a command needs the database opened (see cli_open_db()). */
+typedef enum cli_db_mode {
+    CLI_DB_NONE,     /* never opened (validate) */
+    CLI_DB_EXISTING, /* must exist: a mistyped --db is reported, not created */
+    CLI_DB_CREATE    /* created on first use (apply) */
+} cli_db_mode;
+
+/* The most flags a command may have besides the global ones, and the most
+ * positional arguments. */
+#define CLI_MAX_FLAGS 12
+#define CLI_MAX_POS 4
+
+struct cli_ctx;
+struct cli_args;
+
+typedef struct cli_command {
+    const char *name;
+    const char *summary;         /* one line for 'planctl --help' */
+    const char *usage;           /* what follows the name in a usage line */
+    const char *description;     /* a short paragraph for its --help */
+    const char *const *pos;      /* required positionals, NULL-terminated */
+    const cli_flag *flags;       /* terminated by an entry with name NULL */
+    const char *const *examples; /* NULL-terminated, one command each */
+    int (*run)(struct cli_ctx *ctx, const struct cli_args *args);
+} cli_command;
+
+/* ---- arguments -------------------------------------------------------- */
+
+/* The global flags' table, for parsing and help. */
+extern const cli_flag cli_global_flags[];
+
+/* The global flags, accepted before or after the command. */
+typedef struct cli_globals {
+    const char *db;     /* --db, or NULL */
+    const char *output; /* -o, or NULL */
+    int no_color;
+    int help;
+    int version;
+} cli_globals;
+
+typedef struct cli_args {
+    const cli_command *cmd; /* NULL when no command was given */
+    const char *pos[CLI_MAX_POS];
+    size_t npos;
+    size_t count[CLI_MAX_FLAGS];        /* how often each flag was given */
+    const char **values[CLI_MAX_FLAGS]; /* its values, in order */
+} cli_args;
+
+/*
+ * Parses argv against the global flags and the command table.  Returns 0,
+ * or prints one line on stderr and returns CLI_EXIT_USAGE.  On success
+ * required arguments are present unless g->help or g->version is set.
+ * Free with cli_args_free() in either case.
+ */
+int cli_args_parse(cli_globals *g, cli_args *a, const cli_command *const *cmds,
+                   size_t ncmds, int argc, char **argv);
+void cli_args_free(cli_args *a);
+
+/* The flag's last value, or NULL when it was not given.  name is its long
+ * name.  Can't fail. */
+const char *cli_arg(const cli_args *a, const char *name);
+/* How often the flag was given (for booleans: whether it was).  Can't fail. */
+size_t cli_arg_count(const cli_args *a, const char *name);
+/* The flag's values in order; *n receives their number.  Can't fail. */
+const char *const *cli_arg_list(const cli_args *a, const char *name, size_t *n);
+
+/* Parses a positive run id ("12") for flag (named in the message).  Prints
+ * the error and returns CLI_EXIT_USAGE on anything else. */
+int cli_parse_id(int64_t *out, const char *flag, const char *text);
+
+/*
+ * Parses -p K=V values into an array of planctl_param pointing into the
+ * strings of list (the '=' is overwritten in copies kept in *storage).
+ * Prints the error and returns CLI_EXIT_USAGE for a value without '=', an
+ * empty name or a name given twice.  Free *out and *storage with free().
+ */
+int cli_parse_params(planctl_param **out, char **storage,
+                     const char *const *list, size_t n);
+
+/* The closest of candidates[0..n) to word, or NULL when none is close
+ * enough to be worth suggesting.  Can't fail. */
+const char *cli_closest(const char *word, const char *const *candidates,
+                        size_t n);
+
+/* ---- help ------------------------------------------------------------- */
+
+void cli_help_global(FILE *f, const cli_command *const *cmds, size_t ncmds);
+void cli_help_command(FILE *f, const cli_command *cmd);
+
+/* ---- the run context ---------------------------------------------------- */
+
+/* What the output may use: decided once from isatty, NO_COLOR and the
+ * locale. */
+typedef struct cli_term {
+    int tty;     /* stdout is a terminal */
+    int color;   /* ANSI colour allowed */
+    int unicode; /* box drawing and the ellipsis allowed */
+    int width;   /* columns to cut lines at; 0: never cut */
+} cli_term;
+
+typedef struct cli_ctx {
+    const char *db_path;
+    int json; /* -o json */
+    cli_term term;
+    int64_t now_ms; /* PLANCTL_NOW, or the time the command started */
+    int fixed_now;  /* PLANCTL_NOW was set */
+    planctl *db;    /* open when the command's db mode asks for it */
+} cli_ctx;
+
+/* Opens ctx->db_path as mode asks (a no-op for CLI_DB_NONE or when it is
+ * open already) and installs the PLANCTL_NOW clock.  Prints the library's
+ * message and returns the exit code on failure, 0 on success.  Commands
+ * call it once their arguments are checked, so a usage error is reported
+ * as such and never touches the database. */
+int cli_open_db(cli_ctx *ctx, cli_db_mode mode);
+
+/* ---- errors ----------------------------------------------------------- */
+
+/* The exit code of DESIGN §8 for a PLANCTL_E* code.  Can't fail. */
+int cli_exit_code(int rc);
+
+/* Prints "planctl: <message>" on stderr. */
+void cli_errorf(const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* Prints the library's message for a failed call (planctl_errmsg(), or the
+ * code's text when the handle has none) and returns the exit code. */
+int cli_fail(const cli_ctx *ctx, int rc);
+
+/* Prints "planctl: <message>; usage: planctl CMD USAGE" on stderr and
+ * returns CLI_EXIT_USAGE. */
+int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Prints "planctl: out of memory" and exits 1.  The CLI is a short-lived
+ * process, so running out of memory ends it rather than every caller
+ * unwinding. */
+#ifdef __GNUC__
+__attribute__((noreturn))
+#endif
+void cli_oom(void);
+
+/* ---- strings ---------------------------------------------------------- */
+
+/* A growable NUL-terminated string.  Appends never fail (see cli_oom). */
+typedef struct cli_buf {
+    char *s;
+    size_t len, cap;
+} cli_buf;
+
+#define CLI_BUF_INIT                                                           \
+    {                                                                          \
+        NULL, 0, 0                                                             \
+    }
+
+void cli_buf_add(cli_buf *b, const char *s);
+void cli_buf_addn(cli_buf *b, const char *s, size_t n);
+void cli_buf_addf(cli_buf *b, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Appends s with control characters (newlines, tabs, escapes) turned into
+ * spaces, so a message stays on one line and cannot drive the terminal. */
+void cli_buf_add_clean(cli_buf *b, const char *s);
+void cli_buf_free(cli_buf *b);
+/* The string so far ("" when empty).  Can't fail. */
+const char *cli_buf_str(const cli_buf *b);
+
+void *cli_xmalloc(size_t n);
+char *cli_xstrdup(const char *s);
+
+/* Columns s takes on a terminal: one per code point, which is right for
+ * the box drawing, the ellipsis and most text.  Can't fail. */
+size_t cli_text_width(const char *s, size_t len);
+
+/* ---- output ----------------------------------------------------------- */
+
+/* Decides what stdout allows.  no_color: --no-color was given. */
+void cli_term_detect(cli_term *t, int no_color);
+
+/*
+ * A line of output: plain text plus a few coloured ranges.  cli_line_emit()
+ * cuts it at the terminal width with an ellipsis and writes the colours
+ * only when the terminal takes them.
+ */
+#define CLI_LINE_MAX_COLORS 4
+typedef struct cli_line {
+    cli_buf text;
+    size_t ncolors;
+    struct {
+        size_t start, end;
+        const char *sgr; /* "32" */
+    } colors[CLI_LINE_MAX_COLORS];
+} cli_line;
+
+#define CLI_LINE_INIT                                                          \
+    {                                                                          \
+        CLI_BUF_INIT, 0,                                                       \
+        {                                                                      \
+            {                                                                  \
+                0, 0, NULL                                                     \
+            }                                                                  \
+        }                                                                      \
+    }
+
+/* Appends s coloured with sgr (NULL: plain). */
+void cli_line_add_color(cli_line *l, const char *s, const char *sgr);
+/* Writes the line and a newline to f, then empties it. */
+void cli_line_emit(cli_line *l, FILE *f, const cli_term *t);
+void cli_line_free(cli_line *l);
+
+/* The SGR colour for a status word (NULL when it has none).  Can't fail. */
+const char *cli_status_sgr(const char *status);
+
+/* ---- times ------------------------------------------------------------ */
+
+/* Parses RFC 3339 ("2026-11-21T14:03:05.000Z", any offset).  Returns 0, or
+ * -1 for anything else. */
+int cli_time_parse(int64_t *out_ms, const char *text);
+/* "2026-11-21 14:03:05" in local time.  buf holds at least 32 bytes. */
+void cli_time_format(char *buf, size_t size, int64_t ms);
+/* "450ms", "12s", "1m12s", "2h3m", "3d4h".  buf holds at least 32 bytes. */
+void cli_duration_format(char *buf, size_t size, int64_t ms);
+
+/* ---- JSON ------------------------------------------------------------- */
+
+/* Parses a document the library returned.  NULL (after printing why) if it
+ * is not JSON, which would be a library bug. */
+json_t *cli_json_parse(const char *text);
+/* Prints a document indented by two spaces. */
+int cli_json_print(const char *text);
+/* Prints a document built by the CLI itself, then frees it. */
+int cli_json_print_obj(json_t *doc);
+
+/* Field accessors that tolerate absent and null fields.  Can't fail. */
+const char *cli_jstr(const json_t *obj, const char *key);
+int cli_jint(int64_t *out, const json_t *obj, const char *key);
+int cli_jtime(int64_t *out, const json_t *obj, const char *key);
+
+/* ---- renderers: pure functions of a document, testable alone ----------- */
+
+/*
+ * The status tree of DESIGN §8.  The document names runs outside the plans
+ * it shows by id only; extra, if not NULL, gives their plans where the
+ * caller looked them up.  now is the time durations of unfinished runs are
+ * measured to.
+ */
+typedef struct cli_status_extra {
+    const char *active_plan;         /* the active run's plan, or NULL */
+    const char *const *queued_plans; /* per "queued" entry, NULL: unknown */
+} cli_status_extra;
+
+void cli_render_status(FILE *f, const json_t *doc, const cli_term *t,
+                       int64_t now, const cli_status_extra *extra);
+void cli_render_instances(FILE *f, const json_t *doc, const cli_term *t);
+void cli_render_definitions(FILE *f, const json_t *doc, const cli_term *t);
+/* limit: the limit the history was asked with, for the "(more: ...)"
+ * hint. */
+void cli_render_history(FILE *f, const json_t *doc, const cli_term *t,
+                        int64_t now, int limit);
+/* Each error of a validate document as "path: Type: message (hint)".
+ * Returns the number of errors. */
+size_t cli_render_validate(FILE *f, const json_t *doc);
+
+/* An aligned table with a header row, like kubectl's. */
+typedef struct cli_table cli_table;
+
+cli_table *cli_table_new(const char *const *headers, size_t ncols);
+/* Adds a row of ncols cells (NULL shows as "-").  sgr colours one cell
+ * (color_col), or none when sgr is NULL. */
+void cli_table_row(cli_table *tb, const char *const *cells, size_t color_col,
+                   const char *sgr);
+void cli_table_print(cli_table *tb, FILE *f, const cli_term *t);
+void cli_table_free(cli_table *tb);
+
+/* ---- shared command helpers --------------------------------------------- */
+
+/* What the library knows of one run, from its history document. */
+typedef struct cli_run_info {
+    char plan[128];
+    char status[32];
+    int64_t retry_of; /* 0 when none */
+    int position;     /* 1-based place in the queue, 0 when not queued */
+} cli_run_info;
+
+/* Looks up run id of instance.  Returns 0, or -1 when it cannot be found
+ * (the caller then prints less detail; nothing is printed here). */
+int cli_run_lookup(cli_run_info *out, cli_ctx *ctx, const char *instance,
+                   int64_t id);
+
+/* Prints the outcome of a command that admitted or acted on a run: the
+ * document {"schema":1,"run":ID|null} with -o json, or text that the
+ * caller formats from the run info. */
+int cli_print_run_json(int64_t run);
+
+/* Appends what happened to a run a command just admitted: 'plan "deploy"
+ * admitted as run 1' or 'plan "update" queued as run 3 (position 2)', or
+ * just 'run 1 admitted' when the run cannot be looked up. */
+void cli_admitted_phrase(cli_buf *b, cli_ctx *ctx, const char *instance,
+                         int64_t run);
+
+/* Appends 'run 3 of plan "deploy"' (just 'run 3' when it cannot be
+ * looked up) and fills *ri (zeroed then). */
+void cli_run_phrase(cli_buf *b, cli_run_info *ri, cli_ctx *ctx,
+                    const char *instance, int64_t run);
+
+/* The ending shared by cancel, pause and resume: with -o json the run
+ * document, else one line 'run 3 of plan "deploy" <what>'.  Returns the
+ * exit code. */
+int cli_report_run(cli_ctx *ctx, const char *instance, int64_t run,
+                   const char *what);
+
+/* The ending shared by the read-only views: prints the document the
+ * library returned as JSON with -o json, or renders it as text.  Takes
+ * ownership of text (freed with planctl_free).  Returns the exit code. */
+int cli_print_doc(cli_ctx *ctx, char *text,
+                  void (*render)(FILE *f, const json_t *doc,
+                                 const cli_term *t));
+
+/* Reads a whole file, or stdin for "-".  Prints the error and returns
+ * CLI_EXIT_ERROR when it cannot.  Free *out with free(). */
+int cli_read_input(char **out, size_t *len, const char *path);
+
+#endif

@@ -1,0 +1,98 @@
+/* cmd_apply.c - `planctl apply -f FILE`: validate a definition and register
+ * it under its name and version. */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const cli_flag flags[] = {{"file", 'f', CLI_FLAG_VALUE, 1, "FILE",
+                                  "the definition, or - for standard input"},
+                                 {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
+
+static const char *const examples[] = {
+    "planctl apply -f zookeeper.json",
+    "planctl --db /var/lib/planctl/zk.db apply -f zookeeper.json", NULL};
+
+/* Prints every error of an invalid definition, as validate does, on stderr
+ * (or the validate document on stdout with -o json).  Returns 1 when the
+ * definition was indeed invalid. */
+static int report_invalid(const cli_ctx *ctx, const char *text, size_t len,
+                          const char *origin)
+{
+    char *out = NULL;
+    if (planctl_definition_check(&out, text, len, origin) < 0)
+        return 0;
+    json_t *doc = json_loads(out, 0, NULL);
+    planctl_free(out);
+    if (!doc || json_is_true(json_object_get(doc, "valid")) ||
+        json_array_size(json_object_get(doc, "errors")) == 0) {
+        json_decref(doc);
+        return 0;
+    }
+    if (ctx->json) {
+        cli_json_print_obj(doc);
+        return 1;
+    }
+    fflush(stdout);
+    cli_render_validate(stderr, doc);
+    json_decref(doc);
+    return 1;
+}
+
+static int run(cli_ctx *ctx, const cli_args *a)
+{
+    const char *path = cli_arg(a, "file");
+    const char *origin = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    char *text = NULL, *out = NULL;
+    size_t len;
+
+    int rc = cli_read_input(&text, &len, path);
+    if (rc)
+        return rc;
+    /* Check before opening, so a broken file does not leave a new empty
+     * database behind. */
+    if (report_invalid(ctx, text, len, origin)) {
+        free(text);
+        return CLI_EXIT_USAGE;
+    }
+    rc = cli_open_db(ctx, CLI_DB_CREATE);
+    if (rc == 0) {
+        rc = planctl_definition_apply(&out, ctx->db, text, len, origin);
+        if (rc == PLANCTL_EDEFINITION && report_invalid(ctx, text, len, origin))
+            rc = CLI_EXIT_USAGE;
+        else if (rc < 0)
+            rc = cli_fail(ctx, rc);
+    }
+    free(text);
+    if (rc)
+        return rc;
+
+    if (ctx->json) {
+        rc = cli_json_print(out);
+        planctl_free(out);
+        return rc;
+    }
+    json_t *doc = cli_json_parse(out);
+    planctl_free(out);
+    if (!doc)
+        return CLI_EXIT_ERROR;
+    printf("definition %s@%s %s\n", cli_jstr(doc, "name"),
+           cli_jstr(doc, "version"),
+           json_is_false(json_object_get(doc, "created")) ? "unchanged"
+                                                          : "registered");
+    json_decref(doc);
+    return CLI_EXIT_OK;
+}
+
+const cli_command cli_cmd_apply = {
+    "apply",
+    "Validate a definition and register its version",
+    "-f FILE",
+    "Registers the definition under its name and version.  Applying the\n"
+    "same content again changes nothing; different content under a version\n"
+    "that exists is refused (exit 3).  An invalid definition is refused with\n"
+    "every error listed, as 'planctl validate' prints them (exit 2).",
+    NULL,
+    flags,
+    examples,
+    run};

@@ -1,0 +1,66 @@
+/* cmd_set.c - `planctl set NAME -p K=V...`: change parameter values and
+ * run the plan they select. */
+#include "cli.h"
+
+#include <stdlib.h>
+
+static const char *const pos[] = {"NAME", NULL};
+
+static const cli_flag flags[] = {
+    {"param", 'p', CLI_FLAG_LIST, 1, "K=V", "a parameter value"},
+    {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
+
+static const char *const examples[] = {
+    "planctl set zk -p NODE_COUNT=5",
+    "planctl set zk -p NODE_COUNT=5 -p BACKUP_NAME=nightly", NULL};
+
+static int run(cli_ctx *ctx, const cli_args *a)
+{
+    const char *name = a->pos[0];
+    planctl_param *params = NULL;
+    char *storage = NULL;
+    size_t n;
+    const char *const *list = cli_arg_list(a, "param", &n);
+    int64_t id = 0;
+
+    int rc = cli_parse_params(&params, &storage, list, n);
+    if (rc)
+        return rc;
+    rc = cli_open_db(ctx, CLI_DB_EXISTING);
+    if (rc == 0)
+        rc = planctl_instance_set(&id, ctx->db, name, params, n);
+    free(params);
+    free(storage);
+    if (rc > 0)
+        return rc;
+    if (rc < 0)
+        return cli_fail(ctx, rc);
+    if (ctx->json)
+        return cli_print_run_json(id);
+
+    cli_buf msg = CLI_BUF_INIT;
+    cli_buf_add(&msg, "instance \"");
+    cli_buf_add_clean(&msg, name);
+    if (id > 0) {
+        cli_buf_add(&msg, "\" updated; ");
+        cli_admitted_phrase(&msg, ctx, name, id);
+    } else {
+        cli_buf_add(&msg, "\" unchanged; no plan admitted");
+    }
+    printf("%s\n", cli_buf_str(&msg));
+    cli_buf_free(&msg);
+    return CLI_EXIT_OK;
+}
+
+const cli_command cli_cmd_set = {
+    "set",
+    "Change parameter values and run the plan they select",
+    "NAME -p K=V...",
+    "Changes parameter values and admits the plan they select: the\n"
+    "parameters' trigger plan, else update, else deploy.  Refused while a\n"
+    "run is active (exit 3), and when the changed parameters name different\n"
+    "plans.  Values equal to the current ones admit nothing.",
+    pos,
+    flags,
+    examples,
+    run};

@@ -1,0 +1,60 @@
+/* cmd_validate.c - `planctl validate -f FILE`: every error of a definition,
+ * one per line with its JSON path, without touching any database. */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const cli_flag flags[] = {{"file", 'f', CLI_FLAG_VALUE, 1, "FILE",
+                                  "the definition, or - for standard input"},
+                                 {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
+
+static const char *const examples[] = {
+    "planctl validate -f zookeeper.json", "render-def | planctl validate -f -",
+    "planctl validate -f zookeeper.json -o json", NULL};
+
+static int run(cli_ctx *ctx, const cli_args *a)
+{
+    const char *path = cli_arg(a, "file");
+    const char *origin = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    char *text = NULL, *out = NULL;
+    size_t len;
+
+    int rc = cli_read_input(&text, &len, path);
+    if (rc)
+        return rc;
+    rc = planctl_definition_check(&out, text, len, origin);
+    free(text);
+    if (rc < 0) {
+        cli_errorf("%s", planctl_strerror(rc));
+        return cli_exit_code(rc);
+    }
+    json_t *doc = cli_json_parse(out);
+    planctl_free(out);
+    if (!doc)
+        return CLI_EXIT_ERROR;
+    int valid = json_is_true(json_object_get(doc, "valid"));
+    if (ctx->json) {
+        rc = cli_json_print_obj(doc);
+        return rc ? rc : valid ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    }
+    if (valid)
+        printf("%s is valid\n", origin);
+    else
+        cli_render_validate(stdout, doc);
+    json_decref(doc);
+    return valid ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+}
+
+const cli_command cli_cmd_validate = {
+    "validate",
+    "Check a definition file and list every error",
+    "-f FILE",
+    "Decodes and checks a definition (syntax, required fields, names,\n"
+    "strategies, durations, task references, triggers, unknown fields) and\n"
+    "prints every error as \"path: Type: message\".  Exits 2 when there is\n"
+    "any.  No database is opened.",
+    NULL,
+    flags,
+    examples,
+    run};

@@ -1,0 +1,76 @@
+/*
+ * errors.c - how the CLI reports failure: one line on stderr starting with
+ * "planctl: ", and the exit codes of DESIGN §8 mapped from library codes.
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+
+int cli_exit_code(int rc)
+{
+    switch (rc) {
+    case PLANCTL_OK:
+        return CLI_EXIT_OK;
+    case PLANCTL_EINVAL:
+    case PLANCTL_EDEFINITION:
+        return CLI_EXIT_USAGE;
+    case PLANCTL_ECONFLICT:
+    case PLANCTL_EBUSY:
+    case PLANCTL_ESTALE:
+        return CLI_EXIT_CONFLICT;
+    case PLANCTL_ENOTFOUND:
+        return CLI_EXIT_NOTFOUND;
+    default:
+        return CLI_EXIT_ERROR;
+    }
+}
+
+static void verrorf(const char *fmt, va_list ap)
+{
+    /* Flush stdout first so that, when both go to one pipe, the error
+     * lands after whatever the command printed before it failed. */
+    fflush(stdout);
+    fputs("planctl: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+void cli_errorf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    verrorf(fmt, ap);
+    va_end(ap);
+}
+
+int cli_fail(const cli_ctx *ctx, int rc)
+{
+    const char *msg = ctx->db ? planctl_errmsg(ctx->db) : "";
+    cli_buf clean = CLI_BUF_INIT;
+    /* Messages quote user input (names, paths); keep them one line. */
+    cli_buf_add_clean(&clean, msg[0] ? msg : planctl_strerror(rc));
+    cli_errorf("%s", cli_buf_str(&clean));
+    cli_buf_free(&clean);
+    return cli_exit_code(rc);
+}
+
+int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
+{
+    cli_buf msg = CLI_BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    char small[256];
+    vsnprintf(small, sizeof(small), fmt, ap);
+    va_end(ap);
+    cli_buf_addf(&msg, "%s; usage: planctl %s%s%s", small, cmd->name,
+                 cmd->usage[0] ? " " : "", cmd->usage);
+    cli_errorf("%s", cli_buf_str(&msg));
+    cli_buf_free(&msg);
+    return CLI_EXIT_USAGE;
+}
+
+void cli_oom(void)
+{
+    fputs("planctl: out of memory\n", stderr);
+    exit(CLI_EXIT_ERROR);
+}

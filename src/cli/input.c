@@ -1,0 +1,54 @@
+/*
+ * input.c - reading a definition file, or standard input for "-", whole
+ * into memory for the library.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Far above the library's own limit on a definition, so the library is the
+ * one to explain the limit; this only stops reading /dev/zero forever. */
+#define CLI_INPUT_MAX ((size_t)64 * 1024 * 1024)
+
+int cli_read_input(char **out, size_t *len, const char *path)
+{
+    int is_stdin = strcmp(path, "-") == 0;
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    cli_buf b = CLI_BUF_INIT;
+    char chunk[65536];
+    size_t n;
+
+    *out = NULL;
+    *len = 0;
+    if (!f) {
+        cli_errorf("cannot read \"%s\": %s", path, strerror(errno));
+        return CLI_EXIT_ERROR;
+    }
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+        if (b.len + n > CLI_INPUT_MAX) {
+            cli_errorf("cannot read \"%s\": larger than %zu MiB",
+                       is_stdin ? "<stdin>" : path, CLI_INPUT_MAX >> 20);
+            cli_buf_free(&b);
+            if (!is_stdin)
+                fclose(f);
+            return CLI_EXIT_ERROR;
+        }
+        cli_buf_addn(&b, chunk, n);
+    }
+    int err = ferror(f) ? errno : 0;
+    if (!is_stdin)
+        fclose(f);
+    if (err) {
+        cli_errorf("cannot read \"%s\": %s", is_stdin ? "<stdin>" : path,
+                   strerror(err));
+        cli_buf_free(&b);
+        return CLI_EXIT_ERROR;
+    }
+    if (!b.s)
+        cli_buf_add(&b, "");
+    *out = b.s;
+    *len = b.len;
+    return 0;
+}

@@ -1,0 +1,157 @@
+/*
+ * main.c - the planctl command-line tool: the command table, the global
+ * flags and the clock, then the command itself (which opens the database
+ * once its arguments are checked).
+ *
+ * Adding a command is one entry in CLI_COMMANDS and one cmd_<verb>.c that
+ * defines cli_cmd_<verb>.  The table's order is the order of `--help`.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CLI_COMMANDS(X)                                                        \
+    X(validate)                                                                \
+    X(apply)                                                                   \
+    X(definitions)                                                             \
+    X(create)                                                                  \
+    X(set)                                                                     \
+    X(upgrade)                                                                 \
+    X(delete)                                                                  \
+    X(instances)                                                               \
+    X(trigger)                                                                 \
+    X(cancel)                                                                  \
+    X(pause)                                                                   \
+    X(resume)                                                                  \
+    X(retry)                                                                   \
+    X(status)                                                                  \
+    X(history)
+
+#define CLI_DECLARE_(verb) extern const cli_command cli_cmd_##verb;
+CLI_COMMANDS(CLI_DECLARE_)
+#undef CLI_DECLARE_
+
+#define CLI_ENTRY_(verb) &cli_cmd_##verb,
+static const cli_command *const commands[] = {CLI_COMMANDS(CLI_ENTRY_)};
+#undef CLI_ENTRY_
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static int64_t fixed_clock(void *data)
+{
+    return *(const int64_t *)data;
+}
+
+/* PLANCTL_NOW pins "now" for reproducible output (tests, docs): the
+ * library records it and the CLI measures durations to it. */
+static int setup_now(cli_ctx *ctx)
+{
+    const char *env = getenv("PLANCTL_NOW");
+    if (env && env[0]) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(env, &end, 10);
+        int is_int = (env[0] == '-' || (env[0] >= '0' && env[0] <= '9')) &&
+                     !*end && !errno;
+        if (is_int) {
+            ctx->now_ms = v;
+        } else if (cli_time_parse(&ctx->now_ms, env) != 0) {
+            cli_errorf("invalid PLANCTL_NOW \"%s\"; expected an RFC 3339 "
+                       "time or milliseconds since the epoch",
+                       env);
+            return CLI_EXIT_USAGE;
+        }
+        ctx->fixed_now = 1;
+        return 0;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ctx->now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return 0;
+}
+
+int cli_open_db(cli_ctx *ctx, cli_db_mode mode)
+{
+    if (mode == CLI_DB_NONE || ctx->db)
+        return 0;
+    planctl_open_options opts = PLANCTL_OPEN_OPTIONS_INIT;
+    /* Only a command that stores something new may create the file; for
+     * the others a mistyped --db must be reported, not created empty. */
+    if (mode == CLI_DB_EXISTING)
+        opts.flags |= PLANCTL_OPEN_NOCREATE;
+    int rc = planctl_open(&ctx->db, ctx->db_path, &opts);
+    if (rc < 0) {
+        if (!ctx->db)
+            cli_oom();
+        return cli_fail(ctx, rc);
+    }
+    if (ctx->fixed_now)
+        planctl_set_clock(ctx->db, fixed_clock, &ctx->now_ms);
+    return 0;
+}
+
+static int run(cli_ctx *ctx, const cli_globals *g, const cli_args *a)
+{
+    if (g->version) {
+        const char *lib = planctl_libversion();
+        if (strcmp(lib, PLANCTL_VERSION) == 0)
+            printf("planctl %s\n", PLANCTL_VERSION);
+        else
+            printf("planctl %s (library %s)\n", PLANCTL_VERSION, lib);
+        return CLI_EXIT_OK;
+    }
+    if (g->help) {
+        if (a->cmd)
+            cli_help_command(stdout, a->cmd);
+        else
+            cli_help_global(stdout, commands, NCOMMANDS);
+        return CLI_EXIT_OK;
+    }
+    if (!a->cmd) {
+        cli_help_global(stderr, commands, NCOMMANDS);
+        return CLI_EXIT_USAGE;
+    }
+
+    if (g->output && strcmp(g->output, "json") == 0) {
+        ctx->json = 1;
+    } else if (g->output && strcmp(g->output, "text") != 0) {
+        cli_errorf("invalid output format \"%s\"; expected text or json",
+                   g->output);
+        return CLI_EXIT_USAGE;
+    }
+    const char *env_db = getenv("PLANCTL_DB");
+    ctx->db_path = g->db                 ? g->db
+                   : env_db && env_db[0] ? env_db
+                                         : "./planctl.db";
+    int rc = setup_now(ctx);
+    if (rc)
+        return rc;
+    cli_term_detect(&ctx->term, g->no_color);
+    return a->cmd->run(ctx, a);
+}
+
+int main(int argc, char **argv)
+{
+    cli_globals g;
+    cli_args a;
+    cli_ctx ctx;
+
+    memset(&ctx, 0, sizeof(ctx));
+    tzset();
+    int rc = cli_args_parse(&g, &a, commands, NCOMMANDS, argc, argv);
+    if (rc == 0)
+        rc = run(&ctx, &g, &a);
+    planctl_close(ctx.db);
+    cli_args_free(&a);
+    /* A full disk or a closed pipe must not look like success. */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "planctl: cannot write the output: %s\n",
+                strerror(errno));
+        if (rc == 0)
+            rc = CLI_EXIT_ERROR;
+    }
+    return rc;
+}
