@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/rollup.h"
 #include "store/store.h"
 
 static const pctl_query set_query[PLANCTL_ENTITY__COUNT] = {
@@ -291,8 +292,8 @@ static int open_children(planctl *p, pctl_query q, int64_t run_id, child **out,
 }
 
 static int close_level(planctl *p, planctl_entity entity, pctl_query q,
-                       int64_t run_id, const char *msg_started,
-                       const char *msg_unstarted, const char *actor)
+                       int64_t run_id, planctl_status run_end,
+                       const char *msg_started, const char *actor)
 {
     child *v;
     size_t n, i;
@@ -300,12 +301,14 @@ static int close_level(planctl *p, planctl_entity entity, pctl_query q,
 
     for (i = 0; rc == 0 && i < n; i++) {
         pctl_change c = PCTL_CHANGE_INIT;
+        const char *msg;
 
+        if (!pctl_close_child(v[i].status, run_end, &c.to, &msg))
+            continue;
         c.entity = entity;
         c.id = v[i].id;
         c.from = v[i].status;
-        c.to = PLANCTL_STATUS_CANCELLED;
-        c.message = v[i].started ? msg_started : msg_unstarted;
+        c.message = v[i].started && msg_started ? msg_started : msg;
         c.actor = actor;
         rc = pctl_gate(p, &c);
     }
@@ -313,15 +316,15 @@ static int close_level(planctl *p, planctl_entity entity, pctl_query q,
     return rc;
 }
 
-int pctl_close_children(planctl *p, int64_t run_id, const char *msg_started,
-                        const char *msg_unstarted, const char *actor)
+int pctl_close_children(planctl *p, int64_t run_id, planctl_status run_end,
+                        const char *msg_started, const char *actor)
 {
     int rc = close_level(p, PLANCTL_ENTITY_STEP, PCTL_Q_steps_open, run_id,
-                         msg_started, msg_unstarted, actor);
+                         run_end, msg_started, actor);
 
     if (rc == 0)
         rc = close_level(p, PLANCTL_ENTITY_PHASE, PCTL_Q_phases_open, run_id,
-                         msg_started, msg_unstarted, actor);
+                         run_end, msg_started, actor);
     return rc;
 }
 

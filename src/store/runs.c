@@ -241,8 +241,7 @@ int planctl_run_cancel(int64_t *out, planctl *p, const char *instance,
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
     if (rc == 0)
-        rc = pctl_close_children(p, id, msg, "not started: run cancelled",
-                                 "user");
+        rc = pctl_close_children(p, id, PLANCTL_STATUS_CANCELLED, msg, "user");
     if (rc == 0) {
         c.entity = PLANCTL_ENTITY_RUN;
         c.id = id;

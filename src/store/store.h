@@ -131,11 +131,13 @@ int pctl_event_admin(planctl *p, int64_t instance_id, const char *entity,
                      const char *message, const char *actor,
                      const char *data_json);
 
-/* Ends every non-terminal phase and step of run_id as CANCELLED, the ones
- * that had started with msg_started, the others with msg_unstarted.  The
- * run itself is left to the caller.  Inside a transaction. */
-int pctl_close_children(planctl *p, int64_t run_id, const char *msg_started,
-                        const char *msg_unstarted, const char *actor);
+/* Ends every open phase and step of run_id as its run ends with run_end
+ * (FATAL_ERROR or CANCELLED), by the rule of pctl_close_child(); children
+ * that had started get msg_started instead of the rule's message when it
+ * is not NULL.  The run itself is left to the caller.  Inside a
+ * transaction. */
+int pctl_close_children(planctl *p, int64_t run_id, planctl_status run_end,
+                        const char *msg_started, const char *actor);
 
 /* ---- definitions ---- */
 
@@ -152,8 +154,8 @@ typedef struct pctl_admission {
     int64_t definition_id;
     const pctl_def *def;
     const char *plan;
-    const char *trigger; /* runs.trigger: create, set, upgrade, delete,
-                          manual, retry */
+    const char *trigger;     /* runs.trigger: create, set, upgrade, delete,
+                              manual, retry */
     const char *reason;      /* or NULL */
     const char *params_json; /* the full parameter snapshot */
     int64_t retry_of;        /* 0 or the run whose COMPLETE parts carry over */

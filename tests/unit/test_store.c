@@ -19,6 +19,7 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
+#include "core/status.h"
 #include "planctl.h"
 #include "store_fixture.h"
 #include "testutil.h"
@@ -61,9 +62,44 @@ static int setup(void **state)
     return 0;
 }
 
+/* The per-status invariants of core/status.h hold for every row the
+ * store wrote, whatever the test did. */
+static void check_invariants(fixture *f)
+{
+    static const char *const tables[] = {"runs", "phases", "steps"};
+    size_t t;
+
+    for (t = 0; t < 3; t++) {
+        char *sql = tu_fmt("SELECT id, status, started_at IS NOT NULL, "
+                           "finished_at IS NOT NULL FROM %s",
+                           tables[t]);
+        sqlite3_stmt *st;
+
+        assert_int_equal(sqlite3_prepare_v2(f->db, sql, -1, &st, NULL),
+                         SQLITE_OK);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            planctl_status s;
+
+            assert_int_equal(planctl_status_parse(
+                                 &s, (const char *)sqlite3_column_text(st, 1)),
+                             0);
+            if (!pctl_status_invariant(s, sqlite3_column_int(st, 2),
+                                       sqlite3_column_int(st, 3)))
+                fail_msg("%s %lld: %s with start=%d finish=%d", tables[t],
+                         (long long)sqlite3_column_int64(st, 0),
+                         planctl_status_name(s), sqlite3_column_int(st, 2),
+                         sqlite3_column_int(st, 3));
+        }
+        sqlite3_finalize(st);
+        free(sql);
+    }
+}
+
 static int teardown(void **state)
 {
     fixture *f = *state;
+
+    check_invariants(f);
 
     sqlite3_close(f->db);
     planctl_close(f->p);
