@@ -18,6 +18,7 @@
 
 #include "planctl.h"
 #include "store/queries.h"
+#include "store/store.h"
 #include "testutil.h"
 
 static char *dir;
@@ -329,6 +330,26 @@ static void test_options_version_checked(void **state)
     free(path);
 }
 
+/* The durability option reaches the connection: synchronous is per
+ * connection, so read it through the handle's own (store internals). */
+static void test_durability_option(void **state)
+{
+    char *path = tu_fmt("%s/sync.db", dir);
+    planctl_open_options o = PLANCTL_OPEN_OPTIONS_INIT;
+    planctl *p;
+
+    (void)state;
+    assert_int_equal(planctl_open(&p, path, NULL), 0);
+    assert_int_equal(pragma(p->db, "PRAGMA synchronous"), 1); /* NORMAL */
+    assert_int_equal(pragma(p->db, "PRAGMA foreign_keys"), 1);
+    planctl_close(p);
+    o.durability = PLANCTL_DURABILITY_FULL;
+    assert_int_equal(planctl_open(&p, path, &o), 0);
+    assert_int_equal(pragma(p->db, "PRAGMA synchronous"), 2); /* FULL */
+    planctl_close(p);
+    free(path);
+}
+
 /* queries.h and queries.sql name the same statements. */
 static void test_query_names_agree(void **state)
 {
@@ -381,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_empty_file_is_initialised),
         cmocka_unit_test(test_nocreate_and_readonly),
         cmocka_unit_test(test_options_version_checked),
+        cmocka_unit_test(test_durability_option),
         cmocka_unit_test(test_query_names_agree),
         cmocka_unit_test(test_error_names),
     };
