@@ -15,37 +15,41 @@ static int failed(planctl_status s)
 }
 
 size_t pctl_startable(pctl_strategy strategy, const planctl_status *kids,
-                      size_t n, size_t *out)
+                      size_t stride, size_t n, size_t *out)
 {
     size_t i, count = 0;
 
     for (i = 0; i < n; i++)
-        if (failed(kids[i]))
+        if (failed(PCTL_KID(kids, stride, i)))
             return 0;
     for (i = 0; i < n; i++) {
+        planctl_status k = PCTL_KID(kids, stride, i);
+
         if (strategy == PCTL_STRATEGY_SERIAL) {
-            if (kids[i] == PLANCTL_STATUS_COMPLETE)
+            if (k == PLANCTL_STATUS_COMPLETE)
                 continue;
-            if (kids[i] == PLANCTL_STATUS_PENDING)
+            if (k == PLANCTL_STATUS_PENDING)
                 out[count++] = i;
             break;
         }
-        if (kids[i] == PLANCTL_STATUS_PENDING)
+        if (k == PLANCTL_STATUS_PENDING)
             out[count++] = i;
     }
     return count;
 }
 
-planctl_status pctl_rollup(const planctl_status *kids, size_t n)
+planctl_status pctl_rollup(const planctl_status *kids, size_t stride, size_t n)
 {
     int any_fatal = 0, any_cancelled = 0, any_started = 0, all_complete = 1;
     size_t i;
 
     for (i = 0; i < n; i++) {
-        any_fatal |= kids[i] == PLANCTL_STATUS_FATAL_ERROR;
-        any_cancelled |= kids[i] == PLANCTL_STATUS_CANCELLED;
-        any_started |= started(kids[i]);
-        all_complete &= kids[i] == PLANCTL_STATUS_COMPLETE;
+        planctl_status k = PCTL_KID(kids, stride, i);
+
+        any_fatal |= k == PLANCTL_STATUS_FATAL_ERROR;
+        any_cancelled |= k == PLANCTL_STATUS_CANCELLED;
+        any_started |= started(k);
+        all_complete &= k == PLANCTL_STATUS_COMPLETE;
     }
     if (any_fatal)
         return PLANCTL_STATUS_FATAL_ERROR;

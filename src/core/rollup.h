@@ -14,6 +14,15 @@
 #include "planctl.h"
 
 /*
+ * Children are read as n statuses `stride` bytes apart starting at kids, so
+ * they can be a plain array (stride sizeof(planctl_status)) or the status
+ * member of an array of structs.
+ */
+#define PCTL_KID(kids, stride, i)                                              \
+    (*(const planctl_status *)(const void *)((const char *)(kids) +            \
+                                             (i) * (stride)))
+
+/*
  * The children (phases of a run, or steps of a phase) that may start now,
  * written to out (room for n) in order; returns how many.
  *   serial:   the first child that is not COMPLETE, if it is PENDING (each
@@ -23,7 +32,7 @@
  * ending.  Can't fail.
  */
 size_t pctl_startable(pctl_strategy strategy, const planctl_status *kids,
-                      size_t n, size_t *out);
+                      size_t stride, size_t n, size_t *out);
 
 /*
  * The status a phase or run should have given its children's:
@@ -34,7 +43,7 @@ size_t pctl_startable(pctl_strategy strategy, const planctl_status *kids,
  *   PENDING     otherwise.
  * Can't fail.
  */
-planctl_status pctl_rollup(const planctl_status *kids, size_t n);
+planctl_status pctl_rollup(const planctl_status *kids, size_t stride, size_t n);
 
 /*
  * How an open child ends when its run ends with run_end (FATAL_ERROR or

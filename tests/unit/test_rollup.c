@@ -72,7 +72,8 @@ static void test_startable_exhaustive(void **state)
         for (n = 0; n <= MAXK; n++) {
             memset(kids, 0, sizeof kids);
             do {
-                got = pctl_startable((pctl_strategy)s, kids, n, out);
+                got = pctl_startable((pctl_strategy)s, kids, sizeof kids[0], n,
+                                     out);
                 for (i = 0, want = 0; i < n; i++) {
                     if (!ref_may_start((pctl_strategy)s, kids, n, i))
                         continue;
@@ -124,7 +125,8 @@ static void test_rollup_exhaustive(void **state)
     for (n = 0; n <= MAXK; n++) {
         memset(kids, 0, sizeof kids);
         do {
-            assert_int_equal(pctl_rollup(kids, n), ref_rollup(kids, n));
+            assert_int_equal(pctl_rollup(kids, sizeof kids[0], n),
+                             ref_rollup(kids, n));
         } while (n > 0 && next_combo(kids, n));
     }
     /* The examples of DESIGN §3 by name. */
@@ -135,9 +137,12 @@ static void test_rollup_exhaustive(void **state)
                               PLANCTL_STATUS_IN_PROGRESS};
         planctl_status c[] = {PLANCTL_STATUS_COMPLETE, PLANCTL_STATUS_ERROR};
 
-        assert_int_equal(pctl_rollup(a, 2), PLANCTL_STATUS_COMPLETE);
-        assert_int_equal(pctl_rollup(b, 3), PLANCTL_STATUS_FATAL_ERROR);
-        assert_int_equal(pctl_rollup(c, 2), PLANCTL_STATUS_IN_PROGRESS);
+        assert_int_equal(pctl_rollup(a, sizeof a[0], 2),
+                         PLANCTL_STATUS_COMPLETE);
+        assert_int_equal(pctl_rollup(b, sizeof b[0], 3),
+                         PLANCTL_STATUS_FATAL_ERROR);
+        assert_int_equal(pctl_rollup(c, sizeof c[0], 2),
+                         PLANCTL_STATUS_IN_PROGRESS);
     }
 }
 

@@ -1,0 +1,60 @@
+/* utf8.c - UTF-8 validation and repair for text that reaches JSON. */
+#include "utf8.h"
+
+#include <string.h>
+
+#include "alloc.h"
+
+/* The length of the valid sequence at s (at most n bytes), or 0. */
+static size_t valid_seq(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    size_t len, i;
+    unsigned cp;
+
+    if (c >= 0x01 && c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        len = 2, cp = c & 0x1f;
+    else if (c >= 0xe0 && c <= 0xef)
+        len = 3, cp = c & 0x0f;
+    else if (c >= 0xf0 && c <= 0xf4)
+        len = 4, cp = c & 0x07;
+    else
+        return 0; /* NUL, continuation byte, overlong lead, > U+10FFFF */
+    if (len > n)
+        return 0;
+    for (i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+        (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+        return 0;
+    return len;
+}
+
+char *pctl_utf8_clean(const char *s, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    char *out = pctl_malloc(len * 3 + 1), *o = out;
+    size_t i = 0, k;
+
+    if (!out)
+        return NULL;
+    while (i < len) {
+        k = valid_seq(u + i, len - i);
+        if (k) {
+            memcpy(o, u + i, k);
+            o += k;
+            i += k;
+        } else {
+            memcpy(o, "\xef\xbf\xbd", 3);
+            o += 3;
+            i++;
+        }
+    }
+    *o = '\0';
+    return out;
+}
