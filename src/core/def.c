@@ -95,7 +95,8 @@ static const char *const top_fields[] = {"name",       "version", "description",
 static const char *const param_fields[] = {
     "name", "default", "required", "trigger", "description", "displayName"};
 static const char *const task_fields[] = {"name", "kind", "spec"};
-static const char *const plan_fields[] = {"strategy", "preflight", "phases"};
+static const char *const plan_fields[] = {"strategy", "preflight", "phases",
+                                          "deadline"};
 static const char *const check_fields[] = {"name", "task"};
 static const char *const phase_fields[] = {"name", "strategy", "steps"};
 static const char *const step_fields[] = {"name", "tasks", "retry", "timeout"};
@@ -773,6 +774,18 @@ static int decode_plan(ctx *c, json_t *o, pctl_plan_def *pl)
         return type_error(c, NULL, "an object");
     CHECK(check_known(c, o, plan_fields, COUNT(plan_fields)));
     CHECK(get_strategy(c, o, &pl->strategy));
+    {
+        int state;
+        const char *s;
+
+        CHECK(get_duration(c, o, "deadline", &pl->deadline_ms, &state, &s));
+        if (state == 1 && pl->deadline_ms == 0) {
+            qbuf q;
+
+            CHECK(fail(c, "deadline", PCTL_FERR_INVALID, NULL,
+                       "%s: must be greater than zero", quote(&q, s)));
+        }
+    }
     CHECK(get_array(c, o, "preflight", 0, PCTL_DEF_MAX_CHECKS,
                     "preflight checks", &v));
     if (v) {

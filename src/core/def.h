@@ -88,6 +88,7 @@ typedef struct pctl_plan_def {
     pctl_phase_def *phases;
     size_t nchecks;
     pctl_check_def *preflight;
+    int64_t deadline_ms; /* a run must end this long after it starts; 0 */
 } pctl_plan_def;
 
 typedef struct pctl_def {

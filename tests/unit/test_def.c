@@ -601,6 +601,25 @@ static void test_plans(void **state)
         "plan\n");
 }
 
+/* A plan's deadline: a run must end this long after it starts. */
+static void test_plan_deadline(void **state)
+{
+    pctl_def *d = decode_ok(MINIMAL("", "\"deadline\":\"10m\",", ""));
+
+    (void)state;
+    assert_int_equal(pctl_def_plan(d, "deploy")->deadline_ms, 600000);
+    pctl_def_free(d);
+    d = decode_ok(MINIMAL("", "", ""));
+    assert_int_equal(pctl_def_plan(d, "deploy")->deadline_ms, 0);
+    pctl_def_free(d);
+    assert_errors(MINIMAL("", "\"deadline\":\"0s\",", ""),
+                  "plans.deploy.deadline: Invalid value: \"0s\": must be "
+                  "greater than zero\n");
+    assert_errors(MINIMAL("", "\"deadline\":\"soon\",", ""),
+                  "plans.deploy.deadline: Invalid value: \"soon\": must be a "
+                  "duration such as \"500ms\", \"30s\", \"5m\" or \"1h\"\n");
+}
+
 static void test_preflight(void **state)
 {
     (void)state;
@@ -1106,6 +1125,7 @@ int main(void)
         cmocka_unit_test(test_parameters),
         cmocka_unit_test(test_tasks),
         cmocka_unit_test(test_plans),
+        cmocka_unit_test(test_plan_deadline),
         cmocka_unit_test(test_preflight),
         cmocka_unit_test(test_phases_steps),
         cmocka_unit_test(test_retry),
