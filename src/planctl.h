@@ -368,6 +368,144 @@ PLANCTL_API int planctl_history_json(char **out, planctl *p,
                                      const char *instance,
                                      const planctl_history_options *opts);
 
+/* ---- the engine -------------------------------------------------------- */
+
+struct uv_loop_s; /* libuv's loop; uv.h stays out of this header */
+
+typedef struct planctl_engine planctl_engine;
+
+/* One execution of one task of a step, owned by the engine.  An executor
+ * receives it in start() and must report on it exactly once with
+ * planctl_step_finish(), after which it must not touch it again. */
+typedef struct planctl_job planctl_job;
+
+/* What a task reports. */
+typedef enum planctl_outcome {
+    PLANCTL_OUTCOME_DONE = 0,     /* finished: the step goes on */
+    PLANCTL_OUTCOME_NOT_DONE = 1, /* not yet: started again after the poll
+                                     interval (KUDO's "not done") */
+    PLANCTL_OUTCOME_ERROR = 2,    /* transient: the step is retried */
+    PLANCTL_OUTCOME_FATAL = 3     /* permanent: the step ends FATAL_ERROR */
+} planctl_outcome;
+
+/* What an executor is told about a task.  Borrowed: valid only during
+ * start(); copy what you keep. */
+typedef struct planctl_task_info {
+    const char *instance, *plan, *phase, *step;
+    const char *task; /* the task's name */
+    const char *kind;
+    const char *spec;   /* the task's spec, a JSON object */
+    const char *params; /* the run's parameter snapshot, a JSON object */
+    int64_t run;
+    int attempt;          /* 1-based try of the step */
+    int64_t deadline_ms;  /* the step's timeout as an absolute time, or 0 */
+} planctl_task_info;
+
+/*
+ * An executor performs the tasks of one kind.  Both functions are called
+ * on the loop thread and must not block.
+ *   start:  begins the job.  Returns 0, or a negative code: the job then
+ *           counts as failed (ERROR) and planctl_step_finish must not be
+ *           called for it.
+ *   cancel: asks a started job to stop (cancel, timeout, shutdown).  The
+ *           executor still calls planctl_step_finish once it has stopped;
+ *           the outcome it reports is then ignored.
+ */
+typedef struct planctl_executor {
+    unsigned int version; /* PLANCTL_EXECUTOR_VERSION */
+    int (*start)(planctl_job *job, const planctl_task_info *info, void *data);
+    void (*cancel)(planctl_job *job, void *data);
+    void *data;
+} planctl_executor;
+
+#define PLANCTL_EXECUTOR_VERSION 1
+
+/*
+ * Reports the job's outcome; callable from any thread, exactly once per
+ * job.  message (may be NULL) is copied.  Returns 0, or PLANCTL_EINVAL for
+ * a NULL job or a second report.
+ */
+PLANCTL_API int planctl_step_finish(planctl_job *job, planctl_outcome outcome,
+                                    const char *message);
+
+/* Records an exit code and the tail of the task's output with the job's
+ * attempt (shell does); call before planctl_step_finish, from the thread
+ * that will call it.  output is copied, keeping its last 4 KiB.  Returns 0
+ * or PLANCTL_ENOMEM. */
+PLANCTL_API int planctl_job_set_output(planctl_job *job, int exit_code,
+                                       const char *output);
+
+/* The loop the job runs on, for the executor's own handles.  Can't fail. */
+PLANCTL_API struct uv_loop_s *planctl_job_loop(const planctl_job *job);
+
+/* A pointer the executor may attach to the job (NULL until set).  Can't
+ * fail. */
+PLANCTL_API void planctl_job_set_data(planctl_job *job, void *data);
+PLANCTL_API void *planctl_job_data(const planctl_job *job);
+
+typedef struct planctl_engine_options {
+    unsigned int version;     /* PLANCTL_ENGINE_OPTIONS_VERSION */
+    int concurrency;          /* steps running at once; 0: 64 */
+    int64_t change_poll_ms;   /* how often commits of other processes are
+                                 looked for; 0: 100 */
+    int64_t task_poll_ms;     /* restart of a NOT_DONE task; 0: 1000 */
+    int64_t lease_ttl_ms;     /* a lease older than this is stale; 0: 15000 */
+    int until_idle;           /* stop by itself when nothing is left to do */
+} planctl_engine_options;
+
+#define PLANCTL_ENGINE_OPTIONS_VERSION 1
+#define PLANCTL_ENGINE_OPTIONS_INIT                                            \
+    { PLANCTL_ENGINE_OPTIONS_VERSION, 0, 0, 0, 0, 0 }
+
+/*
+ * Creates an engine that will run on loop (the embedder's, borrowed: the
+ * engine never runs or closes it) with the open handle p, which it uses
+ * from the loop thread from then on.  Dummy and shell are registered.
+ * Errors: EINVAL, ENOMEM.
+ */
+PLANCTL_API int planctl_engine_new(planctl_engine **out, planctl *p,
+                                   struct uv_loop_s *loop,
+                                   const planctl_engine_options *opts);
+
+/* Registers (or replaces) the executor of a task kind.  Before start.
+ * Errors: EINVAL (bad kind or version), ENOMEM. */
+PLANCTL_API int planctl_engine_register(planctl_engine *e, const char *kind,
+                                        const planctl_executor *ex);
+
+/*
+ * Takes the database's engine lease and begins: attempts a dead engine
+ * left IN_PROGRESS become ERROR ("interrupted: engine stopped") and are
+ * retried by policy, then passes run on the loop.  stopped(e, data), if not
+ * NULL, is called on the loop thread once the engine has stopped and
+ * closed every handle, whether it was asked to (planctl_engine_stop) or
+ * stopped by itself (until_idle, or a lost lease: see
+ * planctl_engine_status()).  Errors: ECONFLICT (another engine holds the
+ * lease; the message names it), EINVAL (already started), EIO, ENOMEM.
+ */
+PLANCTL_API int planctl_engine_start(planctl_engine *e,
+                                     void (*stopped)(planctl_engine *e,
+                                                     void *data),
+                                     void *data);
+
+/*
+ * Stops: nothing new starts, running steps get grace_ms to finish, then
+ * are cancelled (their attempts end ERROR and are retried at the next
+ * start); everything is committed, the lease released and every handle
+ * closed, then the stopped callback runs.  Calling stop again with a
+ * shorter grace cuts it short (0: cancel now).  Returns 0, or
+ * PLANCTL_EINVAL when the engine was never started.
+ */
+PLANCTL_API int planctl_engine_stop(planctl_engine *e, int64_t grace_ms);
+
+/* Why a stopped engine stopped: 0 for a requested stop or until_idle,
+ * else the error that stopped it (its message in planctl_errmsg of the
+ * handle).  Can't fail. */
+PLANCTL_API int planctl_engine_status(const planctl_engine *e);
+
+/* Frees a stopped (or never started) engine.  NULL is allowed.  Can't
+ * fail. */
+PLANCTL_API void planctl_engine_free(planctl_engine *e);
+
 #ifdef __cplusplus
 }
 #endif

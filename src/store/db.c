@@ -115,7 +115,12 @@ static int64_t system_now(void *data)
 
 int64_t pctl_now(const planctl *p)
 {
-    return p->now_fn(p->now_data);
+    return p->frozen_now ? p->frozen_now : p->now_fn(p->now_data);
+}
+
+void pctl_clock_freeze(planctl *p, int64_t at)
+{
+    p->frozen_now = at;
 }
 
 void planctl_set_clock(planctl *p, int64_t (*now_ms)(void *data), void *data)
@@ -448,6 +453,7 @@ int planctl_open(planctl **out, const char *path,
         return PLANCTL_ENOMEM;
     *out = p;
     p->now_fn = system_now;
+    p->lock_fd = -1;
     if (!path || !*path)
         return pctl_err(p, PLANCTL_EINVAL, "database path is empty");
     if (o->version != PLANCTL_OPEN_OPTIONS_VERSION)
@@ -523,6 +529,8 @@ void planctl_close(planctl *p)
         sqlite3_finalize(p->stmts[i]);
     if (p->db)
         sqlite3_close_v2(p->db);
+    if (p->lock_fd >= 0)
+        close(p->lock_fd);
     pctl_free(p->path);
     pctl_free(p->errmsg);
     pctl_free(p);

@@ -45,7 +45,19 @@
     X(history)                                                                 \
     X(history_plan)                                                            \
     X(view_phases)                                                             \
-    X(view_steps)
+    X(view_steps)                                                              \
+    X(lease_get)                                                               \
+    X(lease_put)                                                               \
+    X(lease_token)                                                             \
+    X(lease_beat)                                                              \
+    X(lease_drop)                                                              \
+    X(data_version)                                                            \
+    X(active_runs)                                                             \
+    X(active_phases)                                                           \
+    X(active_steps)                                                            \
+    X(step_set_task)                                                           \
+    X(run_set_deadline)                                                        \
+    X(runs_open_any)
 
 typedef enum pctl_query {
 #define PCTL_X_(name) PCTL_Q_##name,

@@ -223,3 +223,58 @@ SELECT ph.idx, s.name, s.status, s.attempt, s.max_attempts,
 FROM steps AS s JOIN phases AS ph ON ph.id = s.phase_id
 WHERE s.run_id = ?1
 ORDER BY ph.idx, s.idx;
+
+-- name: lease_get
+SELECT host, pid, token, acquired_at, heartbeat_at FROM engine_lease
+WHERE id = 1;
+
+-- name: lease_put
+INSERT INTO engine_lease (id, owner, host, pid, token, acquired_at,
+                          heartbeat_at)
+VALUES (1, ?1, ?2, ?3, ?4, ?5, ?5)
+ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, host = excluded.host,
+    pid = excluded.pid, token = excluded.token,
+    acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at;
+
+-- name: lease_token
+SELECT token FROM engine_lease WHERE id = 1;
+
+-- name: lease_beat
+UPDATE engine_lease SET heartbeat_at = ?2 WHERE id = 1 AND token = ?1;
+
+-- name: lease_drop
+DELETE FROM engine_lease WHERE id = 1 AND token = ?1;
+
+-- name: data_version
+PRAGMA data_version;
+
+-- name: active_runs
+SELECT r.id, r.instance_id, i.name, r.plan, r.status, r.definition_id,
+    r.params, r.deadline_at
+FROM runs AS r JOIN instances AS i ON i.id = r.instance_id
+WHERE r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED')
+ORDER BY r.id;
+
+-- name: active_phases
+SELECT ph.run_id, ph.id, ph.idx, ph.name, ph.strategy, ph.status
+FROM runs AS r JOIN phases AS ph ON ph.run_id = r.id
+WHERE r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED')
+ORDER BY ph.run_id, ph.idx;
+
+-- name: active_steps
+SELECT s.run_id, ph.idx, s.id, s.idx, s.name, s.status, s.attempt,
+    s.max_attempts, s.next_attempt_at, s.deadline_at, s.task_index, s.message
+FROM runs AS r JOIN steps AS s ON s.run_id = r.id
+JOIN phases AS ph ON ph.id = s.phase_id
+WHERE r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED')
+ORDER BY s.run_id, ph.idx, s.idx;
+
+-- name: step_set_task
+UPDATE steps SET task_index = ?2 WHERE id = ?1 AND status = 'IN_PROGRESS';
+
+-- name: run_set_deadline
+UPDATE runs SET deadline_at = ?2 WHERE id = ?1;
+
+-- name: runs_open_any
+SELECT EXISTS (SELECT 1 FROM runs
+               WHERE status IN ('QUEUED', 'PENDING', 'IN_PROGRESS', 'PAUSED'));

@@ -23,7 +23,9 @@ struct planctl {
     int schema_version;
     int readonly;
     int tx_depth; /* >0 while a transaction of ours is open */
+    int lock_fd;  /* the engine's OS lock (lease.c), or -1 */
     int64_t (*now_fn)(void *data);
+    int64_t frozen_now; /* pctl_clock_freeze; 0: not frozen */
     void *now_data;
     sqlite3_stmt *stmts[PCTL_Q__COUNT];
 };
@@ -46,6 +48,10 @@ int pctl_sqlerr(planctl *p, int sqlrc, const char *what);
 
 /* The handle's clock: milliseconds since the epoch, UTC.  Can't fail. */
 int64_t pctl_now(const planctl *p);
+
+/* Makes pctl_now() return `at` until called with 0, so every time one
+ * engine pass records is the same.  Can't fail. */
+void pctl_clock_freeze(planctl *p, int64_t at);
 
 /* ---- statements ---- */
 
@@ -138,6 +144,28 @@ int pctl_event_admin(planctl *p, int64_t instance_id, const char *entity,
  * transaction. */
 int pctl_close_children(planctl *p, int64_t run_id, planctl_status run_end,
                         const char *msg_started, const char *actor);
+
+/* ---- the engine's lease (lease.c) ---- */
+
+/* Takes the database's engine lease: refused (ECONFLICT, naming the
+ * holder) while another engine lives; taken over from a dead engine on
+ * this host at once, from another host once its heartbeat is older than
+ * ttl_ms.  *token receives the fencing token.  Own transaction. */
+int pctl_lease_acquire(int64_t *token, planctl *p, int64_t ttl_ms);
+/* Checks, inside a transaction, that the lease still has token: ESTALE
+ * otherwise. */
+int pctl_fence(planctl *p, int64_t token);
+/* BEGIN IMMEDIATE, then pctl_fence; rolls back when fenced off. */
+int pctl_engine_tx_begin(planctl *p, int64_t token);
+/* Renews / gives up the lease (own transactions; release also drops the
+ * OS lock, whatever happens). */
+int pctl_lease_heartbeat(planctl *p, int64_t token);
+int pctl_lease_release(planctl *p, int64_t token);
+/* Drops the OS lock of an engine that lost its lease (nothing written).
+ * Can't fail. */
+void pctl_lease_abandon(planctl *p);
+/* PRAGMA data_version: changes when another connection commits. */
+int pctl_data_version(planctl *p, int64_t *out);
 
 /* ---- definitions ---- */
 

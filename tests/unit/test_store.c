@@ -120,41 +120,11 @@ static int64_t create(fixture *f, const char *name, const planctl_param *ps,
     return run;
 }
 
-static int64_t scalar(fixture *f, const char *fmt, ...)
-{
-    va_list ap;
-    char sql[1024];
-    sqlite3_stmt *st;
-    int64_t v = -1;
-
-    va_start(ap, fmt);
-    vsnprintf(sql, sizeof sql, fmt, ap);
-    va_end(ap);
-    if (sqlite3_prepare_v2(f->db, sql, -1, &st, NULL) != SQLITE_OK)
-        fail_msg("%s: %s", sql, sqlite3_errmsg(f->db));
-    if (sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
-static char *text(fixture *f, const char *sql)
-{
-    sqlite3_stmt *st;
-    char *v = NULL;
-
-    assert_int_equal(sqlite3_prepare_v2(f->db, sql, -1, &st, NULL), SQLITE_OK);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-        v = strdup((const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    return v;
-}
-
 static char *run_status(fixture *f, int64_t run)
 {
     char *sql =
         tu_fmt("SELECT status FROM runs WHERE id = %lld", (long long)run);
-    char *s = text(f, sql);
+    char *s = tu_text(f->db, "%s", sql);
 
     free(sql);
     return s;
@@ -176,15 +146,15 @@ static void move(fixture *f, int64_t run, planctl_entity e, const char *name,
     int64_t id = run;
 
     if (e == PLANCTL_ENTITY_PHASE)
-        id = scalar(f,
-                    "SELECT id FROM phases WHERE run_id = %lld AND "
-                    "name = '%s'",
-                    (long long)run, name);
+        id = tu_scalar(f->db,
+                       "SELECT id FROM phases WHERE run_id = %lld AND "
+                       "name = '%s'",
+                       (long long)run, name);
     else if (e == PLANCTL_ENTITY_STEP)
-        id = scalar(f,
-                    "SELECT id FROM steps WHERE run_id = %lld AND "
-                    "name = '%s'",
-                    (long long)run, name);
+        id = tu_scalar(f->db,
+                       "SELECT id FROM steps WHERE run_id = %lld AND "
+                       "name = '%s'",
+                       (long long)run, name);
     if (planctl_transition(f->p, e, id, from, to, msg, "test"))
         fail_msg("move %s: %s", name ? name : "run", planctl_errmsg(f->p));
 }
@@ -209,7 +179,7 @@ static void complete_simple(fixture *f, int64_t run, const char *phase,
 static char *plan_of(fixture *f, int64_t run)
 {
     char *sql = tu_fmt("SELECT plan FROM runs WHERE id = %lld", (long long)run);
-    char *s = text(f, sql);
+    char *s = tu_text(f->db, "%s", sql);
 
     free(sql);
     return s;
@@ -270,24 +240,25 @@ static void test_create_runs_deploy(void **state)
     assert_true(run > 0);
     expect_plan(f, run, "deploy");
     expect_run_status(f, run, "PENDING");
-    assert_int_equal(scalar(f,
-                            "SELECT count(*) FROM phases WHERE run_id = "
-                            "%lld",
-                            (long long)run),
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT count(*) FROM phases WHERE run_id = "
+                               "%lld",
+                               (long long)run),
                      2);
-    assert_int_equal(scalar(f,
-                            "SELECT count(*) FROM steps WHERE run_id = "
-                            "%lld AND status = 'PENDING'",
-                            (long long)run),
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT count(*) FROM steps WHERE run_id = "
+                               "%lld AND status = 'PENDING'",
+                               (long long)run),
                      3);
-    assert_int_equal(scalar(f, "SELECT max_attempts FROM steps WHERE name = "
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT max_attempts FROM steps WHERE name = "
                                "'node-0'"),
                      5);
     /* Creation events: the run, 2 phases, 3 steps, plus the admin one. */
-    assert_int_equal(scalar(f,
-                            "SELECT count(*) FROM events WHERE run_id = "
-                            "%lld",
-                            (long long)run),
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT count(*) FROM events WHERE run_id = "
+                               "%lld",
+                               (long long)run),
                      6);
     assert_int_equal(
         planctl_instance_create(&other, f->p, "zk", "zookeeper", NULL, NULL, 0),
@@ -313,8 +284,8 @@ static void test_create_runs_deploy(void **state)
                      PLANCTL_ENOTFOUND);
     assert_int_equal(other, 0);
     /* Nothing of the refused calls was written. */
-    assert_int_equal(scalar(f, "SELECT count(*) FROM instances"), 1);
-    assert_int_equal(scalar(f, "SELECT count(*) FROM runs"), 1);
+    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM instances"), 1);
+    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM runs"), 1);
 }
 
 static void test_missing_required_parameter(void **state)
@@ -359,7 +330,7 @@ static void test_set_selects_plan(void **state)
     /* No explicit trigger: update, since the definition has it. */
     assert_int_equal(planctl_instance_set(&next, f->p, "zk", &count, 1), 0);
     expect_plan(f, next, "update");
-    params = text(f, "SELECT params FROM runs ORDER BY id DESC LIMIT 1");
+    params = tu_text(f->db, "SELECT params FROM runs ORDER BY id DESC LIMIT 1");
     assert_string_equal(params, "{\"NODE_COUNT\":\"5\",\"MEMORY\":\"1Gi\"}");
     free(params);
     assert_int_equal(planctl_run_cancel(NULL, f->p, "zk", "test"), 0);
@@ -381,7 +352,7 @@ static void test_set_selects_plan(void **state)
                         "different plans: backup, update; change them "
                         "separately");
     /* ...and nothing was saved. */
-    params = text(f, "SELECT params FROM instances WHERE name = 'zk'");
+    params = tu_text(f->db, "SELECT params FROM instances WHERE name = 'zk'");
     assert_string_equal(params,
                         "{\"BACKUP_NAME\":\"nightly\",\"NODE_COUNT\":\"5\"}");
     free(params);
@@ -447,7 +418,7 @@ static void test_last_applied(void **state)
     int64_t run = create(f, "zk", NULL, 0);
     char *applied;
 
-    applied = text(f, "SELECT last_applied FROM instances");
+    applied = tu_text(f->db, "SELECT last_applied FROM instances");
     assert_null(applied);
     move(f, run, RUN, NULL, S(PENDING), S(IN_PROGRESS), NULL);
     move(f, run, PHASE, "nodes", S(PENDING), S(IN_PROGRESS), NULL);
@@ -455,7 +426,7 @@ static void test_last_applied(void **state)
     move(f, run, PHASE, "check", S(PENDING), S(IN_PROGRESS), NULL);
     move(f, run, PHASE, "check", S(IN_PROGRESS), S(COMPLETE), NULL);
     move(f, run, RUN, NULL, S(IN_PROGRESS), S(COMPLETE), NULL);
-    applied = text(f, "SELECT last_applied FROM instances");
+    applied = tu_text(f->db, "SELECT last_applied FROM instances");
     assert_string_equal(applied, "{\"NODE_COUNT\":\"3\",\"MEMORY\":\"1Gi\"}");
     free(applied);
 }
@@ -520,23 +491,28 @@ static void test_cancel_closes_children(void **state)
     move(f, run, STEP, "node-1", S(PENDING), S(IN_PROGRESS), NULL);
     move(f, run, STEP, "node-1", S(IN_PROGRESS), S(ERROR), "flaky");
     assert_int_equal(planctl_run_cancel(NULL, f->p, "zk", "maintenance"), 0);
-    assert_int_equal(scalar(f, "SELECT count(*) FROM steps WHERE status <> "
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT count(*) FROM steps WHERE status <> "
                                "'CANCELLED'"),
                      0);
-    assert_int_equal(scalar(f, "SELECT count(*) FROM phases WHERE status <> "
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT count(*) FROM phases WHERE status <> "
                                "'CANCELLED'"),
                      0);
-    assert_int_equal(scalar(f, "SELECT count(*) FROM steps WHERE message = "
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT count(*) FROM steps WHERE message = "
                                "'cancelled: maintenance'"),
                      2);
-    assert_int_equal(scalar(f, "SELECT count(*) FROM steps WHERE message = "
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT count(*) FROM steps WHERE message = "
                                "'not started: run cancelled'"),
                      1);
     /* The open attempt was closed as CANCELLED; none left in flight. */
-    assert_int_equal(scalar(f, "SELECT count(*) FROM attempts WHERE "
-                               "finished_at IS NULL"),
+    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM attempts WHERE "
+                                      "finished_at IS NULL"),
                      0);
-    assert_int_equal(scalar(f, "SELECT count(*) FROM attempts WHERE status = "
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT count(*) FROM attempts WHERE status = "
                                "'CANCELLED'"),
                      1);
     expect_run_status(f, run, "CANCELLED");
@@ -585,26 +561,27 @@ static void test_retry_carries_over(void **state)
     move(f, run, RUN, NULL, S(IN_PROGRESS), S(FATAL_ERROR), "node-1 failed");
 
     assert_int_equal(planctl_run_retry(&retry, f->p, "zk", 0), 0);
-    assert_int_equal(scalar(f, "SELECT retry_of FROM runs WHERE id = %lld",
-                            (long long)retry),
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT retry_of FROM runs WHERE id = %lld",
+                               (long long)retry),
                      run);
-    assert_int_equal(scalar(f,
-                            "SELECT count(*) FROM steps WHERE run_id = "
-                            "%lld AND status = 'COMPLETE' AND name = "
-                            "'node-0' AND message = 'carried over from "
-                            "run 1' AND finished_at - started_at = 12000",
-                            (long long)retry),
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT count(*) FROM steps WHERE run_id = "
+                               "%lld AND status = 'COMPLETE' AND name = "
+                               "'node-0' AND message = 'carried over from "
+                               "run 1' AND finished_at - started_at = 12000",
+                               (long long)retry),
                      1);
-    assert_int_equal(scalar(f,
-                            "SELECT count(*) FROM steps WHERE run_id = "
-                            "%lld AND status = 'PENDING'",
-                            (long long)retry),
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT count(*) FROM steps WHERE run_id = "
+                               "%lld AND status = 'PENDING'",
+                               (long long)retry),
                      2);
     /* A phase is carried over only when it was COMPLETE as a whole. */
-    assert_int_equal(scalar(f,
-                            "SELECT count(*) FROM phases WHERE run_id = "
-                            "%lld AND status = 'PENDING'",
-                            (long long)retry),
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT count(*) FROM phases WHERE run_id = "
+                               "%lld AND status = 'PENDING'",
+                               (long long)retry),
                      2);
     expect_plan(f, retry, "deploy");
     assert_int_equal(planctl_run_retry(&r, f->p, "zk", 999), PLANCTL_ENOTFOUND);
@@ -623,7 +600,7 @@ static void test_delete_with_cleanup(void **state)
     assert_int_equal(planctl_run_cancel(NULL, f->p, "zk", NULL), 0);
     assert_int_equal(planctl_instance_delete(&cleanup, f->p, "zk", 0), 0);
     expect_plan(f, cleanup, "cleanup");
-    assert_int_equal(scalar(f, "SELECT deleting FROM instances"), 1);
+    assert_int_equal(tu_scalar(f->db, "SELECT deleting FROM instances"), 1);
     /* A deleting instance accepts no other change. */
     assert_int_equal(planctl_run_cancel(NULL, f->p, "zk", NULL), 0);
     assert_int_equal(planctl_instance_set(&r, f->p, "zk", &count, 1),
@@ -634,10 +611,10 @@ static void test_delete_with_cleanup(void **state)
      * its completion removes the instance with its runs and events. */
     assert_int_equal(planctl_instance_delete(&cleanup, f->p, "zk", 0), 0);
     complete_simple(f, cleanup, "remove", "rm");
-    assert_int_equal(scalar(f, "SELECT count(*) FROM instances"), 0);
-    assert_int_equal(scalar(f, "SELECT count(*) FROM runs"), 0);
-    assert_int_equal(scalar(f, "SELECT count(*) FROM events WHERE "
-                               "instance_id IS NOT NULL"),
+    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM instances"), 0);
+    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM runs"), 0);
+    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM events WHERE "
+                                      "instance_id IS NOT NULL"),
                      0);
     (void)run;
 }
@@ -656,12 +633,12 @@ static void test_delete_without_cleanup_and_force(void **state)
     assert_int_equal(planctl_run_cancel(NULL, f->p, "s", NULL), 0);
     assert_int_equal(planctl_instance_delete(&r, f->p, "s", 0), 0);
     assert_int_equal(r, 0);
-    assert_int_equal(scalar(f, "SELECT count(*) FROM instances"), 0);
+    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM instances"), 0);
     create(f, "zk", NULL, 0);
     assert_int_equal(planctl_run_cancel(NULL, f->p, "zk", NULL), 0);
     assert_int_equal(planctl_instance_delete(&r, f->p, "zk", 1), 0);
     assert_int_equal(r, 0);
-    assert_int_equal(scalar(f, "SELECT count(*) FROM instances"), 0);
+    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM instances"), 0);
     assert_int_equal(planctl_instance_delete(&r, f->p, "zk", 0),
                      PLANCTL_ENOTFOUND);
 }
@@ -710,10 +687,10 @@ static void test_status_document(void **state)
     move(f, run, STEP, "node-1", S(PENDING), S(IN_PROGRESS), NULL);
     f->now = T0 + 14000;
     move(f, run, STEP, "node-0", S(IN_PROGRESS), S(COMPLETE), NULL);
-    id = scalar(f,
-                "SELECT id FROM steps WHERE run_id = %lld AND name = "
-                "'node-1'",
-                (long long)run);
+    id = tu_scalar(f->db,
+                   "SELECT id FROM steps WHERE run_id = %lld AND name = "
+                   "'node-1'",
+                   (long long)run);
     {
         /* ERROR with the next try's time, through the store's gate as the
          * engine will use it: planctl_transition has no next_attempt_at,
@@ -731,8 +708,8 @@ static void test_status_document(void **state)
         free(sql);
     }
     f->now = T0 + 16000;
-    uid1 = text(f, "SELECT uid FROM runs WHERE id = 1");
-    uid3 = text(f, "SELECT uid FROM runs WHERE id = 2");
+    uid1 = tu_text(f->db, "SELECT uid FROM runs WHERE id = 1");
+    uid3 = tu_text(f->db, "SELECT uid FROM runs WHERE id = 2");
     assert_int_equal(strlen(uid1), 32);
     want = tu_fmt(
         "{\"schema\": 1, \"instance\": \"zk\","
@@ -792,7 +769,7 @@ static void test_status_document(void **state)
         "        \"finished_at\": null, \"message\": null}]}]}}]}",
         uid3, "UID3");
     free(uid3);
-    uid3 = text(f, "SELECT uid FROM runs WHERE id = 3");
+    uid3 = tu_text(f->db, "SELECT uid FROM runs WHERE id = 3");
     {
         char *fixed = tu_fmt("%.*s%s%s", (int)(strstr(want, "UID3") - want),
                              want, uid3, strstr(want, "UID3") + 4);
@@ -999,7 +976,8 @@ static void test_admission_race(void **state)
         }
         assert_int_equal(wins, 1);
         assert_int_equal(conflicts, PROCS - 1);
-        assert_int_equal(scalar(f, "SELECT count(*) FROM runs WHERE status "
+        assert_int_equal(tu_scalar(f->db,
+                                   "SELECT count(*) FROM runs WHERE status "
                                    "IN ('PENDING', 'IN_PROGRESS', "
                                    "'PAUSED')"),
                          1);

@@ -2,7 +2,13 @@
 #define _XOPEN_SOURCE 700 /* nftw */
 #include "testutil.h"
 
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+
+#include <cmocka.h>
 #include <ftw.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,4 +96,55 @@ char *tu_fmt(const char *fmt, ...)
     vsnprintf(s, (size_t)n + 1, fmt, ap);
     va_end(ap);
     return s;
+}
+
+static sqlite3_stmt *query(sqlite3 *db, const char *fmt, va_list ap)
+{
+    char sql[4096];
+    sqlite3_stmt *st = NULL;
+
+    vsnprintf(sql, sizeof sql, fmt, ap);
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+    return st;
+}
+
+int64_t tu_scalar(sqlite3 *db, const char *fmt, ...)
+{
+    va_list ap;
+    sqlite3_stmt *st;
+    int64_t v = -1;
+
+    va_start(ap, fmt);
+    st = query(db, fmt, ap);
+    va_end(ap);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+char *tu_text(sqlite3 *db, const char *fmt, ...)
+{
+    va_list ap;
+    sqlite3_stmt *st;
+    char *v = NULL;
+
+    va_start(ap, fmt);
+    st = query(db, fmt, ap);
+    va_end(ap);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        v = strdup((const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return v;
+}
+
+void tu_expect_gone(int pid, const char *what)
+{
+    int i;
+
+    for (i = 0; i < 100 && kill((pid_t)pid, 0) == 0; i++)
+        usleep(20000);
+    if (kill((pid_t)pid, 0) == 0)
+        fail_msg("%s (pid %d) is still alive", what, pid);
 }

@@ -20,4 +20,23 @@ int tu_write_file(const char *path, const void *data, size_t len);
 /* malloc'd printf. */
 char *tu_fmt(const char *fmt, ...);
 
+struct sqlite3;
+
+/* The first column of the first row of a query (printf-formatted) on db,
+ * or -1 when there is no row; fails the test on an SQL error. */
+int64_t tu_scalar(struct sqlite3 *db, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* The same as text, malloc'd, or NULL for no row or NULL. */
+char *tu_text(struct sqlite3 *db, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Waits up to two seconds for process pid to be gone (reaped or never
+ * there); fails the test naming what when it is still alive. */
+void tu_expect_gone(int pid, const char *what);
+
 #endif

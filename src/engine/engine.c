@@ -1,0 +1,383 @@
+/*
+ * engine.c - the engine's life: options, executors, handles and timers,
+ * the lease, and shutdown.  The pass itself is in pass.c.
+ *
+ * Handles: five timers and the hub's async, all initialised by start and
+ * closed together when the engine stops; the engine reports done only
+ * after the last close callback, so the embedder's uv_loop_close() then
+ * returns 0.  Shutdown: stop starting steps, give running ones the grace
+ * period, cancel the rest (their attempts end ERROR, retried at the next
+ * start), wait for every job to report, commit, release the lease, close.
+ */
+#include "engine/engine.h"
+
+#include <string.h>
+
+#include "core/alloc.h"
+#include "engine/executors.h"
+#include "store/store.h"
+
+#define DEFAULT_CONCURRENCY 64
+#define DEFAULT_CHANGE_POLL_MS 100
+#define DEFAULT_TASK_POLL_MS 1000
+#define DEFAULT_LEASE_TTL_MS 15000
+#define MAX_BACKOFF_MS 5000
+
+/* Fenced off: another engine owns the database now and nothing more may
+ * be written.  Jobs are stopped and forgotten in memory only; their steps
+ * are the new owner's to recover. */
+static void wind_down_fenced(planctl_engine *e)
+{
+    ejob *j, *next;
+
+    for (j = e->jobs; j; j = next) {
+        next = j->next;
+        if (j->finished)
+            pctl_engine_drop_job(e, j);
+        else
+            pctl_engine_cancel_job(e, j, EJOB_GONE);
+    }
+}
+
+static void on_pass(uv_timer_t *t)
+{
+    planctl_engine *e = t->data;
+    int rc;
+
+    e->pass_pending = 0;
+    if (e->state != ENGINE_RUNNING && e->state != ENGINE_STOPPING)
+        return;
+    rc = e->stop_rc == PLANCTL_ESTALE ? PLANCTL_ESTALE : pctl_engine_pass(e);
+    if (rc == PLANCTL_ESTALE) {
+        e->stop_rc = rc;
+        if (e->state == ENGINE_RUNNING)
+            planctl_engine_stop(e, 0);
+        e->pass_pending = 0; /* passes cannot succeed any more */
+        uv_timer_stop(&e->pass_timer);
+        wind_down_fenced(e);
+        pctl_engine_maybe_close(e);
+        return;
+    }
+    if (rc < 0) {
+        /* A busy or failing database: try again later, longer each time;
+         * nothing of the failed pass was committed. */
+        e->backoff_ms = e->backoff_ms ? e->backoff_ms * 2 : 50;
+        if (e->backoff_ms > MAX_BACKOFF_MS)
+            e->backoff_ms = MAX_BACKOFF_MS;
+        uv_timer_start(&e->pass_timer, on_pass, (uint64_t)e->backoff_ms, 0);
+        e->pass_pending = 1;
+        return;
+    }
+    e->backoff_ms = 0;
+    pctl_engine_maybe_close(e);
+}
+
+void pctl_engine_request_pass(planctl_engine *e)
+{
+    if (e->stop_rc == PLANCTL_ESTALE) {
+        /* No pass can run; a job reporting in just needs forgetting. */
+        if (e->state == ENGINE_STOPPING) {
+            wind_down_fenced(e);
+            pctl_engine_maybe_close(e);
+        }
+        return;
+    }
+    if (e->pass_pending ||
+        (e->state != ENGINE_RUNNING && e->state != ENGINE_STOPPING))
+        return;
+    e->pass_pending = 1;
+    uv_timer_start(&e->pass_timer, on_pass, 0, 0);
+}
+
+static void on_wake(uv_timer_t *t)
+{
+    pctl_engine_request_pass(t->data);
+}
+
+void pctl_engine_arm_wake(planctl_engine *e, int64_t at)
+{
+    int64_t delay = at - pctl_now(e->p);
+
+    uv_timer_start(&e->wake_timer, on_wake, delay > 0 ? (uint64_t)delay : 0, 0);
+}
+
+/* Commits by other processes (a `planctl trigger` from a shell) show as a
+ * new PRAGMA data_version; our own commits do not change it. */
+static void on_poll(uv_timer_t *t)
+{
+    planctl_engine *e = t->data;
+    int64_t v;
+
+    if (pctl_data_version(e->p, &v) == 0 && v != e->data_version) {
+        e->data_version = v;
+        pctl_engine_request_pass(e);
+    }
+}
+
+static void on_beat(uv_timer_t *t)
+{
+    planctl_engine *e = t->data;
+    int rc = pctl_lease_heartbeat(e->p, e->token);
+
+    if (rc == PLANCTL_ESTALE) {
+        e->stop_rc = rc;
+        planctl_engine_stop(e, 0);
+        pctl_engine_request_pass(e);
+    }
+    /* Other failures (busy) are retried at the next beat. */
+}
+
+static void cancel_all(planctl_engine *e, ejob_cancel why)
+{
+    ejob *j;
+
+    for (j = e->jobs; j; j = j->next)
+        if (!j->finished && j->cancel == EJOB_LIVE)
+            pctl_engine_cancel_job(e, j, why);
+}
+
+static void on_grace(uv_timer_t *t)
+{
+    planctl_engine *e = t->data;
+
+    cancel_all(e, e->stop_rc == PLANCTL_ESTALE ? EJOB_GONE : EJOB_SHUTDOWN);
+    pctl_engine_request_pass(e);
+}
+
+static void closed_one(planctl_engine *e)
+{
+    if (--e->handles_open == 0) {
+        e->state = ENGINE_STOPPED;
+        if (e->done)
+            e->done(e, e->done_data);
+    }
+}
+
+static void handle_closed(uv_handle_t *h)
+{
+    closed_one(h->data);
+}
+
+static void hub_closed(pctl_hub *hub, void *data)
+{
+    (void)hub;
+    closed_one(data);
+}
+
+static void close_handles(planctl_engine *e)
+{
+    uv_timer_t *timers[] = {&e->pass_timer, &e->wake_timer, &e->poll_timer,
+                            &e->beat_timer, &e->grace_timer};
+    size_t i;
+
+    e->state = ENGINE_CLOSING;
+    for (i = 0; i < sizeof timers / sizeof timers[0]; i++) {
+        uv_timer_stop(timers[i]);
+        uv_close((uv_handle_t *)timers[i], handle_closed);
+    }
+    pctl_hub_close(&e->hub, hub_closed, e);
+}
+
+void pctl_engine_maybe_close(planctl_engine *e)
+{
+    if (e->state != ENGINE_STOPPING || e->njobs > 0 || e->pass_pending)
+        return;
+    /* Every job has reported and its outcome was committed. */
+    if (e->stop_rc == PLANCTL_ESTALE)
+        pctl_lease_abandon(e->p);
+    else
+        pctl_lease_release(e->p, e->token);
+    close_handles(e);
+}
+
+/* ---- executors and definitions ---- */
+
+const planctl_executor *pctl_engine_executor(planctl_engine *e,
+                                             const char *kind)
+{
+    size_t i;
+
+    for (i = 0; i < e->nkinds; i++)
+        if (strcmp(e->kinds[i].kind, kind) == 0)
+            return &e->kinds[i].ex;
+    return NULL;
+}
+
+int planctl_engine_register(planctl_engine *e, const char *kind,
+                            const planctl_executor *ex)
+{
+    kind_ent *nk;
+    size_t i;
+
+    if (!e || !kind || !*kind || !ex || !ex->start || !ex->cancel ||
+        ex->version != PLANCTL_EXECUTOR_VERSION)
+        return PLANCTL_EINVAL;
+    for (i = 0; i < e->nkinds; i++) {
+        if (strcmp(e->kinds[i].kind, kind) == 0) {
+            e->kinds[i].ex = *ex;
+            return 0;
+        }
+    }
+    nk = pctl_realloc(e->kinds, (e->nkinds + 1) * sizeof *nk);
+    if (!nk)
+        return PLANCTL_ENOMEM;
+    e->kinds = nk;
+    nk[e->nkinds].kind = pctl_strdup(kind);
+    if (!nk[e->nkinds].kind)
+        return PLANCTL_ENOMEM;
+    nk[e->nkinds].ex = *ex;
+    e->nkinds++;
+    return 0;
+}
+
+const pctl_def *pctl_engine_def(planctl_engine *e, int64_t def_id)
+{
+    defent *nd;
+    pctl_def *def;
+    size_t i;
+
+    for (i = 0; i < e->ndefs; i++) {
+        if (e->defs[i].id == def_id) {
+            e->defs[i].used = 1;
+            return e->defs[i].def;
+        }
+    }
+    if (pctl_def_load(&def, e->p, def_id) < 0)
+        return NULL;
+    nd = pctl_realloc(e->defs, (e->ndefs + 1) * sizeof *nd);
+    if (!nd) {
+        pctl_def_free(def);
+        pctl_err(e->p, PLANCTL_ENOMEM, "out of memory");
+        return NULL;
+    }
+    e->defs = nd;
+    nd[e->ndefs].id = def_id;
+    nd[e->ndefs].def = def;
+    nd[e->ndefs].used = 1;
+    e->ndefs++;
+    return def;
+}
+
+/* ---- lifecycle ---- */
+
+int planctl_engine_new(planctl_engine **out, planctl *p, uv_loop_t *loop,
+                       const planctl_engine_options *opts)
+{
+    planctl_engine_options defaults = PLANCTL_ENGINE_OPTIONS_INIT;
+    planctl_engine *e;
+
+    if (!out)
+        return PLANCTL_EINVAL;
+    *out = NULL;
+    if (!p || !loop)
+        return PLANCTL_EINVAL;
+    if (!opts)
+        opts = &defaults;
+    if (opts->version != PLANCTL_ENGINE_OPTIONS_VERSION ||
+        opts->concurrency < 0 || opts->change_poll_ms < 0 ||
+        opts->task_poll_ms < 0 || opts->lease_ttl_ms < 0)
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "invalid engine options (version %u)", opts->version);
+    e = pctl_calloc(1, sizeof *e);
+    if (!e)
+        return PLANCTL_ENOMEM;
+    e->p = p;
+    e->loop = loop;
+    e->o = *opts;
+    if (!e->o.concurrency)
+        e->o.concurrency = DEFAULT_CONCURRENCY;
+    if (!e->o.change_poll_ms)
+        e->o.change_poll_ms = DEFAULT_CHANGE_POLL_MS;
+    if (!e->o.task_poll_ms)
+        e->o.task_poll_ms = DEFAULT_TASK_POLL_MS;
+    if (!e->o.lease_ttl_ms)
+        e->o.lease_ttl_ms = DEFAULT_LEASE_TTL_MS;
+    if (planctl_engine_register(e, "Dummy", pctl_exec_dummy()) < 0 ||
+        planctl_engine_register(e, "shell", pctl_exec_shell()) < 0) {
+        planctl_engine_free(e);
+        return PLANCTL_ENOMEM;
+    }
+    *out = e;
+    return 0;
+}
+
+int planctl_engine_start(planctl_engine *e,
+                         void (*stopped)(planctl_engine *, void *), void *data)
+{
+    uv_timer_t *timers[] = {&e->pass_timer, &e->wake_timer, &e->poll_timer,
+                            &e->beat_timer, &e->grace_timer};
+    size_t i;
+    int rc;
+
+    if (!e || e->state != ENGINE_NEW)
+        return PLANCTL_EINVAL;
+    if ((rc = pctl_lease_acquire(&e->token, e->p, e->o.lease_ttl_ms)) < 0)
+        return rc;
+    if ((rc = pctl_hub_init(&e->hub, e->loop)) < 0) {
+        pctl_lease_release(e->p, e->token);
+        return pctl_err(e->p, rc, "cannot set up the engine's loop handles");
+    }
+    for (i = 0; i < sizeof timers / sizeof timers[0]; i++) {
+        uv_timer_init(e->loop, timers[i]);
+        timers[i]->data = e;
+    }
+    e->handles_open = (int)(sizeof timers / sizeof timers[0]) + 1;
+    pctl_data_version(e->p, &e->data_version);
+    uv_timer_start(&e->poll_timer, on_poll, (uint64_t)e->o.change_poll_ms,
+                   (uint64_t)e->o.change_poll_ms);
+    uv_timer_start(&e->beat_timer, on_beat, (uint64_t)(e->o.lease_ttl_ms / 3),
+                   (uint64_t)(e->o.lease_ttl_ms / 3));
+    e->done = stopped;
+    e->done_data = data;
+    e->state = ENGINE_RUNNING;
+    /* The first pass recovers: steps left IN_PROGRESS without a job here
+     * were interrupted and become ERROR. */
+    pctl_engine_request_pass(e);
+    return 0;
+}
+
+int planctl_engine_stop(planctl_engine *e, int64_t grace_ms)
+{
+    if (!e || e->state == ENGINE_NEW)
+        return PLANCTL_EINVAL;
+    if (e->state == ENGINE_CLOSING || e->state == ENGINE_STOPPED)
+        return 0;
+    if (e->state == ENGINE_RUNNING) {
+        e->state = ENGINE_STOPPING;
+        uv_timer_stop(&e->wake_timer);
+    }
+    /* A second stop may shorten the grace, never lengthen it. */
+    if (grace_ms <= 0)
+        on_grace(&e->grace_timer);
+    else if (!uv_is_active((uv_handle_t *)&e->grace_timer) ||
+             uv_timer_get_due_in(&e->grace_timer) > (uint64_t)grace_ms)
+        uv_timer_start(&e->grace_timer, on_grace, (uint64_t)grace_ms, 0);
+    pctl_engine_request_pass(e);
+    return 0;
+}
+
+int planctl_engine_status(const planctl_engine *e)
+{
+    return e ? e->stop_rc : PLANCTL_EINVAL;
+}
+
+void planctl_engine_free(planctl_engine *e)
+{
+    size_t i;
+
+    if (!e)
+        return;
+    /* Freeing a running engine would leave libuv with dangling handles;
+     * refuse quietly rather than crash (documented: stop it first). */
+    if (e->state != ENGINE_NEW && e->state != ENGINE_STOPPED)
+        return;
+    while (e->jobs)
+        pctl_engine_drop_job(e, e->jobs);
+    for (i = 0; i < e->ndefs; i++)
+        pctl_def_free(e->defs[i].def);
+    for (i = 0; i < e->nkinds; i++)
+        pctl_free(e->kinds[i].kind);
+    pctl_free(e->defs);
+    pctl_free(e->kinds);
+    pctl_free(e);
+}

@@ -1,0 +1,792 @@
+/* exec_shell.c - the shell executor: runs a task's argv or command as a
+ * child process, with the run's parameters in its environment. */
+
+/*
+ * Handles.  A started job owns one struct shell and, inside it, five libuv
+ * handles: the process, one pipe for stdout and one for stderr, `timer`
+ * (the task's timeout, then the grace between SIGTERM and SIGKILL) and
+ * `drain` (how long output may stay open once the process has exited).
+ * uv_spawn() initialises the process handle even when it fails, so it is
+ * closed on that path too.  Every handle is freed only by its close
+ * callback: `closing` counts the callbacks still to come, and the last one
+ * reports the job with planctl_step_finish() and frees the struct.  Nothing
+ * touches the job after that finish.
+ *
+ * When to finish.  The process's exit and the end of its output arrive in
+ * no fixed order: the exit callback can run while unread output still sits
+ * in a pipe, and a pipe can reach EOF long before the process exits.  The
+ * job finishes only when it has both the exit status and EOF on both pipes,
+ * so the tail of the output (kept for the attempt, and its last line put
+ * in the message) is never cut short.  One exception: a background process
+ * that outlives the child but keeps the pipes open (`daemon &`) would hold
+ * the job forever, so `drain` stops waiting for EOF DRAIN_MS after the exit
+ * and such processes are left alone.
+ *
+ * Killing.  The child is spawned with UV_PROCESS_DETACHED, so it calls
+ * setsid() and leads its own process group; cancel() and the timeout send
+ * SIGTERM to the whole group (kill(-pid), where uv_process_kill() would
+ * reach the child alone), then SIGKILL after KILL_GRACE_MS.  That is what
+ * takes down grandchildren (`sleep 300 & ...`), which also hold the pipes.
+ *
+ * Dying with the engine.  When /usr/bin/setpriv exists the child is run as
+ * `setpriv --pdeathsig KILL -- argv...`: setpriv sets PR_SET_PDEATHSIG and
+ * execs the program, which keeps it.  It reaches the direct child only (and
+ * fires when the engine's loop thread exits, not only its process);
+ * grandchildren are not covered by it, only by the group kill on cancel.
+ *
+ * Parameters reach the child only through its environment, never pasted
+ * into a command string, so a value like `$(rm -rf ~)` stays inert.
+ */
+#include "engine/executors.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "core/alloc.h"
+#include "core/def.h"
+
+#define TAIL_MAX 4096      /* output kept: the last 4 KiB */
+#define KILL_GRACE_MS 5000 /* from SIGTERM to SIGKILL */
+#define DRAIN_MS 2000      /* output left open after the exit */
+#define MSG_LINE_MAX 200   /* bytes of the last output line in a message */
+#define SETPRIV "/usr/bin/setpriv"
+
+extern char **environ;
+
+enum { STOP_NONE, STOP_CANCEL, STOP_TIMEOUT };
+
+typedef struct shell {
+    planctl_job *job;
+    uv_process_t proc;
+    uv_pipe_t pipes[2]; /* stdout, stderr */
+    uv_timer_t timer;   /* the timeout, then the SIGKILL grace */
+    uv_timer_t drain;
+    int closing;    /* close callbacks still to come */
+    int wound_up;   /* every handle is closing; the last one finishes */
+    int open_pipes; /* pipes not yet at EOF */
+    int exited, term_signal;
+    int64_t exit_status;
+    int stop;      /* STOP_*: the kill is ours, and why */
+    int term_sent; /* SIGTERM went to the group */
+    int64_t timeout_ms;
+    unsigned char fatal[256]; /* fatal_exit_codes, by code */
+    int failed;               /* before the process ran: */
+    planctl_outcome outcome;  /* ...the outcome */
+    char *message;            /* ...and its message, owned */
+    uint64_t total;           /* output bytes seen */
+    size_t pos; /* the next write in tail (its oldest byte once full) */
+    char tail[TAIL_MAX];
+    char buf[16384]; /* read buffer; shared, as a read completes at once */
+} shell;
+
+typedef struct spec {
+    json_t *root; /* owns the strings below */
+    json_t *argv, *env;
+    const char *command, *cwd;
+    int64_t timeout_ms;
+} spec;
+
+/* The child's environment: "NAME=VALUE" strings, owned, NULL-terminated. */
+typedef struct envv {
+    char **v;
+    size_t n, cap;
+} envv;
+
+/* ---- spec and environment ---------------------------------------------- */
+
+/* 1 if every member of the array or object v is a string. */
+static int all_strings(json_t *v)
+{
+    void *it;
+    size_t i;
+
+    for (i = 0; json_is_array(v) && i < json_array_size(v); i++)
+        if (!json_is_string(json_array_get(v, i)))
+            return 0;
+    for (it = json_object_iter(v); it; it = json_object_iter_next(v, it))
+        if (!json_is_string(json_object_iter_value(it)))
+            return 0;
+    return 1;
+}
+
+static int parse_member(spec *sp, char **err, unsigned char *fatal,
+                        const char *key, json_t *v)
+{
+    const char *name;
+    json_t *m;
+    size_t i;
+
+    if (!strcmp(key, "argv")) {
+        if (!json_is_array(v) || !json_array_size(v) || !all_strings(v))
+            return pctl_spec_error(
+                err, "shell spec",
+                "\"argv\": expected a non-empty array of strings");
+        sp->argv = v;
+    } else if (!strcmp(key, "command")) {
+        if (!json_is_string(v) || !*json_string_value(v))
+            return pctl_spec_error(err, "shell spec",
+                                   "\"command\": expected a non-empty string");
+        sp->command = json_string_value(v);
+    } else if (!strcmp(key, "env")) {
+        if (!json_is_object(v) || !all_strings(v))
+            return pctl_spec_error(err, "shell spec",
+                                   "\"env\": expected an object of strings");
+        json_object_foreach(v, name, m)
+        {
+            if (!*name || strchr(name, '='))
+                return pctl_spec_error(
+                    err, "shell spec",
+                    "\"env\": invalid variable name \"%.64s\"", name);
+        }
+        sp->env = v;
+    } else if (!strcmp(key, "cwd")) {
+        if (!json_is_string(v) || !*json_string_value(v))
+            return pctl_spec_error(err, "shell spec",
+                                   "\"cwd\": expected a non-empty string");
+        sp->cwd = json_string_value(v);
+    } else if (!strcmp(key, "timeout")) {
+        if (!json_is_string(v))
+            return pctl_spec_error(err, "shell spec",
+                                   "\"timeout\": expected a duration string");
+        if (pctl_duration_parse(&sp->timeout_ms, json_string_value(v)))
+            return pctl_spec_error(err, "shell spec",
+                                   "\"timeout\": invalid duration \"%.64s\"",
+                                   json_string_value(v));
+        if (sp->timeout_ms <= 0)
+            return pctl_spec_error(err, "shell spec",
+                                   "\"timeout\": must be more than 0s");
+    } else if (!strcmp(key, "fatal_exit_codes")) {
+        for (i = 0; json_is_array(v) && i < json_array_size(v); i++) {
+            json_int_t c = json_integer_value(m = json_array_get(v, i));
+
+            if (!json_is_integer(m) || c < 1 || c > 255)
+                break;
+            fatal[c] = 1;
+        }
+        if (!json_is_array(v) || i < json_array_size(v))
+            return pctl_spec_error(err, "shell spec",
+                                   "\"fatal_exit_codes\": expected an array of "
+                                   "integers from 1 to 255");
+    } else {
+        return pctl_spec_error(err, "shell spec", "unknown field \"%.64s\"",
+                               key);
+    }
+    return 0;
+}
+
+/* Decodes the spec; the caller json_decref()s sp->root in every case.
+ * Returns 0, PLANCTL_EINVAL with a message in *err, or PLANCTL_ENOMEM. */
+static int parse(spec *sp, char **err, unsigned char *fatal, const char *text)
+{
+    json_error_t jerr;
+    const char *key;
+    json_t *v;
+    int rc;
+
+    memset(sp, 0, sizeof *sp);
+    sp->root = json_loads(text ? text : "{}", JSON_REJECT_DUPLICATES, &jerr);
+    if (!sp->root) {
+        if (json_error_code(&jerr) == json_error_out_of_memory)
+            return PLANCTL_ENOMEM;
+        return pctl_spec_error(err, "shell spec", "invalid JSON: %s",
+                               jerr.text);
+    }
+    if (!json_is_object(sp->root))
+        return pctl_spec_error(err, "shell spec", "expected a JSON object");
+    json_object_foreach(sp->root, key, v)
+    {
+        if ((rc = parse_member(sp, err, fatal, key, v)) < 0)
+            return rc;
+    }
+    if (!sp->argv == !sp->command)
+        return pctl_spec_error(
+            err, "shell spec",
+            "exactly one of \"argv\" and \"command\" is required");
+    return 0;
+}
+
+/* Adds kv ("NAME=VALUE", taken over; NULL: allocation failed), replacing
+ * a variable of the same name.  Returns 0 or PLANCTL_ENOMEM. */
+static int env_put(envv *e, char *kv)
+{
+    size_t i, len;
+
+    if (!kv)
+        return PLANCTL_ENOMEM;
+    len = strcspn(kv, "=");
+    for (i = 0; i < e->n; i++) {
+        if (!strncmp(e->v[i], kv, len) && e->v[i][len] == '=') {
+            pctl_free(e->v[i]);
+            e->v[i] = kv;
+            return 0;
+        }
+    }
+    if (e->n + 1 >= e->cap) {
+        size_t cap = e->cap ? e->cap * 2 : 64;
+        char **v = pctl_realloc(e->v, cap * sizeof *v);
+
+        if (!v) {
+            pctl_free(kv);
+            return PLANCTL_ENOMEM;
+        }
+        e->v = v;
+        e->cap = cap;
+    }
+    e->v[e->n++] = kv;
+    e->v[e->n] = NULL;
+    return 0;
+}
+
+static const char *env_get(const envv *e, const char *name)
+{
+    size_t i, len = strlen(name);
+
+    for (i = 0; i < e->n; i++)
+        if (!strncmp(e->v[i], name, len) && e->v[i][len] == '=')
+            return e->v[i] + len + 1;
+    return NULL;
+}
+
+/* PLANCTL_PARAM_<NAME>=value: NAME upper-cased, anything but [A-Z0-9_]
+ * made '_'; a value that is not a string goes as JSON.  NULL on
+ * allocation failure. */
+static char *param_var(const char *key, json_t *v)
+{
+    char *dumped = NULL, *kv, *p;
+    void (*jfree)(void *);
+    json_malloc_t jmalloc;
+    size_t i, len = strlen(key);
+
+    if (!json_is_string(v) &&
+        !(dumped = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT)))
+        return NULL;
+    kv = pctl_asprintf("PLANCTL_PARAM_%s=%s", key,
+                       dumped ? dumped : json_string_value(v));
+    json_get_alloc_funcs(&jmalloc, &jfree);
+    jfree(dumped);
+    for (i = 0, p = kv ? kv + strlen("PLANCTL_PARAM_") : NULL; p && i < len;
+         i++, p++) {
+        if (*p >= 'a' && *p <= 'z')
+            *p = (char)(*p - 'a' + 'A');
+        else if (!((*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+            *p = '_';
+    }
+    return kv;
+}
+
+/* The engine's environment, then PLANCTL_*, then the parameters, then
+ * spec.env, each overriding the ones before.  Returns 0, PLANCTL_EINVAL
+ * with a message in *err, or PLANCTL_ENOMEM. */
+static int build_env(envv *e, char **err, const planctl_task_info *info,
+                     const spec *sp)
+{
+    static const char *const names[] = {"INSTANCE", "PLAN", "PHASE", "STEP",
+                                        "TASK"};
+    const char *values[] = {info->instance, info->plan, info->phase, info->step,
+                            info->task};
+    json_t *params = NULL, *v;
+    const char *key;
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; environ && environ[i] && !rc; i++)
+        rc = env_put(e, pctl_strdup(environ[i]));
+    for (i = 0; i < sizeof names / sizeof names[0] && !rc; i++)
+        if (values[i])
+            rc =
+                env_put(e, pctl_asprintf("PLANCTL_%s=%s", names[i], values[i]));
+    if (!rc)
+        rc =
+            env_put(e, pctl_asprintf("PLANCTL_RUN=%lld", (long long)info->run));
+    if (!rc)
+        rc = env_put(e, pctl_asprintf("PLANCTL_ATTEMPT=%d", info->attempt));
+    if (!rc && info->params) {
+        json_error_t jerr;
+
+        params = json_loads(info->params, 0, &jerr);
+        if (!params && json_error_code(&jerr) == json_error_out_of_memory) {
+            rc = PLANCTL_ENOMEM;
+        } else if (!json_is_object(params)) {
+            *err = pctl_strdup("shell: the parameters are not a JSON object");
+            rc = *err ? PLANCTL_EINVAL : PLANCTL_ENOMEM;
+        }
+        json_object_foreach(params, key, v)
+        {
+            if (!rc && !json_is_null(v)) /* unset stays unset */
+                rc = env_put(e, param_var(key, v));
+        }
+        json_decref(params);
+    }
+    json_object_foreach(sp->env, key, v)
+    {
+        if (!rc)
+            rc = env_put(e, pctl_asprintf("%s=%s", key, json_string_value(v)));
+    }
+    return rc;
+}
+
+/* ---- checks before the spawn -------------------------------------------- */
+
+/* 0 if cwd/dir/file (cwd only for a relative path, dir only when dlen > 0)
+ * is an executable regular file, else a UV_E* code. */
+static int can_exec(const char *cwd, const char *dir, int dlen,
+                    const char *file)
+{
+    int rel = cwd && (dlen ? dir[0] != '/' : file[0] != '/'), rc;
+    char *path = pctl_asprintf("%s%s%.*s%s%s", rel ? cwd : "", rel ? "/" : "",
+                               dlen, dir, dlen ? "/" : "", file);
+    struct stat st;
+
+    if (!path)
+        return UV_ENOMEM;
+    if (stat(path, &st) != 0)
+        rc = uv_translate_sys_error(errno);
+    else
+        rc = S_ISREG(st.st_mode) && access(path, X_OK) == 0 ? 0 : UV_EACCES;
+    pctl_free(path);
+    return rc;
+}
+
+/* Looks file up as execvp() will in the child (PATH from its environment,
+ * relative paths from its cwd).  Only for a clear message: with setpriv in
+ * front, uv_spawn() itself succeeds whatever file is.  0 or UV_E*. */
+static int lookup(const char *file, const char *cwd, const char *path)
+{
+    int rc = UV_ENOENT, r;
+    const char *end;
+
+    if (strchr(file, '/'))
+        return can_exec(cwd, "", 0, file);
+    for (path = path ? path : "/bin:/usr/bin";; path = end + 1) {
+        end = path + strcspn(path, ":");
+        r = can_exec(cwd, path, (int)(end - path), file);
+        if (r == 0 || r == UV_ENOMEM)
+            return r;
+        if (r == UV_EACCES)
+            rc = r; /* execvp reports EACCES over a later ENOENT */
+        if (!*end)
+            return rc;
+    }
+}
+
+/* Checks that cwd is a directory and file can run.  Returns 0,
+ * PLANCTL_EINVAL with a message in *msg, or PLANCTL_ENOMEM. */
+static int precheck(char **msg, const char *file, const char *cwd,
+                    const char *path)
+{
+    struct stat st;
+    int rc = 0;
+
+    if (cwd && stat(cwd, &st) != 0)
+        rc = uv_translate_sys_error(errno);
+    else if (cwd && !S_ISDIR(st.st_mode))
+        rc = UV_ENOTDIR;
+    if (rc)
+        *msg = pctl_asprintf("cwd \"%s\": %s", cwd, uv_strerror(rc));
+    else if ((rc = lookup(file, cwd, path)) == UV_ENOMEM)
+        return PLANCTL_ENOMEM;
+    else if (rc)
+        *msg = pctl_asprintf("cannot run \"%s\": %s", file, uv_strerror(rc));
+    return !rc ? 0 : *msg ? PLANCTL_EINVAL : PLANCTL_ENOMEM;
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static void keep(shell *s, const char *p, size_t n)
+{
+    size_t room = TAIL_MAX - s->pos;
+
+    s->total += n;
+    if (n >= TAIL_MAX) {
+        memcpy(s->tail, p + n - TAIL_MAX, TAIL_MAX);
+        s->pos = 0;
+        return;
+    }
+    memcpy(s->tail + s->pos, p, n < room ? n : room);
+    if (n > room)
+        memcpy(s->tail, p + room, n - room);
+    s->pos = (s->pos + n) % TAIL_MAX;
+}
+
+/* The kept output as a string (owned; NULL on allocation failure): when
+ * older output was dropped it starts on a character boundary, and a NUL
+ * becomes U+FFFD, as the output must be a C string. */
+static char *tail_text(const shell *s)
+{
+    size_t len = s->total < TAIL_MAX ? (size_t)s->total : TAIL_MAX;
+    size_t start = s->total < TAIL_MAX ? 0 : s->pos, i, nuls = 0;
+    char *out, *q;
+
+#define AT(i) (s->tail[(start + (i)) % TAIL_MAX])
+    for (i = 0; s->total > TAIL_MAX && i < 3; i++, start++, len--)
+        if (((unsigned char)AT(0) & 0xc0) != 0x80)
+            break;
+    for (i = 0; i < len; i++)
+        nuls += AT(i) == '\0';
+    if (!(out = q = pctl_malloc(len + 2 * nuls + 1)))
+        return NULL;
+    for (i = 0; i < len; i++) {
+        if (!AT(i)) {
+            memcpy(q, "\xef\xbf\xbd", 3);
+            q += 3;
+        } else {
+            *q++ = AT(i);
+        }
+    }
+#undef AT
+    *q = '\0';
+    return out;
+}
+
+/* The last non-blank line of text, trimmed and cut to MSG_LINE_MAX bytes
+ * on a character boundary; *len is 0 when there is none. */
+static const char *last_line(const char *text, size_t *len)
+{
+    const char *end = text + strlen(text), *start;
+
+    while (end > text && strchr(" \t\r\n", end[-1]))
+        end--;
+    for (start = end; start > text && start[-1] != '\n'; start--)
+        ;
+    while (start < end && strchr(" \t\r", *start))
+        start++;
+    *len = (size_t)(end - start);
+    if (*len > MSG_LINE_MAX) {
+        *len = MSG_LINE_MAX;
+        while (*len > 0 && ((unsigned char)start[*len] & 0xc0) == 0x80)
+            (*len)--;
+    }
+    return start;
+}
+
+static const char *signame(int sig)
+{
+    static const struct {
+        int sig;
+        const char *name;
+    } names[] = {
+        {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"},
+        {SIGILL, "SIGILL"},   {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"},
+        {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},   {SIGKILL, "SIGKILL"},
+        {SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"},
+        {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"},
+        {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"}, {SIGSYS, "SIGSYS"}};
+    size_t i;
+
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].sig == sig)
+            return names[i].name;
+    return NULL;
+}
+
+/* Records the output and reports how the process ended.  A message that
+ * cannot be allocated is lost, not the outcome. */
+static void report(shell *s)
+{
+    char head[96], d[32], *tail = tail_text(s), *msg = NULL;
+    planctl_outcome o = PLANCTL_OUTCOME_ERROR;
+    int code = s->term_signal ? 128 + s->term_signal : (int)s->exit_status;
+    const char *line = "";
+    size_t len = 0;
+
+    if (tail)
+        line = last_line(tail, &len);
+    pctl_duration_format(d, sizeof d, s->timeout_ms);
+    if (s->stop == STOP_TIMEOUT)
+        snprintf(head, sizeof head, "timed out after %s", d);
+    else if (s->term_signal && signame(s->term_signal))
+        snprintf(head, sizeof head, "killed by signal %d (%s)", s->term_signal,
+                 signame(s->term_signal));
+    else if (s->term_signal)
+        snprintf(head, sizeof head, "killed by signal %d", s->term_signal);
+    else
+        snprintf(head, sizeof head, "exit status %d", code);
+    if (!s->stop && !s->term_signal && code == 0)
+        o = PLANCTL_OUTCOME_DONE;
+    else if (!s->stop && !s->term_signal && code < 256 && s->fatal[code])
+        o = PLANCTL_OUTCOME_FATAL;
+    if (s->stop == STOP_CANCEL) /* its outcome is ignored anyway */
+        msg = pctl_strdup("cancelled");
+    else if (o != PLANCTL_OUTCOME_DONE && len)
+        msg = pctl_asprintf("%s: %.*s", head, (int)len, line);
+    else if (o != PLANCTL_OUTCOME_DONE)
+        msg = pctl_strdup(head);
+    planctl_job_set_output(s->job, code, tail ? tail : "");
+    planctl_step_finish(s->job, o, msg);
+    pctl_free(msg);
+    pctl_free(tail);
+}
+
+/* ---- handles ------------------------------------------------------------ */
+
+/* Reports the job and frees it: nothing of it is left on the loop. */
+static void finish(shell *s)
+{
+    if (s->failed)
+        planctl_step_finish(s->job, s->outcome, s->message);
+    else
+        report(s);
+    pctl_free(s->message);
+    pctl_free(s);
+}
+
+static void on_closed(uv_handle_t *h)
+{
+    shell *s = h->data;
+
+    if (--s->closing == 0 && s->wound_up)
+        finish(s);
+}
+
+/* Closes h if it was initialised and is not closing yet. */
+static void close_handle(shell *s, void *handle)
+{
+    uv_handle_t *h = handle;
+
+    if (uv_handle_get_type(h) == UV_UNKNOWN_HANDLE || uv_is_closing(h))
+        return;
+    s->closing++;
+    uv_close(h, on_closed);
+}
+
+/* Closes every handle; the last close callback reports the job.  From here
+ * on cancel() finds no data on the job and does nothing. */
+static void wind_up(shell *s)
+{
+    s->wound_up = 1;
+    planctl_job_set_data(s->job, NULL);
+    close_handle(s, &s->proc);
+    close_handle(s, &s->pipes[0]);
+    close_handle(s, &s->pipes[1]);
+    close_handle(s, &s->timer);
+    close_handle(s, &s->drain);
+}
+
+/* A failure before the process ran: report it once the handles are closed
+ * (msg is taken over; NULL when it could not be allocated). */
+static void fail(shell *s, char *msg)
+{
+    s->failed = 1;
+    s->outcome = PLANCTL_OUTCOME_ERROR;
+    s->message = msg;
+    wind_up(s);
+    if (!s->closing) /* no handle was initialised */
+        finish(s);
+}
+
+static void maybe_finish(shell *s)
+{
+    if (!s->wound_up && s->exited && s->open_pipes == 0)
+        wind_up(s);
+}
+
+static void close_pipe(shell *s, uv_pipe_t *p)
+{
+    if (uv_is_closing((uv_handle_t *)p))
+        return;
+    uv_read_stop((uv_stream_t *)p);
+    close_handle(s, p);
+    s->open_pipes--;
+}
+
+static void on_drain(uv_timer_t *t)
+{
+    shell *s = t->data;
+
+    close_pipe(s, &s->pipes[0]);
+    close_pipe(s, &s->pipes[1]);
+    maybe_finish(s);
+}
+
+/* The task's timeout, or cancel(): SIGTERM to the group; then, once the
+ * grace is over, SIGKILL.  The group outlives its leader while any member
+ * lives; when it is gone, kill() fails with ESRCH, which is fine. */
+static void on_timer(uv_timer_t *t)
+{
+    shell *s = t->data;
+
+    if (s->term_sent) { /* the grace is over */
+        kill(-s->proc.pid, SIGKILL);
+        if (s->exited && s->open_pipes > 0)
+            uv_timer_start(&s->drain, on_drain, DRAIN_MS, 0);
+        return;
+    }
+    if (!s->stop) /* the task's timeout, not a cancel */
+        s->stop = STOP_TIMEOUT;
+    s->term_sent = 1;
+    kill(-s->proc.pid, SIGTERM);
+    uv_timer_stop(&s->drain); /* the output waits for the SIGKILL now */
+    uv_timer_start(&s->timer, on_timer, KILL_GRACE_MS, 0);
+}
+
+static void on_exit_cb(uv_process_t *p, int64_t status, int sig)
+{
+    shell *s = p->data;
+
+    s->exited = 1;
+    s->exit_status = status;
+    s->term_signal = sig;
+    if (s->open_pipes > 0 && !s->term_sent)
+        uv_timer_start(&s->drain, on_drain, DRAIN_MS, 0);
+    maybe_finish(s);
+}
+
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+    shell *s = h->data;
+
+    (void)hint;
+    *buf = uv_buf_init(s->buf, sizeof s->buf);
+}
+
+static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
+{
+    shell *s = st->data;
+
+    if (n > 0) {
+        keep(s, buf->base, (size_t)n);
+    } else if (n < 0) { /* EOF, or an error that ends this pipe as well */
+        close_pipe(s, (uv_pipe_t *)st);
+        maybe_finish(s);
+    }
+}
+
+/* ---- the executor ------------------------------------------------------- */
+
+/* The child's argv, NULL-terminated, strings borrowed from the spec. */
+static char **build_argv(const spec *sp, int setpriv)
+{
+    static const char *const pre[] = {"setpriv", "--pdeathsig", "KILL",
+                                      "--",      "/bin/sh",     "-c"};
+    size_t n = sp->argv ? json_array_size(sp->argv) : 1, k = 0, i;
+    char **v = pctl_malloc((n + 7) * sizeof *v);
+
+    for (i = setpriv ? 0 : 4; v && i < (sp->argv ? 4u : 6u); i++)
+        v[k++] = (char *)pre[i];
+    for (i = 0; v && sp->argv && i < n; i++)
+        v[k++] = (char *)json_string_value(json_array_get(sp->argv, i));
+    if (v && !sp->argv)
+        v[k++] = (char *)sp->command;
+    if (v)
+        v[k] = NULL;
+    return v;
+}
+
+/* Spawns the process on the initialised handles and starts reading; a
+ * failure winds the job up with ERROR.  Can't fail otherwise. */
+static void spawn(shell *s, char **argv, char **env, const char *cwd,
+                  int setpriv)
+{
+    const char *file = argv[setpriv ? 4 : 0];
+    uv_process_options_t opts;
+    uv_stdio_container_t stdio[3];
+    int i, rc;
+
+    memset(&opts, 0, sizeof opts);
+    stdio[0].flags = UV_IGNORE; /* libuv opens /dev/null */
+    for (i = 0; i < 2; i++) {
+        stdio[i + 1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+        stdio[i + 1].data.stream = (uv_stream_t *)&s->pipes[i];
+    }
+    opts.exit_cb = on_exit_cb;
+    opts.file = setpriv ? SETPRIV : file;
+    opts.args = argv;
+    opts.env = env;
+    opts.cwd = cwd;
+    opts.flags = UV_PROCESS_DETACHED; /* setsid(): its own process group */
+    opts.stdio_count = 3;
+    opts.stdio = stdio;
+    /* uv_spawn() initialises the handle even when it fails. */
+    rc = uv_spawn(planctl_job_loop(s->job), &s->proc, &opts);
+    if (rc < 0) {
+        fail(s, pctl_asprintf("cannot run \"%s\": %s", file, uv_strerror(rc)));
+        return;
+    }
+    s->open_pipes = 2;
+    for (i = 0; i < 2; i++)
+        if (uv_read_start((uv_stream_t *)&s->pipes[i], on_alloc, on_read))
+            close_pipe(s, &s->pipes[i]);
+    if (s->timeout_ms > 0)
+        uv_timer_start(&s->timer, on_timer, (uint64_t)s->timeout_ms, 0);
+    planctl_job_set_data(s->job, s);
+}
+
+static int shell_start(planctl_job *job, const planctl_task_info *info,
+                       void *data)
+{
+    uv_loop_t *loop = planctl_job_loop(job);
+    planctl_outcome o = PLANCTL_OUTCOME_FATAL;
+    int rc, setpriv = access(SETPRIV, X_OK) == 0; /* cheap; it may change */
+    char **argv = NULL, *msg = NULL;
+    envv e = {NULL, 0, 0};
+    spec sp;
+    shell *s;
+
+    (void)data;
+    if (!(s = pctl_calloc(1, sizeof *s)))
+        return PLANCTL_ENOMEM;
+    s->job = job;
+    /* libuv never touches a handle's data, init included. */
+    s->proc.data = s->timer.data = s->drain.data = s;
+    s->pipes[0].data = s->pipes[1].data = s;
+    rc = parse(&sp, &msg, s->fatal, info->spec);
+    if (rc == 0)
+        rc = build_env(&e, &msg, info, &sp);
+    if (rc == 0 && !(argv = build_argv(&sp, setpriv)))
+        rc = PLANCTL_ENOMEM;
+    /* A bad spec will not get better by retrying (FATAL); a missing
+     * program or cwd may (ERROR). */
+    if (rc == 0 && (rc = precheck(&msg, argv[setpriv ? 4 : 0], sp.cwd,
+                                  env_get(&e, "PATH"))) == PLANCTL_EINVAL)
+        o = PLANCTL_OUTCOME_ERROR;
+    if (rc == PLANCTL_EINVAL) {
+        planctl_step_finish(job, o, msg);
+        rc = 0;
+        pctl_free(s);
+    } else if (rc < 0) {
+        pctl_free(s);
+    } else if ((rc = uv_timer_init(loop, &s->timer)) < 0 ||
+               (rc = uv_timer_init(loop, &s->drain)) < 0 ||
+               (rc = uv_pipe_init(loop, &s->pipes[0], 0)) < 0 ||
+               (rc = uv_pipe_init(loop, &s->pipes[1], 0)) < 0) {
+        fail(s, pctl_asprintf("cannot start: %s", uv_strerror(rc)));
+        rc = 0;
+    } else {
+        s->timeout_ms = sp.timeout_ms;
+        spawn(s, argv, e.v, sp.cwd, setpriv);
+    }
+    pctl_free(msg);
+    pctl_free(argv);
+    while (e.n)
+        pctl_free(e.v[--e.n]);
+    pctl_free(e.v);
+    json_decref(sp.root);
+    return rc;
+}
+
+static void shell_cancel(planctl_job *job, void *data)
+{
+    shell *s = planctl_job_data(job);
+
+    (void)data;
+    if (!s)
+        return; /* winding up: its finish is on the way */
+    s->stop = STOP_CANCEL;
+    if (!s->term_sent)
+        on_timer(&s->timer); /* SIGTERM now, SIGKILL after the grace */
+}
+
+static const planctl_executor shell_executor = {
+    PLANCTL_EXECUTOR_VERSION, shell_start, shell_cancel, NULL};
+
+const planctl_executor *pctl_exec_shell(void)
+{
+    return &shell_executor;
+}

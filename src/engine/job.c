@@ -1,0 +1,148 @@
+/* job.c - jobs and the hub that hands their outcomes to the loop thread. */
+#include "engine/job.h"
+
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/utf8.h"
+
+#define OUTPUT_TAIL 4096
+
+static void drain(uv_async_t *async)
+{
+    pctl_hub *hub = async->data;
+    planctl_job *list, *next;
+
+    pthread_mutex_lock(&hub->lock);
+    list = hub->head;
+    hub->head = hub->tail = NULL;
+    pthread_mutex_unlock(&hub->lock);
+    for (; list; list = next) {
+        next = list->next;
+        list->next = NULL;
+        list->on_finish(list, list->owner);
+    }
+}
+
+int pctl_hub_init(pctl_hub *hub, uv_loop_t *loop)
+{
+    memset(hub, 0, sizeof *hub);
+    hub->loop = loop;
+    if (pthread_mutex_init(&hub->lock, NULL) != 0)
+        return PLANCTL_ENOMEM;
+    if (uv_async_init(loop, &hub->async, drain) != 0) {
+        pthread_mutex_destroy(&hub->lock);
+        return PLANCTL_ERROR;
+    }
+    hub->async.data = hub;
+    hub->open = 1;
+    return 0;
+}
+
+static void hub_closed(uv_handle_t *h)
+{
+    pctl_hub *hub = h->data;
+
+    drain(&hub->async); /* anything queued after the last wake-up */
+    pthread_mutex_destroy(&hub->lock);
+    if (hub->on_closed)
+        hub->on_closed(hub, hub->closed_data);
+}
+
+void pctl_hub_close(pctl_hub *hub, void (*on_closed)(pctl_hub *, void *),
+                    void *data)
+{
+    if (!hub->open)
+        return;
+    hub->open = 0;
+    hub->on_closed = on_closed;
+    hub->closed_data = data;
+    uv_close((uv_handle_t *)&hub->async, hub_closed);
+}
+
+planctl_job *pctl_job_new(pctl_hub *hub,
+                          void (*on_finish)(planctl_job *, void *), void *owner)
+{
+    planctl_job *job = pctl_calloc(1, sizeof *job);
+
+    if (!job)
+        return NULL;
+    job->hub = hub;
+    job->on_finish = on_finish;
+    job->owner = owner;
+    job->exit_code = -1;
+    return job;
+}
+
+void pctl_job_free(planctl_job *job)
+{
+    if (!job)
+        return;
+    pctl_free(job->message);
+    pctl_free(job->output);
+    pctl_free(job);
+}
+
+int planctl_step_finish(planctl_job *job, planctl_outcome outcome,
+                        const char *message)
+{
+    pctl_hub *hub;
+
+    if (!job || job->finished)
+        return PLANCTL_EINVAL;
+    job->finished = 1;
+    job->outcome = outcome;
+    /* A message that cannot be copied is lost, not the outcome. */
+    job->message = message ? pctl_utf8_clean(message, strlen(message)) : NULL;
+    hub = job->hub;
+    pthread_mutex_lock(&hub->lock);
+    if (hub->tail)
+        hub->tail->next = job;
+    else
+        hub->head = job;
+    hub->tail = job;
+    pthread_mutex_unlock(&hub->lock);
+    /* uv_async_send is the one libuv call that is safe from any thread. */
+    uv_async_send(&hub->async);
+    return 0;
+}
+
+int planctl_job_set_output(planctl_job *job, int exit_code, const char *output)
+{
+    size_t len;
+
+    if (!job || job->finished)
+        return PLANCTL_EINVAL;
+    job->exit_code = exit_code;
+    pctl_free(job->output);
+    job->output = NULL;
+    if (!output)
+        return 0;
+    /* Keep the tail, starting on a character boundary, valid UTF-8. */
+    len = strlen(output);
+    if (len > OUTPUT_TAIL) {
+        output += len - OUTPUT_TAIL;
+        len = OUTPUT_TAIL;
+        while (len > 0 && ((unsigned char)*output & 0xc0) == 0x80) {
+            output++;
+            len--;
+        }
+    }
+    job->output = pctl_utf8_clean(output, len);
+    return job->output ? 0 : PLANCTL_ENOMEM;
+}
+
+uv_loop_t *planctl_job_loop(const planctl_job *job)
+{
+    return job->hub->loop;
+}
+
+void planctl_job_set_data(planctl_job *job, void *data)
+{
+    job->exec_data = data;
+}
+
+void *planctl_job_data(const planctl_job *job)
+{
+    return job->exec_data;
+}

@@ -1,0 +1,68 @@
+/*
+ * job.h - jobs (one execution of one task) and the hub that brings their
+ * outcomes back to the loop thread.
+ *
+ * planctl_step_finish() may be called from any thread, including from
+ * inside an executor's start().  It only records the result and queues the
+ * job on its hub under a mutex, then wakes the loop with uv_async_send();
+ * the hub's async callback hands each finished job to its owner on the
+ * loop thread.  Going through the queue even on the loop thread means an
+ * owner never sees a finish re-entrantly, in the middle of start().
+ */
+#ifndef PCTL_ENGINE_JOB_H
+#define PCTL_ENGINE_JOB_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "planctl.h"
+
+typedef struct pctl_hub pctl_hub;
+
+struct planctl_job {
+    pctl_hub *hub;
+    /* Called on the loop thread once the job has finished. */
+    void (*on_finish)(planctl_job *job, void *owner);
+    void *owner;
+    void *exec_data; /* planctl_job_set_data */
+    /* The result, written by the finishing thread before it is queued. */
+    int finished;
+    planctl_outcome outcome;
+    char *message;
+    char *output;
+    int exit_code;     /* -1: none */
+    planctl_job *next; /* the hub's queue */
+};
+
+struct pctl_hub {
+    uv_loop_t *loop;
+    uv_async_t async;
+    pthread_mutex_t lock;
+    planctl_job *head, *tail;
+    int open;
+    void (*on_closed)(pctl_hub *hub, void *data);
+    void *closed_data;
+};
+
+/* Initialises the hub on loop (loop thread).  Returns 0 or a negative
+ * PLANCTL_E* code. */
+int pctl_hub_init(pctl_hub *hub, uv_loop_t *loop);
+
+/* Closes the hub's handle; on_closed(hub, data) runs once it is closed
+ * (the hub's memory may be freed then).  Jobs still queued are delivered
+ * first.  Loop thread. */
+void pctl_hub_close(pctl_hub *hub, void (*on_closed)(pctl_hub *, void *),
+                    void *data);
+
+/* A new job on hub whose finish is delivered to on_finish(job, owner).
+ * NULL on allocation failure. */
+planctl_job *pctl_job_new(pctl_hub *hub,
+                          void (*on_finish)(planctl_job *, void *),
+                          void *owner);
+
+/* Frees a job: after its finish was delivered, or one never started.
+ * NULL is allowed.  Can't fail. */
+void pctl_job_free(planctl_job *job);
+
+#endif

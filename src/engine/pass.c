@@ -1,0 +1,644 @@
+/*
+ * pass.c - one pass of the engine, in one write transaction:
+ *
+ *   1. outcomes: every job that reported since the last pass moves its
+ *      step (COMPLETE, ERROR with the next try's time, FATAL_ERROR), or on
+ *      to its next task, or waits to be polled again (NOT_DONE);
+ *   2. read: every active run with its phases and steps (store/active.c);
+ *   3. reconcile: jobs whose step is no longer IN_PROGRESS (cancelled by
+ *      another process, say) are cancelled; steps IN_PROGRESS that no job
+ *      of ours runs were interrupted (a dead engine) and become ERROR;
+ *   4. decide: pctl_decide() for every run, and every action through the
+ *      gate;
+ *   5. commit; only then: forget finished jobs, cancel jobs, and start the
+ *      tasks of steps that went IN_PROGRESS (a task never starts before its
+ *      IN_PROGRESS is durable).
+ * If anything fails before the commit, the transaction is rolled back and
+ * nothing in memory has changed either: the effects of step 1 and the
+ * starts of step 4 are only recorded, and applied after the commit.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/decide.h"
+#include "engine/engine.h"
+#include "store/active.h"
+#include "store/store.h"
+
+/* What step 1 decided for a job, applied after the commit. */
+enum { FX_NONE, FX_DROP, FX_NEXT_TASK, FX_POLL };
+
+/* A step to start after the commit. */
+typedef struct start_req {
+    int64_t step_id, run_id, def_id, deadline_at;
+    int attempt, max_attempts;
+    const pctl_step_def *sdef;
+    char *instance, *plan, *phase, *step, *params;
+} start_req;
+
+typedef struct pass {
+    planctl_engine *e;
+    int64_t now;
+    int64_t wake; /* 0: none */
+    start_req *starts;
+    size_t nstarts, cap;
+    ejob **cancels; /* cancelled after the commit, as EJOB_GONE */
+    size_t ncancels, ccap;
+    size_t active_runs;
+    int runs_ended;
+} pass;
+
+static void wake_min(pass *ps, int64_t t)
+{
+    if (t > 0 && (ps->wake == 0 || t < ps->wake))
+        ps->wake = t;
+}
+
+static ejob *job_of_step(planctl_engine *e, int64_t step_id)
+{
+    ejob *j;
+
+    for (j = e->jobs; j; j = j->next)
+        if (j->step_id == step_id)
+            return j;
+    return NULL;
+}
+
+static int defer_cancel(pass *ps, ejob *j)
+{
+    ejob **n;
+
+    if (!j || j->cancel != EJOB_LIVE || j->finished)
+        return 0;
+    if (ps->ncancels == ps->ccap) {
+        ps->ccap = ps->ccap ? ps->ccap * 2 : 8;
+        n = pctl_realloc(ps->cancels, ps->ccap * sizeof *n);
+        if (!n)
+            return pctl_err(ps->e->p, PLANCTL_ENOMEM, "out of memory");
+        ps->cancels = n;
+    }
+    ps->cancels[ps->ncancels++] = j;
+    return 0;
+}
+
+/* A step change through the gate; a step that moved on meanwhile (ESTALE,
+ * or gone with its run) is not an error for the engine. */
+static int step_change(planctl_engine *e, int64_t id, planctl_status from,
+                       planctl_status to, const char *msg, int64_t next,
+                       int64_t deadline, int exit_code, const char *output)
+{
+    pctl_change c = PCTL_CHANGE_INIT;
+    int rc;
+
+    c.entity = PLANCTL_ENTITY_STEP;
+    c.id = id;
+    c.from = from;
+    c.to = to;
+    c.message = msg;
+    c.actor = "engine";
+    c.next_attempt_at = next;
+    c.deadline_at = deadline;
+    c.exit_code = exit_code;
+    c.output = output;
+    rc = pctl_gate(e->p, &c);
+    return rc == PLANCTL_ESTALE || rc == PLANCTL_ENOTFOUND ? 1 : rc;
+}
+
+static int64_t next_try(const pctl_retry *retry, int attempt, int64_t now)
+{
+    return now + pctl_backoff(retry, attempt + 1);
+}
+
+/* ---- 1. outcomes ---- */
+
+static int apply_outcome(pass *ps, ejob *j)
+{
+    planctl_engine *e = ps->e;
+    planctl_job *job = j->job;
+    planctl_status to;
+    int rc;
+
+    if (j->cancel == EJOB_GONE) {
+        j->fx = FX_DROP;
+        return 0;
+    }
+    if (j->cancel == EJOB_SHUTDOWN) {
+        /* Its task was stopped (or was not running: between tasks). */
+        j->fx = FX_DROP;
+        rc = step_change(e, j->step_id, PLANCTL_STATUS_IN_PROGRESS,
+                         PLANCTL_STATUS_ERROR, "interrupted: engine stopped",
+                         next_try(j->retry, j->attempt, ps->now), 0,
+                         job ? job->exit_code : -1, job ? job->output : NULL);
+        return rc < 0 ? rc : 0;
+    }
+    if (!job) /* cannot happen: only cancels finish a job-less ejob */
+        return pctl_err(e->p, PLANCTL_ERROR,
+                        "step %lld finished without a "
+                        "task",
+                        (long long)j->step_id);
+    switch (job->outcome) {
+    case PLANCTL_OUTCOME_DONE:
+        if ((size_t)j->task_index + 1 < j->sdef->ntasks) {
+            sqlite3_stmt *st = pctl_stmt(e->p, PCTL_Q_step_set_task);
+
+            if (!st)
+                return PLANCTL_ERROR;
+            sqlite3_bind_int64(st, 1, j->step_id);
+            sqlite3_bind_int(st, 2, j->task_index + 1);
+            j->fx = FX_NEXT_TASK;
+            return pctl_exec_stmt(e->p, st, "advancing task");
+        }
+        j->fx = FX_DROP;
+        rc = step_change(e, j->step_id, PLANCTL_STATUS_IN_PROGRESS,
+                         PLANCTL_STATUS_COMPLETE, job->message, 0, 0,
+                         job->exit_code, job->output);
+        return rc < 0 ? rc : 0;
+    case PLANCTL_OUTCOME_NOT_DONE:
+        j->fx = FX_POLL;
+        return 0;
+    case PLANCTL_OUTCOME_ERROR:
+    case PLANCTL_OUTCOME_FATAL:
+    default:
+        to = job->outcome == PLANCTL_OUTCOME_ERROR &&
+                     j->attempt < j->max_attempts
+                 ? PLANCTL_STATUS_ERROR
+                 : PLANCTL_STATUS_FATAL_ERROR;
+        j->fx = FX_DROP;
+        rc = step_change(e, j->step_id, PLANCTL_STATUS_IN_PROGRESS, to,
+                         job->message ? job->message : "failed",
+                         to == PLANCTL_STATUS_ERROR
+                             ? next_try(j->retry, j->attempt, ps->now)
+                             : 0,
+                         0, job->exit_code, job->output);
+        return rc < 0 ? rc : 0;
+    }
+}
+
+/* ---- 3. reconcile ---- */
+
+static int reconcile(pass *ps, pctl_active *a)
+{
+    planctl_engine *e = ps->e;
+    size_t ri, pi, si;
+    ejob *j;
+    int rc;
+
+    /* Jobs whose step is no longer ours to run.  A step found IN_PROGRESS
+     * at the same attempt is still ours. */
+    for (j = e->jobs; j; j = j->next) {
+        int ours = 0;
+
+        if (j->finished || j->cancel != EJOB_LIVE || j->fx == FX_DROP)
+            continue;
+        for (ri = 0; ri < a->nruns && !ours; ri++) {
+            pctl_run_row *r = &a->runs[ri];
+
+            if (r->id != j->run_id)
+                continue;
+            for (pi = 0; pi < r->view.nphases && !ours; pi++)
+                for (si = 0; si < r->view.phases[pi].nsteps; si++)
+                    if (r->phases[pi].steps[si].id == j->step_id &&
+                        r->view.phases[pi].steps[si].status ==
+                            PLANCTL_STATUS_IN_PROGRESS &&
+                        r->view.phases[pi].steps[si].attempt == j->attempt)
+                        ours = 1;
+        }
+        if (!ours && (rc = defer_cancel(ps, j)) < 0)
+            return rc;
+    }
+    /* Steps IN_PROGRESS that no job of ours runs: interrupted. */
+    for (ri = 0; ri < a->nruns; ri++) {
+        pctl_run_row *r = &a->runs[ri];
+
+        for (pi = 0; pi < r->view.nphases; pi++) {
+            for (si = 0; si < r->view.phases[pi].nsteps; si++) {
+                pctl_step_view *v = &r->view.phases[pi].steps[si];
+                const pctl_def *def;
+                const pctl_plan_def *plan;
+
+                if (v->status != PLANCTL_STATUS_IN_PROGRESS ||
+                    job_of_step(e, r->phases[pi].steps[si].id))
+                    continue;
+                def = pctl_engine_def(e, r->definition_id);
+                plan = def ? pctl_def_plan(def, r->plan) : NULL;
+                if (!plan || pi >= plan->nphases ||
+                    si >= plan->phases[pi].nsteps)
+                    return def ? pctl_err(e->p, PLANCTL_EIO,
+                                          "run %lld does not match its "
+                                          "definition",
+                                          (long long)r->id)
+                               : PLANCTL_EIO;
+                v->next_attempt_at = next_try(&plan->phases[pi].steps[si].retry,
+                                              v->attempt, ps->now);
+                rc = step_change(
+                    e, r->phases[pi].steps[si].id, PLANCTL_STATUS_IN_PROGRESS,
+                    PLANCTL_STATUS_ERROR, "interrupted: engine stopped",
+                    v->next_attempt_at, 0, -1, NULL);
+                if (rc < 0)
+                    return rc;
+                v->status = PLANCTL_STATUS_ERROR;
+            }
+        }
+    }
+    return 0;
+}
+
+/* ---- 4. decide and apply ---- */
+
+static int add_start(pass *ps, pctl_run_row *r, size_t pi, size_t si,
+                     const pctl_step_def *sd, int64_t deadline)
+{
+    start_req *s, *n;
+
+    if (ps->nstarts == ps->cap) {
+        ps->cap = ps->cap ? ps->cap * 2 : 16;
+        n = pctl_realloc(ps->starts, ps->cap * sizeof *n);
+        if (!n)
+            return pctl_err(ps->e->p, PLANCTL_ENOMEM, "out of memory");
+        ps->starts = n;
+    }
+    s = &ps->starts[ps->nstarts];
+    memset(s, 0, sizeof *s);
+    s->step_id = r->phases[pi].steps[si].id;
+    s->run_id = r->id;
+    s->def_id = r->definition_id;
+    s->deadline_at = deadline;
+    s->attempt = r->view.phases[pi].steps[si].attempt;
+    s->max_attempts = r->view.phases[pi].steps[si].max_attempts;
+    s->sdef = sd;
+    s->instance = pctl_strdup(r->instance);
+    s->plan = pctl_strdup(r->plan);
+    s->phase = pctl_strdup(r->phases[pi].name);
+    s->step = pctl_strdup(r->phases[pi].steps[si].name);
+    s->params = pctl_strdup(r->params);
+    ps->nstarts++;
+    if (!s->instance || !s->plan || !s->phase || !s->step || !s->params)
+        return pctl_err(ps->e->p, PLANCTL_ENOMEM, "out of memory");
+    return 0;
+}
+
+static int apply_action(pass *ps, pctl_run_row *r, const pctl_plan_def *plan,
+                        const pctl_action *a)
+{
+    planctl_engine *e = ps->e;
+    pctl_change c = PCTL_CHANGE_INIT;
+    char msg[256], dur[32];
+    const pctl_step_def *sd = NULL;
+    int64_t id = 0, deadline = 0;
+    ejob *j;
+    int rc;
+
+    c.from = a->from;
+    c.to = a->to;
+    c.actor = "engine";
+    switch (a->target) {
+    case PCTL_TARGET_CLOSE:
+        for (j = e->jobs; j; j = j->next)
+            if (j->run_id == r->id && (rc = defer_cancel(ps, j)) < 0)
+                return rc;
+        return pctl_close_children(e->p, r->id, PLANCTL_STATUS_FATAL_ERROR,
+                                   NULL, "engine");
+    case PCTL_TARGET_RUN:
+        c.entity = PLANCTL_ENTITY_RUN;
+        c.id = r->id;
+        if (a->why == PCTL_WHY_DEADLINE) {
+            pctl_duration_format(dur, sizeof dur, plan->deadline_ms);
+            snprintf(msg, sizeof msg, "deadline of %s passed", dur);
+            c.message = msg;
+        } else if (a->to == PLANCTL_STATUS_FATAL_ERROR) {
+            size_t pi;
+
+            c.message = "a phase failed";
+            for (pi = 0; pi < r->view.nphases; pi++)
+                if (r->view.phases[pi].status == PLANCTL_STATUS_FATAL_ERROR) {
+                    snprintf(msg, sizeof msg, "phase \"%s\" failed",
+                             r->phases[pi].name);
+                    c.message = msg;
+                    break;
+                }
+        }
+        if ((rc = pctl_gate(e->p, &c)) < 0)
+            return rc;
+        if (a->why == PCTL_WHY_START && plan->deadline_ms > 0) {
+            sqlite3_stmt *st = pctl_stmt(e->p, PCTL_Q_run_set_deadline);
+
+            if (!st)
+                return PLANCTL_ERROR;
+            sqlite3_bind_int64(st, 1, r->id);
+            sqlite3_bind_int64(st, 2, ps->now + plan->deadline_ms);
+            if ((rc = pctl_exec_stmt(e->p, st, "run deadline")) < 0)
+                return rc;
+            wake_min(ps, ps->now + plan->deadline_ms);
+        }
+        return 0;
+    case PCTL_TARGET_PHASE:
+        c.entity = PLANCTL_ENTITY_PHASE;
+        c.id = r->phases[a->phase].id;
+        if (a->to == PLANCTL_STATUS_FATAL_ERROR) {
+            size_t si;
+            const pctl_phase_view *pv = &r->view.phases[a->phase];
+
+            c.message = "a step failed";
+            for (si = 0; si < pv->nsteps; si++)
+                if (pv->steps[si].status == PLANCTL_STATUS_FATAL_ERROR) {
+                    snprintf(msg, sizeof msg, "step \"%s\" failed",
+                             r->phases[a->phase].steps[si].name);
+                    c.message = msg;
+                    break;
+                }
+        }
+        return pctl_gate(e->p, &c);
+    case PCTL_TARGET_STEP:
+    default:
+        break;
+    }
+    sd = &plan->phases[a->phase].steps[a->step];
+    id = r->phases[a->phase].steps[a->step].id;
+    switch (a->why) {
+    case PCTL_WHY_START:
+    case PCTL_WHY_RETRY:
+        deadline = sd->timeout_ms > 0 ? ps->now + sd->timeout_ms : 0;
+        rc = step_change(e, id, a->from, a->to, NULL, 0, deadline, -1, NULL);
+        if (rc == 0)
+            rc = add_start(ps, r, a->phase, a->step, sd, deadline);
+        wake_min(ps, deadline);
+        return rc < 0 ? rc : 0;
+    case PCTL_WHY_TIMEOUT:
+        pctl_duration_format(dur, sizeof dur, sd->timeout_ms);
+        snprintf(msg, sizeof msg, "timed out after %s", dur);
+        if ((rc = defer_cancel(ps, job_of_step(e, id))) < 0)
+            return rc;
+        rc = step_change(
+            e, id, a->from, a->to, msg,
+            a->to == PLANCTL_STATUS_ERROR
+                ? next_try(&sd->retry,
+                           r->view.phases[a->phase].steps[a->step].attempt,
+                           ps->now)
+                : 0,
+            0, -1, NULL);
+        return rc < 0 ? rc : 0;
+    case PCTL_WHY_EXHAUSTED:
+    default: {
+        const char *last = r->phases[a->phase].steps[a->step].message;
+
+        snprintf(msg, sizeof msg, "gave up after %d attempts%s%s",
+                 r->view.phases[a->phase].steps[a->step].attempt,
+                 last ? ": " : "", last ? last : "");
+        rc = step_change(e, id, a->from, a->to, msg, 0, 0, -1, NULL);
+        return rc < 0 ? rc : 0;
+    }
+    }
+}
+
+static int decide_all(pass *ps, pctl_active *a)
+{
+    planctl_engine *e = ps->e;
+    pctl_action *actions = NULL;
+    size_t *scratch = NULL, cap = 0, ri, k, n, pi, si;
+    int slots = e->o.concurrency - e->njobs, rc = 0;
+
+    scratch = pctl_calloc(a->max_children + 1, sizeof *scratch);
+    if (!scratch)
+        return pctl_err(e->p, PLANCTL_ENOMEM, "out of memory");
+    for (ri = 0; rc == 0 && ri < a->nruns; ri++) {
+        pctl_run_row *r = &a->runs[ri];
+        const pctl_def *def = pctl_engine_def(e, r->definition_id);
+        const pctl_plan_def *plan = def ? pctl_def_plan(def, r->plan) : NULL;
+        int64_t wake;
+
+        if (!plan) {
+            rc = def ? pctl_err(e->p, PLANCTL_EIO,
+                                "run %lld: definition has no plan \"%s\"",
+                                (long long)r->id, r->plan)
+                     : PLANCTL_EIO;
+            break;
+        }
+        r->view.strategy = plan->strategy;
+        /* A step whose cancelled job has not reported yet must not start
+         * again: never two attempts of one step in flight. */
+        for (pi = 0; pi < r->view.nphases; pi++) {
+            for (si = 0; si < r->view.phases[pi].nsteps; si++) {
+                ejob *j = job_of_step(e, r->phases[pi].steps[si].id);
+
+                if (r->view.phases[pi].steps[si].status ==
+                        PLANCTL_STATUS_ERROR &&
+                    j && !j->finished)
+                    r->view.phases[pi].steps[si].next_attempt_at = INT64_MAX;
+            }
+        }
+        if (pctl_decide_capacity(&r->view) > cap) {
+            pctl_action *na;
+
+            cap = pctl_decide_capacity(&r->view);
+            na = pctl_realloc(actions, cap * sizeof *na);
+            if (!na) {
+                rc = pctl_err(e->p, PLANCTL_ENOMEM, "out of memory");
+                break;
+            }
+            actions = na;
+        }
+        n = pctl_decide(&r->view, ps->now, &slots, actions, &wake, scratch);
+        wake_min(ps, wake == INT64_MAX ? 0 : wake);
+        for (k = 0; rc == 0 && k < n; k++) {
+            rc = apply_action(ps, r, plan, &actions[k]);
+            /* A run that ends frees its instance's slot: the store may
+             * have promoted a queued run, which the next pass starts. */
+            if (actions[k].target == PCTL_TARGET_RUN &&
+                pctl_status_terminal(actions[k].to))
+                ps->runs_ended++;
+        }
+        if (r->view.status == PLANCTL_STATUS_PENDING ||
+            r->view.status == PLANCTL_STATUS_IN_PROGRESS ||
+            r->view.status == PLANCTL_STATUS_PAUSED)
+            ps->active_runs++;
+    }
+    pctl_free(actions);
+    pctl_free(scratch);
+    return rc;
+}
+
+/* ---- 5. after the commit ---- */
+
+static void free_starts(pass *ps)
+{
+    size_t i;
+
+    for (i = 0; i < ps->nstarts; i++) {
+        pctl_free(ps->starts[i].instance);
+        pctl_free(ps->starts[i].plan);
+        pctl_free(ps->starts[i].phase);
+        pctl_free(ps->starts[i].step);
+        pctl_free(ps->starts[i].params);
+    }
+    pctl_free(ps->starts);
+    pctl_free(ps->cancels);
+}
+
+static void after_commit(pass *ps)
+{
+    planctl_engine *e = ps->e;
+    ejob *j, *next;
+    size_t i;
+
+    /* Cancels first: a job the commit also dropped is then already gone
+     * from this list's point of view (it finished, so cancel skips it). */
+    for (i = 0; i < ps->ncancels; i++)
+        pctl_engine_cancel_job(e, ps->cancels[i], EJOB_GONE);
+    for (j = e->jobs; j; j = next) {
+        next = j->next;
+        switch (j->fx) {
+        case FX_DROP:
+            pctl_engine_drop_job(e, j);
+            continue;
+        case FX_NEXT_TASK:
+            pctl_job_free(j->job);
+            j->job = NULL;
+            j->finished = 0;
+            j->task_index++;
+            j->start_pending = 1;
+            break;
+        case FX_POLL:
+            pctl_job_free(j->job);
+            j->job = NULL;
+            j->finished = 0;
+            j->poll_at = ps->now + e->o.task_poll_ms;
+            break;
+        default:
+            break;
+        }
+        j->fx = FX_NONE;
+    }
+    /* New steps: the ejob takes the strings over. */
+    for (i = 0; i < ps->nstarts; i++) {
+        start_req *s = &ps->starts[i];
+        ejob *nj = pctl_calloc(1, sizeof *nj);
+
+        if (!nj) {
+            /* The step stays IN_PROGRESS without a job; the next pass
+             * sees it as interrupted and retries it. */
+            continue;
+        }
+        nj->engine = e;
+        nj->step_id = s->step_id;
+        nj->run_id = s->run_id;
+        nj->def_id = s->def_id;
+        nj->attempt = s->attempt;
+        nj->max_attempts = s->max_attempts;
+        nj->sdef = s->sdef;
+        nj->retry = &s->sdef->retry;
+        nj->deadline_at = s->deadline_at;
+        nj->instance = s->instance;
+        nj->plan = s->plan;
+        nj->phase = s->phase;
+        nj->step = s->step;
+        nj->params = s->params;
+        s->instance = s->plan = s->phase = s->step = s->params = NULL;
+        nj->start_pending = 1;
+        nj->next = e->jobs;
+        e->jobs = nj;
+        e->njobs++;
+    }
+    for (j = e->jobs; j; j = next) {
+        next = j->next; /* starting may drop j */
+        if (j->cancel != EJOB_LIVE || j->job)
+            continue;
+        if (e->state != ENGINE_RUNNING) {
+            /* Stopping: a step between tasks does not start its next. */
+            pctl_engine_cancel_job(e, j, EJOB_SHUTDOWN);
+            continue;
+        }
+        if (j->poll_at > 0 && j->poll_at <= ps->now) {
+            j->poll_at = 0;
+            j->start_pending = 1;
+        }
+        if (j->start_pending) {
+            j->start_pending = 0;
+            pctl_engine_start_task(e, j);
+        }
+        wake_min(ps, j->poll_at);
+    }
+}
+
+/* Keeps the definitions some active run or job uses; drops the rest. */
+static void trim_defs(planctl_engine *e)
+{
+    size_t i = 0;
+    ejob *j;
+
+    for (j = e->jobs; j; j = j->next)
+        for (i = 0; i < e->ndefs; i++)
+            if (e->defs[i].id == j->def_id)
+                e->defs[i].used = 1;
+    for (i = 0; i < e->ndefs;) {
+        if (!e->defs[i].used) {
+            pctl_def_free(e->defs[i].def);
+            e->defs[i] = e->defs[--e->ndefs];
+            continue;
+        }
+        e->defs[i++].used = 0;
+    }
+}
+
+/* Whether any run is still open (queued or active), after the commit. */
+static int open_any(planctl *p, int *out)
+{
+    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_runs_open_any);
+    int rc;
+
+    if (!st)
+        return PLANCTL_ERROR;
+    rc = sqlite3_step(st);
+    *out = rc == SQLITE_ROW && sqlite3_column_int(st, 0);
+    sqlite3_reset(st);
+    return rc == SQLITE_ROW ? 0 : pctl_sqlerr(p, rc, "reading the queue");
+}
+
+int pctl_engine_pass(planctl_engine *e)
+{
+    pass ps;
+    pctl_active *a = NULL;
+    ejob *j;
+    int rc, open = 0;
+
+    memset(&ps, 0, sizeof ps);
+    ps.e = e;
+    ps.now = pctl_now(e->p);
+    if ((rc = pctl_engine_tx_begin(e->p, e->token)) < 0)
+        return rc;
+    /* One pass is one commit and one moment: every time it records is the
+     * same, so what started together reads as having started together. */
+    pctl_clock_freeze(e->p, ps.now);
+    for (j = e->jobs; rc == 0 && j; j = j->next)
+        if (j->finished)
+            rc = apply_outcome(&ps, j);
+    if (rc == 0)
+        rc = pctl_active_load(&a, e->p);
+    if (rc == 0)
+        rc = reconcile(&ps, a);
+    if (rc == 0 && e->state == ENGINE_RUNNING)
+        rc = decide_all(&ps, a);
+    pctl_active_free(a);
+    pctl_clock_freeze(e->p, 0);
+    rc = pctl_tx_end(e->p, rc);
+    if (rc < 0) {
+        for (j = e->jobs; j; j = j->next)
+            j->fx = FX_NONE;
+        free_starts(&ps);
+        return rc;
+    }
+    after_commit(&ps);
+    free_starts(&ps);
+    trim_defs(e);
+
+    if (e->state == ENGINE_RUNNING) {
+        if (ps.wake > 0)
+            pctl_engine_arm_wake(e, ps.wake);
+        if (ps.runs_ended)
+            pctl_engine_request_pass(e);
+        else if (e->o.until_idle && ps.active_runs == 0 && e->njobs == 0 &&
+                 open_any(e->p, &open) == 0 && !open)
+            planctl_engine_stop(e, 0);
+    }
+    return 0;
+}

@@ -1,0 +1,252 @@
+/*
+ * lease.c - one engine per database: the lease row, its OS lock, and the
+ * fencing token every engine write checks.
+ *
+ * The lease row (engine_lease, id 1) names the holder (pid, host, since)
+ * and carries a token that grows with every acquisition.  Beside it, the
+ * engine holds an flock() on "<database>-engine", which the kernel releases
+ * the moment the holder dies, however it dies.  So on one host:
+ *   - the lock is taken: a live engine holds it -> refused, naming it;
+ *   - the lock is free but a row names this host: its holder is dead ->
+ *     taken over at once, without waiting for the lease to expire.
+ * A row from another host (a shared file system) is taken over only once
+ * its heartbeat is older than the TTL.  Every engine transaction first
+ * checks that the row still holds its token (pctl_fence), so an engine
+ * that lost its lease can never write again: its writes are fenced off.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "core/alloc.h"
+#include "core/timefmt.h"
+#include "store/store.h"
+
+static void hostname(char *buf, size_t size)
+{
+    if (gethostname(buf, size) != 0)
+        snprintf(buf, size, "unknown");
+    buf[size - 1] = '\0';
+}
+
+/* Takes the OS lock; 1 if another process holds it, 0 when taken. */
+static int os_lock(planctl *p)
+{
+    char *path;
+
+    if (p->lock_fd >= 0)
+        return 0;
+    path = pctl_asprintf("%s-engine", p->path);
+    if (!path)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    p->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (p->lock_fd < 0) {
+        int rc = pctl_err(p, PLANCTL_EIO, "cannot open engine lock %s: %s",
+                          path, strerror(errno));
+
+        pctl_free(path);
+        return rc;
+    }
+    pctl_free(path);
+    if (flock(p->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        close(p->lock_fd);
+        p->lock_fd = -1;
+        return 1;
+    }
+    return 0;
+}
+
+static void os_unlock(planctl *p)
+{
+    if (p->lock_fd >= 0) {
+        close(p->lock_fd); /* closing releases the flock */
+        p->lock_fd = -1;
+    }
+}
+
+/* "pid 123 on host "h", since 14:03:05, heartbeat 2s ago" */
+static int describe_holder(planctl *p, sqlite3_stmt *st, int64_t now,
+                           const char *why)
+{
+    char since[PCTL_TIME_BUF];
+
+    pctl_time_local_short(since, sqlite3_column_int64(st, 3), now);
+    return pctl_err(p, PLANCTL_ECONFLICT,
+                    "an engine is already running on %s (pid %lld on host "
+                    "\"%s\", since %s%s); stop it first",
+                    p->path, (long long)sqlite3_column_int64(st, 1),
+                    (const char *)sqlite3_column_text(st, 0), since, why);
+}
+
+int pctl_lease_acquire(int64_t *token, planctl *p, int64_t ttl_ms)
+{
+    sqlite3_stmt *st;
+    char host[256];
+    int64_t now = pctl_now(p), old_token = 0;
+    int rc, locked_elsewhere, have_row = 0;
+
+    *token = 0;
+    hostname(host, sizeof host);
+    if ((locked_elsewhere = os_lock(p)) < 0)
+        return locked_elsewhere;
+    if ((rc = pctl_tx_begin(p)) < 0)
+        goto out;
+    st = pctl_stmt(p, PCTL_Q_lease_get);
+    if (!st) {
+        rc = PLANCTL_ERROR;
+        goto end;
+    }
+    /* Columns: 0 host, 1 pid, 2 token, 3 acquired_at, 4 heartbeat_at. */
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        int same_host =
+            strcmp((const char *)sqlite3_column_text(st, 0), host) == 0;
+        int64_t beat = sqlite3_column_int64(st, 4);
+
+        have_row = 1;
+        old_token = sqlite3_column_int64(st, 2);
+        if (locked_elsewhere)
+            rc = describe_holder(p, st, now, "");
+        else if (!same_host && now - beat < ttl_ms)
+            rc = describe_holder(p, st, now,
+                                 "; its lease is fresh: it expires after "
+                                 "the heartbeat stops");
+        else
+            rc = 0; /* dead on this host, or stale elsewhere: take over */
+    } else if (rc == SQLITE_DONE) {
+        rc = locked_elsewhere
+                 ? pctl_err(p, PLANCTL_ECONFLICT,
+                            "an engine is starting on %s; try again", p->path)
+                 : 0;
+    } else {
+        rc = pctl_sqlerr(p, rc, "reading engine lease");
+    }
+    sqlite3_reset(st);
+    if (rc == 0) {
+        st = pctl_stmt(p, PCTL_Q_lease_put);
+        if (!st) {
+            rc = PLANCTL_ERROR;
+        } else {
+            char *owner = pctl_asprintf("%s:%ld", host, (long)getpid());
+
+            if (!owner) {
+                rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+            } else {
+                pctl_bind_text(st, 1, owner);
+                pctl_bind_text(st, 2, host);
+                sqlite3_bind_int64(st, 3, (sqlite3_int64)getpid());
+                sqlite3_bind_int64(st, 4, old_token + 1);
+                sqlite3_bind_int64(st, 5, now);
+                rc = pctl_exec_stmt(p, st, "taking engine lease");
+                pctl_free(owner);
+            }
+        }
+    }
+    if (rc == 0)
+        rc = pctl_event_admin(p, 0, "engine",
+                              have_row ? "engine started, lease taken over"
+                                       : "engine started",
+                              "engine", NULL);
+end:
+    rc = pctl_tx_end(p, rc);
+out:
+    if (rc < 0) {
+        if (!locked_elsewhere)
+            os_unlock(p);
+        return rc;
+    }
+    *token = old_token + 1;
+    return 0;
+}
+
+int pctl_fence(planctl *p, int64_t token)
+{
+    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_lease_token);
+    int rc;
+    int64_t held = 0;
+
+    if (!st)
+        return PLANCTL_ERROR;
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        held = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return pctl_sqlerr(p, rc, "reading engine lease");
+    if (held != token)
+        return pctl_err(p, PLANCTL_ESTALE,
+                        "this engine lost its lease on %s (token %lld, now "
+                        "%lld); another engine took over",
+                        p->path, (long long)token, (long long)held);
+    return 0;
+}
+
+int pctl_engine_tx_begin(planctl *p, int64_t token)
+{
+    int rc = pctl_tx_begin(p);
+
+    if (rc < 0)
+        return rc;
+    if ((rc = pctl_fence(p, token)) < 0)
+        pctl_tx_rollback(p);
+    return rc;
+}
+
+int pctl_lease_heartbeat(planctl *p, int64_t token)
+{
+    sqlite3_stmt *st;
+    int rc = pctl_engine_tx_begin(p, token);
+
+    if (rc < 0)
+        return rc;
+    st = pctl_stmt(p, PCTL_Q_lease_beat);
+    if (!st)
+        return pctl_tx_end(p, PLANCTL_ERROR);
+    sqlite3_bind_int64(st, 1, token);
+    sqlite3_bind_int64(st, 2, pctl_now(p));
+    return pctl_tx_end(p, pctl_exec_stmt(p, st, "engine heartbeat"));
+}
+
+int pctl_lease_release(planctl *p, int64_t token)
+{
+    sqlite3_stmt *st;
+    int rc = pctl_engine_tx_begin(p, token);
+
+    if (rc == 0) {
+        st = pctl_stmt(p, PCTL_Q_lease_drop);
+        if (!st)
+            rc = PLANCTL_ERROR;
+        else {
+            sqlite3_bind_int64(st, 1, token);
+            rc = pctl_exec_stmt(p, st, "releasing engine lease");
+        }
+        if (rc == 0)
+            rc = pctl_event_admin(p, 0, "engine", "engine stopped", "engine",
+                                  NULL);
+        rc = pctl_tx_end(p, rc);
+    }
+    os_unlock(p);
+    return rc;
+}
+
+void pctl_lease_abandon(planctl *p)
+{
+    os_unlock(p);
+}
+
+int pctl_data_version(planctl *p, int64_t *out)
+{
+    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_data_version);
+    int rc;
+
+    if (!st)
+        return PLANCTL_ERROR;
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *out = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    return rc == SQLITE_ROW ? 0 : pctl_sqlerr(p, rc, "data_version");
+}

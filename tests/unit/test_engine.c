@@ -1,0 +1,955 @@
+/*
+ * test_engine.c - the engine on a real libuv loop, a real database and
+ * real child processes: strategies, retries and backoff, fatal
+ * propagation, shell steps with timeouts, cancel and pause from another
+ * process, the lease, SIGKILL and recovery, shutdown under load, an
+ * embedder's executor finishing from another thread, and a pass whose
+ * reads do not grow with history.
+ *
+ * Times are checked from the rows the engine wrote (attempts, events),
+ * with tolerance, never by timing the test itself.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+#include <uv.h>
+
+#include "planctl.h"
+#include "store/store.h"
+#include "testutil.h"
+
+typedef struct fixture {
+    char *dir, *path;
+    planctl *p;
+    sqlite3 *db; /* raw connection for looking at rows */
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+
+    f->dir = tu_mkdtemp();
+    f->path = tu_fmt("%s/engine.db", f->dir);
+    assert_int_equal(planctl_open(&f->p, f->path, NULL), 0);
+    assert_int_equal(sqlite3_open(f->path, &f->db), SQLITE_OK);
+    sqlite3_busy_timeout(f->db, 10000);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+
+    sqlite3_close(f->db);
+    planctl_close(f->p);
+    tu_rmtree(f->dir);
+    free(f->path);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
+static void apply(fixture *f, const char *json)
+{
+    if (planctl_definition_apply(NULL, f->p, json, strlen(json), "t.json"))
+        fail_msg("apply: %s", planctl_errmsg(f->p));
+}
+
+static int64_t create(fixture *f, const char *name, const char *def)
+{
+    int64_t run = 0;
+
+    if (planctl_instance_create(&run, f->p, name, def, NULL, NULL, 0))
+        fail_msg("create: %s", planctl_errmsg(f->p));
+    return run;
+}
+
+static void expect_text(fixture *f, const char *want, const char *fmt, ...)
+{
+    va_list ap;
+    char sql[2048];
+    char *got;
+
+    va_start(ap, fmt);
+    vsnprintf(sql, sizeof sql, fmt, ap);
+    va_end(ap);
+    got = tu_text(f->db, "%s", sql);
+    if (!got || strcmp(got, want) != 0)
+        fail_msg("%s\n  got:  %s\n  want: %s", sql, got ? got : "(null)", want);
+    free(got);
+}
+
+/* Nothing is left open: every run terminal, no open child, no open try. */
+static void expect_all_settled(fixture *f)
+{
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT count(*) FROM runs WHERE status NOT "
+                               "IN ('COMPLETE','FATAL_ERROR','CANCELLED')"),
+                     0);
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT count(*) FROM phases WHERE status NOT "
+                               "IN ('COMPLETE','FATAL_ERROR','CANCELLED')"),
+                     0);
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT count(*) FROM steps WHERE status NOT "
+                               "IN ('COMPLETE','FATAL_ERROR','CANCELLED')"),
+                     0);
+    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM attempts WHERE "
+                                      "finished_at IS NULL"),
+                     0);
+}
+
+/* ---- running an engine ---- */
+
+typedef struct runner {
+    uv_loop_t loop;
+    planctl_engine *e;
+    int stopped;
+    uv_timer_t timer; /* optional: a test's action after some time */
+    void (*at)(struct runner *r);
+    void *data;
+} runner;
+
+static void on_stopped(planctl_engine *e, void *data)
+{
+    runner *r = data;
+
+    (void)e;
+    r->stopped = 1;
+    if (r->at)
+        uv_close((uv_handle_t *)&r->timer, NULL);
+}
+
+static void on_at(uv_timer_t *t)
+{
+    runner *r = t->data;
+
+    r->at(r);
+}
+
+/* Runs an engine on p until it stops by itself (until_idle), or until
+ * `at` (if given, called after at_ms) stops it.  Asserts the loop closes
+ * with no handle left. */
+static int run_engine(planctl *p, planctl_engine_options *o, int64_t at_ms,
+                      void (*at)(runner *), void *data)
+{
+    runner r;
+    int rc;
+
+    memset(&r, 0, sizeof r);
+    r.at = at;
+    r.data = data;
+    assert_int_equal(uv_loop_init(&r.loop), 0);
+    assert_int_equal(planctl_engine_new(&r.e, p, &r.loop, o), 0);
+    rc = planctl_engine_start(r.e, on_stopped, &r);
+    if (rc < 0) {
+        planctl_engine_free(r.e);
+        assert_int_equal(uv_loop_close(&r.loop), 0);
+        return rc;
+    }
+    if (at) {
+        uv_timer_init(&r.loop, &r.timer);
+        r.timer.data = &r;
+        uv_timer_start(&r.timer, on_at, (uint64_t)at_ms, 0);
+    }
+    uv_run(&r.loop, UV_RUN_DEFAULT);
+    assert_true(r.stopped);
+    rc = planctl_engine_status(r.e);
+    planctl_engine_free(r.e);
+    assert_int_equal(uv_loop_close(&r.loop), 0);
+    return rc;
+}
+
+static int run_until_idle(fixture *f)
+{
+    planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
+
+    o.until_idle = 1;
+    o.change_poll_ms = 20;
+    return run_engine(f->p, &o, 0, NULL, NULL);
+}
+
+/* ---- strategies ---- */
+
+#define DEF_HEAD(name)                                                         \
+    "{\"name\":\"" name "\",\"version\":\"1\",\"tasks\":["                     \
+    "{\"name\":\"quick\",\"kind\":\"Dummy\"},"                                 \
+    "{\"name\":\"slow\",\"kind\":\"Dummy\",\"spec\":{\"sleep\":\"150ms\"}},"   \
+    "{\"name\":\"slower\",\"kind\":\"Dummy\",\"spec\":{\"sleep\":\"400ms\"}}," \
+    "{\"name\":\"flaky\",\"kind\":\"Dummy\",\"spec\":{\"failTimes\":2}},"      \
+    "{\"name\":\"boom\",\"kind\":\"Dummy\",\"spec\":{\"fatal\":true}},"        \
+    "{\"name\":\"forever\",\"kind\":\"Dummy\",\"spec\":{\"sleep\":\"1h\"}},"   \
+    "{\"name\":\"sh-forever\",\"kind\":\"shell\",\"spec\":{\"command\":"       \
+    "\"echo $$ > pid.$PLANCTL_INSTANCE.$PLANCTL_STEP; sleep 300 & echo $! > "  \
+    "child.$PLANCTL_INSTANCE.$PLANCTL_STEP; wait\"}}],"
+
+/* The order steps started and completed in, from the events. */
+static char *order(fixture *f, int64_t run, const char *to)
+{
+    return tu_text(f->db,
+                   "SELECT group_concat(name, ',') FROM (SELECT s.name FROM "
+                   "events e JOIN steps s ON s.id = e.step_id WHERE e.run_id = "
+                   "%lld AND e.entity = 'step' AND e.to_status = '%s' ORDER BY "
+                   "e.seq)",
+                   (long long)run, to);
+}
+
+static void test_serial_and_parallel(void **state)
+{
+    fixture *f = *state;
+    int64_t run;
+    char *started, *done;
+
+    apply(f, DEF_HEAD("order") "\"plans\":{\"deploy\":{\"phases\":["
+                               "{\"name\":\"a\",\"steps\":["
+                               "{\"name\":\"a1\",\"tasks\":[\"slow\"]},"
+                               "{\"name\":\"a2\",\"tasks\":[\"quick\"]}]},"
+                               "{\"name\":\"b\",\"strategy\":\"parallel\","
+                               "\"steps\":["
+                               "{\"name\":\"b1\",\"tasks\":[\"slower\"]},"
+                               "{\"name\":\"b2\",\"tasks\":[\"quick\"]},"
+                               "{\"name\":\"b3\",\"tasks\":[\"slow\"]}]}]}}}");
+    run = create(f, "i", "order");
+    assert_int_equal(run_until_idle(f), 0);
+    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                (long long)run);
+    started = order(f, run, "IN_PROGRESS");
+    done = order(f, run, "COMPLETE");
+    /* Serial: a1 runs alone to completion before a2.  Parallel: b1..b3
+     * start together and finish by their durations. */
+    assert_string_equal(started, "a1,a2,b1,b2,b3");
+    assert_string_equal(done, "a1,a2,b2,b3,b1");
+    /* b's steps all started in the same pass (same millisecond). */
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT max(started_at) - min(started_at) "
+                               "FROM steps WHERE run_id = %lld AND name "
+                               "LIKE 'b%%'",
+                               (long long)run),
+                     0);
+    /* Phase b started only after phase a was COMPLETE. */
+    assert_true(tu_scalar(f->db,
+                          "SELECT (SELECT started_at FROM phases WHERE name "
+                          "= 'b' AND run_id = %lld) >= (SELECT finished_at "
+                          "FROM phases WHERE name = 'a' AND run_id = %lld)",
+                          (long long)run, (long long)run) == 1);
+    expect_all_settled(f);
+    free(started);
+    free(done);
+}
+
+static void test_parallel_phases(void **state)
+{
+    fixture *f = *state;
+    int64_t run;
+
+    apply(f, DEF_HEAD("pp") "\"plans\":{\"deploy\":{\"strategy\":"
+                            "\"parallel\",\"phases\":["
+                            "{\"name\":\"x\",\"steps\":[{\"name\":\"x1\","
+                            "\"tasks\":[\"slow\"]}]},"
+                            "{\"name\":\"y\",\"steps\":[{\"name\":\"y1\","
+                            "\"tasks\":[\"quick\"]}]}]}}}");
+    run = create(f, "i", "pp");
+    assert_int_equal(run_until_idle(f), 0);
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT max(started_at) - min(started_at) "
+                               "FROM phases WHERE run_id = %lld",
+                               (long long)run),
+                     0);
+    expect_all_settled(f);
+}
+
+/* ---- retries ---- */
+
+static void test_retry_backoff(void **state)
+{
+    fixture *f = *state;
+    int64_t ok, bad;
+
+    apply(f, DEF_HEAD("retry") "\"plans\":{"
+                               "\"deploy\":{\"phases\":[{\"name\":\"p\","
+                               "\"steps\":[{\"name\":\"s\",\"tasks\":["
+                               "\"flaky\"],\"retry\":{\"attempts\":3,"
+                               "\"backoff\":\"100ms\",\"multiplier\":3}}]}]},"
+                               "\"update\":{\"phases\":[{\"name\":\"p\","
+                               "\"steps\":[{\"name\":\"s\",\"tasks\":["
+                               "\"flaky\"],\"retry\":{\"attempts\":2,"
+                               "\"backoff\":\"50ms\"}}]}]}}}");
+    ok = create(f, "ok", "retry");
+    assert_int_equal(run_until_idle(f), 0);
+    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                (long long)ok);
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT count(*) FROM attempts a JOIN steps s "
+                               "ON s.id = a.step_id WHERE s.run_id = %lld",
+                               (long long)ok),
+                     3);
+    expect_text(f, "ERROR,ERROR,COMPLETE",
+                "SELECT group_concat(status, ',') FROM (SELECT a.status FROM "
+                "attempts a JOIN steps s ON s.id = a.step_id WHERE s.run_id "
+                "= %lld ORDER BY a.number)",
+                (long long)ok);
+    /* The waits: 100ms before try 2, 300ms before try 3 (x3), measured
+     * from the rows with 50ms tolerance upward only. */
+    {
+        int64_t w2 = tu_scalar(f->db,
+                               "SELECT b.started_at - a.finished_at FROM "
+                               "attempts a, attempts b, steps s WHERE "
+                               "s.run_id = %lld AND a.step_id = s.id AND "
+                               "b.step_id = s.id AND a.number = 1 AND "
+                               "b.number = 2",
+                               (long long)ok);
+        int64_t w3 = tu_scalar(f->db,
+                               "SELECT b.started_at - a.finished_at FROM "
+                               "attempts a, attempts b, steps s WHERE "
+                               "s.run_id = %lld AND a.step_id = s.id AND "
+                               "b.step_id = s.id AND a.number = 2 AND "
+                               "b.number = 3",
+                               (long long)ok);
+
+        assert_true(w2 >= 100 && w2 < 100 + 500);
+        assert_true(w3 >= 300 && w3 < 300 + 500);
+    }
+    assert_int_equal(planctl_plan_trigger(&bad, f->p, "ok", "update", NULL), 0);
+    assert_int_equal(run_until_idle(f), 0);
+    expect_text(f, "FATAL_ERROR", "SELECT status FROM runs WHERE id = %lld",
+                (long long)bad);
+    expect_text(f, "failTimes: attempt 2 of the first 2 fails",
+                "SELECT message FROM steps WHERE run_id = %lld",
+                (long long)bad);
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT attempt FROM steps WHERE run_id = "
+                               "%lld",
+                               (long long)bad),
+                     2);
+    expect_all_settled(f);
+}
+
+/* ---- fatal propagation ---- */
+
+static void test_fatal_propagation(void **state)
+{
+    fixture *f = *state;
+    int64_t run;
+
+    apply(f, DEF_HEAD("fatal") "\"plans\":{\"deploy\":{\"phases\":["
+                               "{\"name\":\"a\",\"strategy\":\"parallel\","
+                               "\"steps\":["
+                               "{\"name\":\"long\",\"tasks\":[\"forever\"]},"
+                               "{\"name\":\"bad\",\"tasks\":[\"slow\","
+                               "\"boom\"]},"
+                               "{\"name\":\"ok\",\"tasks\":[\"quick\"]}]},"
+                               "{\"name\":\"b\",\"steps\":[{\"name\":\"never"
+                               "\",\"tasks\":[\"quick\"]}]}]}}}");
+    run = create(f, "i", "fatal");
+    assert_int_equal(run_until_idle(f), 0);
+    expect_text(f, "FATAL_ERROR", "SELECT status FROM runs WHERE id = %lld",
+                (long long)run);
+    expect_text(f, "phase \"a\" failed",
+                "SELECT message FROM runs WHERE id = %lld", (long long)run);
+    expect_text(f, "FATAL_ERROR",
+                "SELECT status FROM steps WHERE name = "
+                "'bad'");
+    expect_text(f, "fatal: true",
+                "SELECT message FROM steps WHERE name = "
+                "'bad'");
+    /* The running sibling was cancelled, the finished one kept. */
+    expect_text(f, "CANCELLED",
+                "SELECT status FROM steps WHERE name = "
+                "'long'");
+    expect_text(f, "cancelled: run ended FATAL_ERROR",
+                "SELECT message FROM steps WHERE name = 'long'");
+    expect_text(f, "COMPLETE", "SELECT status FROM steps WHERE name = 'ok'");
+    expect_text(f, "not started: run ended FATAL_ERROR",
+                "SELECT message FROM steps WHERE name = 'never'");
+    expect_text(f, "CANCELLED", "SELECT status FROM phases WHERE name = 'b'");
+    expect_all_settled(f);
+}
+
+/* ---- shell through the engine ---- */
+
+static void test_shell_steps(void **state)
+{
+    fixture *f = *state;
+    int64_t run;
+    char *def = tu_fmt(
+        "{\"name\":\"sh\",\"version\":\"1\",\"parameters\":[{\"name\":"
+        "\"GREETING\",\"default\":\"hello $(touch %s/pwned)\"}],"
+        "\"tasks\":["
+        "{\"name\":\"greet\",\"kind\":\"shell\",\"spec\":{\"command\":"
+        "\"printf '%%s\\\\n' \\\"$PLANCTL_PARAM_GREETING\\\"; echo "
+        "run=$PLANCTL_RUN attempt=$PLANCTL_ATTEMPT step=$PLANCTL_STEP\"}},"
+        "{\"name\":\"fail3\",\"kind\":\"shell\",\"spec\":{\"argv\":[\"sh\","
+        "\"-c\",\"echo nope; exit 3\"],\"fatal_exit_codes\":[3]}},"
+        "{\"name\":\"hang\",\"kind\":\"shell\",\"spec\":{\"command\":"
+        "\"sleep 300 & echo $! > %s/grandchild; wait\"}}],"
+        "\"plans\":{\"deploy\":{\"phases\":[{\"name\":\"p\",\"steps\":["
+        "{\"name\":\"greet\",\"tasks\":[\"greet\"]}]}]},"
+        "\"update\":{\"phases\":[{\"name\":\"p\",\"steps\":["
+        "{\"name\":\"fail\",\"tasks\":[\"fail3\"],\"retry\":{\"attempts\":3}"
+        "}]}]},"
+        "\"backup\":{\"phases\":[{\"name\":\"p\",\"steps\":["
+        "{\"name\":\"hang\",\"tasks\":[\"hang\"],\"timeout\":\"700ms\","
+        "\"retry\":{\"attempts\":1}}]}]}}}",
+        f->dir, f->dir);
+    char *pwned = tu_fmt("%s/pwned", f->dir), *gc, *path;
+    int64_t r2, r3;
+
+    apply(f, def);
+    run = create(f, "i", "sh");
+    assert_int_equal(run_until_idle(f), 0);
+    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                (long long)run);
+    /* The parameter reached the process as an environment value, verbatim,
+     * and did nothing else. */
+    {
+        char *want = tu_fmt("hello $(touch %s/pwned)\nrun=%lld attempt=1 "
+                            "step=greet\n",
+                            f->dir, (long long)run);
+
+        expect_text(f, want, "SELECT output FROM attempts");
+        free(want);
+    }
+    assert_int_not_equal(access(pwned, F_OK), 0);
+    assert_int_equal(tu_scalar(f->db, "SELECT exit_code FROM attempts"), 0);
+
+    /* A fatal exit code: no retry. */
+    assert_int_equal(planctl_plan_trigger(&r2, f->p, "i", "update", NULL), 0);
+    assert_int_equal(run_until_idle(f), 0);
+    expect_text(f, "FATAL_ERROR",
+                "SELECT status FROM steps WHERE run_id = "
+                "%lld",
+                (long long)r2);
+    expect_text(f, "exit status 3: nope",
+                "SELECT message FROM steps WHERE run_id = %lld", (long long)r2);
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT count(*) FROM attempts a JOIN steps s "
+                               "ON s.id = a.step_id WHERE s.run_id = %lld",
+                               (long long)r2),
+                     1);
+
+    /* A step timeout kills the process and its children. */
+    assert_int_equal(planctl_plan_trigger(&r3, f->p, "i", "backup", NULL), 0);
+    assert_int_equal(run_until_idle(f), 0);
+    expect_text(f, "timed out after 700ms",
+                "SELECT message FROM steps WHERE run_id = %lld", (long long)r3);
+    path = tu_fmt("%s/grandchild", f->dir);
+    gc = tu_read_file(path, NULL);
+    assert_non_null(gc);
+    tu_expect_gone(atoi(gc), "the timed-out step's grandchild");
+    expect_all_settled(f);
+    free(gc);
+    free(path);
+    free(pwned);
+    free(def);
+}
+
+/* ---- another process acts while the engine runs ---- */
+
+/* Forks a process that opens its own handle after delay_ms and acts. */
+static pid_t act_later(const char *path, const char *what, int delay_ms)
+{
+    pid_t pid = fork();
+
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        planctl *p;
+        int rc;
+
+        usleep((useconds_t)delay_ms * 1000);
+        if (planctl_open(&p, path, NULL) != 0)
+            _exit(10);
+        if (strcmp(what, "cancel") == 0)
+            rc = planctl_run_cancel(NULL, p, "i", "from another process");
+        else if (strcmp(what, "pause") == 0)
+            rc = planctl_run_pause(NULL, p, "i");
+        else
+            rc = planctl_run_resume(NULL, p, "i");
+        planctl_close(p);
+        _exit(rc == 0 ? 0 : 20);
+    }
+    return pid;
+}
+
+static void wait_ok(pid_t pid)
+{
+    int st;
+
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+static void test_cancel_from_another_process(void **state)
+{
+    fixture *f = *state;
+    int64_t run;
+    pid_t pid;
+    char *path;
+    char *pidtxt;
+
+    apply(f, DEF_HEAD("cx") "\"plans\":{\"deploy\":{\"phases\":[{\"name\":"
+                            "\"p\",\"strategy\":\"parallel\",\"steps\":["
+                            "{\"name\":\"dummy\",\"tasks\":[\"forever\"]},"
+                            "{\"name\":\"shell\",\"tasks\":[\"sh-forever\"]}"
+                            "]}]}}}");
+    run = create(f, "i", "cx");
+    assert_int_equal(chdir(f->dir), 0); /* sh-forever writes pid files */
+    pid = act_later(f->path, "cancel", 400);
+    assert_int_equal(run_until_idle(f), 0);
+    wait_ok(pid);
+    expect_text(f, "CANCELLED", "SELECT status FROM runs WHERE id = %lld",
+                (long long)run);
+    expect_text(f, "cancelled: from another process",
+                "SELECT message FROM steps WHERE name = 'shell'");
+    /* The shell and its child were killed, not left behind. */
+    path = tu_fmt("%s/child.i.shell", f->dir);
+    pidtxt = tu_read_file(path, NULL);
+    assert_non_null(pidtxt);
+    tu_expect_gone(atoi(pidtxt), "the cancelled shell's child");
+    expect_all_settled(f);
+    free(pidtxt);
+    free(path);
+}
+
+static void test_pause_resume_from_another_process(void **state)
+{
+    fixture *f = *state;
+    int64_t run;
+    pid_t p1, p2;
+
+    apply(f, DEF_HEAD("pz") "\"plans\":{\"deploy\":{\"phases\":["
+                            "{\"name\":\"a\",\"steps\":[{\"name\":\"a1\","
+                            "\"tasks\":[\"slower\"]}]},"
+                            "{\"name\":\"b\",\"steps\":[{\"name\":\"b1\","
+                            "\"tasks\":[\"quick\"]}]}]}}}");
+    run = create(f, "i", "pz");
+    /* Paused while a1 runs (400ms); resumed at 1200ms: b1 must not start
+     * before the resume. */
+    p1 = act_later(f->path, "pause", 150);
+    p2 = act_later(f->path, "resume", 1200);
+    assert_int_equal(run_until_idle(f), 0);
+    wait_ok(p1);
+    wait_ok(p2);
+    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                (long long)run);
+    /* a1 finished while paused (running steps finish); b1 started after
+     * the resume event. */
+    assert_true(tu_scalar(f->db,
+                          "SELECT (SELECT started_at FROM steps WHERE name = "
+                          "'b1') >= (SELECT max(at) FROM events WHERE "
+                          "entity = 'run' AND from_status = 'PAUSED')") == 1);
+    assert_true(tu_scalar(f->db,
+                          "SELECT (SELECT finished_at FROM steps WHERE name = "
+                          "'a1') < (SELECT max(at) FROM events WHERE entity "
+                          "= 'run' AND from_status = 'PAUSED')") == 1);
+    expect_all_settled(f);
+}
+
+/* ---- the lease ---- */
+
+static void second_engine(runner *r)
+{
+    fixture *f = r->data;
+    planctl *p2;
+    planctl_engine *e2;
+    uv_loop_t loop2;
+
+    assert_int_equal(planctl_open(&p2, f->path, NULL), 0);
+    assert_int_equal(uv_loop_init(&loop2), 0);
+    assert_int_equal(planctl_engine_new(&e2, p2, &loop2, NULL), 0);
+    assert_int_equal(planctl_engine_start(e2, NULL, NULL), PLANCTL_ECONFLICT);
+    if (!strstr(planctl_errmsg(p2), "an engine is already running"))
+        fail_msg("message: %s", planctl_errmsg(p2));
+    planctl_engine_free(e2);
+    assert_int_equal(uv_loop_close(&loop2), 0);
+    planctl_close(p2);
+    planctl_engine_stop(r->e, 1000);
+}
+
+static void test_second_engine_refused(void **state)
+{
+    fixture *f = *state;
+    planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
+
+    assert_int_equal(run_engine(f->p, &o, 100, second_engine, f), 0);
+    /* Stopped cleanly: the lease is released. */
+    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM engine_lease"), 0);
+}
+
+static void stop_soon(runner *r)
+{
+    planctl_engine_stop(r->e, 1000);
+}
+
+static void test_stale_lease_taken_over(void **state)
+{
+    fixture *f = *state;
+    planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
+    char sql[512];
+    int64_t now = (int64_t)time(NULL) * 1000;
+
+    /* A fresh lease held by another host: refused. */
+    snprintf(sql, sizeof sql,
+             "INSERT INTO engine_lease VALUES (1, 'far:1', 'far-away-host', 1, "
+             "41, %lld, %lld)",
+             (long long)now, (long long)now);
+    assert_int_equal(sqlite3_exec(f->db, sql, NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(run_engine(f->p, &o, 0, NULL, NULL), PLANCTL_ECONFLICT);
+    assert_non_null(strstr(planctl_errmsg(f->p), "far-away-host"));
+    /* Its heartbeat is old: taken over, with the next token. */
+    snprintf(sql, sizeof sql, "UPDATE engine_lease SET heartbeat_at = %lld",
+             (long long)(now - 60000));
+    assert_int_equal(sqlite3_exec(f->db, sql, NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(run_engine(f->p, &o, 50, stop_soon, NULL), 0);
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT count(*) FROM events WHERE entity = "
+                               "'engine' AND message = 'engine started, "
+                               "lease taken over'"),
+                     1);
+}
+
+/* An engine whose lease is taken by another stops by itself (fenced). */
+static void steal_lease(runner *r)
+{
+    fixture *f = r->data;
+
+    assert_int_equal(sqlite3_exec(f->db,
+                                  "UPDATE engine_lease SET token = token + "
+                                  "100",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+}
+
+static void test_fenced_engine_stops(void **state)
+{
+    fixture *f = *state;
+    planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
+
+    o.change_poll_ms = 20;
+    o.lease_ttl_ms = 300; /* heartbeat every 100ms */
+    assert_int_equal(run_engine(f->p, &o, 100, steal_lease, f), PLANCTL_ESTALE);
+    assert_non_null(strstr(planctl_errmsg(f->p), "lost its lease"));
+}
+
+/* ---- crash and recovery ---- */
+
+static void test_sigkill_and_recovery(void **state)
+{
+    fixture *f = *state;
+    int64_t run;
+    pid_t pid;
+    int st;
+
+    apply(f, DEF_HEAD("crash") "\"plans\":{\"deploy\":{\"phases\":["
+                               "{\"name\":\"p\",\"strategy\":\"parallel\","
+                               "\"steps\":["
+                               "{\"name\":\"s1\",\"tasks\":[\"slower\"],"
+                               "\"retry\":{\"attempts\":3,\"backoff\":"
+                               "\"10ms\"}},"
+                               "{\"name\":\"s2\",\"tasks\":[\"slower\"],"
+                               "\"retry\":{\"attempts\":3,\"backoff\":"
+                               "\"10ms\"}}]}]}}}");
+    run = create(f, "i", "crash");
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* The child runs an engine on its own handle until killed. */
+        planctl *p;
+        planctl_engine *e;
+        uv_loop_t loop;
+
+        if (planctl_open(&p, f->path, NULL) != 0 || uv_loop_init(&loop) ||
+            planctl_engine_new(&e, p, &loop, NULL) ||
+            planctl_engine_start(e, NULL, NULL))
+            _exit(10);
+        uv_run(&loop, UV_RUN_DEFAULT);
+        _exit(11);
+    }
+    /* Wait until both steps are IN_PROGRESS, then kill -9. */
+    {
+        int i;
+
+        for (i = 0; i < 500; i++) {
+            if (tu_scalar(f->db,
+                          "SELECT count(*) FROM steps WHERE run_id = %lld "
+                          "AND status = 'IN_PROGRESS'",
+                          (long long)run) == 2)
+                break;
+            usleep(10000);
+        }
+        assert_true(i < 500);
+    }
+    kill(pid, SIGKILL);
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFSIGNALED(st));
+    /* The restart does not wait for the lease to expire: the dead
+     * engine's OS lock is gone. */
+    assert_int_equal(run_until_idle(f), 0);
+    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                (long long)run);
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT count(*) FROM attempts a JOIN steps s "
+                               "ON s.id = a.step_id WHERE s.run_id = %lld "
+                               "AND a.status = 'ERROR' AND a.message = "
+                               "'interrupted: engine stopped'",
+                               (long long)run),
+                     2);
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT max(attempt) FROM steps WHERE run_id "
+                               "= %lld",
+                               (long long)run),
+                     2);
+    expect_all_settled(f);
+}
+
+/* ---- shutdown ---- */
+
+static void stop_now_ish(runner *r)
+{
+    planctl_engine_stop(r->e, 200);
+}
+
+static void test_shutdown_under_load(void **state)
+{
+    fixture *f = *state;
+    planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
+    char name[32];
+    int i;
+
+    assert_int_equal(chdir(f->dir), 0);
+    apply(f, DEF_HEAD("load") "\"plans\":{\"deploy\":{\"phases\":[{\"name\":"
+                              "\"p\",\"strategy\":\"parallel\",\"steps\":["
+                              "{\"name\":\"d\",\"tasks\":[\"forever\"]},"
+                              "{\"name\":\"q\",\"tasks\":[\"quick\"]},"
+                              "{\"name\":\"sh\",\"tasks\":[\"sh-forever\"]}"
+                              "]}]}}}");
+    for (i = 0; i < 20; i++) {
+        snprintf(name, sizeof name, "i%d", i);
+        create(f, name, "load");
+    }
+    o.concurrency = 200;
+    assert_int_equal(run_engine(f->p, &o, 500, stop_now_ish, NULL), 0);
+    /* Quick steps completed; the long ones were interrupted, to be retried
+     * at the next start. */
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT count(*) FROM steps WHERE name = 'q' "
+                               "AND status = 'COMPLETE'"),
+                     20);
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT count(*) FROM steps WHERE name IN "
+                               "('d', 'sh') AND status = 'ERROR' AND "
+                               "message = 'interrupted: engine stopped'"),
+                     40);
+    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM attempts WHERE "
+                                      "finished_at IS NULL"),
+                     0);
+    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM engine_lease"), 0);
+    /* No shell process survived: each wrote its pid and its child's. */
+    for (i = 0; i < 20; i++) {
+        const char *kinds[] = {"pid", "child"};
+        int k;
+
+        for (k = 0; k < 2; k++) {
+            char *path = tu_fmt("%s/%s.i%d.sh", f->dir, kinds[k], i);
+            char *txt = tu_read_file(path, NULL);
+
+            assert_non_null(txt);
+            tu_expect_gone(atoi(txt), path);
+            free(txt);
+            free(path);
+        }
+    }
+}
+
+/* ---- an embedder's executor, finishing from another thread ---- */
+
+typedef struct threaded {
+    pthread_t threads[16];
+    int n;
+} threaded;
+
+static void *worker(void *arg)
+{
+    planctl_job *job = arg;
+
+    usleep(20000);
+    planctl_job_set_output(job, 0, "done in a thread\n");
+    planctl_step_finish(job, PLANCTL_OUTCOME_DONE, "worker finished");
+    return NULL;
+}
+
+static int thread_start(planctl_job *job, const planctl_task_info *info,
+                        void *data)
+{
+    threaded *t = data;
+
+    assert_string_equal(info->kind, "Threaded");
+    assert_non_null(strstr(info->spec, "\"work\""));
+    if (t->n >= 16)
+        return PLANCTL_ENOMEM;
+    return pthread_create(&t->threads[t->n++], NULL, worker, job) == 0
+               ? 0
+               : PLANCTL_ERROR;
+}
+
+static void thread_cancel(planctl_job *job, void *data)
+{
+    (void)job;
+    (void)data; /* the worker finishes on its own shortly */
+}
+
+static void test_embedder_executor_from_thread(void **state)
+{
+    fixture *f = *state;
+    planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
+    planctl_executor ex = {PLANCTL_EXECUTOR_VERSION, thread_start,
+                           thread_cancel, NULL};
+    threaded t;
+    runner r;
+    int64_t run;
+    int i;
+
+    memset(&t, 0, sizeof t);
+    ex.data = &t;
+    apply(f, "{\"name\":\"th\",\"version\":\"1\",\"tasks\":[{\"name\":\"w\","
+             "\"kind\":\"Threaded\",\"spec\":{\"work\":1}}],\"plans\":{"
+             "\"deploy\":{\"phases\":[{\"name\":\"p\",\"strategy\":"
+             "\"parallel\",\"steps\":[{\"name\":\"a\",\"tasks\":[\"w\"]},"
+             "{\"name\":\"b\",\"tasks\":[\"w\",\"w\"]}]}]}}}");
+    run = create(f, "i", "th");
+    memset(&r, 0, sizeof r);
+    o.until_idle = 1;
+    assert_int_equal(uv_loop_init(&r.loop), 0);
+    assert_int_equal(planctl_engine_new(&r.e, f->p, &r.loop, &o), 0);
+    assert_int_equal(planctl_engine_register(r.e, "Threaded", &ex), 0);
+    assert_int_equal(planctl_engine_start(r.e, on_stopped, &r), 0);
+    uv_run(&r.loop, UV_RUN_DEFAULT);
+    assert_int_equal(planctl_engine_status(r.e), 0);
+    planctl_engine_free(r.e);
+    assert_int_equal(uv_loop_close(&r.loop), 0);
+    for (i = 0; i < t.n; i++)
+        pthread_join(t.threads[i], NULL);
+    assert_int_equal(t.n, 3); /* a once, b's two tasks in order */
+    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                (long long)run);
+    expect_text(f, "done in a thread\n",
+                "SELECT output FROM attempts a JOIN steps s ON s.id = "
+                "a.step_id WHERE s.name = 'b'");
+}
+
+/* An unknown kind fails its step with a message saying so. */
+static void test_unknown_kind(void **state)
+{
+    fixture *f = *state;
+
+    apply(f, "{\"name\":\"uk\",\"version\":\"1\",\"tasks\":[{\"name\":\"w\","
+             "\"kind\":\"Nope\"}],\"plans\":{\"deploy\":{\"phases\":[{"
+             "\"name\":\"p\",\"steps\":[{\"name\":\"s\",\"tasks\":[\"w\"]}]"
+             "}]}}}");
+    create(f, "i", "uk");
+    assert_int_equal(run_until_idle(f), 0);
+    expect_text(f, "FATAL_ERROR", "SELECT status FROM runs");
+    expect_text(f,
+                "no executor for task kind \"Nope\" (task \"w\"); the engine "
+                "knows only the kinds registered with it",
+                "SELECT message FROM steps");
+}
+
+/* ---- the pass reads what is active, not history ---- */
+
+static int vm_steps(planctl *p)
+{
+    int n = 0;
+
+    n += sqlite3_stmt_status(p->stmts[PCTL_Q_active_runs],
+                             SQLITE_STMTSTATUS_VM_STEP, 1);
+    n += sqlite3_stmt_status(p->stmts[PCTL_Q_active_phases],
+                             SQLITE_STMTSTATUS_VM_STEP, 1);
+    n += sqlite3_stmt_status(p->stmts[PCTL_Q_active_steps],
+                             SQLITE_STMTSTATUS_VM_STEP, 1);
+    return n;
+}
+
+static void test_pass_ignores_history(void **state)
+{
+    fixture *f = *state;
+    int small, big, i;
+    char sql[256];
+
+    apply(f, DEF_HEAD("h") "\"plans\":{\"deploy\":{\"phases\":[{\"name\":"
+                           "\"p\",\"steps\":[{\"name\":\"s\",\"tasks\":["
+                           "\"quick\"]}]}]}}}");
+    create(f, "i", "h");
+    assert_int_equal(run_until_idle(f), 0);
+    create(f, "j", "h");
+    assert_int_equal(run_until_idle(f), 0);
+    vm_steps(f->p); /* reset the counters */
+    create(f, "k", "h");
+    assert_int_equal(run_until_idle(f), 0);
+    small = vm_steps(f->p);
+
+    /* 3000 more terminal runs with their phases and steps. */
+    assert_int_equal(sqlite3_exec(f->db, "BEGIN", NULL, NULL, NULL), SQLITE_OK);
+    for (i = 0; i < 3000; i++) {
+        snprintf(sql, sizeof sql,
+                 "INSERT INTO runs (uid, instance_id, definition_id, plan, "
+                 "status, trigger, params, created_at) VALUES ('h%d', 1, 1, "
+                 "'deploy', 'PENDING', 'manual', '{}', 0)",
+                 i);
+        assert_int_equal(sqlite3_exec(f->db, sql, NULL, NULL, NULL), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(f->db,
+                                      "UPDATE runs SET status = 'CANCELLED' "
+                                      "WHERE id = last_insert_rowid()",
+                                      NULL, NULL, NULL),
+                         SQLITE_OK);
+    }
+    assert_int_equal(sqlite3_exec(f->db, "COMMIT", NULL, NULL, NULL),
+                     SQLITE_OK);
+    create(f, "l", "h");
+    vm_steps(f->p);
+    assert_int_equal(run_until_idle(f), 0);
+    big = vm_steps(f->p);
+    /* The same work for the same active set, whatever the history. */
+    print_message("pass reads: %d VM steps with 3 runs of history, %d with "
+                  "3003\n",
+                  small, big);
+    assert_int_equal(small, big);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+        T(test_serial_and_parallel),
+        T(test_parallel_phases),
+        T(test_retry_backoff),
+        T(test_fatal_propagation),
+        T(test_shell_steps),
+        T(test_cancel_from_another_process),
+        T(test_pause_resume_from_another_process),
+        T(test_second_engine_refused),
+        T(test_stale_lease_taken_over),
+        T(test_fenced_engine_stops),
+        T(test_sigkill_and_recovery),
+        T(test_shutdown_under_load),
+        T(test_embedder_executor_from_thread),
+        T(test_unknown_kind),
+        T(test_pass_ignores_history),
+#undef T
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
