@@ -28,7 +28,8 @@
     X(resume)                                                                  \
     X(retry)                                                                   \
     X(status)                                                                  \
-    X(history)
+    X(history)                                                                 \
+    X(run)
 
 #define CLI_DECLARE_(verb) extern const cli_command cli_cmd_##verb;
 CLI_COMMANDS(CLI_DECLARE_)
