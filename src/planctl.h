@@ -397,8 +397,8 @@ typedef struct planctl_task_info {
     const char *spec;   /* the task's spec, a JSON object */
     const char *params; /* the run's parameter snapshot, a JSON object */
     int64_t run;
-    int attempt;          /* 1-based try of the step */
-    int64_t deadline_ms;  /* the step's timeout as an absolute time, or 0 */
+    int attempt;         /* 1-based try of the step */
+    int64_t deadline_ms; /* the step's timeout as an absolute time, or 0 */
 } planctl_task_info;
 
 /*
@@ -444,18 +444,20 @@ PLANCTL_API void planctl_job_set_data(planctl_job *job, void *data);
 PLANCTL_API void *planctl_job_data(const planctl_job *job);
 
 typedef struct planctl_engine_options {
-    unsigned int version;     /* PLANCTL_ENGINE_OPTIONS_VERSION */
-    int concurrency;          /* steps running at once; 0: 64 */
-    int64_t change_poll_ms;   /* how often commits of other processes are
-                                 looked for; 0: 100 */
-    int64_t task_poll_ms;     /* restart of a NOT_DONE task; 0: 1000 */
-    int64_t lease_ttl_ms;     /* a lease older than this is stale; 0: 15000 */
-    int until_idle;           /* stop by itself when nothing is left to do */
+    unsigned int version;   /* PLANCTL_ENGINE_OPTIONS_VERSION */
+    int concurrency;        /* steps running at once; 0: 64 */
+    int64_t change_poll_ms; /* how often commits of other processes are
+                               looked for; 0: 100 */
+    int64_t task_poll_ms;   /* restart of a NOT_DONE task; 0: 1000 */
+    int64_t lease_ttl_ms;   /* a lease older than this is stale; 0: 15000 */
+    int until_idle;         /* stop by itself when nothing is left to do */
 } planctl_engine_options;
 
 #define PLANCTL_ENGINE_OPTIONS_VERSION 1
 #define PLANCTL_ENGINE_OPTIONS_INIT                                            \
-    { PLANCTL_ENGINE_OPTIONS_VERSION, 0, 0, 0, 0, 0 }
+    {                                                                          \
+        PLANCTL_ENGINE_OPTIONS_VERSION, 0, 0, 0, 0, 0                          \
+    }
 
 /*
  * Creates an engine that will run on loop (the embedder's, borrowed: the

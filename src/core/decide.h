@@ -22,8 +22,8 @@
  *      unstarted ones "not started: run ended FATAL_ERROR").
  * A PAUSED run starts nothing and does not end (PAUSED -> COMPLETE is not
  * a legal edge); running steps still finish and time out, and a step's
- * failure fails its phase and the run only once the run is resumed.  Starting a step
- * takes one of the `slots` (the engine's concurrency limit); without a
+ * failure fails its phase and the run only once the run is resumed.  Starting a
+ * step takes one of the `slots` (the engine's concurrency limit); without a
  * slot a due step simply waits for the next pass.
  */
 #ifndef PCTL_CORE_DECIDE_H
