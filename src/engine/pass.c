@@ -33,6 +33,7 @@ enum { FX_NONE, FX_DROP, FX_NEXT_TASK, FX_POLL };
 typedef struct start_req {
     int64_t step_id, run_id, def_id, deadline_at;
     int attempt, max_attempts;
+    int task_index; /* a retry resumes at the task that failed */
     const pctl_step_def *sdef;
     char *instance, *plan, *phase, *step, *params;
 } start_req;
@@ -266,6 +267,7 @@ static int add_start(pass *ps, pctl_run_row *r, size_t pi, size_t si,
     s->deadline_at = deadline;
     s->attempt = r->view.phases[pi].steps[si].attempt;
     s->max_attempts = r->view.phases[pi].steps[si].max_attempts;
+    s->task_index = r->phases[pi].steps[si].task_index;
     s->sdef = sd;
     s->instance = pctl_strdup(r->instance);
     s->plan = pctl_strdup(r->plan);
@@ -396,7 +398,14 @@ static int decide_all(pass *ps, pctl_active *a)
     planctl_engine *e = ps->e;
     pctl_action *actions = NULL;
     size_t *scratch = NULL, cap = 0, ri, k, n, pi, si;
-    int slots = e->o.concurrency - e->njobs, rc = 0;
+    int slots = e->o.concurrency, rc = 0;
+    ejob *j;
+
+    /* Every job still running takes a slot; those that finished in this
+     * pass (dropped at the commit) do not. */
+    for (j = e->jobs; j; j = j->next)
+        if (j->fx != FX_DROP)
+            slots--;
 
     scratch = pctl_calloc(a->max_children + 1, sizeof *scratch);
     if (!scratch)
@@ -419,11 +428,11 @@ static int decide_all(pass *ps, pctl_active *a)
          * again: never two attempts of one step in flight. */
         for (pi = 0; pi < r->view.nphases; pi++) {
             for (si = 0; si < r->view.phases[pi].nsteps; si++) {
-                ejob *j = job_of_step(e, r->phases[pi].steps[si].id);
+                ejob *sj = job_of_step(e, r->phases[pi].steps[si].id);
 
                 if (r->view.phases[pi].steps[si].status ==
                         PLANCTL_STATUS_ERROR &&
-                    j && !j->finished)
+                    sj && !sj->finished)
                     r->view.phases[pi].steps[si].next_attempt_at = INT64_MAX;
             }
         }
@@ -525,6 +534,7 @@ static void after_commit(pass *ps)
         nj->def_id = s->def_id;
         nj->attempt = s->attempt;
         nj->max_attempts = s->max_attempts;
+        nj->task_index = s->task_index;
         nj->sdef = s->sdef;
         nj->retry = &s->sdef->retry;
         nj->deadline_at = s->deadline_at;

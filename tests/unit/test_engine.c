@@ -26,6 +26,7 @@
 #include <sqlite3.h>
 #include <uv.h>
 
+#include "engine/engine.h"
 #include "planctl.h"
 #include "store/store.h"
 #include "testutil.h"
@@ -52,6 +53,10 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
+
+    /* Some tests work inside the temp dir; leave it before removing it. */
+    if (chdir("/") != 0)
+        return -1;
 
     sqlite3_close(f->db);
     planctl_close(f->p);
@@ -114,6 +119,9 @@ static void expect_all_settled(fixture *f)
 
 /* ---- running an engine ---- */
 
+/* Definitions the engine still had cached when it stopped. */
+static size_t last_ndefs;
+
 typedef struct runner {
     uv_loop_t loop;
     planctl_engine *e;
@@ -168,6 +176,7 @@ static int run_engine(planctl *p, planctl_engine_options *o, int64_t at_ms,
     uv_run(&r.loop, UV_RUN_DEFAULT);
     assert_true(r.stopped);
     rc = planctl_engine_status(r.e);
+    last_ndefs = r.e->ndefs;
     planctl_engine_free(r.e);
     assert_int_equal(uv_loop_close(&r.loop), 0);
     return rc;
@@ -239,6 +248,8 @@ static void test_serial_and_parallel(void **state)
                                "LIKE 'b%%'",
                                (long long)run),
                      0);
+    /* Nothing active any more: the parsed definition was dropped. */
+    assert_int_equal(last_ndefs, 0);
     /* Phase b started only after phase a was COMPLETE. */
     assert_true(tu_scalar(f->db,
                           "SELECT (SELECT started_at FROM phases WHERE name "
@@ -333,6 +344,98 @@ static void test_retry_backoff(void **state)
                                "SELECT attempt FROM steps WHERE run_id = "
                                "%lld",
                                (long long)bad),
+                     2);
+    expect_all_settled(f);
+}
+
+/* A retried step resumes at the task that failed, not at its first. */
+static void test_retry_resumes_at_failed_task(void **state)
+{
+    fixture *f = *state;
+    int64_t run;
+    char *log, *path;
+
+    assert_int_equal(chdir(f->dir), 0);
+    apply(f, "{\"name\":\"resume\",\"version\":\"1\",\"tasks\":["
+             "{\"name\":\"mark\",\"kind\":\"shell\",\"spec\":{\"command\":"
+             "\"echo A >> log\"}},"
+             "{\"name\":\"once\",\"kind\":\"shell\",\"spec\":{\"command\":"
+             "\"if [ -f marker ]; then echo B >> log; else touch marker; "
+             "exit 1; fi\"}}],"
+             "\"plans\":{\"deploy\":{\"phases\":[{\"name\":\"p\",\"steps\":["
+             "{\"name\":\"s\",\"tasks\":[\"mark\",\"once\"],\"retry\":{"
+             "\"attempts\":3,\"backoff\":\"10ms\"}}]}]}}}");
+    run = create(f, "i", "resume");
+    assert_int_equal(run_until_idle(f), 0);
+    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                (long long)run);
+    path = tu_fmt("%s/log", f->dir);
+    log = tu_read_file(path, NULL);
+    assert_non_null(log);
+    assert_string_equal(log, "A\nB\n");
+    assert_int_equal(tu_scalar(f->db, "SELECT attempt FROM steps"), 2);
+    free(log);
+    free(path);
+}
+
+/* A plan's deadline fails the run when it passes, cancelling the rest. */
+static void test_run_deadline(void **state)
+{
+    fixture *f = *state;
+    int64_t run;
+
+    apply(f, DEF_HEAD("dl") "\"plans\":{\"deploy\":{\"deadline\":\"300ms\","
+                            "\"phases\":[{\"name\":\"p\",\"steps\":["
+                            "{\"name\":\"s\",\"tasks\":[\"forever\"]}]},"
+                            "{\"name\":\"q\",\"steps\":[{\"name\":\"t\","
+                            "\"tasks\":[\"quick\"]}]}]}}}");
+    run = create(f, "i", "dl");
+    assert_int_equal(run_until_idle(f), 0);
+    expect_text(f, "FATAL_ERROR", "SELECT status FROM runs WHERE id = %lld",
+                (long long)run);
+    expect_text(f, "deadline of 300ms passed",
+                "SELECT message FROM runs WHERE id = %lld", (long long)run);
+    /* deadline_at was stored as an absolute time when the run started. */
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT deadline_at - started_at FROM runs "
+                               "WHERE id = %lld",
+                               (long long)run),
+                     300);
+    assert_true(tu_scalar(f->db,
+                          "SELECT finished_at - started_at FROM runs WHERE "
+                          "id = %lld",
+                          (long long)run) >= 300);
+    expect_text(f, "cancelled: run ended FATAL_ERROR",
+                "SELECT message FROM steps WHERE name = 's'");
+    expect_text(f, "not started: run ended FATAL_ERROR",
+                "SELECT message FROM steps WHERE name = 't'");
+    expect_all_settled(f);
+}
+
+/* No more steps run at once than the concurrency limit. */
+static void test_concurrency_limit(void **state)
+{
+    fixture *f = *state;
+    planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
+
+    apply(f, DEF_HEAD("cc") "\"plans\":{\"deploy\":{\"phases\":[{\"name\":"
+                            "\"p\",\"strategy\":\"parallel\",\"steps\":["
+                            "{\"name\":\"s1\",\"tasks\":[\"slow\"]},"
+                            "{\"name\":\"s2\",\"tasks\":[\"slow\"]},"
+                            "{\"name\":\"s3\",\"tasks\":[\"slow\"]},"
+                            "{\"name\":\"s4\",\"tasks\":[\"slow\"]},"
+                            "{\"name\":\"s5\",\"tasks\":[\"slow\"]}]}]}}}");
+    create(f, "i", "cc");
+    o.until_idle = 1;
+    o.concurrency = 2;
+    assert_int_equal(run_engine(f->p, &o, 0, NULL, NULL), 0);
+    expect_text(f, "COMPLETE", "SELECT status FROM runs");
+    /* The most attempts overlapping any attempt's start. */
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT max(c) FROM (SELECT (SELECT count(*) "
+                               "FROM attempts b WHERE b.started_at <= "
+                               "a.started_at AND b.finished_at > "
+                               "a.started_at) AS c FROM attempts a)"),
                      2);
     expect_all_settled(f);
 }
@@ -936,6 +1039,9 @@ int main(void)
         T(test_serial_and_parallel),
         T(test_parallel_phases),
         T(test_retry_backoff),
+        T(test_retry_resumes_at_failed_task),
+        T(test_run_deadline),
+        T(test_concurrency_limit),
         T(test_fatal_propagation),
         T(test_shell_steps),
         T(test_cancel_from_another_process),
