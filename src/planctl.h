@@ -399,6 +399,7 @@ typedef struct planctl_task_info {
     int64_t run;
     int attempt;         /* 1-based try of the step */
     int64_t deadline_ms; /* the step's timeout as an absolute time, or 0 */
+    const char *run_uid; /* the run's random uid, unique across databases */
 } planctl_task_info;
 
 /*

@@ -39,7 +39,7 @@ typedef struct ejob {
     int task_index;            /* the task of the step being run */
     const pctl_step_def *sdef; /* in the definition cache, kept while used */
     const pctl_retry *retry;
-    char *instance, *plan, *phase, *step, *params;
+    char *instance, *plan, *phase, *step, *params, *run_uid;
     int64_t deadline_at;
     int64_t poll_at; /* NOT_DONE: start the task again at this time */
     ejob_cancel cancel;

@@ -287,10 +287,13 @@ static char *param_var(const char *key, json_t *v)
 static int build_env(envv *e, char **err, const planctl_task_info *info,
                      const spec *sp)
 {
-    static const char *const names[] = {"INSTANCE", "PLAN", "PHASE", "STEP",
-                                        "TASK"};
-    const char *values[] = {info->instance, info->plan, info->phase, info->step,
-                            info->task};
+    /* PLANCTL_RUN_UID with STEP and ATTEMPT also mark the process and its
+     * children, so a restarted engine can find what a dead one left
+     * running (engine/orphans.c). */
+    static const char *const names[] = {"INSTANCE", "PLAN", "PHASE",
+                                        "STEP",     "TASK", "RUN_UID"};
+    const char *values[] = {info->instance, info->plan, info->phase,
+                            info->step,     info->task, info->run_uid};
     json_t *params = NULL, *v;
     const char *key;
     size_t i;

@@ -23,6 +23,7 @@
 #include "core/alloc.h"
 #include "core/decide.h"
 #include "engine/engine.h"
+#include "engine/orphans.h"
 #include "store/active.h"
 #include "store/store.h"
 
@@ -35,7 +36,7 @@ typedef struct start_req {
     int attempt, max_attempts;
     int task_index; /* a retry resumes at the task that failed */
     const pctl_step_def *sdef;
-    char *instance, *plan, *phase, *step, *params;
+    char *instance, *plan, *phase, *step, *params, *run_uid;
 } start_req;
 
 typedef struct pass {
@@ -46,6 +47,8 @@ typedef struct pass {
     size_t nstarts, cap;
     ejob **cancels; /* cancelled after the commit, as EJOB_GONE */
     size_t ncancels, ccap;
+    pctl_orphan *orphans; /* interrupted attempts, reaped after the commit */
+    size_t norphans, ocap;
     size_t active_runs;
     int runs_ended;
 } pass;
@@ -178,6 +181,27 @@ static int apply_outcome(pass *ps, ejob *j)
 
 /* ---- 3. reconcile ---- */
 
+/* Remembers an interrupted attempt whose processes may still run. */
+static int add_orphan(pass *ps, const char *uid, const char *step, int attempt)
+{
+    pctl_orphan *n;
+
+    if (ps->norphans == ps->ocap) {
+        ps->ocap = ps->ocap ? ps->ocap * 2 : 8;
+        n = pctl_realloc(ps->orphans, ps->ocap * sizeof *n);
+        if (!n)
+            return pctl_err(ps->e->p, PLANCTL_ENOMEM, "out of memory");
+        ps->orphans = n;
+    }
+    n = &ps->orphans[ps->norphans++];
+    n->run_uid = pctl_strdup(uid);
+    n->step = pctl_strdup(step);
+    n->attempt = attempt;
+    if (!n->run_uid || !n->step)
+        return pctl_err(ps->e->p, PLANCTL_ENOMEM, "out of memory");
+    return 0;
+}
+
 static int reconcile(pass *ps, pctl_active *a)
 {
     planctl_engine *e = ps->e;
@@ -236,6 +260,9 @@ static int reconcile(pass *ps, pctl_active *a)
                     e, r->phases[pi].steps[si].id, PLANCTL_STATUS_IN_PROGRESS,
                     PLANCTL_STATUS_ERROR, "interrupted: engine stopped",
                     v->next_attempt_at, 0, -1, NULL);
+                if (rc == 0)
+                    rc = add_orphan(ps, r->uid, r->phases[pi].steps[si].name,
+                                    v->attempt);
                 if (rc < 0)
                     return rc;
                 v->status = PLANCTL_STATUS_ERROR;
@@ -274,8 +301,10 @@ static int add_start(pass *ps, pctl_run_row *r, size_t pi, size_t si,
     s->phase = pctl_strdup(r->phases[pi].name);
     s->step = pctl_strdup(r->phases[pi].steps[si].name);
     s->params = pctl_strdup(r->params);
+    s->run_uid = pctl_strdup(r->uid);
     ps->nstarts++;
-    if (!s->instance || !s->plan || !s->phase || !s->step || !s->params)
+    if (!s->instance || !s->plan || !s->phase || !s->step || !s->params ||
+        !s->run_uid)
         return pctl_err(ps->e->p, PLANCTL_ENOMEM, "out of memory");
     return 0;
 }
@@ -479,9 +508,15 @@ static void free_starts(pass *ps)
         pctl_free(ps->starts[i].phase);
         pctl_free(ps->starts[i].step);
         pctl_free(ps->starts[i].params);
+        pctl_free(ps->starts[i].run_uid);
     }
     pctl_free(ps->starts);
     pctl_free(ps->cancels);
+    for (i = 0; i < ps->norphans; i++) {
+        pctl_free(ps->orphans[i].run_uid);
+        pctl_free(ps->orphans[i].step);
+    }
+    pctl_free(ps->orphans);
 }
 
 static void after_commit(pass *ps)
@@ -494,6 +529,9 @@ static void after_commit(pass *ps)
      * from this list's point of view (it finished, so cancel skips it). */
     for (i = 0; i < ps->ncancels; i++)
         pctl_engine_cancel_job(e, ps->cancels[i], EJOB_GONE);
+    /* Interrupted attempts are ERROR now (committed): what their processes
+     * started must not run on beside the retry. */
+    pctl_reap_orphans(ps->orphans, ps->norphans);
     for (j = e->jobs; j; j = next) {
         next = j->next;
         switch (j->fx) {
@@ -543,7 +581,9 @@ static void after_commit(pass *ps)
         nj->phase = s->phase;
         nj->step = s->step;
         nj->params = s->params;
+        nj->run_uid = s->run_uid;
         s->instance = s->plan = s->phase = s->step = s->params = NULL;
+        s->run_uid = NULL;
         nj->start_pending = 1;
         nj->next = e->jobs;
         e->jobs = nj;

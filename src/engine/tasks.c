@@ -83,6 +83,7 @@ void pctl_engine_start_task(planctl_engine *e, ejob *j)
     info.run = j->run_id;
     info.attempt = j->attempt;
     info.deadline_ms = j->deadline_at;
+    info.run_uid = j->run_uid;
     j->job = job;
     rc = j->ex->start(job, &info, j->ex->data);
     if (rc < 0) {
@@ -127,5 +128,6 @@ void pctl_engine_drop_job(planctl_engine *e, ejob *j)
     pctl_free(j->phase);
     pctl_free(j->step);
     pctl_free(j->params);
+    pctl_free(j->run_uid);
     pctl_free(j);
 }

@@ -66,7 +66,8 @@ static int load_runs(pctl_active *a, planctl *p)
         r->definition_id = sqlite3_column_int64(st, 5);
         r->params = col_dup(st, 6);
         r->view.deadline_at = sqlite3_column_int64(st, 7);
-        if (rc == 0 && (!r->instance || !r->plan || !r->params))
+        r->uid = col_dup(st, 8);
+        if (rc == 0 && (!r->instance || !r->plan || !r->params || !r->uid))
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
     if (rc == 0 && step != SQLITE_DONE)
@@ -252,6 +253,7 @@ void pctl_active_free(pctl_active *a)
         pctl_free(a->runs[i].instance);
         pctl_free(a->runs[i].plan);
         pctl_free(a->runs[i].params);
+        pctl_free(a->runs[i].uid);
     }
     for (i = 0; i < a->nphases; i++)
         pctl_free(a->phase_rows[i].name);

@@ -31,7 +31,7 @@ typedef struct pctl_phase_row {
 
 typedef struct pctl_run_row {
     int64_t id, instance_id, definition_id;
-    char *instance, *plan, *params;
+    char *instance, *plan, *params, *uid;
     pctl_run_view view;     /* strategy is the engine's to fill in */
     pctl_phase_row *phases; /* parallel to view.phases */
 } pctl_run_row;

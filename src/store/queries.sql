@@ -250,7 +250,7 @@ PRAGMA data_version;
 
 -- name: active_runs
 SELECT r.id, r.instance_id, i.name, r.plan, r.status, r.definition_id,
-    r.params, r.deadline_at
+    r.params, r.deadline_at, r.uid
 FROM runs AS r JOIN instances AS i ON i.id = r.instance_id
 WHERE r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED')
 ORDER BY r.id;

@@ -203,7 +203,10 @@ static int run_until_idle(fixture *f)
     "{\"name\":\"forever\",\"kind\":\"Dummy\",\"spec\":{\"sleep\":\"1h\"}},"   \
     "{\"name\":\"sh-forever\",\"kind\":\"shell\",\"spec\":{\"command\":"       \
     "\"echo $$ > pid.$PLANCTL_INSTANCE.$PLANCTL_STEP; sleep 300 & echo $! > "  \
-    "child.$PLANCTL_INSTANCE.$PLANCTL_STEP; wait\"}}],"
+    "child.$PLANCTL_INSTANCE.$PLANCTL_STEP; wait\"}},"                         \
+    "{\"name\":\"gc\",\"kind\":\"shell\",\"spec\":{\"command\":"               \
+    "\"if [ $PLANCTL_ATTEMPT = 1 ]; then sleep 300 & echo $! > gc.pid; "       \
+    "wait; fi\"}}],"
 
 /* The order steps started and completed in, from the events. */
 static char *order(fixture *f, int64_t run, const char *to)
@@ -755,7 +758,11 @@ static void test_sigkill_and_recovery(void **state)
     int64_t run;
     pid_t pid;
     int st;
+    char *gcpath, *gc;
 
+    assert_int_equal(chdir(f->dir), 0);
+    /* Two Dummy steps, and a shell step whose first attempt leaves a
+     * grandchild running (the later attempts finish at once). */
     apply(f, DEF_HEAD("crash") "\"plans\":{\"deploy\":{\"phases\":["
                                "{\"name\":\"p\",\"strategy\":\"parallel\","
                                "\"steps\":["
@@ -763,6 +770,9 @@ static void test_sigkill_and_recovery(void **state)
                                "\"retry\":{\"attempts\":3,\"backoff\":"
                                "\"10ms\"}},"
                                "{\"name\":\"s2\",\"tasks\":[\"slower\"],"
+                               "\"retry\":{\"attempts\":3,\"backoff\":"
+                               "\"10ms\"}},"
+                               "{\"name\":\"s3\",\"tasks\":[\"gc\"],"
                                "\"retry\":{\"attempts\":3,\"backoff\":"
                                "\"10ms\"}}]}]}}}");
     run = create(f, "i", "crash");
@@ -781,7 +791,9 @@ static void test_sigkill_and_recovery(void **state)
         uv_run(&loop, UV_RUN_DEFAULT);
         _exit(11);
     }
-    /* Wait until both steps are IN_PROGRESS, then kill -9. */
+    /* Wait until all three steps are IN_PROGRESS and the grandchild runs,
+     * then kill -9. */
+    gcpath = tu_fmt("%s/gc.pid", f->dir);
     {
         int i;
 
@@ -789,12 +801,17 @@ static void test_sigkill_and_recovery(void **state)
             if (tu_scalar(f->db,
                           "SELECT count(*) FROM steps WHERE run_id = %lld "
                           "AND status = 'IN_PROGRESS'",
-                          (long long)run) == 2)
+                          (long long)run) == 3 &&
+                access(gcpath, F_OK) == 0)
                 break;
             usleep(10000);
         }
         assert_true(i < 500);
     }
+    usleep(20000); /* let the shell finish writing the pid */
+    gc = tu_read_file(gcpath, NULL);
+    assert_non_null(gc);
+    assert_int_equal(kill((pid_t)atoi(gc), 0), 0);
     kill(pid, SIGKILL);
     assert_int_equal(waitpid(pid, &st, 0), pid);
     assert_true(WIFSIGNALED(st));
@@ -809,13 +826,17 @@ static void test_sigkill_and_recovery(void **state)
                                "AND a.status = 'ERROR' AND a.message = "
                                "'interrupted: engine stopped'",
                                (long long)run),
-                     2);
+                     3);
     assert_int_equal(tu_scalar(f->db,
                                "SELECT max(attempt) FROM steps WHERE run_id "
                                "= %lld",
                                (long long)run),
                      2);
+    /* What the interrupted shell started did not outlive its engine. */
+    tu_expect_gone(atoi(gc), "the interrupted shell task's grandchild");
     expect_all_settled(f);
+    free(gc);
+    free(gcpath);
 }
 
 /* ---- shutdown ---- */

@@ -140,7 +140,7 @@ static planctl_task_info info_for(const char *kind, const char *spec)
     planctl_task_info i = {
         "zk",     "deploy", "nodes", "node-0",
         "render", kind,     spec,    "{\"NODE_COUNT\":\"3\"}",
-        7,        1,        0};
+        7,        1,        0,       "0123456789abcdef0123456789abcdef"};
 
     return i;
 }

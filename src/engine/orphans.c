@@ -1,0 +1,99 @@
+/*
+ * orphans.c - after a crash, kill the processes an interrupted shell task
+ * left behind.
+ *
+ * The run's uid is random (128 bits), so a process whose environment says
+ * PLANCTL_RUN_UID=<uid>, PLANCTL_STEP=<step> and PLANCTL_ATTEMPT=<n> can
+ * only belong to that attempt: unlike a saved pid, the marker cannot be
+ * reused by an unrelated process.  /proc/<pid>/environ is readable only
+ * for one's own processes, so nothing else is ever touched.
+ */
+#include "engine/orphans.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/alloc.h"
+
+#define ENVIRON_MAX (256 * 1024)
+
+/* Whether env (NUL-separated, len bytes) holds the exact entry want. */
+static int has_entry(const char *env, size_t len, const char *want)
+{
+    size_t i = 0, wl = strlen(want);
+
+    while (i < len) {
+        size_t el = strnlen(env + i, len - i);
+
+        if (el == wl && memcmp(env + i, want, wl) == 0)
+            return 1;
+        i += el + 1;
+    }
+    return 0;
+}
+
+static int matches(const char *env, size_t len, const pctl_orphan *o)
+{
+    char uid[96], step[160], attempt[48];
+
+    snprintf(uid, sizeof uid, "PLANCTL_RUN_UID=%s", o->run_uid);
+    snprintf(step, sizeof step, "PLANCTL_STEP=%s", o->step);
+    snprintf(attempt, sizeof attempt, "PLANCTL_ATTEMPT=%d", o->attempt);
+    return has_entry(env, len, uid) && has_entry(env, len, step) &&
+           has_entry(env, len, attempt);
+}
+
+size_t pctl_reap_orphans(const pctl_orphan *o, size_t n)
+{
+#ifdef __linux__
+    DIR *d;
+    struct dirent *de;
+    char *buf, path[64];
+    size_t killed = 0, i;
+    pid_t self = getpid();
+
+    if (n == 0 || !(d = opendir("/proc")))
+        return 0;
+    buf = pctl_malloc(ENVIRON_MAX);
+    if (!buf) {
+        closedir(d);
+        return 0;
+    }
+    while ((de = readdir(d)) != NULL) {
+        char *end;
+        long pid = strtol(de->d_name, &end, 10);
+        ssize_t len = 0, got;
+        int fd;
+
+        if (*end || pid <= 1 || (pid_t)pid == self)
+            continue;
+        snprintf(path, sizeof path, "/proc/%ld/environ", pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        while (len < ENVIRON_MAX &&
+               (got = read(fd, buf + len, (size_t)(ENVIRON_MAX - len))) > 0)
+            len += got;
+        close(fd);
+        for (i = 0; i < n; i++) {
+            if (matches(buf, (size_t)len, &o[i]) &&
+                kill((pid_t)pid, SIGKILL) == 0) {
+                killed++;
+                break;
+            }
+        }
+    }
+    pctl_free(buf);
+    closedir(d);
+    return killed;
+#else
+    (void)o;
+    (void)n;
+    return 0;
+#endif
+}

@@ -1,0 +1,24 @@
+/* orphans.h - finding and killing what a dead engine's tasks left running. */
+#ifndef PCTL_ENGINE_ORPHANS_H
+#define PCTL_ENGINE_ORPHANS_H
+
+#include <stddef.h>
+
+/* One interrupted attempt: the marker its processes carry in their
+ * environment (PLANCTL_RUN_UID, PLANCTL_STEP, PLANCTL_ATTEMPT). */
+typedef struct pctl_orphan {
+    char *run_uid;
+    char *step;
+    int attempt;
+} pctl_orphan;
+
+/*
+ * Sends SIGKILL to every process of this user whose environment carries the
+ * marker of one of the n attempts, and returns how many it killed.  The
+ * direct child of a shell task dies with its engine (pdeathsig); this finds
+ * the children it started, which do not.  Linux only (/proc); elsewhere it
+ * does nothing.  Can't fail: what cannot be read is skipped.
+ */
+size_t pctl_reap_orphans(const pctl_orphan *o, size_t n);
+
+#endif
