@@ -210,11 +210,13 @@ static int reconcile(pass *ps, pctl_active *a)
     int rc;
 
     /* Jobs whose step is no longer ours to run.  A step found IN_PROGRESS
-     * at the same attempt is still ours. */
+     * at the same attempt is still ours.  A job that reported in this pass
+     * and would go on (its next task, or a poll) is checked too: its step
+     * may have been cancelled in the same breath. */
     for (j = e->jobs; j; j = j->next) {
         int ours = 0;
 
-        if (j->finished || j->cancel != EJOB_LIVE || j->fx == FX_DROP)
+        if (j->cancel != EJOB_LIVE || j->fx == FX_DROP)
             continue;
         for (ri = 0; ri < a->nruns && !ours; ri++) {
             pctl_run_row *r = &a->runs[ri];
@@ -229,7 +231,11 @@ static int reconcile(pass *ps, pctl_active *a)
                         r->view.phases[pi].steps[si].attempt == j->attempt)
                         ours = 1;
         }
-        if (!ours && (rc = defer_cancel(ps, j)) < 0)
+        if (ours)
+            continue;
+        if (j->finished)
+            j->fx = FX_DROP; /* nothing runs; just do not go on */
+        else if ((rc = defer_cancel(ps, j)) < 0)
             return rc;
     }
     /* Steps IN_PROGRESS that no job of ours runs: interrupted. */

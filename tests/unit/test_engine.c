@@ -974,6 +974,88 @@ static void test_embedder_executor_from_thread(void **state)
                 "a.step_id WHERE s.name = 'b'");
 }
 
+/* A task that reports DONE in the same pass in which another process
+ * cancelled its step: the step's next task must not start. */
+typedef struct manual {
+    planctl_job *job;
+    int starts;
+    fixture *f;
+} manual;
+
+static int manual_start(planctl_job *job, const planctl_task_info *info,
+                        void *data)
+{
+    manual *m = data;
+
+    (void)info;
+    m->job = job;
+    m->starts++;
+    return 0;
+}
+
+static void manual_cancel(planctl_job *job, void *data)
+{
+    manual *m = data;
+
+    if (m->job == job) {
+        m->job = NULL;
+        planctl_step_finish(job, PLANCTL_OUTCOME_ERROR, "cancelled");
+    }
+}
+
+static void cancel_and_finish(uv_timer_t *t)
+{
+    manual *m = t->data;
+    planctl *p2;
+
+    /* Both land before the engine's next pass. */
+    assert_int_equal(planctl_open(&p2, m->f->path, NULL), 0);
+    assert_int_equal(planctl_run_cancel(NULL, p2, "i", "mid-step"), 0);
+    planctl_close(p2);
+    assert_non_null(m->job);
+    planctl_step_finish(m->job, PLANCTL_OUTCOME_DONE, NULL);
+    m->job = NULL;
+    uv_close((uv_handle_t *)t, NULL);
+}
+
+static void test_done_and_cancelled_together(void **state)
+{
+    fixture *f = *state;
+    planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
+    planctl_executor ex = {PLANCTL_EXECUTOR_VERSION, manual_start,
+                           manual_cancel, NULL};
+    manual m;
+    runner r;
+    uv_timer_t t;
+
+    memset(&m, 0, sizeof m);
+    m.f = f;
+    ex.data = &m;
+    apply(f, "{\"name\":\"m\",\"version\":\"1\",\"tasks\":[{\"name\":\"a\","
+             "\"kind\":\"Manual\"},{\"name\":\"b\",\"kind\":\"Manual\"}],"
+             "\"plans\":{\"deploy\":{\"phases\":[{\"name\":\"p\",\"steps\":["
+             "{\"name\":\"s\",\"tasks\":[\"a\",\"b\"]}]}]}}}");
+    create(f, "i", "m");
+    memset(&r, 0, sizeof r);
+    o.until_idle = 1;
+    o.change_poll_ms = 1000; /* the task's report wakes the engine first */
+    assert_int_equal(uv_loop_init(&r.loop), 0);
+    assert_int_equal(planctl_engine_new(&r.e, f->p, &r.loop, &o), 0);
+    assert_int_equal(planctl_engine_register(r.e, "Manual", &ex), 0);
+    assert_int_equal(planctl_engine_start(r.e, on_stopped, &r), 0);
+    uv_timer_init(&r.loop, &t);
+    t.data = &m;
+    uv_timer_start(&t, cancel_and_finish, 200, 0);
+    uv_run(&r.loop, UV_RUN_DEFAULT);
+    assert_int_equal(planctl_engine_status(r.e), 0);
+    planctl_engine_free(r.e);
+    assert_int_equal(uv_loop_close(&r.loop), 0);
+    assert_int_equal(m.starts, 1); /* task b never started */
+    expect_text(f, "CANCELLED", "SELECT status FROM steps");
+    expect_text(f, "cancelled: mid-step", "SELECT message FROM steps");
+    expect_all_settled(f);
+}
+
 /* An unknown kind fails its step with a message saying so. */
 static void test_unknown_kind(void **state)
 {
@@ -1073,6 +1155,7 @@ int main(void)
         T(test_sigkill_and_recovery),
         T(test_shutdown_under_load),
         T(test_embedder_executor_from_thread),
+        T(test_done_and_cancelled_together),
         T(test_unknown_kind),
         T(test_pass_ignores_history),
 #undef T
