@@ -368,6 +368,38 @@ PLANCTL_API int planctl_history_json(char **out, planctl *p,
                                      const char *instance,
                                      const planctl_history_options *opts);
 
+typedef struct planctl_events_options {
+    unsigned int version; /* PLANCTL_EVENTS_OPTIONS_VERSION */
+    const char *instance; /* only this instance's events, or NULL for all */
+    int64_t run;          /* only this run's events, or 0 */
+    int64_t since;        /* only events with a larger seq, or 0 */
+    int limit;            /* at most this many; 0 means 1000 */
+} planctl_events_options;
+
+#define PLANCTL_EVENTS_OPTIONS_VERSION 1
+#define PLANCTL_EVENTS_OPTIONS_INIT                                            \
+    {                                                                          \
+        PLANCTL_EVENTS_OPTIONS_VERSION, NULL, 0, 0, 0                          \
+    }
+
+/*
+ * The event log, oldest first: {"schema":1,"events":[{seq, at, instance,
+ * run, phase, step, entity, from, to, attempt, message, actor}],
+ * "last_seq":N} where last_seq is the seq of the last event returned (or
+ * opts->since when none), for asking again with since = last_seq.
+ * instance, phase and step are names; run is the run id.  Errors:
+ * ENOTFOUND (instance or run), EINVAL, ENOMEM, EIO.
+ */
+PLANCTL_API int planctl_events_json(char **out, planctl *p,
+                                    const planctl_events_options *opts);
+
+/*
+ * A number that changes whenever another connection (another process, or
+ * another handle) commits to the database; for noticing changes by
+ * polling cheaply (PRAGMA data_version).  Errors: EIO, EBUSY.
+ */
+PLANCTL_API int planctl_data_version(int64_t *out, planctl *p);
+
 /* ---- the engine -------------------------------------------------------- */
 
 struct uv_loop_s; /* libuv's loop; uv.h stays out of this header */

@@ -250,3 +250,11 @@ int pctl_data_version(planctl *p, int64_t *out)
     sqlite3_reset(st);
     return rc == SQLITE_ROW ? 0 : pctl_sqlerr(p, rc, "data_version");
 }
+
+int planctl_data_version(int64_t *out, planctl *p)
+{
+    if (!out || !p)
+        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
+                 : PLANCTL_EINVAL;
+    return pctl_data_version(p, out);
+}

@@ -57,7 +57,11 @@
     X(active_steps)                                                            \
     X(step_set_task)                                                           \
     X(run_set_deadline)                                                        \
-    X(runs_open_any)
+    X(runs_open_any)                                                           \
+    X(events_all)                                                              \
+    X(events_instance)                                                         \
+    X(events_run)                                                              \
+    X(run_instance)
 
 typedef enum pctl_query {
 #define PCTL_X_(name) PCTL_Q_##name,

@@ -278,3 +278,36 @@ UPDATE runs SET deadline_at = ?2 WHERE id = ?1;
 -- name: runs_open_any
 SELECT EXISTS (SELECT 1 FROM runs
                WHERE status IN ('QUEUED', 'PENDING', 'IN_PROGRESS', 'PAUSED'));
+
+-- name: events_all
+SELECT e.seq, e.at, i.name, e.run_id, ph.name, s.name, e.entity,
+    e.from_status, e.to_status, e.attempt, e.message, e.actor
+FROM events AS e
+LEFT JOIN instances AS i ON i.id = e.instance_id
+LEFT JOIN phases AS ph ON ph.id = e.phase_id
+LEFT JOIN steps AS s ON s.id = e.step_id
+WHERE e.seq > ?1
+ORDER BY e.seq LIMIT ?2;
+
+-- name: events_instance
+SELECT e.seq, e.at, i.name, e.run_id, ph.name, s.name, e.entity,
+    e.from_status, e.to_status, e.attempt, e.message, e.actor
+FROM events AS e
+LEFT JOIN instances AS i ON i.id = e.instance_id
+LEFT JOIN phases AS ph ON ph.id = e.phase_id
+LEFT JOIN steps AS s ON s.id = e.step_id
+WHERE e.instance_id = ?3 AND e.seq > ?1
+ORDER BY e.seq LIMIT ?2;
+
+-- name: events_run
+SELECT e.seq, e.at, i.name, e.run_id, ph.name, s.name, e.entity,
+    e.from_status, e.to_status, e.attempt, e.message, e.actor
+FROM events AS e
+LEFT JOIN instances AS i ON i.id = e.instance_id
+LEFT JOIN phases AS ph ON ph.id = e.phase_id
+LEFT JOIN steps AS s ON s.id = e.step_id
+WHERE e.run_id = ?3 AND e.seq > ?1
+ORDER BY e.seq LIMIT ?2;
+
+-- name: run_instance
+SELECT instance_id FROM runs WHERE id = ?1;

@@ -910,6 +910,85 @@ static void test_instances_document(void **state)
     planctl_free(out);
 }
 
+static void test_events_document(void **state)
+{
+    fixture *f = *state;
+    planctl_events_options eo = PLANCTL_EVENTS_OPTIONS_INIT;
+    json_t *doc, *evs, *ev;
+    int64_t run, other, dv1, dv2;
+    char *out, *text;
+    planctl *p2;
+
+    run = create(f, "zk", NULL, 0);
+    other = create(f, "zk2", NULL, 0);
+    assert_int_equal(planctl_run_cancel(NULL, f->p, "zk", "bye"), 0);
+    eo.instance = "zk";
+    assert_int_equal(planctl_events_json(&out, f->p, &eo), 0);
+    doc = json_loads(out, 0, NULL);
+    planctl_free(out);
+    evs = json_object_get(doc, "events");
+    /* instance created; run, 2 phases, 3 steps created; 3 steps, 2 phases
+     * and the run cancelled. */
+    assert_int_equal(json_array_size(evs), 13);
+    ev = json_array_get(evs, 0);
+    assert_string_equal(json_string_value(json_object_get(ev, "entity")),
+                        "instance");
+    assert_true(json_is_null(json_object_get(ev, "run")));
+    ev = json_array_get(evs, 12);
+    text = json_dumps(ev, JSON_COMPACT);
+    expect_json(text,
+                "{\"seq\": 20, \"at\": \"2026-11-21T14:03:05.000Z\", "
+                "\"instance\": \"zk\", \"run\": 1, \"phase\": null, \"step\": "
+                "null, \"entity\": \"run\", \"from\": \"PENDING\", \"to\": "
+                "\"CANCELLED\", \"attempt\": null, \"message\": \"cancelled: "
+                "bye\", \"actor\": \"user\"}");
+    free(text);
+    ev = json_array_get(evs, 3);
+    assert_string_equal(json_string_value(json_object_get(ev, "phase")),
+                        "nodes");
+    assert_string_equal(json_string_value(json_object_get(ev, "step")),
+                        "node-0");
+    /* seq is global: zk2's seven creation events came in between. */
+    assert_int_equal(json_integer_value(json_object_get(doc, "last_seq")), 20);
+    json_decref(doc);
+
+    /* since and limit page through; run narrows; others are refused. */
+    eo.since = 10;
+    eo.limit = 2;
+    assert_int_equal(planctl_events_json(&out, f->p, &eo), 0);
+    doc = json_loads(out, 0, NULL);
+    planctl_free(out);
+    assert_int_equal(json_array_size(json_object_get(doc, "events")), 2);
+    assert_int_equal(json_integer_value(json_object_get(doc, "last_seq")), 16);
+    json_decref(doc);
+    eo.instance = NULL;
+    eo.since = 0;
+    eo.limit = 0;
+    eo.run = other;
+    assert_int_equal(planctl_events_json(&out, f->p, &eo), 0);
+    doc = json_loads(out, 0, NULL);
+    planctl_free(out);
+    assert_int_equal(json_array_size(json_object_get(doc, "events")), 6);
+    json_decref(doc);
+    eo.instance = "zk";
+    assert_int_equal(planctl_events_json(&out, f->p, &eo), PLANCTL_ENOTFOUND);
+    eo.instance = "nope";
+    eo.run = 0;
+    assert_int_equal(planctl_events_json(&out, f->p, &eo), PLANCTL_ENOTFOUND);
+    eo.instance = NULL;
+    eo.run = 99;
+    assert_int_equal(planctl_events_json(&out, f->p, &eo), PLANCTL_ENOTFOUND);
+
+    /* data_version moves when another connection commits. */
+    assert_int_equal(planctl_data_version(&dv1, f->p), 0);
+    assert_int_equal(planctl_open(&p2, f->path, NULL), 0);
+    assert_int_equal(planctl_run_cancel(NULL, p2, "zk2", NULL), 0);
+    planctl_close(p2);
+    assert_int_equal(planctl_data_version(&dv2, f->p), 0);
+    assert_true(dv2 != dv1);
+    (void)run;
+}
+
 /* ---- racing processes ---- */
 
 /* N processes, each with its own connection, trigger the same idle
@@ -1005,6 +1084,7 @@ int main(void)
         T(test_status_document),
         T(test_history_document),
         T(test_instances_document),
+        T(test_events_document),
         T(test_admission_race),
 #undef T
     };
