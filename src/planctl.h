@@ -39,8 +39,9 @@ PLANCTL_API const char *planctl_libversion(void);
 
 /*
  * Error codes, generated from one list.  Each entry is (NAME, value, text).
- * The CLI maps them to exit codes: EINVAL and EDEFINITION -> 2, ECONFLICT,
- * EBUSY and ESTALE -> 3, ENOTFOUND -> 4, everything else -> 1.
+ * The CLI maps them to exit codes: EINVAL, EDEFINITION and EPREFLIGHT -> 2
+ * (a preflight check failed; one that could not run is PLANCTL_ERROR),
+ * ECONFLICT, EBUSY and ESTALE -> 3, ENOTFOUND -> 4, everything else -> 1.
  */
 #define PLANCTL_ERRNO_MAP(X)                                                   \
     X(ERROR, -1, "internal error")                                             \
@@ -55,7 +56,8 @@ PLANCTL_API const char *planctl_libversion(void);
     X(ETOONEW, -10, "database schema is newer than this program")              \
     X(EBUSY, -11, "database is busy")                                          \
     X(EDEFINITION, -12, "invalid definition")                                  \
-    X(EREADONLY, -13, "database is read-only")
+    X(EREADONLY, -13, "database is read-only")                                 \
+    X(EPREFLIGHT, -14, "preflight checks failed")
 
 enum {
 #define PLANCTL_X_(name, value, text) PLANCTL_##name = value,
@@ -399,6 +401,42 @@ PLANCTL_API int planctl_events_json(char **out, planctl *p,
  * polling cheaply (PRAGMA data_version).  Errors: EIO, EBUSY.
  */
 PLANCTL_API int planctl_data_version(int64_t *out, planctl *p);
+
+/* ---- preflight checks ------------------------------------------------- */
+
+typedef struct planctl_preflight_options {
+    unsigned int version; /* PLANCTL_PREFLIGHT_OPTIONS_VERSION */
+    int64_t deadline_ms;  /* all checks of one admission; 0: 10000 */
+    /* Checks to skip: "DiskSpace,Quorum" (case-insensitive, trimmed, empty
+     * entries ignored), or "all" alone for every check; NULL: none. */
+    const char *skip;
+} planctl_preflight_options;
+
+#define PLANCTL_PREFLIGHT_OPTIONS_VERSION 1
+#define PLANCTL_PREFLIGHT_OPTIONS_INIT                                         \
+    {                                                                          \
+        PLANCTL_PREFLIGHT_OPTIONS_VERSION, 0, NULL                             \
+    }
+
+/*
+ * Sets how the handle runs the preflight checks of a plan (DESIGN §9)
+ * before admitting a run for create, set, upgrade, trigger and retry.
+ * The checks of one admission run concurrently on a private loop, under
+ * one deadline; their results come in declaration order.  A failed check
+ * refuses the run with PLANCTL_EPREFLIGHT ("preflight checks failed:
+ * A: cause; B: cause"), a check that could not run or missed the deadline
+ * with PLANCTL_ERROR ("preflight checks failed due to an internal error:
+ * ..."); internal errors take precedence.  The settings stay until changed.
+ * Errors: EINVAL, ENOMEM.
+ */
+PLANCTL_API int
+planctl_preflight_configure(planctl *p, const planctl_preflight_options *opts);
+
+/* The report of the last admission's preflight, or NULL when it had none:
+ * {"schema":1,"plan":..,"outcome":"passed|failed|error","checks":[
+ * {"name","status":"passed|failed|error|skipped","message"}],
+ * "warnings":[..]}.  Borrowed until the next admission on the handle. */
+PLANCTL_API const char *planctl_preflight_report(const planctl *p);
 
 /* ---- the engine -------------------------------------------------------- */
 

@@ -206,27 +206,17 @@ const planctl_executor *pctl_engine_executor(planctl_engine *e,
 int planctl_engine_register(planctl_engine *e, const char *kind,
                             const planctl_executor *ex)
 {
-    kind_ent *nk;
-    size_t i;
+    int rc;
 
     if (!e || !kind || !*kind || !ex || !ex->start || !ex->cancel ||
         ex->version != PLANCTL_EXECUTOR_VERSION)
         return PLANCTL_EINVAL;
-    for (i = 0; i < e->nkinds; i++) {
-        if (strcmp(e->kinds[i].kind, kind) == 0) {
-            e->kinds[i].ex = *ex;
-            return 0;
-        }
-    }
-    nk = pctl_realloc(e->kinds, (e->nkinds + 1) * sizeof *nk);
-    if (!nk)
-        return PLANCTL_ENOMEM;
-    e->kinds = nk;
-    nk[e->nkinds].kind = pctl_strdup(kind);
-    if (!nk[e->nkinds].kind)
-        return PLANCTL_ENOMEM;
-    nk[e->nkinds].ex = *ex;
-    e->nkinds++;
+    /* The handle learns the kind too, for the preflight checks that run
+     * in this process. */
+    if ((rc = pctl_exec_put(&e->kinds, &e->nkinds, kind, ex)) < 0 ||
+        (rc = pctl_exec_put(&e->p->check_execs, &e->p->ncheck_execs, kind,
+                            ex)) < 0)
+        return rc;
     return 0;
 }
 
@@ -375,9 +365,7 @@ void planctl_engine_free(planctl_engine *e)
         pctl_engine_drop_job(e, e->jobs);
     for (i = 0; i < e->ndefs; i++)
         pctl_def_free(e->defs[i].def);
-    for (i = 0; i < e->nkinds; i++)
-        pctl_free(e->kinds[i].kind);
+    pctl_exec_free(e->kinds, e->nkinds);
     pctl_free(e->defs);
-    pctl_free(e->kinds);
     pctl_free(e);
 }

@@ -56,11 +56,6 @@ typedef struct defent {
     int used; /* referenced in the current pass or by a job */
 } defent;
 
-typedef struct kind_ent {
-    char *kind;
-    planctl_executor ex;
-} kind_ent;
-
 typedef enum engine_state {
     ENGINE_NEW,
     ENGINE_RUNNING,
@@ -92,7 +87,7 @@ struct planctl_engine {
     int njobs;
     defent *defs;
     size_t ndefs;
-    kind_ent *kinds;
+    struct pctl_exec_ent *kinds;
     size_t nkinds;
 
     void (*done)(planctl_engine *e, void *data);

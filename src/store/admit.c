@@ -252,6 +252,21 @@ int pctl_admit(int64_t *out, planctl *p, const pctl_admission *a)
         return rc;
     }
     pctl_free(busy);
+    if (p->dry_run) {
+        /* What would be admitted, for the preflight checks; the dry run's
+         * transaction is rolled back by pctl_tx_end. */
+        pctl_preview_clear(p);
+        p->preview.instance_id = a->instance_id;
+        p->preview.definition_id = a->definition_id;
+        p->preview.retry_of = a->retry_of;
+        p->preview.instance = pctl_strdup(a->instance_name);
+        p->preview.plan = pctl_strdup(a->plan);
+        p->preview.params = pctl_strdup(a->params_json);
+        if (!p->preview.instance || !p->preview.plan || !p->preview.params)
+            return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        p->preview.valid = 1;
+        return 0;
+    }
     if (a->queue && !active_id &&
         (rc = queued_exists(p, a->instance_id, &queued)) < 0)
         return rc;

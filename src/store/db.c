@@ -298,11 +298,53 @@ int pctl_tx_commit(planctl *p)
 
 int pctl_tx_end(planctl *p, int rc)
 {
-    if (rc < 0) {
+    /* A dry run goes through everything and keeps nothing. */
+    if (rc < 0 || (p->dry_run && p->tx_depth == 1)) {
         pctl_tx_rollback(p);
         return rc;
     }
     return pctl_tx_commit(p);
+}
+
+void pctl_preview_clear(planctl *p)
+{
+    pctl_free(p->preview.instance);
+    pctl_free(p->preview.plan);
+    pctl_free(p->preview.params);
+    memset(&p->preview, 0, sizeof p->preview);
+}
+
+int pctl_exec_put(pctl_exec_ent **v, size_t *n, const char *kind,
+                  const planctl_executor *ex)
+{
+    pctl_exec_ent *nv;
+    size_t i;
+
+    for (i = 0; i < *n; i++) {
+        if (strcmp((*v)[i].kind, kind) == 0) {
+            (*v)[i].ex = *ex;
+            return 0;
+        }
+    }
+    nv = pctl_realloc(*v, (*n + 1) * sizeof *nv);
+    if (!nv)
+        return PLANCTL_ENOMEM;
+    *v = nv;
+    nv[*n].kind = pctl_strdup(kind);
+    if (!nv[*n].kind)
+        return PLANCTL_ENOMEM;
+    nv[*n].ex = *ex;
+    (*n)++;
+    return 0;
+}
+
+void pctl_exec_free(pctl_exec_ent *v, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        pctl_free(v[i].kind);
+    pctl_free(v);
 }
 
 /* ---- opening ---- */
@@ -531,6 +573,10 @@ void planctl_close(planctl *p)
         sqlite3_close_v2(p->db);
     if (p->lock_fd >= 0)
         close(p->lock_fd);
+    pctl_preview_clear(p);
+    pctl_free(p->preflight_skip);
+    pctl_free(p->preflight_report);
+    pctl_exec_free(p->check_execs, p->ncheck_execs);
     pctl_free(p->path);
     pctl_free(p->errmsg);
     pctl_free(p);

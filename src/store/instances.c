@@ -246,9 +246,9 @@ static int check_not_deleting(planctl *p, const pctl_instance_row *r,
                     name, name);
 }
 
-int planctl_instance_create(int64_t *out, planctl *p, const char *name,
-                            const char *definition, const char *version,
-                            const planctl_param *params, size_t nparams)
+int pctl_store_create(int64_t *out, planctl *p, const char *name,
+                      const char *definition, const char *version,
+                      const planctl_param *params, size_t nparams)
 {
     pctl_admission a = {0};
     pctl_instance_row existing;
@@ -488,8 +488,8 @@ done:
     return rc;
 }
 
-int planctl_instance_set(int64_t *out, planctl *p, const char *name,
-                         const planctl_param *params, size_t nparams)
+int pctl_store_set(int64_t *out, planctl *p, const char *name,
+                   const planctl_param *params, size_t nparams)
 {
     change_req req = {name, NULL, params, nparams};
 
@@ -502,9 +502,9 @@ int planctl_instance_set(int64_t *out, planctl *p, const char *name,
     return change_instance(out, p, &req);
 }
 
-int planctl_instance_upgrade(int64_t *out, planctl *p, const char *name,
-                             const char *version, const planctl_param *params,
-                             size_t nparams)
+int pctl_store_upgrade(int64_t *out, planctl *p, const char *name,
+                       const char *version, const planctl_param *params,
+                       size_t nparams)
 {
     change_req req = {name, version, params, nparams};
 

@@ -13,8 +13,8 @@
 #include "core/alloc.h"
 #include "store/store.h"
 
-int planctl_plan_trigger(int64_t *out, planctl *p, const char *instance,
-                         const char *plan, const planctl_trigger_options *opts)
+int pctl_store_trigger(int64_t *out, planctl *p, const char *instance,
+                       const char *plan, const planctl_trigger_options *opts)
 {
     planctl_trigger_options defaults = PLANCTL_TRIGGER_OPTIONS_INIT;
     pctl_instance_row row = {0};
@@ -130,8 +130,8 @@ static int load_old_run(old_run *out, planctl *p, int64_t instance_id,
                     instance);
 }
 
-int planctl_run_retry(int64_t *out, planctl *p, const char *instance,
-                      int64_t run_id)
+int pctl_store_retry(int64_t *out, planctl *p, const char *instance,
+                     int64_t run_id)
 {
     pctl_instance_row row = {0};
     old_run old = {0};

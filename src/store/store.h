@@ -28,7 +28,38 @@ struct planctl {
     int64_t frozen_now; /* pctl_clock_freeze; 0: not frozen */
     void *now_data;
     sqlite3_stmt *stmts[PCTL_Q__COUNT];
+    /* Admission dry runs (engine/admission.c): the store goes through an
+     * admission, records what it would admit here, and rolls back. */
+    int dry_run;
+    struct pctl_preview {
+        int valid;
+        int64_t instance_id, definition_id, retry_of;
+        char *instance, *plan, *params;
+    } preview;
+    /* Preflight settings and the last report (engine/preflight.c). */
+    int64_t preflight_deadline_ms;
+    char *preflight_skip;
+    char *preflight_report;
+    /* Executors for preflight checks, beside the built-ins. */
+    struct pctl_exec_ent *check_execs;
+    size_t ncheck_execs;
 };
+
+/* A task kind and its executor (the engine's registry, and the handle's
+ * for preflight checks). */
+typedef struct pctl_exec_ent {
+    char *kind;
+    planctl_executor ex;
+} pctl_exec_ent;
+
+/* Adds or replaces kind in a registry.  0 or PLANCTL_ENOMEM. */
+int pctl_exec_put(pctl_exec_ent **v, size_t *n, const char *kind,
+                  const planctl_executor *ex);
+/* Frees a registry.  Can't fail. */
+void pctl_exec_free(pctl_exec_ent *v, size_t n);
+
+/* Clears the preview of a dry run.  Can't fail. */
+void pctl_preview_clear(planctl *p);
 
 /* ---- errors ---- */
 
@@ -175,6 +206,22 @@ int pctl_data_version(planctl *p, int64_t *out);
 int pctl_def_load(pctl_def **out, planctl *p, int64_t id);
 
 /* ---- admission ---- */
+
+/* The store's halves of the public admission calls; the public ones
+ * (engine/admission.c) run them dry first, then the plan's preflight
+ * checks, then for real.  Same arguments and errors as the public ones. */
+int pctl_store_create(int64_t *out, planctl *p, const char *name,
+                      const char *definition, const char *version,
+                      const planctl_param *params, size_t nparams);
+int pctl_store_set(int64_t *out, planctl *p, const char *name,
+                   const planctl_param *params, size_t nparams);
+int pctl_store_upgrade(int64_t *out, planctl *p, const char *name,
+                       const char *version, const planctl_param *params,
+                       size_t nparams);
+int pctl_store_trigger(int64_t *out, planctl *p, const char *instance,
+                       const char *plan, const planctl_trigger_options *opts);
+int pctl_store_retry(int64_t *out, planctl *p, const char *instance,
+                     int64_t run_id);
 
 typedef struct pctl_admission {
     int64_t instance_id;

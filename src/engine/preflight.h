@@ -1,0 +1,28 @@
+/* preflight.h - running a plan's preflight checks (see preflight.c). */
+#ifndef PCTL_ENGINE_PREFLIGHT_H
+#define PCTL_ENGINE_PREFLIGHT_H
+
+#include "core/def.h"
+#include "planctl.h"
+
+/*
+ * Runs the checks of plan for instance (parameters: the snapshot the run
+ * would get), skipping those the handle's skip list names, and leaves the
+ * report on the handle.  Blocks until every check has reported or the
+ * deadline passed.  Returns 0 when every check passed or was skipped,
+ * PLANCTL_EPREFLIGHT when one failed, PLANCTL_ERROR when one could not run
+ * or missed the deadline (the message lists them), or PLANCTL_ENOMEM.
+ */
+int pctl_preflight_run(planctl *p, const pctl_def *def,
+                       const pctl_plan_def *plan, const char *instance,
+                       const char *params);
+
+/* Whether a skip list ("A, b,,C") skips every check: "all" as its only
+ * entry.  Can't fail. */
+int pctl_preflight_skip_all(const char *skip);
+
+/* Whether a skip list names the check (case-insensitive, trimmed).  Can't
+ * fail. */
+int pctl_preflight_skips(const char *skip, const char *name);
+
+#endif

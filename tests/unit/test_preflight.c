@@ -1,0 +1,333 @@
+/*
+ * test_preflight.c - preflight checks before admission (DESIGN §9) with
+ * real shell checks: declaration order whatever finishes first, one
+ * deadline with the late check killed and the others still reported,
+ * failures versus internal errors, skip lists, events, and every
+ * admitting call going through it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "engine/preflight.h"
+#include "planctl.h"
+#include "testutil.h"
+
+typedef struct fixture {
+    char *dir, *path;
+    planctl *p;
+    sqlite3 *db;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+
+    f->dir = tu_mkdtemp();
+    f->path = tu_fmt("%s/pf.db", f->dir);
+    assert_int_equal(planctl_open(&f->p, f->path, NULL), 0);
+    assert_int_equal(sqlite3_open(f->path, &f->db), SQLITE_OK);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+
+    sqlite3_close(f->db);
+    planctl_close(f->p);
+    tu_rmtree(f->dir);
+    free(f->path);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
+/* A definition whose deploy and backup plans have the given checks; each
+ * check is "Name:command" run by sh. */
+static void apply_checks(fixture *f, const char *deploy_checks,
+                         const char *backup_checks)
+{
+    char *json = tu_fmt(
+        "{\"name\":\"pf\",\"version\":\"1\",\"parameters\":[{\"name\":"
+        "\"FREE\",\"default\":\"10\"}],\"tasks\":["
+        "{\"name\":\"noop\",\"kind\":\"Dummy\"},"
+        "{\"name\":\"ok\",\"kind\":\"shell\",\"spec\":{\"command\":\"exit "
+        "0\"}},"
+        "{\"name\":\"disk\",\"kind\":\"shell\",\"spec\":{\"command\":"
+        "\"[ $PLANCTL_PARAM_FREE -ge 5 ] || { echo only $PLANCTL_PARAM_FREE "
+        "GB free; exit 1; }\"}},"
+        "{\"name\":\"slowfail\",\"kind\":\"shell\",\"spec\":{\"command\":"
+        "\"sleep 0.3; echo slow cause; exit 1\"}},"
+        "{\"name\":\"fastfail\",\"kind\":\"shell\",\"spec\":{\"command\":"
+        "\"echo fast cause; exit 1\"}},"
+        "{\"name\":\"broken\",\"kind\":\"shell\",\"spec\":{\"command\":"
+        "\"echo cannot reach the API; exit 7\"}},"
+        "{\"name\":\"sleeper\",\"kind\":\"shell\",\"spec\":{\"command\":"
+        "\"echo $$ > %s/sleeper.pid; exec sleep 300\"}},"
+        "{\"name\":\"fatal\",\"kind\":\"Dummy\",\"spec\":{\"fatal\":true}}],"
+        "\"plans\":{"
+        "\"deploy\":{\"preflight\":[%s],\"phases\":[{\"name\":\"p\","
+        "\"steps\":[{\"name\":\"s\",\"tasks\":[\"noop\"]}]}]},"
+        "\"backup\":{\"preflight\":[%s],\"phases\":[{\"name\":\"p\","
+        "\"steps\":[{\"name\":\"s\",\"tasks\":[\"noop\"]}]}]}}}",
+        f->dir, deploy_checks, backup_checks);
+
+    if (planctl_definition_apply(NULL, f->p, json, strlen(json), "pf.json"))
+        fail_msg("apply: %s", planctl_errmsg(f->p));
+    free(json);
+}
+
+static void test_skip_lists(void **state)
+{
+    (void)state;
+    assert_true(pctl_preflight_skip_all("all"));
+    assert_true(pctl_preflight_skip_all(" aLL "));
+    assert_true(pctl_preflight_skip_all(",all,,"));
+    assert_false(pctl_preflight_skip_all("all,DiskSpace"));
+    assert_false(pctl_preflight_skip_all(""));
+    assert_false(pctl_preflight_skip_all(NULL));
+    assert_true(pctl_preflight_skips("Quorum, diskspace ,", "DiskSpace"));
+    assert_true(pctl_preflight_skips(" DISKSPACE", "DiskSpace"));
+    assert_false(pctl_preflight_skips("Disk", "DiskSpace"));
+    assert_false(pctl_preflight_skips(",,", "DiskSpace"));
+    assert_false(pctl_preflight_skips(NULL, "DiskSpace"));
+}
+
+/* All pass: admitted, and the report says so. */
+static void test_all_pass(void **state)
+{
+    fixture *f = *state;
+    int64_t run = 0;
+
+    apply_checks(f,
+                 "{\"name\":\"DiskSpace\",\"task\":\"disk\"},"
+                 "{\"name\":\"Ok\",\"task\":\"ok\"}",
+                 "{\"name\":\"Ok\",\"task\":\"ok\"}");
+    assert_int_equal(
+        planctl_instance_create(&run, f->p, "i", "pf", NULL, NULL, 0), 0);
+    assert_true(run > 0);
+    assert_non_null(
+        strstr(planctl_preflight_report(f->p), "\"outcome\":\"passed\""));
+    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM events WHERE "
+                                      "entity = 'instance' AND message = "
+                                      "'preflight of plan \"deploy\" "
+                                      "passed'"),
+                     1);
+}
+
+/* A failure refuses the run, naming every cause; nothing is admitted,
+ * and the failure is in the log. */
+static void test_failure_refuses(void **state)
+{
+    fixture *f = *state;
+    int64_t run = 0;
+    planctl_param low = {"FREE", "2"};
+
+    apply_checks(f, "{\"name\":\"Ok\",\"task\":\"ok\"}",
+                 "{\"name\":\"DiskSpace\",\"task\":\"disk\"},"
+                 "{\"name\":\"Ok\",\"task\":\"ok\"}");
+    assert_int_equal(
+        planctl_instance_create(&run, f->p, "i", "pf", NULL, &low, 1), 0);
+    assert_int_equal(planctl_run_cancel(NULL, f->p, "i", NULL), 0);
+    assert_int_equal(planctl_plan_trigger(&run, f->p, "i", "backup", NULL),
+                     PLANCTL_EPREFLIGHT);
+    assert_string_equal(planctl_errmsg(f->p),
+                        "preflight checks failed: DiskSpace: only 2 GB free");
+    assert_int_equal(run, 0);
+    assert_int_equal(
+        tu_scalar(f->db, "SELECT count(*) FROM runs WHERE plan = 'backup'"), 0);
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT count(*) FROM events WHERE entity = "
+                               "'instance' AND message = 'preflight checks "
+                               "failed: DiskSpace: only 2 GB free'"),
+                     1);
+    /* The report has every check, in order. */
+    assert_non_null(strstr(planctl_preflight_report(f->p),
+                           "\"checks\":[{\"name\":\"DiskSpace\",\"status\":"
+                           "\"failed\",\"message\":\"only 2 GB free\"},"
+                           "{\"name\":\"Ok\",\"status\":\"passed\",\"message\":"
+                           "null}]"));
+}
+
+/* Results in declaration order, whatever finished first. */
+static void test_declaration_order(void **state)
+{
+    fixture *f = *state;
+    int64_t run = 0;
+
+    apply_checks(f,
+                 "{\"name\":\"Slow\",\"task\":\"slowfail\"},"
+                 "{\"name\":\"Fast\",\"task\":\"fastfail\"},"
+                 "{\"name\":\"Fatal\",\"task\":\"fatal\"}",
+                 "");
+    assert_int_equal(
+        planctl_instance_create(&run, f->p, "i", "pf", NULL, NULL, 0),
+        PLANCTL_EPREFLIGHT);
+    assert_string_equal(planctl_errmsg(f->p),
+                        "preflight checks failed: Slow: slow cause; Fast: "
+                        "fast cause; Fatal: fatal: true");
+    /* A refused create leaves no instance behind. */
+    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM instances"), 0);
+}
+
+/* Internal errors take precedence over failures. */
+static void test_internal_error_precedence(void **state)
+{
+    fixture *f = *state;
+    int64_t run = 0;
+
+    apply_checks(f,
+                 "{\"name\":\"Fails\",\"task\":\"fastfail\"},"
+                 "{\"name\":\"Broken\",\"task\":\"broken\"}",
+                 "");
+    assert_int_equal(
+        planctl_instance_create(&run, f->p, "i", "pf", NULL, NULL, 0),
+        PLANCTL_ERROR);
+    assert_string_equal(planctl_errmsg(f->p),
+                        "preflight checks failed due to an internal error: "
+                        "Broken: exit status 7: cannot reach the API");
+    assert_non_null(
+        strstr(planctl_preflight_report(f->p), "\"outcome\":\"error\""));
+}
+
+/* One deadline: the sleeper is stopped and reported, the others' results
+ * still come back, and the summary comes on time. */
+static void test_deadline(void **state)
+{
+    fixture *f = *state;
+    planctl_preflight_options o = PLANCTL_PREFLIGHT_OPTIONS_INIT;
+    struct timespec a, b;
+    int64_t run = 0, ms;
+    char *pidpath, *pid;
+
+    apply_checks(f,
+                 "{\"name\":\"Sleeper\",\"task\":\"sleeper\"},"
+                 "{\"name\":\"Fast\",\"task\":\"fastfail\"},"
+                 "{\"name\":\"Ok\",\"task\":\"ok\"}",
+                 "");
+    o.deadline_ms = 400;
+    assert_int_equal(planctl_preflight_configure(f->p, &o), 0);
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    assert_int_equal(
+        planctl_instance_create(&run, f->p, "i", "pf", NULL, NULL, 0),
+        PLANCTL_ERROR);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+    assert_string_equal(planctl_errmsg(f->p),
+                        "preflight checks failed due to an internal error: "
+                        "Sleeper: timed out after 400ms");
+    assert_non_null(strstr(planctl_preflight_report(f->p),
+                           "{\"name\":\"Fast\",\"status\":\"failed\","
+                           "\"message\":\"fast cause\"},{\"name\":\"Ok\","
+                           "\"status\":\"passed\",\"message\":null}"));
+    /* Not a timing test: a bound far above the deadline, to catch a
+     * summary that waited for the sleeper (300 s). */
+    assert_true(ms < 400 + 5000);
+    pidpath = tu_fmt("%s/sleeper.pid", f->dir);
+    pid = tu_read_file(pidpath, NULL);
+    assert_non_null(pid);
+    tu_expect_gone(atoi(pid), "the timed-out check");
+    free(pid);
+    free(pidpath);
+}
+
+/* Skips: named ones with a warning each, "all" alone for every one. */
+static void test_skips(void **state)
+{
+    fixture *f = *state;
+    planctl_preflight_options o = PLANCTL_PREFLIGHT_OPTIONS_INIT;
+    int64_t run = 0;
+
+    apply_checks(f,
+                 "{\"name\":\"DiskSpace\",\"task\":\"fastfail\"},"
+                 "{\"name\":\"Quorum\",\"task\":\"broken\"}",
+                 "{\"name\":\"Ok\",\"task\":\"ok\"}");
+    o.skip = " diskspace, QUORUM ";
+    assert_int_equal(planctl_preflight_configure(f->p, &o), 0);
+    assert_int_equal(
+        planctl_instance_create(&run, f->p, "i", "pf", NULL, NULL, 0), 0);
+    assert_non_null(strstr(planctl_preflight_report(f->p),
+                           "\"warnings\":[\"preflight check DiskSpace "
+                           "skipped\",\"preflight check Quorum skipped\"]"));
+    assert_int_equal(planctl_run_cancel(NULL, f->p, "i", NULL), 0);
+    /* "all,DiskSpace" is not "all": Quorum runs (and breaks). */
+    o.skip = "all,DiskSpace";
+    assert_int_equal(planctl_preflight_configure(f->p, &o), 0);
+    assert_int_equal(planctl_plan_trigger(&run, f->p, "i", "deploy", NULL),
+                     PLANCTL_ERROR);
+    o.skip = ",ALL,,";
+    assert_int_equal(planctl_preflight_configure(f->p, &o), 0);
+    assert_int_equal(planctl_plan_trigger(&run, f->p, "i", "deploy", NULL), 0);
+    /* The skips are in the log, with the report. */
+    assert_true(tu_scalar(f->db, "SELECT count(*) FROM events WHERE data "
+                                 "LIKE '%%\"status\":\"skipped\"%%'") >= 2);
+}
+
+/* Every admitting call goes through preflight; a refusal the store would
+ * give anyway comes first, without running any check. */
+static void test_every_admission(void **state)
+{
+    fixture *f = *state;
+    int64_t run = 0;
+    planctl_param low = {"FREE", "1"};
+    char *pidpath;
+
+    apply_checks(f,
+                 "{\"name\":\"DiskSpace\",\"task\":\"disk\"},"
+                 "{\"name\":\"Sleeper\",\"task\":\"sleeper\"}",
+                 "");
+    pidpath = tu_fmt("%s/sleeper.pid", f->dir);
+    /* An unknown instance: refused before any check runs. */
+    assert_int_equal(planctl_plan_trigger(&run, f->p, "nope", "deploy", NULL),
+                     PLANCTL_ENOTFOUND);
+    assert_int_not_equal(access(pidpath, F_OK), 0);
+    {
+        planctl_preflight_options o = PLANCTL_PREFLIGHT_OPTIONS_INIT;
+
+        o.skip = "sleeper";
+        assert_int_equal(planctl_preflight_configure(f->p, &o), 0);
+    }
+    assert_int_equal(
+        planctl_instance_create(&run, f->p, "i", "pf", NULL, NULL, 0), 0);
+    assert_int_equal(planctl_run_cancel(NULL, f->p, "i", NULL), 0);
+    /* set (runs deploy: no update plan) */
+    assert_int_equal(planctl_instance_set(&run, f->p, "i", &low, 1),
+                     PLANCTL_EPREFLIGHT);
+    /* the change was not saved either */
+    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM instances WHERE "
+                                      "params LIKE '%%FREE%%'"),
+                     0);
+    /* retry of the cancelled deploy: passes (FREE is 10 in its snapshot) */
+    assert_int_equal(planctl_run_retry(&run, f->p, "i", 0), 0);
+    assert_true(run > 0);
+    free(pidpath);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_skip_lists),
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+        T(test_all_pass),
+        T(test_failure_refuses),
+        T(test_declaration_order),
+        T(test_internal_error_precedence),
+        T(test_deadline),
+        T(test_skips),
+        T(test_every_admission),
+#undef T
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
