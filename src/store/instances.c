@@ -187,6 +187,40 @@ int pctl_params_resolve(char **out, planctl *p, const pctl_def *def,
     return rc;
 }
 
+/*
+ * New explicit values -> the explicit object as text and the full
+ * snapshot.  Unknown names and missing required parameters are reported
+ * together, in one EINVAL message, so a user fixes them in one go.
+ */
+static int apply_values(char **explicit_text, char **snap, planctl *p,
+                        json_t *explicit_obj, const pctl_def *def,
+                        const planctl_param *values, size_t n, int drop_unknown)
+{
+    char *unknown = NULL;
+    int rc = merge_params(p, explicit_obj, def, values, n, drop_unknown);
+
+    *explicit_text = *snap = NULL;
+    if (rc == PLANCTL_EINVAL && !(unknown = pctl_strdup(planctl_errmsg(p))))
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if (rc < 0 && rc != PLANCTL_EINVAL)
+        return rc;
+    if (!(*explicit_text =
+              json_dumps(explicit_obj, JSON_COMPACT | JSON_SORT_KEYS))) {
+        pctl_free(unknown);
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    rc = pctl_params_resolve(snap, p, def, *explicit_text);
+    if (unknown) {
+        if (rc == PLANCTL_EINVAL)
+            rc = pctl_err(p, PLANCTL_EINVAL, "%s; %s", unknown,
+                          planctl_errmsg(p));
+        else if (rc == 0)
+            rc = pctl_err(p, PLANCTL_EINVAL, "%s", unknown);
+        pctl_free(unknown);
+    }
+    return rc;
+}
+
 /* Finds a definition id by name and version (NULL: newest registered). */
 static int find_definition(int64_t *out, planctl *p, const char *name,
                            const char *version)
@@ -285,12 +319,8 @@ int pctl_store_create(int64_t *out, planctl *p, const char *name,
     if (rc == 0 && !(explicit_obj = json_object()))
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     if (rc == 0)
-        rc = merge_params(p, explicit_obj, def, params, nparams, 0);
-    if (rc == 0 && !(explicit_text = json_dumps(explicit_obj,
-                                                JSON_COMPACT | JSON_SORT_KEYS)))
-        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    if (rc == 0)
-        rc = pctl_params_resolve(&snap, p, def, explicit_text);
+        rc = apply_values(&explicit_text, &snap, p, explicit_obj, def, params,
+                          nparams, 0);
     if (rc == 0) {
         st = pctl_stmt(p, PCTL_Q_instance_insert);
         if (!st) {
@@ -415,13 +445,8 @@ static int change_instance(int64_t *out, planctl *p, const change_req *req)
                       "parameters",
                       req->name);
     if (rc == 0)
-        rc = merge_params(p, explicit_obj, def, req->params, req->nparams,
-                          req->version != NULL);
-    if (rc == 0 && !(explicit_text = json_dumps(explicit_obj,
-                                                JSON_COMPACT | JSON_SORT_KEYS)))
-        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    if (rc == 0)
-        rc = pctl_params_resolve(&snap, p, def, explicit_text);
+        rc = apply_values(&explicit_text, &snap, p, explicit_obj, def,
+                          req->params, req->nparams, req->version != NULL);
     if (rc == 0 && !req->version) {
         rc = pctl_params_resolve(&old_snap, p, def, row.params);
         if (rc == PLANCTL_EINVAL) /* e.g. a required value never set */

@@ -301,6 +301,19 @@ static void test_missing_required_parameter(void **state)
     assert_string_equal(planctl_errmsg(f->p),
                         "parameter \"ZONE\" is required by zookeeper@0.5.0; "
                         "set it with -p ZONE=VALUE");
+    /* Unknown and missing parameters are reported together. */
+    {
+        planctl_param typo = {"ZOEN", "eu-1"};
+
+        assert_int_equal(planctl_instance_create(&run, f->p, "z5", "zookeeper",
+                                                 "0.5.0", &typo, 1),
+                         PLANCTL_EINVAL);
+        assert_string_equal(planctl_errmsg(f->p),
+                            "unknown parameter \"ZOEN\" for zookeeper@0.5.0 "
+                            "(did you mean \"ZONE\"?); parameter \"ZONE\" is "
+                            "required by zookeeper@0.5.0; set it with -p "
+                            "ZONE=VALUE");
+    }
     assert_int_equal(planctl_instance_create(&run, f->p, "z5", "zookeeper",
                                              "0.5.0", &zone, 1),
                      0);
