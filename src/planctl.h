@@ -57,7 +57,8 @@ PLANCTL_API const char *planctl_libversion(void);
     X(EBUSY, -11, "database is busy")                                          \
     X(EDEFINITION, -12, "invalid definition")                                  \
     X(EREADONLY, -13, "database is read-only")                                 \
-    X(EPREFLIGHT, -14, "preflight checks failed")
+    X(EPREFLIGHT, -14, "preflight checks failed")                              \
+    X(EMISMATCH, -15, "the tables and the event log disagree")
 
 enum {
 #define PLANCTL_X_(name, value, text) PLANCTL_##name = value,
@@ -437,6 +438,45 @@ planctl_preflight_configure(planctl *p, const planctl_preflight_options *opts);
  * {"name","status":"passed|failed|error|skipped","message"}],
  * "warnings":[..]}.  Borrowed until the next admission on the handle. */
 PLANCTL_API const char *planctl_preflight_report(const planctl *p);
+
+/* ---- replay and verify ------------------------------------------------ */
+
+typedef struct planctl_replay_options {
+    unsigned int version; /* PLANCTL_REPLAY_OPTIONS_VERSION */
+    int64_t until_seq;    /* replay events up to this seq; 0: all */
+    int64_t at_ms;        /* ...and up to this time; 0: no bound */
+} planctl_replay_options;
+
+#define PLANCTL_REPLAY_OPTIONS_VERSION 1
+#define PLANCTL_REPLAY_OPTIONS_INIT                                            \
+    {                                                                          \
+        PLANCTL_REPLAY_OPTIONS_VERSION, 0, 0                                   \
+    }
+
+/*
+ * Rebuilds runs, phases, steps and attempts from the event log alone (not
+ * from the tables), as they were after event until_seq (or at time at_ms),
+ * for one instance or all (NULL), and returns them in the shapes of the
+ * status and history documents:
+ * {"schema":1,"until_seq":N,"instances":[{"instance","status":{...},
+ * "history":{...}}]}.  At the last event, each status and history equals
+ * what planctl_status_json() and planctl_history_json() (without a limit)
+ * return.  Errors: ENOTFOUND, EINVAL, EMISMATCH (an event the replay cannot
+ * apply), ENOMEM, EIO.
+ */
+PLANCTL_API int planctl_replay_json(char **out, planctl *p,
+                                    const char *instance,
+                                    const planctl_replay_options *opts);
+
+/*
+ * Replays every event and compares the result with the tables, run by run,
+ * field by field (statuses, attempts, times, messages, exit codes,
+ * output), and runs SQLite's integrity and foreign key checks.  Returns 0
+ * with a one-line summary in *out when all agree; PLANCTL_EMISMATCH with
+ * the first difference as the message ("run 12 step node-1: tables say
+ * COMPLETE, events say IN_PROGRESS (last event 5521)") otherwise.
+ */
+PLANCTL_API int planctl_verify(char **out, planctl *p);
 
 /* ---- the engine -------------------------------------------------------- */
 

@@ -355,20 +355,13 @@ static int apply_action(pass *ps, pctl_run_row *r, const pctl_plan_def *plan,
                     break;
                 }
         }
-        if ((rc = pctl_gate(e->p, &c)) < 0)
-            return rc;
+        /* A plan's deadline becomes the run's, an absolute time set as
+         * it starts (and recorded in that event). */
         if (a->why == PCTL_WHY_START && plan->deadline_ms > 0) {
-            sqlite3_stmt *st = pctl_stmt(e->p, PCTL_Q_run_set_deadline);
-
-            if (!st)
-                return PLANCTL_ERROR;
-            sqlite3_bind_int64(st, 1, r->id);
-            sqlite3_bind_int64(st, 2, ps->now + plan->deadline_ms);
-            if ((rc = pctl_exec_stmt(e->p, st, "run deadline")) < 0)
-                return rc;
-            wake_min(ps, ps->now + plan->deadline_ms);
+            c.deadline_at = ps->now + plan->deadline_ms;
+            wake_min(ps, c.deadline_at);
         }
-        return 0;
+        return pctl_gate(e->p, &c);
     case PCTL_TARGET_PHASE:
         c.entity = PLANCTL_ENTITY_PHASE;
         c.id = r->phases[a->phase].id;

@@ -137,9 +137,14 @@ static int insert_step(planctl *p, int64_t run_id, int64_t phase_id,
     if (rc != SQLITE_ROW)
         return pctl_sqlerr(p, rc, "creating step");
 
-    data = take_json(json_pack("{s:s, s:I, s:i}", "name", sd->name, "index",
-                               (json_int_t)sidx, "max_attempts",
-                               sd->retry.attempts));
+    /* A carried-over step keeps its times: replay needs them. */
+    data = take_json(
+        yes ? json_pack("{s:s, s:I, s:i, s:I, s:I}", "name", sd->name, "index",
+                        (json_int_t)sidx, "max_attempts", sd->retry.attempts,
+                        "started_at", (json_int_t)started, "finished_at",
+                        (json_int_t)finished)
+            : json_pack("{s:s, s:I, s:i}", "name", sd->name, "index",
+                        (json_int_t)sidx, "max_attempts", sd->retry.attempts));
     if (!data)
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     ev.entity = PLANCTL_ENTITY_STEP;
@@ -189,9 +194,15 @@ static int insert_phase(planctl *p, int64_t run_id, size_t idx,
     if (rc != SQLITE_ROW)
         return pctl_sqlerr(p, rc, "creating phase");
 
-    data = take_json(json_pack("{s:s, s:I, s:s}", "name", pd->name, "index",
-                               (json_int_t)idx, "strategy",
-                               pctl_strategy_name(pd->strategy)));
+    data =
+        take_json(yes ? json_pack("{s:s, s:I, s:s, s:I, s:I}", "name", pd->name,
+                                  "index", (json_int_t)idx, "strategy",
+                                  pctl_strategy_name(pd->strategy),
+                                  "started_at", (json_int_t)started,
+                                  "finished_at", (json_int_t)finished)
+                      : json_pack("{s:s, s:I, s:s}", "name", pd->name, "index",
+                                  (json_int_t)idx, "strategy",
+                                  pctl_strategy_name(pd->strategy)));
     if (!data)
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     ev.entity = PLANCTL_ENTITY_PHASE;

@@ -252,6 +252,8 @@ int pctl_exec(planctl *p, const char *sql)
 
 /* ---- transactions ---- */
 
+static void thaw(planctl *p);
+
 int pctl_tx_begin(planctl *p)
 {
     int rc;
@@ -262,9 +264,27 @@ int pctl_tx_begin(planctl *p)
     if (p->tx_depth++ > 0)
         return 0;
     rc = pctl_exec(p, "BEGIN IMMEDIATE");
-    if (rc < 0)
+    if (rc < 0) {
         p->tx_depth = 0;
-    return rc;
+        return rc;
+    }
+    /* A transaction is one moment: a row and its event get the same time
+     * (replay and verify compare them).  An engine pass may have frozen
+     * the clock already for its own transaction. */
+    if (!p->frozen_now) {
+        p->frozen_now = p->now_fn(p->now_data);
+        p->tx_froze = 1;
+    }
+    return 0;
+}
+
+/* Ends the moment pctl_tx_begin started. */
+static void thaw(planctl *p)
+{
+    if (p->tx_froze) {
+        p->frozen_now = 0;
+        p->tx_froze = 0;
+    }
 }
 
 void pctl_tx_rollback(planctl *p)
@@ -273,6 +293,7 @@ void pctl_tx_rollback(planctl *p)
         return;
     if (--p->tx_depth > 0)
         return;
+    thaw(p);
     if (!sqlite3_get_autocommit(p->db))
         sqlite3_exec(p->db, "ROLLBACK", NULL, NULL, NULL);
 }
@@ -285,6 +306,7 @@ int pctl_tx_commit(planctl *p)
         return pctl_err(p, PLANCTL_ERROR, "commit without a transaction");
     if (--p->tx_depth > 0)
         return 0;
+    thaw(p);
     rc = sqlite3_exec(p->db, "COMMIT", NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
         int mapped = pctl_sqlerr(p, rc, "commit");

@@ -4,6 +4,7 @@
  * row, the attempt bookkeeping of steps, and the event, all inside the
  * caller's transaction, so no second write can leave a run half-updated.
  */
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -149,6 +150,40 @@ static int run_ended(planctl *p, int64_t run_id, planctl_status to)
     return 0;
 }
 
+/*
+ * What an event must carry beyond from/to/message for the rows to be
+ * rebuilt from the events alone (replay.c): deadlines and the next try's
+ * time as they are set, a try's exit code and output as it ends.  NULL
+ * when there is nothing more.
+ */
+static int change_data(char **out, const pctl_change *c)
+{
+    json_t *o = json_object();
+    int rc = 0;
+
+    *out = NULL;
+    if (!o)
+        return PLANCTL_ENOMEM;
+    if (c->to == PLANCTL_STATUS_IN_PROGRESS && c->deadline_at > 0)
+        rc |=
+            json_object_set_new(o, "deadline_at", json_integer(c->deadline_at));
+    if (c->entity == PLANCTL_ENTITY_STEP) {
+        if (c->to == PLANCTL_STATUS_ERROR && c->next_attempt_at > 0)
+            rc |= json_object_set_new(o, "next_attempt_at",
+                                      json_integer(c->next_attempt_at));
+        if (c->from == PLANCTL_STATUS_IN_PROGRESS && c->exit_code >= 0)
+            rc |=
+                json_object_set_new(o, "exit_code", json_integer(c->exit_code));
+        if (c->from == PLANCTL_STATUS_IN_PROGRESS && c->output)
+            rc |= json_object_set_new(o, "output", json_string(c->output));
+    }
+    if (rc == 0 && json_object_size(o) > 0 &&
+        !(*out = json_dumps(o, JSON_COMPACT)))
+        rc = -1;
+    json_decref(o);
+    return rc ? PLANCTL_ENOMEM : 0;
+}
+
 int pctl_gate(planctl *p, const pctl_change *c)
 {
     sqlite3_stmt *st;
@@ -156,6 +191,7 @@ int pctl_gate(planctl *p, const pctl_change *c)
     int rc, attempt = 0;
     const char *ent;
     pctl_event ev = {0};
+    char *data = NULL;
 
     if ((unsigned)c->entity >= PLANCTL_ENTITY__COUNT)
         return pctl_err(p, PLANCTL_EINVAL, "unknown entity %d", c->entity);
@@ -182,12 +218,12 @@ int pctl_gate(planctl *p, const pctl_change *c)
     sqlite3_bind_int64(st, 4, now);
     pctl_bind_text(st, 5, c->message);
     sqlite3_bind_int(st, 6, pctl_status_terminal(c->to));
-    if (c->entity == PLANCTL_ENTITY_STEP) {
-        if (c->to == PLANCTL_STATUS_ERROR && c->next_attempt_at > 0)
-            sqlite3_bind_int64(st, 7, c->next_attempt_at);
-        if (c->to == PLANCTL_STATUS_IN_PROGRESS && c->deadline_at > 0)
-            sqlite3_bind_int64(st, 8, c->deadline_at);
-    }
+    if (c->entity == PLANCTL_ENTITY_STEP && c->to == PLANCTL_STATUS_ERROR &&
+        c->next_attempt_at > 0)
+        sqlite3_bind_int64(st, 7, c->next_attempt_at);
+    if (c->entity != PLANCTL_ENTITY_PHASE &&
+        c->to == PLANCTL_STATUS_IN_PROGRESS && c->deadline_at > 0)
+        sqlite3_bind_int64(st, 8, c->deadline_at);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         run_id = sqlite3_column_int64(st, 0);
@@ -214,7 +250,12 @@ int pctl_gate(planctl *p, const pctl_change *c)
     ev.attempt = c->entity == PLANCTL_ENTITY_STEP ? attempt : 0;
     ev.message = c->message;
     ev.actor = c->actor;
-    if ((rc = pctl_event_status(p, &ev)) < 0)
+    if ((rc = change_data(&data, c)) < 0)
+        return pctl_err(p, rc, "out of memory");
+    ev.data = data;
+    rc = pctl_event_status(p, &ev);
+    pctl_free(data);
+    if (rc < 0)
         return rc;
     if (c->entity == PLANCTL_ENTITY_RUN && pctl_status_terminal(c->to))
         return run_ended(p, c->id, c->to);

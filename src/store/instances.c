@@ -221,6 +221,18 @@ static int apply_values(char **explicit_text, char **snap, planctl *p,
     return rc;
 }
 
+/* The instance's definition as event data, so replay knows which
+ * definition (and so which plans) an instance had at any point. */
+static char *def_data(const pctl_def *def)
+{
+    json_t *o = json_pack("{s:{s:s, s:s}}", "definition", "name", def->name,
+                          "version", def->version);
+    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+
+    json_decref(o);
+    return s;
+}
+
 /* Finds a definition id by name and version (NULL: newest registered). */
 static int find_definition(int64_t *out, planctl *p, const char *name,
                            const char *version)
@@ -288,7 +300,7 @@ int pctl_store_create(int64_t *out, planctl *p, const char *name,
     pctl_instance_row existing;
     pctl_def *def = NULL;
     json_t *explicit_obj = NULL;
-    char *explicit_text = NULL, *snap = NULL, *msg = NULL;
+    char *explicit_text = NULL, *snap = NULL, *msg = NULL, *data = NULL;
     int64_t def_id = 0, inst_id = 0;
     sqlite3_stmt *st;
     int rc;
@@ -339,8 +351,9 @@ int pctl_store_create(int64_t *out, planctl *p, const char *name,
     if (rc == 0) {
         msg = pctl_asprintf("instance created from %s@%s", def->name,
                             def->version);
-        rc = msg ? pctl_event_admin(p, inst_id, "instance", msg, "user", NULL)
-                 : pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        data = msg ? def_data(def) : NULL;
+        rc = data ? pctl_event_admin(p, inst_id, "instance", msg, "user", data)
+                  : pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
     if (rc == 0) {
         a.instance_id = inst_id;
@@ -356,6 +369,7 @@ int pctl_store_create(int64_t *out, planctl *p, const char *name,
     if (rc < 0)
         *out = 0;
     pctl_free(msg);
+    pctl_free(data);
     pctl_free(snap);
     pctl_free(explicit_text);
     json_decref(explicit_obj);
@@ -402,7 +416,7 @@ static int change_instance(int64_t *out, planctl *p, const change_req *req)
     pctl_def *old_def = NULL, *def = NULL;
     json_t *explicit_obj = NULL, *before = NULL, *after = NULL;
     char *explicit_text = NULL, *old_snap = NULL, *snap = NULL;
-    char *busy = NULL, *reason = NULL, sel_msg[1024];
+    char *busy = NULL, *reason = NULL, *data = NULL, sel_msg[1024];
     const char **changed = NULL, *plan = NULL;
     int64_t def_id, active;
     size_t nchanged = 0, i;
@@ -482,7 +496,9 @@ static int change_instance(int64_t *out, planctl *p, const change_req *req)
     if (rc == 0)
         rc = save_instance(p, row.id, def_id, explicit_text);
     if (rc == 0)
-        rc = pctl_event_admin(p, row.id, "instance", reason, "user", NULL);
+        rc = (data = def_data(def)) != NULL
+                 ? pctl_event_admin(p, row.id, "instance", reason, "user", data)
+                 : pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     if (rc == 0) {
         a.instance_id = row.id;
         a.instance_name = req->name;
@@ -500,6 +516,7 @@ done:
         *out = 0;
     pctl_free(changed);
     pctl_free(reason);
+    pctl_free(data);
     pctl_free(busy);
     pctl_free(snap);
     pctl_free(old_snap);

@@ -56,12 +56,17 @@
     X(active_phases)                                                           \
     X(active_steps)                                                            \
     X(step_set_task)                                                           \
-    X(run_set_deadline)                                                        \
     X(runs_open_any)                                                           \
     X(events_all)                                                              \
     X(events_instance)                                                         \
     X(events_run)                                                              \
-    X(run_instance)
+    X(run_instance)                                                            \
+    X(run_by_id)                                                               \
+    X(view_attempts)                                                           \
+    X(replay_all)                                                              \
+    X(replay_instance)                                                         \
+    X(instance_ids)                                                            \
+    X(run_ids)
 
 typedef enum pctl_query {
 #define PCTL_X_(name) PCTL_Q_##name,

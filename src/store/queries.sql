@@ -10,7 +10,8 @@ UPDATE runs SET status = ?3,
     started_at = CASE WHEN ?3 = 'IN_PROGRESS' THEN coalesce(started_at, ?4)
                  ELSE started_at END,
     finished_at = CASE WHEN ?6 THEN ?4 ELSE NULL END,
-    message = ?5
+    message = ?5,
+    deadline_at = coalesce(?8, deadline_at)
 WHERE id = ?1 AND status = ?2
 RETURNING id, 0, 0;
 
@@ -189,13 +190,13 @@ WHERE instance_id = ?1 ORDER BY id DESC LIMIT 1;
 
 -- name: run_latest_of_plan
 SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
-    started_at, finished_at, message
+    started_at, finished_at, message, deadline_at
 FROM runs WHERE instance_id = ?1 AND plan = ?2
 ORDER BY id DESC LIMIT 1;
 
 -- name: run_of_instance
 SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
-    started_at, finished_at, message
+    started_at, finished_at, message, deadline_at
 FROM runs WHERE instance_id = ?1 AND id = ?2;
 
 -- name: run_queued_ids
@@ -203,13 +204,13 @@ SELECT id FROM runs WHERE instance_id = ?1 AND status = 'QUEUED' ORDER BY id;
 
 -- name: history
 SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
-    started_at, finished_at, message
+    started_at, finished_at, message, deadline_at
 FROM runs WHERE instance_id = ?1 AND id < ?2
 ORDER BY id DESC LIMIT ?3;
 
 -- name: history_plan
 SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
-    started_at, finished_at, message
+    started_at, finished_at, message, deadline_at
 FROM runs WHERE instance_id = ?1 AND plan = ?4 AND id < ?2
 ORDER BY id DESC LIMIT ?3;
 
@@ -219,7 +220,8 @@ FROM phases WHERE run_id = ?1 ORDER BY idx;
 
 -- name: view_steps
 SELECT ph.idx, s.name, s.status, s.attempt, s.max_attempts,
-    s.next_attempt_at, s.started_at, s.finished_at, s.message
+    s.next_attempt_at, s.started_at, s.finished_at, s.message, s.id,
+    s.deadline_at
 FROM steps AS s JOIN phases AS ph ON ph.id = s.phase_id
 WHERE s.run_id = ?1
 ORDER BY ph.idx, s.idx;
@@ -272,9 +274,6 @@ ORDER BY s.run_id, ph.idx, s.idx;
 -- name: step_set_task
 UPDATE steps SET task_index = ?2 WHERE id = ?1 AND status = 'IN_PROGRESS';
 
--- name: run_set_deadline
-UPDATE runs SET deadline_at = ?2 WHERE id = ?1;
-
 -- name: runs_open_any
 SELECT EXISTS (SELECT 1 FROM runs
                WHERE status IN ('QUEUED', 'PENDING', 'IN_PROGRESS', 'PAUSED'));
@@ -311,3 +310,28 @@ ORDER BY e.seq LIMIT ?2;
 
 -- name: run_instance
 SELECT instance_id FROM runs WHERE id = ?1;
+
+-- name: run_by_id
+SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
+    started_at, finished_at, message, deadline_at
+FROM runs WHERE id = ?1;
+
+-- name: view_attempts
+SELECT number, status, started_at, finished_at, exit_code, message, output
+FROM attempts WHERE step_id = ?1 ORDER BY number;
+
+-- name: replay_all
+SELECT seq, at, instance_id, run_id, phase_id, step_id, entity,
+    from_status, to_status, attempt, message, data
+FROM events WHERE seq <= ?1 AND at <= ?2 ORDER BY seq;
+
+-- name: replay_instance
+SELECT seq, at, instance_id, run_id, phase_id, step_id, entity,
+    from_status, to_status, attempt, message, data
+FROM events WHERE instance_id = ?3 AND seq <= ?1 AND at <= ?2 ORDER BY seq;
+
+-- name: instance_ids
+SELECT id, name FROM instances ORDER BY name;
+
+-- name: run_ids
+SELECT id FROM runs ORDER BY id;

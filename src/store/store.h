@@ -26,6 +26,7 @@ struct planctl {
     int lock_fd;  /* the engine's OS lock (lease.c), or -1 */
     int64_t (*now_fn)(void *data);
     int64_t frozen_now; /* pctl_clock_freeze; 0: not frozen */
+    int tx_froze;       /* the clock was frozen by pctl_tx_begin */
     void *now_data;
     sqlite3_stmt *stmts[PCTL_Q__COUNT];
     /* Admission dry runs (engine/admission.c): the store goes through an
@@ -125,7 +126,8 @@ typedef struct pctl_change {
     const char *actor;   /* "user", "engine", "planctl"; NULL: "user" */
     /* Steps only: */
     int64_t next_attempt_at; /* for -> ERROR: when the next try is due */
-    int64_t deadline_at;     /* for -> IN_PROGRESS: the try's timeout, 0 */
+    int64_t deadline_at;     /* for -> IN_PROGRESS: a step try's timeout or
+                                a run's deadline (absolute), or 0 */
     int exit_code;           /* closing a try: its exit code, or -1 */
     const char *output;      /* closing a try: its output tail, or NULL */
 } pctl_change;
@@ -197,6 +199,13 @@ int pctl_lease_release(planctl *p, int64_t token);
 void pctl_lease_abandon(planctl *p);
 /* PRAGMA data_version: changes when another connection commits. */
 int pctl_data_version(planctl *p, int64_t *out);
+
+/* ---- runs as models (views.c), for verify ---- */
+
+struct pctl_m_run;
+/* Loads run_id with its phases, steps and attempts from the tables.
+ * Errors: ENOTFOUND, EIO, ENOMEM.  Clear *out with pctl_m_run_clear. */
+int pctl_model_from_tables(struct pctl_m_run *out, planctl *p, int64_t run_id);
 
 /* ---- definitions ---- */
 

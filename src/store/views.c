@@ -13,6 +13,7 @@
 
 #include "core/alloc.h"
 #include "core/timefmt.h"
+#include "store/model.h"
 #include "store/store.h"
 
 static json_t *time_or_null(sqlite3_stmt *st, int col)
@@ -39,127 +40,207 @@ static json_t *int_or_null(sqlite3_stmt *st, int col)
     return json_integer(sqlite3_column_int64(st, col));
 }
 
-/* duration_ms: finish (or now, while running) minus start; null before a
- * run starts. */
-static json_t *duration(sqlite3_stmt *st, int start_col, int end_col,
-                        int64_t now)
+/* Copies a text column (NULL for SQL NULL); *oom set on failure. */
+static char *dup_col(sqlite3_stmt *st, int col, int *oom)
 {
-    int64_t start, end;
+    char *s;
 
-    if (sqlite3_column_type(st, start_col) == SQLITE_NULL)
-        return json_null();
-    start = sqlite3_column_int64(st, start_col);
-    end = sqlite3_column_type(st, end_col) == SQLITE_NULL
-              ? now
-              : sqlite3_column_int64(st, end_col);
-    return json_integer(end > start ? end - start : 0);
+    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+        return NULL;
+    s = pctl_strdup((const char *)sqlite3_column_text(st, col));
+    if (!s)
+        *oom = 1;
+    return s;
 }
 
-/* Columns of PCTL_Q_run_* queries that select a run:
- * 0 id, 1 uid, 2 plan, 3 status, 4 trigger, 5 reason, 6 retry_of,
- * 7 created_at, 8 started_at, 9 finished_at, 10 message. */
-static json_t *run_summary(sqlite3_stmt *st, int64_t now)
+static int status_col(planctl *p, sqlite3_stmt *st, int col,
+                      planctl_status *out)
 {
-    return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
-                     " s:o}",
-                     "id", (json_int_t)sqlite3_column_int64(st, 0), "uid",
-                     text_or_null(st, 1), "plan", text_or_null(st, 2), "status",
-                     text_or_null(st, 3), "trigger", text_or_null(st, 4),
-                     "reason", text_or_null(st, 5), "retry_of",
-                     int_or_null(st, 6), "created_at", time_or_null(st, 7),
-                     "started_at", time_or_null(st, 8), "finished_at",
-                     time_or_null(st, 9), "duration_ms",
-                     duration(st, 8, 9, now), "message", text_or_null(st, 10));
+    if (planctl_status_parse(out, (const char *)sqlite3_column_text(st, col)) <
+        0)
+        return pctl_err(p, PLANCTL_EIO,
+                        "unknown status \"%s\" in the "
+                        "database",
+                        sqlite3_column_text(st, col));
+    return 0;
 }
 
-/* The phases, with their steps, of one run, in definition order. */
-static int add_phases(planctl *p, json_t *run, int64_t run_id)
+/* Columns of the queries that select a run: 0 id, 1 uid, 2 plan,
+ * 3 status, 4 trigger, 5 reason, 6 retry_of, 7 created_at, 8 started_at,
+ * 9 finished_at, 10 message, 11 deadline_at. */
+static int run_row(pctl_m_run *r, planctl *p, sqlite3_stmt *st)
 {
-    sqlite3_stmt *ph = pctl_stmt(p, PCTL_Q_view_phases);
-    sqlite3_stmt *sp;
-    json_t *phases = json_array(), *cur = NULL, *steps = NULL;
-    int64_t cur_id = 0;
-    int rc;
+    int oom = 0, rc;
 
-    if (!ph || !phases) {
-        json_decref(phases);
-        return ph ? pctl_err(p, PLANCTL_ENOMEM, "out of memory")
-                  : PLANCTL_ERROR;
-    }
-    if (json_object_set_new(run, "phases", phases) < 0)
+    memset(r, 0, sizeof *r);
+    r->id = sqlite3_column_int64(st, 0);
+    r->uid = dup_col(st, 1, &oom);
+    r->plan = dup_col(st, 2, &oom);
+    rc = status_col(p, st, 3, &r->status);
+    r->trigger = dup_col(st, 4, &oom);
+    r->reason = dup_col(st, 5, &oom);
+    r->retry_of = sqlite3_column_int64(st, 6);
+    r->created_at = sqlite3_column_int64(st, 7);
+    r->started_at = sqlite3_column_int64(st, 8);
+    r->finished_at = sqlite3_column_int64(st, 9);
+    r->message = dup_col(st, 10, &oom);
+    r->deadline_at = sqlite3_column_int64(st, 11);
+    if (oom)
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    return rc;
+}
+
+static int load_attempts(pctl_m_step *s, planctl *p)
+{
+    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_view_attempts);
+    int rc = 0, step, oom = 0;
+
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, s->id);
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        pctl_m_attempt *a = pctl_m_add_attempt(s);
+
+        if (!a) {
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+            break;
+        }
+        a->number = sqlite3_column_int(st, 0);
+        rc = status_col(p, st, 1, &a->status);
+        a->started_at = sqlite3_column_int64(st, 2);
+        a->finished_at = sqlite3_column_int64(st, 3);
+        if (sqlite3_column_type(st, 4) != SQLITE_NULL)
+            a->exit_code = sqlite3_column_int(st, 4);
+        a->message = dup_col(st, 5, &oom);
+        a->output = dup_col(st, 6, &oom);
+        if (oom)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = pctl_sqlerr(p, step, "reading attempts");
+    sqlite3_reset(st);
+    return rc;
+}
+
+/* The phases and steps (and, for verify, attempts) of r from the tables. */
+static int load_children(pctl_m_run *r, planctl *p, int with_attempts)
+{
+    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_view_phases);
+    int rc = 0, step, oom = 0;
+    size_t i, j;
+
+    if (!st)
+        return PLANCTL_ERROR;
     /* Columns: 0 id, 1 name, 2 strategy, 3 status, 4 started, 5 finished,
      * 6 message. */
-    sqlite3_bind_int64(ph, 1, run_id);
-    while ((rc = sqlite3_step(ph)) == SQLITE_ROW) {
-        cur = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:[]}", "name",
-                        text_or_null(ph, 1), "strategy", text_or_null(ph, 2),
-                        "status", text_or_null(ph, 3), "started_at",
-                        time_or_null(ph, 4), "finished_at", time_or_null(ph, 5),
-                        "message", text_or_null(ph, 6), "steps");
-        if (!cur || json_array_append_new(phases, cur) < 0) {
-            sqlite3_reset(ph);
-            return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    sqlite3_bind_int64(st, 1, r->id);
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        pctl_m_phase *ph = pctl_m_add_phase(r);
+
+        if (!ph) {
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+            break;
         }
+        ph->id = sqlite3_column_int64(st, 0);
+        ph->name = dup_col(st, 1, &oom);
+        ph->strategy = dup_col(st, 2, &oom);
+        rc = status_col(p, st, 3, &ph->status);
+        ph->started_at = sqlite3_column_int64(st, 4);
+        ph->finished_at = sqlite3_column_int64(st, 5);
+        ph->message = dup_col(st, 6, &oom);
+        if (oom)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
-    sqlite3_reset(ph);
-    if (rc != SQLITE_DONE)
-        return pctl_sqlerr(p, rc, "reading phases");
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = pctl_sqlerr(p, step, "reading phases");
+    sqlite3_reset(st);
+    if (rc < 0)
+        return rc;
 
     /* Steps of the whole run in (phase idx, step idx) order; one query per
-     * run rather than one per phase. */
-    sp = pctl_stmt(p, PCTL_Q_view_steps);
-    if (!sp)
+     * run rather than one per phase.  Columns: 0 phase idx, 1 name,
+     * 2 status, 3 attempt, 4 max_attempts, 5 next_attempt_at, 6 started,
+     * 7 finished, 8 message, 9 id, 10 deadline_at. */
+    st = pctl_stmt(p, PCTL_Q_view_steps);
+    if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(sp, 1, run_id);
-    /* Columns: 0 phase idx, 1 name, 2 status, 3 attempt, 4 max_attempts,
-     * 5 next_attempt_at, 6 started, 7 finished, 8 message. */
-    while ((rc = sqlite3_step(sp)) == SQLITE_ROW) {
-        int64_t pidx = sqlite3_column_int64(sp, 0);
-        json_t *step;
+    sqlite3_bind_int64(st, 1, r->id);
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        size_t pidx = (size_t)sqlite3_column_int64(st, 0);
+        pctl_m_step *s;
 
-        if (!steps || pidx != cur_id) {
-            cur = json_array_get(phases, (size_t)pidx);
-            steps = cur ? json_object_get(cur, "steps") : NULL;
-            cur_id = pidx;
+        if (pidx >= r->nphases) {
+            rc = pctl_err(p, PLANCTL_EIO, "step without its phase in run %lld",
+                          (long long)r->id);
+            break;
         }
-        step = json_pack(
-            "{s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o}", "name",
-            text_or_null(sp, 1), "status", text_or_null(sp, 2), "attempt",
-            (json_int_t)sqlite3_column_int64(sp, 3), "max_attempts",
-            (json_int_t)sqlite3_column_int64(sp, 4), "next_attempt_at",
-            time_or_null(sp, 5), "started_at", time_or_null(sp, 6),
-            "finished_at", time_or_null(sp, 7), "message", text_or_null(sp, 8));
-        if (!steps || !step || json_array_append_new(steps, step) < 0) {
-            sqlite3_reset(sp);
-            return pctl_err(p, steps ? PLANCTL_ENOMEM : PLANCTL_EIO,
-                            steps ? "out of memory"
-                                  : "step without its phase in run %lld",
-                            (long long)run_id);
+        if (!(s = pctl_m_add_step(&r->phases[pidx]))) {
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+            break;
         }
+        s->name = dup_col(st, 1, &oom);
+        rc = status_col(p, st, 2, &s->status);
+        s->attempt = sqlite3_column_int(st, 3);
+        s->max_attempts = sqlite3_column_int(st, 4);
+        s->next_attempt_at = sqlite3_column_int64(st, 5);
+        s->started_at = sqlite3_column_int64(st, 6);
+        s->finished_at = sqlite3_column_int64(st, 7);
+        s->message = dup_col(st, 8, &oom);
+        s->id = sqlite3_column_int64(st, 9);
+        s->deadline_at = sqlite3_column_int64(st, 10);
+        if (oom)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
-    sqlite3_reset(sp);
-    return rc == SQLITE_DONE ? 0 : pctl_sqlerr(p, rc, "reading steps");
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = pctl_sqlerr(p, step, "reading steps");
+    sqlite3_reset(st);
+    for (i = 0; rc == 0 && with_attempts && i < r->nphases; i++)
+        for (j = 0; rc == 0 && j < r->phases[i].nsteps; j++)
+            rc = load_attempts(&r->phases[i].steps[j], p);
+    return rc;
+}
+
+int pctl_model_from_tables(pctl_m_run *out, planctl *p, int64_t run_id)
+{
+    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_run_by_id);
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, run_id);
+    rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        sqlite3_reset(st);
+        return rc == SQLITE_DONE
+                   ? pctl_err(p, PLANCTL_ENOTFOUND, "run %lld not found",
+                              (long long)run_id)
+                   : pctl_sqlerr(p, rc, "reading run");
+    }
+    rc = run_row(out, p, st);
+    sqlite3_reset(st);
+    if (rc == 0)
+        rc = load_children(out, p, 1);
+    if (rc < 0)
+        pctl_m_run_clear(out);
+    return rc;
 }
 
 /* The full run object (with phases) for a prepared statement positioned
  * on a run row. */
 static int full_run(json_t **out, planctl *p, sqlite3_stmt *st)
 {
-    int64_t id = sqlite3_column_int64(st, 0);
-    json_t *run = run_summary(st, pctl_now(p));
-    int rc;
+    pctl_m_run r;
+    int rc = run_row(&r, p, st);
 
     *out = NULL;
-    if (!run)
-        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    sqlite3_reset(st); /* add_phases uses other statements; free this one */
-    if ((rc = add_phases(p, run, id)) < 0) {
-        json_decref(run);
-        return rc;
-    }
-    *out = run;
-    return 0;
+    sqlite3_reset(st); /* load_children uses other statements */
+    if (rc == 0)
+        rc = load_children(&r, p, 0);
+    if (rc == 0 && !(*out = pctl_m_run_json(&r, pctl_now(p), 1)))
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    pctl_m_run_clear(&r);
+    return rc;
 }
 
 /* A run by query: 1 row expected or none (*out = NULL). */
@@ -204,7 +285,7 @@ static int ids_into(planctl *p, pctl_query q, int64_t id, json_t *arr)
 static int add_plan(planctl *p, json_t *plans, const pctl_plan_def *pd,
                     int64_t instance_id, json_t *pinned)
 {
-    json_t *run = pinned, *o, *status;
+    json_t *run = pinned, *o;
     int rc = 0;
 
     if (!run && (rc = run_by(&run, p, PCTL_Q_run_latest_of_plan, instance_id,
@@ -212,11 +293,7 @@ static int add_plan(planctl *p, json_t *plans, const pctl_plan_def *pd,
         return rc;
     if (pinned)
         json_incref(pinned);
-    status = run ? json_incref(json_object_get(run, "status"))
-                 : json_string("NEVER_RUN");
-    o = json_pack("{s:s, s:s, s:o, s:o}", "name", pd->name, "strategy",
-                  pctl_strategy_name(pd->strategy), "status", status, "run",
-                  run ? run : json_null());
+    o = pctl_m_plan_json(pd->name, pctl_strategy_name(pd->strategy), run);
     if (!o || json_array_append_new(plans, o) < 0)
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     return 0;
@@ -281,11 +358,7 @@ int planctl_status_json(char **out, planctl *p, const char *instance,
     if (rc == 0)
         rc = pctl_active_run_describe(&busy, &active_id, p, row.id, instance);
     if (rc == 0) {
-        doc = json_pack("{s:i, s:s, s:{s:s, s:s}, s:o, s:[], s:[]}", "schema",
-                        1, "instance", instance, "definition", "name",
-                        def->name, "version", def->version, "active_run",
-                        active_id ? json_integer(active_id) : json_null(),
-                        "queued", "plans");
+        doc = pctl_m_status_doc(instance, def->name, def->version, active_id);
         if (!doc)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
@@ -322,7 +395,7 @@ int planctl_history_json(char **out, planctl *p, const char *instance,
     sqlite3_stmt *st = NULL;
     json_t *doc = NULL, *runs;
     int64_t now;
-    int rc;
+    int rc, step = SQLITE_DONE;
 
     if (!out || !p || !instance)
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
@@ -336,8 +409,7 @@ int planctl_history_json(char **out, planctl *p, const char *instance,
     now = pctl_now(p);
     rc = pctl_instance_find(&row, p, instance);
     if (rc == 0) {
-        doc = json_pack("{s:i, s:s, s:[]}", "schema", 1, "instance", instance,
-                        "runs");
+        doc = pctl_m_history_doc(instance);
         st = pctl_stmt(p, opts->plan ? PCTL_Q_history_plan : PCTL_Q_history);
         if (!doc)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
@@ -351,16 +423,21 @@ int planctl_history_json(char **out, planctl *p, const char *instance,
         sqlite3_bind_int(st, 3, opts->limit > 0 ? opts->limit : 20);
         if (opts->plan)
             pctl_bind_text(st, 4, opts->plan);
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-            json_t *r = run_summary(st, now);
+        while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+            pctl_m_run m;
+            json_t *r;
 
-            if (!r || json_array_append_new(runs, r) < 0) {
-                rc = SQLITE_NOMEM;
+            if ((rc = run_row(&m, p, st)) == 0 &&
+                (!(r = pctl_m_run_json(&m, now, 0)) ||
+                 json_array_append_new(runs, r) < 0))
+                rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+            pctl_m_run_clear(&m);
+            if (rc < 0)
                 break;
-            }
         }
         sqlite3_reset(st);
-        rc = rc == SQLITE_DONE ? 0 : pctl_sqlerr(p, rc, "reading history");
+        if (rc == 0 && step != SQLITE_DONE)
+            rc = pctl_sqlerr(p, step, "reading history");
     }
     if (rc == 0 && !(*out = json_dumps(doc, JSON_COMPACT)))
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");

@@ -9,6 +9,9 @@
 #include <cmocka.h>
 #include <ftw.h>
 #include <sqlite3.h>
+#include <uv.h>
+
+#include "planctl.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,4 +150,30 @@ void tu_expect_gone(int pid, const char *what)
         usleep(20000);
     if (kill((pid_t)pid, 0) == 0)
         fail_msg("%s (pid %d) is still alive", what, pid);
+}
+
+static void tu_stopped(planctl_engine *e, void *data)
+{
+    (void)e;
+    *(int *)data = 1;
+}
+
+int tu_engine_until_idle(planctl *p)
+{
+    planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
+    planctl_engine *e;
+    uv_loop_t loop;
+    int stopped = 0, rc;
+
+    o.until_idle = 1;
+    o.change_poll_ms = 20;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    assert_int_equal(planctl_engine_new(&e, p, &loop, &o), 0);
+    assert_int_equal(planctl_engine_start(e, tu_stopped, &stopped), 0);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_true(stopped);
+    rc = planctl_engine_status(e);
+    planctl_engine_free(e);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    return rc;
 }

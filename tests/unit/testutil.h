@@ -39,4 +39,10 @@ char *tu_text(struct sqlite3 *db, const char *fmt, ...)
  * there); fails the test naming what when it is still alive. */
 void tu_expect_gone(int pid, const char *what);
 
+struct planctl;
+/* Runs an engine (own loop, until_idle) on p until nothing is left to do;
+ * fails the test if the loop does not close clean.  Returns the engine's
+ * status (0, or why it stopped). */
+int tu_engine_until_idle(struct planctl *p);
+
 #endif

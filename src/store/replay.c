@@ -1,0 +1,634 @@
+/*
+ * replay.c - rebuilding runs, phases, steps and attempts from the event log
+ * alone, as of any event; and verify, which compares that with the tables.
+ *
+ * This code does not share the path that writes the tables (gate.c,
+ * admit.c): it reads events in seq order and applies what each one says.
+ * The rules it applies are the meaning of a status change, written down a
+ * second time on purpose:
+ *   - a creation event (from NULL) makes the row, its data naming it (a
+ *     run's uid, plan, trigger, reason, retry_of; a phase's or step's name
+ *     and position; carried-over times); a run's creation message is its
+ *     reason, not its message, which starts empty;
+ *   - every change sets the status and the message; the first IN_PROGRESS
+ *     sets the start; a terminal status sets the finish, anything else
+ *     clears it;
+ *   - for steps: entering IN_PROGRESS opens an attempt (the event's attempt
+ *     number) with the try's deadline; leaving it closes the attempt with
+ *     the new status, the message, and the exit code and output the event
+ *     carries; ERROR carries the next try's time.
+ * The instance's definition over time comes from its admin events.  Names
+ * of instances and the plans of a definition come from the instances and
+ * definitions tables, which are reference data, not history.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/status.h"
+#include "core/timefmt.h"
+#include "store/model.h"
+#include "store/store.h"
+
+typedef struct ref {
+    int64_t id;
+    size_t run, phase, step;
+} ref;
+
+typedef struct rrun {
+    int64_t instance_id;
+    pctl_m_run m;
+} rrun;
+
+typedef struct rinst {
+    int64_t id;
+    char *def_name, *def_version;
+} rinst;
+
+typedef struct replay {
+    rrun *runs;
+    size_t nruns, cruns;
+    ref *phases, *steps;
+    size_t nphases, cphases, nsteps, csteps;
+    rinst *insts;
+    size_t ninsts, cinsts;
+    int64_t last_seq, last_at, nevents;
+} replay;
+
+static int grow(void **v, size_t *n, size_t *cap, size_t sz)
+{
+    void *nv;
+
+    if (*n < *cap)
+        return 0;
+    *cap = *cap ? *cap * 2 : 32;
+    nv = pctl_realloc(*v, *cap * sz);
+    if (!nv)
+        return PLANCTL_ENOMEM;
+    *v = nv;
+    return 0;
+}
+
+static void replay_free(replay *r)
+{
+    size_t i;
+
+    for (i = 0; i < r->nruns; i++)
+        pctl_m_run_clear(&r->runs[i].m);
+    for (i = 0; i < r->ninsts; i++) {
+        pctl_free(r->insts[i].def_name);
+        pctl_free(r->insts[i].def_version);
+    }
+    pctl_free(r->runs);
+    pctl_free(r->phases);
+    pctl_free(r->steps);
+    pctl_free(r->insts);
+    memset(r, 0, sizeof *r);
+}
+
+/* Ids grow with creation, so the arrays are sorted: binary search. */
+static rrun *find_run(replay *r, int64_t id)
+{
+    size_t lo = 0, hi = r->nruns;
+
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+
+        if (r->runs[mid].m.id == id)
+            return &r->runs[mid];
+        if (r->runs[mid].m.id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+static ref *find_ref(ref *v, size_t n, int64_t id)
+{
+    size_t lo = 0, hi = n;
+
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+
+        if (v[mid].id == id)
+            return &v[mid];
+        if (v[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+static rinst *inst_of(replay *r, int64_t id)
+{
+    size_t i;
+
+    for (i = 0; i < r->ninsts; i++)
+        if (r->insts[i].id == id)
+            return &r->insts[i];
+    if (grow((void **)&r->insts, &r->ninsts, &r->cinsts, sizeof *r->insts))
+        return NULL;
+    memset(&r->insts[r->ninsts], 0, sizeof *r->insts);
+    r->insts[r->ninsts].id = id;
+    return &r->insts[r->ninsts++];
+}
+
+static char *jstr(json_t *o, const char *key, int *oom)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    char *d;
+
+    if (!s)
+        return NULL;
+    if (!(d = pctl_strdup(s)))
+        *oom = 1;
+    return d;
+}
+
+static int64_t jint(json_t *o, const char *key)
+{
+    return json_integer_value(json_object_get(o, key));
+}
+
+/* The parts of a status change common to runs, phases and steps. */
+static int change(planctl_status *status, char **message, int64_t *started,
+                  int64_t *finished, planctl_status to, const char *msg,
+                  int64_t at)
+{
+    char *m = msg ? pctl_strdup(msg) : NULL;
+
+    if (msg && !m)
+        return PLANCTL_ENOMEM;
+    pctl_free(*message);
+    *message = m;
+    *status = to;
+    if (to == PLANCTL_STATUS_IN_PROGRESS && !*started)
+        *started = at;
+    *finished = pctl_status_terminal(to) ? at : 0;
+    return 0;
+}
+
+typedef struct ev {
+    int64_t seq, at, instance_id, run_id, phase_id, step_id;
+    const char *entity, *from, *msg;
+    planctl_status to;
+    int has_from, attempt;
+    json_t *data;
+} ev;
+
+static int on_run(replay *r, const ev *e)
+{
+    rrun *run;
+    int oom = 0;
+
+    if (!e->has_from) {
+        if (grow((void **)&r->runs, &r->nruns, &r->cruns, sizeof *r->runs))
+            return PLANCTL_ENOMEM;
+        run = &r->runs[r->nruns++];
+        memset(run, 0, sizeof *run);
+        run->instance_id = e->instance_id;
+        run->m.id = e->run_id;
+        run->m.uid = jstr(e->data, "uid", &oom);
+        run->m.plan = jstr(e->data, "plan", &oom);
+        run->m.trigger = jstr(e->data, "trigger", &oom);
+        run->m.reason = jstr(e->data, "reason", &oom);
+        run->m.retry_of = jint(e->data, "retry_of");
+        run->m.status = e->to;
+        run->m.created_at = e->at;
+        return oom ? PLANCTL_ENOMEM : 0;
+    }
+    if (!(run = find_run(r, e->run_id)))
+        return 1; /* a change of a run whose creation is not in the log */
+    if (json_object_get(e->data, "deadline_at"))
+        run->m.deadline_at = jint(e->data, "deadline_at");
+    return change(&run->m.status, &run->m.message, &run->m.started_at,
+                  &run->m.finished_at, e->to, e->msg, e->at);
+}
+
+static int on_phase(replay *r, const ev *e)
+{
+    rrun *run = find_run(r, e->run_id);
+    pctl_m_phase *ph;
+    ref *f;
+    int oom = 0;
+
+    if (!run)
+        return 1;
+    if (!e->has_from) {
+        if (!(ph = pctl_m_add_phase(&run->m)) ||
+            grow((void **)&r->phases, &r->nphases, &r->cphases,
+                 sizeof *r->phases))
+            return PLANCTL_ENOMEM;
+        ph->id = e->phase_id;
+        ph->name = jstr(e->data, "name", &oom);
+        ph->strategy = jstr(e->data, "strategy", &oom);
+        ph->status = e->to;
+        ph->started_at = jint(e->data, "started_at");
+        ph->finished_at = jint(e->data, "finished_at");
+        if (e->msg && !(ph->message = pctl_strdup(e->msg)))
+            oom = 1;
+        f = &r->phases[r->nphases++];
+        f->id = e->phase_id;
+        f->run = (size_t)(run - r->runs);
+        f->phase = run->m.nphases - 1;
+        return oom ? PLANCTL_ENOMEM : 0;
+    }
+    if (!(f = find_ref(r->phases, r->nphases, e->phase_id)))
+        return 1;
+    ph = &r->runs[f->run].m.phases[f->phase];
+    return change(&ph->status, &ph->message, &ph->started_at, &ph->finished_at,
+                  e->to, e->msg, e->at);
+}
+
+static int on_step(replay *r, const ev *e)
+{
+    pctl_m_step *s;
+    pctl_m_attempt *a;
+    ref *f, *pf;
+    int oom = 0, rc;
+
+    if (!e->has_from) {
+        pf = find_ref(r->phases, r->nphases, e->phase_id);
+        if (!pf)
+            return 1;
+        if (!(s = pctl_m_add_step(&r->runs[pf->run].m.phases[pf->phase])) ||
+            grow((void **)&r->steps, &r->nsteps, &r->csteps, sizeof *r->steps))
+            return PLANCTL_ENOMEM;
+        s->id = e->step_id;
+        s->name = jstr(e->data, "name", &oom);
+        s->max_attempts = (int)jint(e->data, "max_attempts");
+        s->status = e->to;
+        s->started_at = jint(e->data, "started_at");
+        s->finished_at = jint(e->data, "finished_at");
+        if (e->msg && !(s->message = pctl_strdup(e->msg)))
+            oom = 1;
+        f = &r->steps[r->nsteps++];
+        f->id = e->step_id;
+        f->run = pf->run;
+        f->phase = pf->phase;
+        f->step = r->runs[pf->run].m.phases[pf->phase].nsteps - 1;
+        return oom ? PLANCTL_ENOMEM : 0;
+    }
+    if (!(f = find_ref(r->steps, r->nsteps, e->step_id)))
+        return 1;
+    s = &r->runs[f->run].m.phases[f->phase].steps[f->step];
+    if (e->attempt > 0)
+        s->attempt = e->attempt;
+    if (!strcmp(e->from, "IN_PROGRESS") && s->nattempts > 0) {
+        a = &s->attempts[s->nattempts - 1];
+        a->status = e->to;
+        a->finished_at = e->at;
+        if (json_object_get(e->data, "exit_code"))
+            a->exit_code = (int)jint(e->data, "exit_code");
+        if (e->msg && !(a->message = pctl_strdup(e->msg)))
+            return PLANCTL_ENOMEM;
+        a->output = jstr(e->data, "output", &oom);
+        if (oom)
+            return PLANCTL_ENOMEM;
+    }
+    s->deadline_at =
+        e->to == PLANCTL_STATUS_IN_PROGRESS ? jint(e->data, "deadline_at") : 0;
+    s->next_attempt_at =
+        e->to == PLANCTL_STATUS_ERROR ? jint(e->data, "next_attempt_at") : 0;
+    if (e->to == PLANCTL_STATUS_IN_PROGRESS) {
+        if (!(a = pctl_m_add_attempt(s)))
+            return PLANCTL_ENOMEM;
+        a->number = e->attempt;
+        a->status = PLANCTL_STATUS_IN_PROGRESS;
+        a->started_at = e->at;
+    }
+    rc = change(&s->status, &s->message, &s->started_at, &s->finished_at, e->to,
+                e->msg, e->at);
+    return rc;
+}
+
+static int on_admin(replay *r, const ev *e)
+{
+    json_t *def = json_object_get(e->data, "definition");
+    rinst *in;
+    int oom = 0;
+
+    if (!def || e->instance_id <= 0)
+        return 0;
+    if (!(in = inst_of(r, e->instance_id)))
+        return PLANCTL_ENOMEM;
+    pctl_free(in->def_name);
+    pctl_free(in->def_version);
+    in->def_name = jstr(def, "name", &oom);
+    in->def_version = jstr(def, "version", &oom);
+    return oom ? PLANCTL_ENOMEM : 0;
+}
+
+/*
+ * Reads the events of instance_id (0: all) up to seq `until` and time
+ * `at` (0: no bound) and applies them.  An event that refers to a row the
+ * log never created is counted in *orphans (verify reports it).
+ */
+static int run_replay(replay *r, planctl *p, int64_t instance_id, int64_t until,
+                      int64_t at, int64_t *orphans)
+{
+    sqlite3_stmt *st =
+        pctl_stmt(p, instance_id ? PCTL_Q_replay_instance : PCTL_Q_replay_all);
+    int rc = 0, step;
+
+    if (orphans)
+        *orphans = 0;
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, until > 0 ? until : INT64_MAX);
+    sqlite3_bind_int64(st, 2, at > 0 ? at : INT64_MAX);
+    if (instance_id)
+        sqlite3_bind_int64(st, 3, instance_id);
+    /* Columns: 0 seq, 1 at, 2 instance_id, 3 run_id, 4 phase_id, 5 step_id,
+     * 6 entity, 7 from, 8 to, 9 attempt, 10 message, 11 data. */
+    while (rc >= 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        ev e;
+        const char *to = (const char *)sqlite3_column_text(st, 8);
+        const char *data = (const char *)sqlite3_column_text(st, 11);
+
+        memset(&e, 0, sizeof e);
+        e.seq = sqlite3_column_int64(st, 0);
+        e.at = sqlite3_column_int64(st, 1);
+        e.instance_id = sqlite3_column_int64(st, 2);
+        e.run_id = sqlite3_column_int64(st, 3);
+        e.phase_id = sqlite3_column_int64(st, 4);
+        e.step_id = sqlite3_column_int64(st, 5);
+        e.entity = (const char *)sqlite3_column_text(st, 6);
+        e.has_from = sqlite3_column_type(st, 7) != SQLITE_NULL;
+        e.from = e.has_from ? (const char *)sqlite3_column_text(st, 7) : "";
+        e.attempt = sqlite3_column_int(st, 9);
+        e.msg = (const char *)sqlite3_column_text(st, 10);
+        e.data = data ? json_loads(data, 0, NULL) : NULL;
+        r->last_seq = e.seq;
+        r->last_at = e.at;
+        r->nevents++;
+        if (!strcmp(e.entity, "instance") || !strcmp(e.entity, "engine")) {
+            rc = on_admin(r, &e);
+        } else if (!to || planctl_status_parse(&e.to, to) < 0) {
+            rc = pctl_err(p, PLANCTL_EMISMATCH,
+                          "event %lld: unknown status \"%s\"", (long long)e.seq,
+                          to ? to : "");
+        } else if (!strcmp(e.entity, "run")) {
+            rc = on_run(r, &e);
+        } else if (!strcmp(e.entity, "phase")) {
+            rc = on_phase(r, &e);
+        } else {
+            rc = on_step(r, &e);
+        }
+        json_decref(e.data);
+        if (rc == PLANCTL_ENOMEM)
+            rc = pctl_err(p, rc, "out of memory");
+        if (rc == 1) {
+            if (orphans)
+                ++*orphans;
+            rc = 0;
+        }
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = pctl_sqlerr(p, step, "reading events");
+    sqlite3_reset(st);
+    return rc;
+}
+
+/* ---- replay as documents ---- */
+
+static int instance_doc(json_t **out, planctl *p, replay *r, int64_t iid,
+                        const char *name, int64_t now)
+{
+    rinst *in = inst_of(r, iid);
+    json_t *status = NULL, *history = NULL, *queued, *plans, *runs;
+    pctl_def *def = NULL;
+    int64_t def_id = 0, active = 0;
+    size_t i, k;
+    int rc = 0;
+
+    *out = NULL;
+    if (!in)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if (!in->def_name)
+        return 0; /* not created yet at that point */
+    {
+        sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_def_by_name_version);
+
+        if (!st)
+            return PLANCTL_ERROR;
+        pctl_bind_text(st, 1, in->def_name);
+        pctl_bind_text(st, 2, in->def_version);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            def_id = sqlite3_column_int64(st, 0);
+        sqlite3_reset(st);
+    }
+    if ((rc = pctl_def_load(&def, p, def_id)) < 0)
+        return rc;
+    for (i = 0; i < r->nruns; i++)
+        if (r->runs[i].instance_id == iid &&
+            pctl_status_active(r->runs[i].m.status))
+            active = r->runs[i].m.id;
+    status = pctl_m_status_doc(name, def->name, def->version, active);
+    history = pctl_m_history_doc(name);
+    queued = status ? json_object_get(status, "queued") : NULL;
+    plans = status ? json_object_get(status, "plans") : NULL;
+    runs = history ? json_object_get(history, "runs") : NULL;
+    if (!queued || !runs)
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    for (i = 0; rc == 0 && i < r->nruns; i++)
+        if (r->runs[i].instance_id == iid &&
+            r->runs[i].m.status == PLANCTL_STATUS_QUEUED &&
+            json_array_append_new(queued, json_integer(r->runs[i].m.id)) < 0)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    for (k = 0; rc == 0 && k < def->nplans; k++) {
+        const rrun *latest = NULL;
+        json_t *run = NULL;
+
+        for (i = 0; i < r->nruns; i++)
+            if (r->runs[i].instance_id == iid &&
+                !strcmp(r->runs[i].m.plan, def->plans[k].name))
+                latest = &r->runs[i];
+        if (latest && !(run = pctl_m_run_json(&latest->m, now, 1)))
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        else if (json_array_append_new(
+                     plans,
+                     pctl_m_plan_json(
+                         def->plans[k].name,
+                         pctl_strategy_name(def->plans[k].strategy), run)) < 0)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    for (i = r->nruns; rc == 0 && i-- > 0;)
+        if (r->runs[i].instance_id == iid &&
+            json_array_append_new(runs,
+                                  pctl_m_run_json(&r->runs[i].m, now, 0)) < 0)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if (rc == 0 && !(*out = json_pack("{s:s, s:o, s:o}", "instance", name,
+                                      "status", status, "history", history)))
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if (rc < 0) {
+        json_decref(status);
+        json_decref(history);
+    }
+    pctl_def_free(def);
+    return rc;
+}
+
+int planctl_replay_json(char **out, planctl *p, const char *instance,
+                        const planctl_replay_options *opts)
+{
+    planctl_replay_options defaults = PLANCTL_REPLAY_OPTIONS_INIT;
+    pctl_instance_row row = {0};
+    replay r;
+    json_t *doc = NULL, *arr;
+    sqlite3_stmt *st;
+    int rc, step;
+    int64_t now;
+
+    if (!out || !p)
+        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
+                 : PLANCTL_EINVAL;
+    *out = NULL;
+    if (!opts)
+        opts = &defaults;
+    if (opts->until_seq < 0 || opts->at_ms < 0)
+        return pctl_err(p, PLANCTL_EINVAL, "until and at must not be negative");
+    memset(&r, 0, sizeof r);
+    if (instance && (rc = pctl_instance_find(&row, p, instance)) < 0)
+        return rc;
+    if ((rc = pctl_exec(p, "BEGIN")) < 0)
+        goto done;
+    rc = run_replay(&r, p, row.id, opts->until_seq, opts->at_ms, NULL);
+    /* Time travel shows durations as of the last event shown. */
+    now = opts->until_seq || opts->at_ms ? r.last_at : pctl_now(p);
+    doc = json_pack("{s:i, s:I, s:[]}", "schema", 1, "until_seq",
+                    (json_int_t)r.last_seq, "instances");
+    arr = doc ? json_object_get(doc, "instances") : NULL;
+    if (rc == 0 && !arr)
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if (rc == 0 && instance) {
+        json_t *one;
+
+        rc = instance_doc(&one, p, &r, row.id, instance, now);
+        if (rc == 0 && one && json_array_append_new(arr, one) < 0)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    } else if (rc == 0 && (st = pctl_stmt(p, PCTL_Q_instance_ids))) {
+        while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+            json_t *one;
+            char *name = pctl_strdup((const char *)sqlite3_column_text(st, 1));
+            int64_t iid = sqlite3_column_int64(st, 0);
+
+            if (!name) {
+                rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+                break;
+            }
+            rc = instance_doc(&one, p, &r, iid, name, now);
+            pctl_free(name);
+            if (rc == 0 && one && json_array_append_new(arr, one) < 0)
+                rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        }
+        sqlite3_reset(st);
+    } else if (rc == 0) {
+        rc = PLANCTL_ERROR;
+    }
+    sqlite3_exec(p->db, "COMMIT", NULL, NULL, NULL);
+    if (rc == 0 && !(*out = json_dumps(doc, JSON_COMPACT)))
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+done:
+    json_decref(doc);
+    replay_free(&r);
+    pctl_instance_row_clear(&row);
+    return rc;
+}
+
+/* ---- verify ---- */
+
+static int pragma_ok(planctl *p, const char *sql, const char *what)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(p->db, sql, -1, &st, NULL), step;
+
+    if (rc != SQLITE_OK)
+        return pctl_sqlerr(p, rc, what);
+    step = sqlite3_step(st);
+    if (step == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(st, 0);
+
+        /* integrity_check says "ok"; foreign_key_check returns no row. */
+        if (!v || strcmp(v, "ok") != 0 || strstr(sql, "foreign_key")) {
+            rc = pctl_err(p, PLANCTL_EMISMATCH, "%s: %s", what,
+                          v ? v : "a row violates a foreign key");
+            sqlite3_finalize(st);
+            return rc;
+        }
+    }
+    sqlite3_finalize(st);
+    return step == SQLITE_ROW || step == SQLITE_DONE
+               ? 0
+               : pctl_sqlerr(p, step, what);
+}
+
+int planctl_verify(char **out, planctl *p)
+{
+    replay r;
+    sqlite3_stmt *st;
+    int64_t orphans = 0, nruns = 0;
+    size_t seen = 0;
+    char diff[512];
+    int rc, step;
+
+    if (!out || !p)
+        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
+                 : PLANCTL_EINVAL;
+    *out = NULL;
+    memset(&r, 0, sizeof r);
+    if ((rc = pctl_exec(p, "BEGIN")) < 0)
+        return rc;
+    rc = pragma_ok(p, "PRAGMA integrity_check", "integrity check");
+    if (rc == 0)
+        rc = pragma_ok(p, "PRAGMA foreign_key_check", "foreign key check");
+    if (rc == 0)
+        rc = run_replay(&r, p, 0, 0, 0, &orphans);
+    if (rc == 0 && orphans > 0)
+        rc = pctl_err(p, PLANCTL_EMISMATCH,
+                      "%lld events refer to runs, phases or steps the log "
+                      "never created",
+                      (long long)orphans);
+    st = rc == 0 ? pctl_stmt(p, PCTL_Q_run_ids) : NULL;
+    if (rc == 0 && !st)
+        rc = PLANCTL_ERROR;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0);
+        rrun *er = find_run(&r, id);
+        pctl_m_run tab;
+
+        nruns++;
+        if (!er) {
+            rc = pctl_err(p, PLANCTL_EMISMATCH,
+                          "run %lld is in the tables but the events never "
+                          "created it",
+                          (long long)id);
+            break;
+        }
+        seen++;
+        if ((rc = pctl_model_from_tables(&tab, p, id)) < 0)
+            break;
+        if (pctl_m_run_diff(diff, sizeof diff, &tab, &er->m))
+            rc = pctl_err(p, PLANCTL_EMISMATCH, "%s (last event %lld)", diff,
+                          (long long)r.last_seq);
+        pctl_m_run_clear(&tab);
+    }
+    if (st)
+        sqlite3_reset(st);
+    if (rc == 0 && seen != r.nruns)
+        rc = pctl_err(p, PLANCTL_EMISMATCH,
+                      "%zu runs are in the events but not in the tables",
+                      r.nruns - seen);
+    sqlite3_exec(p->db, "COMMIT", NULL, NULL, NULL);
+    if (rc == 0 &&
+        !(*out = pctl_asprintf("verified %lld runs against %lld events: "
+                               "tables and events agree; integrity and "
+                               "foreign keys ok",
+                               (long long)nruns, (long long)r.nevents)))
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    replay_free(&r);
+    return rc;
+}
