@@ -478,6 +478,33 @@ PLANCTL_API int planctl_replay_json(char **out, planctl *p,
  */
 PLANCTL_API int planctl_verify(char **out, planctl *p);
 
+/* ---- retention --------------------------------------------------------- */
+
+typedef struct planctl_gc_options {
+    unsigned int version;  /* PLANCTL_GC_OPTIONS_VERSION */
+    int keep_last;         /* newest runs kept per (instance, plan); 0: 10 */
+    int64_t older_than_ms; /* only runs that finished longer ago; 0: any */
+    int dry_run;           /* only say what would go */
+    int batch;             /* runs per transaction; 0: 100 (at most 1000) */
+} planctl_gc_options;
+
+#define PLANCTL_GC_OPTIONS_VERSION 1
+#define PLANCTL_GC_OPTIONS_INIT                                                \
+    {                                                                          \
+        PLANCTL_GC_OPTIONS_VERSION, 0, 0, 0, 0                                 \
+    }
+
+/*
+ * Removes terminal runs beyond the retention policy with their phases,
+ * steps, attempts and events, in batched transactions: never an active or
+ * queued run, never the latest run of a plan.  *out receives {"schema":1,
+ * "dry_run":b,"keep_last":N,"runs":[{"id","instance","plan","status",
+ * "finished_at"}],"removed":N}.  Errors: EINVAL, EBUSY, EIO, ENOMEM (runs
+ * of batches already committed stay removed).
+ */
+PLANCTL_API int planctl_gc(char **out, planctl *p,
+                           const planctl_gc_options *opts);
+
 /* ---- the engine -------------------------------------------------------- */
 
 struct uv_loop_s; /* libuv's loop; uv.h stays out of this header */

@@ -335,3 +335,18 @@ SELECT id, name FROM instances ORDER BY name;
 
 -- name: run_ids
 SELECT id FROM runs ORDER BY id;
+
+-- name: gc_candidates
+SELECT r.id, i.name, r.plan, r.status, r.finished_at
+FROM runs AS r JOIN instances AS i ON i.id = r.instance_id
+WHERE r.status IN ('COMPLETE', 'FATAL_ERROR', 'CANCELLED')
+  AND r.id > ?3
+  AND (?1 IS NULL OR r.finished_at < ?1)
+  AND (SELECT count(*) FROM runs AS n
+       WHERE n.instance_id = r.instance_id AND n.plan = r.plan
+         AND n.id > r.id) >= ?2
+ORDER BY r.id LIMIT ?4;
+
+-- name: gc_delete_run
+DELETE FROM runs
+WHERE id = ?1 AND status IN ('COMPLETE', 'FATAL_ERROR', 'CANCELLED');

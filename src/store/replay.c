@@ -390,6 +390,11 @@ static int run_replay(replay *r, planctl *p, int64_t instance_id, int64_t until,
     if (rc == 0 && step != SQLITE_DONE)
         rc = pctl_sqlerr(p, step, "reading events");
     sqlite3_reset(st);
+    /* A retry of a run that is no longer in the log (removed with its
+     * events by gc, which also clears runs.retry_of) reads as none. */
+    for (size_t i = 0; rc == 0 && i < r->nruns; i++)
+        if (r->runs[i].m.retry_of && !find_run(r, r->runs[i].m.retry_of))
+            r->runs[i].m.retry_of = 0;
     return rc;
 }
 

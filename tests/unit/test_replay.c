@@ -257,6 +257,48 @@ static void test_tampered_events(void **state)
            "the log never created");
 }
 
+/* gc removes old terminal runs with their events; verify still agrees,
+ * the latest run of each plan and the open runs stay. */
+static void test_gc(void **state)
+{
+    fixture *f = *state;
+    planctl_gc_options o = PLANCTL_GC_OPTIONS_INIT;
+    char *out = NULL;
+    int64_t before_runs = tu_scalar(f->db, "SELECT count(*) FROM runs");
+
+    o.keep_last = 1;
+    o.dry_run = 1;
+    assert_int_equal(planctl_gc(&out, f->p, &o), 0);
+    /* zk: update run 2 (retried by 3, which is newer) goes; kafka: its
+     * cancelled deploy is the latest deploy and stays. */
+    assert_non_null(strstr(out, "\"runs\":[{\"id\":2,\"instance\":\"zk\","
+                                "\"plan\":\"update\""));
+    assert_non_null(strstr(out, "\"removed\":0"));
+    planctl_free(out);
+    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM runs"),
+                     before_runs);
+    o.dry_run = 0;
+    o.batch = 1;
+    assert_int_equal(planctl_gc(&out, f->p, &o), 0);
+    assert_non_null(strstr(out, "\"removed\":1"));
+    planctl_free(out);
+    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM runs"),
+                     before_runs - 1);
+    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM events WHERE "
+                                      "run_id = 2"),
+                     0);
+    assert_int_equal(tu_scalar(f->db, "SELECT retry_of IS NULL FROM runs "
+                                      "WHERE id = 3"),
+                     1);
+    if (planctl_verify(&out, f->p) != 0)
+        fail_msg("verify after gc: %s", planctl_errmsg(f->p));
+    planctl_free(out);
+    /* Nothing more to remove with keep_last 1. */
+    assert_int_equal(planctl_gc(&out, f->p, &o), 0);
+    assert_non_null(strstr(out, "\"removed\":0"));
+    planctl_free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -264,7 +306,7 @@ int main(void)
         T(test_verify_passes),    T(test_replay_equals_status_and_history),
         T(test_replay_until),     T(test_tampered_status),
         T(test_tampered_message), T(test_tampered_time),
-        T(test_tampered_events),
+        T(test_tampered_events),  T(test_gc),
 #undef T
     };
 

@@ -1,0 +1,112 @@
+/*
+ * gc.c - removing old terminal runs with their phases, steps, attempts and
+ * events (DESIGN §10).
+ *
+ * A run goes when it is terminal, when at least keep_last newer runs of the
+ * same (instance, plan) exist (so the latest run of a plan always stays),
+ * and, if older_than is given, when it finished longer ago than that.
+ * Active and queued runs never go.  Removal runs in batches of `batch`
+ * runs, one transaction each, so a running engine waits at most for one
+ * batch; foreign keys take the children and events with each run, and
+ * clear the retry_of of newer runs that retried it (replay reads such a
+ * retry_of as none, so verify still agrees).
+ */
+#include <jansson.h>
+
+#include "core/alloc.h"
+#include "core/timefmt.h"
+#include "store/store.h"
+
+#define DEFAULT_KEEP 10
+#define DEFAULT_BATCH 100
+
+int planctl_gc(char **out, planctl *p, const planctl_gc_options *opts)
+{
+    planctl_gc_options defaults = PLANCTL_GC_OPTIONS_INIT;
+    json_t *doc = NULL, *runs;
+    int64_t last = 0, cutoff, removed = 0;
+    int keep, batch, rc = 0, n = 0, step = SQLITE_DONE;
+    sqlite3_stmt *st;
+
+    if (!out || !p)
+        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
+                 : PLANCTL_EINVAL;
+    *out = NULL;
+    if (!opts)
+        opts = &defaults;
+    if (opts->version != PLANCTL_GC_OPTIONS_VERSION || opts->keep_last < 0 ||
+        opts->older_than_ms < 0 || opts->batch < 0)
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "keep_last, older_than and batch must not be "
+                        "negative");
+    keep = opts->keep_last ? opts->keep_last : DEFAULT_KEEP;
+    batch = opts->batch ? opts->batch : DEFAULT_BATCH;
+    cutoff = opts->older_than_ms ? pctl_now(p) - opts->older_than_ms : 0;
+    doc = json_pack("{s:i, s:b, s:i, s:[]}", "schema", 1, "dry_run",
+                    opts->dry_run != 0, "keep_last", keep, "runs");
+    runs = doc ? json_object_get(doc, "runs") : NULL;
+    if (!runs) {
+        json_decref(doc);
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    do {
+        rc = opts->dry_run ? pctl_exec(p, "BEGIN") : pctl_tx_begin(p);
+        if (rc < 0)
+            break;
+        st = pctl_stmt(p, PCTL_Q_gc_candidates);
+        if (!st) {
+            rc = PLANCTL_ERROR;
+        } else {
+            int64_t ids[DEFAULT_BATCH * 10];
+            int i;
+
+            if (batch > (int)(sizeof ids / sizeof ids[0]))
+                batch = (int)(sizeof ids / sizeof ids[0]);
+            if (cutoff)
+                sqlite3_bind_int64(st, 1, cutoff);
+            sqlite3_bind_int(st, 2, keep);
+            sqlite3_bind_int64(st, 3, last);
+            sqlite3_bind_int(st, 4, batch);
+            n = 0;
+            while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+                char when[PCTL_TIME_BUF];
+                json_t *o;
+
+                ids[n++] = last = sqlite3_column_int64(st, 0);
+                pctl_time_rfc3339(when, sqlite3_column_int64(st, 4));
+                o = json_pack(
+                    "{s:I, s:s, s:s, s:s, s:s}", "id", (json_int_t)last,
+                    "instance", (const char *)sqlite3_column_text(st, 1),
+                    "plan", (const char *)sqlite3_column_text(st, 2), "status",
+                    (const char *)sqlite3_column_text(st, 3), "finished_at",
+                    when);
+                if (!o || json_array_append_new(runs, o) < 0)
+                    rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+            }
+            if (rc == 0 && step != SQLITE_DONE)
+                rc = pctl_sqlerr(p, step, "choosing runs to remove");
+            sqlite3_reset(st);
+            for (i = 0; rc == 0 && !opts->dry_run && i < n; i++) {
+                st = pctl_stmt(p, PCTL_Q_gc_delete_run);
+                if (!st) {
+                    rc = PLANCTL_ERROR;
+                    break;
+                }
+                sqlite3_bind_int64(st, 1, ids[i]);
+                rc = pctl_exec_stmt(p, st, "removing run");
+                removed += rc == 0;
+            }
+        }
+        if (opts->dry_run)
+            sqlite3_exec(p->db, "COMMIT", NULL, NULL, NULL);
+        else
+            rc = pctl_tx_end(p, rc);
+    } while (rc == 0 && n == batch);
+    if (rc == 0 &&
+        json_object_set_new(doc, "removed",
+                            json_integer(opts->dry_run ? 0 : removed)) == 0 &&
+        !(*out = json_dumps(doc, JSON_COMPACT)))
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    json_decref(doc);
+    return rc;
+}
