@@ -189,8 +189,10 @@ PLANCTL_API void planctl_set_clock(planctl *p, int64_t (*now_ms)(void *data),
 /* ---- definitions ------------------------------------------------------- */
 
 /*
- * Decodes and checks a definition (DESIGN §2) and registers it under its
- * (name, version).  origin names the source for messages ("zk.json");
+ * Decodes and checks a definition (DESIGN §2, §9) and registers it under
+ * its (name, version).  Task kinds must be built-in ("Dummy", "shell") or
+ * registered on this handle with planctl_kind_register(), and every spec
+ * one its kind accepts.  origin names the source for messages ("zk.json");
  * NULL means "<definition>".  Registering the same content again is a no-op;
  * different content under an existing (name, version) is ECONFLICT.
  *
@@ -207,10 +209,34 @@ PLANCTL_API int planctl_definition_apply(char **out, planctl *p,
  * Checks a definition without touching any database.  Returns 0 and, in
  * *out, the validate document {"schema":1,"valid":true|false,"errors":[
  * {"path","type","message","hint"}]} - also when the definition is invalid.
- * Only ENOMEM or EINVAL (NULL arguments) are returned as codes.
+ * Every error is listed, in a fixed order, each once.  Task kinds must be
+ * built-in ("Dummy", "shell") or named in extra_kinds (NULL-terminated; may
+ * be NULL), whose specs are not checked.  Only ENOMEM or EINVAL (NULL
+ * arguments, an empty or over-long kind) are returned as codes.
  */
 PLANCTL_API int planctl_definition_check(char **out, const char *json,
-                                         size_t len, const char *origin);
+                                         size_t len, const char *origin,
+                                         const char *const *extra_kinds);
+
+/*
+ * Registers a task kind on the handle: planctl_definition_apply() on it
+ * then accepts tasks of that kind.  check_spec, if not NULL, judges a
+ * task's spec, given as compact JSON with sorted keys (as the executor
+ * receives it): it returns 0 when the spec is valid, or a negative code
+ * with a one-line message written into err (err_size bytes,
+ * NUL-terminated), reported as "tasks[N].spec: Invalid value: <message>".
+ * It is called during planctl_definition_apply(), possibly on a thread of
+ * the library's, never twice at once.  Registering a kind again replaces
+ * its check and data.  A built-in kind registered with a check gets that
+ * check instead of the built-in rules; without one it keeps them.
+ * Errors: EINVAL (NULL handle or kind, kind empty or over 255 bytes),
+ * ENOMEM.
+ */
+PLANCTL_API int
+planctl_kind_register(planctl *p, const char *kind,
+                      int (*check_spec)(const char *spec_json, char *err,
+                                        size_t err_size, void *data),
+                      void *data);
 
 /* {"schema":1,"definitions":[{"name","version","created_at","plans":[..]}]}
  * sorted by name, then registration order. */
@@ -504,6 +530,51 @@ typedef struct planctl_gc_options {
  */
 PLANCTL_API int planctl_gc(char **out, planctl *p,
                            const planctl_gc_options *opts);
+
+/* ---- export and import ------------------------------------------------ */
+
+/* The bundle format: "format" is always this string, "version" the layout
+ * (this library writes PLANCTL_BUNDLE_VERSION and reads up to it). */
+#define PLANCTL_BUNDLE_FORMAT "planctl-bundle"
+#define PLANCTL_BUNDLE_VERSION 1
+
+/*
+ * Exports one instance with its definition versions, runs, phases, steps,
+ * attempts and events as one JSON bundle, read from one snapshot:
+ * {"format":"planctl-bundle","version":1,"exported_at":RFC3339,
+ * "instance":{"id","name","params":{..},"last_applied":{..}|null,
+ * "deleting":bool,"created_at","updated_at","definition":{"name",
+ * "version"}},"definitions":[{"id","name","version","body","created_at"}],
+ * "runs":[..],"phases":[..],"steps":[..],"attempts":[..],"events":[..]}.
+ * Each row holds every column of its table under the column's name, as
+ * stored: original ids, times as integer milliseconds, JSON columns as
+ * text; events (the instance's) in seq order.  The definitions are every
+ * version the instance, its runs or its events name, body as stored.
+ * Errors: EINVAL (NULL argument), ENOTFOUND (instance), EIO, ENOMEM.
+ */
+PLANCTL_API int planctl_export_json(char **out, planctl *p,
+                                    const char *instance);
+
+/*
+ * Loads a bundle of planctl_export_json() (len bytes, need not be
+ * NUL-terminated) into the database in one transaction, as instance
+ * as_name (NULL: the bundle's name).  Ids are remapped (runs.retry_of of a
+ * run outside the bundle becomes NULL); a run keeps its uid unless the
+ * database has it already.  Definitions identical to registered ones are
+ * reused, others registered.  Rows are rebuilt by replaying the bundle's
+ * status events through the database's transition guards, so afterwards
+ * status, history, replay and verify answer as they did where the bundle
+ * came from.  out, if not NULL, receives {"schema":1,"instance":NAME,
+ * "runs":N,"events":N}.
+ * Errors, with nothing imported: EINVAL (not JSON, not a bundle, a bad
+ * name, a malformed or inconsistent bundle: a reference that does not
+ * resolve, an illegal or out-of-order status event; the message names
+ * the row), ETOONEW (a newer bundle format), ECONFLICT (the instance name
+ * is taken, or a (name, version) is registered with another body),
+ * EBUSY, EIO, ENOMEM.
+ */
+PLANCTL_API int planctl_import_json(char **out, planctl *p, const char *bundle,
+                                    size_t len, const char *as_name);
 
 /* ---- the engine -------------------------------------------------------- */
 

@@ -5,22 +5,51 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const cli_flag flags[] = {{"file", 'f', CLI_FLAG_VALUE, 1, "FILE",
-                                  "the definition, or - for standard input"},
-                                 {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
+static const cli_flag flags[] = {
+    {"file", 'f', CLI_FLAG_VALUE, 1, "FILE",
+     "the definition, or - for standard input"},
+    {"kind", 0, CLI_FLAG_LIST, 0, "NAME",
+     "a task kind your program provides, besides Dummy and shell"},
+    {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
+
+/* The extra kinds: every --kind, then PLANCTL_KINDS split at commas (empty
+ * entries skipped), as a NULL-terminated array pointing into *storage.
+ * Free both with free(). */
+static const char **extra_kinds(const cli_args *a, char **storage)
+{
+    const char *env = getenv("PLANCTL_KINDS");
+    const char *const *given;
+    size_t n, i, w = 0;
+    const char **v;
+    char *tok, *save = NULL;
+
+    given = cli_arg_list(a, "kind", &n);
+    *storage = strdup(env ? env : "");
+    v = calloc(n + strlen(env ? env : "") / 2 + 2, sizeof(*v));
+    if (!*storage || !v)
+        cli_oom();
+    for (i = 0; i < n; i++)
+        v[w++] = given[i];
+    for (tok = strtok_r(*storage, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save))
+        v[w++] = tok;
+    v[w] = NULL;
+    return v;
+}
 
 static const char *const examples[] = {
     "planctl apply -f zookeeper.json",
-    "planctl --db /var/lib/planctl/zk.db apply -f zookeeper.json", NULL};
+    "planctl --db /var/lib/planctl/zk.db apply -f zookeeper.json",
+    "planctl apply -f backup.json --kind S3Upload", NULL};
 
 /* Prints every error of an invalid definition, as validate does, on stderr
  * (or the validate document on stdout with -o json).  Returns 1 when the
  * definition was indeed invalid. */
 static int report_invalid(const cli_ctx *ctx, const char *text, size_t len,
-                          const char *origin)
+                          const char *origin, const char *const *kinds)
 {
     char *out = NULL;
-    if (planctl_definition_check(&out, text, len, origin) < 0)
+    if (planctl_definition_check(&out, text, len, origin, kinds) < 0)
         return 0;
     json_t *doc = json_loads(out, 0, NULL);
     planctl_free(out);
@@ -43,26 +72,35 @@ static int run(cli_ctx *ctx, const cli_args *a)
 {
     const char *path = cli_arg(a, "file");
     const char *origin = strcmp(path, "-") == 0 ? "<stdin>" : path;
-    char *text = NULL, *out = NULL;
-    size_t len;
+    char *text = NULL, *out = NULL, *storage;
+    size_t len, i;
 
     int rc = cli_read_input(&text, &len, path);
     if (rc)
         return rc;
+    const char **kinds = extra_kinds(a, &storage);
     /* Check before opening, so a broken file does not leave a new empty
      * database behind. */
-    if (report_invalid(ctx, text, len, origin)) {
-        free(text);
-        return CLI_EXIT_USAGE;
+    if (report_invalid(ctx, text, len, origin, kinds)) {
+        rc = CLI_EXIT_USAGE;
+        goto done;
     }
     rc = cli_open_db(ctx, CLI_DB_CREATE);
+    /* The handle accepts the extra kinds as the check did. */
+    for (i = 0; rc == 0 && kinds[i]; i++)
+        if ((rc = planctl_kind_register(ctx->db, kinds[i], NULL, NULL)) < 0)
+            rc = cli_fail(ctx, rc);
     if (rc == 0) {
         rc = planctl_definition_apply(&out, ctx->db, text, len, origin);
-        if (rc == PLANCTL_EDEFINITION && report_invalid(ctx, text, len, origin))
+        if (rc == PLANCTL_EDEFINITION &&
+            report_invalid(ctx, text, len, origin, kinds))
             rc = CLI_EXIT_USAGE;
         else if (rc < 0)
             rc = cli_fail(ctx, rc);
     }
+done:
+    free(kinds);
+    free(storage);
     free(text);
     if (rc)
         return rc;
@@ -91,7 +129,10 @@ const cli_command cli_cmd_apply = {
     "Registers the definition under its name and version.  Applying the\n"
     "same content again changes nothing; different content under a version\n"
     "that exists is refused (exit 3).  An invalid definition is refused with\n"
-    "every error listed, as 'planctl validate' prints them (exit 2).",
+    "every error listed, as 'planctl validate' prints them (exit 2).  Task\n"
+    "kinds other than Dummy and shell are refused unless named with --kind\n"
+    "or in PLANCTL_KINDS (comma-separated); the program that runs them must\n"
+    "register them too.",
     NULL,
     flags,
     examples,

@@ -1,10 +1,11 @@
 /*
- * def.h - the in-memory model of a definition (DESIGN §2) and its decoder.
+ * def.h - the in-memory model of a definition (DESIGN §2) and the pipeline
+ * that produces it: decode, defaults, validate, build (see def.c).
  *
- * The decoder turns JSON text into a pctl_def, applying the defaults of
- * DESIGN §2 to absent fields only, and collecting every structural error it
- * finds as a field error (path, type, message, hint) instead of stopping at
- * the first.  It is pure: no I/O, no globals.
+ * The pipeline turns JSON text into a pctl_def, applying the defaults of
+ * DESIGN §2 to absent fields only, and collecting every error it finds as
+ * a field error (path, type, message, hint) instead of stopping at the
+ * first.  It is pure: no I/O, no globals.
  */
 #ifndef PCTL_CORE_DEF_H
 #define PCTL_CORE_DEF_H
@@ -13,6 +14,7 @@
 #include <stdint.h>
 
 #include "ferr.h"
+#include "kinds.h"
 
 /* Limits that keep hostile input bounded; documented in README. */
 #define PCTL_DEF_MAX_BYTES (4 * 1024 * 1024)
@@ -26,6 +28,8 @@
 #define PCTL_DEF_MAX_STEPS 1000     /* per phase */
 #define PCTL_DEF_MAX_STEP_TASKS 100 /* per step */
 #define PCTL_DEF_MAX_CHECKS 100     /* preflight checks per plan */
+/* JSON nested deeper than this is refused before anything walks it. */
+#define PCTL_DEF_MAX_DEPTH 64
 /* The decoder stops recording after this many errors (and says so in one
  * last error), so a hostile document cannot make the list quadratic. */
 #define PCTL_DEF_MAX_ERRORS 1000
@@ -102,17 +106,46 @@ typedef struct pctl_def {
     pctl_plan_def *plans; /* sorted by name */
 } pctl_def;
 
+typedef struct pctl_def_opts {
+    /* The kinds an embedder registered.  Not NULL: a task's kind must be
+     * one of them or a built-in ("Dummy", "shell"), and its spec must be
+     * one the kind accepts.  NULL: kinds and specs go unchecked, as when
+     * reading back a definition registered earlier. */
+    const pctl_kinds *kinds;
+    /* Threads the rules may run on; 0: 1, or 4 for a definition of 1 MiB
+     * or more.  Results do not depend on it. */
+    unsigned workers;
+    /* The defaults and the rules to run; NULL: the built-in ones
+     * (pctl_defaults_builtin(), pctl_rules()).  For tests, and for adding
+     * to them. */
+    const struct pctl_defaults *defaults;
+    const struct pctl_validators *rules;
+} pctl_def_opts;
+
+#define PCTL_DEF_OPTS_INIT                                                     \
+    {                                                                          \
+        NULL, 0, NULL, NULL                                                    \
+    }
+
 /*
- * Decodes text (len bytes, need not be NUL-terminated) into *out.
- * origin names the source in syntax errors ("zk.json:3:14: ...").
+ * Decodes, defaults and validates text (len bytes, need not be
+ * NUL-terminated) and builds *out from it.  origin names the source in
+ * syntax errors ("zk.json:3:14: ..."; NULL: "<definition>").  opts may be
+ * NULL for the defaults.
  *
- * Returns 0 and sets *out when the definition is structurally sound.
- * Returns PLANCTL_EDEFINITION when it is not: *out is NULL and errs holds
- * every error found (a syntax error is one error whose path is "" and whose
- * message is "origin:line:col: text").  Returns PLANCTL_ENOMEM on allocation
- * failure, with *out NULL.  errs must be an initialised list; errors are
- * appended to it.
+ * Returns 0 and sets *out when the definition is valid.  Returns
+ * PLANCTL_EDEFINITION when it is not: *out is NULL and errs holds every
+ * error found, in the rules' order (a syntax error is one error whose path
+ * is "" and whose message is "origin:line:col: text").  Returns
+ * PLANCTL_ENOMEM on allocation failure, with *out NULL.  errs must be an
+ * initialised list; errors are appended to it, a line it holds already is
+ * not repeated.
  */
+int pctl_def_parse(pctl_def **out, const char *text, size_t len,
+                   const char *origin, const pctl_def_opts *opts,
+                   pctl_ferr_list *errs);
+
+/* pctl_def_parse() with kinds and specs unchecked: the structure alone. */
 int pctl_def_decode(pctl_def **out, const char *text, size_t len,
                     const char *origin, pctl_ferr_list *errs);
 

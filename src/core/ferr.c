@@ -142,35 +142,32 @@ static char *vformat(const char *fmt, va_list ap)
     return s;
 }
 
-int pctl_ferr_add(pctl_ferr_list *list, const char *path, pctl_ferr_type type,
-                  const char *hint, const char *fmt, ...)
+/* Whether list holds an item rendered as line. */
+static int holds(const pctl_ferr_list *list, const char *line)
 {
-    pctl_ferr e = {NULL, type, NULL, NULL};
-    char *line = NULL;
-    va_list ap;
     size_t i;
 
-    va_start(ap, fmt);
-    e.message = vformat(fmt, ap);
-    va_end(ap);
-    e.path = pctl_strdup(path ? path : "");
-    if (hint)
-        e.hint = pctl_strdup(hint);
-    if (!e.message || !e.path || (hint && !e.hint))
-        goto oom;
+    for (i = 0; i < list->n; i++)
+        if (renders_as(&list->items[i], line))
+            return 1;
+    return 0;
+}
 
-    line = pctl_ferr_render(&e);
+/* Appends e (taken over) unless an item renders like it: 1 appended, 0
+ * dropped as a duplicate (e freed), PLANCTL_ENOMEM (e freed, oom set). */
+static int append(pctl_ferr_list *list, pctl_ferr *e)
+{
+    char *line = pctl_ferr_render(e);
+    int dup;
+
     if (!line)
         goto oom;
-    for (i = 0; i < list->n; i++) {
-        if (renders_as(&list->items[i], line)) {
-            pctl_free(line);
-            ferr_free(&e);
-            return 0;
-        }
-    }
+    dup = holds(list, line);
     pctl_free(line);
-
+    if (dup) {
+        ferr_free(e);
+        return 0;
+    }
     if (list->n == list->cap) {
         size_t cap = list->cap ? list->cap * 2 : 8;
         pctl_ferr *items;
@@ -183,13 +180,86 @@ int pctl_ferr_add(pctl_ferr_list *list, const char *path, pctl_ferr_type type,
         list->items = items;
         list->cap = cap;
     }
-    list->items[list->n++] = e;
-    return 0;
+    list->items[list->n++] = *e;
+    return 1;
 
 oom:
-    ferr_free(&e);
+    ferr_free(e);
     list->oom = 1;
     return PLANCTL_ENOMEM;
+}
+
+int pctl_ferr_addv(pctl_ferr_list *list, const char *path, pctl_ferr_type type,
+                   const char *hint, const char *fmt, va_list ap)
+{
+    pctl_ferr e = {NULL, type, NULL, NULL};
+    int rc;
+
+    e.message = vformat(fmt, ap);
+    e.path = pctl_strdup(path ? path : "");
+    if (hint)
+        e.hint = pctl_strdup(hint);
+    if (!e.message || !e.path || (hint && !e.hint)) {
+        ferr_free(&e);
+        list->oom = 1;
+        return PLANCTL_ENOMEM;
+    }
+    rc = append(list, &e);
+    return rc < 0 ? rc : 0;
+}
+
+int pctl_ferr_add(pctl_ferr_list *list, const char *path, pctl_ferr_type type,
+                  const char *hint, const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+
+    va_start(ap, fmt);
+    rc = pctl_ferr_addv(list, path, type, hint, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int pctl_ferr_list_merge(pctl_ferr_list *dst, pctl_ferr_list *src, size_t max,
+                         size_t *dropped)
+{
+    size_t i, moved = 0;
+    int rc = 0;
+
+    if (dropped)
+        *dropped = 0;
+    for (i = 0; i < src->n; i++) {
+        if (rc < 0) {
+            ferr_free(&src->items[i]);
+            continue;
+        }
+        if (moved >= max) {
+            /* Only a line that would have been kept counts as left out. */
+            char *line = pctl_ferr_render(&src->items[i]);
+
+            if (!line) {
+                dst->oom = 1;
+                rc = PLANCTL_ENOMEM;
+            } else if (dropped && !holds(dst, line)) {
+                (*dropped)++;
+            }
+            pctl_free(line);
+            ferr_free(&src->items[i]);
+            continue;
+        }
+        rc = append(dst, &src->items[i]);
+        if (rc > 0)
+            moved++;
+    }
+    pctl_free(src->items);
+    src->items = NULL;
+    src->n = src->cap = 0;
+    if (src->oom) {
+        /* An error src could not record is lost to dst as well. */
+        dst->oom = 1;
+        src->oom = 0;
+    }
+    return rc < 0 ? rc : 0;
 }
 
 void pctl_ferr_list_clear(pctl_ferr_list *list)

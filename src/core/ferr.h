@@ -10,6 +10,7 @@
 #ifndef PCTL_CORE_FERR_H
 #define PCTL_CORE_FERR_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 typedef enum pctl_ferr_type {
@@ -56,6 +57,23 @@ int pctl_ferr_add(pctl_ferr_list *list, const char *path, pctl_ferr_type type,
     __attribute__((format(printf, 5, 6)))
 #endif
     ;
+
+/* pctl_ferr_add with a va_list.  Same results. */
+int pctl_ferr_addv(pctl_ferr_list *list, const char *path, pctl_ferr_type type,
+                   const char *hint, const char *fmt, va_list ap)
+#ifdef __GNUC__
+    __attribute__((format(printf, 5, 0)))
+#endif
+    ;
+
+/* Moves every item of src to the end of dst, in order, dropping those that
+ * render like one dst already holds (the first occurrence is kept); at
+ * most max items are moved and *dropped (if not NULL) receives how many
+ * others were left out for that limit alone.  src is empty afterwards.
+ * Returns 0, or PLANCTL_ENOMEM (dst->oom set; what was not moved is
+ * freed). */
+int pctl_ferr_list_merge(pctl_ferr_list *dst, pctl_ferr_list *src, size_t max,
+                         size_t *dropped);
 
 /* Renders item i as one line into a new string (caller frees with
  * pctl_free), or NULL on allocation failure. */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/kinds.h"
 #include "engine/executors.h"
 #include "store/store.h"
 
@@ -203,6 +204,16 @@ const planctl_executor *pctl_engine_executor(planctl_engine *e,
     return NULL;
 }
 
+/* Makes a kind known to the handle's validation unless it already is
+ * (built in, or registered with a spec check that must be kept). */
+static int kind_known(planctl *p, const char *kind)
+{
+    if (pctl_kind_is_builtin(kind) ||
+        (p->kinds && pctl_kinds_find(p->kinds, kind)))
+        return 0;
+    return planctl_kind_register(p, kind, NULL, NULL);
+}
+
 int planctl_engine_register(planctl_engine *e, const char *kind,
                             const planctl_executor *ex)
 {
@@ -211,11 +222,13 @@ int planctl_engine_register(planctl_engine *e, const char *kind,
     if (!e || !kind || !*kind || !ex || !ex->start || !ex->cancel ||
         ex->version != PLANCTL_EXECUTOR_VERSION)
         return PLANCTL_EINVAL;
-    /* The handle learns the kind too, for the preflight checks that run
-     * in this process. */
+    /* The handle learns the kind too: definitions using it validate
+     * (planctl_kind_register keeps any spec check given before), and the
+     * preflight checks that run in this process can use the executor. */
     if ((rc = pctl_exec_put(&e->kinds, &e->nkinds, kind, ex)) < 0 ||
         (rc = pctl_exec_put(&e->p->check_execs, &e->p->ncheck_execs, kind,
-                            ex)) < 0)
+                            ex)) < 0 ||
+        (rc = kind_known(e->p, kind)) < 0)
         return rc;
     return 0;
 }

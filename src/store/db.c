@@ -599,6 +599,7 @@ void planctl_close(planctl *p)
     pctl_free(p->preflight_skip);
     pctl_free(p->preflight_report);
     pctl_exec_free(p->check_execs, p->ncheck_execs);
+    pctl_kinds_free(p->kinds);
     pctl_free(p->path);
     pctl_free(p->errmsg);
     pctl_free(p);

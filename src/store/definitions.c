@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/pipeline.h"
 #include "core/timefmt.h"
 #include "store/store.h"
 
@@ -40,18 +41,29 @@ static json_t *validate_doc(const pctl_ferr_list *errs)
 }
 
 int planctl_definition_check(char **out, const char *json, size_t len,
-                             const char *origin)
+                             const char *origin, const char *const *extra_kinds)
 {
+    pctl_def_opts opts = PCTL_DEF_OPTS_INIT;
+    pctl_kinds kinds = PCTL_KINDS_INIT;
     pctl_ferr_list errs = PCTL_FERR_LIST_INIT;
     pctl_def *def = NULL;
     json_t *doc;
-    int rc;
+    size_t i;
+    int rc = 0;
 
     if (!out || !json)
         return PLANCTL_EINVAL;
     *out = NULL;
-    rc = pctl_def_decode(&def, json, len, origin, &errs);
+    for (i = 0; extra_kinds && extra_kinds[i] && rc == 0; i++)
+        rc = pctl_kinds_add(&kinds, extra_kinds[i], NULL, NULL);
+    if (rc < 0) {
+        pctl_kinds_clear(&kinds);
+        return rc;
+    }
+    opts.kinds = &kinds;
+    rc = pctl_def_parse(&def, json, len, origin, &opts, &errs);
     pctl_def_free(def);
+    pctl_kinds_clear(&kinds);
     if (rc == PLANCTL_ENOMEM || errs.oom) {
         pctl_ferr_list_clear(&errs);
         return PLANCTL_ENOMEM;
@@ -61,6 +73,30 @@ int planctl_definition_check(char **out, const char *json, size_t len,
     *out = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
     json_decref(doc);
     return *out ? 0 : PLANCTL_ENOMEM;
+}
+
+int planctl_kind_register(planctl *p, const char *kind,
+                          int (*check_spec)(const char *spec_json, char *err,
+                                            size_t err_size, void *data),
+                          void *data)
+{
+    int rc;
+
+    if (!p)
+        return PLANCTL_EINVAL;
+    if (!p->kinds) {
+        p->kinds = pctl_calloc(1, sizeof(*p->kinds));
+        if (!p->kinds)
+            return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    rc = pctl_kinds_add(p->kinds, kind, check_spec, data);
+    if (rc == PLANCTL_EINVAL)
+        return pctl_err(p, rc,
+                        "invalid task kind: give a name of 1 to %d bytes",
+                        PCTL_KIND_MAX);
+    if (rc < 0)
+        return pctl_err(p, rc, "out of memory");
+    return 0;
 }
 
 /* The first error as the handle's message, with a pointer to the rest. */
@@ -86,6 +122,8 @@ static int report_invalid(planctl *p, const pctl_ferr_list *errs,
 int planctl_definition_apply(char **out, planctl *p, const char *json,
                              size_t len, const char *origin)
 {
+    static const pctl_kinds no_kinds = PCTL_KINDS_INIT;
+    pctl_def_opts opts = PCTL_DEF_OPTS_INIT;
     pctl_ferr_list errs = PCTL_FERR_LIST_INIT;
     pctl_def *def = NULL;
     json_t *root = NULL;
@@ -100,7 +138,9 @@ int planctl_definition_apply(char **out, planctl *p, const char *json,
                  : PLANCTL_EINVAL;
     if (!origin)
         origin = "<definition>";
-    rc = pctl_def_decode(&def, json, len, origin, &errs);
+    /* The kinds this handle knows: the built-ins, and the registered. */
+    opts.kinds = p->kinds ? p->kinds : &no_kinds;
+    rc = pctl_def_parse(&def, json, len, origin, &opts, &errs);
     if (rc == PLANCTL_EDEFINITION)
         rc = report_invalid(p, &errs, origin);
     else if (rc < 0 || errs.oom)
@@ -109,8 +149,11 @@ int planctl_definition_apply(char **out, planctl *p, const char *json,
     if (rc < 0)
         return rc;
 
+    /* The body is the document as written, not as defaulted, as bodies
+     * have always been stored: a re-apply is compared with them. */
     root = json_loadb(json, len, JSON_REJECT_DUPLICATES, NULL);
-    body = root ? json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    if (!root || pctl_json_encode(&body, root, JSON_COMPACT | JSON_SORT_KEYS))
+        body = NULL;
     json_decref(root);
     if (!body) {
         pctl_def_free(def);

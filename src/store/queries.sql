@@ -350,3 +350,112 @@ ORDER BY r.id LIMIT ?4;
 -- name: gc_delete_run
 DELETE FROM runs
 WHERE id = ?1 AND status IN ('COMPLETE', 'FATAL_ERROR', 'CANCELLED');
+
+-- Export and import of one instance (bundle.c, bundle_import.c).  Export
+-- reads every column as stored; import inserts rows in the status their
+-- creation event names and replays the status changes through the guards.
+
+-- name: bundle_instance
+SELECT i.id, i.name, i.params, i.last_applied, i.deleting, i.created_at,
+    i.updated_at, d.name, d.version
+FROM instances AS i JOIN definitions AS d ON d.id = i.definition_id
+WHERE i.id = ?1;
+
+-- name: bundle_definitions
+SELECT id, name, version, body, created_at FROM definitions
+WHERE id = (SELECT definition_id FROM instances WHERE id = ?1)
+   OR id IN (SELECT definition_id FROM runs WHERE instance_id = ?1)
+   OR (name, version) IN (
+        SELECT json_extract(data, '$.definition.name'),
+               json_extract(data, '$.definition.version')
+        FROM events WHERE instance_id = ?1 AND json_valid(data))
+ORDER BY id;
+
+-- name: bundle_runs
+SELECT id, uid, instance_id, definition_id, plan, status, trigger, reason,
+    retry_of, params, created_at, started_at, finished_at, deadline_at,
+    message
+FROM runs WHERE instance_id = ?1 ORDER BY id;
+
+-- name: bundle_phases
+SELECT ph.id, ph.run_id, ph.idx, ph.name, ph.strategy, ph.status,
+    ph.started_at, ph.finished_at, ph.message
+FROM phases AS ph JOIN runs AS r ON r.id = ph.run_id
+WHERE r.instance_id = ?1 ORDER BY ph.id;
+
+-- name: bundle_steps
+SELECT s.id, s.run_id, s.phase_id, s.idx, s.name, s.status, s.attempt,
+    s.max_attempts, s.task_index, s.next_attempt_at, s.deadline_at,
+    s.started_at, s.finished_at, s.message
+FROM steps AS s JOIN runs AS r ON r.id = s.run_id
+WHERE r.instance_id = ?1 ORDER BY s.id;
+
+-- name: bundle_attempts
+SELECT a.id, a.step_id, a.number, a.status, a.started_at, a.finished_at,
+    a.exit_code, a.message, a.output
+FROM attempts AS a JOIN steps AS s ON s.id = a.step_id
+JOIN runs AS r ON r.id = s.run_id
+WHERE r.instance_id = ?1 ORDER BY a.id;
+
+-- name: bundle_events
+SELECT seq, at, instance_id, run_id, phase_id, step_id, entity, from_status,
+    to_status, attempt, message, actor, data
+FROM events WHERE instance_id = ?1 ORDER BY seq;
+
+-- name: bundle_def_find
+SELECT id, body FROM definitions WHERE name = ?1 AND version = ?2;
+
+-- name: bundle_def_insert
+INSERT INTO definitions (name, version, body, created_at)
+VALUES (?1, ?2, ?3, ?4)
+RETURNING id;
+
+-- name: bundle_instance_insert
+INSERT INTO instances (name, definition_id, params, last_applied, deleting,
+                       created_at, updated_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+RETURNING id;
+
+-- name: bundle_run_insert
+INSERT INTO runs (uid, plan, trigger, reason, params, created_at, started_at,
+                  finished_at, deadline_at, message, instance_id,
+                  definition_id, status)
+VALUES (CASE WHEN EXISTS (SELECT 1 FROM runs WHERE uid = ?1)
+             THEN lower(hex(randomblob(16))) ELSE ?1 END,
+        ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+RETURNING id, uid;
+
+-- name: bundle_run_status
+UPDATE runs SET status = ?3 WHERE id = ?1 AND status = ?2;
+
+-- name: bundle_run_retry_of
+UPDATE runs SET retry_of = ?2 WHERE id = ?1;
+
+-- name: bundle_phase_insert
+INSERT INTO phases (idx, name, strategy, started_at, finished_at, message,
+                    run_id, status)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+RETURNING id;
+
+-- name: bundle_phase_status
+UPDATE phases SET status = ?3 WHERE id = ?1 AND status = ?2;
+
+-- name: bundle_step_insert
+INSERT INTO steps (idx, name, attempt, max_attempts, task_index,
+                   next_attempt_at, deadline_at, started_at, finished_at,
+                   message, run_id, phase_id, status)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+RETURNING id;
+
+-- name: bundle_step_status
+UPDATE steps SET status = ?3 WHERE id = ?1 AND status = ?2;
+
+-- name: bundle_attempt_insert
+INSERT INTO attempts (number, status, started_at, finished_at, exit_code,
+                      message, output, step_id)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8);
+
+-- name: bundle_event_insert
+INSERT INTO events (at, entity, from_status, to_status, attempt, message,
+                    actor, data, instance_id, run_id, phase_id, step_id)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12);

@@ -29,6 +29,7 @@ struct planctl {
     int tx_froze;       /* the clock was frozen by pctl_tx_begin */
     void *now_data;
     sqlite3_stmt *stmts[PCTL_Q__COUNT];
+    struct pctl_kinds *kinds; /* planctl_kind_register(); NULL: none */
     /* Admission dry runs (engine/admission.c): the store goes through an
      * admission, records what it would admit here, and rolls back. */
     int dry_run;

@@ -1,5 +1,6 @@
-/* test_def.c - the definition decoder: the model it builds, the defaults,
- * every error message and path, limits, and allocation failure. */
+/* test_def.c - the definition pipeline: the model it builds, the defaults,
+ * every rule's message and path (kinds and specs included), limits, and
+ * allocation failure. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "core/alloc.h"
 #include "core/def.h"
@@ -124,6 +126,72 @@ static pctl_def *decode_ok(const char *json)
     return d;
 }
 
+/* ---- kinds --------------------------------------------------------------
+ */
+
+static char last_spec[256];
+
+/* The check of the test's registered kind "Ext". */
+static int ext_check(const char *spec, char *err, size_t size, void *data)
+{
+    (void)data;
+    snprintf(last_spec, sizeof(last_spec), "%s", spec);
+    if (strstr(spec, "\"silent\""))
+        return PLANCTL_EINVAL;
+    if (!strstr(spec, "\"bad\""))
+        return 0;
+    snprintf(err, size, "\"bad\" is not for Ext\nand not this line");
+    return -1;
+}
+
+/* Checks json with the built-in kinds and, when extra is set, "Ext" (with
+ * ext_check) and "Plain" (no check); returns the errors, one per line. */
+static char *kind_errors(const char *json, int extra, unsigned workers)
+{
+    pctl_kinds kinds = PCTL_KINDS_INIT;
+    pctl_def_opts opts = PCTL_DEF_OPTS_INIT;
+    pctl_ferr_list l = PCTL_FERR_LIST_INIT;
+    pctl_def *d = NULL;
+    char *s;
+    int rc;
+
+    if (extra) {
+        assert_int_equal(pctl_kinds_add(&kinds, "Ext", ext_check, NULL), 0);
+        assert_int_equal(pctl_kinds_add(&kinds, "Plain", NULL, NULL), 0);
+    }
+    opts.kinds = &kinds;
+    opts.workers = workers;
+    rc = pctl_def_parse(&d, json, strlen(json), NULL, &opts, &l);
+    assert_int_equal(rc, l.n ? PLANCTL_EDEFINITION : 0);
+    assert_true(rc ? d == NULL : d != NULL);
+    pctl_def_free(d);
+    s = render_all(&l);
+    pctl_ferr_list_clear(&l);
+    pctl_kinds_clear(&kinds);
+    return s;
+}
+
+static void assert_kind_errors(const char *json, const char *want)
+{
+    char *got = kind_errors(json, 1, 1);
+    int same = strcmp(got, want) == 0;
+
+    if (!same)
+        print_error("for %s\n--- got:\n%s--- want:\n%s", json, got, want);
+    free(got);
+    assert_true(same);
+}
+
+/* A definition whose tasks are the argument, and whose one step uses the
+ * first, named "t". */
+#define TASKS(tasks)                                                           \
+    "{\"name\":\"zk\",\"version\":\"1\",\"tasks\":[" tasks "],\"plans\":{"     \
+    "\"deploy\":{\"phases\":[{\"name\":\"p\",\"steps\":[{\"name\":\"s\","      \
+    "\"tasks\":[\"t\"]}]}]}}}"
+/* One task t of a kind with a spec. */
+#define SPEC(kind, spec)                                                       \
+    TASKS("{\"name\":\"t\",\"kind\":\"" kind "\",\"spec\":" spec "}")
+
 /* The smallest valid definition, with a placeholder for one step's extra
  * fields, one plan's extra fields and extra top-level fields. */
 #define MINIMAL(step, plan, top)                                               \
@@ -181,6 +249,14 @@ static const char FULL[] =
     "      \"steps\": [{\"name\": \"b\", \"tasks\": [\"render\"]}]}]}\n"
     "  }\n"
     "}\n";
+
+/* FULL, its kinds all known: "custom" is the test's "Ext". */
+static const char FULL_KINDS[] =
+    TASKS("{\"name\":\"t\",\"kind\":\"shell\",\"spec\":{\"argv\":[\"a\"],"
+          "\"env\":{\"A\":\"1\"},\"cwd\":\"/\",\"timeout\":\"1s\","
+          "\"fatal_exit_codes\":[3]}},{\"name\":\"u\",\"kind\":\"Dummy\","
+          "\"spec\":{\"done\":true,\"sleep\":\"1s\",\"failTimes\":1}},"
+          "{\"name\":\"v\",\"kind\":\"Ext\",\"spec\":{\"b\":1,\"a\":2}}");
 
 /* ---- the model ------------------------------------------------------------
  */
@@ -486,22 +562,21 @@ static void test_parameters(void **state)
                 "[]],"),
         "parameters[0].defualt: Forbidden: unknown field \"defualt\" (did you "
         "mean \"default\"?)\n"
-        "parameters[0].default: Invalid type: must be a string, a number or "
-        "a boolean\n"
+        "parameters[1].name: Required value\n"
+        "parameters[0].default: Invalid type: must be a string, a number or a "
+        "boolean\n"
         "parameters[0].required: Invalid type: must be a boolean\n"
-        "parameters[0].trigger: Not found: \"deplyo\" (did you mean "
-        "\"deploy\"?)\n"
         "parameters[0].description: Invalid type: must be a string\n"
         "parameters[0].displayName: Invalid type: must be a string\n"
-        "parameters[1].name: Required value\n"
+        "parameters[3].default: Invalid type: must be a string, a number or a "
+        "boolean\n"
+        "parameters[5]: Invalid type: must be an object\n"
+        "parameters[4].name: Invalid value: \"-x\": must be 1-63 characters of "
+        "letters, digits, '_', '.', '-', starting with a letter or digit\n"
         "parameters[2].name: Duplicate value: \"A\"\n"
-        "parameters[2].trigger: Not found: \"nothing-like-it\"\n"
-        "parameters[3].default: Invalid type: must be a string, a number or "
-        "a boolean\n"
-        "parameters[4].name: Invalid value: \"-x\": must be 1-63 characters "
-        "of letters, digits, '_', '.', '-', starting with a letter or "
-        "digit\n"
-        "parameters[5]: Invalid type: must be an object\n");
+        "parameters[0].trigger: Not found: \"deplyo\" (did you mean "
+        "\"deploy\"?)\n"
+        "parameters[2].trigger: Not found: \"nothing-like-it\"\n");
 }
 
 static void test_tasks(void **state)
@@ -517,22 +592,22 @@ static void test_tasks(void **state)
         "\"plans\":{\"deploy\":{\"phases\":[{\"name\":\"p\",\"steps\":["
         "{\"name\":\"s\",\"tasks\":[\"render\",\"rendr\",\"wiat\",\"zzz\","
         "{}]}]}]}}}",
-        "tasks[0].spec: Invalid type: must be an object\n"
-        "tasks[1].name: Duplicate value: \"render\"\n"
-        "tasks[1].kind: Invalid value: \"\": must not be empty\n"
         "tasks[2].sepc: Forbidden: unknown field \"sepc\" (did you mean "
         "\"spec\"?)\n"
         "tasks[2].name: Required value\n"
-        "tasks[2].kind: Invalid type: must be a string\n"
         "tasks[3].kind: Required value\n"
+        "tasks[0].spec: Invalid type: must be an object\n"
+        "tasks[2].kind: Invalid type: must be a string\n"
         "tasks[4]: Invalid type: must be an object\n"
+        "plans.deploy.phases[0].steps[0].tasks[4]: Invalid type: must be a "
+        "string\n"
+        "tasks[1].name: Duplicate value: \"render\"\n"
         "plans.deploy.phases[0].steps[0].tasks[1]: Not found: \"rendr\" (did "
         "you mean \"render\"?)\n"
         "plans.deploy.phases[0].steps[0].tasks[2]: Not found: \"wiat\" (did "
         "you mean \"wait\"?)\n"
         "plans.deploy.phases[0].steps[0].tasks[3]: Not found: \"zzz\"\n"
-        "plans.deploy.phases[0].steps[0].tasks[4]: Invalid type: must be a "
-        "string\n");
+        "tasks[1].kind: Invalid value: \"\": must not be empty\n");
     /* No tasks at all: every reference is Not found. */
     assert_errors("{\"name\":\"zk\",\"version\":\"1\",\"plans\":{\"deploy\":{"
                   "\"phases\":[{\"name\":\"p\",\"steps\":[{\"name\":\"s\","
@@ -576,18 +651,18 @@ static void test_plans(void **state)
         "{\"name\":\"zk\",\"version\":\"1\",\"plans\":{\"deploy\":[],"
         "\"update\":{},\"x\":{\"phases\":{}},\"y\":{\"phases\":[]},"
         "\"Bad Plan\":{\"phases\":[1]},\"\":{\"phases\":[{}]}}}",
-        "plans.deploy: Invalid type: must be an object\n"
         "plans.update.phases: Required value\n"
-        "plans.x.phases: Invalid type: must be an array\n"
-        "plans.y.phases: Required value: must have at least one phase\n"
-        "plans[\"Bad Plan\"]: Invalid value: \"Bad Plan\": must be 1-63 "
-        "characters of letters, digits, '_', '.', '-', starting with a "
-        "letter or digit\n"
-        "plans[\"Bad Plan\"].phases[0]: Invalid type: must be an object\n"
-        "plans[\"\"]: Invalid value: \"\": must be 1-63 characters of "
-        "letters, digits, '_', '.', '-', starting with a letter or digit\n"
         "plans[\"\"].phases[0].name: Required value\n"
-        "plans[\"\"].phases[0].steps: Required value\n");
+        "plans[\"\"].phases[0].steps: Required value\n"
+        "plans.deploy: Invalid type: must be an object\n"
+        "plans.x.phases: Invalid type: must be an array\n"
+        "plans[\"Bad Plan\"].phases[0]: Invalid type: must be an object\n"
+        "plans[\"Bad Plan\"]: Invalid value: \"Bad Plan\": must be 1-63 "
+        "characters of letters, digits, '_', '.', '-', starting with a letter "
+        "or digit\n"
+        "plans[\"\"]: Invalid value: \"\": must be 1-63 characters of letters, "
+        "digits, '_', '.', '-', starting with a letter or digit\n"
+        "plans.y.phases: Required value: must have at least one phase\n");
     assert_errors(
         "{\"name\":\"zk\",\"version\":\"1\",\"plans\":{\"ru\\u00efn\\n\\\"\":"
         "{\"phases\":[{\"name\":\"p\",\"steps\":[{\"name\":\"s\",\"tasks\":[]"
@@ -629,15 +704,15 @@ static void test_preflight(void **state)
                 "{\"name\":\"Disk\",\"task\":\"render\"},{\"nam\":\"x\"},"
                 "{\"name\":\"Mem\",\"task\":3},7],",
                 ""),
-        "plans.deploy.preflight[0].task: Not found: \"rendr\" (did you mean "
-        "\"render\"?)\n"
-        "plans.deploy.preflight[1].name: Duplicate value: \"Disk\"\n"
         "plans.deploy.preflight[2].nam: Forbidden: unknown field \"nam\" (did "
         "you mean \"name\"?)\n"
         "plans.deploy.preflight[2].name: Required value\n"
         "plans.deploy.preflight[2].task: Required value\n"
         "plans.deploy.preflight[3].task: Invalid type: must be a string\n"
-        "plans.deploy.preflight[4]: Invalid type: must be an object\n");
+        "plans.deploy.preflight[4]: Invalid type: must be an object\n"
+        "plans.deploy.preflight[1].name: Duplicate value: \"Disk\"\n"
+        "plans.deploy.preflight[0].task: Not found: \"rendr\" (did you mean "
+        "\"render\"?)\n");
     assert_errors(MINIMAL("", "\"preflight\":{},", ""),
                   "plans.deploy.preflight: Invalid type: must be an array\n");
 }
@@ -658,30 +733,30 @@ static void test_phases_steps(void **state)
         "{\"name\":\"y\",\"tasks\":[\"t\"],\"retry\":3},"
         "{\"name\":\"z\",\"tasks\":[\"t\"],\"timout\":\"1s\"},"
         "\"s\"]}]}}}",
-        "plans.deploy.phases[0].strategy: Unsupported value: \"paralel\": "
-        "supported values: \"parallel\", \"serial\" (did you mean "
-        "\"parallel\"?)\n"
-        "plans.deploy.phases[0].steps: Required value: must have at least "
-        "one step\n"
         "plans.deploy.phases[1].step: Forbidden: unknown field \"step\" (did "
         "you mean \"steps\"?)\n"
-        "plans.deploy.phases[1].name: Duplicate value: \"p\"\n"
+        "plans.deploy.phases[2].steps[7].timout: Forbidden: unknown field "
+        "\"timout\" (did you mean \"timeout\"?)\n"
         "plans.deploy.phases[1].steps: Required value\n"
-        "plans.deploy.phases[2].steps[1].name: Duplicate value: \"s\"\n"
+        "plans.deploy.phases[2].steps[2].tasks: Required value\n"
         "plans.deploy.phases[2].steps[1].tasks: Invalid type: must be an "
         "array\n"
-        "plans.deploy.phases[2].steps[2].tasks: Required value\n"
-        "plans.deploy.phases[2].steps[3].timeout: Invalid value: \"10 min\": "
-        "must be a duration such as \"500ms\", \"30s\", \"5m\" or \"1h\"\n"
-        "plans.deploy.phases[2].steps[4].timeout: Invalid value: \"0s\": "
-        "must be greater than zero\n"
         "plans.deploy.phases[2].steps[5].timeout: Invalid type: must be a "
         "string\n"
         "plans.deploy.phases[2].steps[6].retry: Invalid type: must be an "
         "object\n"
-        "plans.deploy.phases[2].steps[7].timout: Forbidden: unknown field "
-        "\"timout\" (did you mean \"timeout\"?)\n"
-        "plans.deploy.phases[2].steps[8]: Invalid type: must be an object\n");
+        "plans.deploy.phases[2].steps[8]: Invalid type: must be an object\n"
+        "plans.deploy.phases[1].name: Duplicate value: \"p\"\n"
+        "plans.deploy.phases[2].steps[1].name: Duplicate value: \"s\"\n"
+        "plans.deploy.phases[0].strategy: Unsupported value: \"paralel\": "
+        "supported values: \"parallel\", \"serial\" (did you mean "
+        "\"parallel\"?)\n"
+        "plans.deploy.phases[2].steps[3].timeout: Invalid value: \"10 min\": "
+        "must be a duration such as \"500ms\", \"30s\", \"5m\" or \"1h\"\n"
+        "plans.deploy.phases[2].steps[4].timeout: Invalid value: \"0s\": must "
+        "be greater than zero\n"
+        "plans.deploy.phases[0].steps: Required value: must have at least one "
+        "step\n");
 }
 
 static void test_retry(void **state)
@@ -693,16 +768,16 @@ static void test_retry(void **state)
                           "", ""),
                   "plans.deploy.phases[0].steps[0].retry.jitter: Forbidden: "
                   "unknown field \"jitter\"\n"
-                  "plans.deploy.phases[0].steps[0].retry.attempts: Invalid "
-                  "value: 0: must be between 1 and 100\n"
                   "plans.deploy.phases[0].steps[0].retry.backoff: Invalid "
                   "value: \"1sec\": must be a duration such as \"500ms\", "
                   "\"30s\", \"5m\" or \"1h\"\n"
-                  "plans.deploy.phases[0].steps[0].retry.multiplier: Invalid "
-                  "value: 0.5: must be between 1 and 100\n"
                   "plans.deploy.phases[0].steps[0].retry.max_backoff: Invalid "
                   "value: \"-1s\": must be a duration such as \"500ms\", "
-                  "\"30s\", \"5m\" or \"1h\"\n");
+                  "\"30s\", \"5m\" or \"1h\"\n"
+                  "plans.deploy.phases[0].steps[0].retry.attempts: Invalid "
+                  "value: 0: must be between 1 and 100\n"
+                  "plans.deploy.phases[0].steps[0].retry.multiplier: Invalid "
+                  "value: 0.5: must be between 1 and 100\n");
     assert_errors(MINIMAL(",\"retry\":{\"attempts\":101,\"multiplier\":101,"
                           "\"max_backoff\":\"500ms\"}",
                           "", ""),
@@ -730,8 +805,8 @@ static void test_retry(void **state)
                   "value: \"4s\": must not be less than backoff\n");
 }
 
-/* A document with errors everywhere reports all of them, in document
- * order. */
+/* A document with errors everywhere reports all of them, in the rules'
+ * order (rules.c), each in document order. */
 static void test_many_errors(void **state)
 {
     static const char json[] =
@@ -772,54 +847,52 @@ static void test_many_errors(void **state)
         "nmae: Forbidden: unknown field \"nmae\" (did you mean \"name\"?)\n"
         "descripton: Forbidden: unknown field \"descripton\" (did you mean "
         "\"description\"?)\n"
-        "name: Required value\n"
-        "version: Invalid value: \"0.2 beta\": must be 1-64 characters of "
-        "letters, digits, '.', '+', '_', '-'\n"
-        "parameters[0].trigger: Not found: \"updte\" (did you mean "
-        "\"update\"?)\n"
-        "parameters[1].name: Duplicate value: \"NODE_COUNT\"\n"
-        "parameters[1].required: Invalid type: must be a boolean\n"
-        "parameters[2]: Invalid type: must be an object\n"
-        "tasks[1].name: Invalid value: \"Bad Name\": must be 1-63 characters "
-        "of letters, digits, '_', '.', '-', starting with a letter or digit\n"
-        "tasks[1].kind: Invalid value: \"\": must not be empty\n"
-        "tasks[2].name: Duplicate value: \"render\"\n"
-        "tasks[2].spec: Invalid type: must be an object\n"
         "plans.update.strategie: Forbidden: unknown field \"strategie\" (did "
         "you mean \"strategy\"?)\n"
-        "plans.update.phases: Required value: must have at least one phase\n"
-        "plans[\"x y\"]: Invalid value: \"x y\": must be 1-63 characters of "
-        "letters, digits, '_', '.', '-', starting with a letter or digit\n"
-        "plans[\"x y\"].strategy: Unsupported value: \"serail\": supported "
-        "values: \"parallel\", \"serial\" (did you mean \"serial\"?)\n"
-        "plans[\"x y\"].preflight[0].task: Not found: \"chek\"\n"
-        "plans[\"x y\"].preflight[1].name: Duplicate value: \"Disk\"\n"
+        "plans[\"x y\"].phases[1].steps[0].retry.maxBackoff: Forbidden: "
+        "unknown field \"maxBackoff\" (did you mean \"max_backoff\"?)\n"
+        "name: Required value\n"
         "plans[\"x y\"].preflight[1].task: Required value\n"
-        "plans[\"x y\"].phases[0].steps[0].tasks[0]: Not found: \"rendr\" "
-        "(did you mean \"render\"?)\n"
+        "parameters[1].required: Invalid type: must be a boolean\n"
+        "parameters[2]: Invalid type: must be an object\n"
+        "tasks[2].spec: Invalid type: must be an object\n"
         "plans[\"x y\"].phases[0].steps[0].tasks[1]: Invalid type: must be a "
         "string\n"
+        "plans[\"x y\"].phases[1].steps[0].retry.attempts: Invalid type: must "
+        "be an integer\n"
+        "version: Invalid value: \"0.2 beta\": must be 1-64 characters of "
+        "letters, digits, '.', '+', '_', '-'\n"
+        "tasks[1].name: Invalid value: \"Bad Name\": must be 1-63 characters "
+        "of letters, digits, '_', '.', '-', starting with a letter or digit\n"
+        "plans[\"x y\"]: Invalid value: \"x y\": must be 1-63 characters of "
+        "letters, digits, '_', '.', '-', starting with a letter or digit\n"
+        "parameters[1].name: Duplicate value: \"NODE_COUNT\"\n"
+        "tasks[2].name: Duplicate value: \"render\"\n"
+        "plans[\"x y\"].preflight[1].name: Duplicate value: \"Disk\"\n"
+        "plans[\"x y\"].phases[1].name: Duplicate value: \"p\"\n"
+        "plans[\"x y\"].phases[0].steps[1].name: Duplicate value: \"s\"\n"
+        "plans[\"x y\"].strategy: Unsupported value: \"serail\": supported "
+        "values: \"parallel\", \"serial\" (did you mean \"serial\"?)\n"
+        "plans[\"x y\"].phases[0].steps[0].timeout: Invalid value: \"10 min\": "
+        "must be a duration such as \"500ms\", \"30s\", \"5m\" or \"1h\"\n"
+        "plans[\"x y\"].phases[1].steps[0].timeout: Invalid value: \"0s\": "
+        "must be greater than zero\n"
         "plans[\"x y\"].phases[0].steps[0].retry.attempts: Invalid value: 0: "
         "must be between 1 and 100\n"
         "plans[\"x y\"].phases[0].steps[0].retry.multiplier: Invalid value: "
         "0.5: must be between 1 and 100\n"
         "plans[\"x y\"].phases[0].steps[0].retry.max_backoff: Invalid value: "
         "\"1s\": must not be less than backoff\n"
-        "plans[\"x y\"].phases[0].steps[0].timeout: Invalid value: \"10 "
-        "min\": must be a duration such as \"500ms\", \"30s\", \"5m\" or "
-        "\"1h\"\n"
-        "plans[\"x y\"].phases[0].steps[1].name: Duplicate value: \"s\"\n"
-        "plans[\"x y\"].phases[0].steps[1].tasks: Required value: must list "
-        "at least one task\n"
-        "plans[\"x y\"].phases[1].name: Duplicate value: \"p\"\n"
-        "plans[\"x y\"].phases[1].steps[0].retry.maxBackoff: Forbidden: "
-        "unknown field \"maxBackoff\" (did you mean \"max_backoff\"?)\n"
-        "plans[\"x y\"].phases[1].steps[0].retry.attempts: Invalid type: "
-        "must be an integer\n"
-        "plans[\"x y\"].phases[1].steps[0].timeout: Invalid value: \"0s\": "
-        "must be greater than zero\n"
-        "plans.deploy: Required value: a definition must have a deploy "
-        "plan\n";
+        "plans.update.phases: Required value: must have at least one phase\n"
+        "plans[\"x y\"].phases[0].steps[1].tasks: Required value: must list at "
+        "least one task\n"
+        "plans[\"x y\"].preflight[0].task: Not found: \"chek\"\n"
+        "plans[\"x y\"].phases[0].steps[0].tasks[0]: Not found: \"rendr\" (did "
+        "you mean \"render\"?)\n"
+        "parameters[0].trigger: Not found: \"updte\" (did you mean "
+        "\"update\"?)\n"
+        "plans.deploy: Required value: a definition must have a deploy plan\n"
+        "tasks[1].kind: Invalid value: \"\": must not be empty\n";
     int i;
 
     (void)state;
@@ -827,6 +900,281 @@ static void test_many_errors(void **state)
      * document. */
     for (i = 0; i < 2; i++)
         assert_errors(json, want);
+}
+
+/* ---- kinds and specs ------------------------------------------------------
+ */
+
+static void test_kinds(void **state)
+{
+    static const char json[] =
+        TASKS("{\"name\":\"t\",\"kind\":\"Dummy\"},{\"name\":\"u\",\"kind\":"
+              "\"Dumy\"},{\"name\":\"v\",\"kind\":\"Ext\"},{\"name\":\"w\","
+              "\"kind\":\"Plain\",\"spec\":{\"any\":[1]}},{\"name\":\"x\","
+              "\"kind\":\"\"},{\"name\":\"y\",\"kind\":\"ext\"},{\"name\":"
+              "\"z\",\"kind\":\"Kubernetes\"}");
+    char *got;
+
+    (void)state;
+    assert_kind_errors(
+        json, "tasks[1].kind: Unsupported value: \"Dumy\": supported values: "
+              "\"Dummy\", \"Ext\", \"Plain\", \"shell\" (did you mean "
+              "\"Dummy\"?)\n"
+              "tasks[4].kind: Invalid value: \"\": must not be empty\n"
+              "tasks[5].kind: Unsupported value: \"ext\": supported values: "
+              "\"Dummy\", \"Ext\", \"Plain\", \"shell\" (did you mean "
+              "\"Ext\"?)\n"
+              "tasks[6].kind: Unsupported value: \"Kubernetes\": supported "
+              "values: \"Dummy\", \"Ext\", \"Plain\", \"shell\"\n");
+    /* The built-ins alone. */
+    got = kind_errors(json, 0, 1);
+    assert_non_null(strstr(got, "tasks[1].kind: Unsupported value: \"Dumy\": "
+                                "supported values: \"Dummy\", \"shell\" (did "
+                                "you mean \"Dummy\"?)\n"));
+    free(got);
+    /* Read back without kinds: any kind but the empty one. */
+    assert_errors(json, "tasks[4].kind: Invalid value: \"\": must not be "
+                        "empty\n");
+}
+
+static void test_dummy_spec(void **state)
+{
+    static const char *const ok[] = {
+        "{}",
+        ("{\"done\":false,\"wantErr\":true,\"fatal\":false,\"sleep\":"
+         "\"1.5s\",\"failTimes\":0}"),
+        "{\"sleep\":\"0s\",\"failTimes\":9223372036854775807}"};
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        char json[512];
+
+        snprintf(json, sizeof(json), SPEC("Dummy", "%s"), ok[i]);
+        assert_kind_errors(json, "");
+    }
+    assert_kind_errors(
+        SPEC("Dummy", "{\"dnoe\":true,\"done\":\"yes\",\"wantErr\":1,"
+                      "\"fatal\":null,\"sleep\":5,\"failTimes\":1.0}"),
+        "tasks[0].spec.dnoe: Forbidden: unknown field \"dnoe\" (did you mean "
+        "\"done\"?)\n"
+        "tasks[0].spec.done: Invalid type: must be a boolean\n"
+        "tasks[0].spec.wantErr: Invalid type: must be a boolean\n"
+        "tasks[0].spec.fatal: Invalid type: must be a boolean\n"
+        "tasks[0].spec.sleep: Invalid type: must be a string\n"
+        "tasks[0].spec.failTimes: Invalid type: must be an integer\n");
+    assert_kind_errors(
+        SPEC("Dummy", "{\"sleep\":\"soon\",\"failTimes\":-2}"),
+        "tasks[0].spec.sleep: Invalid value: \"soon\": must be a duration "
+        "such as \"500ms\", \"30s\", \"5m\" or \"1h\"\n"
+        "tasks[0].spec.failTimes: Invalid value: -2: must be 0 or more\n");
+    /* A spec that is not an object is the types rule's alone. */
+    assert_kind_errors(SPEC("Dummy", "[]"),
+                       "tasks[0].spec: Invalid type: must be an object\n");
+}
+
+static void test_shell_spec(void **state)
+{
+    static const char *const ok[] = {
+        "{\"argv\":[\"x\"]}",
+        ("{\"argv\":[\"x\",\"\"],\"env\":{\"A\":\"1\",\"odd name!\":"
+         "\"\"},\"cwd\":\"/\",\"timeout\":\"1ms\",\"fatal_exit_codes\":"
+         "[1,255]}"),
+        "{\"command\":\"echo hi\",\"fatal_exit_codes\":[]}"};
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        char json[512];
+
+        snprintf(json, sizeof(json), SPEC("shell", "%s"), ok[i]);
+        assert_kind_errors(json, "");
+    }
+    assert_kind_errors(SPEC("shell", "{}"),
+                       "tasks[0].spec.argv: Required value: exactly one of "
+                       "\"argv\" and \"command\"\n");
+    assert_kind_errors(TASKS("{\"name\":\"t\",\"kind\":\"shell\"}"),
+                       "tasks[0].spec.argv: Required value: exactly one of "
+                       "\"argv\" and \"command\"\n");
+    assert_kind_errors(SPEC("shell", "{\"argv\":[\"a\"],\"command\":\"b\"}"),
+                       "tasks[0].spec.command: Forbidden: not allowed with "
+                       "\"argv\": exactly one of \"argv\" and \"command\"\n");
+    assert_kind_errors(SPEC("shell", "{\"argv\":\"a\"}"),
+                       "tasks[0].spec.argv: Invalid type: must be an array\n");
+    assert_kind_errors(SPEC("shell", "{\"argv\":[]}"),
+                       "tasks[0].spec.argv: Required value: must list at least "
+                       "the program\n");
+    assert_kind_errors(SPEC("shell", "{\"argv\":[\"a\",1,\"b\",null]}"),
+                       "tasks[0].spec.argv[1]: Invalid type: must be a string\n"
+                       "tasks[0].spec.argv[3]: Invalid type: must be a "
+                       "string\n");
+    assert_kind_errors(SPEC("shell", "{\"command\":\"\"}"),
+                       "tasks[0].spec.command: Invalid value: \"\": must not "
+                       "be empty\n");
+    assert_kind_errors(
+        SPEC("shell", "{\"command\":\"x\",\"env\":{\"A=B\":\"1\",\"\":\"2\","
+                      "\"C\":3},\"cwd\":\"\",\"timeout\":\"0s\","
+                      "\"fatal_exit_codes\":[0,256,\"1\",1.0],\"argvv\":[]}"),
+        "tasks[0].spec.argvv: Forbidden: unknown field \"argvv\" (did you "
+        "mean \"argv\"?)\n"
+        "tasks[0].spec.env[\"A=B\"]: Invalid value: \"A=B\": must be a "
+        "variable name: not empty, without '='\n"
+        "tasks[0].spec.env[\"\"]: Invalid value: \"\": must be a variable "
+        "name: not empty, without '='\n"
+        "tasks[0].spec.env.C: Invalid type: must be a string\n"
+        "tasks[0].spec.cwd: Invalid value: \"\": must not be empty\n"
+        "tasks[0].spec.timeout: Invalid value: \"0s\": must be greater than "
+        "zero\n"
+        "tasks[0].spec.fatal_exit_codes[0]: Invalid value: 0: must be between "
+        "1 and 255\n"
+        "tasks[0].spec.fatal_exit_codes[1]: Invalid value: 256: must be "
+        "between 1 and 255\n"
+        "tasks[0].spec.fatal_exit_codes[2]: Invalid type: must be an "
+        "integer\n"
+        "tasks[0].spec.fatal_exit_codes[3]: Invalid type: must be an "
+        "integer\n");
+    assert_kind_errors(
+        SPEC("shell", "{\"command\":7,\"env\":[],\"cwd\":1,\"timeout\":5,"
+                      "\"fatal_exit_codes\":{}}"),
+        "tasks[0].spec.command: Invalid type: must be a string\n"
+        "tasks[0].spec.env: Invalid type: must be an object\n"
+        "tasks[0].spec.cwd: Invalid type: must be a string\n"
+        "tasks[0].spec.timeout: Invalid type: must be a string\n"
+        "tasks[0].spec.fatal_exit_codes: Invalid type: must be an array\n");
+    assert_kind_errors(SPEC("shell", "{\"command\":\"x\",\"timeout\":\"1 s\"}"),
+                       "tasks[0].spec.timeout: Invalid value: \"1 s\": must be "
+                       "a duration such as \"500ms\", \"30s\", \"5m\" or "
+                       "\"1h\"\n");
+}
+
+/* An embedder's kind: its check sees the spec as the executor will (compact,
+ * sorted keys); its message is cut to one line. */
+static void test_embedder_spec(void **state)
+{
+    (void)state;
+    assert_kind_errors(SPEC("Ext", "{\"b\": 1, \"a\": [1, {\"d\":0,\"c\":1}]}"),
+                       "");
+    assert_string_equal(last_spec, "{\"a\":[1,{\"c\":1,\"d\":0}],\"b\":1}");
+    assert_kind_errors(TASKS("{\"name\":\"t\",\"kind\":\"Ext\"}"), "");
+    assert_string_equal(last_spec, "{}");
+    assert_kind_errors(
+        SPEC("Ext", "{\"bad\":1}"),
+        "tasks[0].spec: Invalid value: \"bad\" is not for Ext\n");
+    assert_kind_errors(SPEC("Ext", "{\"silent\":1}"),
+                       "tasks[0].spec: Invalid value: rejected by the check "
+                       "of kind \"Ext\"\n");
+    last_spec[0] = '\0';
+    assert_kind_errors(SPEC("Ext", "7"),
+                       "tasks[0].spec: Invalid type: must be an object\n");
+    assert_string_equal(last_spec, "");
+}
+
+/* Nesting deeper than PCTL_DEF_MAX_DEPTH is refused before any rule; a
+ * bracket in a string does not count. */
+static void test_depth(void **state)
+{
+    sb b = {NULL, 0, 0};
+    int i;
+
+    (void)state;
+    for (i = 0; i < PCTL_DEF_MAX_DEPTH; i++)
+        sb_add(&b, "{\"a\":");
+    sb_add(&b, "\"[[[\\\"{{{\"");
+    for (i = 0; i < PCTL_DEF_MAX_DEPTH; i++)
+        sb_add(&b, "}");
+    assert_errors(b.s, "a: Forbidden: unknown field \"a\"\n"
+                       "name: Required value\n"
+                       "version: Required value\n"
+                       "plans: Required value\n");
+    b.len = 0;
+    sb_add(&b, "{\n \"a\":");
+    for (i = 0; i < PCTL_DEF_MAX_DEPTH; i++)
+        sb_add(&b, "[");
+    for (i = 0; i < PCTL_DEF_MAX_DEPTH; i++)
+        sb_add(&b, "]");
+    sb_add(&b, "}");
+    assert_errors(b.s, "<definition>:2:69: nesting deeper than 64 levels\n");
+    free(b.s);
+}
+
+/* Every rule broken at least once: all errors, in the rules' order, the
+ * same on one worker and on four. */
+static void test_all_rules(void **state)
+{
+    static const char json[] =
+        "{\"nmae\": \"zk\", \"version\": \"1 0\",\n"
+        " \"parameters\": [{\"name\": \"A\", \"trigger\": \"updte\"},\n"
+        "   {\"name\": \"A\", \"default\": null}],\n"
+        " \"tasks\": [{\"name\": \"t\", \"kind\": \"shell\", \"spec\": "
+        "{\"argv\": []}},\n"
+        "   {\"name\": \"u\", \"kind\": \"Dumy\"},\n"
+        "   {\"name\": \"v\", \"kind\": \"Ext\", \"spec\": {\"bad\": 1}},\n"
+        "   {\"name\": \"w x\", \"kind\": \"Dummy\", \"spec\": "
+        "{\"sleep\": \"1\"}}],\n"
+        " \"plans\": {\"update\": {\"strategy\": \"rolling\", \"deadline\": "
+        "\"0s\",\n"
+        "   \"preflight\": [{\"name\": \"c\", \"task\": \"tt\"}],\n"
+        "   \"phases\": [{\"name\": \"p\", \"steps\": [\n"
+        "     {\"name\": \"s\", \"tasks\": [\"t\", \"w x\", \"x\"], "
+        "\"timeout\": \"1 m\",\n"
+        "      \"retry\": {\"attempts\": 0, \"backoff\": \"1m\", "
+        "\"max_backoff\": \"1s\", \"jitter\": 1}},\n"
+        "     {\"name\": \"s\", \"tasks\": []}]},\n"
+        "     {\"name\": \"q\", \"steps\": \"none\"}, {\"steps\": []}]}}}\n";
+    static const char want[] =
+        "nmae: Forbidden: unknown field \"nmae\" (did you mean \"name\"?)\n"
+        "plans.update.phases[0].steps[0].retry.jitter: Forbidden: unknown "
+        "field \"jitter\"\n"
+        "name: Required value\n"
+        "plans.update.phases[2].name: Required value\n"
+        "parameters[1].default: Invalid type: must be a string, a number or a "
+        "boolean\n"
+        "plans.update.phases[1].steps: Invalid type: must be an array\n"
+        "version: Invalid value: \"1 0\": must be 1-64 characters of letters, "
+        "digits, '.', '+', '_', '-'\n"
+        "tasks[3].name: Invalid value: \"w x\": must be 1-63 characters of "
+        "letters, digits, '_', '.', '-', starting with a letter or digit\n"
+        "parameters[1].name: Duplicate value: \"A\"\n"
+        "plans.update.phases[0].steps[1].name: Duplicate value: \"s\"\n"
+        "plans.update.strategy: Unsupported value: \"rolling\": supported "
+        "values: \"parallel\", \"serial\"\n"
+        "plans.update.deadline: Invalid value: \"0s\": must be greater than "
+        "zero\n"
+        "plans.update.phases[0].steps[0].timeout: Invalid value: \"1 m\": must "
+        "be a duration such as \"500ms\", \"30s\", \"5m\" or \"1h\"\n"
+        "plans.update.phases[0].steps[0].retry.attempts: Invalid value: 0: "
+        "must be between 1 and 100\n"
+        "plans.update.phases[0].steps[0].retry.max_backoff: Invalid value: "
+        "\"1s\": must not be less than backoff\n"
+        "plans.update.phases[0].steps[1].tasks: Required value: must list at "
+        "least one task\n"
+        "plans.update.phases[2].steps: Required value: must have at least one "
+        "step\n"
+        "plans.update.preflight[0].task: Not found: \"tt\" (did you mean "
+        "\"t\"?)\n"
+        "plans.update.phases[0].steps[0].tasks[2]: Not found: \"x\" (did you "
+        "mean \"t\"?)\n"
+        "parameters[0].trigger: Not found: \"updte\" (did you mean "
+        "\"update\"?)\n"
+        "plans.deploy: Required value: a definition must have a deploy plan\n"
+        "tasks[1].kind: Unsupported value: \"Dumy\": supported values: "
+        "\"Dummy\", \"Ext\", \"Plain\", \"shell\" (did you mean \"Dummy\"?)\n"
+        "tasks[0].spec.argv: Required value: must list at least the program\n"
+        "tasks[2].spec: Invalid value: \"bad\" is not for Ext\n"
+        "tasks[3].spec.sleep: Invalid value: \"1\": must be a duration such as "
+        "\"500ms\", \"30s\", \"5m\" or \"1h\"\n";
+    unsigned workers[] = {1, 4, 1};
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(workers) / sizeof(workers[0]); i++) {
+        char *got = kind_errors(json, 1, workers[i]);
+
+        if (strcmp(got, want) != 0)
+            print_error("--- got:\n%s--- want:\n%s", got, want);
+        assert_string_equal(got, want);
+        free(got);
+    }
 }
 
 /* Errors are appended after what the list already holds, and a line
@@ -1049,11 +1397,12 @@ static void counting_free(void *p)
 
 /* Decodes doc failing the Nth allocation for every N until it succeeds:
  * each attempt must fail cleanly, with nothing left allocated. */
-static void alloc_loop(const char *doc, int want_rc)
+static void alloc_loop_opts(const char *doc, const pctl_def_opts *opts,
+                            int want_rc)
 {
     static const pctl_alloc_hooks hooks = {failing_malloc, failing_realloc,
                                            counting_free};
-    long n, syntax = 0;
+    long n, syntax = 0, swallowed = 0;
 
     pctl_alloc_set_hooks(&hooks);
     for (n = 1;; n++) {
@@ -1061,10 +1410,27 @@ static void alloc_loop(const char *doc, int want_rc)
         pctl_def *d = (pctl_def *)&l;
         int rc;
 
+        /* jansson (2.14) drops a byte of a string when its lexer's buffer
+         * cannot grow (load.c: lex_save ignores the failure), and returns
+         * the document as if all were well; a definition that loses a
+         * byte of a key is then reported invalid.  Nothing above jansson
+         * can see that happen, so such an allocation is skipped. */
         fail_at = n;
         calls = 0;
         live = 0;
-        rc = pctl_def_decode(&d, doc, strlen(doc), "t.json", &l);
+        {
+            json_t *probe =
+                json_loadb(doc, strlen(doc), JSON_REJECT_DUPLICATES, NULL);
+
+            json_decref(probe);
+            if (probe && calls >= n) {
+                swallowed++;
+                continue;
+            }
+        }
+        calls = 0;
+        live = 0;
+        rc = pctl_def_parse(&d, doc, strlen(doc), "t.json", opts, &l);
         if (calls < n) {
             /* Nothing failed: the run is complete. */
             assert_int_equal(rc, want_rc);
@@ -1081,7 +1447,9 @@ static void alloc_loop(const char *doc, int want_rc)
             /* jansson reports some allocation failures as parse errors. */
             syntax++;
         } else if (rc != PLANCTL_ENOMEM) {
-            fail_msg("allocation %ld: rc %d", n, rc);
+            char *all = render_all(&l);
+
+            fail_msg("allocation %ld: rc %d:\n%s", n, rc, all);
         } else if (want_rc == 0 && l.n != 0) {
             fail_msg("allocation %ld: errors for a valid definition", n);
         }
@@ -1091,7 +1459,35 @@ static void alloc_loop(const char *doc, int want_rc)
     }
     pctl_alloc_set_hooks(NULL);
     assert_true(n > 50);
+    assert_true(swallowed < n / 10);
     (void)syntax;
+}
+
+static void alloc_loop(const char *doc, int want_rc)
+{
+    alloc_loop_opts(doc, NULL, want_rc);
+}
+
+/* The whole pipeline with kinds: every rule, an embedder's check, the
+ * spec rules of both built-ins, on one worker so the count is exact. */
+static void test_alloc_failure_kinds(void **state)
+{
+    pctl_kinds kinds = PCTL_KINDS_INIT;
+    pctl_def_opts opts = PCTL_DEF_OPTS_INIT;
+
+    (void)state;
+    assert_int_equal(pctl_kinds_add(&kinds, "Ext", ext_check, NULL), 0);
+    opts.kinds = &kinds;
+    opts.workers = 1;
+    alloc_loop_opts(FULL_KINDS, &opts, 0);
+    alloc_loop_opts(
+        TASKS("{\"name\":\"t\",\"kind\":\"shell\",\"spec\":{\"argv\":[1],"
+              "\"env\":{\"A=\":2},\"fatal_exit_codes\":[0],\"x\":1}},"
+              "{\"name\":\"u\",\"kind\":\"Ext\",\"spec\":{\"bad\":1}},"
+              "{\"name\":\"v\",\"kind\":\"Dummy\",\"spec\":{\"dnoe\":1}},"
+              "{\"name\":\"w\",\"kind\":\"Dumy\"}"),
+        &opts, PLANCTL_EDEFINITION);
+    pctl_kinds_clear(&kinds);
 }
 
 static void test_alloc_failure_valid(void **state)
@@ -1130,11 +1526,18 @@ int main(void)
         cmocka_unit_test(test_phases_steps),
         cmocka_unit_test(test_retry),
         cmocka_unit_test(test_many_errors),
+        cmocka_unit_test(test_kinds),
+        cmocka_unit_test(test_dummy_spec),
+        cmocka_unit_test(test_shell_spec),
+        cmocka_unit_test(test_embedder_spec),
+        cmocka_unit_test(test_depth),
+        cmocka_unit_test(test_all_rules),
         cmocka_unit_test(test_appends),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_error_cap),
         cmocka_unit_test(test_alloc_failure_valid),
         cmocka_unit_test(test_alloc_failure_invalid),
+        cmocka_unit_test(test_alloc_failure_kinds),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,45 @@
+/*
+ * rules.h - the rules a definition must follow (DESIGN §2, §9), each a
+ * validator for the runner of validate.h, and their registration order.
+ *
+ * Every rule walks the whole document (walk.h) and reports only its own
+ * kind of problem, skipping what another rule owns: a value of the wrong
+ * type is reported by "types" alone, a list past its limit by "limits"
+ * alone, and so on.  That is what lets them run in any order, or at once,
+ * and still report each problem exactly once.
+ */
+#ifndef PCTL_CORE_RULES_H
+#define PCTL_CORE_RULES_H
+
+#include "validate.h"
+
+/* The built-in rules in registration order, which is the order of the
+ * errors: typos first (they usually explain what follows), then missing
+ * and mistyped fields, limits, names, values, references, kinds and
+ * specs.  Can't fail. */
+const pctl_validators *pctl_rules(void);
+
+/* rules_shape.c: the schema of every node. */
+int pctl_rule_unknown_fields(const pctl_vin *in, pctl_sink *s, void *data);
+int pctl_rule_required(const pctl_vin *in, pctl_sink *s, void *data);
+int pctl_rule_types(const pctl_vin *in, pctl_sink *s, void *data);
+int pctl_rule_limits(const pctl_vin *in, pctl_sink *s, void *data);
+
+/* rules_values.c: names and values. */
+int pctl_rule_names(const pctl_vin *in, pctl_sink *s, void *data);
+int pctl_rule_unique(const pctl_vin *in, pctl_sink *s, void *data);
+int pctl_rule_strategies(const pctl_vin *in, pctl_sink *s, void *data);
+int pctl_rule_durations(const pctl_vin *in, pctl_sink *s, void *data);
+int pctl_rule_retry(const pctl_vin *in, pctl_sink *s, void *data);
+int pctl_rule_not_empty(const pctl_vin *in, pctl_sink *s, void *data);
+
+/* rules_refs.c: what refers to what. */
+int pctl_rule_task_refs(const pctl_vin *in, pctl_sink *s, void *data);
+int pctl_rule_triggers(const pctl_vin *in, pctl_sink *s, void *data);
+int pctl_rule_deploy(const pctl_vin *in, pctl_sink *s, void *data);
+
+/* specs.c: task kinds, and the spec each kind accepts. */
+int pctl_rule_kinds(const pctl_vin *in, pctl_sink *s, void *data);
+int pctl_rule_specs(const pctl_vin *in, pctl_sink *s, void *data);
+
+#endif

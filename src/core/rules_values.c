@@ -1,0 +1,317 @@
+/*
+ * rules_values.c - the rules about values: name syntax and uniqueness, the
+ * version, strategies, durations, retry ranges, and lists that must not
+ * be empty.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "def.h"
+#include "planctl.h"
+#include "rules.h"
+
+static const char NAME_RULE[] =
+    "must be 1-63 characters of letters, digits, '_', '.', '-', starting "
+    "with a letter or digit";
+static const char VERSION_RULE[] =
+    "must be 1-64 characters of letters, digits, '.', '+', '_', '-'";
+static const char DURATION_RULE[] =
+    "must be a duration such as \"500ms\", \"30s\", \"5m\" or \"1h\"";
+
+static const char *const strategies[] = {"parallel", "serial"};
+
+static int walk_nodes(const pctl_vin *in, pctl_sink *s,
+                      int (*fn)(pctl_sink *, const pctl_visit *, void *))
+{
+    pctl_visitor vis;
+
+    vis.node = fn;
+    vis.list = NULL;
+    return pctl_walk(in->doc, s, &vis, NULL);
+}
+
+/* ---- names --------------------------------------------------------------- */
+
+static int version_valid(const char *s)
+{
+    size_t n = strlen(s), i;
+
+    for (i = 0; i < n; i++) {
+        char c = s[i];
+
+        if (!strchr(".+_-", c) && !(c >= '0' && c <= '9') &&
+            !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z'))
+            return 0;
+    }
+    return n > 0 && n <= PCTL_VERSION_MAX;
+}
+
+static int names_node(pctl_sink *s, const pctl_visit *v, void *data)
+{
+    const char *name;
+    pctl_qbuf q;
+
+    (void)data;
+    if (v->node == PCTL_NODE_PLAN)
+        return pctl_name_valid(v->key)
+                   ? 0
+                   : pctl_sink_fail(s, NULL, PCTL_FERR_INVALID, NULL, "%s: %s",
+                                    pctl_quote(&q, v->key), NAME_RULE);
+    if (v->node == PCTL_NODE_STEP_TASK || v->node == PCTL_NODE_RETRY)
+        return 0;
+    name = pctl_get_string(v->value, "name");
+    if (name && !pctl_name_valid(name))
+        PCTL_CHECK(pctl_sink_fail(s, "name", PCTL_FERR_INVALID, NULL, "%s: %s",
+                                  pctl_quote(&q, name), NAME_RULE));
+    if (v->node == PCTL_NODE_ROOT) {
+        const char *version = pctl_get_string(v->value, "version");
+
+        if (version && !version_valid(version))
+            PCTL_CHECK(pctl_sink_fail(s, "version", PCTL_FERR_INVALID, NULL,
+                                      "%s: %s", pctl_quote(&q, version),
+                                      VERSION_RULE));
+    }
+    return 0;
+}
+
+int pctl_rule_names(const pctl_vin *in, pctl_sink *s, void *data)
+{
+    (void)data;
+    return walk_nodes(in, s, names_node);
+}
+
+/* ---- unique names -------------------------------------------------------- */
+
+typedef struct named {
+    const char *name;
+    size_t index;
+} named;
+
+static int named_cmp(const void *a, const void *b)
+{
+    const named *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+
+    if (c)
+        return c;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/*
+ * Names must be unique among their siblings: parameters, tasks, a plan's
+ * preflight checks and phases, a phase's steps.  Only valid names take
+ * part (an invalid one is reported as such, once).  Sorting finds the
+ * duplicates in n log n - a phase may have 1000 steps - and they are then
+ * reported in document order, each after the first of its name.
+ */
+static int unique_list(pctl_sink *s, pctl_node elem, const json_t *list,
+                       void *data)
+{
+    size_t n = json_array_size(list), m = 0, i;
+    unsigned char *dup;
+    named *v;
+    int rc = 0;
+
+    (void)data;
+    if (elem == PCTL_NODE_STEP_TASK || n < 2)
+        return 0;
+    v = pctl_calloc(n, sizeof(*v));
+    dup = pctl_calloc(n, 1);
+    if (!v || !dup) {
+        pctl_free(v);
+        pctl_free(dup);
+        return PLANCTL_ENOMEM;
+    }
+    for (i = 0; i < n; i++) {
+        const char *name = pctl_get_string(json_array_get(list, i), "name");
+
+        if (name && pctl_name_valid(name)) {
+            v[m].name = name;
+            v[m++].index = i;
+        }
+    }
+    qsort(v, m, sizeof(*v), named_cmp);
+    for (i = 1; i < m; i++)
+        if (strcmp(v[i].name, v[i - 1].name) == 0)
+            dup[v[i].index] = 1;
+    for (i = 0; i < n && rc == 0; i++) {
+        size_t mark = pctl_sink_mark(s);
+        pctl_qbuf q;
+
+        if (!dup[i])
+            continue;
+        rc = pctl_sink_index(s, i);
+        if (rc == 0)
+            rc = pctl_sink_fail(
+                s, "name", PCTL_FERR_DUPLICATE, NULL, "%s",
+                pctl_quote(&q,
+                           pctl_get_string(json_array_get(list, i), "name")));
+        pctl_sink_back(s, mark);
+    }
+    pctl_free(v);
+    pctl_free(dup);
+    return rc;
+}
+
+int pctl_rule_unique(const pctl_vin *in, pctl_sink *s, void *data)
+{
+    pctl_visitor vis;
+
+    (void)data;
+    vis.node = NULL;
+    vis.list = unique_list;
+    return pctl_walk(in->doc, s, &vis, NULL);
+}
+
+/* ---- strategies ---------------------------------------------------------- */
+
+static int strategies_node(pctl_sink *s, const pctl_visit *v, void *data)
+{
+    const char *st;
+    pctl_hbuf h;
+    pctl_qbuf q;
+
+    (void)data;
+    if (v->node != PCTL_NODE_PLAN && v->node != PCTL_NODE_PHASE)
+        return 0;
+    st = pctl_get_string(v->value, "strategy");
+    if (!st || strcmp(st, "serial") == 0 || strcmp(st, "parallel") == 0)
+        return 0;
+    return pctl_sink_fail(
+        s, "strategy", PCTL_FERR_UNSUPPORTED,
+        pctl_did_you_mean(&h,
+                          pctl_closest(st, strategies, PCTL_COUNT(strategies))),
+        "%s: supported values: \"parallel\", \"serial\"", pctl_quote(&q, st));
+}
+
+int pctl_rule_strategies(const pctl_vin *in, pctl_sink *s, void *data)
+{
+    (void)data;
+    return walk_nodes(in, s, strategies_node);
+}
+
+/* ---- durations ----------------------------------------------------------- */
+
+/* o.field must be a duration, and more than zero when positive is set. */
+static int duration(pctl_sink *s, const json_t *o, const char *field,
+                    int positive)
+{
+    const char *text;
+    int64_t ms;
+    int state = pctl_get_duration(o, field, &ms, &text);
+    pctl_qbuf q;
+
+    if (state < 0)
+        return pctl_sink_fail(s, field, PCTL_FERR_INVALID, NULL, "%s: %s",
+                              pctl_quote(&q, text), DURATION_RULE);
+    if (state > 0 && positive && ms == 0)
+        return pctl_sink_fail(s, field, PCTL_FERR_INVALID, NULL,
+                              "%s: must be greater than zero",
+                              pctl_quote(&q, text));
+    return 0;
+}
+
+static int durations_node(pctl_sink *s, const pctl_visit *v, void *data)
+{
+    (void)data;
+    switch (v->node) {
+    case PCTL_NODE_PLAN:
+        /* A run must end this long after it starts. */
+        return duration(s, v->value, "deadline", 1);
+    case PCTL_NODE_STEP:
+        return duration(s, v->value, "timeout", 1);
+    case PCTL_NODE_RETRY:
+        PCTL_CHECK(duration(s, v->value, "backoff", 0));
+        return duration(s, v->value, "max_backoff", 0);
+    default:
+        return 0;
+    }
+}
+
+int pctl_rule_durations(const pctl_vin *in, pctl_sink *s, void *data)
+{
+    (void)data;
+    return walk_nodes(in, s, durations_node);
+}
+
+/* ---- retry ranges -------------------------------------------------------- */
+
+static int retry_node(pctl_sink *s, const pctl_visit *v, void *data)
+{
+    const json_t *a, *m;
+    const char *text;
+    int64_t backoff, max;
+
+    (void)data;
+    if (v->node != PCTL_NODE_RETRY)
+        return 0;
+    a = json_object_get(v->value, "attempts");
+    if (json_is_integer(a) &&
+        (json_integer_value(a) < 1 || json_integer_value(a) > 100))
+        PCTL_CHECK(pctl_sink_fail(s, "attempts", PCTL_FERR_INVALID, NULL,
+                                  "%" JSON_INTEGER_FORMAT
+                                  ": must be between 1 and 100",
+                                  json_integer_value(a)));
+    m = json_object_get(v->value, "multiplier");
+    if (json_is_number(m) &&
+        !(json_number_value(m) >= 1 && json_number_value(m) <= 100))
+        PCTL_CHECK(pctl_sink_fail(s, "multiplier", PCTL_FERR_INVALID, NULL,
+                                  "%g: must be between 1 and 100",
+                                  json_number_value(m)));
+    /* Both are present once defaulted, unless backoff was not a duration
+     * (reported by the durations rule). */
+    if (pctl_get_duration(v->value, "backoff", &backoff, NULL) == 1 &&
+        pctl_get_duration(v->value, "max_backoff", &max, &text) == 1 &&
+        max < backoff) {
+        pctl_qbuf q;
+
+        return pctl_sink_fail(s, "max_backoff", PCTL_FERR_INVALID, NULL,
+                              "%s: must not be less than backoff",
+                              pctl_quote(&q, text));
+    }
+    return 0;
+}
+
+int pctl_rule_retry(const pctl_vin *in, pctl_sink *s, void *data)
+{
+    (void)data;
+    return walk_nodes(in, s, retry_node);
+}
+
+/* ---- lists that must not be empty ---------------------------------------- */
+
+static int not_empty_list(pctl_sink *s, pctl_node elem, const json_t *list,
+                          void *data)
+{
+    const char *msg;
+
+    (void)data;
+    if (json_array_size(list) > 0)
+        return 0;
+    switch (elem) {
+    case PCTL_NODE_PHASE:
+        msg = "must have at least one phase";
+        break;
+    case PCTL_NODE_STEP:
+        msg = "must have at least one step";
+        break;
+    case PCTL_NODE_STEP_TASK:
+        msg = "must list at least one task";
+        break;
+    default:
+        return 0;
+    }
+    return pctl_sink_fail(s, NULL, PCTL_FERR_REQUIRED, NULL, "%s", msg);
+}
+
+/* A plan has phases, a phase steps, and every step tasks. */
+int pctl_rule_not_empty(const pctl_vin *in, pctl_sink *s, void *data)
+{
+    pctl_visitor vis;
+
+    (void)data;
+    vis.node = NULL;
+    vis.list = not_empty_list;
+    return pctl_walk(in->doc, s, &vis, NULL);
+}

@@ -1,0 +1,230 @@
+/*
+ * bundle.c - exporting one instance, with everything needed to rebuild it
+ * elsewhere, as one versioned JSON bundle (DESIGN §10).
+ *
+ * A bundle is a machine format and must be lossless: every column of every
+ * row is written as stored (times as integer milliseconds, JSON columns of
+ * runs and events as their text), rows keep their original ids, and the
+ * events come in seq order.  The importer (bundle_import.c) remaps the ids
+ * and rebuilds the rows by replaying the status changes through the
+ * database's transition guards rather than around them; see the note at
+ * the top of that file.  The whole export reads one snapshot (one read
+ * transaction), so a running engine cannot tear it.
+ *
+ * Layout, version 1:
+ *   {"format":"planctl-bundle","version":1,"exported_at":RFC3339,
+ *    "instance":{id,name,params{},last_applied{}|null,deleting,created_at,
+ *                updated_at,definition:{name,version}},
+ *    "definitions":[{id,name,version,body,created_at}],
+ *    "runs":[..],"phases":[..],"steps":[..],"attempts":[..],"events":[..]}
+ * where each row of the last five holds every column of its table under
+ * the column's name.  The definitions are every version the instance, its
+ * runs or its events name.
+ */
+#include <jansson.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/timefmt.h"
+#include "store/store.h"
+
+/* One column as JSON: NULL, an integer, a real or text, exactly as stored
+ * (a BLOB never occurs in planctl's tables; it would be exported as text).
+ * NULL when out of memory, or *bad_text for text that is not UTF-8. */
+static json_t *column_json(sqlite3_stmt *st, int i, int *bad_text)
+{
+    const char *text;
+    json_t *v;
+
+    switch (sqlite3_column_type(st, i)) {
+    case SQLITE_NULL:
+        return json_null();
+    case SQLITE_INTEGER:
+        return json_integer(sqlite3_column_int64(st, i));
+    case SQLITE_FLOAT:
+        return json_real(sqlite3_column_double(st, i));
+    default:
+        /* text first, then its length (sqlite3_column_bytes). */
+        text = (const char *)sqlite3_column_text(st, i);
+        if (!text)
+            return NULL;
+        v = json_stringn(text, (size_t)sqlite3_column_bytes(st, i));
+        /* The library stores valid UTF-8 (task output is cleaned); a row
+         * written by hand may not be. */
+        *bad_text = !v;
+        return v;
+    }
+}
+
+/* Appends every row of the named query for instance_id to arr, each as an
+ * object keyed by column name. */
+static int rows_json(json_t *arr, planctl *p, pctl_query q, int64_t iid,
+                     const char *what)
+{
+    sqlite3_stmt *st = pctl_stmt(p, q);
+    int rc = 0, step, i, n;
+
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, iid);
+    n = sqlite3_column_count(st);
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *o = json_object();
+        int bad = 0;
+
+        for (i = 0; o && i < n; i++)
+            if (json_object_set_new(o, sqlite3_column_name(st, i),
+                                    column_json(st, i, &bad)) < 0) {
+                json_decref(o);
+                o = NULL;
+            }
+        if (bad)
+            rc = pctl_err(p, PLANCTL_EIO,
+                          "%s: column %s of row %lld is not valid UTF-8; "
+                          "fix the row with sqlite3",
+                          what, sqlite3_column_name(st, i - 1),
+                          (long long)sqlite3_column_int64(st, 0));
+        else if (!o || json_array_append_new(arr, o) < 0)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = pctl_sqlerr(p, step, what);
+    sqlite3_reset(st);
+    return rc;
+}
+
+/* A JSON column of the instance, parsed: an object, or null when NULL. */
+static int parse_column(json_t **out, planctl *p, sqlite3_stmt *st, int i,
+                        const char *instance, const char *what)
+{
+    const char *text = (const char *)sqlite3_column_text(st, i);
+
+    *out = NULL;
+    if (!text) {
+        if (sqlite3_errcode(p->db) == SQLITE_NOMEM)
+            return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        *out = json_null();
+        return *out ? 0 : pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    *out = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+    if (!*out || !json_is_object(*out)) {
+        json_decref(*out);
+        *out = NULL;
+        return pctl_err(p, PLANCTL_EIO,
+                        "instance \"%s\": %s in the database is not a JSON "
+                        "object; run 'planctl verify'",
+                        instance, what);
+    }
+    return 0;
+}
+
+static int instance_json(json_t **out, planctl *p, int64_t iid,
+                         const char *name)
+{
+    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_bundle_instance);
+    json_t *params = NULL, *applied = NULL;
+    int rc, step;
+
+    *out = NULL;
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, iid);
+    step = sqlite3_step(st);
+    if (step != SQLITE_ROW) {
+        rc = step == SQLITE_DONE
+                 ? pctl_err(p, PLANCTL_ENOTFOUND,
+                            "instance \"%s\" not found; see 'planctl "
+                            "instances'",
+                            name)
+                 : pctl_sqlerr(p, step, "reading instance");
+        sqlite3_reset(st);
+        return rc;
+    }
+    /* Columns: 0 id, 1 name, 2 params, 3 last_applied, 4 deleting,
+     * 5 created_at, 6 updated_at, 7 definition name, 8 version. */
+    rc = parse_column(&params, p, st, 2, name, "params");
+    if (rc == 0)
+        rc = parse_column(&applied, p, st, 3, name, "last_applied");
+    if (rc == 0)
+        *out = json_pack("{s:I, s:s, s:O, s:O, s:b, s:I, s:I, s:{s:s, s:s}}",
+                         "id", (json_int_t)iid, "name",
+                         (const char *)sqlite3_column_text(st, 1), "params",
+                         params, "last_applied", applied, "deleting",
+                         sqlite3_column_int(st, 4) != 0, "created_at",
+                         (json_int_t)sqlite3_column_int64(st, 5), "updated_at",
+                         (json_int_t)sqlite3_column_int64(st, 6), "definition",
+                         "name", (const char *)sqlite3_column_text(st, 7),
+                         "version", (const char *)sqlite3_column_text(st, 8));
+    if (rc == 0 && !*out)
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    /* "O" took references of its own. */
+    json_decref(params);
+    json_decref(applied);
+    sqlite3_reset(st);
+    return rc;
+}
+
+/* The sections after "instance", each filled by one named query. */
+static const struct section {
+    const char *key;
+    pctl_query q;
+    const char *what;
+} sections[] = {
+    {"definitions", PCTL_Q_bundle_definitions, "reading definitions"},
+    {"runs", PCTL_Q_bundle_runs, "reading runs"},
+    {"phases", PCTL_Q_bundle_phases, "reading phases"},
+    {"steps", PCTL_Q_bundle_steps, "reading steps"},
+    {"attempts", PCTL_Q_bundle_attempts, "reading attempts"},
+    {"events", PCTL_Q_bundle_events, "reading events"},
+};
+
+static int build(json_t *doc, planctl *p, const char *instance)
+{
+    pctl_instance_row row = {0};
+    json_t *inst = NULL;
+    size_t i;
+    int rc;
+
+    if ((rc = pctl_instance_find(&row, p, instance)) < 0)
+        return rc;
+    rc = instance_json(&inst, p, row.id, instance);
+    if (rc == 0 && json_object_set_new(doc, "instance", inst) < 0)
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    for (i = 0; rc == 0 && i < sizeof sections / sizeof sections[0]; i++) {
+        json_t *arr = json_array();
+
+        if (!arr || json_object_set_new(doc, sections[i].key, arr) < 0)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        else
+            rc = rows_json(arr, p, sections[i].q, row.id, sections[i].what);
+    }
+    pctl_instance_row_clear(&row);
+    return rc;
+}
+
+int planctl_export_json(char **out, planctl *p, const char *instance)
+{
+    char when[PCTL_TIME_BUF];
+    json_t *doc;
+    int rc;
+
+    if (!out || !p || !instance)
+        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
+                 : PLANCTL_EINVAL;
+    *out = NULL;
+    pctl_time_rfc3339(when, pctl_now(p));
+    doc = json_pack("{s:s, s:i, s:s}", "format", PLANCTL_BUNDLE_FORMAT,
+                    "version", PLANCTL_BUNDLE_VERSION, "exported_at", when);
+    if (!doc)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    /* One snapshot: a plain BEGIN is a read transaction until it writes,
+     * which this never does. */
+    if ((rc = pctl_exec(p, "BEGIN")) == 0) {
+        rc = build(doc, p, instance);
+        sqlite3_exec(p->db, "COMMIT", NULL, NULL, NULL);
+    }
+    if (rc == 0 && !(*out = json_dumps(doc, JSON_COMPACT)))
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    json_decref(doc);
+    return rc;
+}

@@ -1,0 +1,851 @@
+/*
+ * bundle_import.c - loading a bundle written by planctl_export_json() into
+ * a database, under its own or another instance name, in one transaction.
+ *
+ * Design note: the import replays, it does not copy.  The database guards
+ * every status: a run, phase or step can only be inserted in a status
+ * reachable from "(new)" and only moved along an edge of the `transitions`
+ * table (schema.sql).  Those triggers stay on.  So each run, phase and
+ * step is inserted, with all its other columns as the bundle has them, in
+ * the status its creation event names, at the moment that event comes in
+ * the bundle's seq order; each later status event is applied as a
+ * compare-and-set `UPDATE ... SET status` that the triggers judge like any
+ * other change; every event is appended after the change it records, with
+ * a new seq in the original order.  The guards watch the status column
+ * only, so writing the other columns up front gives the same rows as
+ * writing them last.  Walking the history in order also keeps the
+ * one-active-run index satisfied, as it was where the bundle came from.
+ * At the end each row's replayed status must equal the bundle's; a bundle
+ * whose events do not lead there, take an illegal edge, or refer to rows
+ * it does not carry is refused, and the rollback leaves nothing behind.
+ *
+ * Ids are remapped: runs, phases, steps, attempts and events get new ids;
+ * references follow (runs.retry_of naming a run outside the bundle becomes
+ * NULL).  A run keeps its uid unless the database already has that uid
+ * (a second import of the same bundle): the copy then gets a fresh one.
+ * The creation event of a run carries its uid and retry_of for replay, so
+ * those two fields of its data follow the row; every other text, messages
+ * included, is kept verbatim.
+ */
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "store/store.h"
+
+/* A row of the bundle and where it went. */
+typedef struct row {
+    int64_t id;         /* the bundle's id (seq for events) */
+    int64_t nid;        /* the id here; 0 until inserted */
+    json_t *o;          /* the bundle's object, borrowed from the document */
+    const char *status; /* runs, phases, steps: the bundle's final status */
+    const char *cur;    /* ... and the replayed one; NULL until created */
+    int64_t kids;       /* runs, phases: phases, steps created so far */
+} row;
+
+enum { T_DEF, T_RUN, T_PHASE, T_STEP, T_ATTEMPT, T_EVENT, T__COUNT };
+
+static const struct {
+    const char *key, *id, *what;
+} tables[T__COUNT] = {
+    {"definitions", "id", "definition"}, {"runs", "id", "run"},
+    {"phases", "id", "phase"},           {"steps", "id", "step"},
+    {"attempts", "id", "attempt"},       {"events", "seq", "event"},
+};
+
+typedef struct table {
+    row *v;
+    size_t n;
+} table;
+
+typedef struct imp {
+    planctl *p;
+    table t[T__COUNT];
+    int64_t inst_id, inst_nid;
+    int sqlrc;        /* the SQLite code of the last failed statement */
+    int data_changed; /* the current event's data was rewritten */
+} imp;
+
+/* ---- reading the bundle ---- */
+
+/* Refuses the bundle: EINVAL with "bundle " and the printf message. */
+static int bad(imp *m, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static int bad(imp *m, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return pctl_err(m->p, PLANCTL_EINVAL, "bundle %s", msg);
+}
+
+/*
+ * The columns each insert binds as ?1..?n, in order, with their types, one
+ * letter per column: I an integer, T a string; lower case: or null.
+ */
+typedef struct cols {
+    const char *types;
+    const char *names[16];
+} cols;
+
+static const cols run_cols = {"TTTtTIiiit",
+                              {"uid", "plan", "trigger", "reason", "params",
+                               "created_at", "started_at", "finished_at",
+                               "deadline_at", "message"}};
+static const cols phase_cols = {
+    "ITTiit",
+    {"idx", "name", "strategy", "started_at", "finished_at", "message"}};
+static const cols step_cols = {"ITIIIiiiit",
+                               {"idx", "name", "attempt", "max_attempts",
+                                "task_index", "next_attempt_at", "deadline_at",
+                                "started_at", "finished_at", "message"}};
+static const cols attempt_cols = {"ITIiitt",
+                                  {"number", "status", "started_at",
+                                   "finished_at", "exit_code", "message",
+                                   "output"}};
+static const cols event_cols = {"ITttitTt",
+                                {"at", "entity", "from_status", "to_status",
+                                 "attempt", "message", "actor", "data"}};
+
+/* Checks the types of the columns of r->o; with st, binds them as
+ * ?1..?n. */
+static int bind_cols(imp *m, sqlite3_stmt *st, const row *r, const cols *c,
+                     int tbl)
+{
+    int i;
+
+    for (i = 0; c->types[i]; i++) {
+        json_t *v = json_object_get(r->o, c->names[i]);
+        char t = c->types[i];
+
+        if ((!v || json_is_null(v)) && (t == 'i' || t == 't')) {
+            if (st)
+                sqlite3_bind_null(st, i + 1);
+        } else if (json_is_integer(v) && (t == 'I' || t == 'i')) {
+            if (st)
+                sqlite3_bind_int64(st, i + 1, json_integer_value(v));
+        } else if (json_is_string(v) && (t == 'T' || t == 't')) {
+            if (st)
+                pctl_bind_text(st, i + 1, json_string_value(v));
+        } else {
+            return bad(m, "%s %lld: \"%s\" must be %s%s", tables[tbl].what,
+                       (long long)r->id, c->names[i],
+                       t == 'I' || t == 'i' ? "an integer" : "a string",
+                       t == 'i' || t == 't' ? " or null" : "");
+        }
+    }
+    return 0;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+    const row *x = a, *y = b;
+
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static row *find(table *t, int64_t id)
+{
+    row key;
+
+    key.id = id;
+    return t->n ? bsearch(&key, t->v, t->n, sizeof *t->v, cmp_row) : NULL;
+}
+
+/* Reads one array of the bundle into a table sorted by id. */
+static int load_table(imp *m, json_t *doc, int tbl)
+{
+    json_t *arr = json_object_get(doc, tables[tbl].key), *o;
+    table *t = &m->t[tbl];
+    size_t i;
+
+    if (!json_is_array(arr))
+        return pctl_err(
+            m->p, PLANCTL_EINVAL,
+            "not a planctl bundle: \"%s\" is missing or not an array",
+            tables[tbl].key);
+    t->v = pctl_calloc(json_array_size(arr) + 1, sizeof *t->v);
+    if (!t->v)
+        return pctl_err(m->p, PLANCTL_ENOMEM, "out of memory");
+    json_array_foreach(arr, i, o)
+    {
+        json_t *id = json_object_get(o, tables[tbl].id);
+        row *r = &t->v[t->n++];
+
+        if (!json_is_object(o) || !json_is_integer(id) ||
+            json_integer_value(id) <= 0)
+            return bad(m,
+                       "%s[%zu]: not an object with a positive integer \"%s\"",
+                       tables[tbl].key, i, tables[tbl].id);
+        r->id = json_integer_value(id);
+        r->o = o;
+        if (tbl == T_RUN || tbl == T_PHASE || tbl == T_STEP) {
+            r->status = json_string_value(json_object_get(o, "status"));
+            if (!r->status)
+                return bad(m, "%s %lld: \"status\" must be a string",
+                           tables[tbl].what, (long long)r->id);
+        }
+    }
+    qsort(t->v, t->n, sizeof *t->v, cmp_row);
+    for (i = 1; i < t->n; i++)
+        if (t->v[i].id == t->v[i - 1].id)
+            return bad(m, "has two %ss with %s %lld", tables[tbl].what,
+                       tables[tbl].id, (long long)t->v[i].id);
+    return 0;
+}
+
+/*
+ * Resolves the reference o[key] (a bundle id, or null when nullable) into
+ * the row it names in table tbl; *out is NULL for null.  The row must have
+ * been inserted already when inserted is set.  who names the referrer.
+ */
+static int resolve(row **out, imp *m, json_t *o, const char *key, int tbl,
+                   int nullable, int inserted, const char *who, int64_t id)
+{
+    json_t *v = json_object_get(o, key);
+
+    *out = NULL;
+    if ((!v || json_is_null(v)) && nullable)
+        return 0;
+    if (!json_is_integer(v))
+        return bad(m, "%s %lld: \"%s\" must be an integer", who, (long long)id,
+                   key);
+    *out = find(&m->t[tbl], json_integer_value(v));
+    if (!*out)
+        return bad(m, "%s %lld refers to %s %lld, which is not in the bundle",
+                   who, (long long)id, tables[tbl].what,
+                   (long long)json_integer_value(v));
+    if (inserted && !(*out)->nid)
+        return bad(m,
+                   "%s %lld refers to %s %lld before the event that creates it",
+                   who, (long long)id, tables[tbl].what, (long long)(*out)->id);
+    return 0;
+}
+
+/* Steps an insert or update; *id receives column 0 of a RETURNING row and
+ * uid (if not NULL) a copy of column 1.  A constraint the bundle breaks is
+ * EINVAL naming who; other failures keep their codes. */
+static int exec(imp *m, sqlite3_stmt *st, int64_t *id, char **uid,
+                const char *who, int64_t who_id)
+{
+    int step = sqlite3_step(st), rc = 0;
+
+    m->sqlrc = 0;
+    if (step == SQLITE_ROW) {
+        if (id)
+            *id = sqlite3_column_int64(st, 0);
+        if (uid &&
+            !(*uid = pctl_strdup((const char *)sqlite3_column_text(st, 1))))
+            rc = pctl_err(m->p, PLANCTL_ENOMEM, "out of memory");
+        step = sqlite3_step(st);
+    }
+    if (rc == 0 && step != SQLITE_DONE) {
+        m->sqlrc = step;
+        if ((step & 0xff) == SQLITE_CONSTRAINT)
+            rc = bad(m, "%s %lld: %s; the bundle is corrupt", who,
+                     (long long)who_id, sqlite3_errmsg(m->p->db));
+        else
+            rc = pctl_sqlerr(m->p, step, who);
+    }
+    sqlite3_reset(st);
+    return rc;
+}
+
+/* ---- definitions and the instance ---- */
+
+static int import_definition(imp *m, row *r)
+{
+    const char *name = json_string_value(json_object_get(r->o, "name"));
+    const char *ver = json_string_value(json_object_get(r->o, "version"));
+    const char *body = json_string_value(json_object_get(r->o, "body"));
+    json_t *created = json_object_get(r->o, "created_at");
+    pctl_ferr_list errs = PCTL_FERR_LIST_INIT;
+    pctl_def *def = NULL;
+    sqlite3_stmt *st;
+    int rc, step;
+
+    if (!name || !ver || !body || !json_is_integer(created))
+        return bad(m,
+                   "definition %lld: needs string \"name\", \"version\" and "
+                   "\"body\" and integer \"created_at\"",
+                   (long long)r->id);
+    /* Only a body that decodes as the version it claims to be goes in. */
+    rc = pctl_def_decode(&def, body, strlen(body), "<bundle>", &errs);
+    if (rc == 0 && (strcmp(def->name, name) || strcmp(def->version, ver)))
+        rc = bad(m, "definition %s@%s: its body is %s@%s", name, ver, def->name,
+                 def->version);
+    else if (rc == PLANCTL_EDEFINITION)
+        rc = bad(m, "definition %s@%s: its body is not a valid definition: %s",
+                 name, ver,
+                 errs.n ? errs.items[0].message : "invalid definition");
+    else if (rc < 0)
+        rc = pctl_err(m->p, rc, "out of memory");
+    pctl_def_free(def);
+    pctl_ferr_list_clear(&errs);
+    if (rc < 0)
+        return rc;
+
+    if (!(st = pctl_stmt(m->p, PCTL_Q_bundle_def_find)))
+        return PLANCTL_ERROR;
+    pctl_bind_text(st, 1, name);
+    pctl_bind_text(st, 2, ver);
+    step = sqlite3_step(st);
+    if (step == SQLITE_ROW) {
+        r->nid = sqlite3_column_int64(st, 0);
+        if (strcmp((const char *)sqlite3_column_text(st, 1), body) != 0)
+            rc = pctl_err(m->p, PLANCTL_ECONFLICT,
+                          "definition %s@%s is registered here with a "
+                          "different body; a version means one thing, so the "
+                          "bundle cannot be imported into this database",
+                          name, ver);
+    } else if (step != SQLITE_DONE) {
+        rc = pctl_sqlerr(m->p, step, "reading definitions");
+    }
+    sqlite3_reset(st);
+    if (rc < 0 || r->nid)
+        return rc;
+    if (!(st = pctl_stmt(m->p, PCTL_Q_bundle_def_insert)))
+        return PLANCTL_ERROR;
+    pctl_bind_text(st, 1, name);
+    pctl_bind_text(st, 2, ver);
+    pctl_bind_text(st, 3, body);
+    sqlite3_bind_int64(st, 4, json_integer_value(created));
+    return exec(m, st, &r->nid, NULL, "definition", r->id);
+}
+
+/* The definition (name, version) among the bundle's, or NULL. */
+static row *find_def(imp *m, const char *name, const char *version)
+{
+    size_t i;
+
+    for (i = 0; name && version && i < m->t[T_DEF].n; i++) {
+        json_t *o = m->t[T_DEF].v[i].o;
+
+        if (!strcmp(json_string_value(json_object_get(o, "name")), name) &&
+            !strcmp(json_string_value(json_object_get(o, "version")), version))
+            return &m->t[T_DEF].v[i];
+    }
+    return NULL;
+}
+
+static int import_instance(imp *m, json_t *in, const char *name)
+{
+    json_t *def = json_object_get(in, "definition");
+    json_t *params = json_object_get(in, "params");
+    json_t *applied = json_object_get(in, "last_applied");
+    json_t *id = json_object_get(in, "id");
+    json_t *t0 = json_object_get(in, "created_at");
+    json_t *t1 = json_object_get(in, "updated_at");
+    json_t *deleting = json_object_get(in, "deleting");
+    row *d = find_def(m, json_string_value(json_object_get(def, "name")),
+                      json_string_value(json_object_get(def, "version")));
+    char *ptext = NULL, *atext = NULL;
+    pctl_instance_row existing;
+    sqlite3_stmt *st;
+    int rc;
+
+    if (!json_is_integer(id) || !json_is_object(params) ||
+        !(json_is_object(applied) || json_is_null(applied)) ||
+        !json_is_boolean(deleting) || !json_is_integer(t0) ||
+        !json_is_integer(t1))
+        return bad(m, "instance: needs integer \"id\", \"created_at\" and "
+                      "\"updated_at\", object \"params\", \"last_applied\" (or "
+                      "null) and boolean \"deleting\"");
+    if (!d)
+        return bad(m, "instance: its \"definition\" is not one of the bundle's "
+                      "definitions");
+    m->inst_id = json_integer_value(id);
+    if (!pctl_name_valid(name))
+        return pctl_err(
+            m->p, PLANCTL_EINVAL,
+            "instance name \"%s\" is invalid: use 1-%d letters, digits, '_', "
+            "'.' or '-', starting with a letter or digit",
+            name, PCTL_NAME_MAX);
+    rc = pctl_instance_find(&existing, m->p, name);
+    pctl_instance_row_clear(&existing);
+    if (rc == 0)
+        return pctl_err(m->p, PLANCTL_ECONFLICT,
+                        "instance \"%s\" already exists; import it under "
+                        "another name with --as NAME",
+                        name);
+    if (rc != PLANCTL_ENOTFOUND)
+        return rc;
+    ptext = json_dumps(params, JSON_COMPACT);
+    atext = json_is_null(applied) ? NULL : json_dumps(applied, JSON_COMPACT);
+    if (!ptext || (!atext && !json_is_null(applied))) {
+        rc = pctl_err(m->p, PLANCTL_ENOMEM, "out of memory");
+    } else if (!(st = pctl_stmt(m->p, PCTL_Q_bundle_instance_insert))) {
+        rc = PLANCTL_ERROR;
+    } else {
+        pctl_bind_text(st, 1, name);
+        sqlite3_bind_int64(st, 2, d->nid);
+        pctl_bind_text(st, 3, ptext);
+        pctl_bind_text(st, 4, atext);
+        sqlite3_bind_int(st, 5, json_is_true(deleting));
+        sqlite3_bind_int64(st, 6, json_integer_value(t0));
+        sqlite3_bind_int64(st, 7, json_integer_value(t1));
+        rc = exec(m, st, &m->inst_nid, NULL, "instance", m->inst_id);
+    }
+    pctl_free(ptext);
+    pctl_free(atext);
+    return rc;
+}
+
+/* ---- rows, created as their creation events come ---- */
+
+/* The run's definition and instance must be the bundle's. */
+static int insert_run(imp *m, row *r, const char *status, json_t *data)
+{
+    sqlite3_stmt *st = pctl_stmt(m->p, PCTL_Q_bundle_run_insert);
+    json_t *ro = json_object_get(data, "retry_of");
+    row *def, *retried = NULL;
+    char *uid = NULL;
+    int rc;
+
+    if (!st)
+        return PLANCTL_ERROR;
+    if ((rc = resolve(&def, m, r->o, "definition_id", T_DEF, 0, 1, "run",
+                      r->id)) < 0)
+        return rc;
+    if (json_integer_value(json_object_get(r->o, "instance_id")) != m->inst_id)
+        return bad(m, "run %lld belongs to another instance than the bundle's",
+                   (long long)r->id);
+    if ((rc = bind_cols(m, st, r, &run_cols, T_RUN)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 11, m->inst_nid);
+    sqlite3_bind_int64(st, 12, def->nid);
+    pctl_bind_text(st, 13, status);
+    if ((rc = exec(m, st, &r->nid, &uid, "run", r->id)) < 0)
+        return rc;
+    /* The creation event tells replay the uid and the run retried. */
+    if (strcmp(uid, json_string_value(json_object_get(r->o, "uid"))) != 0) {
+        m->data_changed = 1;
+        if (json_object_set_new(data, "uid", json_string(uid)) < 0)
+            rc = pctl_err(m->p, PLANCTL_ENOMEM, "out of memory");
+    }
+    if (json_is_integer(ro))
+        retried = find(&m->t[T_RUN], json_integer_value(ro));
+    if (rc == 0 && json_is_integer(ro) &&
+        (!retried || retried->nid != json_integer_value(ro))) {
+        m->data_changed = 1;
+        if (json_object_set_new(data, "retry_of",
+                                retried && retried->nid
+                                    ? json_integer(retried->nid)
+                                    : json_null()) < 0)
+            rc = pctl_err(m->p, PLANCTL_ENOMEM, "out of memory");
+    }
+    pctl_free(uid);
+    return rc;
+}
+
+/* A phase of run, or a step of run's phase.  Children are created in
+ * order, as admission does: status and replay list them by position. */
+static int insert_child(imp *m, int tbl, row *r, row *run, row *phase,
+                        const char *status)
+{
+    row *parent = tbl == T_STEP ? phase : run;
+    sqlite3_stmt *st =
+        pctl_stmt(m->p, tbl == T_STEP ? PCTL_Q_bundle_step_insert
+                                      : PCTL_Q_bundle_phase_insert);
+    int rc, k = tbl == T_STEP ? 11 : 7;
+
+    if (!st)
+        return PLANCTL_ERROR;
+    if ((rc = bind_cols(m, st, r, tbl == T_STEP ? &step_cols : &phase_cols,
+                        tbl)) < 0)
+        return rc;
+    if (json_integer_value(json_object_get(r->o, "idx")) != parent->kids++)
+        return bad(m, "%s %lld: idx %lld, but %lld is next in its %s",
+                   tables[tbl].what, (long long)r->id,
+                   (long long)json_integer_value(json_object_get(r->o, "idx")),
+                   (long long)parent->kids - 1,
+                   tbl == T_STEP ? "phase" : "run");
+    sqlite3_bind_int64(st, k++, run->nid);
+    if (tbl == T_STEP)
+        sqlite3_bind_int64(st, k++, phase->nid);
+    pctl_bind_text(st, k, status);
+    return exec(m, st, &r->nid, NULL, tables[tbl].what, r->id);
+}
+
+/* The row a status event is about, checked against the event's other
+ * references: a phase of the event's run, a step of its phase. */
+static int subject(row **out, imp *m, int tbl, row *run, row *phase, row *step,
+                   int64_t seq)
+{
+    row *parent = NULL;
+    int rc = 0;
+
+    *out = tbl == T_RUN ? run : tbl == T_PHASE ? phase : step;
+    if (!*out)
+        return bad(m, "event %lld: a %s event without its %s id",
+                   (long long)seq, tables[tbl].what, tables[tbl].what);
+    if (tbl == T_PHASE || tbl == T_STEP) {
+        rc = resolve(&parent, m, (*out)->o, "run_id", T_RUN, 0, 0,
+                     tables[tbl].what, (*out)->id);
+        if (rc == 0 && parent != run)
+            rc = bad(m, "event %lld: %s %lld is not of run %lld",
+                     (long long)seq, tables[tbl].what, (long long)(*out)->id,
+                     (long long)(run ? run->id : 0));
+    }
+    if (rc == 0 && tbl == T_STEP) {
+        rc = resolve(&parent, m, step->o, "phase_id", T_PHASE, 0, 0, "step",
+                     step->id);
+        if (rc == 0 && parent != phase)
+            rc = bad(m, "event %lld: step %lld is not of phase %lld",
+                     (long long)seq, (long long)step->id,
+                     (long long)(phase ? phase->id : 0));
+    }
+    return rc;
+}
+
+/* Creates the row of a creation event, or moves it along the event's edge
+ * through the transition guards. */
+static int apply_status(imp *m, const row *ev, int tbl, row *run, row *phase,
+                        row *step, json_t *data)
+{
+    static const pctl_query moves[T__COUNT] = {0, PCTL_Q_bundle_run_status,
+                                               PCTL_Q_bundle_phase_status,
+                                               PCTL_Q_bundle_step_status};
+    const char *from = json_string_value(json_object_get(ev->o, "from_status"));
+    const char *to = json_string_value(json_object_get(ev->o, "to_status"));
+    const char *what = tables[tbl].what;
+    sqlite3_stmt *st;
+    row *r;
+    int rc;
+
+    if ((rc = subject(&r, m, tbl, run, phase, step, ev->id)) < 0)
+        return rc;
+    if (!to)
+        return bad(m, "event %lld: a %s event without a to_status",
+                   (long long)ev->id, what);
+    if (!from) {
+        if (r->cur)
+            return bad(m, "event %lld creates %s %lld a second time",
+                       (long long)ev->id, what, (long long)r->id);
+        if ((tbl != T_RUN && !run->nid) || (tbl == T_STEP && !phase->nid))
+            return bad(m, "event %lld creates %s %lld before its %s",
+                       (long long)ev->id, what, (long long)r->id,
+                       run->nid ? "phase" : "run");
+        rc = tbl == T_RUN ? insert_run(m, r, to, data)
+                          : insert_child(m, tbl, r, run, phase, to);
+        if (rc == PLANCTL_EINVAL && m->sqlrc == SQLITE_CONSTRAINT_TRIGGER)
+            rc = bad(
+                m,
+                "event %lld: a %s cannot be created %s; the bundle is corrupt",
+                (long long)ev->id, what, to);
+        r->cur = to;
+        return rc;
+    }
+    if (!r->cur)
+        return bad(
+            m, "event %lld changes %s %lld before the event that creates it",
+            (long long)ev->id, what, (long long)r->id);
+    if (strcmp(r->cur, from) != 0)
+        return bad(m,
+                   "event %lld moves %s %lld from %s, but it is %s at that "
+                   "point; the events are out of order or incomplete",
+                   (long long)ev->id, what, (long long)r->id, from, r->cur);
+    if (!(st = pctl_stmt(m->p, moves[tbl])))
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, r->nid);
+    pctl_bind_text(st, 2, from);
+    pctl_bind_text(st, 3, to);
+    rc = exec(m, st, NULL, NULL, "event", ev->id);
+    if (rc == PLANCTL_EINVAL && m->sqlrc == SQLITE_CONSTRAINT_TRIGGER)
+        rc = bad(m,
+                 "event %lld: %s %lld cannot go from %s to %s; the bundle is "
+                 "corrupt",
+                 (long long)ev->id, what, (long long)r->id, from, to);
+    r->cur = to;
+    return rc;
+}
+
+/* What replay needs from a creation event's data must agree with the row:
+ * a run's uid, plan and trigger, a phase's or step's name. */
+static int check_creation(imp *m, const row *ev, int tbl, const row *r,
+                          json_t *data)
+{
+    static const char *const keys[] = {"uid", "plan", "trigger", "name"};
+    size_t i = tbl == T_RUN ? 0 : 3, end = tbl == T_RUN ? 3 : 4;
+
+    for (; i < end; i++) {
+        const char *a = json_string_value(json_object_get(data, keys[i]));
+        const char *b = json_string_value(json_object_get(r->o, keys[i]));
+
+        if (!a || !b || strcmp(a, b) != 0)
+            return bad(
+                m, "event %lld: its data does not give the %s of %s %lld",
+                (long long)ev->id, keys[i], tables[tbl].what, (long long)r->id);
+    }
+    return 0;
+}
+
+static int import_event(imp *m, const row *ev)
+{
+    const char *entity = json_string_value(json_object_get(ev->o, "entity"));
+    const char *text = json_string_value(json_object_get(ev->o, "data"));
+    int creation = !json_string_value(json_object_get(ev->o, "from_status"));
+    int tbl = !entity                    ? -1
+              : !strcmp(entity, "run")   ? T_RUN
+              : !strcmp(entity, "phase") ? T_PHASE
+              : !strcmp(entity, "step")  ? T_STEP
+                                         : -1;
+    json_t *iid = json_object_get(ev->o, "instance_id"), *data = NULL;
+    row *run = NULL, *phase = NULL, *step = NULL;
+    char *newtext = NULL;
+    sqlite3_stmt *st;
+    int rc;
+
+    if ((rc = bind_cols(m, NULL, ev, &event_cols, T_EVENT)) < 0)
+        return rc;
+    if (iid && !json_is_null(iid) && json_integer_value(iid) != m->inst_id)
+        return bad(m,
+                   "event %lld belongs to another instance than the bundle's",
+                   (long long)ev->id);
+    if ((rc = resolve(&run, m, ev->o, "run_id", T_RUN, 1, 0, "event", ev->id)) <
+            0 ||
+        (rc = resolve(&phase, m, ev->o, "phase_id", T_PHASE, 1, 0, "event",
+                      ev->id)) < 0 ||
+        (rc = resolve(&step, m, ev->o, "step_id", T_STEP, 1, 0, "event",
+                      ev->id)) < 0)
+        return rc;
+    m->data_changed = 0;
+    if (text)
+        data = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+    if (tbl >= 0 && creation) {
+        row *r = tbl == T_RUN ? run : tbl == T_PHASE ? phase : step;
+
+        if (!json_is_object(data))
+            rc = bad(m, "event %lld: a creation event needs its data",
+                     (long long)ev->id);
+        else if (r)
+            rc = check_creation(m, ev, tbl, r, data);
+    } else if (entity && !strcmp(entity, "instance")) {
+        json_t *def = json_object_get(data, "definition");
+
+        if (def &&
+            !find_def(m, json_string_value(json_object_get(def, "name")),
+                      json_string_value(json_object_get(def, "version"))))
+            rc = bad(m,
+                     "event %lld names a definition the bundle does not carry",
+                     (long long)ev->id);
+    }
+    if (rc == 0 && tbl >= 0)
+        rc = apply_status(m, ev, tbl, run, phase, step, data);
+    /* The rows the event refers to exist by now, or the bundle is bad. */
+    if (rc == 0 &&
+        ((run && !run->nid) || (phase && !phase->nid) || (step && !step->nid)))
+        rc = bad(m,
+                 "event %lld refers to a run, phase or step before the event "
+                 "that creates it",
+                 (long long)ev->id);
+    if (rc == 0 && m->data_changed) {
+        newtext = json_dumps(data, JSON_COMPACT);
+        if (!newtext)
+            rc = pctl_err(m->p, PLANCTL_ENOMEM, "out of memory");
+    }
+    st = rc == 0 ? pctl_stmt(m->p, PCTL_Q_bundle_event_insert) : NULL;
+    if (rc == 0 && !st)
+        rc = PLANCTL_ERROR;
+    if (rc == 0 && (rc = bind_cols(m, st, ev, &event_cols, T_EVENT)) == 0) {
+        /* A run's creation data is written back only if it changed, so an
+         * import into a fresh database keeps it byte for byte. */
+        if (newtext)
+            pctl_bind_text(st, 8, newtext);
+        pctl_bind_id(st, 9, iid && !json_is_null(iid) ? m->inst_nid : 0);
+        pctl_bind_id(st, 10, run ? run->nid : 0);
+        pctl_bind_id(st, 11, phase ? phase->nid : 0);
+        pctl_bind_id(st, 12, step ? step->nid : 0);
+        rc = exec(m, st, NULL, NULL, "event", ev->id);
+    }
+    pctl_free(newtext);
+    json_decref(data);
+    return rc;
+}
+
+/* ---- after the events ---- */
+
+/* Every row was created and ended where the bundle says. */
+static int check_final(imp *m)
+{
+    int tbl;
+    size_t i;
+
+    for (tbl = T_RUN; tbl <= T_STEP; tbl++)
+        for (i = 0; i < m->t[tbl].n; i++) {
+            const row *r = &m->t[tbl].v[i];
+
+            if (!r->cur)
+                return bad(m, "%s %lld has no creation event", tables[tbl].what,
+                           (long long)r->id);
+            if (strcmp(r->cur, r->status) != 0)
+                return bad(m, "%s %lld is %s but its events leave it %s",
+                           tables[tbl].what, (long long)r->id, r->status,
+                           r->cur);
+        }
+    return 0;
+}
+
+static int finish_rows(imp *m)
+{
+    planctl_status status;
+    sqlite3_stmt *st;
+    size_t i;
+    int rc = 0;
+
+    /* retry_of last: a run in the bundle is remapped, another is gone. */
+    for (i = 0; rc == 0 && i < m->t[T_RUN].n; i++) {
+        row *r = &m->t[T_RUN].v[i], *retried;
+        json_t *v = json_object_get(r->o, "retry_of");
+
+        if (!v || json_is_null(v))
+            continue;
+        if (!json_is_integer(v))
+            return bad(m, "run %lld: \"retry_of\" must be an integer or null",
+                       (long long)r->id);
+        retried = find(&m->t[T_RUN], json_integer_value(v));
+        if (!retried)
+            continue;
+        if (!(st = pctl_stmt(m->p, PCTL_Q_bundle_run_retry_of)))
+            return PLANCTL_ERROR;
+        sqlite3_bind_int64(st, 1, r->nid);
+        sqlite3_bind_int64(st, 2, retried->nid);
+        rc = exec(m, st, NULL, NULL, "run", r->id);
+    }
+    for (i = 0; rc == 0 && i < m->t[T_ATTEMPT].n; i++) {
+        row *a = &m->t[T_ATTEMPT].v[i], *step;
+
+        if ((rc = resolve(&step, m, a->o, "step_id", T_STEP, 0, 1, "attempt",
+                          a->id)) < 0)
+            return rc;
+        if (!(st = pctl_stmt(m->p, PCTL_Q_bundle_attempt_insert)))
+            return PLANCTL_ERROR;
+        if ((rc = bind_cols(m, st, a, &attempt_cols, T_ATTEMPT)) < 0)
+            return rc;
+        /* No guard watches attempts; status and verify parse theirs. */
+        if (planctl_status_parse(&status, json_string_value(json_object_get(
+                                              a->o, "status"))) < 0)
+            return bad(m, "attempt %lld: unknown status", (long long)a->id);
+        sqlite3_bind_int64(st, 8, step->nid);
+        rc = exec(m, st, &a->nid, NULL, "attempt", a->id);
+    }
+    return rc;
+}
+
+/* ---- the whole ---- */
+
+static int check_header(planctl *p, json_t *doc)
+{
+    json_t *v = json_object_get(doc, "version");
+    const char *format = json_string_value(json_object_get(doc, "format"));
+
+    if (!json_is_object(doc) || !format ||
+        strcmp(format, PLANCTL_BUNDLE_FORMAT) != 0)
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "not a planctl bundle: it has no \"format\": \"%s\"; "
+                        "make one with 'planctl export NAME'",
+                        PLANCTL_BUNDLE_FORMAT);
+    if (!json_is_integer(v) || json_integer_value(v) < 1)
+        return pctl_err(
+            p, PLANCTL_EINVAL,
+            "not a planctl bundle: \"version\" must be a positive integer");
+    if (json_integer_value(v) > PLANCTL_BUNDLE_VERSION)
+        return pctl_err(p, PLANCTL_ETOONEW,
+                        "bundle format version %lld is newer than this planctl "
+                        "reads (up to %d); upgrade planctl",
+                        (long long)json_integer_value(v),
+                        PLANCTL_BUNDLE_VERSION);
+    if (!json_is_object(json_object_get(doc, "instance")))
+        return pctl_err(
+            p, PLANCTL_EINVAL,
+            "not a planctl bundle: \"instance\" is missing or not an object");
+    return 0;
+}
+
+static int import_all(imp *m, json_t *doc, const char *name)
+{
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; rc == 0 && i < m->t[T_DEF].n; i++)
+        rc = import_definition(m, &m->t[T_DEF].v[i]);
+    if (rc == 0)
+        rc = import_instance(m, json_object_get(doc, "instance"), name);
+    for (i = 0; rc == 0 && i < m->t[T_EVENT].n; i++)
+        rc = import_event(m, &m->t[T_EVENT].v[i]);
+    if (rc == 0)
+        rc = check_final(m);
+    if (rc == 0)
+        rc = finish_rows(m);
+    return rc;
+}
+
+static char *answer(const char *name, const imp *m)
+{
+    json_t *o = json_pack("{s:i, s:s, s:I, s:I}", "schema", 1, "instance", name,
+                          "runs", (json_int_t)m->t[T_RUN].n, "events",
+                          (json_int_t)m->t[T_EVENT].n);
+    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+
+    json_decref(o);
+    return text;
+}
+
+int planctl_import_json(char **out, planctl *p, const char *bundle, size_t len,
+                        const char *as_name)
+{
+    json_error_t jerr;
+    json_t *doc;
+    imp m;
+    const char *name;
+    int rc = 0, tbl;
+
+    if (!p || !bundle)
+        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
+                 : PLANCTL_EINVAL;
+    if (out)
+        *out = NULL;
+    memset(&m, 0, sizeof m);
+    m.p = p;
+    doc = json_loadb(bundle, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!doc)
+        return json_error_code(&jerr) == json_error_out_of_memory
+                   ? pctl_err(p, PLANCTL_ENOMEM, "out of memory")
+                   : pctl_err(p, PLANCTL_EINVAL,
+                              "bundle is not JSON: <bundle>:%d:%d: %s",
+                              jerr.line, jerr.column, jerr.text);
+    rc = check_header(p, doc);
+    for (tbl = 0; rc == 0 && tbl < T__COUNT; tbl++)
+        rc = load_table(&m, doc, tbl);
+    name = as_name ? as_name
+                   : json_string_value(json_object_get(
+                         json_object_get(doc, "instance"), "name"));
+    if (rc == 0 && !name)
+        rc = pctl_err(p, PLANCTL_EINVAL,
+                      "bundle instance: \"name\" must be a string");
+    if (rc == 0 && (rc = pctl_tx_begin(p)) == 0) {
+        rc = import_all(&m, doc, name);
+        /* The answer is made before the commit, so a failure to make it
+         * leaves nothing imported either. */
+        if (rc == 0 && out && !(*out = answer(name, &m)))
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        rc = pctl_tx_end(p, rc);
+        if (rc < 0 && out) {
+            pctl_free(*out);
+            *out = NULL;
+        }
+    }
+    for (tbl = 0; tbl < T__COUNT; tbl++)
+        pctl_free(m.t[tbl].v);
+    json_decref(doc);
+    return rc;
+}

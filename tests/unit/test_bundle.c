@@ -1,0 +1,673 @@
+/*
+ * test_bundle.c - export and import: a bundle of a real engine workload
+ * loaded into a fresh database gives the same status, history, replay and
+ * verify answers; bad bundles are refused whole, leaving nothing behind.
+ *
+ * The import replays the bundle's status events through the database's
+ * transition guards (see src/store/bundle_import.c), so these tests also
+ * prove that a real history passes the guards edge by edge, and that a
+ * reordered or tampered one does not.
+ *
+ * Ids: database B is fresh and A's "zk" was created first, so B gives the
+ * runs, phases, steps and attempts of "zk" the ids they had in A (status
+ * and history compare byte for byte, ids included; asserted below).  Event
+ * seqs differ: A's log interleaves engine events and "kafka"'s.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+#include <sqlite3.h>
+
+#include "planctl.h"
+#include "testutil.h"
+
+typedef struct fixture {
+    char *dir, *path_a, *path_b;
+    planctl *a, *b;
+    sqlite3 *dba, *dbb;
+    char *bundle; /* "zk" exported from A */
+    size_t len;
+} fixture;
+
+/* The workload of test_replay.c. */
+#define DEF                                                                    \
+    "{\"name\":\"rp\",\"version\":\"1\",\"parameters\":[{\"name\":\"N\","      \
+    "\"default\":\"1\"}],\"tasks\":["                                          \
+    "{\"name\":\"quick\",\"kind\":\"Dummy\"},"                                 \
+    "{\"name\":\"flaky\",\"kind\":\"Dummy\",\"spec\":{\"failTimes\":2}},"      \
+    "{\"name\":\"boom\",\"kind\":\"Dummy\",\"spec\":{\"fatal\":true}},"        \
+    "{\"name\":\"say\",\"kind\":\"shell\",\"spec\":{\"command\":\"echo "       \
+    "hello $PLANCTL_PARAM_N; exit 0\"}}],"                                     \
+    "\"plans\":{"                                                              \
+    "\"deploy\":{\"phases\":[{\"name\":\"a\",\"strategy\":\"parallel\","       \
+    "\"steps\":[{\"name\":\"s1\",\"tasks\":[\"say\"]},{\"name\":\"s2\","       \
+    "\"tasks\":[\"flaky\"],\"retry\":{\"attempts\":3,\"backoff\":\"10ms\"}}]}" \
+    ","                                                                        \
+    "{\"name\":\"b\",\"steps\":[{\"name\":\"s3\",\"tasks\":[\"quick\"]}]}]},"  \
+    "\"update\":{\"phases\":[{\"name\":\"a\",\"steps\":[{\"name\":\"ok\","     \
+    "\"tasks\":[\"quick\"]},{\"name\":\"bad\",\"tasks\":[\"boom\"]}]}]},"      \
+    "\"backup\":{\"phases\":[{\"name\":\"a\",\"steps\":[{\"name\":\"c\","      \
+    "\"tasks\":[\"quick\"]}]}]}}}"
+
+/* The same (name, version) with another body. */
+#define DEF_OTHER                                                              \
+    "{\"name\":\"rp\",\"version\":\"1\",\"tasks\":[{\"name\":\"t\","           \
+    "\"kind\":\"Dummy\"}],\"plans\":{\"deploy\":{\"phases\":[{\"name\":"       \
+    "\"p\",\"steps\":[{\"name\":\"s\",\"tasks\":[\"t\"]}]}]}}}"
+
+static int64_t fixed_now(void *data)
+{
+    (void)data;
+    return INT64_C(4102444800000); /* 2100-01-01: after every recorded time */
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    int64_t r;
+    planctl_trigger_options q = PLANCTL_TRIGGER_OPTIONS_INIT;
+
+    f->dir = tu_mkdtemp();
+    f->path_a = tu_fmt("%s/a.db", f->dir);
+    f->path_b = tu_fmt("%s/b.db", f->dir);
+    assert_int_equal(planctl_open(&f->a, f->path_a, NULL), 0);
+    assert_int_equal(planctl_open(&f->b, f->path_b, NULL), 0);
+    assert_int_equal(sqlite3_open(f->path_a, &f->dba), SQLITE_OK);
+    assert_int_equal(sqlite3_open(f->path_b, &f->dbb), SQLITE_OK);
+    assert_int_equal(
+        planctl_definition_apply(NULL, f->a, DEF, strlen(DEF), "rp.json"), 0);
+    /* zk: deploy (retries) completes; update fails fatally, a retry of it
+     * carries its COMPLETE step over and fails again; backup queued behind
+     * the retry completes. */
+    assert_int_equal(
+        planctl_instance_create(&r, f->a, "zk", "rp", NULL, NULL, 0), 0);
+    assert_int_equal(tu_engine_until_idle(f->a), 0);
+    assert_int_equal(planctl_plan_trigger(&r, f->a, "zk", "update", NULL), 0);
+    assert_int_equal(tu_engine_until_idle(f->a), 0);
+    assert_int_equal(planctl_run_retry(&r, f->a, "zk", 0), 0);
+    q.queue = 1;
+    assert_int_equal(planctl_plan_trigger(&r, f->a, "zk", "backup", &q), 0);
+    assert_int_equal(tu_engine_until_idle(f->a), 0);
+    /* kafka: cancelled before it started; then one PENDING run left. */
+    assert_int_equal(
+        planctl_instance_create(&r, f->a, "kafka", "rp", NULL, NULL, 0), 0);
+    assert_int_equal(planctl_run_cancel(NULL, f->a, "kafka", "not today"), 0);
+    assert_int_equal(planctl_plan_trigger(&r, f->a, "kafka", "backup", NULL),
+                     0);
+    /* Documents with durations of open runs compare at one moment. */
+    planctl_set_clock(f->a, fixed_now, NULL);
+    planctl_set_clock(f->b, fixed_now, NULL);
+    if (planctl_export_json(&f->bundle, f->a, "zk") != 0)
+        fail_msg("export: %s", planctl_errmsg(f->a));
+    f->len = strlen(f->bundle);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+
+    planctl_free(f->bundle);
+    sqlite3_close(f->dba);
+    sqlite3_close(f->dbb);
+    planctl_close(f->a);
+    planctl_close(f->b);
+    tu_rmtree(f->dir);
+    free(f->path_a);
+    free(f->path_b);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
+/* ---- helpers ---- */
+
+/* Every table's size and the counters ids come from: equal before and
+ * after a refused import means nothing was written. */
+static char *fingerprint(sqlite3 *db)
+{
+    return tu_text(db, "SELECT (SELECT count(*) FROM definitions) || '/' || "
+                       "(SELECT count(*) FROM instances) || '/' || "
+                       "(SELECT count(*) FROM runs) || '/' || "
+                       "(SELECT count(*) FROM phases) || '/' || "
+                       "(SELECT count(*) FROM steps) || '/' || "
+                       "(SELECT count(*) FROM attempts) || '/' || "
+                       "(SELECT count(*) FROM events) || '/' || "
+                       "(SELECT coalesce(max(seq), 0) FROM events) || '/' || "
+                       "coalesce((SELECT group_concat(name || '=' || seq) FROM "
+                       "sqlite_sequence), '')");
+}
+
+static void expect_verified(planctl *p)
+{
+    char *out = NULL;
+
+    if (planctl_verify(&out, p) != 0)
+        fail_msg("verify: %s", planctl_errmsg(p));
+    assert_non_null(strstr(out, "tables and events agree"));
+    planctl_free(out);
+}
+
+static char *status_of(planctl *p, const char *name)
+{
+    char *out = NULL;
+
+    if (planctl_status_json(&out, p, name, NULL) != 0)
+        fail_msg("status %s: %s", name, planctl_errmsg(p));
+    return out;
+}
+
+static char *history_of(planctl *p, const char *name)
+{
+    planctl_history_options ho = PLANCTL_HISTORY_OPTIONS_INIT;
+    char *out = NULL;
+
+    ho.limit = 1000;
+    if (planctl_history_json(&out, p, name, &ho) != 0)
+        fail_msg("history %s: %s", name, planctl_errmsg(p));
+    return out;
+}
+
+static void expect_same_text(const char *what, const char *x, const char *y)
+{
+    if (strcmp(x, y) != 0)
+        fail_msg("%s differs.\n--- one\n%s\n--- other\n%s", what, x, y);
+}
+
+/* Status and history of name in p equal those of the same instance in q,
+ * byte for byte. */
+static void expect_same_docs(planctl *p, planctl *q, const char *name)
+{
+    char *s1 = status_of(p, name), *s2 = status_of(q, name);
+    char *h1 = history_of(p, name), *h2 = history_of(q, name);
+
+    expect_same_text("status", s1, s2);
+    expect_same_text("history", h1, h2);
+    planctl_free(s1);
+    planctl_free(s2);
+    planctl_free(h1);
+    planctl_free(h2);
+}
+
+/* replay of name equals its status and history. */
+static void expect_replay_agrees(planctl *p, const char *name)
+{
+    char *out = NULL, *s = status_of(p, name), *h = history_of(p, name);
+    char *rs, *rh;
+    json_t *doc, *one;
+
+    if (planctl_replay_json(&out, p, name, NULL) != 0)
+        fail_msg("replay: %s", planctl_errmsg(p));
+    doc = json_loads(out, 0, NULL);
+    one = json_array_get(json_object_get(doc, "instances"), 0);
+    assert_non_null(one);
+    rs = json_dumps(json_object_get(one, "status"), JSON_COMPACT);
+    rh = json_dumps(json_object_get(one, "history"), JSON_COMPACT);
+    expect_same_text("replayed status", rs, s);
+    expect_same_text("replayed history", rh, h);
+    free(rs);
+    free(rh);
+    json_decref(doc);
+    planctl_free(out);
+    planctl_free(s);
+    planctl_free(h);
+}
+
+static int import_doc(planctl *p, json_t *doc, const char *as)
+{
+    char *text = json_dumps(doc, JSON_COMPACT);
+    int rc = planctl_import_json(NULL, p, text, strlen(text), as);
+
+    free(text);
+    return rc;
+}
+
+/* Removes keys from every object of a document, at any depth. */
+static void strip(json_t *v, const char *const *keys)
+{
+    size_t i;
+    const char *k;
+    json_t *x;
+
+    if (json_is_object(v)) {
+        for (i = 0; keys[i]; i++)
+            json_object_del(v, keys[i]);
+        json_object_foreach(v, k, x) strip(x, keys);
+    } else if (json_is_array(v)) {
+        json_array_foreach(v, i, x) strip(x, keys);
+    }
+}
+
+static char *stripped(const char *text, const char *const *keys)
+{
+    json_t *doc = json_loads(text, 0, NULL);
+    char *out;
+
+    assert_non_null(doc);
+    strip(doc, keys);
+    out = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(doc);
+    return out;
+}
+
+/* The n-th event of the bundle (in seq order) with entity, run and
+ * to_status as given. */
+static json_t *find_event(json_t *doc, const char *entity, int64_t run,
+                          const char *to)
+{
+    json_t *ev;
+    size_t i;
+
+    json_array_foreach(json_object_get(doc, "events"), i, ev)
+    {
+        if (!strcmp(json_string_value(json_object_get(ev, "entity")), entity) &&
+            json_integer_value(json_object_get(ev, "run_id")) == run &&
+            json_is_string(json_object_get(ev, "to_status")) &&
+            !strcmp(json_string_value(json_object_get(ev, "to_status")), to))
+            return ev;
+    }
+    fail_msg("no %s event of run %lld to %s", entity, (long long)run, to);
+    return NULL;
+}
+
+/* An import of doc (as name) into B fails with rc and a message holding
+ * want, and B does not change. */
+static void expect_refused(fixture *f, json_t *doc, const char *text,
+                           size_t len, const char *as, int rc, const char *want)
+{
+    char *before = fingerprint(f->dbb), *after, *out = (char *)"x";
+    int got;
+
+    if (doc)
+        got = import_doc(f->b, doc, as);
+    else
+        got = planctl_import_json(&out, f->b, text, len, as);
+    if (got != rc)
+        fail_msg("import gave %s (%s), wanted %s", planctl_errname(got),
+                 planctl_errmsg(f->b), planctl_errname(rc));
+    if (!strstr(planctl_errmsg(f->b), want))
+        fail_msg("import said: %s\nwanted: %s", planctl_errmsg(f->b), want);
+    assert_null(strchr(planctl_errmsg(f->b), '\n'));
+    if (!doc)
+        assert_null(out);
+    after = fingerprint(f->dbb);
+    assert_string_equal(before, after);
+    free(before);
+    free(after);
+}
+
+/* ---- export ---- */
+
+static void test_export_shape(void **state)
+{
+    fixture *f = *state;
+    json_t *doc = json_loads(f->bundle, 0, NULL), *in, *run, *ev, *defs;
+    char *body = tu_text(f->dba, "SELECT body FROM definitions");
+    int64_t last = 0;
+    size_t i;
+
+    assert_non_null(doc);
+    assert_string_equal(json_string_value(json_object_get(doc, "format")),
+                        "planctl-bundle");
+    assert_int_equal(json_integer_value(json_object_get(doc, "version")), 1);
+    assert_string_equal(json_string_value(json_object_get(doc, "exported_at")),
+                        "2100-01-01T00:00:00.000Z");
+    in = json_object_get(doc, "instance");
+    assert_string_equal(json_string_value(json_object_get(in, "name")), "zk");
+    assert_true(json_is_object(json_object_get(in, "params")));
+    /* deploy completed: last_applied is its snapshot. */
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(in, "last_applied"), "N")),
+                        "1");
+    assert_true(json_is_false(json_object_get(in, "deleting")));
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(in, "definition"), "version")),
+                        "1");
+    defs = json_object_get(doc, "definitions");
+    assert_int_equal(json_array_size(defs), 1);
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(defs, 0), "body")),
+        body);
+    free(body);
+    /* zk's rows and events, every column, original ids. */
+    assert_int_equal(json_array_size(json_object_get(doc, "runs")), 4);
+    assert_int_equal(
+        (int64_t)json_array_size(json_object_get(doc, "phases")),
+        tu_scalar(f->dba, "SELECT count(*) FROM phases WHERE run_id <= 4"));
+    assert_int_equal((int64_t)json_array_size(json_object_get(doc, "attempts")),
+                     tu_scalar(f->dba,
+                               "SELECT count(*) FROM attempts JOIN steps ON "
+                               "steps.id = step_id WHERE run_id <= 4"));
+    assert_int_equal((int64_t)json_array_size(json_object_get(doc, "events")),
+                     tu_scalar(f->dba, "SELECT count(*) FROM events WHERE "
+                                       "instance_id = 1"));
+    run = json_array_get(json_object_get(doc, "runs"), 2);
+    assert_int_equal(json_object_size(run), 15);
+    assert_int_equal(json_integer_value(json_object_get(run, "id")), 3);
+    assert_int_equal(json_integer_value(json_object_get(run, "retry_of")), 2);
+    assert_int_equal(json_integer_value(json_object_get(run, "finished_at")),
+                     tu_scalar(f->dba, "SELECT finished_at FROM runs WHERE "
+                                       "id = 3"));
+    json_array_foreach(json_object_get(doc, "events"), i, ev)
+    {
+        assert_int_equal(json_object_size(ev), 13);
+        assert_true(json_integer_value(json_object_get(ev, "seq")) > last);
+        last = json_integer_value(json_object_get(ev, "seq"));
+    }
+    json_decref(doc);
+}
+
+static void test_export_errors(void **state)
+{
+    fixture *f = *state;
+    char *out = (char *)"x";
+
+    assert_int_equal(planctl_export_json(&out, f->a, "nope"),
+                     PLANCTL_ENOTFOUND);
+    assert_null(out);
+    assert_non_null(strstr(planctl_errmsg(f->a), "instance \"nope\""));
+    assert_int_equal(planctl_export_json(NULL, f->a, "zk"), PLANCTL_EINVAL);
+    assert_int_equal(planctl_export_json(&out, f->a, NULL), PLANCTL_EINVAL);
+}
+
+/* ---- import ---- */
+
+static void test_import_fresh(void **state)
+{
+    fixture *f = *state;
+    char *out = NULL, *again = NULL, *x, *y, *ea = NULL, *eb = NULL;
+    const char *const no_seq[] = {"seq", "last_seq", "exported_at", NULL};
+    planctl_events_options eo = PLANCTL_EVENTS_OPTIONS_INIT;
+    char *n_events;
+
+    if (planctl_import_json(&out, f->b, f->bundle, f->len, NULL) != 0)
+        fail_msg("import: %s", planctl_errmsg(f->b));
+    n_events =
+        tu_fmt("{\"schema\":1,\"instance\":\"zk\",\"runs\":4,"
+               "\"events\":%lld}",
+               (long long)tu_scalar(f->dbb, "SELECT count(*) FROM events"));
+    assert_string_equal(out, n_events);
+    free(n_events);
+    planctl_free(out);
+    expect_verified(f->b);
+    /* Same ids, same uids: status and history byte for byte. */
+    assert_int_equal(tu_scalar(f->dbb, "SELECT max(id) FROM runs"), 4);
+    x = tu_text(f->dba, "SELECT group_concat(uid) FROM (SELECT uid FROM runs "
+                        "WHERE id <= 4 ORDER BY id)");
+    y = tu_text(f->dbb,
+                "SELECT group_concat(uid) FROM (SELECT uid FROM runs ORDER "
+                "BY id)");
+    assert_string_equal(x, y);
+    free(x);
+    free(y);
+    expect_same_docs(f->a, f->b, "zk");
+    expect_replay_agrees(f->b, "zk");
+    /* The event log too, but for seqs. */
+    eo.instance = "zk";
+    assert_int_equal(planctl_events_json(&ea, f->a, &eo), 0);
+    assert_int_equal(planctl_events_json(&eb, f->b, &eo), 0);
+    x = stripped(ea, no_seq);
+    y = stripped(eb, no_seq);
+    expect_same_text("events", x, y);
+    free(x);
+    free(y);
+    planctl_free(ea);
+    planctl_free(eb);
+    /* Lossless: exporting B gives A's bundle back, but for event seqs. */
+    assert_int_equal(planctl_export_json(&again, f->b, "zk"), 0);
+    x = stripped(f->bundle, no_seq);
+    y = stripped(again, no_seq);
+    expect_same_text("bundle", x, y);
+    free(x);
+    free(y);
+    planctl_free(again);
+}
+
+/* An instance with an active run and a cancelled one. */
+static void test_import_active(void **state)
+{
+    fixture *f = *state;
+    char *bundle = NULL;
+
+    assert_int_equal(planctl_export_json(&bundle, f->a, "kafka"), 0);
+    if (planctl_import_json(NULL, f->b, bundle, strlen(bundle), NULL) != 0)
+        fail_msg("import: %s", planctl_errmsg(f->b));
+    planctl_free(bundle);
+    expect_verified(f->b);
+    /* kafka's runs were 5 and 6 in A, 1 and 2 here: compare without ids. */
+    {
+        const char *const ids[] = {"id", "active_run", NULL};
+        char *s1 = status_of(f->a, "kafka"), *s2 = status_of(f->b, "kafka");
+        char *x = stripped(s1, ids), *y = stripped(s2, ids);
+
+        expect_same_text("status", x, y);
+        assert_non_null(strstr(s2, "\"active_run\":2"));
+        free(x);
+        free(y);
+        planctl_free(s1);
+        planctl_free(s2);
+    }
+    expect_replay_agrees(f->b, "kafka");
+    assert_int_equal(tu_scalar(f->dbb, "SELECT count(*) FROM runs WHERE "
+                                       "status = 'PENDING'"),
+                     1);
+}
+
+static void test_import_twice(void **state)
+{
+    fixture *f = *state;
+    const char *const ids[] = {"id", "uid", "retry_of", "instance", NULL};
+    char *s1, *s2, *x, *y;
+
+    assert_int_equal(planctl_import_json(NULL, f->b, f->bundle, f->len, NULL),
+                     0);
+    expect_refused(f, NULL, f->bundle, f->len, NULL, PLANCTL_ECONFLICT,
+                   "instance \"zk\" already exists; import it under another "
+                   "name with --as NAME");
+    /* Under another name it goes in; the definition is reused, the uids
+     * are fresh (they are unique in a database), retry_of follows. */
+    if (planctl_import_json(NULL, f->b, f->bundle, f->len, "zk2") != 0)
+        fail_msg("import --as: %s", planctl_errmsg(f->b));
+    expect_verified(f->b);
+    expect_replay_agrees(f->b, "zk2");
+    assert_int_equal(tu_scalar(f->dbb, "SELECT count(*) FROM definitions"), 1);
+    assert_int_equal(tu_scalar(f->dbb, "SELECT count(DISTINCT uid) FROM runs"),
+                     8);
+    assert_int_equal(tu_scalar(f->dbb, "SELECT retry_of FROM runs WHERE id = "
+                                       "7"),
+                     6);
+    s1 = status_of(f->b, "zk");
+    s2 = status_of(f->b, "zk2");
+    x = stripped(s1, ids);
+    y = stripped(s2, ids);
+    expect_same_text("status of the copy", x, y);
+    free(x);
+    free(y);
+    planctl_free(s1);
+    planctl_free(s2);
+    expect_refused(f, NULL, f->bundle, f->len, "zk2", PLANCTL_ECONFLICT,
+                   "instance \"zk2\" already exists");
+    expect_refused(f, NULL, f->bundle, f->len, "-bad", PLANCTL_EINVAL,
+                   "instance name \"-bad\" is invalid");
+}
+
+/* Importing into the database it came from, under another name. */
+static void test_import_into_source(void **state)
+{
+    fixture *f = *state;
+    char *before = status_of(f->a, "zk"), *after;
+
+    if (planctl_import_json(NULL, f->a, f->bundle, f->len, "zk-copy") != 0)
+        fail_msg("import: %s", planctl_errmsg(f->a));
+    expect_verified(f->a);
+    expect_replay_agrees(f->a, "zk-copy");
+    after = status_of(f->a, "zk");
+    assert_string_equal(before, after);
+    assert_int_equal(tu_scalar(f->dba, "SELECT count(*) FROM runs"), 10);
+    assert_int_equal(tu_scalar(f->dba, "SELECT count(DISTINCT uid) FROM runs"),
+                     10);
+    assert_int_equal(tu_scalar(f->dba, "SELECT count(*) FROM definitions"), 1);
+    planctl_free(before);
+    planctl_free(after);
+}
+
+static void test_refused_malformed(void **state)
+{
+    fixture *f = *state;
+    json_t *doc;
+
+    expect_refused(f, NULL, f->bundle, f->len / 2, NULL, PLANCTL_EINVAL,
+                   "bundle is not JSON: <bundle>:1:");
+    expect_refused(f, NULL, "hello", 5, NULL, PLANCTL_EINVAL,
+                   "bundle is not JSON");
+    expect_refused(f, NULL, "{\"format\":\"other\"}", 18, NULL, PLANCTL_EINVAL,
+                   "not a planctl bundle");
+    doc = json_loads(f->bundle, 0, NULL);
+    json_object_set_new(doc, "version", json_integer(99));
+    expect_refused(f, doc, NULL, 0, NULL, PLANCTL_ETOONEW,
+                   "bundle format version 99 is newer than this planctl "
+                   "reads (up to 1); upgrade planctl");
+    json_object_set_new(doc, "version", json_integer(1));
+    json_object_del(doc, "steps");
+    expect_refused(f, doc, NULL, 0, NULL, PLANCTL_EINVAL,
+                   "\"steps\" is missing or not an array");
+    json_decref(doc);
+    /* A field of the wrong type, named. */
+    doc = json_loads(f->bundle, 0, NULL);
+    json_object_set_new(json_array_get(json_object_get(doc, "runs"), 1),
+                        "created_at", json_string("yesterday"));
+    expect_refused(f, doc, NULL, 0, NULL, PLANCTL_EINVAL,
+                   "bundle run 2: \"created_at\" must be an integer");
+    json_decref(doc);
+}
+
+/* The events put out of order: run 1 completes before it started. */
+static void test_refused_reordered(void **state)
+{
+    fixture *f = *state;
+    json_t *doc = json_loads(f->bundle, 0, NULL);
+    json_t *start = find_event(doc, "run", 1, "IN_PROGRESS");
+    json_t *end = find_event(doc, "run", 1, "COMPLETE");
+    json_t *s = json_object_get(start, "seq"), *e = json_object_get(end, "seq");
+    json_int_t a = json_integer_value(s), b = json_integer_value(e);
+
+    json_integer_set(s, b);
+    json_integer_set(e, a);
+    expect_refused(f, doc, NULL, 0, NULL, PLANCTL_EINVAL,
+                   "moves run 1 from IN_PROGRESS, but it is PENDING at that "
+                   "point; the events are out of order");
+    json_decref(doc);
+}
+
+/* An edge the transitions table does not have: the triggers refuse it. */
+static void test_refused_illegal_edge(void **state)
+{
+    fixture *f = *state;
+    json_t *doc = json_loads(f->bundle, 0, NULL);
+    json_t *ev = find_event(doc, "run", 1, "IN_PROGRESS");
+    char *want;
+
+    json_object_set_new(ev, "to_status", json_string("COMPLETE"));
+    want = tu_fmt("bundle event %lld: run 1 cannot go from PENDING to "
+                  "COMPLETE; the bundle is corrupt",
+                  (long long)json_integer_value(json_object_get(ev, "seq")));
+    expect_refused(f, doc, NULL, 0, NULL, PLANCTL_EINVAL, want);
+    free(want);
+    json_decref(doc);
+    /* A row created in a status that is not reachable from (new). */
+    doc = json_loads(f->bundle, 0, NULL);
+    ev = find_event(doc, "run", 1, "PENDING");
+    json_object_set_new(ev, "to_status", json_string("COMPLETE"));
+    expect_refused(f, doc, NULL, 0, NULL, PLANCTL_EINVAL,
+                   "a run cannot be created COMPLETE");
+    json_decref(doc);
+    /* Rows whose events do not end where the rows say. */
+    doc = json_loads(f->bundle, 0, NULL);
+    json_object_set_new(json_array_get(json_object_get(doc, "runs"), 0),
+                        "status", json_string("CANCELLED"));
+    expect_refused(f, doc, NULL, 0, NULL, PLANCTL_EINVAL,
+                   "bundle run 1 is CANCELLED but its events leave it "
+                   "COMPLETE");
+    json_decref(doc);
+}
+
+/* References that do not resolve. */
+static void test_refused_dangling(void **state)
+{
+    fixture *f = *state;
+    json_t *doc = json_loads(f->bundle, 0, NULL), *ev;
+    size_t i;
+
+    /* Run 2 left out, its phases, steps and events kept. */
+    json_array_remove(json_object_get(doc, "runs"), 1);
+    expect_refused(f, doc, NULL, 0, NULL, PLANCTL_EINVAL,
+                   "refers to run 2, which is not in the bundle");
+    json_decref(doc);
+    /* An attempt of a step the bundle does not carry. */
+    doc = json_loads(f->bundle, 0, NULL);
+    json_object_set_new(json_array_get(json_object_get(doc, "attempts"), 0),
+                        "step_id", json_integer(9999));
+    expect_refused(f, doc, NULL, 0, NULL, PLANCTL_EINVAL,
+                   "bundle attempt 1 refers to step 9999, which is not in "
+                   "the bundle");
+    json_decref(doc);
+    /* A run whose creation event is gone. */
+    doc = json_loads(f->bundle, 0, NULL);
+    json_array_foreach(json_object_get(doc, "events"), i, ev)
+    {
+        if (json_is_null(json_object_get(ev, "from_status")) &&
+            !strcmp(json_string_value(json_object_get(ev, "entity")), "run") &&
+            json_integer_value(json_object_get(ev, "run_id")) == 4) {
+            json_array_remove(json_object_get(doc, "events"), i);
+            break;
+        }
+    }
+    expect_refused(f, doc, NULL, 0, NULL, PLANCTL_EINVAL, "before its run");
+    json_decref(doc);
+    /* A phase no event creates. */
+    doc = json_loads(f->bundle, 0, NULL);
+    ev = json_deep_copy(json_array_get(json_object_get(doc, "phases"), 0));
+    json_object_set_new(ev, "id", json_integer(9999));
+    json_object_set_new(ev, "idx", json_integer(99));
+    json_array_append_new(json_object_get(doc, "phases"), ev);
+    expect_refused(f, doc, NULL, 0, NULL, PLANCTL_EINVAL,
+                   "bundle phase 9999 has no creation event");
+    json_decref(doc);
+}
+
+/* A (name, version) registered here with another body. */
+static void test_refused_definition(void **state)
+{
+    fixture *f = *state;
+
+    assert_int_equal(planctl_definition_apply(NULL, f->b, DEF_OTHER,
+                                              strlen(DEF_OTHER), "other.json"),
+                     0);
+    expect_refused(f, NULL, f->bundle, f->len, NULL, PLANCTL_ECONFLICT,
+                   "definition rp@1 is registered here with a different "
+                   "body");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+        T(test_export_shape),         T(test_export_errors),
+        T(test_import_fresh),         T(test_import_active),
+        T(test_import_twice),         T(test_import_into_source),
+        T(test_refused_malformed),    T(test_refused_reordered),
+        T(test_refused_illegal_edge), T(test_refused_dangling),
+        T(test_refused_definition),
+#undef T
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
