@@ -256,7 +256,8 @@ static int check_required(const cli_args *a)
 {
     const cli_command *cmd = a->cmd;
     size_t npos = count_pos(cmd);
-    if (a->npos < npos)
+    /* A positional written "[NAME]" is optional (events [NAME]). */
+    if (a->npos < npos && cmd->pos[a->npos][0] != '[')
         return cli_usage_error(cmd, "missing %s", cmd->pos[a->npos]);
     for (size_t i = 0; cmd->flags[i].name; i++) {
         if (cmd->flags[i].required && a->count[i] == 0) {

@@ -27,6 +27,13 @@ enum {
     CLI_EXIT_NOTFOUND = 4
 };
 
+/* Exit codes of DESIGN §8 for the commands that wait for a run (--wait,
+ * status --watch). */
+enum {
+    CLI_EXIT_RUN_FAILED = 5, /* it ended FATAL_ERROR or CANCELLED */
+    CLI_EXIT_TIMEOUT = 6     /* --timeout elapsed first; the run goes on */
+};
+
 /* ---- the command table -------------------------------------------------- */
 
 typedef enum cli_flag_kind {
@@ -132,6 +139,24 @@ const char *cli_closest(const char *word, const char *const *candidates,
 
 void cli_help_global(FILE *f, const cli_command *const *cmds, size_t ncmds);
 void cli_help_command(FILE *f, const cli_command *cmd);
+
+/* Whether fl is shadowed by one of the flags of by (a command's own flags,
+ * which the parser looks up before the global ones): same long name or
+ * same short letter.  by may be NULL.  Can't fail. */
+int cli_flag_shadowed(const cli_flag *fl, const cli_flag *by);
+
+/* ---- generated documentation (doc.c) ------------------------------------ */
+
+/*
+ * The hidden commands, not listed in --help: `planctl __man` prints the man
+ * page (roff, section 1) and `planctl __bash-completion` the bash
+ * completion script, both generated from cmds and cli_global_flags, like
+ * the help, so a new command or flag shows up in all three.  Returns -1
+ * when argv[1] is no hidden command (main then parses as usual), else the
+ * exit code.
+ */
+int cli_doc_command(int argc, char **argv, const cli_command *const *cmds,
+                    size_t ncmds);
 
 /* ---- the run context ---------------------------------------------------- */
 
@@ -373,5 +398,21 @@ int cli_print_doc(cli_ctx *ctx, char *text,
 /* Reads a whole file, or stdin for "-".  Prints the error and returns
  * CLI_EXIT_ERROR when it cannot.  Free *out with free(). */
 int cli_read_input(char **out, size_t *len, const char *path);
+
+/* The --skip-preflight flag of the commands that admit a run (create, set,
+ * upgrade, trigger, retry). */
+#define CLI_SKIP_PREFLIGHT_FLAG                                                \
+    {                                                                          \
+        "skip-preflight", 0, CLI_FLAG_VALUE, 0, "LIST",                        \
+            "skip these preflight checks (A,B; all alone skips every one)"     \
+    }
+
+/* Opens the database for a command that admits a run, and sets the
+ * handle's preflight from --skip-preflight.  Returns 0 or an exit code. */
+int cli_open_admit(cli_ctx *ctx, const cli_args *a);
+
+/* Prints the last admission's preflight warnings (skipped checks) on
+ * stderr, one line each. */
+void cli_preflight_warnings(cli_ctx *ctx);
 
 #endif

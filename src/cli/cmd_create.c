@@ -11,6 +11,7 @@ static const cli_flag flags[] = {
     {"definition", 0, CLI_FLAG_VALUE, 1, "D[@V]",
      "definition and version (default: the newest version)"},
     {"param", 'p', CLI_FLAG_LIST, 0, "K=V", "a parameter value"},
+    CLI_SKIP_PREFLIGHT_FLAG,
     {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
 
 static const char *const examples[] = {
@@ -45,11 +46,12 @@ static int run(cli_ctx *ctx, const cli_args *a)
         rc = CLI_EXIT_USAGE;
         goto done;
     }
-    rc = cli_open_db(ctx, CLI_DB_EXISTING);
+    rc = cli_open_admit(ctx, a);
     if (rc)
         goto done;
     rc = planctl_instance_create(&id, ctx->db, name, defname, version, params,
                                  n);
+    cli_preflight_warnings(ctx);
     if (rc < 0) {
         rc = cli_fail(ctx, rc);
         goto done;

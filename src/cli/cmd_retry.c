@@ -1,33 +1,50 @@
 /* cmd_retry.c - `planctl retry NAME [--run ID]`: a new run of a failed or
- * cancelled run's plan that keeps the steps it completed. */
+ * cancelled run's plan that keeps the steps it completed, optionally waited
+ * for. */
 #include "cli.h"
+
+#include "wait.h"
+
+extern const cli_command cli_cmd_retry;
 
 static const char *const pos[] = {"NAME", NULL};
 
 static const cli_flag flags[] = {
     {"run", 0, CLI_FLAG_VALUE, 0, "ID",
      "the run to retry (default: the instance's latest run)"},
+    {"wait", 0, CLI_FLAG_BOOL, 0, NULL,
+     "wait until the new run ends; exit 0 if COMPLETE, else 5"},
+    {"timeout", 0, CLI_FLAG_VALUE, 0, "D",
+     "with --wait: stop waiting after D (exit 6)"},
+    CLI_SKIP_PREFLIGHT_FLAG,
     {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
 
-static const char *const examples[] = {"planctl retry zk",
-                                       "planctl retry zk --run 12", NULL};
+static const char *const examples[] = {
+    "planctl retry zk", "planctl retry zk --run 12",
+    "planctl retry zk --wait --timeout 10m", NULL};
 
 static int run(cli_ctx *ctx, const cli_args *a)
 {
     const char *name = a->pos[0];
     const char *run_arg = cli_arg(a, "run");
-    int64_t from = 0, id = 0;
+    int64_t from = 0, id = 0, timeout_ms;
+    int wait;
 
     if (run_arg && cli_parse_id(&from, "--run", run_arg))
         return CLI_EXIT_USAGE;
-    int rc = cli_open_db(ctx, CLI_DB_EXISTING);
+    int rc = cli_wait_flags(&wait, &timeout_ms, &cli_cmd_retry, a);
+    if (rc)
+        return rc;
+    rc = cli_open_admit(ctx, a);
     if (rc)
         return rc;
     rc = planctl_run_retry(&id, ctx->db, name, from);
+    cli_preflight_warnings(ctx);
     if (rc < 0)
         return cli_fail(ctx, rc);
     if (ctx->json)
-        return cli_print_run_json(id);
+        return wait ? cli_wait_run(ctx, name, id, timeout_ms)
+                    : cli_print_run_json(id);
 
     cli_buf msg = CLI_BUF_INIT;
     cli_run_info ri;
@@ -37,17 +54,22 @@ static int run(cli_ctx *ctx, const cli_args *a)
         cli_buf_addf(&msg, " as a retry of run %lld", (long long)ri.retry_of);
     printf("%s\n", cli_buf_str(&msg));
     cli_buf_free(&msg);
-    return CLI_EXIT_OK;
+    return wait ? cli_wait_run(ctx, name, id, timeout_ms) : CLI_EXIT_OK;
 }
 
 const cli_command cli_cmd_retry = {
     "retry",
     "Retry a failed or cancelled run",
-    "NAME [--run ID]",
+    "NAME [--run ID] [--wait [--timeout D]]",
     "Admits a new run of the same plan with the same parameter snapshot;\n"
     "phases and steps that were COMPLETE in the retried run start COMPLETE.\n"
     "Only a FATAL_ERROR or CANCELLED run can be retried.  'planctl trigger'\n"
-    "starts a plan from scratch instead.",
+    "starts a plan from scratch instead.\n"
+    "\n"
+    "--wait then waits until the new run ends, as 'planctl trigger --wait'\n"
+    "does: one line with the outcome (-o json: {\"schema\":1,\"run\":{...}}),\n"
+    "exit 0 when COMPLETE, 5 when FATAL_ERROR or CANCELLED, 6 when --timeout\n"
+    "elapsed first, 1 when interrupted; the run goes on in the last two.",
     pos,
     flags,
     examples,

@@ -8,6 +8,7 @@ static const char *const pos[] = {"NAME", NULL};
 
 static const cli_flag flags[] = {
     {"param", 'p', CLI_FLAG_LIST, 1, "K=V", "a parameter value"},
+    CLI_SKIP_PREFLIGHT_FLAG,
     {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
 
 static const char *const examples[] = {
@@ -26,9 +27,10 @@ static int run(cli_ctx *ctx, const cli_args *a)
     int rc = cli_parse_params(&params, &storage, list, n);
     if (rc)
         return rc;
-    rc = cli_open_db(ctx, CLI_DB_EXISTING);
+    rc = cli_open_admit(ctx, a);
     if (rc == 0)
         rc = planctl_instance_set(&id, ctx->db, name, params, n);
+    cli_preflight_warnings(ctx);
     free(params);
     free(storage);
     if (rc > 0)

@@ -1,8 +1,12 @@
 /* cmd_trigger.c - `planctl trigger NAME PLAN`: admit a run of any plan but
- * cleanup, or queue it behind the active run. */
+ * cleanup, or queue it behind the active run, and optionally wait for it. */
 #include "cli.h"
 
 #include <string.h>
+
+#include "wait.h"
+
+extern const cli_command cli_cmd_trigger;
 
 static const char *const pos[] = {"NAME", "PLAN", NULL};
 
@@ -10,28 +14,40 @@ static const cli_flag flags[] = {
     {"queue", 0, CLI_FLAG_BOOL, 0, NULL,
      "queue behind the active run instead of being refused"},
     {"reason", 0, CLI_FLAG_VALUE, 0, "TEXT", "free text recorded on the run"},
+    {"wait", 0, CLI_FLAG_BOOL, 0, NULL,
+     "wait until the run ends; exit 0 if COMPLETE, else 5"},
+    {"timeout", 0, CLI_FLAG_VALUE, 0, "D",
+     "with --wait: stop waiting after D (exit 6)"},
+    CLI_SKIP_PREFLIGHT_FLAG,
     {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
 
 static const char *const examples[] = {
     "planctl trigger zk backup",
-    "planctl trigger zk update --queue --reason \"config drift\"", NULL};
+    "planctl trigger zk update --queue --reason \"config drift\"",
+    "planctl trigger zk deploy --wait --timeout 10m", NULL};
 
 static int run(cli_ctx *ctx, const cli_args *a)
 {
     const char *name = a->pos[0], *plan = a->pos[1];
     planctl_trigger_options opts = PLANCTL_TRIGGER_OPTIONS_INIT;
-    int64_t id = 0;
+    int64_t id = 0, timeout_ms;
+    int wait;
 
     opts.queue = cli_arg_count(a, "queue") > 0;
     opts.reason = cli_arg(a, "reason");
-    int rc = cli_open_db(ctx, CLI_DB_EXISTING);
+    int rc = cli_wait_flags(&wait, &timeout_ms, &cli_cmd_trigger, a);
+    if (rc)
+        return rc;
+    rc = cli_open_admit(ctx, a);
     if (rc)
         return rc;
     rc = planctl_plan_trigger(&id, ctx->db, name, plan, &opts);
+    cli_preflight_warnings(ctx);
     if (rc < 0)
         return cli_fail(ctx, rc);
     if (ctx->json)
-        return cli_print_run_json(id);
+        return wait ? cli_wait_run(ctx, name, id, timeout_ms)
+                    : cli_print_run_json(id);
 
     cli_buf msg = CLI_BUF_INIT;
     cli_run_info ri;
@@ -44,17 +60,26 @@ static int run(cli_ctx *ctx, const cli_args *a)
         cli_buf_add(&msg, " admitted");
     printf("%s\n", cli_buf_str(&msg));
     cli_buf_free(&msg);
-    return CLI_EXIT_OK;
+    return wait ? cli_wait_run(ctx, name, id, timeout_ms) : CLI_EXIT_OK;
 }
 
 const cli_command cli_cmd_trigger = {
     "trigger",
     "Run a plan of an instance",
-    "NAME PLAN [--queue] [--reason TEXT]",
+    "NAME PLAN [--queue] [--reason TEXT] [--wait [--timeout D]]",
     "Admits a new run of PLAN (any plan but cleanup), from scratch.  While\n"
     "another run of the instance is active it is refused with the active run\n"
     "named (exit 3), unless --queue: queued runs start first in, first out\n"
-    "when the active one ends.",
+    "when the active one ends.\n"
+    "\n"
+    "--wait then waits until the run ends (a queued run waits in the queue\n"
+    "first) and prints one line, 'run 12 of plan \"deploy\" COMPLETE in\n"
+    "1m12s', or with -o json the document {\"schema\":1,\"run\":{...}} with\n"
+    "the run object of the status document.  An engine (planctl run) must be\n"
+    "running for the run to make progress.  On a terminal, stderr shows the\n"
+    "progress meanwhile.  Exit 0 when the run is COMPLETE, 5 when it ended\n"
+    "FATAL_ERROR or CANCELLED, 6 when --timeout elapsed first and 1 when\n"
+    "interrupted (SIGINT, SIGTERM); in the last two cases the run goes on.",
     pos,
     flags,
     examples,

@@ -10,6 +10,7 @@ static const cli_flag flags[] = {
     {"version", 0, CLI_FLAG_VALUE, 1, "V",
      "the registered definition version to move to"},
     {"param", 'p', CLI_FLAG_LIST, 0, "K=V", "a parameter value to change too"},
+    CLI_SKIP_PREFLIGHT_FLAG,
     {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
 
 static const char *const examples[] = {
@@ -29,9 +30,10 @@ static int run(cli_ctx *ctx, const cli_args *a)
     int rc = cli_parse_params(&params, &storage, list, n);
     if (rc)
         return rc;
-    rc = cli_open_db(ctx, CLI_DB_EXISTING);
+    rc = cli_open_admit(ctx, a);
     if (rc == 0)
         rc = planctl_instance_upgrade(&id, ctx->db, name, version, params, n);
+    cli_preflight_warnings(ctx);
     free(params);
     free(storage);
     if (rc > 0)

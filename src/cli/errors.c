@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 int cli_exit_code(int rc)
 {
@@ -13,6 +14,7 @@ int cli_exit_code(int rc)
         return CLI_EXIT_OK;
     case PLANCTL_EINVAL:
     case PLANCTL_EDEFINITION:
+    case PLANCTL_EPREFLIGHT: /* a check failed: the input is refused */
         return CLI_EXIT_USAGE;
     case PLANCTL_ECONFLICT:
     case PLANCTL_EBUSY:
@@ -46,10 +48,25 @@ void cli_errorf(const char *fmt, ...)
 int cli_fail(const cli_ctx *ctx, int rc)
 {
     const char *msg = ctx->db ? planctl_errmsg(ctx->db) : "";
-    cli_buf clean = CLI_BUF_INIT;
+    cli_buf text = CLI_BUF_INIT, clean = CLI_BUF_INIT;
+
+    if (!msg[0])
+        msg = planctl_strerror(rc);
+    /* SQLite's own words for a database it may not write ("attempt to
+     * write a readonly database") name neither the file nor the remedy;
+     * in WAL mode even a read needs to create the -shm file. */
+    if (rc == PLANCTL_EREADONLY && ctx->db_path && !strstr(msg, ctx->db_path))
+        cli_buf_addf(&text,
+                     "cannot write database %s (%s); planctl needs write "
+                     "access to it and to its directory, for the -wal and "
+                     "-shm files",
+                     ctx->db_path, msg);
+    else
+        cli_buf_add(&text, msg);
     /* Messages quote user input (names, paths); keep them one line. */
-    cli_buf_add_clean(&clean, msg[0] ? msg : planctl_strerror(rc));
+    cli_buf_add_clean(&clean, cli_buf_str(&text));
     cli_errorf("%s", cli_buf_str(&clean));
+    cli_buf_free(&text);
     cli_buf_free(&clean);
     return cli_exit_code(rc);
 }

@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-static int shadowed(const cli_flag *fl, const cli_flag *by)
+int cli_flag_shadowed(const cli_flag *fl, const cli_flag *by)
 {
     for (size_t i = 0; by && by[i].name; i++)
         if (strcmp(by[i].name, fl->name) == 0 ||
@@ -23,7 +23,7 @@ static void print_flags(FILE *f, const cli_flag *flags, const cli_flag *own)
     for (size_t i = 0; flags[i].name; i++) {
         char left[64];
         const cli_flag *fl = &flags[i];
-        if (shadowed(fl, own))
+        if (cli_flag_shadowed(fl, own))
             continue;
         if (fl->short_name)
             snprintf(left, sizeof(left), "-%c, --%s%s%s", fl->short_name,
@@ -48,7 +48,9 @@ void cli_help_global(FILE *f, const cli_command *const *cmds, size_t ncmds)
     fputs("\nGlobal flags (before or after the command):\n", f);
     print_flags(f, cli_global_flags, NULL);
     fputs("\nExit codes: 0 ok, 1 internal or I/O error, 2 usage error or "
-          "invalid input,\n3 refused by a conflict, 4 not found.\n\n"
+          "invalid input,\n3 refused by a conflict, 4 not found, 5 a "
+          "waited-for run ended FATAL_ERROR\nor CANCELLED, 6 timed out "
+          "waiting.\n\n"
           "Run 'planctl COMMAND --help' for a command's flags and "
           "examples.\n",
           f);

@@ -29,7 +29,13 @@
     X(retry)                                                                   \
     X(status)                                                                  \
     X(history)                                                                 \
-    X(run)
+    X(events)                                                                  \
+    X(run)                                                                     \
+    X(replay)                                                                  \
+    X(verify)                                                                  \
+    X(export)                                                                  \
+    X(import)                                                                  \
+    X(gc)
 
 #define CLI_DECLARE_(verb) extern const cli_command cli_cmd_##verb;
 CLI_COMMANDS(CLI_DECLARE_)
@@ -141,10 +147,16 @@ int main(int argc, char **argv)
     cli_ctx ctx;
 
     memset(&ctx, 0, sizeof(ctx));
+    memset(&a, 0, sizeof(a));
     tzset();
-    int rc = cli_args_parse(&g, &a, commands, NCOMMANDS, argc, argv);
-    if (rc == 0)
-        rc = run(&ctx, &g, &a);
+    /* The hidden commands print the man page and the bash completion from
+     * the same table (doc.c); the build runs them. */
+    int rc = cli_doc_command(argc, argv, commands, NCOMMANDS);
+    if (rc < 0) {
+        rc = cli_args_parse(&g, &a, commands, NCOMMANDS, argc, argv);
+        if (rc == 0)
+            rc = run(&ctx, &g, &a);
+    }
     planctl_close(ctx.db);
     cli_args_free(&a);
     /* A full disk or a closed pipe must not look like success. */

@@ -117,42 +117,118 @@ static int task_spec(pctl_sink *s, const pctl_visit *v, void *data)
     return pctl_default_set(writable(v), "spec", json_object());
 }
 
+/*
+ * Values the defaults write, made once per run and shared by every node
+ * they fill (jansson counts references): a definition with a thousand
+ * steps gets one default retry object, not a thousand.  Nothing changes a
+ * document once it is defaulted, so sharing is safe.
+ */
+typedef struct shared {
+    json_t *serial;     /* "serial" */
+    json_t *retry;      /* the whole default retry object */
+    json_t *attempts;   /* 3 */
+    json_t *backoff;    /* "1s" */
+    json_t *multiplier; /* 2 */
+    json_t *cap;        /* "1m" */
+} shared;
+
+static void shared_free(shared *sh)
+{
+    json_decref(sh->serial);
+    json_decref(sh->retry);
+    json_decref(sh->attempts);
+    json_decref(sh->backoff);
+    json_decref(sh->multiplier);
+    json_decref(sh->cap);
+}
+
+/* Sets o.key to a new reference to *v, made by make() on first use. */
+static int set_shared(json_t *o, const char *key, json_t **v,
+                      json_t *(*make)(void))
+{
+    if (!json_is_object(o) || json_object_get(o, key))
+        return 0;
+    if (!*v && !(*v = make()))
+        return PLANCTL_ENOMEM;
+    return pctl_default_set(o, key, json_incref(*v));
+}
+
+static json_t *make_serial(void)
+{
+    return json_string("serial");
+}
+
+static json_t *make_attempts(void)
+{
+    return json_integer(3);
+}
+
+static json_t *make_backoff(void)
+{
+    return json_string("1s");
+}
+
+static json_t *make_multiplier(void)
+{
+    return json_real(2);
+}
+
+static json_t *make_cap(void)
+{
+    return json_string("1m");
+}
+
+static json_t *make_retry(void)
+{
+    json_t *o = json_object();
+
+    if (!o || json_object_set_new(o, "attempts", make_attempts()) ||
+        json_object_set_new(o, "backoff", make_backoff()) ||
+        json_object_set_new(o, "multiplier", make_multiplier()) ||
+        json_object_set_new(o, "max_backoff", make_cap())) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
 /* Serial, not KUDO's parallel, which surprised users (kudo#1766). */
 static int strategy(pctl_sink *s, const pctl_visit *v, void *data)
 {
+    shared *sh = data;
+
     (void)s;
-    (void)data;
     if (v->node != PCTL_NODE_PLAN && v->node != PCTL_NODE_PHASE)
         return 0;
-    return pctl_default_set(writable(v), "strategy", json_string("serial"));
+    return set_shared(writable(v), "strategy", &sh->serial, make_serial);
 }
 
-/* The retry object comes with the step, so the same walk visits it next,
- * like one the user wrote. */
+/* A step without retry gets the default object whole; the walk then
+ * visits it like one the user wrote, and finds nothing to fill. */
 static int retry(pctl_sink *s, const pctl_visit *v, void *data)
 {
     json_t *o = writable(v);
+    shared *sh = data;
     const char *backoff;
     int64_t ms;
 
     (void)s;
-    (void)data;
     if (v->node == PCTL_NODE_STEP)
-        return pctl_default_set(o, "retry", json_object());
+        return set_shared(o, "retry", &sh->retry, make_retry);
     if (v->node != PCTL_NODE_RETRY || !json_is_object(o))
         return 0;
-    PCTL_CHECK(pctl_default_set(o, "attempts", json_integer(3)));
-    PCTL_CHECK(pctl_default_set(o, "backoff", json_string("1s")));
-    PCTL_CHECK(pctl_default_set(o, "multiplier", json_real(2)));
+    PCTL_CHECK(set_shared(o, "attempts", &sh->attempts, make_attempts));
+    PCTL_CHECK(set_shared(o, "backoff", &sh->backoff, make_backoff));
+    PCTL_CHECK(set_shared(o, "multiplier", &sh->multiplier, make_multiplier));
     /* The default cap must not contradict a backoff the user chose:
      * "backoff": "2m" alone means waits of 2m, not an error.  A backoff
      * that is not a duration leaves the cap absent: the validators report
      * the backoff, and nothing is built from the document. */
     if (pctl_get_duration(o, "backoff", &ms, &backoff) < 1)
         return 0;
-    return pctl_default_set(
-        o, "max_backoff",
-        json_string(ms > DEFAULT_MAX_BACKOFF_MS ? backoff : "1m"));
+    if (ms > DEFAULT_MAX_BACKOFF_MS)
+        return pctl_default_set(o, "max_backoff", json_string(backoff));
+    return set_shared(o, "max_backoff", &sh->cap, make_cap);
 }
 
 /* Each built-in default is one visitor over the walk. */
@@ -160,10 +236,15 @@ static int walk_with(json_t *doc, pctl_sink *s,
                      int (*fn)(pctl_sink *, const pctl_visit *, void *))
 {
     pctl_visitor vis;
+    shared sh;
+    int rc;
 
+    memset(&sh, 0, sizeof(sh));
     vis.node = fn;
     vis.list = NULL;
-    return pctl_walk(doc, s, &vis, NULL);
+    rc = pctl_walk(doc, s, &vis, &sh);
+    shared_free(&sh);
+    return rc;
 }
 
 static int default_required(json_t *doc, pctl_sink *s, void *data)

@@ -1,0 +1,390 @@
+/*
+ * cmd_events.c - `planctl events [NAME]`: the event log, oldest first, as a
+ * table, one document, or one JSON object a line, and (--follow) the events
+ * other processes commit from then on.
+ *
+ * The library returns at most a page of events per call, with the seq to
+ * ask again from; the command pages through all of them.  Following polls
+ * the database (wait.c): the engine writing the events is another process.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wait.h"
+
+extern const cli_command cli_cmd_events;
+
+/* NAME is optional: without it, every instance's events. */
+static const char *const pos[] = {"[NAME]", NULL};
+
+static const cli_flag flags[] = {
+    {"run", 0, CLI_FLAG_VALUE, 0, "ID", "only the events of this run"},
+    {"since", 0, CLI_FLAG_VALUE, 0, "SEQ",
+     "only events after this sequence number"},
+    {"follow", 'f', CLI_FLAG_BOOL, 0, NULL,
+     "then print new events as they come, until interrupted"},
+    /* The command's own -o: the global one knows only text and json. */
+    {"output", 'o', CLI_FLAG_VALUE, 0, "FORMAT",
+     "text (default), json or jsonl (one event a line)"},
+    {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
+
+static const char *const examples[] = {
+    "planctl events zk",
+    "planctl events zk --run 12 -o json",
+    "planctl events --since 1500 -o jsonl",
+    "planctl events zk --follow",
+    "planctl events --follow -o jsonl | jq -c 'select(.to == \"FATAL_ERROR\")'",
+    NULL};
+
+/* How many events one call asks for; pages are read until one is short. */
+#define PAGE 1000
+
+typedef enum format { FMT_TEXT, FMT_JSON, FMT_JSONL } format;
+
+#define NCOLS 8
+
+static const char *const headers[NCOLS] = {
+    "SEQ", "TIME", "INSTANCE", "RUN", "ENTITY", "CHANGE", "ATTEMPT", "MESSAGE"};
+
+/* While following, columns are at least this wide, so that the rows of
+ * later batches mostly line up with the first. */
+static const size_t follow_widths[NCOLS] = {5, 19, 8, 4, 20, 26, 7, 0};
+
+/* Rows of the text table, printed a batch at a time.  The first batch sets
+ * the column widths, and later ones keep them (a longer cell pushes the
+ * rest of its row only), so that the output does not depend on how the
+ * events happened to be batched. */
+typedef struct table {
+    size_t widths[NCOLS];
+    int header_done;
+    size_t nrows, cap;
+    char **cells;     /* nrows * NCOLS, cleaned */
+    const char **sgr; /* per row: the colour of CHANGE, or NULL */
+} table;
+
+typedef struct events {
+    cli_ctx *ctx;
+    planctl_events_options opts; /* opts.since moves on as pages come */
+    format fmt;
+    table tb;
+    json_t *all; /* -o json: every event, for the one document */
+    size_t printed;
+} events;
+
+/* ---- the text table ----------------------------------------------------- */
+
+static void table_add(table *tb, const char *const *cells, const char *sgr)
+{
+    if (tb->nrows == tb->cap) {
+        size_t cap = tb->cap ? tb->cap * 2 : 64;
+        char **c = realloc(tb->cells, cap * NCOLS * sizeof(*c));
+        if (!c)
+            cli_oom();
+        tb->cells = c;
+        const char **s = realloc((void *)tb->sgr, cap * sizeof(*s));
+        if (!s)
+            cli_oom();
+        tb->sgr = s;
+        tb->cap = cap;
+    }
+    for (size_t i = 0; i < NCOLS; i++) {
+        cli_buf b = CLI_BUF_INIT;
+        cli_buf_add_clean(&b, cells[i] ? cells[i] : "-");
+        tb->cells[tb->nrows * NCOLS + i] = b.s ? b.s : cli_xstrdup("");
+    }
+    tb->sgr[tb->nrows++] = sgr;
+}
+
+static void print_row(const table *tb, const char *const *cells,
+                      const char *sgr, const cli_term *t)
+{
+    cli_line line = CLI_LINE_INIT;
+    for (size_t c = 0; c < NCOLS; c++) {
+        /* No blanks after the last cell with text, as in render_table.c. */
+        size_t rest = c + 1;
+        while (rest < NCOLS && !cells[rest][0])
+            rest++;
+        cli_line_add_color(&line, cells[c], c == 5 ? sgr : NULL);
+        if (rest == NCOLS)
+            break;
+        /* Three blanks between columns, also after a cell too wide for
+         * its column (possible while following). */
+        size_t w = cli_text_width(cells[c], strlen(cells[c]));
+        size_t end = w > tb->widths[c] ? w + 3 : tb->widths[c] + 3;
+        for (; w < end; w++)
+            cli_buf_add(&line.text, " ");
+    }
+    cli_line_emit(&line, stdout, t);
+    cli_line_free(&line);
+}
+
+/* Prints the rows gathered so far (the header first, once, even when there
+ * are none) and forgets them. */
+static void table_flush(table *tb, const cli_term *t)
+{
+    for (size_t c = 0; c < NCOLS && !tb->header_done; c++) {
+        size_t w = cli_text_width(headers[c], strlen(headers[c]));
+        if (w > tb->widths[c])
+            tb->widths[c] = w;
+        for (size_t r = 0; r < tb->nrows; r++) {
+            const char *cell = tb->cells[r * NCOLS + c];
+            w = cli_text_width(cell, strlen(cell));
+            if (w > tb->widths[c])
+                tb->widths[c] = w;
+        }
+    }
+    if (!tb->header_done) {
+        print_row(tb, headers, NULL, t);
+        tb->header_done = 1;
+    }
+    for (size_t r = 0; r < tb->nrows; r++) {
+        print_row(tb, (const char *const *)&tb->cells[r * NCOLS], tb->sgr[r],
+                  t);
+        for (size_t c = 0; c < NCOLS; c++)
+            free(tb->cells[r * NCOLS + c]);
+    }
+    tb->nrows = 0;
+}
+
+static void table_free(table *tb)
+{
+    for (size_t i = 0; i < tb->nrows * NCOLS; i++)
+        free(tb->cells[i]);
+    free(tb->cells);
+    free((void *)tb->sgr);
+}
+
+/* One event as a row: ENTITY names the phase and step ("step
+ * nodes/node-0"); CHANGE is "PENDING -> IN_PROGRESS", "(new) -> PENDING"
+ * for a row created, or the message of an admin event (which then leaves
+ * MESSAGE empty). */
+static void add_event_row(table *tb, const json_t *ev)
+{
+    const char *entity = cli_jstr(ev, "entity");
+    const char *phase = cli_jstr(ev, "phase"), *step = cli_jstr(ev, "step");
+    const char *from = cli_jstr(ev, "from"), *to = cli_jstr(ev, "to");
+    const char *msg = cli_jstr(ev, "message");
+    cli_buf what = CLI_BUF_INIT, change = CLI_BUF_INIT;
+    char seq[32], at[32], run[32], attempt[32];
+    int64_t v;
+
+    snprintf(seq, sizeof(seq), "%lld",
+             cli_jint(&v, ev, "seq") ? (long long)v : 0LL);
+    if (!cli_jtime(&v, ev, "at"))
+        snprintf(at, sizeof(at), "-");
+    else
+        cli_time_format(at, sizeof(at), v);
+    const char *cells[NCOLS] = {
+        seq,           at, cli_jstr(ev, "instance"), NULL, NULL, NULL, NULL,
+        msg ? msg : ""};
+    if (cli_jint(&v, ev, "run")) {
+        snprintf(run, sizeof(run), "%lld", (long long)v);
+        cells[3] = run;
+    }
+    if (cli_jint(&v, ev, "attempt")) {
+        snprintf(attempt, sizeof(attempt), "%lld", (long long)v);
+        cells[6] = attempt;
+    }
+
+    cli_buf_add(&what, entity ? entity : "?");
+    if (entity && strcmp(entity, "step") == 0)
+        cli_buf_addf(&what, " %s/%s", phase ? phase : "?", step ? step : "?");
+    else if (entity && strcmp(entity, "phase") == 0)
+        cli_buf_addf(&what, " %s", phase ? phase : "?");
+    cells[4] = cli_buf_str(&what);
+
+    if (to) {
+        cli_buf_addf(&change, "%s -> %s", from ? from : "(new)", to);
+        cells[5] = cli_buf_str(&change);
+    } else {
+        cells[5] = msg ? msg : "";
+        cells[7] = "";
+    }
+    table_add(tb, cells, cli_status_sgr(to));
+    cli_buf_free(&what);
+    cli_buf_free(&change);
+}
+
+/* ---- reading pages ------------------------------------------------------ */
+
+static void emit(events *e, const json_t *ev)
+{
+    if (e->fmt == FMT_JSONL) {
+        char *line = json_dumps(ev, JSON_COMPACT);
+        if (!line)
+            cli_oom();
+        puts(line);
+        free(line);
+    } else if (e->fmt == FMT_JSON) {
+        json_array_append(e->all, (json_t *)ev);
+    } else {
+        add_event_row(&e->tb, ev);
+    }
+    e->printed++;
+}
+
+/*
+ * Reads every event after opts.since, page by page, handing each to
+ * emit() and moving opts.since on.  Returns 0, PLANCTL_EBUSY untouched (the
+ * caller may try again), or the exit code after printing the error.
+ */
+static int read_all(events *e)
+{
+    for (;;) {
+        char *text = NULL;
+        int rc = planctl_events_json(&text, e->ctx->db, &e->opts);
+        if (rc == PLANCTL_EBUSY)
+            return rc;
+        if (rc < 0)
+            return cli_fail(e->ctx, rc);
+        json_t *doc = cli_json_parse(text);
+        planctl_free(text);
+        if (!doc)
+            return CLI_EXIT_ERROR;
+        const json_t *list = json_object_get(doc, "events");
+        size_t i, n = json_array_size(list);
+        const json_t *ev;
+        int64_t last;
+        json_array_foreach(list, i, ev)
+        {
+            emit(e, ev);
+        }
+        if (cli_jint(&last, doc, "last_seq"))
+            e->opts.since = last;
+        json_decref(doc);
+        if (n < PAGE)
+            return 0;
+    }
+}
+
+/* Prints what read_all() gathered for the text table and flushes. */
+static void flush_out(events *e)
+{
+    if (e->fmt == FMT_TEXT)
+        table_flush(&e->tb, &e->ctx->term);
+    fflush(stdout);
+}
+
+static int follow_check(void *data, int changed)
+{
+    events *e = data;
+
+    (void)changed; /* reading after the last seq is one index lookup */
+    int rc = read_all(e);
+    flush_out(e);
+    if (rc == PLANCTL_EBUSY)
+        return CLI_POLL_AGAIN;
+    return rc ? rc : CLI_POLL_AGAIN;
+}
+
+static int parse_format(format *out, cli_ctx *ctx, const char *text)
+{
+    if (!text)
+        *out = ctx->json ? FMT_JSON : FMT_TEXT;
+    else if (strcmp(text, "text") == 0)
+        *out = FMT_TEXT;
+    else if (strcmp(text, "json") == 0)
+        *out = FMT_JSON;
+    else if (strcmp(text, "jsonl") == 0)
+        *out = FMT_JSONL;
+    else
+        return cli_usage_error(&cli_cmd_events,
+                               "invalid output format \"%s\"; expected "
+                               "text, json or jsonl",
+                               text);
+    return 0;
+}
+
+static int parse_since(int64_t *out, const char *text)
+{
+    char *end;
+    errno = 0;
+    long long v =
+        text[0] >= '0' && text[0] <= '9' ? strtoll(text, &end, 10) : -1;
+    if (v < 0 || errno || *end) {
+        cli_errorf("invalid --since \"%s\"; expected a sequence number (0 "
+                   "or more)",
+                   text);
+        return CLI_EXIT_USAGE;
+    }
+    *out = (int64_t)v;
+    return 0;
+}
+
+static int run(cli_ctx *ctx, const cli_args *a)
+{
+    const char *run_arg = cli_arg(a, "run"), *since = cli_arg(a, "since");
+    int follow = cli_arg_count(a, "follow") > 0;
+    events e;
+    int rc;
+
+    memset(&e, 0, sizeof(e));
+    e.ctx = ctx;
+    e.opts = (planctl_events_options)PLANCTL_EVENTS_OPTIONS_INIT;
+    e.opts.instance = a->npos > 0 ? a->pos[0] : NULL;
+    e.opts.limit = PAGE;
+    if ((rc = parse_format(&e.fmt, ctx, cli_arg(a, "output"))) != 0)
+        return rc;
+    if (run_arg && cli_parse_id(&e.opts.run, "--run", run_arg))
+        return CLI_EXIT_USAGE;
+    if (since && parse_since(&e.opts.since, since))
+        return CLI_EXIT_USAGE;
+    if (follow && e.fmt == FMT_JSON)
+        return cli_usage_error(&cli_cmd_events,
+                               "--follow streams events: use -o jsonl (one "
+                               "event a line) or text, not json");
+    if ((rc = cli_open_db(ctx, CLI_DB_EXISTING)) != 0)
+        return rc;
+    if (e.fmt == FMT_JSON && !(e.all = json_array()))
+        cli_oom();
+    if (follow) {
+        memcpy(e.tb.widths, follow_widths, sizeof(e.tb.widths));
+        /* The first check prints what exists, so the signal handlers are
+         * in place before anything is printed: whoever waits for the
+         * output can then interrupt it.  SIGINT or SIGTERM is how
+         * following ends. */
+        rc = cli_poll_run(ctx, 0, follow_check, &e);
+        if (rc == CLI_POLL_SIGNAL)
+            rc = CLI_EXIT_OK;
+    } else {
+        rc = read_all(&e);
+        if (rc == PLANCTL_EBUSY)
+            rc = cli_fail(ctx, rc);
+        if (rc == 0 && e.fmt == FMT_JSON) {
+            rc = cli_json_print_obj(json_pack("{s:i, s:O, s:I}", "schema", 1,
+                                              "events", e.all, "last_seq",
+                                              (json_int_t)e.opts.since));
+        } else if (rc == 0 && e.fmt == FMT_TEXT && !e.printed) {
+            puts("no events");
+            e.tb.header_done = 1;
+        }
+        if (rc == 0)
+            flush_out(&e);
+    }
+    json_decref(e.all);
+    table_free(&e.tb);
+    return rc < 0 ? CLI_EXIT_ERROR : rc;
+}
+
+const cli_command cli_cmd_events = {
+    "events",
+    "Show the event log, or follow it",
+    "[NAME] [--run ID] [--since SEQ] [--follow] [-o text|json|jsonl]",
+    "Shows the event log oldest first: every status change of a run, phase\n"
+    "or step, and the admin actions, each with its sequence number.  NAME\n"
+    "limits it to one instance, --run to one run, --since to the events\n"
+    "after a sequence number.  -o json prints one document {schema, events,\n"
+    "last_seq}; -o jsonl prints one event object a line and nothing else,\n"
+    "the stable format for scripts: {seq, at, instance, run, phase, step,\n"
+    "entity, from, to, attempt, message, actor}.\n"
+    "\n"
+    "--follow then keeps printing events as other processes (the engine,\n"
+    "other planctl commands) commit them, within about 100ms, until SIGINT\n"
+    "or SIGTERM, and exits 0.",
+    pos,
+    flags,
+    examples,
+    run};
