@@ -399,6 +399,11 @@ int cli_print_doc(cli_ctx *ctx, char *text,
  * CLI_EXIT_ERROR when it cannot.  Free *out with free(). */
 int cli_read_input(char **out, size_t *len, const char *path);
 
+/* The task kinds of validate and apply's --kind, then PLANCTL_KINDS split
+ * at commas (empty entries skipped), as a NULL-terminated array pointing
+ * into *storage.  Free both with free(). */
+const char **cli_extra_kinds(const cli_args *a, char **storage);
+
 /* The --skip-preflight flag of the commands that admit a run (create, set,
  * upgrade, trigger, retry). */
 #define CLI_SKIP_PREFLIGHT_FLAG                                                \

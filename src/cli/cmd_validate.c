@@ -12,31 +12,6 @@ static const cli_flag flags[] = {
      "a task kind your program provides, besides Dummy and shell"},
     {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
 
-/* The extra kinds: every --kind, then PLANCTL_KINDS split at commas (empty
- * entries skipped), as a NULL-terminated array pointing into *storage.
- * Free both with free(). */
-static const char **extra_kinds(const cli_args *a, char **storage)
-{
-    const char *env = getenv("PLANCTL_KINDS");
-    const char *const *given;
-    size_t n, i, w = 0;
-    const char **v;
-    char *tok, *save = NULL;
-
-    given = cli_arg_list(a, "kind", &n);
-    *storage = strdup(env ? env : "");
-    v = calloc(n + strlen(env ? env : "") / 2 + 2, sizeof(*v));
-    if (!*storage || !v)
-        cli_oom();
-    for (i = 0; i < n; i++)
-        v[w++] = given[i];
-    for (tok = strtok_r(*storage, ",", &save); tok;
-         tok = strtok_r(NULL, ",", &save))
-        v[w++] = tok;
-    v[w] = NULL;
-    return v;
-}
-
 static const char *const examples[] = {
     "planctl validate -f zookeeper.json",
     "render-def | planctl validate -f -",
@@ -55,7 +30,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
     int rc = cli_read_input(&text, &len, path);
     if (rc)
         return rc;
-    const char **kinds = extra_kinds(a, &storage);
+    const char **kinds = cli_extra_kinds(a, &storage);
     rc = planctl_definition_check(&out, text, len, origin, kinds);
     free(kinds);
     free(storage);

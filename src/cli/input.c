@@ -1,6 +1,6 @@
 /*
- * input.c - reading a definition file, or standard input for "-", whole
- * into memory for the library.
+ * input.c - what validate, apply and import read: a file, or standard input
+ * for "-", whole into memory for the library, and the extra task kinds.
  */
 #include "cli.h"
 
@@ -51,4 +51,29 @@ int cli_read_input(char **out, size_t *len, const char *path)
     *out = b.s;
     *len = b.len;
     return 0;
+}
+
+/* The extra kinds: every --kind, then PLANCTL_KINDS split at commas (empty
+ * entries skipped), as a NULL-terminated array pointing into *storage.
+ * Free both with free(). */
+const char **cli_extra_kinds(const cli_args *a, char **storage)
+{
+    const char *env = getenv("PLANCTL_KINDS");
+    const char *const *given;
+    size_t n, i, w = 0;
+    const char **v;
+    char *tok, *save = NULL;
+
+    given = cli_arg_list(a, "kind", &n);
+    *storage = strdup(env ? env : "");
+    v = calloc(n + strlen(env ? env : "") / 2 + 2, sizeof(*v));
+    if (!*storage || !v)
+        cli_oom();
+    for (i = 0; i < n; i++)
+        v[w++] = given[i];
+    for (tok = strtok_r(*storage, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save))
+        v[w++] = tok;
+    v[w] = NULL;
+    return v;
 }
