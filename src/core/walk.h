@@ -63,12 +63,6 @@ const char *pctl_did_you_mean(pctl_hbuf *h, const char *candidate);
 
 /* ---- the sink ------------------------------------------------------------ */
 
-/*
- * Where one stage reports: its own list and path, so stages running at the
- * same time share nothing.  Once the list holds PCTL_DEF_MAX_ERRORS
- * errors, further ones are only counted.  Every function returns 0 or
- * PLANCTL_ENOMEM: errors in the document are entries in the list, not failures.
- */
 /* One step of a path: a key (borrowed; it must outlive the step) or,
  * when key is NULL, an index. */
 typedef struct pctl_seg {
@@ -76,10 +70,17 @@ typedef struct pctl_seg {
     size_t index;
 } pctl_seg;
 
-/* Steps a sink holds without allocating: deeper than any path of the
- * schema (a shell spec's env variable is ten steps down). */
+/* Steps a sink holds without allocating: more than any path of the
+ * schema has (a step's retry field is eight steps down). */
 #define PCTL_SINK_SEGS 16
 
+/*
+ * Where one stage reports: its own list and path, so stages running at the
+ * same time share nothing.  Once the list holds PCTL_DEF_MAX_ERRORS
+ * errors, further ones are only counted.  Every function returns 0 or
+ * PLANCTL_ENOMEM: errors in the document are entries in the list, not
+ * failures.
+ */
 typedef struct pctl_sink {
     pctl_ferr_list errs;
     size_t nerrs;   /* every error found, including those not recorded */
