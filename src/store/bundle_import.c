@@ -599,7 +599,7 @@ static int import_event(imp *m, const row *ev)
               : !strcmp(entity, "phase") ? T_PHASE
               : !strcmp(entity, "step")  ? T_STEP
                                          : -1;
-    json_t *iid = json_object_get(ev->o, "instance_id"), *data = NULL;
+    json_t *data = NULL;
     row *run = NULL, *phase = NULL, *step = NULL;
     char *newtext = NULL;
     sqlite3_stmt *st;
@@ -607,9 +607,9 @@ static int import_event(imp *m, const row *ev)
 
     if ((rc = bind_cols(m, NULL, ev, &event_cols, T_EVENT)) < 0)
         return rc;
-    if (iid && !json_is_null(iid) && json_integer_value(iid) != m->inst_id)
-        return bad(m,
-                   "event %lld belongs to another instance than the bundle's",
+    /* The bundle holds the instance's events: replay reads them by it. */
+    if (json_integer_value(json_object_get(ev->o, "instance_id")) != m->inst_id)
+        return bad(m, "event %lld is not of the bundle's instance",
                    (long long)ev->id);
     if ((rc = resolve(&run, m, ev->o, "run_id", T_RUN, 1, 0, "event", ev->id)) <
             0 ||
@@ -661,7 +661,7 @@ static int import_event(imp *m, const row *ev)
          * import into a fresh database keeps it byte for byte. */
         if (newtext)
             pctl_bind_text(st, 8, newtext);
-        pctl_bind_id(st, 9, iid && !json_is_null(iid) ? m->inst_nid : 0);
+        sqlite3_bind_int64(st, 9, m->inst_nid);
         pctl_bind_id(st, 10, run ? run->nid : 0);
         pctl_bind_id(st, 11, phase ? phase->nid : 0);
         pctl_bind_id(st, 12, step ? step->nid : 0);
