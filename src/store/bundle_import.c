@@ -481,30 +481,21 @@ static int insert_child(imp *m, int tbl, row *r, row *run, row *phase,
 static int subject(row **out, imp *m, int tbl, row *run, row *phase, row *step,
                    int64_t seq)
 {
-    row *parent = NULL;
-    int rc = 0;
+    json_t *o;
 
     *out = tbl == T_RUN ? run : tbl == T_PHASE ? phase : step;
     if (!*out)
         return bad(m, "event %lld: a %s event without its %s id",
                    (long long)seq, tables[tbl].what, tables[tbl].what);
-    if (tbl == T_PHASE || tbl == T_STEP) {
-        rc = resolve(&parent, m, (*out)->o, "run_id", T_RUN, 0, 0,
-                     tables[tbl].what, (*out)->id);
-        if (rc == 0 && parent != run)
-            rc = bad(m, "event %lld: %s %lld is not of run %lld",
-                     (long long)seq, tables[tbl].what, (long long)(*out)->id,
-                     (long long)(run ? run->id : 0));
-    }
-    if (rc == 0 && tbl == T_STEP) {
-        rc = resolve(&parent, m, step->o, "phase_id", T_PHASE, 0, 0, "step",
-                     step->id);
-        if (rc == 0 && parent != phase)
-            rc = bad(m, "event %lld: step %lld is not of phase %lld",
-                     (long long)seq, (long long)step->id,
-                     (long long)(phase ? phase->id : 0));
-    }
-    return rc;
+    o = (*out)->o;
+    if ((tbl != T_RUN && (!run || json_integer_value(json_object_get(
+                                      o, "run_id")) != run->id)) ||
+        (tbl == T_STEP && (!phase || json_integer_value(json_object_get(
+                                         o, "phase_id")) != phase->id)))
+        return bad(m, "event %lld: %s %lld is not of the event's %s",
+                   (long long)seq, tables[tbl].what, (long long)(*out)->id,
+                   tbl == T_STEP ? "run and phase" : "run");
+    return 0;
 }
 
 /* Creates the row of a creation event, or moves it along the event's edge
@@ -809,11 +800,11 @@ int planctl_import_json(char **out, planctl *p, const char *bundle, size_t len,
     const char *name;
     int rc = 0, tbl;
 
+    if (out)
+        *out = NULL;
     if (!p || !bundle)
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
                  : PLANCTL_EINVAL;
-    if (out)
-        *out = NULL;
     memset(&m, 0, sizeof m);
     m.p = p;
     doc = json_loadb(bundle, len, JSON_REJECT_DUPLICATES, &jerr);

@@ -283,6 +283,10 @@ static int on_step(replay *r, const ev *e)
         a->finished_at = e->at;
         if (json_object_get(e->data, "exit_code"))
             a->exit_code = (int)jint(e->data, "exit_code");
+        /* A bad log may close one attempt twice: keep the last word. */
+        pctl_free(a->message);
+        pctl_free(a->output);
+        a->message = NULL;
         if (e->msg && !(a->message = pctl_strdup(e->msg)))
             return PLANCTL_ENOMEM;
         a->output = jstr(e->data, "output", &oom);

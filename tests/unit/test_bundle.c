@@ -499,6 +499,34 @@ static void test_import_twice(void **state)
                    "instance name \"-bad\" is invalid");
 }
 
+/* After gc removed the run a retry retried, the retry's creation event
+ * still names it; the import clears that reference in the event as in the
+ * row, or replay would find another run under the old id here. */
+static void test_import_after_gc(void **state)
+{
+    fixture *f = *state;
+    planctl_gc_options o = PLANCTL_GC_OPTIONS_INIT;
+    char *out = NULL, *bundle = NULL;
+
+    o.keep_last = 1;
+    assert_int_equal(planctl_gc(&out, f->a, &o), 0);
+    planctl_free(out);
+    assert_int_equal(tu_scalar(f->dba, "SELECT count(*) FROM runs WHERE id = "
+                                       "2"),
+                     0);
+    assert_int_equal(planctl_export_json(&bundle, f->a, "zk"), 0);
+    if (planctl_import_json(NULL, f->b, bundle, strlen(bundle), NULL) != 0)
+        fail_msg("import: %s", planctl_errmsg(f->b));
+    planctl_free(bundle);
+    /* Runs 1, 3, 4 became 1, 2, 3; the retry (now 2) retries nothing. */
+    assert_int_equal(tu_scalar(f->dbb, "SELECT count(*) FROM runs"), 3);
+    assert_int_equal(tu_scalar(f->dbb, "SELECT retry_of IS NULL FROM runs "
+                                       "WHERE id = 2"),
+                     1);
+    expect_verified(f->b);
+    expect_replay_agrees(f->b, "zk");
+}
+
 /* Importing into the database it came from, under another name. */
 static void test_import_into_source(void **state)
 {
@@ -547,6 +575,21 @@ static void test_refused_malformed(void **state)
     expect_refused(f, doc, NULL, 0, NULL, PLANCTL_EINVAL,
                    "bundle run 2: \"created_at\" must be an integer");
     json_decref(doc);
+    /* An event of another instance. */
+    doc = json_loads(f->bundle, 0, NULL);
+    json_object_set_new(json_array_get(json_object_get(doc, "events"), 3),
+                        "instance_id", json_integer(2));
+    expect_refused(f, doc, NULL, 0, NULL, PLANCTL_EINVAL,
+                   "is not of the bundle's instance");
+    json_decref(doc);
+    /* An attempt in a status planctl does not know. */
+    doc = json_loads(f->bundle, 0, NULL);
+    json_object_set_new(json_array_get(json_object_get(doc, "attempts"), 0),
+                        "status", json_string("DONE"));
+    expect_refused(f, doc, NULL, 0, NULL, PLANCTL_EINVAL,
+                   "bundle attempt 1: unknown status");
+    json_decref(doc);
+    expect_refused(f, NULL, NULL, 0, NULL, PLANCTL_EINVAL, "missing argument");
 }
 
 /* The events put out of order: run 1 completes before it started. */
@@ -641,6 +684,13 @@ static void test_refused_dangling(void **state)
     expect_refused(f, doc, NULL, 0, NULL, PLANCTL_EINVAL,
                    "bundle phase 9999 has no creation event");
     json_decref(doc);
+    /* Phases created out of their order (status lists them by idx). */
+    doc = json_loads(f->bundle, 0, NULL);
+    json_object_set_new(json_array_get(json_object_get(doc, "phases"), 0),
+                        "idx", json_integer(5));
+    expect_refused(f, doc, NULL, 0, NULL, PLANCTL_EINVAL,
+                   "bundle phase 1: idx 5, but 0 is next in its run");
+    json_decref(doc);
 }
 
 /* A (name, version) registered here with another body. */
@@ -660,12 +710,12 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
-        T(test_export_shape),         T(test_export_errors),
-        T(test_import_fresh),         T(test_import_active),
-        T(test_import_twice),         T(test_import_into_source),
-        T(test_refused_malformed),    T(test_refused_reordered),
-        T(test_refused_illegal_edge), T(test_refused_dangling),
-        T(test_refused_definition),
+        T(test_export_shape),       T(test_export_errors),
+        T(test_import_fresh),       T(test_import_active),
+        T(test_import_twice),       T(test_import_after_gc),
+        T(test_import_into_source), T(test_refused_malformed),
+        T(test_refused_reordered),  T(test_refused_illegal_edge),
+        T(test_refused_dangling),   T(test_refused_definition),
 #undef T
     };
 
