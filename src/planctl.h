@@ -512,12 +512,24 @@ typedef struct planctl_gc_options {
     int64_t older_than_ms; /* only runs that finished longer ago; 0: any */
     int dry_run;           /* only say what would go */
     int batch;             /* runs per transaction; 0: 100 (at most 1000) */
+    /* Version 2: the archive.  When not NULL, archive() is called with each
+     * run about to go, as a bundle of that run alone (one line of JSON
+     * without a newline: the format of planctl_export_json(), with the
+     * instance, that run's rows and events and the definitions they name;
+     * planctl_import_json() reads such lines, one after another), inside
+     * the batch's transaction and before its rows are removed; then once
+     * with bundle NULL and len 0 just before the batch commits (make what
+     * was written durable then).  A nonzero return stops gc: the batch is
+     * rolled back and planctl_gc() returns PLANCTL_EIO.  Not called on a
+     * dry run. */
+    int (*archive)(void *data, const char *bundle, size_t len);
+    void *archive_data;
 } planctl_gc_options;
 
-#define PLANCTL_GC_OPTIONS_VERSION 1
+#define PLANCTL_GC_OPTIONS_VERSION 2
 #define PLANCTL_GC_OPTIONS_INIT                                                \
     {                                                                          \
-        PLANCTL_GC_OPTIONS_VERSION, 0, 0, 0, 0                                 \
+        PLANCTL_GC_OPTIONS_VERSION, 0, 0, 0, 0, NULL, NULL                     \
     }
 
 /*
@@ -525,8 +537,10 @@ typedef struct planctl_gc_options {
  * steps, attempts and events, in batched transactions: never an active or
  * queued run, never the latest run of a plan.  *out receives {"schema":1,
  * "dry_run":b,"keep_last":N,"runs":[{"id","instance","plan","status",
- * "finished_at"}],"removed":N}.  Errors: EINVAL, EBUSY, EIO, ENOMEM (runs
- * of batches already committed stay removed).
+ * "finished_at"}],"removed":N}.  opts may be NULL (the defaults) or of
+ * version 1 (no archive) or 2.  Errors: EINVAL, EBUSY, EIO (also when
+ * archive() refused), ENOMEM; runs of batches already committed stay
+ * removed (and archived).
  */
 PLANCTL_API int planctl_gc(char **out, planctl *p,
                            const planctl_gc_options *opts);

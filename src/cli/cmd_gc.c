@@ -2,7 +2,12 @@
  * events, keeping the newest of every plan. */
 #include "cli.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/def.h"
 
@@ -13,18 +18,103 @@ static const cli_flag flags[] = {
      "newest runs kept per instance and plan (default 10, at least 1)"},
     {"older-than", 0, CLI_FLAG_VALUE, 0, "D",
      "only runs that finished longer ago than D (units: ms, s, m, h)"},
-    {"dry-run", 0, CLI_FLAG_BOOL, 0, NULL, "only list what would be removed"},
+    {"dry-run", 0, CLI_FLAG_BOOL, 0, NULL,
+     "only list what would be removed (writes no archive)"},
+    {"archive", 0, CLI_FLAG_VALUE, 0, "FILE",
+     "first append each removed run to FILE, one bundle per line"},
     {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
 
-static const char *const examples[] = {"planctl gc --dry-run",
-                                       "planctl gc --keep-last 3",
-                                       "planctl gc --older-than 720h", NULL};
+static const char *const examples[] = {
+    "planctl gc --dry-run", "planctl gc --keep-last 3",
+    "planctl gc --older-than 720h", "planctl gc --archive old-runs.jsonl",
+    NULL};
+
+/* The archive file: bundles are appended as they come; at the end of
+ * each batch (before it commits) they are synced.  A failed write cuts
+ * the file back to the end of the last complete batch, so the file only
+ * ever holds whole lines. */
+typedef struct archive {
+    const char *path;
+    int fd;
+    off_t good;  /* the size after the last synced batch */
+    int err;     /* the errno of the failure, 0 if none */
+    size_t runs; /* lines written */
+} archive;
+
+static int write_all(int fd, const char *s, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, s, n);
+
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        s += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int archive_write(void *data, const char *bundle, size_t len)
+{
+    archive *ar = data;
+    int ok;
+
+    if (bundle) {
+        ok = write_all(ar->fd, bundle, len) == 0 &&
+             write_all(ar->fd, "\n", 1) == 0;
+        ar->runs += ok;
+    } else {
+        struct stat sb;
+
+        ok = fsync(ar->fd) == 0 && fstat(ar->fd, &sb) == 0;
+        if (ok)
+            ar->good = sb.st_size;
+    }
+    if (!ok) {
+        ar->err = errno ? errno : EIO;
+        /* Best effort: the runs stay in the database either way. */
+        if (ftruncate(ar->fd, ar->good) != 0)
+            ar->err = errno;
+        return -1;
+    }
+    return 0;
+}
+
+static int archive_open(archive *ar, const char *path)
+{
+    struct stat sb;
+
+    memset(ar, 0, sizeof *ar);
+    ar->path = path;
+    ar->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (ar->fd < 0 || fstat(ar->fd, &sb) != 0) {
+        cli_errorf("cannot open the archive %s: %s; give a writable file "
+                   "with --archive",
+                   path, strerror(errno));
+        if (ar->fd >= 0)
+            close(ar->fd);
+        return CLI_EXIT_ERROR;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        cli_errorf("the archive %s is not a regular file; give a file with "
+                   "--archive",
+                   path);
+        close(ar->fd);
+        return CLI_EXIT_ERROR;
+    }
+    ar->good = sb.st_size;
+    return CLI_EXIT_OK;
+}
 
 static int run(cli_ctx *ctx, const cli_args *a)
 {
     planctl_gc_options o = PLANCTL_GC_OPTIONS_INIT;
     const char *keep = cli_arg(a, "keep-last"),
-               *older = cli_arg(a, "older-than");
+               *older = cli_arg(a, "older-than"),
+               *archive_path = cli_arg(a, "archive");
+    archive ar = {NULL, -1, 0, 0, 0};
     json_t *doc, *runs, *r;
     char *out = NULL;
     size_t i;
@@ -49,7 +139,21 @@ static int run(cli_ctx *ctx, const cli_args *a)
                                older);
     if ((rc = cli_open_db(ctx, CLI_DB_EXISTING)) != 0)
         return rc;
+    if (archive_path && !o.dry_run) {
+        if ((rc = archive_open(&ar, archive_path)) != 0)
+            return rc;
+        o.archive = archive_write;
+        o.archive_data = &ar;
+    }
     rc = planctl_gc(&out, ctx->db, &o);
+    if (ar.fd >= 0)
+        close(ar.fd);
+    if (rc < 0 && ar.err) {
+        cli_errorf("cannot write the archive %s: %s; the runs of the failed "
+                   "batch were not removed",
+                   ar.path, strerror(ar.err));
+        return CLI_EXIT_ERROR;
+    }
     if (rc < 0)
         return cli_fail(ctx, rc);
     if (ctx->json) {
@@ -71,8 +175,11 @@ static int run(cli_ctx *ctx, const cli_args *a)
                json_string_value(json_object_get(r, "plan")),
                json_string_value(json_object_get(r, "status")));
     }
-    printf("%s %zu run%s\n", o.dry_run ? "would remove" : "removed",
+    printf("%s %zu run%s", o.dry_run ? "would remove" : "removed",
            json_array_size(runs), json_array_size(runs) == 1 ? "" : "s");
+    if (o.archive)
+        printf(", archived to %s", ar.path);
+    printf("\n");
     json_decref(doc);
     return CLI_EXIT_OK;
 }
@@ -80,11 +187,14 @@ static int run(cli_ctx *ctx, const cli_args *a)
 const cli_command cli_cmd_gc = {
     "gc",
     "Remove old finished runs and their events",
-    "[--keep-last N] [--older-than D] [--dry-run]",
+    "[--keep-last N] [--older-than D] [--dry-run] [--archive FILE]",
     "Removes terminal runs beyond the retention policy, with their phases,\n"
     "steps, attempts and events, in small transactions (a running engine is\n"
     "not held up): never an active or queued run, never the newest run of a\n"
-    "plan.  'planctl verify' still agrees afterwards.",
+    "plan.  'planctl verify' still agrees afterwards.  With --archive, each\n"
+    "run is first appended to FILE as a bundle of its own, one per line, and\n"
+    "synced before its batch commits; 'planctl import FILE' loads them back\n"
+    "(the runs of one instance together).",
     NULL,
     flags,
     examples,

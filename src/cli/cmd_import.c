@@ -14,7 +14,8 @@ static const cli_flag flags[] = {
 
 static const char *const examples[] = {
     "planctl --db debug.db import zk-bundle.json",
-    "planctl import zk-bundle.json --as zk-copy", NULL};
+    "planctl import zk-bundle.json --as zk-copy",
+    "planctl --db old.db import old-runs.jsonl", NULL};
 
 static int run(cli_ctx *ctx, const cli_args *a)
 {
@@ -38,12 +39,16 @@ static int run(cli_ctx *ctx, const cli_args *a)
         return rc;
     }
     {
-        json_t *doc = cli_json_parse(out);
+        json_t *doc = cli_json_parse(out), *r;
+        size_t i;
 
-        printf("instance \"%s\" imported: %lld runs, %lld events\n",
-               json_string_value(json_object_get(doc, "instance")),
-               (long long)json_integer_value(json_object_get(doc, "runs")),
-               (long long)json_integer_value(json_object_get(doc, "events")));
+        json_array_foreach(json_object_get(doc, "instances"), i, r)
+        {
+            printf("instance \"%s\" imported: %lld runs, %lld events\n",
+                   json_string_value(json_object_get(r, "instance")),
+                   (long long)json_integer_value(json_object_get(r, "runs")),
+                   (long long)json_integer_value(json_object_get(r, "events")));
+        }
         json_decref(doc);
     }
     planctl_free(out);
@@ -57,7 +62,9 @@ const cli_command cli_cmd_import = {
     "Loads a bundle written by 'planctl export' (FILE, or - for standard\n"
     "input) in one transaction: ids are renumbered, the order of events is\n"
     "kept, and a name that is taken, a bundle from a newer planctl or a\n"
-    "corrupt one is refused with nothing imported.",
+    "corrupt one is refused with nothing imported.  FILE may hold several\n"
+    "bundles, one per line, as 'planctl gc --archive' writes them: those of\n"
+    "one instance are merged and imported as that instance.",
     pos,
     flags,
     examples,

@@ -19,7 +19,9 @@
  *    "runs":[..],"phases":[..],"steps":[..],"attempts":[..],"events":[..]}
  * where each row of the last five holds every column of its table under
  * the column's name.  The definitions are every version the instance, its
- * runs or its events name.
+ * runs or its events name.  `gc --archive` writes the same layout for one
+ * run: the instance, that run's rows and events, the definitions they and
+ * the instance name.
  */
 #include <jansson.h>
 #include <string.h>
@@ -56,10 +58,10 @@ static json_t *column_json(sqlite3_stmt *st, int i, int *bad_text)
     }
 }
 
-/* Appends every row of the named query for instance_id to arr, each as an
- * object keyed by column name. */
+/* Appends every row of the named query for instance_id (?1) and run_id
+ * (?2) to arr, each as an object keyed by column name. */
 static int rows_json(json_t *arr, planctl *p, pctl_query q, int64_t iid,
-                     const char *what)
+                     int64_t run_id, const char *what)
 {
     sqlite3_stmt *st = pctl_stmt(p, q);
     int rc = 0, step, i, n;
@@ -67,6 +69,7 @@ static int rows_json(json_t *arr, planctl *p, pctl_query q, int64_t iid,
     if (!st)
         return PLANCTL_ERROR;
     sqlite3_bind_int64(st, 1, iid);
+    sqlite3_bind_int64(st, 2, run_id);
     n = sqlite3_column_count(st);
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
         json_t *o = json_object();
@@ -164,30 +167,38 @@ static int instance_json(json_t **out, planctl *p, int64_t iid,
     return rc;
 }
 
-/* The sections after "instance", each filled by one named query. */
+/* The sections after "instance", each filled by one named query: of the
+ * whole instance, or of one run of it. */
 static const struct section {
     const char *key;
-    pctl_query q;
+    pctl_query all, one_run;
     const char *what;
 } sections[] = {
-    {"definitions", PCTL_Q_bundle_definitions, "reading definitions"},
-    {"runs", PCTL_Q_bundle_runs, "reading runs"},
-    {"phases", PCTL_Q_bundle_phases, "reading phases"},
-    {"steps", PCTL_Q_bundle_steps, "reading steps"},
-    {"attempts", PCTL_Q_bundle_attempts, "reading attempts"},
-    {"events", PCTL_Q_bundle_events, "reading events"},
+    {"definitions", PCTL_Q_bundle_definitions, PCTL_Q_archive_definitions,
+     "reading definitions"},
+    {"runs", PCTL_Q_bundle_runs, PCTL_Q_archive_runs, "reading runs"},
+    {"phases", PCTL_Q_bundle_phases, PCTL_Q_archive_phases, "reading phases"},
+    {"steps", PCTL_Q_bundle_steps, PCTL_Q_archive_steps, "reading steps"},
+    {"attempts", PCTL_Q_bundle_attempts, PCTL_Q_archive_attempts,
+     "reading attempts"},
+    {"events", PCTL_Q_bundle_events, PCTL_Q_archive_events, "reading events"},
 };
 
-static int build(json_t *doc, planctl *p, const char *instance)
+/* The bundle of instance iid (named name), or of its run run_id only. */
+static int build(char **out, planctl *p, int64_t iid, const char *name,
+                 int64_t run_id)
 {
-    pctl_instance_row row = {0};
-    json_t *inst = NULL;
+    char when[PCTL_TIME_BUF];
+    json_t *doc, *inst = NULL;
     size_t i;
     int rc;
 
-    if ((rc = pctl_instance_find(&row, p, instance)) < 0)
-        return rc;
-    rc = instance_json(&inst, p, row.id, instance);
+    pctl_time_rfc3339(when, pctl_now(p));
+    doc = json_pack("{s:s, s:i, s:s}", "format", PLANCTL_BUNDLE_FORMAT,
+                    "version", PLANCTL_BUNDLE_VERSION, "exported_at", when);
+    if (!doc)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    rc = instance_json(&inst, p, iid, name);
     if (rc == 0 && json_object_set_new(doc, "instance", inst) < 0)
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     for (i = 0; rc == 0 && i < sizeof sections / sizeof sections[0]; i++) {
@@ -196,35 +207,39 @@ static int build(json_t *doc, planctl *p, const char *instance)
         if (!arr || json_object_set_new(doc, sections[i].key, arr) < 0)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
         else
-            rc = rows_json(arr, p, sections[i].q, row.id, sections[i].what);
+            rc = rows_json(arr, p,
+                           run_id ? sections[i].one_run : sections[i].all, iid,
+                           run_id, sections[i].what);
     }
-    pctl_instance_row_clear(&row);
+    if (rc == 0 && !(*out = json_dumps(doc, JSON_COMPACT)))
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    json_decref(doc);
     return rc;
+}
+
+int pctl_bundle_run_json(char **out, planctl *p, int64_t instance_id,
+                         const char *instance, int64_t run_id)
+{
+    *out = NULL;
+    return build(out, p, instance_id, instance, run_id);
 }
 
 int planctl_export_json(char **out, planctl *p, const char *instance)
 {
-    char when[PCTL_TIME_BUF];
-    json_t *doc;
+    pctl_instance_row row = {0};
     int rc;
 
     if (!out || !p || !instance)
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
                  : PLANCTL_EINVAL;
     *out = NULL;
-    pctl_time_rfc3339(when, pctl_now(p));
-    doc = json_pack("{s:s, s:i, s:s}", "format", PLANCTL_BUNDLE_FORMAT,
-                    "version", PLANCTL_BUNDLE_VERSION, "exported_at", when);
-    if (!doc)
-        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     /* One snapshot: a plain BEGIN is a read transaction until it writes,
      * which this never does. */
-    if ((rc = pctl_exec(p, "BEGIN")) == 0) {
-        rc = build(doc, p, instance);
-        sqlite3_exec(p->db, "COMMIT", NULL, NULL, NULL);
-    }
-    if (rc == 0 && !(*out = json_dumps(doc, JSON_COMPACT)))
-        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    json_decref(doc);
+    if ((rc = pctl_exec(p, "BEGIN")) < 0)
+        return rc;
+    if ((rc = pctl_instance_find(&row, p, instance)) == 0)
+        rc = build(out, p, row.id, instance, 0);
+    sqlite3_exec(p->db, "COMMIT", NULL, NULL, NULL);
+    pctl_instance_row_clear(&row);
     return rc;
 }

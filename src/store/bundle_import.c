@@ -26,6 +26,10 @@
  * The creation event of a run carries its uid and retry_of for replay, so
  * those two fields of its data follow the row; every other text, messages
  * included, is kept verbatim.
+ *
+ * A text may hold several bundles (a `gc --archive` file holds one per
+ * removed run): bundle_read.c merges those of one instance, and all of them
+ * are imported in the one transaction.
  */
 #include <jansson.h>
 #include <stdarg.h>
@@ -34,59 +38,9 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "store/store.h"
+#include "store/bundle.h"
 
-/* A row of the bundle and where it went. */
-typedef struct row {
-    int64_t id;         /* the bundle's id (seq for events) */
-    int64_t nid;        /* the id here; 0 until inserted */
-    json_t *o;          /* the bundle's object, borrowed from the document */
-    const char *status; /* runs, phases, steps: the bundle's final status */
-    const char *cur;    /* ... and the replayed one; NULL until created */
-    int64_t kids;       /* runs, phases: phases, steps created so far */
-} row;
-
-enum { T_DEF, T_RUN, T_PHASE, T_STEP, T_ATTEMPT, T_EVENT, T__COUNT };
-
-static const struct {
-    const char *key, *id, *what;
-} tables[T__COUNT] = {
-    {"definitions", "id", "definition"}, {"runs", "id", "run"},
-    {"phases", "id", "phase"},           {"steps", "id", "step"},
-    {"attempts", "id", "attempt"},       {"events", "seq", "event"},
-};
-
-typedef struct table {
-    row *v;
-    size_t n;
-} table;
-
-typedef struct imp {
-    planctl *p;
-    table t[T__COUNT];
-    int64_t inst_id, inst_nid;
-    int sqlrc;        /* the SQLite code of the last failed statement */
-    int data_changed; /* the current event's data was rewritten */
-} imp;
-
-/* ---- reading the bundle ---- */
-
-/* Refuses the bundle: EINVAL with "bundle " and the printf message. */
-static int bad(imp *m, const char *fmt, ...)
-#ifdef __GNUC__
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static int bad(imp *m, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return pctl_err(m->p, PLANCTL_EINVAL, "bundle %s", msg);
-}
+/* ---- binding rows ---- */
 
 /*
  * The columns each insert binds as ?1..?n, in order, with their types, one
@@ -118,8 +72,8 @@ static const cols event_cols = {"ITttitTt",
 
 /* Checks the types of the columns of r->o; with st, binds them as
  * ?1..?n. */
-static int bind_cols(imp *m, sqlite3_stmt *st, const row *r, const cols *c,
-                     int tbl)
+static int bind_cols(bundle_imp *m, sqlite3_stmt *st, const bundle_row *r,
+                     const cols *c, int tbl)
 {
     int i;
 
@@ -137,104 +91,20 @@ static int bind_cols(imp *m, sqlite3_stmt *st, const row *r, const cols *c,
             if (st)
                 pctl_bind_text(st, i + 1, json_string_value(v));
         } else {
-            return bad(m, "%s %lld: \"%s\" must be %s%s", tables[tbl].what,
-                       (long long)r->id, c->names[i],
-                       t == 'I' || t == 'i' ? "an integer" : "a string",
-                       t == 'i' || t == 't' ? " or null" : "");
+            return pctl_bundle_bad(
+                m, "%s %lld: \"%s\" must be %s%s", pctl_bundle_tables[tbl].what,
+                (long long)r->id, c->names[i],
+                t == 'I' || t == 'i' ? "an integer" : "a string",
+                t == 'i' || t == 't' ? " or null" : "");
         }
     }
-    return 0;
-}
-
-static int cmp_row(const void *a, const void *b)
-{
-    const row *x = a, *y = b;
-
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static row *find(table *t, int64_t id)
-{
-    row key;
-
-    key.id = id;
-    return t->n ? bsearch(&key, t->v, t->n, sizeof *t->v, cmp_row) : NULL;
-}
-
-/* Reads one array of the bundle into a table sorted by id. */
-static int load_table(imp *m, json_t *doc, int tbl)
-{
-    json_t *arr = json_object_get(doc, tables[tbl].key), *o;
-    table *t = &m->t[tbl];
-    size_t i;
-
-    if (!json_is_array(arr))
-        return pctl_err(
-            m->p, PLANCTL_EINVAL,
-            "not a planctl bundle: \"%s\" is missing or not an array",
-            tables[tbl].key);
-    t->v = pctl_calloc(json_array_size(arr) + 1, sizeof *t->v);
-    if (!t->v)
-        return pctl_err(m->p, PLANCTL_ENOMEM, "out of memory");
-    json_array_foreach(arr, i, o)
-    {
-        json_t *id = json_object_get(o, tables[tbl].id);
-        row *r = &t->v[t->n++];
-
-        if (!json_is_object(o) || !json_is_integer(id) ||
-            json_integer_value(id) <= 0)
-            return bad(m,
-                       "%s[%zu]: not an object with a positive integer \"%s\"",
-                       tables[tbl].key, i, tables[tbl].id);
-        r->id = json_integer_value(id);
-        r->o = o;
-        if (tbl == T_RUN || tbl == T_PHASE || tbl == T_STEP) {
-            r->status = json_string_value(json_object_get(o, "status"));
-            if (!r->status)
-                return bad(m, "%s %lld: \"status\" must be a string",
-                           tables[tbl].what, (long long)r->id);
-        }
-    }
-    qsort(t->v, t->n, sizeof *t->v, cmp_row);
-    for (i = 1; i < t->n; i++)
-        if (t->v[i].id == t->v[i - 1].id)
-            return bad(m, "has two %ss with %s %lld", tables[tbl].what,
-                       tables[tbl].id, (long long)t->v[i].id);
-    return 0;
-}
-
-/*
- * Resolves the reference o[key] (a bundle id, or null when nullable) into
- * the row it names in table tbl; *out is NULL for null.  The row must have
- * been inserted already when inserted is set.  who names the referrer.
- */
-static int resolve(row **out, imp *m, json_t *o, const char *key, int tbl,
-                   int nullable, int inserted, const char *who, int64_t id)
-{
-    json_t *v = json_object_get(o, key);
-
-    *out = NULL;
-    if ((!v || json_is_null(v)) && nullable)
-        return 0;
-    if (!json_is_integer(v))
-        return bad(m, "%s %lld: \"%s\" must be an integer", who, (long long)id,
-                   key);
-    *out = find(&m->t[tbl], json_integer_value(v));
-    if (!*out)
-        return bad(m, "%s %lld refers to %s %lld, which is not in the bundle",
-                   who, (long long)id, tables[tbl].what,
-                   (long long)json_integer_value(v));
-    if (inserted && !(*out)->nid)
-        return bad(m,
-                   "%s %lld refers to %s %lld before the event that creates it",
-                   who, (long long)id, tables[tbl].what, (long long)(*out)->id);
     return 0;
 }
 
 /* Steps an insert or update; *id receives column 0 of a RETURNING row and
  * uid (if not NULL) a copy of column 1.  A constraint the bundle breaks is
  * EINVAL naming who; other failures keep their codes. */
-static int exec(imp *m, sqlite3_stmt *st, int64_t *id, char **uid,
+static int exec(bundle_imp *m, sqlite3_stmt *st, int64_t *id, char **uid,
                 const char *who, int64_t who_id)
 {
     int step = sqlite3_step(st), rc = 0;
@@ -251,8 +121,8 @@ static int exec(imp *m, sqlite3_stmt *st, int64_t *id, char **uid,
     if (rc == 0 && step != SQLITE_DONE) {
         m->sqlrc = step;
         if ((step & 0xff) == SQLITE_CONSTRAINT)
-            rc = bad(m, "%s %lld: %s; the bundle is corrupt", who,
-                     (long long)who_id, sqlite3_errmsg(m->p->db));
+            rc = pctl_bundle_bad(m, "%s %lld: %s; the bundle is corrupt", who,
+                                 (long long)who_id, sqlite3_errmsg(m->p->db));
         else
             rc = pctl_sqlerr(m->p, step, who);
     }
@@ -262,7 +132,7 @@ static int exec(imp *m, sqlite3_stmt *st, int64_t *id, char **uid,
 
 /* ---- definitions and the instance ---- */
 
-static int import_definition(imp *m, row *r)
+static int import_definition(bundle_imp *m, bundle_row *r)
 {
     const char *name = json_string_value(json_object_get(r->o, "name"));
     const char *ver = json_string_value(json_object_get(r->o, "version"));
@@ -274,19 +144,20 @@ static int import_definition(imp *m, row *r)
     int rc, step;
 
     if (!name || !ver || !body || !json_is_integer(created))
-        return bad(m,
-                   "definition %lld: needs string \"name\", \"version\" and "
-                   "\"body\" and integer \"created_at\"",
-                   (long long)r->id);
+        return pctl_bundle_bad(
+            m,
+            "definition %lld: needs string \"name\", \"version\" and "
+            "\"body\" and integer \"created_at\"",
+            (long long)r->id);
     /* Only a body that decodes as the version it claims to be goes in. */
     rc = pctl_def_decode(&def, body, strlen(body), "<bundle>", &errs);
     if (rc == 0 && (strcmp(def->name, name) || strcmp(def->version, ver)))
-        rc = bad(m, "definition %s@%s: its body is %s@%s", name, ver, def->name,
-                 def->version);
+        rc = pctl_bundle_bad(m, "definition %s@%s: its body is %s@%s", name,
+                             ver, def->name, def->version);
     else if (rc == PLANCTL_EDEFINITION)
-        rc = bad(m, "definition %s@%s: its body is not a valid definition: %s",
-                 name, ver,
-                 errs.n ? errs.items[0].message : "invalid definition");
+        rc = pctl_bundle_bad(
+            m, "definition %s@%s: its body is not a valid definition: %s", name,
+            ver, errs.n ? errs.items[0].message : "invalid definition");
     else if (rc < 0)
         rc = pctl_err(m->p, rc, "out of memory");
     pctl_def_free(def);
@@ -322,22 +193,7 @@ static int import_definition(imp *m, row *r)
     return exec(m, st, &r->nid, NULL, "definition", r->id);
 }
 
-/* The definition (name, version) among the bundle's, or NULL. */
-static row *find_def(imp *m, const char *name, const char *version)
-{
-    size_t i;
-
-    for (i = 0; name && version && i < m->t[T_DEF].n; i++) {
-        json_t *o = m->t[T_DEF].v[i].o;
-
-        if (!strcmp(json_string_value(json_object_get(o, "name")), name) &&
-            !strcmp(json_string_value(json_object_get(o, "version")), version))
-            return &m->t[T_DEF].v[i];
-    }
-    return NULL;
-}
-
-static int import_instance(imp *m, json_t *in, const char *name)
+static int import_instance(bundle_imp *m, json_t *in, const char *name)
 {
     json_t *def = json_object_get(in, "definition");
     json_t *params = json_object_get(in, "params");
@@ -346,8 +202,9 @@ static int import_instance(imp *m, json_t *in, const char *name)
     json_t *t0 = json_object_get(in, "created_at");
     json_t *t1 = json_object_get(in, "updated_at");
     json_t *deleting = json_object_get(in, "deleting");
-    row *d = find_def(m, json_string_value(json_object_get(def, "name")),
-                      json_string_value(json_object_get(def, "version")));
+    bundle_row *d = pctl_bundle_find_def(
+        m, json_string_value(json_object_get(def, "name")),
+        json_string_value(json_object_get(def, "version")));
     char *ptext = NULL, *atext = NULL;
     pctl_instance_row existing;
     sqlite3_stmt *st;
@@ -357,12 +214,14 @@ static int import_instance(imp *m, json_t *in, const char *name)
         !(json_is_object(applied) || json_is_null(applied)) ||
         !json_is_boolean(deleting) || !json_is_integer(t0) ||
         !json_is_integer(t1))
-        return bad(m, "instance: needs integer \"id\", \"created_at\" and "
-                      "\"updated_at\", object \"params\", \"last_applied\" (or "
-                      "null) and boolean \"deleting\"");
+        return pctl_bundle_bad(
+            m, "instance: needs integer \"id\", \"created_at\" and "
+               "\"updated_at\", object \"params\", \"last_applied\" (or "
+               "null) and boolean \"deleting\"");
     if (!d)
-        return bad(m, "instance: its \"definition\" is not one of the bundle's "
-                      "definitions");
+        return pctl_bundle_bad(
+            m, "instance: its \"definition\" is not one of the bundle's "
+               "definitions");
     m->inst_id = json_integer_value(id);
     if (!pctl_name_valid(name))
         return pctl_err(
@@ -403,22 +262,24 @@ static int import_instance(imp *m, json_t *in, const char *name)
 /* ---- rows, created as their creation events come ---- */
 
 /* The run's definition and instance must be the bundle's. */
-static int insert_run(imp *m, row *r, const char *status, json_t *data)
+static int insert_run(bundle_imp *m, bundle_row *r, const char *status,
+                      json_t *data)
 {
     sqlite3_stmt *st = pctl_stmt(m->p, PCTL_Q_bundle_run_insert);
     json_t *ro = json_object_get(data, "retry_of");
-    row *def, *retried = NULL;
+    bundle_row *def, *retried = NULL;
     char *uid = NULL;
     int rc;
 
     if (!st)
         return PLANCTL_ERROR;
-    if ((rc = resolve(&def, m, r->o, "definition_id", T_DEF, 0, 1, "run",
-                      r->id)) < 0)
+    if ((rc = pctl_bundle_resolve(&def, m, r->o, "definition_id", T_DEF, 0, 1,
+                                  "run", r->id)) < 0)
         return rc;
     if (json_integer_value(json_object_get(r->o, "instance_id")) != m->inst_id)
-        return bad(m, "run %lld belongs to another instance than the bundle's",
-                   (long long)r->id);
+        return pctl_bundle_bad(
+            m, "run %lld belongs to another instance than the bundle's",
+            (long long)r->id);
     if ((rc = bind_cols(m, st, r, &run_cols, T_RUN)) < 0)
         return rc;
     sqlite3_bind_int64(st, 11, m->inst_nid);
@@ -433,7 +294,7 @@ static int insert_run(imp *m, row *r, const char *status, json_t *data)
             rc = pctl_err(m->p, PLANCTL_ENOMEM, "out of memory");
     }
     if (json_is_integer(ro))
-        retried = find(&m->t[T_RUN], json_integer_value(ro));
+        retried = pctl_bundle_find(&m->t[T_RUN], json_integer_value(ro));
     if (rc == 0 && json_is_integer(ro) &&
         (!retried || retried->nid != json_integer_value(ro))) {
         m->data_changed = 1;
@@ -449,10 +310,10 @@ static int insert_run(imp *m, row *r, const char *status, json_t *data)
 
 /* A phase of run, or a step of run's phase.  Children are created in
  * order, as admission does: status and replay list them by position. */
-static int insert_child(imp *m, int tbl, row *r, row *run, row *phase,
-                        const char *status)
+static int insert_child(bundle_imp *m, int tbl, bundle_row *r, bundle_row *run,
+                        bundle_row *phase, const char *status)
 {
-    row *parent = tbl == T_STEP ? phase : run;
+    bundle_row *parent = tbl == T_STEP ? phase : run;
     sqlite3_stmt *st =
         pctl_stmt(m->p, tbl == T_STEP ? PCTL_Q_bundle_step_insert
                                       : PCTL_Q_bundle_phase_insert);
@@ -464,72 +325,77 @@ static int insert_child(imp *m, int tbl, row *r, row *run, row *phase,
                         tbl)) < 0)
         return rc;
     if (json_integer_value(json_object_get(r->o, "idx")) != parent->kids++)
-        return bad(m, "%s %lld: idx %lld, but %lld is next in its %s",
-                   tables[tbl].what, (long long)r->id,
-                   (long long)json_integer_value(json_object_get(r->o, "idx")),
-                   (long long)parent->kids - 1,
-                   tbl == T_STEP ? "phase" : "run");
+        return pctl_bundle_bad(
+            m, "%s %lld: idx %lld, but %lld is next in its %s",
+            pctl_bundle_tables[tbl].what, (long long)r->id,
+            (long long)json_integer_value(json_object_get(r->o, "idx")),
+            (long long)parent->kids - 1, tbl == T_STEP ? "phase" : "run");
     sqlite3_bind_int64(st, k++, run->nid);
     if (tbl == T_STEP)
         sqlite3_bind_int64(st, k++, phase->nid);
     pctl_bind_text(st, k, status);
-    return exec(m, st, &r->nid, NULL, tables[tbl].what, r->id);
+    return exec(m, st, &r->nid, NULL, pctl_bundle_tables[tbl].what, r->id);
 }
 
 /* The row a status event is about, checked against the event's other
  * references: a phase of the event's run, a step of its phase. */
-static int subject(row **out, imp *m, int tbl, row *run, row *phase, row *step,
-                   int64_t seq)
+static int subject(bundle_row **out, bundle_imp *m, int tbl, bundle_row *run,
+                   bundle_row *phase, bundle_row *step, int64_t seq)
 {
     json_t *o;
 
     *out = tbl == T_RUN ? run : tbl == T_PHASE ? phase : step;
     if (!*out)
-        return bad(m, "event %lld: a %s event without its %s id",
-                   (long long)seq, tables[tbl].what, tables[tbl].what);
+        return pctl_bundle_bad(m, "event %lld: a %s event without its %s id",
+                               (long long)seq, pctl_bundle_tables[tbl].what,
+                               pctl_bundle_tables[tbl].what);
     o = (*out)->o;
     if ((tbl != T_RUN && (!run || json_integer_value(json_object_get(
                                       o, "run_id")) != run->id)) ||
         (tbl == T_STEP && (!phase || json_integer_value(json_object_get(
                                          o, "phase_id")) != phase->id)))
-        return bad(m, "event %lld: %s %lld is not of the event's %s",
-                   (long long)seq, tables[tbl].what, (long long)(*out)->id,
-                   tbl == T_STEP ? "run and phase" : "run");
+        return pctl_bundle_bad(
+            m, "event %lld: %s %lld is not of the event's %s", (long long)seq,
+            pctl_bundle_tables[tbl].what, (long long)(*out)->id,
+            tbl == T_STEP ? "run and phase" : "run");
     return 0;
 }
 
 /* Creates the row of a creation event, or moves it along the event's edge
  * through the transition guards. */
-static int apply_status(imp *m, const row *ev, int tbl, row *run, row *phase,
-                        row *step, json_t *data)
+static int apply_status(bundle_imp *m, const bundle_row *ev, int tbl,
+                        bundle_row *run, bundle_row *phase, bundle_row *step,
+                        json_t *data)
 {
     static const pctl_query moves[T__COUNT] = {0, PCTL_Q_bundle_run_status,
                                                PCTL_Q_bundle_phase_status,
                                                PCTL_Q_bundle_step_status};
     const char *from = json_string_value(json_object_get(ev->o, "from_status"));
     const char *to = json_string_value(json_object_get(ev->o, "to_status"));
-    const char *what = tables[tbl].what;
+    const char *what = pctl_bundle_tables[tbl].what;
     sqlite3_stmt *st;
-    row *r;
+    bundle_row *r;
     int rc;
 
     if ((rc = subject(&r, m, tbl, run, phase, step, ev->id)) < 0)
         return rc;
     if (!to)
-        return bad(m, "event %lld: a %s event without a to_status",
-                   (long long)ev->id, what);
+        return pctl_bundle_bad(m, "event %lld: a %s event without a to_status",
+                               (long long)ev->id, what);
     if (!from) {
         if (r->cur)
-            return bad(m, "event %lld creates %s %lld a second time",
-                       (long long)ev->id, what, (long long)r->id);
+            return pctl_bundle_bad(m,
+                                   "event %lld creates %s %lld a second time",
+                                   (long long)ev->id, what, (long long)r->id);
         if ((tbl != T_RUN && !run->nid) || (tbl == T_STEP && !phase->nid))
-            return bad(m, "event %lld creates %s %lld before its %s",
-                       (long long)ev->id, what, (long long)r->id,
-                       run->nid ? "phase" : "run");
+            return pctl_bundle_bad(m,
+                                   "event %lld creates %s %lld before its %s",
+                                   (long long)ev->id, what, (long long)r->id,
+                                   run->nid ? "phase" : "run");
         rc = tbl == T_RUN ? insert_run(m, r, to, data)
                           : insert_child(m, tbl, r, run, phase, to);
         if (rc == PLANCTL_EINVAL && m->sqlrc == SQLITE_CONSTRAINT_TRIGGER)
-            rc = bad(
+            rc = pctl_bundle_bad(
                 m,
                 "event %lld: a %s cannot be created %s; the bundle is corrupt",
                 (long long)ev->id, what, to);
@@ -537,14 +403,15 @@ static int apply_status(imp *m, const row *ev, int tbl, row *run, row *phase,
         return rc;
     }
     if (!r->cur)
-        return bad(
+        return pctl_bundle_bad(
             m, "event %lld changes %s %lld before the event that creates it",
             (long long)ev->id, what, (long long)r->id);
     if (strcmp(r->cur, from) != 0)
-        return bad(m,
-                   "event %lld moves %s %lld from %s, but it is %s at that "
-                   "point; the events are out of order or incomplete",
-                   (long long)ev->id, what, (long long)r->id, from, r->cur);
+        return pctl_bundle_bad(
+            m,
+            "event %lld moves %s %lld from %s, but it is %s at that "
+            "point; the events are out of order or incomplete",
+            (long long)ev->id, what, (long long)r->id, from, r->cur);
     if (!(st = pctl_stmt(m->p, moves[tbl])))
         return PLANCTL_ERROR;
     sqlite3_bind_int64(st, 1, r->nid);
@@ -552,18 +419,19 @@ static int apply_status(imp *m, const row *ev, int tbl, row *run, row *phase,
     pctl_bind_text(st, 3, to);
     rc = exec(m, st, NULL, NULL, "event", ev->id);
     if (rc == PLANCTL_EINVAL && m->sqlrc == SQLITE_CONSTRAINT_TRIGGER)
-        rc = bad(m,
-                 "event %lld: %s %lld cannot go from %s to %s; the bundle is "
-                 "corrupt",
-                 (long long)ev->id, what, (long long)r->id, from, to);
+        rc = pctl_bundle_bad(
+            m,
+            "event %lld: %s %lld cannot go from %s to %s; the bundle is "
+            "corrupt",
+            (long long)ev->id, what, (long long)r->id, from, to);
     r->cur = to;
     return rc;
 }
 
 /* What replay needs from a creation event's data must agree with the row:
  * a run's uid, plan and trigger, a phase's or step's name. */
-static int check_creation(imp *m, const row *ev, int tbl, const row *r,
-                          json_t *data)
+static int check_creation(bundle_imp *m, const bundle_row *ev, int tbl,
+                          const bundle_row *r, json_t *data)
 {
     static const char *const keys[] = {"uid", "plan", "trigger", "name"};
     size_t i = tbl == T_RUN ? 0 : 3, end = tbl == T_RUN ? 3 : 4;
@@ -573,14 +441,15 @@ static int check_creation(imp *m, const row *ev, int tbl, const row *r,
         const char *b = json_string_value(json_object_get(r->o, keys[i]));
 
         if (!a || !b || strcmp(a, b) != 0)
-            return bad(
+            return pctl_bundle_bad(
                 m, "event %lld: its data does not give the %s of %s %lld",
-                (long long)ev->id, keys[i], tables[tbl].what, (long long)r->id);
+                (long long)ev->id, keys[i], pctl_bundle_tables[tbl].what,
+                (long long)r->id);
     }
     return 0;
 }
 
-static int import_event(imp *m, const row *ev)
+static int import_event(bundle_imp *m, const bundle_row *ev)
 {
     const char *entity = json_string_value(json_object_get(ev->o, "entity"));
     const char *text = json_string_value(json_object_get(ev->o, "data"));
@@ -591,7 +460,7 @@ static int import_event(imp *m, const row *ev)
               : !strcmp(entity, "step")  ? T_STEP
                                          : -1;
     json_t *data = NULL;
-    row *run = NULL, *phase = NULL, *step = NULL;
+    bundle_row *run = NULL, *phase = NULL, *step = NULL;
     char *newtext = NULL;
     sqlite3_stmt *st;
     int rc;
@@ -600,45 +469,47 @@ static int import_event(imp *m, const row *ev)
         return rc;
     /* The bundle holds the instance's events: replay reads them by it. */
     if (json_integer_value(json_object_get(ev->o, "instance_id")) != m->inst_id)
-        return bad(m, "event %lld is not of the bundle's instance",
-                   (long long)ev->id);
-    if ((rc = resolve(&run, m, ev->o, "run_id", T_RUN, 1, 0, "event", ev->id)) <
-            0 ||
-        (rc = resolve(&phase, m, ev->o, "phase_id", T_PHASE, 1, 0, "event",
-                      ev->id)) < 0 ||
-        (rc = resolve(&step, m, ev->o, "step_id", T_STEP, 1, 0, "event",
-                      ev->id)) < 0)
+        return pctl_bundle_bad(m, "event %lld is not of the bundle's instance",
+                               (long long)ev->id);
+    if ((rc = pctl_bundle_resolve(&run, m, ev->o, "run_id", T_RUN, 1, 0,
+                                  "event", ev->id)) < 0 ||
+        (rc = pctl_bundle_resolve(&phase, m, ev->o, "phase_id", T_PHASE, 1, 0,
+                                  "event", ev->id)) < 0 ||
+        (rc = pctl_bundle_resolve(&step, m, ev->o, "step_id", T_STEP, 1, 0,
+                                  "event", ev->id)) < 0)
         return rc;
     m->data_changed = 0;
     if (text)
         data = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
     if (tbl >= 0 && creation) {
-        row *r = tbl == T_RUN ? run : tbl == T_PHASE ? phase : step;
+        bundle_row *r = tbl == T_RUN ? run : tbl == T_PHASE ? phase : step;
 
         if (!json_is_object(data))
-            rc = bad(m, "event %lld: a creation event needs its data",
-                     (long long)ev->id);
+            rc = pctl_bundle_bad(m,
+                                 "event %lld: a creation event needs its data",
+                                 (long long)ev->id);
         else if (r)
             rc = check_creation(m, ev, tbl, r, data);
     } else if (entity && !strcmp(entity, "instance")) {
         json_t *def = json_object_get(data, "definition");
 
-        if (def &&
-            !find_def(m, json_string_value(json_object_get(def, "name")),
-                      json_string_value(json_object_get(def, "version"))))
-            rc = bad(m,
-                     "event %lld names a definition the bundle does not carry",
-                     (long long)ev->id);
+        if (def && !pctl_bundle_find_def(
+                       m, json_string_value(json_object_get(def, "name")),
+                       json_string_value(json_object_get(def, "version"))))
+            rc = pctl_bundle_bad(
+                m, "event %lld names a definition the bundle does not carry",
+                (long long)ev->id);
     }
     if (rc == 0 && tbl >= 0)
         rc = apply_status(m, ev, tbl, run, phase, step, data);
     /* The rows the event refers to exist by now, or the bundle is bad. */
     if (rc == 0 &&
         ((run && !run->nid) || (phase && !phase->nid) || (step && !step->nid)))
-        rc = bad(m,
-                 "event %lld refers to a run, phase or step before the event "
-                 "that creates it",
-                 (long long)ev->id);
+        rc = pctl_bundle_bad(
+            m,
+            "event %lld refers to a run, phase or step before the event "
+            "that creates it",
+            (long long)ev->id);
     if (rc == 0 && m->data_changed) {
         newtext = json_dumps(data, JSON_COMPACT);
         if (!newtext)
@@ -666,27 +537,29 @@ static int import_event(imp *m, const row *ev)
 /* ---- after the events ---- */
 
 /* Every row was created and ended where the bundle says. */
-static int check_final(imp *m)
+static int check_final(bundle_imp *m)
 {
     int tbl;
     size_t i;
 
     for (tbl = T_RUN; tbl <= T_STEP; tbl++)
         for (i = 0; i < m->t[tbl].n; i++) {
-            const row *r = &m->t[tbl].v[i];
+            const bundle_row *r = &m->t[tbl].v[i];
 
             if (!r->cur)
-                return bad(m, "%s %lld has no creation event", tables[tbl].what,
-                           (long long)r->id);
+                return pctl_bundle_bad(m, "%s %lld has no creation event",
+                                       pctl_bundle_tables[tbl].what,
+                                       (long long)r->id);
             if (strcmp(r->cur, r->status) != 0)
-                return bad(m, "%s %lld is %s but its events leave it %s",
-                           tables[tbl].what, (long long)r->id, r->status,
-                           r->cur);
+                return pctl_bundle_bad(
+                    m, "%s %lld is %s but its events leave it %s",
+                    pctl_bundle_tables[tbl].what, (long long)r->id, r->status,
+                    r->cur);
         }
     return 0;
 }
 
-static int finish_rows(imp *m)
+static int finish_rows(bundle_imp *m)
 {
     planctl_status status;
     sqlite3_stmt *st;
@@ -695,15 +568,16 @@ static int finish_rows(imp *m)
 
     /* retry_of last: a run in the bundle is remapped, another is gone. */
     for (i = 0; rc == 0 && i < m->t[T_RUN].n; i++) {
-        row *r = &m->t[T_RUN].v[i], *retried;
+        bundle_row *r = &m->t[T_RUN].v[i], *retried;
         json_t *v = json_object_get(r->o, "retry_of");
 
         if (!v || json_is_null(v))
             continue;
         if (!json_is_integer(v))
-            return bad(m, "run %lld: \"retry_of\" must be an integer or null",
-                       (long long)r->id);
-        retried = find(&m->t[T_RUN], json_integer_value(v));
+            return pctl_bundle_bad(
+                m, "run %lld: \"retry_of\" must be an integer or null",
+                (long long)r->id);
+        retried = pctl_bundle_find(&m->t[T_RUN], json_integer_value(v));
         if (!retried)
             continue;
         if (!(st = pctl_stmt(m->p, PCTL_Q_bundle_run_retry_of)))
@@ -713,10 +587,10 @@ static int finish_rows(imp *m)
         rc = exec(m, st, NULL, NULL, "run", r->id);
     }
     for (i = 0; rc == 0 && i < m->t[T_ATTEMPT].n; i++) {
-        row *a = &m->t[T_ATTEMPT].v[i], *step;
+        bundle_row *a = &m->t[T_ATTEMPT].v[i], *step;
 
-        if ((rc = resolve(&step, m, a->o, "step_id", T_STEP, 0, 1, "attempt",
-                          a->id)) < 0)
+        if ((rc = pctl_bundle_resolve(&step, m, a->o, "step_id", T_STEP, 0, 1,
+                                      "attempt", a->id)) < 0)
             return rc;
         if (!(st = pctl_stmt(m->p, PCTL_Q_bundle_attempt_insert)))
             return PLANCTL_ERROR;
@@ -725,7 +599,8 @@ static int finish_rows(imp *m)
         /* No guard watches attempts; status and verify parse theirs. */
         if (planctl_status_parse(&status, json_string_value(json_object_get(
                                               a->o, "status"))) < 0)
-            return bad(m, "attempt %lld: unknown status", (long long)a->id);
+            return pctl_bundle_bad(m, "attempt %lld: unknown status",
+                                   (long long)a->id);
         sqlite3_bind_int64(st, 8, step->nid);
         rc = exec(m, st, &a->nid, NULL, "attempt", a->id);
     }
@@ -734,35 +609,7 @@ static int finish_rows(imp *m)
 
 /* ---- the whole ---- */
 
-static int check_header(planctl *p, json_t *doc)
-{
-    json_t *v = json_object_get(doc, "version");
-    const char *format = json_string_value(json_object_get(doc, "format"));
-
-    if (!json_is_object(doc) || !format ||
-        strcmp(format, PLANCTL_BUNDLE_FORMAT) != 0)
-        return pctl_err(p, PLANCTL_EINVAL,
-                        "not a planctl bundle: it has no \"format\": \"%s\"; "
-                        "make one with 'planctl export NAME'",
-                        PLANCTL_BUNDLE_FORMAT);
-    if (!json_is_integer(v) || json_integer_value(v) < 1)
-        return pctl_err(
-            p, PLANCTL_EINVAL,
-            "not a planctl bundle: \"version\" must be a positive integer");
-    if (json_integer_value(v) > PLANCTL_BUNDLE_VERSION)
-        return pctl_err(p, PLANCTL_ETOONEW,
-                        "bundle format version %lld is newer than this planctl "
-                        "reads (up to %d); upgrade planctl",
-                        (long long)json_integer_value(v),
-                        PLANCTL_BUNDLE_VERSION);
-    if (!json_is_object(json_object_get(doc, "instance")))
-        return pctl_err(
-            p, PLANCTL_EINVAL,
-            "not a planctl bundle: \"instance\" is missing or not an object");
-    return 0;
-}
-
-static int import_all(imp *m, json_t *doc, const char *name)
+static int import_all(bundle_imp *m, json_t *doc, const char *name)
 {
     size_t i;
     int rc = 0;
@@ -780,13 +627,60 @@ static int import_all(imp *m, json_t *doc, const char *name)
     return rc;
 }
 
-static char *answer(const char *name, const imp *m)
+/* Loads doc's tables into m and imports them as name. */
+static int import_doc(bundle_imp *m, json_t *doc, const char *name,
+                      json_t *report)
 {
-    json_t *o = json_pack("{s:i, s:s, s:I, s:I}", "schema", 1, "instance", name,
-                          "runs", (json_int_t)m->t[T_RUN].n, "events",
-                          (json_int_t)m->t[T_EVENT].n);
-    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    int rc = 0, tbl;
 
+    for (tbl = 0; rc == 0 && tbl < T__COUNT; tbl++)
+        rc = pctl_bundle_load_table(m, doc, tbl);
+    if (rc == 0 && !name)
+        rc = pctl_err(m->p, PLANCTL_EINVAL,
+                      "bundle instance: \"name\" must be a string");
+    if (rc == 0)
+        rc = import_all(m, doc, name);
+    if (rc == 0 &&
+        json_array_append_new(
+            report, json_pack("{s:s, s:I, s:I}", "instance", name, "runs",
+                              (json_int_t)m->t[T_RUN].n, "events",
+                              (json_int_t)m->t[T_EVENT].n)) < 0)
+        rc = pctl_err(m->p, PLANCTL_ENOMEM, "out of memory");
+    for (tbl = 0; tbl < T__COUNT; tbl++)
+        pctl_free(m->t[tbl].v);
+    return rc;
+}
+
+/* {"schema":1,"instance":NAME (one only),"runs":N,"events":N,
+ *  "instances":[{"instance","runs","events"}]} */
+static char *answer(json_t *report)
+{
+    json_int_t runs = 0, events = 0;
+    json_t *o, *r;
+    char *text = NULL;
+    size_t i;
+
+    json_array_foreach(report, i, r)
+    {
+        runs += json_integer_value(json_object_get(r, "runs"));
+        events += json_integer_value(json_object_get(r, "events"));
+    }
+    o = json_pack("{s:i}", "schema", 1);
+    if (o && json_array_size(report) == 1 &&
+        json_object_set(
+            o, "instance",
+            json_object_get(json_array_get(report, 0), "instance")) < 0) {
+        json_decref(o);
+        o = NULL;
+    }
+    if (o && (json_object_set_new(o, "runs", json_integer(runs)) < 0 ||
+              json_object_set_new(o, "events", json_integer(events)) < 0 ||
+              json_object_set(o, "instances", report) < 0)) {
+        json_decref(o);
+        o = NULL;
+    }
+    if (o)
+        text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(o);
     return text;
 }
@@ -794,40 +688,42 @@ static char *answer(const char *name, const imp *m)
 int planctl_import_json(char **out, planctl *p, const char *bundle, size_t len,
                         const char *as_name)
 {
-    json_error_t jerr;
-    json_t *doc;
-    imp m;
-    const char *name;
-    int rc = 0, tbl;
+    json_t *docs = NULL, *doc, *report = NULL;
+    bundle_imp m;
+    size_t i;
+    int rc;
 
     if (out)
         *out = NULL;
     if (!p || !bundle)
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
                  : PLANCTL_EINVAL;
-    memset(&m, 0, sizeof m);
-    m.p = p;
-    doc = json_loadb(bundle, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!doc)
-        return json_error_code(&jerr) == json_error_out_of_memory
-                   ? pctl_err(p, PLANCTL_ENOMEM, "out of memory")
-                   : pctl_err(p, PLANCTL_EINVAL,
-                              "bundle is not JSON: <bundle>:%d:%d: %s",
-                              jerr.line, jerr.column, jerr.text);
-    rc = check_header(p, doc);
-    for (tbl = 0; rc == 0 && tbl < T__COUNT; tbl++)
-        rc = load_table(&m, doc, tbl);
-    name = as_name ? as_name
-                   : json_string_value(json_object_get(
-                         json_object_get(doc, "instance"), "name"));
-    if (rc == 0 && !name)
+    if ((rc = pctl_bundle_parse(&docs, p, bundle, len)) < 0)
+        return rc;
+    if (as_name && json_array_size(docs) > 1)
         rc = pctl_err(p, PLANCTL_EINVAL,
-                      "bundle instance: \"name\" must be a string");
+                      "the bundles hold %zu instances, but a new name is for "
+                      "one; import without --as",
+                      json_array_size(docs));
+    if (rc == 0 && !(report = json_array()))
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     if (rc == 0 && (rc = pctl_tx_begin(p)) == 0) {
-        rc = import_all(&m, doc, name);
+        json_array_foreach(docs, i, doc)
+        {
+            memset(&m, 0, sizeof m);
+            m.p = p;
+            rc = import_doc(
+                &m, doc,
+                as_name ? as_name
+                        : json_string_value(json_object_get(
+                              json_object_get(doc, "instance"), "name")),
+                report);
+            if (rc < 0)
+                break;
+        }
         /* The answer is made before the commit, so a failure to make it
          * leaves nothing imported either. */
-        if (rc == 0 && out && !(*out = answer(name, &m)))
+        if (rc == 0 && out && !(*out = answer(report)))
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
         rc = pctl_tx_end(p, rc);
         if (rc < 0 && out) {
@@ -835,8 +731,7 @@ int planctl_import_json(char **out, planctl *p, const char *bundle, size_t len,
             *out = NULL;
         }
     }
-    for (tbl = 0; tbl < T__COUNT; tbl++)
-        pctl_free(m.t[tbl].v);
-    json_decref(doc);
+    json_decref(report);
+    json_decref(docs);
     return rc;
 }

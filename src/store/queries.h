@@ -76,6 +76,12 @@
     X(bundle_steps)                                                            \
     X(bundle_attempts)                                                         \
     X(bundle_events)                                                           \
+    X(archive_definitions)                                                     \
+    X(archive_runs)                                                            \
+    X(archive_phases)                                                          \
+    X(archive_steps)                                                           \
+    X(archive_attempts)                                                        \
+    X(archive_events)                                                          \
     X(bundle_def_find)                                                         \
     X(bundle_def_insert)                                                       \
     X(bundle_instance_insert)                                                  \

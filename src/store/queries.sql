@@ -337,7 +337,7 @@ SELECT id, name FROM instances ORDER BY name;
 SELECT id FROM runs ORDER BY id;
 
 -- name: gc_candidates
-SELECT r.id, i.name, r.plan, r.status, r.finished_at
+SELECT r.id, i.name, r.plan, r.status, r.finished_at, r.instance_id
 FROM runs AS r JOIN instances AS i ON i.id = r.instance_id
 WHERE r.status IN ('COMPLETE', 'FATAL_ERROR', 'CANCELLED')
   AND r.id > ?3
@@ -401,6 +401,55 @@ WHERE r.instance_id = ?1 ORDER BY a.id;
 SELECT seq, at, instance_id, run_id, phase_id, step_id, entity, from_status,
     to_status, attempt, message, actor, data
 FROM events WHERE instance_id = ?1 ORDER BY seq;
+
+-- The same sections for one run of the instance (?2), as `gc --archive`
+-- writes it: the run's rows and events, the instance's own events (which
+-- replay reads for its definition over time; gc never removes them), and
+-- the definitions all of these name.
+-- name: archive_definitions
+SELECT id, name, version, body, created_at FROM definitions
+WHERE id = (SELECT definition_id FROM instances WHERE id = ?1)
+   OR id = (SELECT definition_id FROM runs WHERE id = ?2)
+   OR (name, version) IN (
+        SELECT json_extract(data, '$.definition.name'),
+               json_extract(data, '$.definition.version')
+        FROM events
+        WHERE (run_id = ?2 OR (run_id IS NULL AND instance_id = ?1))
+          AND json_valid(data))
+ORDER BY id;
+
+-- name: archive_runs
+SELECT id, uid, instance_id, definition_id, plan, status, trigger, reason,
+    retry_of, params, created_at, started_at, finished_at, deadline_at,
+    message
+FROM runs WHERE id = ?2 AND instance_id = ?1;
+
+-- name: archive_phases
+SELECT id, run_id, idx, name, strategy, status, started_at, finished_at,
+    message
+FROM phases WHERE run_id = ?2 ORDER BY id;
+
+-- name: archive_steps
+SELECT id, run_id, phase_id, idx, name, status, attempt, max_attempts,
+    task_index, next_attempt_at, deadline_at, started_at, finished_at,
+    message
+FROM steps WHERE run_id = ?2 ORDER BY id;
+
+-- name: archive_attempts
+SELECT a.id, a.step_id, a.number, a.status, a.started_at, a.finished_at,
+    a.exit_code, a.message, a.output
+FROM attempts AS a JOIN steps AS s ON s.id = a.step_id
+WHERE s.run_id = ?2 ORDER BY a.id;
+
+-- name: archive_events
+SELECT seq, at, instance_id, run_id, phase_id, step_id, entity, from_status,
+    to_status, attempt, message, actor, data
+FROM events WHERE run_id = ?2
+UNION ALL
+SELECT seq, at, instance_id, run_id, phase_id, step_id, entity, from_status,
+    to_status, attempt, message, actor, data
+FROM events WHERE run_id IS NULL AND instance_id = ?1
+ORDER BY seq;
 
 -- name: bundle_def_find
 SELECT id, body FROM definitions WHERE name = ?1 AND version = ?2;

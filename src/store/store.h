@@ -208,6 +208,13 @@ struct pctl_m_run;
  * Errors: ENOTFOUND, EIO, ENOMEM.  Clear *out with pctl_m_run_clear. */
 int pctl_model_from_tables(struct pctl_m_run *out, planctl *p, int64_t run_id);
 
+/* ---- bundles (bundle.c) ---- */
+
+/* The bundle of one run of instance_id (named instance), as `gc --archive`
+ * writes it: JSON without newlines, in *out (free with pctl_free). */
+int pctl_bundle_run_json(char **out, planctl *p, int64_t instance_id,
+                         const char *instance, int64_t run_id);
+
 /* ---- definitions ---- */
 
 /* Loads and decodes definition id.  *out is the caller's (pctl_def_free).

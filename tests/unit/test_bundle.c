@@ -387,13 +387,15 @@ static void test_import_fresh(void **state)
     const char *const no_seq[] = {"seq", "last_seq", "exported_at", NULL};
     planctl_events_options eo = PLANCTL_EVENTS_OPTIONS_INIT;
     char *n_events;
+    int64_t n;
 
     if (planctl_import_json(&out, f->b, f->bundle, f->len, NULL) != 0)
         fail_msg("import: %s", planctl_errmsg(f->b));
-    n_events =
-        tu_fmt("{\"schema\":1,\"instance\":\"zk\",\"runs\":4,"
-               "\"events\":%lld}",
-               (long long)tu_scalar(f->dbb, "SELECT count(*) FROM events"));
+    n = tu_scalar(f->dbb, "SELECT count(*) FROM events");
+    n_events = tu_fmt("{\"schema\":1,\"instance\":\"zk\",\"runs\":4,"
+                      "\"events\":%lld,\"instances\":[{\"instance\":"
+                      "\"zk\",\"runs\":4,\"events\":%lld}]}",
+                      (long long)n, (long long)n);
     assert_string_equal(out, n_events);
     free(n_events);
     planctl_free(out);
@@ -706,6 +708,157 @@ static void test_refused_definition(void **state)
                    "body");
 }
 
+/* What gc hands its archive: the lines, the syncs, and when to refuse. */
+typedef struct sink {
+    char *text;
+    size_t len;
+    int bundles, syncs;
+    int refuse_at; /* refuse the Nth bundle (1-based); 0: never */
+} sink;
+
+static int sink_archive(void *data, const char *bundle, size_t len)
+{
+    sink *k = data;
+
+    if (!bundle) {
+        k->syncs++;
+        return 0;
+    }
+    if (++k->bundles == k->refuse_at)
+        return -1;
+    /* One bundle is one line: no newline inside. */
+    assert_null(memchr(bundle, '\n', len));
+    k->text = realloc(k->text, k->len + len + 2);
+    memcpy(k->text + k->len, bundle, len);
+    k->len += len;
+    k->text[k->len++] = '\n';
+    k->text[k->len] = '\0';
+    return 0;
+}
+
+/* Two more backups of zk, so gc --keep-last 1 removes runs 2, 4 and 7. */
+static void more_backups(fixture *f)
+{
+    int64_t r;
+    int i;
+
+    for (i = 0; i < 2; i++) {
+        assert_int_equal(planctl_plan_trigger(&r, f->a, "zk", "backup", NULL),
+                         0);
+        assert_int_equal(tu_engine_until_idle(f->a), 0);
+    }
+}
+
+/* Each removed run reaches the archive as a bundle of its own before its
+ * batch commits; the lines together import as the instance's old runs. */
+static void test_gc_archive(void **state)
+{
+    fixture *f = *state;
+    planctl_gc_options o = PLANCTL_GC_OPTIONS_INIT;
+    planctl_gc_options v1 = {1, 1, 0, 0, 1, NULL, NULL};
+    sink k = {NULL, 0, 0, 0, 0};
+    char *out = NULL;
+
+    more_backups(f);
+    o.keep_last = 1;
+    o.batch = 1;
+    o.archive = sink_archive;
+    o.archive_data = &k;
+    /* A dry run archives nothing. */
+    o.dry_run = 1;
+    assert_int_equal(planctl_gc(&out, f->a, &o), 0);
+    planctl_free(out);
+    assert_int_equal(k.bundles + k.syncs, 0);
+    o.dry_run = 0;
+    if (planctl_gc(&out, f->a, &o) != 0)
+        fail_msg("gc: %s", planctl_errmsg(f->a));
+    assert_non_null(strstr(out, "\"removed\":3"));
+    planctl_free(out);
+    assert_int_equal(k.bundles, 3);
+    assert_int_equal(k.syncs, 3); /* one batch per run */
+    assert_int_equal(tu_scalar(f->dba, "SELECT count(*) FROM runs WHERE id "
+                                       "IN (2, 4, 7)"),
+                     0);
+    expect_verified(f->a);
+    /* A version 1 struct (no archive fields) is still read. */
+    assert_int_equal(planctl_gc(&out, f->a, &v1), 0);
+    assert_non_null(strstr(out, "\"removed\":0"));
+    planctl_free(out);
+
+    if (planctl_import_json(&out, f->b, k.text, k.len, NULL) != 0)
+        fail_msg("import: %s", planctl_errmsg(f->b));
+    assert_non_null(strstr(out, "\"instance\":\"zk\",\"runs\":3"));
+    planctl_free(out);
+    assert_string_equal(tu_text(f->dbb, "SELECT group_concat(plan || ':' || "
+                                        "status, ' ') FROM runs ORDER BY id"),
+                        "update:FATAL_ERROR backup:COMPLETE backup:COMPLETE");
+    expect_verified(f->b);
+    expect_replay_agrees(f->b, "zk");
+    free(k.text);
+}
+
+/* An archive that refuses a run stops gc: that batch is rolled back, the
+ * batches before it stay removed. */
+static void test_gc_archive_refused(void **state)
+{
+    fixture *f = *state;
+    planctl_gc_options o = PLANCTL_GC_OPTIONS_INIT;
+    sink k = {NULL, 0, 0, 0, 2};
+    char *out = NULL;
+
+    more_backups(f);
+    o.keep_last = 1;
+    o.batch = 1;
+    o.archive = sink_archive;
+    o.archive_data = &k;
+    assert_int_equal(planctl_gc(&out, f->a, &o), PLANCTL_EIO);
+    assert_null(out);
+    assert_non_null(strstr(planctl_errmsg(f->a), "writing run 4 to the "
+                                                 "archive failed"));
+    assert_int_equal(tu_scalar(f->dba, "SELECT count(*) FROM runs WHERE id "
+                                       "IN (2, 4, 7)"),
+                     2);
+    assert_int_equal(k.syncs, 1);
+    expect_verified(f->a);
+    free(k.text);
+}
+
+/* Bundles of several instances in one text import together, in one
+ * transaction; a new name is for one instance; two instances of one name
+ * are refused. */
+static void test_import_several(void **state)
+{
+    fixture *f = *state;
+    char *kafka = NULL, *both, *out = NULL, *clash;
+    json_t *doc;
+
+    assert_int_equal(planctl_export_json(&kafka, f->a, "kafka"), 0);
+    both = tu_fmt("%s\n\n%s\n", f->bundle, kafka);
+    expect_refused(f, NULL, both, strlen(both), "x", PLANCTL_EINVAL,
+                   "the bundles hold 2 instances, but a new name is for one");
+    doc = json_loads(f->bundle, 0, NULL);
+    json_object_set_new(json_object_get(doc, "instance"), "id",
+                        json_integer(99));
+    out = json_dumps(doc, JSON_COMPACT);
+    clash = tu_fmt("%s\n%s", f->bundle, out);
+    free(out);
+    json_decref(doc);
+    expect_refused(f, NULL, clash, strlen(clash), NULL, PLANCTL_EINVAL,
+                   "the bundles hold two instances named \"zk\" (ids 1 and "
+                   "99 where they came from)");
+    if (planctl_import_json(&out, f->b, both, strlen(both), NULL) != 0)
+        fail_msg("import: %s", planctl_errmsg(f->b));
+    assert_non_null(strstr(out, "\"instances\":[{\"instance\":\"zk\""));
+    assert_non_null(strstr(out, "{\"instance\":\"kafka\""));
+    planctl_free(out);
+    expect_verified(f->b);
+    expect_replay_agrees(f->b, "zk");
+    expect_replay_agrees(f->b, "kafka");
+    planctl_free(kafka);
+    free(both);
+    free(clash);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -716,6 +869,8 @@ int main(void)
         T(test_import_into_source), T(test_refused_malformed),
         T(test_refused_reordered),  T(test_refused_illegal_edge),
         T(test_refused_dangling),   T(test_refused_definition),
+        T(test_gc_archive),         T(test_gc_archive_refused),
+        T(test_import_several),
 #undef T
     };
 
