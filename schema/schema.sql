@@ -91,6 +91,8 @@ CREATE TABLE instances (
 
 -- One execution of a plan.  AUTOINCREMENT: run ids are never reused, even
 -- after gc, so a run id in a bug report always means one run.
+-- event_count (0002) counts the run's events, so the warning threshold and
+-- the hard limit on events per run read a column instead of counting rows.
 CREATE TABLE runs (
     id            INTEGER PRIMARY KEY AUTOINCREMENT,
     uid           TEXT NOT NULL UNIQUE,
@@ -107,7 +109,8 @@ CREATE TABLE runs (
     started_at    INTEGER,
     finished_at   INTEGER,
     deadline_at   INTEGER,
-    message       TEXT
+    message       TEXT,
+    event_count   INTEGER NOT NULL DEFAULT 0
 );
 
 -- One active run per instance, enforced by the store itself.

@@ -2,16 +2,46 @@
  * planctl.h - the public interface of libplanctl, an embeddable plan
  * execution engine that keeps every run, phase and step in SQLite.
  *
+ * Building against it: `pkg-config --cflags --libs planctl` (add --static
+ * for libplanctl.a), or in CMake find_package(planctl) and link
+ * planctl::planctl (or planctl::planctl_static).  Only planctl_* symbols
+ * are exported.  tools/examples/controller/ is a complete embedder.
+ *
  * Conventions (see STYLE.md):
  *   - Functions return 0 on success or a negative PLANCTL_E* code.
- *     planctl_errmsg() then holds a one-line detail for the handle.
- *   - Out-parameters come first and are named out.  What comes back through
- *     a char **out is the caller's and is freed with planctl_free().
+ *     planctl_errmsg() then holds a one-line detail for the handle (none
+ *     can be recorded when the handle itself is NULL).  A function
+ *     documented "Can't fail" has no error return.
+ *   - Out-parameters come first and are named out.  Unless a function says
+ *     it may be NULL, out is required (NULL is PLANCTL_EINVAL).  On failure
+ *     a char **out is set to NULL and an int64_t *out to 0.
+ *   - Ownership: what comes back through a char **out is the caller's and
+ *     is freed with planctl_free().  A returned const char * is borrowed:
+ *     each function says for how long.  Strings and arrays passed in are
+ *     only read during the call (copied when kept), unless said otherwise.
+ *   - Options structs carry a version and have an _INIT macro; pass NULL
+ *     for the defaults, or start from the macro and change fields.  The
+ *     version tells the library which fields the caller knows; open,
+ *     engine, preflight and gc options of a version it does not know are
+ *     refused with PLANCTL_EINVAL.
  *   - JSON crosses this interface as UTF-8 text; jansson, libuv and SQLite
  *     types never appear here, so the ABI does not depend on them.
  *   - The library never prints, exits or aborts on bad input.
- *   - A planctl handle owns one SQLite connection and must be used from one
- *     thread at a time.
+ *
+ * Threads:
+ *   - A planctl handle owns one SQLite connection (opened without SQLite's
+ *     own mutexes) and must be used by one thread at a time; the caller
+ *     serialises.  Different handles, even on one database, are
+ *     independent and may be used from different threads at once.
+ *   - An engine (planctl_engine_*) and the handle it was given belong to
+ *     the thread that runs its libuv loop; call the engine functions on
+ *     that thread (or before the loop runs).  Keep a second handle for
+ *     your own calls while the engine runs.
+ *   - planctl_step_finish() and planctl_job_set_output() may be called from
+ *     any thread; executors' start() and cancel() run on the loop thread.
+ *   - Functions taking no handle (planctl_strerror(), planctl_errname(),
+ *     planctl_status_*(), planctl_transition_legal(), planctl_libversion(),
+ *     planctl_definition_check()) are safe from any thread.
  */
 #ifndef PLANCTL_H
 #define PLANCTL_H
@@ -29,12 +59,19 @@ extern "C" {
 #define PLANCTL_API
 #endif
 
+/* The version of this header (as SQLite's SQLITE_VERSION and
+ * SQLITE_VERSION_NUMBER): "MAJOR.MINOR.PATCH" and MAJOR * 1000000 +
+ * MINOR * 1000 + PATCH, for #if PLANCTL_VERSION_NUMBER >= 1000.  The shared
+ * library's SONAME carries MAJOR. */
 #define PLANCTL_VERSION_MAJOR 0
 #define PLANCTL_VERSION_MINOR 1
 #define PLANCTL_VERSION_PATCH 0
 #define PLANCTL_VERSION "0.1.0"
+#define PLANCTL_VERSION_NUMBER 1000
 
-/* The version of the library actually linked, e.g. "0.1.0".  Can't fail. */
+/* The version of the library actually linked, e.g. "0.1.0"; compare it with
+ * PLANCTL_VERSION to detect a header/library mismatch.  Static storage.
+ * Can't fail. */
 PLANCTL_API const char *planctl_libversion(void);
 
 /*
@@ -76,7 +113,7 @@ PLANCTL_API const char *planctl_strerror(int code);
 PLANCTL_API const char *planctl_errname(int code);
 
 /* Releases memory returned by this library through a char **out.  NULL is
- * allowed.  Can't fail. */
+ * allowed.  Any thread.  Can't fail. */
 PLANCTL_API void planctl_free(void *ptr);
 
 /* ---- statuses ---------------------------------------------------------- */
@@ -108,8 +145,8 @@ typedef enum planctl_entity {
     PLANCTL_ENTITY__COUNT
 } planctl_entity;
 
-/* "COMPLETE" for PLANCTL_STATUS_COMPLETE; NULL for an out-of-range value.
- * Can't fail otherwise. */
+/* "COMPLETE" for PLANCTL_STATUS_COMPLETE (static storage); NULL for an
+ * out-of-range value.  Can't fail otherwise. */
 PLANCTL_API const char *planctl_status_name(planctl_status s);
 
 /* Parses an exact status string.  Returns 0 and sets *out, or
@@ -153,38 +190,62 @@ typedef struct planctl_open_options {
 /*
  * Opens (creating it with mode 0600 if absent) the database at path and
  * applies pending migrations, one transaction each.  opts may be NULL for
- * the defaults.
+ * the defaults.  *out is the caller's, closed with planctl_close().
  *
  * On failure *out is still set to a handle that carries the message (read it
  * with planctl_errmsg(), then planctl_close() it), unless the failure is
- * ENOMEM, in which case *out is NULL.  A file that is not SQLite, a SQLite
- * database that is not planctl's (ENOTDB) or one newer than this program
- * (ETOONEW) is refused and left byte-for-byte untouched.
+ * ENOMEM (or out is NULL), in which case *out is NULL.  A file that is not
+ * SQLite, a SQLite database that is not planctl's (ENOTDB) or one newer
+ * than this program (ETOONEW) is refused and left byte-for-byte untouched.
+ * Errors: EINVAL (empty path, a directory, an unknown options version),
+ * ENOTFOUND (absent with READONLY or NOCREATE), ENOTDB, ETOONEW, EREADONLY
+ * (a READONLY open of a database that needs migrating), EBUSY, EIO, ENOMEM.
  */
 PLANCTL_API int planctl_open(planctl **out, const char *path,
                              const planctl_open_options *opts);
 
-/* Closes the handle and frees everything it owns.  NULL is allowed.  Can't
- * fail. */
+/* Closes the handle and frees everything it owns.  NULL is allowed.  An
+ * engine using the handle must be stopped and freed first.  Can't fail. */
 PLANCTL_API void planctl_close(planctl *p);
 
-/* The detail of the last failure on this handle, one line, valid until the
- * next call on the handle.  Never NULL ("" when there is none, "out of
- * memory" for a NULL handle). */
+/* The detail of the last failure on this handle, one line, borrowed:
+ * valid until the next call on the handle.  Never NULL ("" when there is
+ * none, "out of memory" for a NULL handle, as planctl_open() leaves when
+ * it cannot allocate one).  Can't fail. */
 PLANCTL_API const char *planctl_errmsg(const planctl *p);
 
-/* The schema version the database is at (PRAGMA user_version) and the one
- * this library writes.  Can't fail on an open handle. */
+/* The schema version the database is at (PRAGMA user_version; 0 for a
+ * NULL handle) and the one this library writes.  Can't fail. */
 PLANCTL_API int planctl_schema_version(const planctl *p);
 PLANCTL_API int planctl_schema_version_supported(void);
 
 /*
  * Replaces the clock used for every time the library records or compares
- * (milliseconds since the Unix epoch, UTC).  NULL restores the system clock.
- * Meant for tests and reproducible output.  Can't fail.
+ * (milliseconds since the Unix epoch, UTC): now_ms(data) is called on the
+ * handle's thread, during calls on the handle.  NULL restores the system
+ * clock.  An engine's timers follow the real clock whatever this says.
+ * Meant for tests and reproducible output.  A NULL handle is ignored.
+ * Can't fail.
  */
 PLANCTL_API void planctl_set_clock(planctl *p, int64_t (*now_ms)(void *data),
                                    void *data);
+
+/*
+ * The safety net on events per run (DESIGN §10).  Every event of a run is
+ * counted in runs.event_count.  When a run's count reaches warn_at, the
+ * writer appends a note to the log (entity "instance", the run's id, actor
+ * "planctl") naming the threshold.  When it reaches max, an engine ends
+ * the run at its next pass: FATAL_ERROR, "reached the limit of N events
+ * per run", its open phases and steps closed (which still adds their
+ * events).  0 keeps a default: PLANCTL_RUN_EVENTS_WARN and
+ * PLANCTL_RUN_EVENTS_MAX.  The settings belong to the handle (the warning
+ * is written by whichever handle writes the event; the limit is applied by
+ * the engine of this handle).  Errors: EINVAL (negative).
+ */
+#define PLANCTL_RUN_EVENTS_WARN 10000
+#define PLANCTL_RUN_EVENTS_MAX 1000000
+PLANCTL_API int planctl_set_event_limits(planctl *p, int64_t warn_at,
+                                         int64_t max);
 
 /* ---- definitions ------------------------------------------------------- */
 
@@ -196,19 +257,23 @@ PLANCTL_API void planctl_set_clock(planctl *p, int64_t (*now_ms)(void *data),
  * NULL means "<definition>".  Registering the same content again is a no-op;
  * different content under an existing (name, version) is ECONFLICT.
  *
+ * json is len bytes of UTF-8 and need not be NUL-terminated.
+ *
  * out, if not NULL, receives {"schema":1,"name":..,"version":..,
- * "created":true|false}.  Errors: EDEFINITION with the first problem in
- * planctl_errmsg() (use planctl_definition_check() for all of them),
- * ECONFLICT, EIO, ENOMEM.
+ * "created":true|false}.  Errors: EINVAL (NULL handle or json),
+ * EDEFINITION with the first problem in planctl_errmsg() (use
+ * planctl_definition_check() for all of them), ECONFLICT, EREADONLY,
+ * EBUSY, EIO, ENOMEM.
  */
 PLANCTL_API int planctl_definition_apply(char **out, planctl *p,
                                          const char *json, size_t len,
                                          const char *origin);
 
 /*
- * Checks a definition without touching any database.  Returns 0 and, in
- * *out, the validate document {"schema":1,"valid":true|false,"errors":[
- * {"path","type","message","hint"}]} - also when the definition is invalid.
+ * Checks a definition without touching any database (no handle: safe from
+ * any thread).  Returns 0 and, in *out, the validate document
+ * {"schema":1,"valid":true|false,"errors":[{"path","type","message",
+ * "hint"}]} - also when the definition is invalid.
  * Every error is listed, in a fixed order, each once.  Task kinds must be
  * built-in ("Dummy", "shell") or named in extra_kinds (NULL-terminated; may
  * be NULL), whose specs are not checked.  Only ENOMEM or EINVAL (NULL
@@ -238,16 +303,29 @@ planctl_kind_register(planctl *p, const char *kind,
                                         size_t err_size, void *data),
                       void *data);
 
-/* {"schema":1,"definitions":[{"name","version","created_at","plans":[..]}]}
- * sorted by name, then registration order. */
+/* Every registered definition version: {"schema":1,"definitions":[{"name",
+ * "version","created_at","plans":[..]}]} sorted by name, then registration
+ * order.  Errors: EINVAL, EBUSY, EIO, ENOMEM. */
 PLANCTL_API int planctl_definitions_json(char **out, planctl *p);
 
 /* ---- instances and runs ------------------------------------------------ */
 
+/* One parameter value (both strings are copied by the call). */
 typedef struct planctl_param {
     const char *name;
     const char *value;
 } planctl_param;
+
+/*
+ * Admission (create, set, upgrade, trigger, retry) is DESIGN §4: one
+ * active run per instance, and the plan's preflight checks, if it has
+ * any, run first inside the call (see planctl_preflight_configure(); the
+ * call then blocks up to their deadline).  params points to nparams
+ * values (NULL when nparams is 0).  Besides the errors each function
+ * lists, any of them can return EPREFLIGHT (a check failed), ERROR (a
+ * check could not run; planctl_preflight_report() has the details), EBUSY,
+ * EIO, EREADONLY and ENOMEM; nothing is admitted then.
+ */
 
 /*
  * Creates instance name from definition (version NULL: the most recently
@@ -295,7 +373,7 @@ PLANCTL_API int planctl_instance_delete(int64_t *out, planctl *p,
 /* {"schema":1,"instances":[{"name","definition":{"name","version"},
  * "status","active_run","deleting","created_at"}]} sorted by name; status
  * is the active run's, else the latest finished run's, else the latest
- * run's, else NEVER_RUN. */
+ * run's, else NEVER_RUN.  Errors: EINVAL, ENOMEM, EIO. */
 PLANCTL_API int planctl_instances_json(char **out, planctl *p);
 
 typedef struct planctl_trigger_options {
@@ -328,18 +406,20 @@ PLANCTL_API int planctl_run_retry(int64_t *out, planctl *p,
                                   const char *instance, int64_t run_id);
 
 /*
- * Cancels the instance's active run and its queued runs are left alone:
+ * Cancels the instance's active run (its queued runs are left alone):
  * every non-terminal phase and step becomes CANCELLED, then the run, in one
- * transaction; an engine stops the tasks it was running for it.  reason may
- * be NULL.  *out (may be NULL) receives the run id.  Errors: ENOTFOUND
- * (instance, or no active run), ECONFLICT.
+ * transaction; an engine stops the tasks it was running for it.  Needs no
+ * engine.  reason may be NULL.  out may be NULL; else *out receives the
+ * run id.  Errors: EINVAL, ENOTFOUND (instance, or no active run),
+ * ECONFLICT, EBUSY, EIO.
  */
 PLANCTL_API int planctl_run_cancel(int64_t *out, planctl *p,
                                    const char *instance, const char *reason);
 
 /* Pauses the instance's IN_PROGRESS run (running steps finish, nothing new
- * starts) or resumes a PAUSED one.  Errors: ENOTFOUND, EINVAL (the run is
- * not in a status that can be paused or resumed). */
+ * starts) or resumes a PAUSED one.  out may be NULL; else *out receives the
+ * run id.  Errors: ENOTFOUND, EINVAL (the run is not in a status that can
+ * be paused or resumed), EBUSY, EIO. */
 PLANCTL_API int planctl_run_pause(int64_t *out, planctl *p,
                                   const char *instance);
 PLANCTL_API int planctl_run_resume(int64_t *out, planctl *p,
@@ -349,9 +429,11 @@ PLANCTL_API int planctl_run_resume(int64_t *out, planctl *p,
  * The generic gate: changes the status of one run, phase or step from
  * `from` to `to` as one compare-and-set transaction that also appends an
  * event (actor and message may be NULL).  For runs that end, queued runs
- * of the instance are promoted in the same transaction.
- * Errors: ETRANSITION (not a legal transition), ESTALE (the row is not in
- * status `from` any more), ENOTFOUND.
+ * of the instance are promoted in the same transaction.  Meant for tools
+ * and tests: the engine and the functions above already keep the rows
+ * consistent.  Errors: EINVAL (an unknown status), ETRANSITION (not a
+ * legal transition), ESTALE (the row is not in status `from` any more),
+ * ENOTFOUND, EBUSY, EIO.
  */
 PLANCTL_API int planctl_transition(planctl *p, planctl_entity entity,
                                    int64_t id, planctl_status from,
@@ -372,8 +454,9 @@ typedef struct planctl_status_options {
         PLANCTL_STATUS_OPTIONS_VERSION, NULL, 0                                \
     }
 
-/* The status document of DESIGN §8 for one instance.  Errors: ENOTFOUND
- * (instance, plan or run), ENOMEM, EIO. */
+/* The status document of DESIGN §8 for one instance, read from one
+ * snapshot.  opts may be NULL.  Errors: EINVAL, ENOTFOUND (instance, plan
+ * or run), ENOMEM, EIO. */
 PLANCTL_API int planctl_status_json(char **out, planctl *p,
                                     const char *instance,
                                     const planctl_status_options *opts);
@@ -391,8 +474,8 @@ typedef struct planctl_history_options {
         PLANCTL_HISTORY_OPTIONS_VERSION, NULL, 0, 0                            \
     }
 
-/* The history document of DESIGN §8, newest run first.  Errors: ENOTFOUND,
- * EINVAL (negative limit), ENOMEM, EIO. */
+/* The history document of DESIGN §8, newest run first.  opts may be NULL.
+ * Errors: ENOTFOUND, EINVAL (negative limit), ENOMEM, EIO. */
 PLANCTL_API int planctl_history_json(char **out, planctl *p,
                                      const char *instance,
                                      const planctl_history_options *opts);
@@ -416,8 +499,9 @@ typedef struct planctl_events_options {
  * run, phase, step, entity, from, to, attempt, message, actor}],
  * "last_seq":N} where last_seq is the seq of the last event returned (or
  * opts->since when none), for asking again with since = last_seq.
- * instance, phase and step are names; run is the run id.  Errors:
- * ENOTFOUND (instance or run), EINVAL, ENOMEM, EIO.
+ * instance, phase and step are names; run is the run id.  opts may be
+ * NULL (every event, up to the default limit).  Errors: ENOTFOUND
+ * (instance or run), EINVAL, ENOMEM, EIO.
  */
 PLANCTL_API int planctl_events_json(char **out, planctl *p,
                                     const planctl_events_options *opts);
@@ -425,7 +509,8 @@ PLANCTL_API int planctl_events_json(char **out, planctl *p,
 /*
  * A number that changes whenever another connection (another process, or
  * another handle) commits to the database; for noticing changes by
- * polling cheaply (PRAGMA data_version).  Errors: EIO, EBUSY.
+ * polling cheaply (PRAGMA data_version); this handle's own commits do not
+ * change it.  Errors: EINVAL, EIO, EBUSY.
  */
 PLANCTL_API int planctl_data_version(int64_t *out, planctl *p);
 
@@ -453,8 +538,9 @@ typedef struct planctl_preflight_options {
  * refuses the run with PLANCTL_EPREFLIGHT ("preflight checks failed:
  * A: cause; B: cause"), a check that could not run or missed the deadline
  * with PLANCTL_ERROR ("preflight checks failed due to an internal error:
- * ..."); internal errors take precedence.  The settings stay until changed.
- * Errors: EINVAL, ENOMEM.
+ * ..."); internal errors take precedence.  The settings stay until changed;
+ * opts->skip is copied.  Errors: EINVAL (NULL handle or opts, unknown
+ * version, negative deadline), ENOMEM.
  */
 PLANCTL_API int
 planctl_preflight_configure(planctl *p, const planctl_preflight_options *opts);
@@ -487,8 +573,9 @@ typedef struct planctl_replay_options {
  * {"schema":1,"until_seq":N,"instances":[{"instance","status":{...},
  * "history":{...}}]}.  At the last event, each status and history equals
  * what planctl_status_json() and planctl_history_json() (without a limit)
- * return.  Errors: ENOTFOUND, EINVAL, EMISMATCH (an event the replay cannot
- * apply), ENOMEM, EIO.
+ * return.  instance NULL means every instance; opts may be NULL (all
+ * events).  Errors: ENOTFOUND, EINVAL, EMISMATCH (an event the replay
+ * cannot apply), ENOMEM, EIO.
  */
 PLANCTL_API int planctl_replay_json(char **out, planctl *p,
                                     const char *instance,
@@ -500,7 +587,8 @@ PLANCTL_API int planctl_replay_json(char **out, planctl *p,
  * output), and runs SQLite's integrity and foreign key checks.  Returns 0
  * with a one-line summary in *out when all agree; PLANCTL_EMISMATCH with
  * the first difference as the message ("run 12 step node-1: tables say
- * COMPLETE, events say IN_PROGRESS (last event 5521)") otherwise.
+ * COMPLETE, events say IN_PROGRESS (last event 5521)") otherwise.  Other
+ * errors: EINVAL, ENOMEM, EIO.
  */
 PLANCTL_API int planctl_verify(char **out, planctl *p);
 
@@ -592,13 +680,32 @@ PLANCTL_API int planctl_import_json(char **out, planctl *p, const char *bundle,
 
 /* ---- the engine -------------------------------------------------------- */
 
+/*
+ * The engine advances the active runs of one database on a libuv loop
+ * (DESIGN §6).  Its life:
+ *
+ *   planctl_engine_new(&e, p, loop, NULL);      p: a handle for the engine
+ *   planctl_engine_register(e, "File", &ex);    your task kinds
+ *   planctl_engine_start(e, stopped, data);     takes the database's lease
+ *   uv_run(loop, UV_RUN_DEFAULT);               ... planctl_engine_stop(e, ms)
+ *   (stopped(e, data) runs: every engine handle is closed)
+ *   planctl_engine_free(e); planctl_close(p);   then uv_loop_close(loop) == 0
+ *
+ * Threads: every planctl_engine_* call, and every use of the handle given
+ * to planctl_engine_new(), happens on the thread that runs the loop (or
+ * before it runs).  Use a second handle, opened on the same database, for
+ * your own calls (create, set, status...): the engine notices their
+ * commits within change_poll_ms.  Executors' start() and cancel() are
+ * called on the loop thread; a job may be reported from any thread.
+ */
 struct uv_loop_s; /* libuv's loop; uv.h stays out of this header */
 
 typedef struct planctl_engine planctl_engine;
 
 /* One execution of one task of a step, owned by the engine.  An executor
  * receives it in start() and must report on it exactly once with
- * planctl_step_finish(), after which it must not touch it again. */
+ * planctl_step_finish() (also after a cancel, and also from inside
+ * start()), after which it must not touch it again: the engine frees it. */
 typedef struct planctl_job planctl_job;
 
 /* What a task reports. */
@@ -626,13 +733,20 @@ typedef struct planctl_task_info {
 
 /*
  * An executor performs the tasks of one kind.  Both functions are called
- * on the loop thread and must not block.
+ * on the loop thread, with the executor's data, and must not block: do
+ * slow work on your own handles (planctl_job_loop()) or threads.  Tasks
+ * run at least once (a crash re-runs them), so make them idempotent.
  *   start:  begins the job.  Returns 0, or a negative code: the job then
  *           counts as failed (ERROR) and planctl_step_finish must not be
- *           called for it.
+ *           called for it.  It must not call other planctl functions on
+ *           the engine's handle.
  *   cancel: asks a started job to stop (cancel, timeout, shutdown).  The
  *           executor still calls planctl_step_finish once it has stopped;
- *           the outcome it reports is then ignored.
+ *           the outcome it reports is then ignored.  It may come after
+ *           the job was reported but before the engine saw the report: it
+ *           must then do nothing.
+ * The struct is copied by planctl_engine_register(); data must stay valid
+ * until the engine is freed.
  */
 typedef struct planctl_executor {
     unsigned int version; /* PLANCTL_EXECUTOR_VERSION */
@@ -644,24 +758,30 @@ typedef struct planctl_executor {
 #define PLANCTL_EXECUTOR_VERSION 1
 
 /*
- * Reports the job's outcome; callable from any thread, exactly once per
- * job.  message (may be NULL) is copied.  Returns 0, or PLANCTL_EINVAL for
- * a NULL job or a second report.
+ * Reports the job's outcome; callable from any thread (it only queues the
+ * report and wakes the loop), exactly once per job.  message (may be NULL)
+ * is copied and becomes the step's message.  The job is the engine's again
+ * on return.  Returns 0, or PLANCTL_EINVAL for a NULL job or a second
+ * report.
  */
 PLANCTL_API int planctl_step_finish(planctl_job *job, planctl_outcome outcome,
                                     const char *message);
 
 /* Records an exit code and the tail of the task's output with the job's
  * attempt (shell does); call before planctl_step_finish, from the thread
- * that will call it.  output is copied, keeping its last 4 KiB.  Returns 0
- * or PLANCTL_ENOMEM. */
+ * that will call it.  output (may be NULL) is copied, keeping its last
+ * 4 KiB.  Returns 0, PLANCTL_EINVAL (NULL job, or already reported) or
+ * PLANCTL_ENOMEM. */
 PLANCTL_API int planctl_job_set_output(planctl_job *job, int exit_code,
                                        const char *output);
 
-/* The loop the job runs on, for the executor's own handles.  Can't fail. */
+/* The loop the job runs on, for the executor's own handles (loop thread
+ * only, as libuv requires).  Can't fail. */
 PLANCTL_API struct uv_loop_s *planctl_job_loop(const planctl_job *job);
 
-/* A pointer the executor may attach to the job (NULL until set).  Can't
+/* A pointer the executor may attach to the job (NULL until set), e.g. for
+ * cancel() to find its state.  Plain accessors with no locking: an
+ * executor using them from several threads synchronises itself.  Can't
  * fail. */
 PLANCTL_API void planctl_job_set_data(planctl_job *job, void *data);
 PLANCTL_API void *planctl_job_data(const planctl_job *job);
@@ -685,15 +805,21 @@ typedef struct planctl_engine_options {
 /*
  * Creates an engine that will run on loop (the embedder's, borrowed: the
  * engine never runs or closes it) with the open handle p, which it uses
- * from the loop thread from then on.  Dummy and shell are registered.
- * Errors: EINVAL, ENOMEM.
+ * from the loop thread from then on; both must outlive the engine.  Dummy
+ * and shell are registered.  opts may be NULL.  *out is freed with
+ * planctl_engine_free().  Errors: EINVAL (NULL argument, bad options),
+ * ENOMEM.
  */
 PLANCTL_API int planctl_engine_new(planctl_engine **out, planctl *p,
                                    struct uv_loop_s *loop,
                                    const planctl_engine_options *opts);
 
-/* Registers (or replaces) the executor of a task kind.  Before start.
- * Errors: EINVAL (bad kind or version), ENOMEM. */
+/* Registers (or replaces) the executor of a task kind, before start.  ex
+ * is copied.  The kind also becomes known to the engine's handle
+ * (planctl_kind_register() without a spec check, unless one is registered
+ * already), so definitions using it can be applied on that handle.
+ * Errors: EINVAL (bad kind, NULL start or cancel, unknown version),
+ * ENOMEM. */
 PLANCTL_API int planctl_engine_register(planctl_engine *e, const char *kind,
                                         const planctl_executor *ex);
 
@@ -722,13 +848,16 @@ PLANCTL_API int planctl_engine_start(planctl_engine *e,
  */
 PLANCTL_API int planctl_engine_stop(planctl_engine *e, int64_t grace_ms);
 
-/* Why a stopped engine stopped: 0 for a requested stop or until_idle,
- * else the error that stopped it (its message in planctl_errmsg of the
- * handle).  Can't fail. */
+/* Why a stopped engine stopped: 0 for a requested stop or until_idle (and
+ * while it runs), else the error that stopped it (its message in
+ * planctl_errmsg of the handle), PLANCTL_ESTALE when another engine took
+ * the lease over.  PLANCTL_EINVAL for a NULL engine. */
 PLANCTL_API int planctl_engine_status(const planctl_engine *e);
 
-/* Frees a stopped (or never started) engine.  NULL is allowed.  Can't
- * fail. */
+/* Frees a stopped (or never started) engine: call it after the stopped
+ * callback, not from inside it.  An engine still running is left alone
+ * (not freed), as freeing it would leave libuv with dangling handles.  NULL
+ * is allowed.  Can't fail. */
 PLANCTL_API void planctl_engine_free(planctl_engine *e);
 
 #ifdef __cplusplus

@@ -171,7 +171,8 @@ typedef struct cli_term {
 
 typedef struct cli_ctx {
     const char *db_path;
-    int json; /* -o json */
+    int json;           /* -o json */
+    const char *output; /* the global -o, for a command with its own */
     cli_term term;
     int64_t now_ms; /* PLANCTL_NOW, or the time the command started */
     int fixed_now;  /* PLANCTL_NOW was set */

@@ -326,7 +326,9 @@ static int run(cli_ctx *ctx, const cli_args *a)
     e.opts = (planctl_events_options)PLANCTL_EVENTS_OPTIONS_INIT;
     e.opts.instance = a->npos > 0 ? a->pos[0] : NULL;
     e.opts.limit = PAGE;
-    if ((rc = parse_format(&e.fmt, ctx, cli_arg(a, "output"))) != 0)
+    if ((rc = parse_format(&e.fmt, ctx,
+                           cli_arg(a, "output") ? cli_arg(a, "output")
+                                                : ctx->output)) != 0)
         return rc;
     if (run_arg && cli_parse_id(&e.opts.run, "--run", run_arg))
         return CLI_EXIT_USAGE;

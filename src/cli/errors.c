@@ -52,17 +52,7 @@ int cli_fail(const cli_ctx *ctx, int rc)
 
     if (!msg[0])
         msg = planctl_strerror(rc);
-    /* SQLite's own words for a database it may not write ("attempt to
-     * write a readonly database") name neither the file nor the remedy;
-     * in WAL mode even a read needs to create the -shm file. */
-    if (rc == PLANCTL_EREADONLY && ctx->db_path && !strstr(msg, ctx->db_path))
-        cli_buf_addf(&text,
-                     "cannot write database %s (%s); planctl needs write "
-                     "access to it and to its directory, for the -wal and "
-                     "-shm files",
-                     ctx->db_path, msg);
-    else
-        cli_buf_add(&text, msg);
+    cli_buf_add(&text, msg);
     /* Messages quote user input (names, paths); keep them one line. */
     cli_buf_add_clean(&clean, cli_buf_str(&text));
     cli_errorf("%s", cli_buf_str(&clean));

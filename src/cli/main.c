@@ -100,6 +100,15 @@ int cli_open_db(cli_ctx *ctx, cli_db_mode mode)
     return 0;
 }
 
+/* Whether cmd has an -o of its own (events, which also takes jsonl). */
+static int has_own_output(const cli_command *cmd)
+{
+    for (size_t i = 0; cmd->flags && cmd->flags[i].name; i++)
+        if (strcmp(cmd->flags[i].name, "output") == 0)
+            return 1;
+    return 0;
+}
+
 static int run(cli_ctx *ctx, const cli_globals *g, const cli_args *a)
 {
     if (g->version) {
@@ -122,11 +131,18 @@ static int run(cli_ctx *ctx, const cli_globals *g, const cli_args *a)
         return CLI_EXIT_USAGE;
     }
 
+    /* A command with an -o of its own (events: jsonl too) judges the
+     * global value itself. */
+    ctx->output = g->output;
     if (g->output && strcmp(g->output, "json") == 0) {
         ctx->json = 1;
-    } else if (g->output && strcmp(g->output, "text") != 0) {
-        cli_errorf("invalid output format \"%s\"; expected text or json",
-                   g->output);
+    } else if (g->output && strcmp(g->output, "text") != 0 &&
+               !has_own_output(a->cmd)) {
+        cli_errorf("invalid output format \"%s\"; expected text or json%s",
+                   g->output,
+                   strcmp(g->output, "jsonl") == 0
+                       ? " (jsonl is for the stream of 'planctl events')"
+                       : "");
         return CLI_EXIT_USAGE;
     }
     const char *env_db = getenv("PLANCTL_DB");

@@ -143,6 +143,10 @@ size_t pctl_decide(pctl_run_view *run, int64_t now, int *slots,
         run->status = PLANCTL_STATUS_IN_PROGRESS;
     }
     c.paused = run->status == PLANCTL_STATUS_PAUSED;
+    if (!c.paused && run->event_limit) {
+        fail_run(&c, run, PCTL_WHY_EVENTS);
+        return c.n;
+    }
     if (!c.paused && run->deadline_at > 0) {
         if (now >= run->deadline_at) {
             fail_run(&c, run, PCTL_WHY_DEADLINE);

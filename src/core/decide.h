@@ -10,7 +10,8 @@
  *
  * What it decides, in this order, for a run that is not terminal:
  *   1. PENDING: the run starts (IN_PROGRESS).
- *   2. Past the run's deadline: the run ends FATAL_ERROR, children close.
+ *   2. Past the run's deadline, or at the limit of events per run: the run
+ *      ends FATAL_ERROR, children close.
  *   3. In every IN_PROGRESS phase: steps past their deadline time out
  *      (ERROR, or FATAL_ERROR on the last attempt); steps in ERROR with no
  *      attempt left give up (FATAL_ERROR); steps in ERROR whose next try is
@@ -56,6 +57,7 @@ typedef struct pctl_run_view {
     planctl_status status;
     pctl_strategy strategy;
     int64_t deadline_at; /* 0: none */
+    int event_limit;     /* its events reached the limit per run */
     size_t nphases;
     pctl_phase_view *phases;
 } pctl_run_view;
@@ -67,6 +69,7 @@ typedef enum pctl_why {
     PCTL_WHY_TIMEOUT,   /* a step's attempt passed its deadline */
     PCTL_WHY_EXHAUSTED, /* a step in ERROR has no attempt left */
     PCTL_WHY_DEADLINE,  /* the run passed its deadline */
+    PCTL_WHY_EVENTS,    /* the run reached the limit of events per run */
     PCTL_WHY_COMPLETE,  /* every child is COMPLETE */
     PCTL_WHY_FAILED     /* a child is FATAL_ERROR */
 } pctl_why;

@@ -250,9 +250,7 @@ int pctl_admit(int64_t *out, planctl *p, const pctl_admission *a)
 
     *out = 0;
     if (!plan)
-        return pctl_err(p, PLANCTL_ENOTFOUND,
-                        "definition %s@%s has no plan \"%s\"", a->def->name,
-                        a->def->version, a->plan);
+        return pctl_err_no_plan(p, a->def, a->plan);
     if ((rc = pctl_active_run_describe(&busy, &active_id, p, a->instance_id,
                                        a->instance_name)) < 0)
         return rc;

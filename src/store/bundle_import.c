@@ -624,6 +624,14 @@ static int import_all(bundle_imp *m, json_t *doc, const char *name)
         rc = check_final(m);
     if (rc == 0)
         rc = finish_rows(m);
+    if (rc == 0) {
+        sqlite3_stmt *st = pctl_stmt(m->p, PCTL_Q_bundle_count_events);
+
+        if (!st)
+            return PLANCTL_ERROR;
+        sqlite3_bind_int64(st, 1, m->inst_nid);
+        rc = pctl_exec_stmt(m->p, st, "counting events");
+    }
     return rc;
 }
 

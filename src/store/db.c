@@ -99,6 +99,15 @@ int pctl_sqlerr(planctl *p, int sqlrc, const char *what)
                         "database %s is locked by another process; "
                         "try again",
                         p && p->path ? p->path : "");
+    /* SQLite's words for a file it may not write ("attempt to write a
+     * readonly database") name neither the file nor the remedy; in WAL
+     * mode even a read needs to create the -shm file. */
+    if (rc == PLANCTL_EREADONLY && p && p->path)
+        return pctl_err(p, rc,
+                        "cannot write database %s (%s%s%s); planctl needs "
+                        "write access to it and to its directory, for the "
+                        "-wal and -shm files",
+                        p->path, what ? what : "", what ? ": " : "", detail);
     if (what)
         return pctl_err(p, rc, "%s: %s", what, detail);
     return pctl_err(p, rc, "%s", detail);
@@ -129,6 +138,19 @@ void planctl_set_clock(planctl *p, int64_t (*now_ms)(void *data), void *data)
         return;
     p->now_fn = now_ms ? now_ms : system_now;
     p->now_data = now_ms ? data : NULL;
+}
+
+int planctl_set_event_limits(planctl *p, int64_t warn_at, int64_t max)
+{
+    if (!p)
+        return PLANCTL_EINVAL;
+    if (warn_at < 0 || max < 0)
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "event limits must not be negative (0 keeps the "
+                        "default)");
+    p->run_events_warn = warn_at ? warn_at : PLANCTL_RUN_EVENTS_WARN;
+    p->run_events_max = max ? max : PLANCTL_RUN_EVENTS_MAX;
+    return 0;
 }
 
 const char *planctl_errmsg(const planctl *p)
@@ -518,6 +540,8 @@ int planctl_open(planctl **out, const char *path,
     *out = p;
     p->now_fn = system_now;
     p->lock_fd = -1;
+    p->run_events_warn = PLANCTL_RUN_EVENTS_WARN;
+    p->run_events_max = PLANCTL_RUN_EVENTS_MAX;
     if (!path || !*path)
         return pctl_err(p, PLANCTL_EINVAL, "database path is empty");
     if (o->version != PLANCTL_OPEN_OPTIONS_VERSION)
@@ -533,6 +557,14 @@ int planctl_open(planctl **out, const char *path,
     p->readonly = (o->flags & PLANCTL_OPEN_READONLY) != 0;
 
     if (stat(path, &sb) != 0) {
+        /* Only a file that is not there is "not found"; a path we may
+         * not look at is an I/O error naming the cause. */
+        if (errno != ENOENT)
+            return pctl_err(p,
+                            errno == EACCES ? PLANCTL_EREADONLY : PLANCTL_EIO,
+                            "cannot read database %s: %s; check the "
+                            "permissions of the file and its directories",
+                            path, strerror(errno));
         if (p->readonly || (o->flags & PLANCTL_OPEN_NOCREATE))
             return pctl_err(p, PLANCTL_ENOTFOUND,
                             "database %s does not exist; create it with "
@@ -558,7 +590,10 @@ int planctl_open(planctl **out, const char *path,
     sqlite3_busy_timeout(p->db, o->busy_timeout_ms);
     if ((rc = identify(p, &fresh)) < 0)
         return rc;
-    if (fresh && p->readonly)
+    /* An empty file is not initialised by a caller that would not have
+     * created it: it is left as it is. */
+    if (fresh && !created &&
+        (p->readonly || (o->flags & PLANCTL_OPEN_NOCREATE)))
         return pctl_err(p, PLANCTL_ENOTFOUND,
                         "database %s is empty; create it with 'planctl "
                         "apply' or check --db",

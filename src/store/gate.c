@@ -76,9 +76,49 @@ static int step_attempt(planctl *p, const pctl_change *c, int64_t now,
     return 0;
 }
 
+/*
+ * Counts one more event of run_id (runs.event_count).  When the count
+ * reaches the handle's warning threshold, a note says so in the log (and
+ * counts too); may_warn is 0 for that note itself.
+ */
+static int count_run_event(planctl *p, int64_t run_id, int may_warn)
+{
+    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_run_count_event);
+    int64_t n = 0;
+    char msg[256];
+    int step, rc = 0;
+
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, run_id);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    if (step != SQLITE_DONE)
+        rc = pctl_sqlerr(p, step, "counting the run's events");
+    sqlite3_reset(st);
+    if (rc < 0 || !may_warn || p->run_events_warn <= 0 ||
+        n != p->run_events_warn)
+        return rc;
+    snprintf(msg, sizeof msg,
+             "run %lld has %lld events, the warning threshold; at %lld the "
+             "engine ends it (a step failing and retrying, or a run paused "
+             "and resumed, over and over?)",
+             (long long)run_id, (long long)n, (long long)p->run_events_max);
+    if (!(st = pctl_stmt(p, PCTL_Q_event_insert_run_note)))
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, pctl_now(p));
+    sqlite3_bind_int64(st, 2, run_id);
+    pctl_bind_text(st, 3, msg);
+    sqlite3_bind_null(st, 4);
+    if ((rc = pctl_exec_stmt(p, st, "appending event")) < 0)
+        return rc;
+    return count_run_event(p, run_id, 0);
+}
+
 int pctl_event_status(planctl *p, const pctl_event *e)
 {
     sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_event_insert_status);
+    int rc;
 
     if (!st)
         return PLANCTL_ERROR;
@@ -95,7 +135,9 @@ int pctl_event_status(planctl *p, const pctl_event *e)
     pctl_bind_text(st, 9, e->message);
     pctl_bind_text(st, 10, e->actor ? e->actor : "user");
     pctl_bind_text(st, 11, e->data);
-    return pctl_exec_stmt(p, st, "appending event");
+    if ((rc = pctl_exec_stmt(p, st, "appending event")) < 0)
+        return rc;
+    return count_run_event(p, e->run_id, 1);
 }
 
 /* What a run's end means for its instance (DESIGN §4), then the queue. */

@@ -43,8 +43,7 @@ int pctl_instance_find(pctl_instance_row *out, planctl *p, const char *name)
     sqlite3_reset(st);
     if (rc != SQLITE_DONE)
         return pctl_sqlerr(p, rc, "reading instance");
-    return pctl_err(p, PLANCTL_ENOTFOUND,
-                    "instance \"%s\" not found; see 'planctl instances'", name);
+    return pctl_err_no_instance(p, name);
 }
 
 /* Appends "; " + text to *msg (a growing pctl_malloc'd string). */
@@ -260,10 +259,7 @@ static int find_definition(int64_t *out, planctl *p, const char *name,
                         "definition %s@%s is not registered; see 'planctl "
                         "definitions'",
                         name, version);
-    return pctl_err(p, PLANCTL_ENOTFOUND,
-                    "definition \"%s\" is not registered; register it with "
-                    "'planctl apply -f FILE'",
-                    name);
+    return pctl_err_no_definition(p, name);
 }
 
 static int save_instance(planctl *p, int64_t id, int64_t def_id,

@@ -13,6 +13,8 @@
     X(attempt_close)                                                           \
     X(event_insert_status)                                                     \
     X(event_insert_admin)                                                      \
+    X(run_count_event)                                                         \
+    X(event_insert_run_note)                                                   \
     X(instance_mark_applied)                                                   \
     X(instance_remove_after_cleanup)                                           \
     X(run_next_queued)                                                         \
@@ -93,7 +95,12 @@
     X(bundle_step_insert)                                                      \
     X(bundle_step_status)                                                      \
     X(bundle_attempt_insert)                                                   \
-    X(bundle_event_insert)
+    X(bundle_event_insert)                                                     \
+    X(verify_event_count)                                                      \
+    X(bundle_count_events)                                                     \
+    X(hint_instance_names)                                                     \
+    X(hint_definition_names)                                                   \
+    X(hint_plan_has_runs)
 
 typedef enum pctl_query {
 #define PCTL_X_(name) PCTL_Q_##name,

@@ -64,6 +64,19 @@ FROM runs WHERE id = ?2;
 INSERT INTO events (at, instance_id, entity, message, actor, data)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6);
 
+-- A run's event counter (0002), bumped with each of its events; the new
+-- count says whether the warning threshold was just reached.
+-- name: run_count_event
+UPDATE runs SET event_count = event_count + 1 WHERE id = ?1
+RETURNING event_count;
+
+-- A note about a run that is not a status change: entity 'instance' (what
+-- replay reads as a note) with the run's id.
+-- name: event_insert_run_note
+INSERT INTO events (at, instance_id, run_id, entity, message, actor, data)
+SELECT ?1, instance_id, ?2, 'instance', ?3, 'planctl', ?4
+FROM runs WHERE id = ?2;
+
 -- name: instance_mark_applied
 UPDATE instances SET last_applied = (SELECT params FROM runs WHERE id = ?1),
     updated_at = ?2
@@ -508,3 +521,26 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8);
 INSERT INTO events (at, entity, from_status, to_status, attempt, message,
                     actor, data, instance_id, run_id, phase_id, step_id)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12);
+
+-- The first run whose event counter (0002) disagrees with its events.
+-- name: verify_event_count
+SELECT r.id, r.event_count, count(e.seq) AS n
+FROM runs AS r LEFT JOIN events AS e ON e.run_id = r.id
+GROUP BY r.id HAVING r.event_count != n
+ORDER BY r.id LIMIT 1;
+
+-- An imported instance's runs count the events imported with them.
+-- name: bundle_count_events
+UPDATE runs SET event_count = (SELECT count(*) FROM events
+                               WHERE events.run_id = runs.id)
+WHERE instance_id = ?1;
+
+-- Names a mistyped one is compared with, for "did you mean" (hints.c).
+-- name: hint_instance_names
+SELECT name FROM instances ORDER BY name;
+
+-- name: hint_definition_names
+SELECT DISTINCT name FROM definitions ORDER BY name;
+
+-- name: hint_plan_has_runs
+SELECT 1 FROM runs WHERE instance_id = ?1 AND plan = ?2 LIMIT 1;

@@ -575,6 +575,28 @@ static int pragma_ok(planctl *p, const char *sql, const char *what)
                : pctl_sqlerr(p, step, what);
 }
 
+/* Every run's event counter agrees with its events. */
+static int check_event_counts(planctl *p)
+{
+    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_verify_event_count);
+    int rc = 0, step;
+
+    if (!st)
+        return PLANCTL_ERROR;
+    step = sqlite3_step(st);
+    if (step == SQLITE_ROW)
+        rc = pctl_err(p, PLANCTL_EMISMATCH,
+                      "run %lld: tables say %lld events (runs.event_count), "
+                      "the log holds %lld",
+                      (long long)sqlite3_column_int64(st, 0),
+                      (long long)sqlite3_column_int64(st, 1),
+                      (long long)sqlite3_column_int64(st, 2));
+    else if (step != SQLITE_DONE)
+        rc = pctl_sqlerr(p, step, "counting events");
+    sqlite3_reset(st);
+    return rc;
+}
+
 int planctl_verify(char **out, planctl *p)
 {
     replay r;
@@ -631,6 +653,8 @@ int planctl_verify(char **out, planctl *p)
         rc = pctl_err(p, PLANCTL_EMISMATCH,
                       "%zu runs are in the events but not in the tables",
                       r.nruns - seen);
+    if (rc == 0)
+        rc = check_event_counts(p);
     sqlite3_exec(p->db, "COMMIT", NULL, NULL, NULL);
     if (rc == 0 &&
         !(*out = pctl_asprintf("verified %lld runs against %lld events: "

@@ -42,25 +42,8 @@ int pctl_store_trigger(int64_t *out, planctl *p, const char *instance,
                       instance);
     if (rc == 0)
         rc = pctl_def_load(&def, p, row.definition_id);
-    if (rc == 0 && !pctl_def_plan(def, plan)) {
-        const char **names = pctl_calloc(def->nplans + 1, sizeof *names);
-        const char *hint;
-        size_t i;
-
-        if (!names) {
-            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-        } else {
-            for (i = 0; i < def->nplans; i++)
-                names[i] = def->plans[i].name;
-            hint = pctl_closest(plan, names, def->nplans);
-            rc =
-                pctl_err(p, PLANCTL_ENOTFOUND,
-                         "definition %s@%s has no plan \"%s\"%s%s%s", def->name,
-                         def->version, plan, hint ? " (did you mean \"" : "",
-                         hint ? hint : "", hint ? "\"?)" : "");
-            pctl_free(names);
-        }
-    }
+    if (rc == 0 && !pctl_def_plan(def, plan))
+        rc = pctl_err_no_plan(p, def, plan);
     if (rc == 0)
         rc = pctl_params_resolve(&snap, p, def, row.params);
     if (rc == 0) {

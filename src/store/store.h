@@ -45,6 +45,8 @@ struct planctl {
     /* Executors for preflight checks, beside the built-ins. */
     struct pctl_exec_ent *check_execs;
     size_t ncheck_execs;
+    /* The safety net on events per run (planctl_set_event_limits). */
+    int64_t run_events_warn, run_events_max;
 };
 
 /* A task kind and its executor (the engine's registry, and the handle's
@@ -214,6 +216,15 @@ int pctl_model_from_tables(struct pctl_m_run *out, planctl *p, int64_t run_id);
  * writes it: JSON without newlines, in *out (free with pctl_free). */
 int pctl_bundle_run_json(char **out, planctl *p, int64_t instance_id,
                          const char *instance, int64_t run_id);
+
+/* ---- not-found messages with "did you mean" (hints.c) ---- */
+
+/* ENOTFOUND naming the instance, the definition or the plan of def, with
+ * the closest existing name when one is close; or the error reading the
+ * names met (EIO, ENOMEM, EBUSY). */
+int pctl_err_no_instance(planctl *p, const char *name);
+int pctl_err_no_definition(planctl *p, const char *name);
+int pctl_err_no_plan(planctl *p, const pctl_def *def, const char *plan);
 
 /* ---- definitions ---- */
 

@@ -325,9 +325,7 @@ int planctl_status_json(char **out, planctl *p, const char *instance,
     if (rc == 0)
         rc = pctl_def_load(&def, p, row.definition_id);
     if (rc == 0 && opts->plan && !pctl_def_plan(def, opts->plan))
-        rc = pctl_err(p, PLANCTL_ENOTFOUND,
-                      "definition %s@%s has no plan \"%s\"", def->name,
-                      def->version, opts->plan);
+        rc = pctl_err_no_plan(p, def, opts->plan);
     if (rc == 0 && opts->run > 0) {
         if (rc == 0) {
             sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_run_of_instance);
@@ -387,6 +385,38 @@ int planctl_status_json(char **out, planctl *p, const char *instance,
     return rc;
 }
 
+/* A plan to filter history by is one of the definition's, or one some
+ * run of the instance ran (an older version may have had it): anything
+ * else is a typo, not an empty history. */
+static int check_history_plan(planctl *p, const pctl_instance_row *row,
+                              const char *plan)
+{
+    sqlite3_stmt *st;
+    pctl_def *def = NULL;
+    int rc, step;
+
+    if ((rc = pctl_def_load(&def, p, row->definition_id)) < 0)
+        return rc;
+    if (pctl_def_plan(def, plan)) {
+        pctl_def_free(def);
+        return 0;
+    }
+    if (!(st = pctl_stmt(p, PCTL_Q_hint_plan_has_runs))) {
+        pctl_def_free(def);
+        return PLANCTL_ERROR;
+    }
+    sqlite3_bind_int64(st, 1, row->id);
+    pctl_bind_text(st, 2, plan);
+    step = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (step == SQLITE_DONE)
+        rc = pctl_err_no_plan(p, def, plan);
+    else if (step != SQLITE_ROW)
+        rc = pctl_sqlerr(p, step, "reading runs");
+    pctl_def_free(def);
+    return rc;
+}
+
 int planctl_history_json(char **out, planctl *p, const char *instance,
                          const planctl_history_options *opts)
 {
@@ -408,6 +438,8 @@ int planctl_history_json(char **out, planctl *p, const char *instance,
                         "limit and before must not be negative");
     now = pctl_now(p);
     rc = pctl_instance_find(&row, p, instance);
+    if (rc == 0 && opts->plan)
+        rc = check_history_plan(p, &row, opts->plan);
     if (rc == 0) {
         doc = pctl_m_history_doc(instance);
         st = pctl_stmt(p, opts->plan ? PCTL_Q_history_plan : PCTL_Q_history);

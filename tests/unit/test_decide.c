@@ -257,6 +257,36 @@ static void test_run_deadline(void **state)
     assert_int_equal(t.steps[0][0].status, S(CANCELLED));
 }
 
+/* At the limit of events per run the run ends as at its deadline, but not
+ * while paused (a paused run cannot end); resumed, it ends at once. */
+static void test_run_event_limit(void **state)
+{
+    tree t;
+    pctl_action a[64];
+    int64_t wake;
+    int slots = 10;
+    size_t n;
+
+    (void)state;
+    make(&t, PCTL_STRATEGY_SERIAL, PCTL_STRATEGY_SERIAL, 2, 1, 2);
+    run_decide(&t, 0, &slots, a, &wake);
+    t.run.status = S(PAUSED);
+    t.run.event_limit = 1;
+    n = run_decide(&t, 5, &slots, a, &wake);
+    assert_int_equal(t.run.status, S(PAUSED));
+    for (size_t k = 0; k < n; k++)
+        assert_int_not_equal(a[k].why, PCTL_WHY_EVENTS);
+    t.run.status = S(IN_PROGRESS);
+    n = run_decide(&t, 5, &slots, a, &wake);
+    assert_int_equal(a[0].target, PCTL_TARGET_CLOSE);
+    assert_int_equal(a[n - 1].target, PCTL_TARGET_RUN);
+    assert_int_equal(a[n - 1].to, S(FATAL_ERROR));
+    assert_int_equal(a[n - 1].why, PCTL_WHY_EVENTS);
+    assert_int_equal(t.run.status, S(FATAL_ERROR));
+    assert_int_equal(t.steps[0][0].status, S(CANCELLED));
+    assert_int_equal(t.steps[1][0].status, S(CANCELLED));
+}
+
 static void test_paused_run_does_not_end(void **state)
 {
     tree t;
@@ -551,6 +581,7 @@ int main(void)
         cmocka_unit_test(test_exhausted_fails_run),
         cmocka_unit_test(test_step_timeout),
         cmocka_unit_test(test_run_deadline),
+        cmocka_unit_test(test_run_event_limit),
         cmocka_unit_test(test_paused_run_does_not_end),
         cmocka_unit_test(test_queued_and_terminal_untouched),
         cmocka_unit_test(test_backoff),

@@ -38,7 +38,9 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Collapses runs of white space so formatting differences do not count. */
+/* Collapses runs of white space, and drops it before ',' and ')' and after
+ * '(', so formatting differences do not count (ALTER TABLE ADD COLUMN
+ * stores "\n, col ...)" where schema.sql has ",\n    col ...\n)"). */
 static char *squeeze(const char *s)
 {
     char *out = malloc(strlen(s) + 1), *o = out;
@@ -49,7 +51,7 @@ static char *squeeze(const char *s)
             space = 1;
             continue;
         }
-        if (space && o != out)
+        if (space && o != out && *s != ',' && *s != ')' && o[-1] != '(')
             *o++ = ' ';
         space = 0;
         *o++ = *s;

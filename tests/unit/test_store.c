@@ -817,7 +817,12 @@ static void test_status_document(void **state)
         assert_int_equal(planctl_status_json(&doc, f->p, "zz", NULL),
                          PLANCTL_ENOTFOUND);
         assert_string_equal(planctl_errmsg(f->p),
-                            "instance \"zz\" not found; see 'planctl "
+                            "instance \"zz\" not found (did you mean "
+                            "\"zk\"?); see 'planctl instances'");
+        assert_int_equal(planctl_status_json(&doc, f->p, "kafka", NULL),
+                         PLANCTL_ENOTFOUND);
+        assert_string_equal(planctl_errmsg(f->p),
+                            "instance \"kafka\" not found; see 'planctl "
                             "instances'");
     }
     free(uid1);
