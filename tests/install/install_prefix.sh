@@ -1,0 +1,110 @@
+#!/bin/sh
+# install_prefix.sh - `cmake --install` into a fresh prefix, then checks
+# what landed there: the libraries (SONAME and links), the header, the
+# binary with its man page and bash completion, the CMake package, and
+# planctl.pc (pkg-config for shared and static linking), building a small
+# program against the installed header and library both ways.
+#
+# Environment (set by tests/install/CMakeLists.txt): PLANCTL_BUILD,
+# PLANCTL_PREFIX, PLANCTL_SRC, PLANCTL_VERSION, PLANCTL_LIBDIR,
+# PLANCTL_INCLUDEDIR, PLANCTL_BINDIR, PLANCTL_MANDIR, PLANCTL_DATADIR,
+# PLANCTL_CMAKEDIR (relative to the prefix or absolute), CMAKE, CC,
+# PKG_CONFIG, OBJDUMP, SAN_FLAGS (the sanitizer flags planctl was built
+# with, for linking against it).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+LC_ALL=C
+export LC_ALL
+
+prefix=$PLANCTL_PREFIX
+rm -rf "$prefix" "$prefix.work"
+mkdir -p "$prefix.work"
+work=$prefix.work
+"$CMAKE" --install "$PLANCTL_BUILD" --prefix "$prefix" >"$work/install.log" 2>&1 ||
+    { cat "$work/install.log"; fail "cmake --install failed"; }
+
+lib=$(in_prefix "$PLANCTL_LIBDIR")
+inc=$(in_prefix "$PLANCTL_INCLUDEDIR")
+bin=$(in_prefix "$PLANCTL_BINDIR")
+man=$(in_prefix "$PLANCTL_MANDIR")
+data=$(in_prefix "$PLANCTL_DATADIR")
+cmakedir=$(in_prefix "$PLANCTL_CMAKEDIR")
+major=${PLANCTL_VERSION%%.*}
+
+for f in "$bin/planctl" "$inc/planctl.h" "$lib/libplanctl.a" \
+    "$lib/libplanctl.so.$PLANCTL_VERSION" "$lib/pkgconfig/planctl.pc" \
+    "$cmakedir/planctlConfig.cmake" "$cmakedir/planctlConfigVersion.cmake" \
+    "$cmakedir/planctlTargets.cmake" "$man/man1/planctl.1" \
+    "$data/bash-completion/completions/planctl"; do
+    [ -f "$f" ] || fail "not installed: $f"
+done
+
+# The shared library: libplanctl.so -> .so.MAJOR -> .so.VERSION, SONAME
+# libplanctl.so.MAJOR.
+[ "$(readlink "$lib/libplanctl.so")" = "libplanctl.so.$major" ] ||
+    fail "$lib/libplanctl.so does not point to libplanctl.so.$major"
+[ "$(readlink "$lib/libplanctl.so.$major")" = "libplanctl.so.$PLANCTL_VERSION" ] ||
+    fail "$lib/libplanctl.so.$major does not point to libplanctl.so.$PLANCTL_VERSION"
+soname=$("$OBJDUMP" -p "$lib/libplanctl.so.$PLANCTL_VERSION" |
+    awk '$1 == "SONAME" { print $2 }')
+[ "$soname" = "libplanctl.so.$major" ] ||
+    fail "SONAME is \"$soname\", expected libplanctl.so.$major"
+
+cmp -s "$PLANCTL_SRC/src/planctl.h" "$inc/planctl.h" ||
+    fail "the installed planctl.h differs from src/planctl.h"
+out=$("$bin/planctl" --version) || fail "installed planctl --version failed"
+[ "$out" = "planctl $PLANCTL_VERSION" ] ||
+    fail "installed planctl --version says \"$out\""
+grep -q '^\.TH PLANCTL 1' "$man/man1/planctl.1" ||
+    fail "the man page has no .TH PLANCTL 1 header"
+grep -q 'complete .*planctl' "$data/bash-completion/completions/planctl" ||
+    fail "the bash completion does not register with complete"
+if command -v bash >/dev/null; then
+    bash -n "$data/bash-completion/completions/planctl" ||
+        fail "the bash completion is not valid bash"
+fi
+
+# pkg-config.
+PKG_CONFIG_PATH=$lib/pkgconfig
+export PKG_CONFIG_PATH
+v=$("$PKG_CONFIG" --modversion planctl) || fail "pkg-config cannot read planctl.pc"
+[ "$v" = "$PLANCTL_VERSION" ] || fail "planctl.pc has version $v"
+cflags=$("$PKG_CONFIG" --cflags planctl)
+libs=$("$PKG_CONFIG" --libs planctl)
+static=$("$PKG_CONFIG" --static --libs planctl)
+private=$("$PKG_CONFIG" --print-requires-private planctl)
+echo "pkg-config --cflags: $cflags"
+echo "pkg-config --libs: $libs"
+echo "pkg-config --static --libs: $static"
+has "$cflags" "-I$inc" || fail "--cflags lacks -I$inc"
+{ has "$libs" "-L$lib" && has "$libs" -lplanctl; } || fail "--libs lacks -L$lib -lplanctl"
+for l in -lsqlite3 -luv -ljansson; do
+    has "$libs" "$l" && fail "--libs has $l, which belongs to --static only"
+    has "$static" "$l" || fail "--static --libs lacks $l"
+done
+has "$static" -lm || fail "--static --libs lacks -lm"
+has "$static" -lpthread || fail "--static --libs lacks -lpthread"
+for m in sqlite3 libuv jansson; do
+    echo "$private" | grep -q "^$m" || fail "Requires.private lacks $m"
+done
+
+# A program against the installed package: shared (with the rpath) and
+# static, each checking the version macros against the library and the
+# build's project version.
+# shellcheck disable=SC2086
+"$CC" $SAN_FLAGS -std=c11 -Wall -Wextra -Werror $cflags -o "$work/v-shared" \
+    "$here/version.c" $libs -Wl,-rpath,"$lib" ||
+    fail "cannot build against the shared library with pkg-config"
+needs "$work/v-shared" "libplanctl.so.$major" ||
+    fail "v-shared does not load libplanctl.so.$major"
+"$work/v-shared" "$PLANCTL_VERSION" || fail "version check (shared) failed"
+static_libs=$(echo "$static" | sed 's/-lplanctl\b/-l:libplanctl.a/')
+# shellcheck disable=SC2086
+"$CC" $SAN_FLAGS -std=c11 -Wall -Wextra -Werror $cflags -o "$work/v-static" \
+    "$here/version.c" $static_libs ||
+    fail "cannot build against the static library with pkg-config --static"
+needs "$work/v-static" "libplanctl.so" &&
+    fail "v-static loads libplanctl.so; it should be linked statically"
+"$work/v-static" "$PLANCTL_VERSION" || fail "version check (static) failed"
+echo "install_prefix: installed into $prefix and checked"
