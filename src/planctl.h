@@ -310,7 +310,10 @@ PLANCTL_API int planctl_definitions_json(char **out, planctl *p);
 
 /* ---- instances and runs ------------------------------------------------ */
 
-/* One parameter value (both strings are copied by the call). */
+/* One parameter value (both strings are copied by the call).  A NULL
+ * value or an empty name is how a front end passes on an entry it could
+ * not split (say "-p NODES"): admission reports it as invalid syntax
+ * together with unknown, repeated and missing parameters (EINVAL). */
 typedef struct planctl_param {
     const char *name;
     const char *value;

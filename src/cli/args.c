@@ -370,34 +370,25 @@ int cli_parse_params(planctl_param **out, char **storage,
     size_t total = 0;
     *out = NULL;
     *storage = NULL;
-    for (size_t i = 0; i < n; i++) {
-        const char *eq = strchr(list[i], '=');
-        if (!eq || eq == list[i]) {
-            cli_errorf("invalid parameter \"%s\"; expected -p NAME=VALUE",
-                       list[i]);
-            return CLI_EXIT_USAGE;
-        }
+    for (size_t i = 0; i < n; i++)
         total += strlen(list[i]) + 1;
-    }
     planctl_param *params = cli_xmalloc((n ? n : 1) * sizeof(*params));
     char *copy = cli_xmalloc(total ? total : 1);
     char *p = copy;
+    /* An entry without '=' goes on as a name without a value: the library
+     * reports its syntax together with unknown, repeated and missing
+     * parameters, so one run of the command names every problem. */
     for (size_t i = 0; i < n; i++) {
         size_t len = strlen(list[i]);
         memcpy(p, list[i], len + 1);
         char *eq = strchr(p, '=');
-        *eq = '\0';
         params[i].name = p;
-        params[i].value = eq + 1;
-        p += len + 1;
-        for (size_t j = 0; j < i; j++) {
-            if (strcmp(params[j].name, params[i].name) == 0) {
-                cli_errorf("parameter \"%s\" given twice", params[i].name);
-                free(params);
-                free(copy);
-                return CLI_EXIT_USAGE;
-            }
+        params[i].value = NULL;
+        if (eq) {
+            *eq = '\0';
+            params[i].value = eq + 1;
         }
+        p += len + 1;
     }
     *out = params;
     *storage = copy;

@@ -122,10 +122,11 @@ const char *const *cli_arg_list(const cli_args *a, const char *name, size_t *n);
 int cli_parse_id(int64_t *out, const char *flag, const char *text);
 
 /*
- * Parses -p K=V values into an array of planctl_param pointing into the
- * strings of list (the '=' is overwritten in copies kept in *storage).
- * Prints the error and returns CLI_EXIT_USAGE for a value without '=', an
- * empty name or a name given twice.  Free *out and *storage with free().
+ * Splits -p K=V values into an array of planctl_param pointing into copies
+ * of the strings of list (kept in *storage).  An entry without '=' becomes
+ * a name with a NULL value: the library reports it, an empty name and a
+ * name given twice with the unknown and missing parameters, all in one
+ * message.  Returns 0.  Free *out and *storage with free().
  */
 int cli_parse_params(planctl_param **out, char **storage,
                      const char *const *list, size_t n);

@@ -35,6 +35,19 @@ static size_t valid_seq(const unsigned char *s, size_t n)
     return len;
 }
 
+int pctl_utf8_valid(const char *s, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0, k;
+
+    while (i < len) {
+        if (!(k = valid_seq(u + i, len - i)))
+            return 0;
+        i += k;
+    }
+    return 1;
+}
+
 char *pctl_utf8_clean(const char *s, size_t len)
 {
     const unsigned char *u = (const unsigned char *)s;

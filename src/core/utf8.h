@@ -9,4 +9,8 @@
  * failure. */
 char *pctl_utf8_clean(const char *s, size_t len);
 
+/* 1 if s[0..len) is valid UTF-8 without NUL (what JSON text can carry
+ * unchanged), else 0.  Can't fail. */
+int pctl_utf8_valid(const char *s, size_t len);
+
 #endif

@@ -12,6 +12,7 @@
 
 #include "core/alloc.h"
 #include "core/select.h"
+#include "core/utf8.h"
 #include "store/store.h"
 
 void pctl_instance_row_clear(pctl_instance_row *r)
@@ -96,12 +97,38 @@ static int merge_params(planctl *p, json_t *explicit_obj, const pctl_def *def,
         }
     }
     for (i = 0; rc == 0 && i < n; i++) {
-        if (!values[i].name || !values[i].value) {
+        size_t j;
+
+        if (!values[i].name) {
             rc = PLANCTL_EINVAL;
             pctl_free(problems);
-            problems = pctl_strdup("parameter name and value must not be "
-                                   "NULL");
+            problems = pctl_strdup("a parameter name must not be NULL");
             break;
+        }
+        /* A value-less or name-less entry is how a front end passes on a
+         * NAME=VALUE it could not split (the CLI's -p), so its syntax is
+         * reported with every other problem. */
+        if (!values[i].value || !values[i].name[0]) {
+            line = pctl_asprintf("invalid parameter \"%s%s%s\"; expected "
+                                 "NAME=VALUE",
+                                 values[i].name, values[i].value ? "=" : "",
+                                 values[i].value ? values[i].value : "");
+            if (!line || add_problem(&problems, line) < 0)
+                rc = PLANCTL_ENOMEM;
+            pctl_free(line);
+            continue;
+        }
+        for (j = 0; j < i; j++)
+            if (values[j].name && values[j].value &&
+                strcmp(values[j].name, values[i].name) == 0)
+                break;
+        if (j < i) {
+            line =
+                pctl_asprintf("parameter \"%s\" given twice", values[i].name);
+            if (!line || add_problem(&problems, line) < 0)
+                rc = PLANCTL_ENOMEM;
+            pctl_free(line);
+            continue;
         }
         if (!pctl_def_param(def, values[i].name)) {
             hint = pctl_closest(values[i].name, names, def->nparams);
@@ -112,6 +139,17 @@ static int merge_params(planctl *p, json_t *explicit_obj, const pctl_def *def,
                                        hint)
                        : pctl_asprintf("unknown parameter \"%s\" for %s@%s",
                                        values[i].name, def->name, def->version);
+            if (!line || add_problem(&problems, line) < 0)
+                rc = PLANCTL_ENOMEM;
+            pctl_free(line);
+            continue;
+        }
+        /* JSON text holds only UTF-8; refuse other bytes by name rather
+         * than let json_string() fail as if memory ran out. */
+        if (!pctl_utf8_valid(values[i].value, strlen(values[i].value))) {
+            line = pctl_asprintf("parameter \"%s\" has a value that is not "
+                                 "valid UTF-8; give text",
+                                 values[i].name);
             if (!line || add_problem(&problems, line) < 0)
                 rc = PLANCTL_ENOMEM;
             pctl_free(line);

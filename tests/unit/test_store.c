@@ -314,6 +314,22 @@ static void test_missing_required_parameter(void **state)
                             "required by zookeeper@0.5.0; set it with -p "
                             "ZONE=VALUE");
     }
+    /* ... with bad syntax (a NULL value, an empty name) and a repeat. */
+    {
+        planctl_param bad[] = {
+            {"ZONE", NULL}, {"", "x"}, {"ZOEN", "a"}, {"ZOEN", "b"}};
+
+        assert_int_equal(planctl_instance_create(&run, f->p, "z5", "zookeeper",
+                                                 "0.5.0", bad, 4),
+                         PLANCTL_EINVAL);
+        assert_string_equal(
+            planctl_errmsg(f->p),
+            "invalid parameter \"ZONE\"; expected NAME=VALUE; invalid "
+            "parameter \"=x\"; expected NAME=VALUE; unknown parameter "
+            "\"ZOEN\" for zookeeper@0.5.0 (did you mean \"ZONE\"?); "
+            "parameter \"ZOEN\" given twice; parameter \"ZONE\" is required "
+            "by zookeeper@0.5.0; set it with -p ZONE=VALUE");
+    }
     assert_int_equal(planctl_instance_create(&run, f->p, "z5", "zookeeper",
                                              "0.5.0", &zone, 1),
                      0);
