@@ -36,28 +36,8 @@ typedef struct fixture {
     size_t len;
 } fixture;
 
-/* The workload of test_replay.c. */
-#define DEF                                                                    \
-    "{\"name\":\"rp\",\"version\":\"1\",\"parameters\":[{\"name\":\"N\","      \
-    "\"default\":\"1\"}],\"tasks\":["                                          \
-    "{\"name\":\"quick\",\"kind\":\"Dummy\"},"                                 \
-    "{\"name\":\"flaky\",\"kind\":\"Dummy\",\"spec\":{\"failTimes\":2}},"      \
-    "{\"name\":\"boom\",\"kind\":\"Dummy\",\"spec\":{\"fatal\":true}},"        \
-    "{\"name\":\"say\",\"kind\":\"shell\",\"spec\":{\"command\":\"echo "       \
-    "hello $PLANCTL_PARAM_N; exit 0\"}}],"                                     \
-    "\"plans\":{"                                                              \
-    "\"deploy\":{\"phases\":[{\"name\":\"a\",\"strategy\":\"parallel\","       \
-    "\"steps\":[{\"name\":\"s1\",\"tasks\":[\"say\"]},{\"name\":\"s2\","       \
-    "\"tasks\":[\"flaky\"],\"retry\":{\"attempts\":3,\"backoff\":\"10ms\"}}]}" \
-    ","                                                                        \
-    "{\"name\":\"b\",\"steps\":[{\"name\":\"s3\",\"tasks\":[\"quick\"]}]}]},"  \
-    "\"update\":{\"phases\":[{\"name\":\"a\",\"steps\":[{\"name\":\"ok\","     \
-    "\"tasks\":[\"quick\"]},{\"name\":\"bad\",\"tasks\":[\"boom\"]}]}]},"      \
-    "\"backup\":{\"phases\":[{\"name\":\"a\",\"steps\":[{\"name\":\"c\","      \
-    "\"tasks\":[\"quick\"]}]}]}}}"
-
 /* The same (name, version) with another body. */
-#define DEF_OTHER                                                              \
+#define RP_OTHER                                                               \
     "{\"name\":\"rp\",\"version\":\"1\",\"tasks\":[{\"name\":\"t\","           \
     "\"kind\":\"Dummy\"}],\"plans\":{\"deploy\":{\"phases\":[{\"name\":"       \
     "\"p\",\"steps\":[{\"name\":\"s\",\"tasks\":[\"t\"]}]}]}}}"
@@ -71,8 +51,6 @@ static int64_t fixed_now(void *data)
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    int64_t r;
-    planctl_trigger_options q = PLANCTL_TRIGGER_OPTIONS_INIT;
 
     f->dir = tu_mkdtemp();
     f->path_a = tu_fmt("%s/a.db", f->dir);
@@ -81,26 +59,7 @@ static int setup(void **state)
     assert_int_equal(planctl_open(&f->b, f->path_b, NULL), 0);
     assert_int_equal(sqlite3_open(f->path_a, &f->dba), SQLITE_OK);
     assert_int_equal(sqlite3_open(f->path_b, &f->dbb), SQLITE_OK);
-    assert_int_equal(
-        planctl_definition_apply(NULL, f->a, DEF, strlen(DEF), "rp.json"), 0);
-    /* zk: deploy (retries) completes; update fails fatally, a retry of it
-     * carries its COMPLETE step over and fails again; backup queued behind
-     * the retry completes. */
-    assert_int_equal(
-        planctl_instance_create(&r, f->a, "zk", "rp", NULL, NULL, 0), 0);
-    assert_int_equal(tu_engine_until_idle(f->a), 0);
-    assert_int_equal(planctl_plan_trigger(&r, f->a, "zk", "update", NULL), 0);
-    assert_int_equal(tu_engine_until_idle(f->a), 0);
-    assert_int_equal(planctl_run_retry(&r, f->a, "zk", 0), 0);
-    q.queue = 1;
-    assert_int_equal(planctl_plan_trigger(&r, f->a, "zk", "backup", &q), 0);
-    assert_int_equal(tu_engine_until_idle(f->a), 0);
-    /* kafka: cancelled before it started; then one PENDING run left. */
-    assert_int_equal(
-        planctl_instance_create(&r, f->a, "kafka", "rp", NULL, NULL, 0), 0);
-    assert_int_equal(planctl_run_cancel(NULL, f->a, "kafka", "not today"), 0);
-    assert_int_equal(planctl_plan_trigger(&r, f->a, "kafka", "backup", NULL),
-                     0);
+    tu_replay_workload(f->a);
     /* Documents with durations of open runs compare at one moment. */
     planctl_set_clock(f->a, fixed_now, NULL);
     planctl_set_clock(f->b, fixed_now, NULL);
@@ -700,8 +659,8 @@ static void test_refused_definition(void **state)
 {
     fixture *f = *state;
 
-    assert_int_equal(planctl_definition_apply(NULL, f->b, DEF_OTHER,
-                                              strlen(DEF_OTHER), "other.json"),
+    assert_int_equal(planctl_definition_apply(NULL, f->b, RP_OTHER,
+                                              strlen(RP_OTHER), "other.json"),
                      0);
     expect_refused(f, NULL, f->bundle, f->len, NULL, PLANCTL_ECONFLICT,
                    "definition rp@1 is registered here with a different "

@@ -26,55 +26,15 @@ typedef struct fixture {
     sqlite3 *db;
 } fixture;
 
-#define DEF                                                                    \
-    "{\"name\":\"rp\",\"version\":\"1\",\"parameters\":[{\"name\":\"N\","      \
-    "\"default\":\"1\"}],\"tasks\":["                                          \
-    "{\"name\":\"quick\",\"kind\":\"Dummy\"},"                                 \
-    "{\"name\":\"flaky\",\"kind\":\"Dummy\",\"spec\":{\"failTimes\":2}},"      \
-    "{\"name\":\"boom\",\"kind\":\"Dummy\",\"spec\":{\"fatal\":true}},"        \
-    "{\"name\":\"say\",\"kind\":\"shell\",\"spec\":{\"command\":\"echo "       \
-    "hello $PLANCTL_PARAM_N; exit 0\"}}],"                                     \
-    "\"plans\":{"                                                              \
-    "\"deploy\":{\"phases\":[{\"name\":\"a\",\"strategy\":\"parallel\","       \
-    "\"steps\":[{\"name\":\"s1\",\"tasks\":[\"say\"]},{\"name\":\"s2\","       \
-    "\"tasks\":[\"flaky\"],\"retry\":{\"attempts\":3,\"backoff\":\"10ms\"}}]}" \
-    ","                                                                        \
-    "{\"name\":\"b\",\"steps\":[{\"name\":\"s3\",\"tasks\":[\"quick\"]}]}]},"  \
-    "\"update\":{\"phases\":[{\"name\":\"a\",\"steps\":[{\"name\":\"ok\","     \
-    "\"tasks\":[\"quick\"]},{\"name\":\"bad\",\"tasks\":[\"boom\"]}]}]},"      \
-    "\"backup\":{\"phases\":[{\"name\":\"a\",\"steps\":[{\"name\":\"c\","      \
-    "\"tasks\":[\"quick\"]}]}]}}}"
-
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    int64_t r;
-    planctl_trigger_options q = PLANCTL_TRIGGER_OPTIONS_INIT;
 
     f->dir = tu_mkdtemp();
     f->path = tu_fmt("%s/rp.db", f->dir);
     assert_int_equal(planctl_open(&f->p, f->path, NULL), 0);
     assert_int_equal(sqlite3_open(f->path, &f->db), SQLITE_OK);
-    assert_int_equal(
-        planctl_definition_apply(NULL, f->p, DEF, strlen(DEF), "rp.json"), 0);
-    /* zk: deploy (retries) completes; update fails fatally, a retry of it
-     * carries its COMPLETE step over and fails again; backup queued behind
-     * the retry completes. */
-    assert_int_equal(
-        planctl_instance_create(&r, f->p, "zk", "rp", NULL, NULL, 0), 0);
-    assert_int_equal(tu_engine_until_idle(f->p), 0);
-    assert_int_equal(planctl_plan_trigger(&r, f->p, "zk", "update", NULL), 0);
-    assert_int_equal(tu_engine_until_idle(f->p), 0);
-    assert_int_equal(planctl_run_retry(&r, f->p, "zk", 0), 0);
-    q.queue = 1;
-    assert_int_equal(planctl_plan_trigger(&r, f->p, "zk", "backup", &q), 0);
-    assert_int_equal(tu_engine_until_idle(f->p), 0);
-    /* kafka: cancelled before it started; then one PENDING run left. */
-    assert_int_equal(
-        planctl_instance_create(&r, f->p, "kafka", "rp", NULL, NULL, 0), 0);
-    assert_int_equal(planctl_run_cancel(NULL, f->p, "kafka", "not today"), 0);
-    assert_int_equal(planctl_plan_trigger(&r, f->p, "kafka", "backup", NULL),
-                     0);
+    tu_replay_workload(f->p);
     *state = f;
     return 0;
 }

@@ -177,3 +177,47 @@ int tu_engine_until_idle(planctl *p)
     assert_int_equal(uv_loop_close(&loop), 0);
     return rc;
 }
+
+/* The definition of tu_replay_workload(): retries, a fatal step, a shell
+ * step with output, plans deploy, update and backup. */
+#define TU_RP_DEF                                                              \
+    "{\"name\":\"rp\",\"version\":\"1\",\"parameters\":[{\"name\":\"N\","      \
+    "\"default\":\"1\"}],\"tasks\":["                                          \
+    "{\"name\":\"quick\",\"kind\":\"Dummy\"},"                                 \
+    "{\"name\":\"flaky\",\"kind\":\"Dummy\",\"spec\":{\"failTimes\":2}},"      \
+    "{\"name\":\"boom\",\"kind\":\"Dummy\",\"spec\":{\"fatal\":true}},"        \
+    "{\"name\":\"say\",\"kind\":\"shell\",\"spec\":{\"command\":\"echo "       \
+    "hello $PLANCTL_PARAM_N; exit 0\"}}],"                                     \
+    "\"plans\":{"                                                              \
+    "\"deploy\":{\"phases\":[{\"name\":\"a\",\"strategy\":\"parallel\","       \
+    "\"steps\":[{\"name\":\"s1\",\"tasks\":[\"say\"]},{\"name\":\"s2\","       \
+    "\"tasks\":[\"flaky\"],\"retry\":{\"attempts\":3,\"backoff\":\"10ms\"}}]}" \
+    ","                                                                        \
+    "{\"name\":\"b\",\"steps\":[{\"name\":\"s3\",\"tasks\":[\"quick\"]}]}]},"  \
+    "\"update\":{\"phases\":[{\"name\":\"a\",\"steps\":[{\"name\":\"ok\","     \
+    "\"tasks\":[\"quick\"]},{\"name\":\"bad\",\"tasks\":[\"boom\"]}]}]},"      \
+    "\"backup\":{\"phases\":[{\"name\":\"a\",\"steps\":[{\"name\":\"c\","      \
+    "\"tasks\":[\"quick\"]}]}]}}}"
+
+void tu_replay_workload(planctl *p)
+{
+    planctl_trigger_options q = PLANCTL_TRIGGER_OPTIONS_INIT;
+    int64_t r;
+
+    if (planctl_definition_apply(NULL, p, TU_RP_DEF, strlen(TU_RP_DEF),
+                                 "rp.json") != 0)
+        fail_msg("apply: %s", planctl_errmsg(p));
+    assert_int_equal(planctl_instance_create(&r, p, "zk", "rp", NULL, NULL, 0),
+                     0);
+    assert_int_equal(tu_engine_until_idle(p), 0);
+    assert_int_equal(planctl_plan_trigger(&r, p, "zk", "update", NULL), 0);
+    assert_int_equal(tu_engine_until_idle(p), 0);
+    assert_int_equal(planctl_run_retry(&r, p, "zk", 0), 0);
+    q.queue = 1;
+    assert_int_equal(planctl_plan_trigger(&r, p, "zk", "backup", &q), 0);
+    assert_int_equal(tu_engine_until_idle(p), 0);
+    assert_int_equal(
+        planctl_instance_create(&r, p, "kafka", "rp", NULL, NULL, 0), 0);
+    assert_int_equal(planctl_run_cancel(NULL, p, "kafka", "not today"), 0);
+    assert_int_equal(planctl_plan_trigger(&r, p, "kafka", "backup", NULL), 0);
+}

@@ -45,4 +45,12 @@ struct planctl;
  * status (0, or why it stopped). */
 int tu_engine_until_idle(struct planctl *p);
 
+/* The debugging workload (test_replay.c, test_bundle.c): definition "rp"
+ * (TU_RP_DEF) applied, then instance "zk": deploy with retries completes;
+ * update fails fatally, a retry of it carries its COMPLETE step over and
+ * fails again; a backup queued behind the retry completes (runs 1-4).
+ * Instance "kafka": its deploy cancelled before it started, then one
+ * PENDING backup (runs 5, 6).  Fails the test on any error. */
+void tu_replay_workload(struct planctl *p);
+
 #endif
