@@ -458,8 +458,10 @@ typedef struct planctl_status_options {
     }
 
 /* The status document of DESIGN §8 for one instance, read from one
- * snapshot.  opts may be NULL.  Errors: EINVAL, ENOTFOUND (instance, plan
- * or run), ENOMEM, EIO. */
+ * snapshot.  opts may be NULL.  The run chosen with opts->run also gives
+ * each of its steps "attempts":[{"number","status","started_at",
+ * "finished_at","exit_code","message"}], oldest first.  Errors: EINVAL,
+ * ENOTFOUND (instance, plan or run), ENOMEM, EIO. */
 PLANCTL_API int planctl_status_json(char **out, planctl *p,
                                     const char *instance,
                                     const planctl_status_options *opts);

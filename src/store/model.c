@@ -91,9 +91,19 @@ static json_t *status_json(planctl_status s)
     return json_string(planctl_status_name(s));
 }
 
-static json_t *step_json(const pctl_m_step *s)
+static json_t *attempt_json(const pctl_m_attempt *a)
 {
     return json_pack(
+        "{s:i, s:o, s:o, s:o, s:o, s:o}", "number", a->number, "status",
+        status_json(a->status), "started_at", time_or_null(a->started_at),
+        "finished_at", time_or_null(a->finished_at), "exit_code",
+        a->exit_code >= 0 ? json_integer(a->exit_code) : json_null(), "message",
+        text_or_null(a->message));
+}
+
+static json_t *step_json(const pctl_m_step *s, int with_attempts)
+{
+    json_t *o = json_pack(
         "{s:s, s:o, s:i, s:i, s:o, s:o, s:o, s:o}", "name", s->name, "status",
         status_json(s->status), "attempt", s->attempt, "max_attempts",
         s->max_attempts, "next_attempt_at",
@@ -101,9 +111,26 @@ static json_t *step_json(const pctl_m_step *s)
                                                        : 0),
         "started_at", time_or_null(s->started_at), "finished_at",
         time_or_null(s->finished_at), "message", text_or_null(s->message));
+    json_t *arr;
+    size_t k;
+
+    if (!o || !with_attempts)
+        return o;
+    arr = json_array();
+    if (!arr || json_object_set_new(o, "attempts", arr) < 0) {
+        json_decref(o);
+        return NULL;
+    }
+    for (k = 0; k < s->nattempts; k++) {
+        if (json_array_append_new(arr, attempt_json(&s->attempts[k])) < 0) {
+            json_decref(o);
+            return NULL;
+        }
+    }
+    return o;
 }
 
-static json_t *phase_json(const pctl_m_phase *ph)
+static json_t *phase_json(const pctl_m_phase *ph, int with_attempts)
 {
     json_t *o =
         json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:[]}", "name", ph->name,
@@ -115,7 +142,8 @@ static json_t *phase_json(const pctl_m_phase *ph)
     size_t i;
 
     for (i = 0; steps && i < ph->nsteps; i++)
-        if (json_array_append_new(steps, step_json(&ph->steps[i])) < 0)
+        if (json_array_append_new(steps,
+                                  step_json(&ph->steps[i], with_attempts)) < 0)
             steps = NULL;
     if (!steps) {
         json_decref(o);
@@ -150,7 +178,8 @@ json_t *pctl_m_run_json(const pctl_m_run *r, int64_t now, int with_phases)
         return NULL;
     }
     for (i = 0; i < r->nphases; i++) {
-        if (json_array_append_new(phases, phase_json(&r->phases[i])) < 0) {
+        if (json_array_append_new(
+                phases, phase_json(&r->phases[i], with_phases > 1)) < 0) {
             json_decref(o);
             return NULL;
         }

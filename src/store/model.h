@@ -58,9 +58,11 @@ typedef struct pctl_m_run {
 /* Frees what a run owns (not the struct itself).  Can't fail. */
 void pctl_m_run_clear(pctl_m_run *r);
 
-/* The run object of DESIGN §8: with phases for status, without for
- * history.  now is for the duration of a run still going.  NULL on
- * allocation failure. */
+/* The run object of DESIGN §8: with phases for status (with_phases 1),
+ * without for history (0).  with_phases 2 also gives each step its
+ * "attempts" (number, status, started_at, finished_at, exit_code,
+ * message), for the status of a run chosen by id.  now is for the
+ * duration of a run still going.  NULL on allocation failure. */
 json_t *pctl_m_run_json(const pctl_m_run *r, int64_t now, int with_phases);
 
 /* The envelopes of the status and history documents, shared by views.c

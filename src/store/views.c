@@ -226,9 +226,10 @@ int pctl_model_from_tables(pctl_m_run *out, planctl *p, int64_t run_id)
     return rc;
 }
 
-/* The full run object (with phases) for a prepared statement positioned
- * on a run row. */
-static int full_run(json_t **out, planctl *p, sqlite3_stmt *st)
+/* The full run object (with phases, and with each step's attempts when
+ * with_attempts) for a prepared statement positioned on a run row. */
+static int full_run(json_t **out, planctl *p, sqlite3_stmt *st,
+                    int with_attempts)
 {
     pctl_m_run r;
     int rc = run_row(&r, p, st);
@@ -236,8 +237,9 @@ static int full_run(json_t **out, planctl *p, sqlite3_stmt *st)
     *out = NULL;
     sqlite3_reset(st); /* load_children uses other statements */
     if (rc == 0)
-        rc = load_children(&r, p, 0);
-    if (rc == 0 && !(*out = pctl_m_run_json(&r, pctl_now(p), 1)))
+        rc = load_children(&r, p, with_attempts);
+    if (rc == 0 &&
+        !(*out = pctl_m_run_json(&r, pctl_now(p), with_attempts ? 2 : 1)))
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     pctl_m_run_clear(&r);
     return rc;
@@ -258,7 +260,7 @@ static int run_by(json_t **out, planctl *p, pctl_query q, int64_t a,
         pctl_bind_text(st, 2, b);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW)
-        return full_run(out, p, st);
+        return full_run(out, p, st, 0);
     sqlite3_reset(st);
     return rc == SQLITE_DONE ? 0 : pctl_sqlerr(p, rc, "reading run");
 }
@@ -337,7 +339,9 @@ int planctl_status_json(char **out, planctl *p, const char *instance,
                 sqlite3_bind_int64(st, 2, opts->run);
                 rc = sqlite3_step(st);
                 if (rc == SQLITE_ROW) {
-                    rc = full_run(&pinned, p, st);
+                    /* A run asked for by id is looked at closely: it
+                     * comes with every attempt of its steps. */
+                    rc = full_run(&pinned, p, st, 1);
                 } else {
                     sqlite3_reset(st);
                     rc =

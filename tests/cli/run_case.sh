@@ -55,7 +55,9 @@ if [ -n "${CLI_WRAPPER:-}" ]; then
 exec $CLI_WRAPPER "$bin" "\$@"
 WRAP
     chmod +x "$root/bin/planctl"
-    PATH=$root/bin:$PATH
+    # The binary's directory still follows, for the test tools built
+    # beside it (xmlcheck).
+    PATH=$root/bin:$(dirname "$bin"):$PATH
 else
     PATH=$(dirname "$bin"):$PATH
 fi

@@ -748,9 +748,11 @@ static void test_gc_archive(void **state)
         fail_msg("import: %s", planctl_errmsg(f->b));
     assert_non_null(strstr(out, "\"instance\":\"zk\",\"runs\":3"));
     planctl_free(out);
-    assert_string_equal(tu_text(f->dbb, "SELECT group_concat(plan || ':' || "
-                                        "status, ' ') FROM runs ORDER BY id"),
+    out = tu_text(f->dbb, "SELECT group_concat(plan || ':' || status, ' ') "
+                          "FROM runs ORDER BY id");
+    assert_string_equal(out,
                         "update:FATAL_ERROR backup:COMPLETE backup:COMPLETE");
+    free(out);
     expect_verified(f->b);
     expect_replay_agrees(f->b, "zk");
     free(k.text);
