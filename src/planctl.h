@@ -865,6 +865,78 @@ PLANCTL_API int planctl_engine_status(const planctl_engine *e);
  * is allowed.  Can't fail. */
 PLANCTL_API void planctl_engine_free(planctl_engine *e);
 
+/* ---- metrics, health and the engine's log ------------------------------ */
+
+/*
+ * The engine's metrics as Prometheus text (exposition format 0.0.4), for
+ * an embedder's own /metrics endpoint (`planctl run --metrics-addr` serves
+ * it over HTTP).  Counters count since planctl_engine_new(), and only what
+ * was committed (a rolled-back pass counts nothing):
+ *   planctl_transitions_total{entity,to}  status changes the engine made
+ *   planctl_attempts_total       step attempts started (-> IN_PROGRESS)
+ *   planctl_retries_total        attempts that were retries (ERROR ->)
+ *   planctl_fatal_errors_total   steps that ended FATAL_ERROR
+ *   planctl_pass_failures_total  passes rolled back (busy or failing disk)
+ * gauges read when called (from the database, which also sees runs other
+ * processes queued): planctl_queue_depth (QUEUED runs),
+ * planctl_active_runs (PENDING, IN_PROGRESS or PAUSED runs),
+ * planctl_running_steps (steps the engine runs now), planctl_lease_held
+ * (1 while planctl_engine_healthy() says so); and histograms of passes that
+ * committed: planctl_pass_seconds, planctl_commit_seconds (the COMMIT
+ * alone) and planctl_commit_batch_transitions (status changes per commit).
+ * On the loop thread; works on an engine in any state (gauges read 0 when
+ * the database cannot be read).  *out is freed with planctl_free().
+ * Errors: EINVAL (NULL argument), ENOMEM.
+ */
+PLANCTL_API int planctl_engine_metrics(char **out, planctl_engine *e);
+
+/* 1 when the engine runs and holds its lease (started, not stopping, not
+ * fenced off by another engine, and its last heartbeat is younger than the
+ * lease TTL), else 0 (also for NULL).  For a health check.  Can't fail. */
+PLANCTL_API int planctl_engine_healthy(const planctl_engine *e);
+
+typedef enum planctl_log_level {
+    PLANCTL_LOG_DEBUG = 0,
+    PLANCTL_LOG_INFO = 1,
+    PLANCTL_LOG_WARN = 2,
+    PLANCTL_LOG_ERROR = 3
+} planctl_log_level;
+
+/* One event of the engine, borrowed: valid only during the callback.
+ * Absent context is NULL (strings) or 0 (numbers). */
+typedef struct planctl_log_record {
+    planctl_log_level level;
+    int64_t ts_ms;        /* wall clock, ms since the Unix epoch, UTC */
+    const char *msg;      /* what happened: "run started", "step failed" */
+    const char *instance; /* context: the instance's name */
+    int64_t run;          /* the run's id */
+    const char *plan;
+    const char *step;
+    int attempt;        /* the step's attempt */
+    const char *status; /* the status it went to */
+    const char *detail; /* the step's or run's message, an error */
+} planctl_log_record;
+
+/*
+ * Has the engine tell cb about its events at level min and above: started
+ * (with the lease taken), run started, paused, resumed, ended (COMPLETE at
+ * info, CANCELLED at warn, FATAL_ERROR at error), promoted from the queue,
+ * step failed and retrying (warn) or failed for good (error), step
+ * started/completed and phase changes (debug), a pass failed and backing
+ * off (warn), lease lost (error), stopping, stopped.  The library never
+ * prints: cb formats and writes.  Status changes are reported once
+ * committed.  cb runs on the loop thread and must not call the engine.
+ * cb NULL turns the log off.  Errors: EINVAL (NULL engine, bad level).
+ */
+PLANCTL_API int
+planctl_engine_set_logger(planctl_engine *e, planctl_log_level min,
+                          void (*cb)(const planctl_log_record *rec, void *data),
+                          void *data);
+
+/* "debug", "info", "warn", "error" (static); NULL for an unknown level.
+ * Can't fail. */
+PLANCTL_API const char *planctl_log_level_name(planctl_log_level level);
+
 #ifdef __cplusplus
 }
 #endif

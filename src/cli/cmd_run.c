@@ -1,5 +1,11 @@
 /* cmd_run.c - `planctl run`: the standalone engine on its own libuv loop,
- * stopped gracefully by the first SIGINT/SIGTERM and at once by the second.
+ * stopped gracefully by the first SIGINT/SIGTERM and at once by the second,
+ * with its metrics served over HTTP (--metrics-addr, http.c) and its events
+ * logged as text or JSON lines (--log-format, --log-level, log.c).
+ *
+ * Without --log-format or --log-level the command says what it always
+ * said (a line when it starts, one per signal); with either, every line
+ * on stderr is a log record instead.
  */
 #include "cli.h"
 
@@ -9,6 +15,8 @@
 #include <uv.h>
 
 #include "core/def.h"
+#include "http.h"
+#include "log.h"
 
 extern const cli_command cli_cmd_run;
 
@@ -19,18 +27,29 @@ static const cli_flag flags[] = {
      "steps running at once (default 64)"},
     {"grace", 0, CLI_FLAG_VALUE, 0, "D",
      "on SIGINT/SIGTERM, how long running steps may finish (default 10s)"},
+    {"metrics-addr", 0, CLI_FLAG_VALUE, 0, "ADDR",
+     "serve /metrics and /healthz over HTTP ([HOST]:PORT; loopback by "
+     "default)"},
+    {"log-format", 0, CLI_FLAG_VALUE, 0, "FMT",
+     "log engine events on stderr as text or json lines"},
+    {"log-level", 0, CLI_FLAG_VALUE, 0, "LEVEL",
+     "the least event logged: debug, info (default), warn or error"},
     {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
 
 static const char *const examples[] = {
     "planctl run", "planctl run --until-idle",
-    "planctl run --concurrency 8 --grace 30s", NULL};
+    "planctl run --concurrency 8 --grace 30s",
+    "planctl run --metrics-addr :9464 --log-format json", NULL};
 
 typedef struct runner {
     uv_loop_t loop;
     uv_signal_t sigint, sigterm;
     planctl_engine *engine;
     int64_t grace_ms;
-    int signals; /* how many stop signals so far */
+    int signals;    /* how many stop signals so far */
+    cli_http *http; /* --metrics-addr, or NULL */
+    cli_log log;    /* --log-format, --log-level */
+    int structured; /* either was given: stderr carries log records only */
 } runner;
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -41,11 +60,25 @@ static void on_signal(uv_signal_t *h, int signum)
         char d[32];
 
         cli_duration_format(d, sizeof d, r->grace_ms);
+        if (r->structured) {
+            char detail[96];
+
+            snprintf(detail, sizeof detail,
+                     "%s; running steps have %s to finish",
+                     signum == SIGINT ? "interrupt" : "terminated", d);
+            cli_log_event(&r->log, PLANCTL_LOG_INFO, "signal received", detail);
+            planctl_engine_stop(r->engine, r->grace_ms);
+            return;
+        }
         fprintf(stderr,
                 "planctl: %s: stopping; running steps have %s to finish "
                 "(again to stop now)\n",
                 signum == SIGINT ? "interrupt" : "terminated", d);
         planctl_engine_stop(r->engine, r->grace_ms);
+    } else if (r->structured) {
+        cli_log_event(&r->log, PLANCTL_LOG_WARN, "signal received",
+                      "stopping now");
+        planctl_engine_stop(r->engine, 0);
     } else {
         fprintf(stderr, "planctl: stopping now\n");
         planctl_engine_stop(r->engine, 0);
@@ -60,17 +93,80 @@ static void on_stopped(planctl_engine *e, void *data)
     /* The engine closed its handles; ours go too, and the loop ends. */
     uv_close((uv_handle_t *)&r->sigint, NULL);
     uv_close((uv_handle_t *)&r->sigterm, NULL);
+    cli_http_close(r->http, NULL, NULL);
+    r->http = NULL;
+}
+
+/* Checks --metrics-addr, --log-format and --log-level into r (before
+ * anything is opened).  Returns 0 or the usage error's exit code. */
+static int observability_args(runner *r, const cli_args *a,
+                              struct sockaddr_storage *addr)
+{
+    const char *maddr = cli_arg(a, "metrics-addr"), *bad = NULL;
+    const char *fmt = cli_arg(a, "log-format"), *lvl = cli_arg(a, "log-level");
+    char why[160];
+
+    if (cli_log_init(&r->log, stderr, fmt, lvl, &bad) < 0)
+        return cli_usage_error(&cli_cmd_run, "--%s must be %s, not \"%s\"", bad,
+                               strcmp(bad, "log-format") == 0
+                                   ? "text or json"
+                                   : "debug, info, warn or error",
+                               strcmp(bad, "log-format") == 0 ? fmt : lvl);
+    r->structured = fmt || lvl;
+    if (maddr && cli_http_parse_addr(addr, maddr, why, sizeof why) < 0)
+        return cli_usage_error(&cli_cmd_run,
+                               "--metrics-addr \"%s\": %s (e.g. \":9464\" "
+                               "or \"127.0.0.1:9464\")",
+                               maddr, why);
+    return 0;
+}
+
+/* Listens for /metrics before the engine starts, so an address in use
+ * fails the command before it takes the lease.  Returns 0 or the exit
+ * code (the message printed). */
+static int listen_metrics(runner *r, const struct sockaddr *addr)
+{
+    char bound[96], err[256];
+
+    if (cli_http_start(&r->http, &r->loop, r->engine, addr, bound, sizeof bound,
+                       err, sizeof err) < 0) {
+        cli_errorf("%s", err);
+        return CLI_EXIT_ERROR;
+    }
+    if (r->structured) {
+        char msg[128];
+
+        snprintf(msg, sizeof msg, "metrics listening on %s", bound);
+        cli_log_event(&r->log, PLANCTL_LOG_INFO, msg, NULL);
+    } else {
+        fprintf(stderr, "planctl: metrics listening on %s\n", bound);
+    }
+    return 0;
+}
+
+/* Undoes what run() set up when the engine could not start. */
+static int give_up(runner *r, int code)
+{
+    cli_http_close(r->http, NULL, NULL);
+    r->http = NULL;
+    uv_run(&r->loop, UV_RUN_DEFAULT); /* the server's handles close */
+    planctl_engine_free(r->engine);
+    uv_loop_close(&r->loop);
+    return code;
 }
 
 static int run(cli_ctx *ctx, const cli_args *a)
 {
     planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
     const char *conc = cli_arg(a, "concurrency"), *grace = cli_arg(a, "grace");
+    struct sockaddr_storage maddr;
     runner r;
     int rc, status;
 
     memset(&r, 0, sizeof r);
     r.grace_ms = 10000;
+    if ((rc = observability_args(&r, a, &maddr)) != 0)
+        return rc;
     o.until_idle = cli_arg_count(a, "until-idle") > 0;
     if (conc) {
         char *end;
@@ -98,21 +194,22 @@ static int run(cli_ctx *ctx, const cli_args *a)
         return CLI_EXIT_ERROR;
     }
     rc = planctl_engine_new(&r.engine, ctx->db, &r.loop, &o);
+    if (rc == 0 && r.structured)
+        rc = planctl_engine_set_logger(r.engine, r.log.min, cli_log_record,
+                                       &r.log);
+    if (rc == 0 && cli_arg(a, "metrics-addr") &&
+        (rc = listen_metrics(&r, (struct sockaddr *)&maddr)) != 0)
+        return give_up(&r, rc);
     if (rc == 0)
         rc = planctl_engine_start(r.engine, on_stopped, &r);
-    if (rc < 0) {
-        int code = cli_fail(ctx, rc);
-
-        planctl_engine_free(r.engine);
-        uv_loop_close(&r.loop);
-        return code;
-    }
+    if (rc < 0)
+        return give_up(&r, cli_fail(ctx, rc));
     uv_signal_init(&r.loop, &r.sigint);
     uv_signal_init(&r.loop, &r.sigterm);
     r.sigint.data = r.sigterm.data = &r;
     uv_signal_start(&r.sigint, on_signal, SIGINT);
     uv_signal_start(&r.sigterm, on_signal, SIGTERM);
-    if (!o.until_idle)
+    if (!o.until_idle && !r.structured)
         fprintf(stderr, "planctl: engine running on %s; Ctrl-C to stop\n",
                 ctx->db_path);
     uv_run(&r.loop, UV_RUN_DEFAULT);
@@ -128,12 +225,17 @@ static int run(cli_ctx *ctx, const cli_args *a)
 const cli_command cli_cmd_run = {
     "run",
     "Run the engine that advances the active plans",
-    "[--until-idle] [--concurrency N] [--grace D]",
+    "[--until-idle] [--concurrency N] [--grace D] [--metrics-addr ADDR] "
+    "[--log-format F] [--log-level L]",
     "Runs the engine in the foreground: it takes the database's engine lease\n"
     "(one engine per database; a second is refused, exit 3), retries the\n"
     "steps a stopped engine interrupted, and advances every active run,\n"
     "noticing commits of other planctl processes within 100ms.  The first\n"
-    "SIGINT or SIGTERM stops it gracefully, the second at once.",
+    "SIGINT or SIGTERM stops it gracefully, the second at once.\n"
+    "--metrics-addr serves GET /metrics (Prometheus text) and GET /healthz\n"
+    "(200 while the engine runs with its lease, else 503); a port alone\n"
+    "listens on 127.0.0.1, another host only when named.  --log-format and\n"
+    "--log-level turn stderr into one log record per engine event.",
     NULL,
     flags,
     examples,

@@ -16,6 +16,8 @@
 #include "core/alloc.h"
 #include "core/kinds.h"
 #include "engine/executors.h"
+#include "engine/metrics.h"
+#include "store/active.h"
 #include "store/store.h"
 
 #define DEFAULT_CONCURRENCY 64
@@ -50,6 +52,9 @@ static void on_pass(uv_timer_t *t)
         return;
     rc = e->stop_rc == PLANCTL_ESTALE ? PLANCTL_ESTALE : pctl_engine_pass(e);
     if (rc == PLANCTL_ESTALE) {
+        if (e->stop_rc != PLANCTL_ESTALE)
+            pctl_metrics_log(e, PLANCTL_LOG_ERROR, "lease lost",
+                             planctl_errmsg(e->p));
         e->stop_rc = rc;
         if (e->state == ENGINE_RUNNING)
             planctl_engine_stop(e, 0);
@@ -67,6 +72,7 @@ static void on_pass(uv_timer_t *t)
             e->backoff_ms = MAX_BACKOFF_MS;
         uv_timer_start(&e->pass_timer, on_pass, (uint64_t)e->backoff_ms, 0);
         e->pass_pending = 1;
+        pctl_metrics_pass_failed(e, e->backoff_ms);
         return;
     }
     e->backoff_ms = 0;
@@ -120,7 +126,16 @@ static void on_beat(uv_timer_t *t)
     planctl_engine *e = t->data;
     int rc = pctl_lease_heartbeat(e->p, e->token);
 
+    /* The heartbeat writes the lease row only: the cache of active runs
+     * is still true, and need not be read anew at the next pass. */
+    if (rc == 0)
+        pctl_active_committed(e->active, e->p);
+    if (rc == 0)
+        pctl_metrics_beat(e);
     if (rc == PLANCTL_ESTALE) {
+        if (e->stop_rc != PLANCTL_ESTALE)
+            pctl_metrics_log(e, PLANCTL_LOG_ERROR, "lease lost",
+                             planctl_errmsg(e->p));
         e->stop_rc = rc;
         planctl_engine_stop(e, 0);
         pctl_engine_request_pass(e);
@@ -149,6 +164,7 @@ static void closed_one(planctl_engine *e)
 {
     if (--e->handles_open == 0) {
         e->state = ENGINE_STOPPED;
+        pctl_metrics_log(e, PLANCTL_LOG_INFO, "stopped", NULL);
         if (e->done)
             e->done(e, e->done_data);
     }
@@ -172,6 +188,10 @@ static void close_handles(planctl_engine *e)
     size_t i;
 
     e->state = ENGINE_CLOSING;
+    if (e->p->gate_hook_data == e) {
+        e->p->gate_hook = NULL;
+        e->p->gate_hook_data = NULL;
+    }
     for (i = 0; i < sizeof timers / sizeof timers[0]; i++) {
         uv_timer_stop(timers[i]);
         uv_close((uv_handle_t *)timers[i], handle_closed);
@@ -184,6 +204,7 @@ void pctl_engine_maybe_close(planctl_engine *e)
     if (e->state != ENGINE_STOPPING || e->njobs > 0 || e->pass_pending)
         return;
     /* Every job has reported and its outcome was committed. */
+    pctl_active_drop(&e->active, e->p);
     if (e->stop_rc == PLANCTL_ESTALE)
         pctl_lease_abandon(e->p);
     else
@@ -287,6 +308,10 @@ int planctl_engine_new(planctl_engine **out, planctl *p, uv_loop_t *loop,
     e->p = p;
     e->loop = loop;
     e->o = *opts;
+    if (!(e->metrics = pctl_metrics_new())) {
+        pctl_free(e);
+        return PLANCTL_ENOMEM;
+    }
     if (!e->o.concurrency)
         e->o.concurrency = DEFAULT_CONCURRENCY;
     if (!e->o.change_poll_ms)
@@ -333,6 +358,11 @@ int planctl_engine_start(planctl_engine *e,
     e->done = stopped;
     e->done_data = data;
     e->state = ENGINE_RUNNING;
+    e->p->gate_hook = pctl_metrics_gate_hook;
+    e->p->gate_hook_data = e;
+    pctl_metrics_beat(e);
+    pctl_metrics_log(e, PLANCTL_LOG_INFO, "engine started, lease taken",
+                     e->p->path);
     /* The first pass recovers: steps left IN_PROGRESS without a job here
      * were interrupted and become ERROR. */
     pctl_engine_request_pass(e);
@@ -348,6 +378,7 @@ int planctl_engine_stop(planctl_engine *e, int64_t grace_ms)
     if (e->state == ENGINE_RUNNING) {
         e->state = ENGINE_STOPPING;
         uv_timer_stop(&e->wake_timer);
+        pctl_metrics_log(e, PLANCTL_LOG_INFO, "stopping", NULL);
     }
     /* A second stop may shorten the grace, never lengthen it. */
     if (grace_ms <= 0)
@@ -376,9 +407,11 @@ void planctl_engine_free(planctl_engine *e)
         return;
     while (e->jobs)
         pctl_engine_drop_job(e, e->jobs);
+    pctl_active_drop(&e->active, e->p);
     for (i = 0; i < e->ndefs; i++)
         pctl_def_free(e->defs[i].def);
     pctl_exec_free(e->kinds, e->nkinds);
     pctl_free(e->defs);
+    pctl_metrics_free(e->metrics);
     pctl_free(e);
 }

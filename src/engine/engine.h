@@ -8,9 +8,13 @@
  * only asks for a pass; the pass runs at most once per loop iteration
  * (a zero-delay timer), so everything produced in one iteration is
  * committed in one transaction: group commit.  A pass reads the active
- * runs inside its write transaction, decides with the pure pctl_decide(),
- * writes every transition through the store's gate, commits, and only then
- * starts the tasks of steps that went IN_PROGRESS.
+ * runs inside its write transaction (from a cache the store keeps true
+ * between passes, store/active.h), decides with the pure pctl_decide()
+ * for the runs that may have something to do, writes every transition
+ * through the store's gate (its events written together at the commit,
+ * store/evqueue.c), commits, and only then starts the tasks of steps that
+ * went IN_PROGRESS.  A pass is bounded (pass.c): what is left waits for
+ * the next one, asked for at once.
  */
 #ifndef PCTL_ENGINE_ENGINE_H
 #define PCTL_ENGINE_ENGINE_H
@@ -30,9 +34,16 @@ typedef enum ejob_cancel {
     EJOB_SHUTDOWN  /* the engine is stopping: ERROR, interrupted */
 } ejob_cancel;
 
-/* The engine's record of one step it is running. */
+/* The engine's record of one step it is running.  Besides the list of
+ * all jobs, a job is on the `done` list from its report until a pass has
+ * applied it, and on the `waiting` list while it has no task running (new,
+ * between tasks, or waiting to be polled), so a pass touches the jobs that
+ * changed, not all of them. */
 typedef struct ejob {
-    struct ejob *next;
+    struct ejob *next, *prev;
+    struct ejob *done_next, *done_prev;
+    struct ejob *wait_next, *wait_prev;
+    int in_done, in_wait;
     planctl_job *job; /* the current task's job; NULL between tasks */
     int64_t step_id, run_id, def_id;
     int attempt, max_attempts;
@@ -82,9 +93,13 @@ struct planctl_engine {
     int handles_open;
     int pass_pending;
     int64_t backoff_ms; /* after a failed pass */
+    int swept; /* a pass has reaped what stopped attempts left (pass.c) */
 
     ejob *jobs;
     int njobs;
+    ejob *done_head, *done_tail; /* reported, not yet applied */
+    ejob *wait_head, *wait_tail; /* no task running */
+    struct pctl_active *active;  /* the active runs, kept between passes */
     defent *defs;
     size_t ndefs;
     struct pctl_exec_ent *kinds;
@@ -92,6 +107,8 @@ struct planctl_engine {
 
     void (*done)(planctl_engine *e, void *data);
     void *done_data;
+
+    struct pctl_metrics *metrics; /* counters, histograms, log (metrics.c) */
 };
 
 /* Asks for a pass in the next loop iteration (idempotent). */
@@ -116,8 +133,20 @@ void pctl_engine_start_task(planctl_engine *e, ejob *j);
 /* Cancels j's running task (if any) for the given reason. */
 void pctl_engine_cancel_job(planctl_engine *e, ejob *j, ejob_cancel why);
 
-/* Removes j from the list and frees it (its job must be finished). */
+/* Removes j from the lists and frees it (its job must be finished). */
 void pctl_engine_drop_job(planctl_engine *e, ejob *j);
+
+/* Adds a new job to the engine's list.  Can't fail. */
+void pctl_engine_add_job(planctl_engine *e, ejob *j);
+
+/* j has reported (or was stopped with no task running): marks it
+ * finished, queues it for the next pass and asks for one. */
+void pctl_engine_job_finished(planctl_engine *e, ejob *j);
+
+/* The done and waiting lists (see ejob).  Can't fail; idempotent. */
+void pctl_engine_done_remove(planctl_engine *e, ejob *j);
+void pctl_engine_wait_add(planctl_engine *e, ejob *j);
+void pctl_engine_wait_remove(planctl_engine *e, ejob *j);
 
 /* Arms the wake-up timer for time `at` (the handle's clock). */
 void pctl_engine_arm_wake(planctl_engine *e, int64_t at);

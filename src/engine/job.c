@@ -88,9 +88,9 @@ int planctl_step_finish(planctl_job *job, planctl_outcome outcome,
 {
     pctl_hub *hub;
 
-    if (!job || job->finished)
+    /* One atomic step, so two racing reports cannot both pass. */
+    if (!job || atomic_exchange(&job->finished, 1))
         return PLANCTL_EINVAL;
-    job->finished = 1;
     job->outcome = outcome;
     /* A message that cannot be copied is lost, not the outcome. */
     job->message = message ? pctl_utf8_clean(message, strlen(message)) : NULL;

@@ -13,6 +13,7 @@
 #define PCTL_ENGINE_JOB_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <uv.h>
 
@@ -26,8 +27,10 @@ struct planctl_job {
     void (*on_finish)(planctl_job *job, void *owner);
     void *owner;
     void *exec_data; /* planctl_job_set_data */
-    /* The result, written by the finishing thread before it is queued. */
-    int finished;
+    /* The result, written by the finishing thread before it is queued.
+     * finished is atomic: the loop thread reads it (to decide whether to
+     * cancel) while another thread may be finishing the job. */
+    atomic_int finished;
     planctl_outcome outcome;
     char *message;
     char *output;

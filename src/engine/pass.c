@@ -1,21 +1,26 @@
 /*
  * pass.c - one pass of the engine, in one write transaction:
  *
- *   1. outcomes: every job that reported since the last pass moves its
- *      step (COMPLETE, ERROR with the next try's time, FATAL_ERROR), or on
- *      to its next task, or waits to be polled again (NOT_DONE);
- *   2. read: every active run with its phases and steps (store/active.c);
+ *   1. read: every active run with its phases and steps, from the cache
+ *      the engine keeps between passes (store/active.h), which the store
+ *      brings up to date or reads anew;
+ *   2. outcomes: every job that reported since the last pass (at most
+ *      MAX_OUTCOMES; the rest wait for the next pass) moves its step
+ *      (COMPLETE, ERROR with the next try's time, FATAL_ERROR), or on to
+ *      its next task, or waits to be polled again (NOT_DONE);
  *   3. reconcile: jobs whose step is no longer IN_PROGRESS (cancelled by
  *      another process, say) are cancelled; steps IN_PROGRESS that no job
  *      of ours runs were interrupted (a dead engine) and become ERROR;
- *   4. decide: pctl_decide() for every run, and every action through the
- *      gate;
+ *   4. decide: pctl_decide() for every run that may have something to do
+ *      (it changed, a time it waits for came, or it waits for a slot and
+ *      one is free), and every action through the gate;
  *   5. commit; only then: forget finished jobs, cancel jobs, and start the
  *      tasks of steps that went IN_PROGRESS (a task never starts before its
  *      IN_PROGRESS is durable).
- * If anything fails before the commit, the transaction is rolled back and
- * nothing in memory has changed either: the effects of step 1 and the
- * starts of step 4 are only recorded, and applied after the commit.
+ * If anything fails before the commit, the transaction is rolled back, the
+ * cache dropped (the next pass reads everything), and nothing else in
+ * memory has changed: the effects of step 2 and the starts of step 4 are
+ * only recorded, and applied after the commit.
  */
 #include <stdio.h>
 #include <string.h>
@@ -23,12 +28,23 @@
 #include "core/alloc.h"
 #include "core/decide.h"
 #include "engine/engine.h"
+#include "engine/metrics.h"
 #include "engine/orphans.h"
 #include "store/active.h"
 #include "store/store.h"
 
-/* What step 1 decided for a job, applied after the commit. */
+/* What step 2 decided for a job, applied after the commit. */
 enum { FX_NONE, FX_DROP, FX_NEXT_TASK, FX_POLL };
+
+/* What one pass does at most, so a burst (a thousand runs admitted at
+ * once, tasks finishing together, a restart) makes several bounded
+ * transactions, each committed and its tasks started, rather than one
+ * huge one: outcomes applied, transitions decided (a run is decided
+ * whole, so this may be passed by one run's worth), steps started.  The
+ * rest waits for the next pass, asked for at once. */
+#define MAX_OUTCOMES 1024
+#define MAX_ACTIONS 4096
+#define MAX_STARTS 1024
 
 /* A step to start after the commit. */
 typedef struct start_req {
@@ -47,10 +63,12 @@ typedef struct pass {
     size_t nstarts, cap;
     ejob **cancels; /* cancelled after the commit, as EJOB_GONE */
     size_t ncancels, ccap;
-    pctl_orphan *orphans; /* interrupted attempts, reaped after the commit */
+    pctl_orphan *orphans; /* interrupted attempts, reaped before the commit */
     size_t norphans, ocap;
     size_t active_runs;
+    size_t nactions; /* decided so far */
     int runs_ended;
+    int more; /* work left for the next pass (see MAX_OUTCOMES) */
 } pass;
 
 static void wake_min(pass *ps, int64_t t)
@@ -59,14 +77,12 @@ static void wake_min(pass *ps, int64_t t)
         ps->wake = t;
 }
 
-static ejob *job_of_step(planctl_engine *e, int64_t step_id)
+/* The job running a cached step: set when the job is made (or when the
+ * cache is read anew), cleared when it is dropped. */
+static ejob *job_of(const pass *ps, const pctl_step_row *row)
 {
-    ejob *j;
-
-    for (j = e->jobs; j; j = j->next)
-        if (j->step_id == step_id)
-            return j;
-    return NULL;
+    (void)ps;
+    return row->job;
 }
 
 static int defer_cancel(pass *ps, ejob *j)
@@ -144,14 +160,8 @@ static int apply_outcome(pass *ps, ejob *j)
     switch (job->outcome) {
     case PLANCTL_OUTCOME_DONE:
         if ((size_t)j->task_index + 1 < j->sdef->ntasks) {
-            sqlite3_stmt *st = pctl_stmt(e->p, PCTL_Q_step_set_task);
-
-            if (!st)
-                return PLANCTL_ERROR;
-            sqlite3_bind_int64(st, 1, j->step_id);
-            sqlite3_bind_int(st, 2, j->task_index + 1);
             j->fx = FX_NEXT_TASK;
-            return pctl_exec_stmt(e->p, st, "advancing task");
+            return pctl_step_set_task(e->p, j->step_id, j->task_index + 1);
         }
         j->fx = FX_DROP;
         rc = step_change(e, j->step_id, PLANCTL_STATUS_IN_PROGRESS,
@@ -202,46 +212,98 @@ static int add_orphan(pass *ps, const char *uid, const char *step, int attempt)
     return 0;
 }
 
+/*
+ * The first pass of an engine also reaps what a dead engine's attempts
+ * left running when those attempts were stopped while no engine watched:
+ * cancelled (planctl cancel works without an engine), or ended by a
+ * timeout or a shutdown whose kill the dead engine never sent.  Recovery
+ * only sees steps still IN_PROGRESS, so without this their processes
+ * would outlive their engine (found by tests/crash).  The processes are
+ * found by their marker; the database says whether the attempt is its
+ * own and was stopped.
+ */
+static int sweep_stopped(pass *ps)
+{
+    pctl_marker *m = NULL;
+    size_t n = 0, i;
+    int rc = pctl_markers_find(&m, &n), stopped;
+
+    if (rc < 0)
+        return pctl_err(ps->e->p, rc, "out of memory");
+    for (i = 0; rc == 0 && i < n; i++) {
+        rc = pctl_attempt_stopped(&stopped, ps->e->p, m[i].run_id,
+                                  m[i].o.run_uid, m[i].o.step, m[i].o.attempt);
+        if (rc == 0 && stopped)
+            rc = add_orphan(ps, m[i].o.run_uid, m[i].o.step, m[i].o.attempt);
+    }
+    pctl_markers_free(m, n);
+    return rc;
+}
+
+/* Cancels j (or, if it reported already, forgets it) unless its step is
+ * still IN_PROGRESS at its attempt. */
+static int check_ours(pass *ps, pctl_active *a, ejob *j)
+{
+    pctl_run_row *r;
+    size_t pi, si;
+
+    if (j->cancel != EJOB_LIVE || j->fx == FX_DROP)
+        return 0;
+    if (pctl_active_find_step(a, j->step_id, &r, &pi, &si) &&
+        r->id == j->run_id &&
+        r->view.phases[pi].steps[si].status == PLANCTL_STATUS_IN_PROGRESS &&
+        r->view.phases[pi].steps[si].attempt == j->attempt)
+        return 0;
+    if (j->finished) {
+        j->fx = FX_DROP; /* nothing runs; just do not go on */
+        return 0;
+    }
+    return defer_cancel(ps, j);
+}
+
 static int reconcile(pass *ps, pctl_active *a)
 {
     planctl_engine *e = ps->e;
+    pctl_run_row *r;
     size_t ri, pi, si;
     ejob *j;
     int rc;
 
+    /* A cache read anew knows no job yet. */
+    if (a->fresh)
+        for (j = e->jobs; j; j = j->next)
+            if (pctl_active_find_step(a, j->step_id, &r, &pi, &si) &&
+                !r->phases[pi].steps[si].job)
+                r->phases[pi].steps[si].job = j;
     /* Jobs whose step is no longer ours to run.  A step found IN_PROGRESS
      * at the same attempt is still ours.  A job that reported in this pass
      * and would go on (its next task, or a poll) is checked too: its step
-     * may have been cancelled in the same breath. */
-    for (j = e->jobs; j; j = j->next) {
-        int ours = 0;
-
-        if (j->cancel != EJOB_LIVE || j->fx == FX_DROP)
-            continue;
-        for (ri = 0; ri < a->nruns && !ours; ri++) {
-            pctl_run_row *r = &a->runs[ri];
-
-            if (r->id != j->run_id)
+     * may have been cancelled in the same breath.  Only a change can make
+     * a job not ours: every job is looked at after a full read, else those
+     * of the runs that changed. */
+    if (a->fresh) {
+        for (j = e->jobs; j; j = j->next)
+            if ((rc = check_ours(ps, a, j)) < 0)
+                return rc;
+    } else {
+        for (ri = 0; ri < a->nruns; ri++) {
+            r = a->runs[ri];
+            if (!r->dirty)
                 continue;
-            for (pi = 0; pi < r->view.nphases && !ours; pi++)
+            for (pi = 0; pi < r->view.nphases; pi++)
                 for (si = 0; si < r->view.phases[pi].nsteps; si++)
-                    if (r->phases[pi].steps[si].id == j->step_id &&
-                        r->view.phases[pi].steps[si].status ==
-                            PLANCTL_STATUS_IN_PROGRESS &&
-                        r->view.phases[pi].steps[si].attempt == j->attempt)
-                        ours = 1;
+                    if ((j = r->phases[pi].steps[si].job) &&
+                        (rc = check_ours(ps, a, j)) < 0)
+                        return rc;
         }
-        if (ours)
-            continue;
-        if (j->finished)
-            j->fx = FX_DROP; /* nothing runs; just do not go on */
-        else if ((rc = defer_cancel(ps, j)) < 0)
-            return rc;
     }
-    /* Steps IN_PROGRESS that no job of ours runs: interrupted. */
+    /* Steps IN_PROGRESS that no job of ours runs: interrupted.  Only a run
+     * that changed can have one: every run is new after a full read, and
+     * dropping a job marks its run. */
     for (ri = 0; ri < a->nruns; ri++) {
-        pctl_run_row *r = &a->runs[ri];
-
+        r = a->runs[ri];
+        if (!r->dirty)
+            continue;
         for (pi = 0; pi < r->view.nphases; pi++) {
             for (si = 0; si < r->view.phases[pi].nsteps; si++) {
                 pctl_step_view *v = &r->view.phases[pi].steps[si];
@@ -249,7 +311,7 @@ static int reconcile(pass *ps, pctl_active *a)
                 const pctl_plan_def *plan;
 
                 if (v->status != PLANCTL_STATUS_IN_PROGRESS ||
-                    job_of_step(e, r->phases[pi].steps[si].id))
+                    job_of(ps, &r->phases[pi].steps[si]))
                     continue;
                 def = pctl_engine_def(e, r->definition_id);
                 plan = def ? pctl_def_plan(def, r->plan) : NULL;
@@ -260,18 +322,17 @@ static int reconcile(pass *ps, pctl_active *a)
                                           "definition",
                                           (long long)r->id)
                                : PLANCTL_EIO;
-                v->next_attempt_at = next_try(&plan->phases[pi].steps[si].retry,
-                                              v->attempt, ps->now);
                 rc = step_change(
                     e, r->phases[pi].steps[si].id, PLANCTL_STATUS_IN_PROGRESS,
                     PLANCTL_STATUS_ERROR, "interrupted: engine stopped",
-                    v->next_attempt_at, 0, -1, NULL);
+                    next_try(&plan->phases[pi].steps[si].retry, v->attempt,
+                             ps->now),
+                    0, -1, NULL);
                 if (rc == 0)
                     rc = add_orphan(ps, r->uid, r->phases[pi].steps[si].name,
                                     v->attempt);
                 if (rc < 0)
                     return rc;
-                v->status = PLANCTL_STATUS_ERROR;
             }
         }
     }
@@ -343,6 +404,13 @@ static int apply_action(pass *ps, pctl_run_row *r, const pctl_plan_def *plan,
             pctl_duration_format(dur, sizeof dur, plan->deadline_ms);
             snprintf(msg, sizeof msg, "deadline of %s passed", dur);
             c.message = msg;
+        } else if (a->why == PCTL_WHY_EVENTS) {
+            snprintf(msg, sizeof msg,
+                     "reached the limit of %lld events per run; see "
+                     "'planctl events %s --run %lld'",
+                     (long long)e->p->run_events_max, r->instance,
+                     (long long)r->id);
+            c.message = msg;
         } else if (a->to == PLANCTL_STATUS_FATAL_ERROR) {
             size_t pi;
 
@@ -397,7 +465,8 @@ static int apply_action(pass *ps, pctl_run_row *r, const pctl_plan_def *plan,
     case PCTL_WHY_TIMEOUT:
         pctl_duration_format(dur, sizeof dur, sd->timeout_ms);
         snprintf(msg, sizeof msg, "timed out after %s", dur);
-        if ((rc = defer_cancel(ps, job_of_step(e, id))) < 0)
+        if ((rc = defer_cancel(
+                 ps, job_of(ps, &r->phases[a->phase].steps[a->step]))) < 0)
             return rc;
         rc = step_change(
             e, id, a->from, a->to, msg,
@@ -421,29 +490,56 @@ static int apply_action(pass *ps, pctl_run_row *r, const pctl_plan_def *plan,
     }
 }
 
+/* Whether deciding r now could do anything: it changed since it was last
+ * decided, a time it waits for has come, or it waits for a slot and one
+ * is free.  pctl_decide() is a function of the run, the time and the
+ * slots alone, so otherwise it would decide nothing again. */
+static int needs_deciding(const pctl_run_row *r, int64_t now, int slots)
+{
+    return r->dirty || (r->wake_at > 0 && r->wake_at <= now) ||
+           (!r->quiet && slots > 0);
+}
+
 static int decide_all(pass *ps, pctl_active *a)
 {
     planctl_engine *e = ps->e;
     pctl_action *actions = NULL;
-    size_t *scratch = NULL, cap = 0, ri, k, n, pi, si;
-    int slots = e->o.concurrency, rc = 0;
+    size_t *scratch = NULL, cap = 0, ri, k, n, pi, si, nheld = 0, hcap = 0;
+    int64_t *held = NULL; /* next_attempt_at of steps held back */
+    int slots = e->o.concurrency, rc = 0, capped = 0;
     ejob *j;
 
     /* Every job still running takes a slot; those that finished in this
-     * pass (dropped at the commit) do not. */
-    for (j = e->jobs; j; j = j->next)
-        if (j->fx != FX_DROP)
-            slots--;
+     * pass (dropped at the commit, all on the done list) do not. */
+    slots -= e->njobs;
+    for (j = e->done_head; j; j = j->done_next)
+        if (j->fx == FX_DROP)
+            slots++;
+    if (slots > MAX_STARTS) {
+        slots = MAX_STARTS;
+        capped = 1;
+    }
 
     scratch = pctl_calloc(a->max_children + 1, sizeof *scratch);
     if (!scratch)
         return pctl_err(e->p, PLANCTL_ENOMEM, "out of memory");
     for (ri = 0; rc == 0 && ri < a->nruns; ri++) {
-        pctl_run_row *r = &a->runs[ri];
-        const pctl_def *def = pctl_engine_def(e, r->definition_id);
-        const pctl_plan_def *plan = def ? pctl_def_plan(def, r->plan) : NULL;
+        pctl_run_row *r = a->runs[ri];
+        const pctl_def *def;
+        const pctl_plan_def *plan;
         int64_t wake;
 
+        if (!pctl_status_active(r->view.status))
+            continue; /* ended in this pass or the last; dropped soon */
+        if (!needs_deciding(r, ps->now, slots) || ps->nactions >= MAX_ACTIONS) {
+            if (needs_deciding(r, ps->now, slots))
+                ps->more = 1; /* still dirty: the next pass decides it */
+            ps->active_runs++;
+            wake_min(ps, r->wake_at);
+            continue;
+        }
+        def = pctl_engine_def(e, r->definition_id);
+        plan = def ? pctl_def_plan(def, r->plan) : NULL;
         if (!plan) {
             rc = def ? pctl_err(e->p, PLANCTL_EIO,
                                 "run %lld: definition has no plan \"%s\"",
@@ -451,32 +547,61 @@ static int decide_all(pass *ps, pctl_active *a)
                      : PLANCTL_EIO;
             break;
         }
+        r->dirty = 0;
         r->view.strategy = plan->strategy;
         /* A step whose cancelled job has not reported yet must not start
-         * again: never two attempts of one step in flight. */
-        for (pi = 0; pi < r->view.nphases; pi++) {
-            for (si = 0; si < r->view.phases[pi].nsteps; si++) {
-                ejob *sj = job_of_step(e, r->phases[pi].steps[si].id);
+         * again: never two attempts of one step in flight.  It is held back
+         * for this decision only (the job's report marks the run). */
+        nheld = 0;
+        for (pi = 0; rc == 0 && pi < r->view.nphases; pi++) {
+            for (si = 0; rc == 0 && si < r->view.phases[pi].nsteps; si++) {
+                pctl_step_view *v = &r->view.phases[pi].steps[si];
+                ejob *sj;
 
-                if (r->view.phases[pi].steps[si].status ==
-                        PLANCTL_STATUS_ERROR &&
-                    sj && !sj->finished)
-                    r->view.phases[pi].steps[si].next_attempt_at = INT64_MAX;
+                if (v->status != PLANCTL_STATUS_ERROR ||
+                    !(sj = job_of(ps, &r->phases[pi].steps[si])) ||
+                    sj->finished)
+                    continue;
+                if (nheld == hcap) {
+                    int64_t *nh;
+
+                    hcap = hcap ? hcap * 2 : 8;
+                    nh = pctl_realloc(held, hcap * 3 * sizeof *nh);
+                    if (!nh) {
+                        rc = pctl_err(e->p, PLANCTL_ENOMEM, "out of memory");
+                        continue;
+                    }
+                    held = nh;
+                }
+                held[nheld * 3] = (int64_t)pi;
+                held[nheld * 3 + 1] = (int64_t)si;
+                held[nheld * 3 + 2] = v->next_attempt_at;
+                nheld++;
+                v->next_attempt_at = INT64_MAX;
             }
         }
-        if (pctl_decide_capacity(&r->view) > cap) {
+        if (rc == 0 && pctl_decide_capacity(&r->view) > cap) {
             pctl_action *na;
 
             cap = pctl_decide_capacity(&r->view);
             na = pctl_realloc(actions, cap * sizeof *na);
-            if (!na) {
+            if (!na)
                 rc = pctl_err(e->p, PLANCTL_ENOMEM, "out of memory");
-                break;
-            }
-            actions = na;
+            else
+                actions = na;
         }
-        n = pctl_decide(&r->view, ps->now, &slots, actions, &wake, scratch);
-        wake_min(ps, wake == INT64_MAX ? 0 : wake);
+        n = rc == 0 ? pctl_decide(&r->view, ps->now, &slots, actions, &wake,
+                                  scratch)
+                    : 0;
+        wake = wake == INT64_MAX ? 0 : wake;
+        wake_min(ps, wake);
+        /* What to wait for before deciding it again; a run that acted is
+         * decided again anyway (the store marks what it changed). */
+        r->wake_at = wake;
+        r->quiet = n == 0 && slots > 0;
+        if (n > 0)
+            r->dirty = 1;
+        ps->nactions += n;
         for (k = 0; rc == 0 && k < n; k++) {
             rc = apply_action(ps, r, plan, &actions[k]);
             /* A run that ends frees its instance's slot: the store may
@@ -485,11 +610,21 @@ static int decide_all(pass *ps, pctl_active *a)
                 pctl_status_terminal(actions[k].to))
                 ps->runs_ended++;
         }
-        if (r->view.status == PLANCTL_STATUS_PENDING ||
-            r->view.status == PLANCTL_STATUS_IN_PROGRESS ||
-            r->view.status == PLANCTL_STATUS_PAUSED)
+        /* Held steps get their time back, unless a change moved them. */
+        for (k = 0; k < nheld; k++) {
+            pctl_step_view *v =
+                &r->view.phases[held[k * 3]].steps[held[k * 3 + 1]];
+
+            if (v->status == PLANCTL_STATUS_ERROR &&
+                v->next_attempt_at == INT64_MAX)
+                v->next_attempt_at = held[k * 3 + 2];
+        }
+        if (pctl_status_active(r->view.status))
             ps->active_runs++;
     }
+    if (capped && slots == 0)
+        ps->more = 1; /* more slots free than one pass starts */
+    pctl_free(held);
     pctl_free(actions);
     pctl_free(scratch);
     return rc;
@@ -528,11 +663,10 @@ static void after_commit(pass *ps)
      * from this list's point of view (it finished, so cancel skips it). */
     for (i = 0; i < ps->ncancels; i++)
         pctl_engine_cancel_job(e, ps->cancels[i], EJOB_GONE);
-    /* Interrupted attempts are ERROR now (committed): what their processes
-     * started must not run on beside the retry. */
-    pctl_reap_orphans(ps->orphans, ps->norphans);
-    for (j = e->jobs; j; j = next) {
-        next = j->next;
+    /* What the pass decided for the jobs that reported (those it did not
+     * get to stay on the done list for the next). */
+    for (j = e->done_head; j; j = next) {
+        next = j->done_next;
         switch (j->fx) {
         case FX_DROP:
             pctl_engine_drop_job(e, j);
@@ -551,9 +685,11 @@ static void after_commit(pass *ps)
             j->poll_at = ps->now + e->o.task_poll_ms;
             break;
         default:
-            break;
+            continue;
         }
         j->fx = FX_NONE;
+        pctl_engine_done_remove(e, j);
+        pctl_engine_wait_add(e, j);
     }
     /* New steps: the ejob takes the strings over. */
     for (i = 0; i < ps->nstarts; i++) {
@@ -563,6 +699,7 @@ static void after_commit(pass *ps)
         if (!nj) {
             /* The step stays IN_PROGRESS without a job; the next pass
              * sees it as interrupted and retries it. */
+            pctl_active_touch(e->active, s->run_id);
             continue;
         }
         nj->engine = e;
@@ -584,14 +721,23 @@ static void after_commit(pass *ps)
         s->instance = s->plan = s->phase = s->step = s->params = NULL;
         s->run_uid = NULL;
         nj->start_pending = 1;
-        nj->next = e->jobs;
-        e->jobs = nj;
-        e->njobs++;
+        pctl_engine_add_job(e, nj);
+        pctl_engine_wait_add(e, nj);
+        {
+            pctl_run_row *r;
+            size_t pi, si;
+
+            if (pctl_active_find_step(e->active, nj->step_id, &r, &pi, &si))
+                r->phases[pi].steps[si].job = nj;
+        }
     }
-    for (j = e->jobs; j; j = next) {
-        next = j->next; /* starting may drop j */
-        if (j->cancel != EJOB_LIVE || j->job)
+    /* Jobs with no task running: start what is due. */
+    for (j = e->wait_head; j; j = next) {
+        next = j->wait_next; /* starting may drop j */
+        if (j->cancel != EJOB_LIVE || j->job) {
+            pctl_engine_wait_remove(e, j);
             continue;
+        }
         if (e->state != ENGINE_RUNNING) {
             /* Stopping: a step between tasks does not start its next. */
             pctl_engine_cancel_job(e, j, EJOB_SHUTDOWN);
@@ -603,21 +749,35 @@ static void after_commit(pass *ps)
         }
         if (j->start_pending) {
             j->start_pending = 0;
+            pctl_engine_wait_remove(e, j);
             pctl_engine_start_task(e, j);
+            continue;
         }
         wake_min(ps, j->poll_at);
     }
 }
 
-/* Keeps the definitions some active run or job uses; drops the rest. */
+/* Keeps the definitions some active run or job uses; drops the rest.
+ * Only when the set of active runs changed (otherwise every definition
+ * cached is still some run's). */
 static void trim_defs(planctl_engine *e)
 {
-    size_t i = 0;
+    pctl_active *a = e->active;
+    size_t i = 0, ri;
     ejob *j;
 
+    if (a && !a->members)
+        return;
+    for (i = 0; i < e->ndefs; i++)
+        e->defs[i].used = 0;
     for (j = e->jobs; j; j = j->next)
         for (i = 0; i < e->ndefs; i++)
             if (e->defs[i].id == j->def_id)
+                e->defs[i].used = 1;
+    for (ri = 0; a && ri < a->nruns; ri++)
+        for (i = 0; i < e->ndefs; i++)
+            if (e->defs[i].id == a->runs[ri]->definition_id &&
+                pctl_status_active(a->runs[ri]->view.status))
                 e->defs[i].used = 1;
     for (i = 0; i < e->ndefs;) {
         if (!e->defs[i].used) {
@@ -646,9 +806,11 @@ static int open_any(planctl *p, int *out)
 int pctl_engine_pass(planctl_engine *e)
 {
     pass ps;
-    pctl_active *a = NULL;
+    pctl_active *a;
     ejob *j;
     int rc, open = 0;
+    size_t applied = 0;
+    uint64_t t0 = uv_hrtime(), t_commit;
 
     memset(&ps, 0, sizeof ps);
     ps.e = e;
@@ -658,28 +820,55 @@ int pctl_engine_pass(planctl_engine *e)
     /* One pass is one commit and one moment: every time it records is the
      * same, so what started together reads as having started together. */
     pctl_clock_freeze(e->p, ps.now);
-    for (j = e->jobs; rc == 0 && j; j = j->next)
-        if (j->finished)
-            rc = apply_outcome(&ps, j);
-    if (rc == 0)
-        rc = pctl_active_load(&a, e->p);
+    /* Its events are written together at the commit (store/evqueue.c). */
+    pctl_events_defer(e->p, 1);
+    rc = pctl_active_sync(&e->active, e->p);
+    a = e->active;
+    for (j = e->done_head; rc == 0 && j; j = j->done_next) {
+        if (applied == MAX_OUTCOMES) {
+            ps.more = 1;
+            break;
+        }
+        applied++;
+        pctl_active_touch(a, j->run_id);
+        rc = apply_outcome(&ps, j);
+    }
     if (rc == 0)
         rc = reconcile(&ps, a);
+    if (rc == 0 && !e->swept)
+        rc = sweep_stopped(&ps);
     if (rc == 0 && e->state == ENGINE_RUNNING)
         rc = decide_all(&ps, a);
-    pctl_active_free(a);
     pctl_clock_freeze(e->p, 0);
+    /* What the processes of interrupted attempts started must not run on
+     * beside the retry.  They are killed before the attempts' ERROR is
+     * committed: an engine that dies in between leaves the steps
+     * IN_PROGRESS, so the next one reaps them again, where killing after
+     * the commit left them running with their steps ERROR and retried
+     * (found by tests/crash). */
+    if (rc == 0)
+        pctl_reap_orphans(ps.orphans, ps.norphans);
+    t_commit = uv_hrtime();
     rc = pctl_tx_end(e->p, rc);
+    pctl_events_defer(e->p, 0);
+    pctl_metrics_pass_end(e, rc, uv_hrtime() - t_commit, uv_hrtime() - t0);
     if (rc < 0) {
-        for (j = e->jobs; j; j = j->next)
+        for (j = e->done_head; j; j = j->done_next)
             j->fx = FX_NONE;
         free_starts(&ps);
+        pctl_active_drop(&e->active, e->p);
         return rc;
     }
+    pctl_active_committed(e->active, e->p);
+    e->swept = 1;
     after_commit(&ps);
     free_starts(&ps);
     trim_defs(e);
+    if (e->active)
+        e->active->fresh = e->active->members = 0;
 
+    if (ps.more)
+        pctl_engine_request_pass(e);
     if (e->state == ENGINE_RUNNING) {
         if (ps.wake > 0)
             pctl_engine_arm_wake(e, ps.wake);

@@ -12,15 +12,91 @@
 
 #include "core/alloc.h"
 #include "engine/engine.h"
+#include "store/active.h"
 #include "store/store.h"
+
+/* ---- the engine's lists of jobs ---- */
+
+void pctl_engine_add_job(planctl_engine *e, ejob *j)
+{
+    j->prev = NULL;
+    j->next = e->jobs;
+    if (e->jobs)
+        e->jobs->prev = j;
+    e->jobs = j;
+    e->njobs++;
+}
+
+void pctl_engine_job_finished(planctl_engine *e, ejob *j)
+{
+    j->finished = 1;
+    if (!j->in_done) {
+        j->in_done = 1;
+        j->done_next = NULL;
+        j->done_prev = e->done_tail;
+        if (e->done_tail)
+            e->done_tail->done_next = j;
+        else
+            e->done_head = j;
+        e->done_tail = j;
+    }
+    pctl_engine_request_pass(e);
+}
+
+void pctl_engine_done_remove(planctl_engine *e, ejob *j)
+{
+    if (!j->in_done)
+        return;
+    if (j->done_prev)
+        j->done_prev->done_next = j->done_next;
+    else
+        e->done_head = j->done_next;
+    if (j->done_next)
+        j->done_next->done_prev = j->done_prev;
+    else
+        e->done_tail = j->done_prev;
+    j->done_next = j->done_prev = NULL;
+    j->in_done = 0;
+}
+
+void pctl_engine_wait_add(planctl_engine *e, ejob *j)
+{
+    if (j->in_wait)
+        return;
+    j->in_wait = 1;
+    j->wait_next = NULL;
+    j->wait_prev = e->wait_tail;
+    if (e->wait_tail)
+        e->wait_tail->wait_next = j;
+    else
+        e->wait_head = j;
+    e->wait_tail = j;
+}
+
+void pctl_engine_wait_remove(planctl_engine *e, ejob *j)
+{
+    if (!j->in_wait)
+        return;
+    if (j->wait_prev)
+        j->wait_prev->wait_next = j->wait_next;
+    else
+        e->wait_head = j->wait_next;
+    if (j->wait_next)
+        j->wait_next->wait_prev = j->wait_prev;
+    else
+        e->wait_tail = j->wait_prev;
+    j->wait_next = j->wait_prev = NULL;
+    j->in_wait = 0;
+}
+
+/* ---- tasks ---- */
 
 static void on_job_finish(planctl_job *job, void *owner)
 {
     ejob *j = owner;
 
     (void)job;
-    j->finished = 1;
-    pctl_engine_request_pass(j->engine);
+    pctl_engine_job_finished(j->engine, j);
 }
 
 /* Records an outcome for j without an executor having run. */
@@ -31,8 +107,7 @@ static void fail_now(planctl_engine *e, ejob *j, planctl_job *job,
     job->outcome = outcome;
     job->message = pctl_strdup(msg);
     j->job = job;
-    j->finished = 1;
-    pctl_engine_request_pass(e);
+    pctl_engine_job_finished(e, j);
 }
 
 void pctl_engine_start_task(planctl_engine *e, ejob *j)
@@ -106,22 +181,31 @@ void pctl_engine_cancel_job(planctl_engine *e, ejob *j, ejob_cancel why)
     }
     if (!j->job) {
         /* Between tasks or waiting to poll: nothing to stop. */
-        j->finished = 1;
-        pctl_engine_request_pass(e);
+        pctl_engine_wait_remove(e, j);
+        pctl_engine_job_finished(e, j);
     }
 }
 
 void pctl_engine_drop_job(planctl_engine *e, ejob *j)
 {
-    ejob **pp;
+    pctl_run_row *r;
+    size_t pi, si;
 
-    for (pp = &e->jobs; *pp; pp = &(*pp)->next) {
-        if (*pp == j) {
-            *pp = j->next;
-            e->njobs--;
-            break;
-        }
-    }
+    if (j->prev)
+        j->prev->next = j->next;
+    else
+        e->jobs = j->next;
+    if (j->next)
+        j->next->prev = j->prev;
+    e->njobs--;
+    pctl_engine_done_remove(e, j);
+    pctl_engine_wait_remove(e, j);
+    /* Its step may now be IN_PROGRESS with nobody running it: the next
+     * pass looks at the run. */
+    pctl_active_touch(e->active, j->run_id);
+    if (pctl_active_find_step(e->active, j->step_id, &r, &pi, &si) &&
+        r->phases[pi].steps[si].job == j)
+        r->phases[pi].steps[si].job = NULL;
     pctl_job_free(j->job);
     pctl_free(j->instance);
     pctl_free(j->plan);

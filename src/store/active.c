@@ -1,10 +1,131 @@
-/* active.c - reading the active runs, phases and steps for a pass. */
+/*
+ * active.c - the active runs, phases and steps for the engine's passes:
+ * read in one snapshot, then kept in step with the database between
+ * passes (see active.h for when the cache is trusted and when not).
+ *
+ * Each run owns its arrays (phase views and rows, step views and rows), so
+ * a run can be dropped or added without touching the others.  Three id
+ * maps (runs, phases, steps) lead from a row id to its place, for the
+ * gate's reports and the engine's lookups; they use linear probing with
+ * backward-shift deletion, keyed by the row id (never 0).
+ */
 #include "store/active.h"
 
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/status.h"
 #include "store/store.h"
+
+/* ---- id maps ---- */
+
+typedef struct slot {
+    int64_t key; /* 0: empty */
+    pctl_run_row *run;
+    size_t pi, si;
+} slot;
+
+typedef struct idmap {
+    slot *v;
+    size_t cap, n; /* cap: 0 or a power of two */
+} idmap;
+
+struct pctl_active_cache {
+    planctl *p; /* the handle it is attached to, or NULL */
+    int stale;
+    int64_t data_version, changes;
+    int64_t *promoted; /* runs promoted from the queue: read at the sync */
+    size_t npromoted, cappromoted;
+    idmap runs, phases, steps;
+};
+
+static size_t hash(int64_t key)
+{
+    uint64_t x = (uint64_t)key * 0x9E3779B97F4A7C15u;
+
+    return (size_t)(x ^ (x >> 29));
+}
+
+static slot *map_get(const idmap *m, int64_t key)
+{
+    size_t i;
+
+    if (m->cap == 0)
+        return NULL;
+    for (i = hash(key) & (m->cap - 1); m->v[i].key; i = (i + 1) & (m->cap - 1))
+        if (m->v[i].key == key)
+            return &m->v[i];
+    return NULL;
+}
+
+static void put_nogrow(idmap *m, const slot *s)
+{
+    size_t i = hash(s->key) & (m->cap - 1);
+
+    while (m->v[i].key && m->v[i].key != s->key)
+        i = (i + 1) & (m->cap - 1);
+    if (!m->v[i].key)
+        m->n++;
+    m->v[i] = *s;
+}
+
+static int map_put(idmap *m, int64_t key, pctl_run_row *run, size_t pi,
+                   size_t si)
+{
+    slot s;
+
+    if ((m->n + 1) * 2 > m->cap) {
+        idmap nm;
+        size_t i;
+
+        nm.cap = m->cap ? m->cap * 2 : 64;
+        nm.n = 0;
+        nm.v = pctl_calloc(nm.cap, sizeof *nm.v);
+        if (!nm.v)
+            return PLANCTL_ENOMEM;
+        for (i = 0; i < m->cap; i++)
+            if (m->v[i].key)
+                put_nogrow(&nm, &m->v[i]);
+        pctl_free(m->v);
+        *m = nm;
+    }
+    s.key = key;
+    s.run = run;
+    s.pi = pi;
+    s.si = si;
+    put_nogrow(m, &s);
+    return 0;
+}
+
+static void map_del(idmap *m, int64_t key)
+{
+    slot *s = map_get(m, key);
+    size_t i, j, k;
+
+    if (!s)
+        return;
+    i = (size_t)(s - m->v);
+    m->v[i].key = 0;
+    m->n--;
+    /* Backward shift: move up every entry of the cluster that would no
+     * longer be found past the hole. */
+    for (j = (i + 1) & (m->cap - 1); m->v[j].key; j = (j + 1) & (m->cap - 1)) {
+        k = hash(m->v[j].key) & (m->cap - 1);
+        if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
+            m->v[i] = m->v[j];
+            m->v[j].key = 0;
+            i = j;
+        }
+    }
+}
+
+static void map_free(idmap *m)
+{
+    pctl_free(m->v);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- reading ---- */
 
 /* Grows *v (of n items of size sz, capacity *cap) to hold one more. */
 static int grow(void **v, size_t n, size_t *cap, size_t sz)
@@ -41,23 +162,88 @@ static int parse_status(planctl *p, sqlite3_stmt *st, int i,
     return 0;
 }
 
-static int load_runs(pctl_active *a, planctl *p)
+/* What the three reads return, before it is cut into runs. */
+typedef struct tphase {
+    int64_t run_id;
+    pctl_phase_view v;
+    pctl_phase_row r;
+} tphase;
+
+typedef struct tstep {
+    int64_t run_id, phase_idx;
+    pctl_step_view v;
+    pctl_step_row r;
+} tstep;
+
+typedef struct rows {
+    pctl_run_row **runs;
+    size_t nruns, capruns;
+    tphase *phases;
+    size_t nphases, capphases;
+    tstep *steps;
+    size_t nsteps, capsteps;
+} rows;
+
+static void free_run(pctl_run_row *r)
 {
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_active_runs);
-    size_t cap = 0;
+    size_t pi, si;
+
+    if (!r)
+        return;
+    for (pi = 0; r->phases && pi < r->view.nphases; pi++) {
+        pctl_free(r->phases[pi].name);
+        for (si = 0; r->phases[pi].steps && si < r->view.phases[pi].nsteps;
+             si++) {
+            pctl_free(r->phases[pi].steps[si].name);
+            pctl_free(r->phases[pi].steps[si].message);
+        }
+    }
+    if (r->phases) {
+        pctl_free(r->phases[0].steps);
+        pctl_free(r->view.phases[0].steps);
+    }
+    pctl_free(r->phases);
+    pctl_free(r->view.phases);
+    pctl_free(r->instance);
+    pctl_free(r->plan);
+    pctl_free(r->params);
+    pctl_free(r->uid);
+    pctl_free(r);
+}
+
+static void rows_free(rows *w)
+{
+    size_t i;
+
+    for (i = 0; i < w->nruns; i++)
+        free_run(w->runs[i]);
+    for (i = 0; i < w->nphases; i++)
+        pctl_free(w->phases[i].r.name);
+    for (i = 0; i < w->nsteps; i++) {
+        pctl_free(w->steps[i].r.name);
+        pctl_free(w->steps[i].r.message);
+    }
+    pctl_free(w->runs);
+    pctl_free(w->phases);
+    pctl_free(w->steps);
+    memset(w, 0, sizeof *w);
+}
+
+/* Steps st (bound already) and adds its rows. */
+static int read_runs(rows *w, planctl *p, sqlite3_stmt *st)
+{
     int rc = 0, step;
 
-    if (!st)
-        return PLANCTL_ERROR;
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
         pctl_run_row *r;
 
-        if (grow((void **)&a->runs, a->nruns, &cap, sizeof *a->runs) < 0) {
+        if (grow((void **)&w->runs, w->nruns, &w->capruns, sizeof *w->runs) <
+                0 ||
+            !(r = pctl_calloc(1, sizeof *r))) {
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
             break;
         }
-        r = &a->runs[a->nruns++];
-        memset(r, 0, sizeof *r);
+        w->runs[w->nruns++] = r;
         r->id = sqlite3_column_int64(st, 0);
         r->instance_id = sqlite3_column_int64(st, 1);
         r->instance = col_dup(st, 2);
@@ -67,6 +253,8 @@ static int load_runs(pctl_active *a, planctl *p)
         r->params = col_dup(st, 6);
         r->view.deadline_at = sqlite3_column_int64(st, 7);
         r->uid = col_dup(st, 8);
+        r->view.event_limit = sqlite3_column_int64(st, 9) >= p->run_events_max;
+        r->dirty = 1;
         if (rc == 0 && (!r->instance || !r->plan || !r->params || !r->uid))
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
@@ -76,41 +264,30 @@ static int load_runs(pctl_active *a, planctl *p)
     return rc;
 }
 
-static int load_phases(pctl_active *a, planctl *p, int64_t **phase_run)
+static int read_phases(rows *w, planctl *p, sqlite3_stmt *st)
 {
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_active_phases);
-    size_t cap_v = 0, cap_r = 0, cap_a = 0;
     int rc = 0, step;
 
-    if (!st)
-        return PLANCTL_ERROR;
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        pctl_phase_view *v;
-        pctl_phase_row *r;
+        tphase *t;
         const char *strategy;
 
-        if (grow((void **)&a->phase_views, a->nphases, &cap_v,
-                 sizeof *a->phase_views) < 0 ||
-            grow((void **)&a->phase_rows, a->nphases, &cap_r,
-                 sizeof *a->phase_rows) < 0 ||
-            grow((void **)phase_run, a->nphases, &cap_a, sizeof **phase_run) <
-                0) {
+        if (grow((void **)&w->phases, w->nphases, &w->capphases,
+                 sizeof *w->phases) < 0) {
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
             break;
         }
-        v = &a->phase_views[a->nphases];
-        r = &a->phase_rows[a->nphases];
-        memset(v, 0, sizeof *v);
-        memset(r, 0, sizeof *r);
-        (*phase_run)[a->nphases++] = sqlite3_column_int64(st, 0);
-        r->id = sqlite3_column_int64(st, 1);
-        r->name = col_dup(st, 3);
+        t = &w->phases[w->nphases++];
+        memset(t, 0, sizeof *t);
+        t->run_id = sqlite3_column_int64(st, 0);
+        t->r.id = sqlite3_column_int64(st, 1);
+        t->r.name = col_dup(st, 3);
         strategy = (const char *)sqlite3_column_text(st, 4);
-        v->strategy = strategy && strcmp(strategy, "parallel") == 0
-                          ? PCTL_STRATEGY_PARALLEL
-                          : PCTL_STRATEGY_SERIAL;
-        rc = parse_status(p, st, 5, &v->status);
-        if (rc == 0 && !r->name)
+        t->v.strategy = strategy && strcmp(strategy, "parallel") == 0
+                            ? PCTL_STRATEGY_PARALLEL
+                            : PCTL_STRATEGY_SERIAL;
+        rc = parse_status(p, st, 5, &t->v.status);
+        if (rc == 0 && !t->r.name)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
     if (rc == 0 && step != SQLITE_DONE)
@@ -119,46 +296,33 @@ static int load_phases(pctl_active *a, planctl *p, int64_t **phase_run)
     return rc;
 }
 
-static int load_steps(pctl_active *a, planctl *p, int64_t **step_run,
-                      int64_t **step_phase)
+static int read_steps(rows *w, planctl *p, sqlite3_stmt *st)
 {
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_active_steps);
-    size_t cap_v = 0, cap_r = 0, cap_a = 0, cap_b = 0;
     int rc = 0, step;
 
-    if (!st)
-        return PLANCTL_ERROR;
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        pctl_step_view *v;
-        pctl_step_row *r;
-        size_t n = a->nsteps;
+        tstep *t;
 
-        if (grow((void **)&a->step_views, n, &cap_v, sizeof *a->step_views) <
-                0 ||
-            grow((void **)&a->step_rows, n, &cap_r, sizeof *a->step_rows) < 0 ||
-            grow((void **)step_run, n, &cap_a, sizeof **step_run) < 0 ||
-            grow((void **)step_phase, n, &cap_b, sizeof **step_phase) < 0) {
+        if (grow((void **)&w->steps, w->nsteps, &w->capsteps,
+                 sizeof *w->steps) < 0) {
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
             break;
         }
-        v = &a->step_views[n];
-        r = &a->step_rows[n];
-        memset(v, 0, sizeof *v);
-        memset(r, 0, sizeof *r);
-        a->nsteps++;
-        (*step_run)[n] = sqlite3_column_int64(st, 0);
-        (*step_phase)[n] = sqlite3_column_int64(st, 1);
-        r->id = sqlite3_column_int64(st, 2);
-        r->name = col_dup(st, 4);
-        rc = parse_status(p, st, 5, &v->status);
-        v->attempt = sqlite3_column_int(st, 6);
-        v->max_attempts = sqlite3_column_int(st, 7);
-        v->next_attempt_at = sqlite3_column_int64(st, 8);
-        v->deadline_at = sqlite3_column_int64(st, 9);
-        r->task_index = sqlite3_column_int(st, 10);
+        t = &w->steps[w->nsteps++];
+        memset(t, 0, sizeof *t);
+        t->run_id = sqlite3_column_int64(st, 0);
+        t->phase_idx = sqlite3_column_int64(st, 1);
+        t->r.id = sqlite3_column_int64(st, 2);
+        t->r.name = col_dup(st, 4);
+        rc = parse_status(p, st, 5, &t->v.status);
+        t->v.attempt = sqlite3_column_int(st, 6);
+        t->v.max_attempts = sqlite3_column_int(st, 7);
+        t->v.next_attempt_at = sqlite3_column_int64(st, 8);
+        t->v.deadline_at = sqlite3_column_int64(st, 9);
+        t->r.task_index = sqlite3_column_int(st, 10);
         if (sqlite3_column_type(st, 11) != SQLITE_NULL)
-            r->message = col_dup(st, 11);
-        if (rc == 0 && !r->name)
+            t->r.message = col_dup(st, 11);
+        if (rc == 0 && !t->r.name)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
     if (rc == 0 && step != SQLITE_DONE)
@@ -167,55 +331,158 @@ static int load_steps(pctl_active *a, planctl *p, int64_t **step_run,
     return rc;
 }
 
-/* Phases and steps come in (run id, phase idx, step idx) order, the same
- * order as the runs, so one walk assigns each run its phases and each phase
- * its steps. */
-static int slice(pctl_active *a, planctl *p, const int64_t *phase_run,
-                 const int64_t *step_run, const int64_t *step_phase)
+/* Gives run r its phases w->phases[*pi..] and steps w->steps[*si..] (the
+ * reads come in (run id, phase idx, step idx) order, as the runs do), moving
+ * the strings over.  Advances *pi and *si. */
+static int build_run(pctl_run_row *r, planctl *p, rows *w, size_t *pi,
+                     size_t *si)
 {
-    size_t ri, pi = 0, si = 0;
+    size_t first = *pi, sfirst = *si, np, ns, k, n;
+    pctl_step_view *sv;
+    pctl_step_row *sr;
 
-    for (ri = 0; ri < a->nruns; ri++) {
-        pctl_run_row *r = &a->runs[ri];
-        size_t first = pi, k;
+    while (*pi < w->nphases && w->phases[*pi].run_id == r->id)
+        (*pi)++;
+    np = *pi - first;
+    while (*si < w->nsteps && w->steps[*si].run_id == r->id)
+        (*si)++;
+    ns = *si - sfirst;
+    if (np == 0)
+        return pctl_err(p, PLANCTL_EIO, "run %lld has no phases",
+                        (long long)r->id);
+    /* Phase k's steps are the slice with phase_idx == k, none empty. */
+    for (k = 0, n = 0; k < np; k++) {
+        size_t start = n;
 
-        while (pi < a->nphases && phase_run[pi] == r->id)
-            pi++;
-        if (pi == first)
-            return pctl_err(p, PLANCTL_EIO, "run %lld has no phases",
-                            (long long)r->id);
-        r->view.nphases = pi - first;
-        r->view.phases = &a->phase_views[first];
-        r->phases = &a->phase_rows[first];
-        if (r->view.nphases > a->max_children)
-            a->max_children = r->view.nphases;
-        for (k = 0; k < r->view.nphases; k++) {
-            size_t sfirst = si;
+        while (n < ns && w->steps[sfirst + n].phase_idx == (int64_t)k)
+            n++;
+        if (n == start)
+            return pctl_err(p, PLANCTL_EIO, "run %lld phase %zu has no steps",
+                            (long long)r->id, k);
+    }
+    if (n != ns)
+        return pctl_err(p, PLANCTL_EIO, "run %lld has steps out of its phases",
+                        (long long)r->id);
+    r->view.phases = pctl_calloc(np, sizeof *r->view.phases);
+    r->phases = pctl_calloc(np, sizeof *r->phases);
+    sv = pctl_calloc(ns, sizeof *sv);
+    sr = pctl_calloc(ns, sizeof *sr);
+    if (!r->view.phases || !r->phases || !sv || !sr) {
+        pctl_free(sv);
+        pctl_free(sr);
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    for (k = 0; k < ns; k++) {
+        sv[k] = w->steps[sfirst + k].v;
+        sr[k] = w->steps[sfirst + k].r;
+        w->steps[sfirst + k].r.name = NULL;
+        w->steps[sfirst + k].r.message = NULL;
+    }
+    r->view.nphases = np;
+    for (k = 0, n = 0; k < np; k++) {
+        size_t start = n;
 
-            while (si < a->nsteps && step_run[si] == r->id &&
-                   step_phase[si] == (int64_t)k)
-                si++;
-            if (si == sfirst)
-                return pctl_err(p, PLANCTL_EIO,
-                                "run %lld phase %zu has no steps",
-                                (long long)r->id, k);
-            r->view.phases[k].nsteps = si - sfirst;
-            r->view.phases[k].steps = &a->step_views[sfirst];
-            r->phases[k].steps = &a->step_rows[sfirst];
-            if (si - sfirst > a->max_children)
-                a->max_children = si - sfirst;
-        }
+        r->view.phases[k] = w->phases[first + k].v;
+        r->phases[k] = w->phases[first + k].r;
+        w->phases[first + k].r.name = NULL;
+        while (n < ns && w->steps[sfirst + n].phase_idx == (int64_t)k)
+            n++;
+        r->view.phases[k].steps = sv + start;
+        r->phases[k].steps = sr + start;
+        r->view.phases[k].nsteps = n - start;
     }
     return 0;
 }
 
-int pctl_active_load(pctl_active **out, planctl *p)
+static int index_run(pctl_active *a, pctl_run_row *r)
+{
+    struct pctl_active_cache *c = a->cache;
+    size_t pi, si;
+
+    if (map_put(&c->runs, r->id, r, 0, 0) < 0)
+        return PLANCTL_ENOMEM;
+    if (r->view.nphases > a->max_children)
+        a->max_children = r->view.nphases;
+    for (pi = 0; pi < r->view.nphases; pi++) {
+        if (map_put(&c->phases, r->phases[pi].id, r, pi, 0) < 0)
+            return PLANCTL_ENOMEM;
+        if (r->view.phases[pi].nsteps > a->max_children)
+            a->max_children = r->view.phases[pi].nsteps;
+        for (si = 0; si < r->view.phases[pi].nsteps; si++)
+            if (map_put(&c->steps, r->phases[pi].steps[si].id, r, pi, si) < 0)
+                return PLANCTL_ENOMEM;
+    }
+    return 0;
+}
+
+static void unindex_run(pctl_active *a, pctl_run_row *r)
+{
+    struct pctl_active_cache *c = a->cache;
+    size_t pi, si;
+
+    map_del(&c->runs, r->id);
+    for (pi = 0; pi < r->view.nphases; pi++) {
+        map_del(&c->phases, r->phases[pi].id);
+        for (si = 0; si < r->view.phases[pi].nsteps; si++)
+            map_del(&c->steps, r->phases[pi].steps[si].id);
+    }
+}
+
+/* Cuts the reads into runs and moves the runs into a (sorted by id, like
+ * the reads). */
+static int take_rows(pctl_active *a, planctl *p, rows *w)
+{
+    size_t i, pi = 0, si = 0, k;
+    pctl_run_row **nv;
+    int rc = 0;
+
+    for (i = 0; rc == 0 && i < w->nruns; i++)
+        rc = build_run(w->runs[i], p, w, &pi, &si);
+    if (rc < 0)
+        return rc;
+    nv = pctl_realloc(a->runs, (a->nruns + w->nruns + 1) * sizeof *nv);
+    if (!nv)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    a->runs = nv;
+    for (i = 0; i < w->nruns; i++) {
+        pctl_run_row *r = w->runs[i];
+
+        if (index_run(a, r) < 0) {
+            unindex_run(a, r);
+            return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        }
+        /* Usually at the end: ids grow. */
+        k = a->nruns;
+        while (k > 0 && a->runs[k - 1]->id > r->id)
+            k--;
+        memmove(&a->runs[k + 1], &a->runs[k], (a->nruns - k) * sizeof *a->runs);
+        a->runs[k] = r;
+        a->nruns++;
+        w->runs[i] = NULL;
+    }
+    return 0;
+}
+
+static pctl_active *new_active(void)
 {
     pctl_active *a = pctl_calloc(1, sizeof *a);
-    int64_t *phase_run = NULL, *step_run = NULL, *step_phase = NULL;
-    int rc, began;
+
+    if (a && !(a->cache = pctl_calloc(1, sizeof *a->cache))) {
+        pctl_free(a);
+        a = NULL;
+    }
+    return a;
+}
+
+int pctl_active_load(pctl_active **out, planctl *p)
+{
+    pctl_active *a = new_active();
+    sqlite3_stmt *st;
+    rows w;
+    int rc = 0, began;
 
     *out = NULL;
+    memset(&w, 0, sizeof w);
     if (!a)
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     /* One snapshot for the three reads (unless the caller's transaction
@@ -223,18 +490,19 @@ int pctl_active_load(pctl_active **out, planctl *p)
     began = p->tx_depth == 0;
     rc = began ? pctl_exec(p, "BEGIN") : 0;
     if (rc == 0)
-        rc = load_runs(a, p);
+        rc = (st = pctl_stmt(p, PCTL_Q_active_runs)) ? read_runs(&w, p, st)
+                                                     : PLANCTL_ERROR;
     if (rc == 0)
-        rc = load_phases(a, p, &phase_run);
+        rc = (st = pctl_stmt(p, PCTL_Q_active_phases)) ? read_phases(&w, p, st)
+                                                       : PLANCTL_ERROR;
     if (rc == 0)
-        rc = load_steps(a, p, &step_run, &step_phase);
+        rc = (st = pctl_stmt(p, PCTL_Q_active_steps)) ? read_steps(&w, p, st)
+                                                      : PLANCTL_ERROR;
     if (began)
         sqlite3_exec(p->db, "COMMIT", NULL, NULL, NULL);
     if (rc == 0)
-        rc = slice(a, p, phase_run, step_run, step_phase);
-    pctl_free(phase_run);
-    pctl_free(step_run);
-    pctl_free(step_phase);
+        rc = take_rows(a, p, &w);
+    rows_free(&w);
     if (rc < 0) {
         pctl_active_free(a);
         return rc;
@@ -243,28 +511,249 @@ int pctl_active_load(pctl_active **out, planctl *p)
     return 0;
 }
 
+/* Reads one run (promoted from the queue) into the cache, if it is
+ * active. */
+static int load_one(pctl_active *a, planctl *p, int64_t run_id)
+{
+    static const pctl_query q[3] = {PCTL_Q_active_run_by_id,
+                                    PCTL_Q_active_phases_of_run,
+                                    PCTL_Q_active_steps_of_run};
+    sqlite3_stmt *st;
+    rows w;
+    int rc = 0, i;
+
+    memset(&w, 0, sizeof w);
+    for (i = 0; rc == 0 && i < 3; i++) {
+        if (!(st = pctl_stmt(p, q[i]))) {
+            rc = PLANCTL_ERROR;
+            break;
+        }
+        sqlite3_bind_int64(st, 1, run_id);
+        rc = i == 0   ? read_runs(&w, p, st)
+             : i == 1 ? read_phases(&w, p, st)
+                      : read_steps(&w, p, st);
+        if (i == 0 && w.nruns == 0)
+            break; /* not active (any more) */
+    }
+    if (rc == 0)
+        rc = take_rows(a, p, &w);
+    rows_free(&w);
+    return rc;
+}
+
 void pctl_active_free(pctl_active *a)
 {
     size_t i;
 
     if (!a)
         return;
-    for (i = 0; i < a->nruns; i++) {
-        pctl_free(a->runs[i].instance);
-        pctl_free(a->runs[i].plan);
-        pctl_free(a->runs[i].params);
-        pctl_free(a->runs[i].uid);
-    }
-    for (i = 0; i < a->nphases; i++)
-        pctl_free(a->phase_rows[i].name);
-    for (i = 0; i < a->nsteps; i++) {
-        pctl_free(a->step_rows[i].name);
-        pctl_free(a->step_rows[i].message);
-    }
+    for (i = 0; i < a->nruns; i++)
+        free_run(a->runs[i]);
     pctl_free(a->runs);
-    pctl_free(a->phase_views);
-    pctl_free(a->phase_rows);
-    pctl_free(a->step_views);
-    pctl_free(a->step_rows);
+    if (a->cache) {
+        if (a->cache->p && a->cache->p->active == a)
+            a->cache->p->active = NULL;
+        map_free(&a->cache->runs);
+        map_free(&a->cache->phases);
+        map_free(&a->cache->steps);
+        pctl_free(a->cache->promoted);
+        pctl_free(a->cache);
+    }
     pctl_free(a);
+}
+
+/* ---- the cache ---- */
+
+void pctl_active_drop(pctl_active **cache, planctl *p)
+{
+    if (p && p->active == *cache)
+        p->active = NULL;
+    pctl_active_free(*cache);
+    *cache = NULL;
+}
+
+/* Drops the runs that are no longer active. */
+static void drop_ended(pctl_active *a)
+{
+    size_t i, k = 0;
+
+    for (i = 0; i < a->nruns; i++) {
+        pctl_run_row *r = a->runs[i];
+
+        if (pctl_status_active(r->view.status)) {
+            a->runs[k++] = r;
+            continue;
+        }
+        unindex_run(a, r);
+        free_run(r);
+    }
+    a->nruns = k;
+}
+
+int pctl_active_sync(pctl_active **cache, planctl *p)
+{
+    pctl_active *a = *cache;
+    struct pctl_active_cache *c;
+    int64_t dv = 0;
+    size_t i;
+    int rc;
+
+    rc = pctl_data_version(p, &dv);
+    if (rc == 0 && a && !a->cache->stale && dv == a->cache->data_version &&
+        sqlite3_total_changes64(p->db) == a->cache->changes) {
+        /* Nobody else wrote since our last commit: only our own changes
+         * are left to follow. */
+        size_t before = a->nruns;
+
+        c = a->cache;
+        drop_ended(a);
+        if (a->nruns != before || c->npromoted > 0)
+            a->members = 1;
+        for (i = 0; rc == 0 && i < c->npromoted; i++)
+            if (!map_get(&c->runs, c->promoted[i]))
+                rc = load_one(a, p, c->promoted[i]);
+        c->npromoted = 0;
+        if (rc == 0)
+            return 0;
+    }
+    pctl_active_drop(cache, p);
+    if (rc < 0)
+        return rc;
+    if ((rc = pctl_active_load(&a, p)) < 0)
+        return rc;
+    a->cache->data_version = dv;
+    a->cache->p = p;
+    a->fresh = a->members = 1;
+    p->active = a;
+    *cache = a;
+    return 0;
+}
+
+void pctl_active_committed(pctl_active *a, planctl *p)
+{
+    if (a)
+        a->cache->changes = sqlite3_total_changes64(p->db);
+}
+
+int pctl_active_find_step(const pctl_active *a, int64_t step_id,
+                          pctl_run_row **run, size_t *pi, size_t *si)
+{
+    slot *s = a ? map_get(&a->cache->steps, step_id) : NULL;
+
+    if (!s)
+        return 0;
+    *run = s->run;
+    *pi = s->pi;
+    *si = s->si;
+    return 1;
+}
+
+void pctl_active_touch(pctl_active *a, int64_t run_id)
+{
+    slot *s = a ? map_get(&a->cache->runs, run_id) : NULL;
+
+    if (s)
+        s->run->dirty = 1;
+}
+
+void pctl_active_event_count(planctl *p, int64_t run_id, int64_t count)
+{
+    slot *s;
+
+    if (!p->active || count < p->run_events_max)
+        return;
+    s = map_get(&p->active->cache->runs, run_id);
+    if (s) {
+        s->run->view.event_limit = 1;
+        s->run->dirty = 1;
+    }
+}
+
+void pctl_active_distrust(planctl *p)
+{
+    if (p->active)
+        p->active->cache->stale = 1;
+}
+
+void pctl_active_note(planctl *p, const pctl_change *c, int64_t run_id,
+                      int attempt, int64_t next_attempt_at, int64_t deadline_at)
+{
+    pctl_active *a = p->active;
+    struct pctl_active_cache *ac;
+    slot *s;
+
+    if (!a)
+        return;
+    ac = a->cache;
+    switch (c->entity) {
+    case PLANCTL_ENTITY_STEP: {
+        pctl_step_view *v;
+        pctl_step_row *r;
+        char *msg = NULL;
+
+        s = map_get(&ac->steps, c->id);
+        if (!s || s->run->id != run_id ||
+            (c->message && !(msg = pctl_strdup(c->message)))) {
+            ac->stale = 1;
+            return;
+        }
+        v = &s->run->view.phases[s->pi].steps[s->si];
+        r = &s->run->phases[s->pi].steps[s->si];
+        v->status = c->to;
+        v->attempt = attempt;
+        v->next_attempt_at = next_attempt_at;
+        v->deadline_at = deadline_at;
+        pctl_free(r->message);
+        r->message = msg;
+        s->run->dirty = 1;
+        return;
+    }
+    case PLANCTL_ENTITY_PHASE:
+        s = map_get(&ac->phases, c->id);
+        if (!s || s->run->id != run_id) {
+            ac->stale = 1;
+            return;
+        }
+        s->run->view.phases[s->pi].status = c->to;
+        s->run->dirty = 1;
+        return;
+    case PLANCTL_ENTITY_RUN:
+    default:
+        s = map_get(&ac->runs, c->id);
+        if (s) {
+            s->run->view.status = c->to;
+            s->run->view.deadline_at = deadline_at;
+            s->run->dirty = 1;
+        } else if (c->to == PLANCTL_STATUS_PENDING) {
+            /* Promoted from the queue: read at the next sync. */
+            if (grow((void **)&ac->promoted, ac->npromoted, &ac->cappromoted,
+                     sizeof *ac->promoted) < 0)
+                ac->stale = 1;
+            else
+                ac->promoted[ac->npromoted++] = c->id;
+        } else if (pctl_status_active(c->to)) {
+            ac->stale = 1;
+        }
+        return;
+    }
+}
+
+int pctl_step_set_task(planctl *p, int64_t step_id, int task_index)
+{
+    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_step_set_task);
+    pctl_run_row *r;
+    size_t pi, si;
+    int rc;
+
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, step_id);
+    sqlite3_bind_int(st, 2, task_index);
+    if ((rc = pctl_exec_stmt(p, st, "advancing task")) < 0)
+        return rc;
+    if (sqlite3_changes(p->db) != 1)
+        pctl_active_distrust(p);
+    else if (pctl_active_find_step(p->active, step_id, &r, &pi, &si))
+        r->phases[pi].steps[si].task_index = task_index;
+    return 0;
 }

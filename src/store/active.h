@@ -1,11 +1,29 @@
 /*
  * active.h - the engine's view of the database: every active run with its
- * phases and steps, read in one snapshot for one pass.
+ * phases and steps, and the cache that keeps it between passes.
  *
  * Views (what pctl_decide() reads and updates) and rows (ids, names, what
- * the engine needs to act) are kept in parallel arrays: all step views of
- * the pass are one array in (run, phase, step) order, so each phase's
- * steps are a contiguous slice, as pctl_decide() wants them.
+ * the engine needs to act) are kept in parallel arrays, one set per run:
+ * each phase's steps are a contiguous slice, as pctl_decide() wants them.
+ *
+ * The cache.  Reading every active run each pass costs as much as the
+ * pass's own writes many times over (it was three quarters of the engine's
+ * time with 1,000 active runs), so the engine keeps the tree between
+ * passes and the store keeps it true:
+ *   - every status change through the gate, and every task index the
+ *     engine records, updates the cached rows from what the UPDATE
+ *     returned (pctl_active_note), in the same transaction;
+ *   - a run promoted from the queue is read at the next sync, and a run
+ *     that ended is dropped there;
+ *   - anything else that may have written is detected at the next sync,
+ *     which then reads everything again: a commit by another connection
+ *     (PRAGMA data_version moved), a write on the engine's own connection
+ *     outside a pass (its change counter moved: the lease heartbeat, say),
+ *     a compare-and-set of ours that missed, or a pass that rolled back
+ *     (pctl_active_drop).
+ * Each run also carries `dirty`: set when anything of it changed since
+ * the engine last decided it, so a pass decides only the runs that may
+ * have something to do.
  */
 #ifndef PCTL_STORE_ACTIVE_H
 #define PCTL_STORE_ACTIVE_H
@@ -21,6 +39,9 @@ typedef struct pctl_step_row {
     char *name;
     int task_index;
     char *message; /* the step's current message (its last error) */
+    /* The engine's: the job running this step, or NULL (the store only
+     * zeroes it when it reads the row). */
+    void *job;
 } pctl_step_row;
 
 typedef struct pctl_phase_row {
@@ -34,16 +55,21 @@ typedef struct pctl_run_row {
     char *instance, *plan, *params, *uid;
     pctl_run_view view;     /* strategy is the engine's to fill in */
     pctl_phase_row *phases; /* parallel to view.phases */
+    /* The engine's: changed since last decided (set by the store on every
+     * change), and what deciding it last said. */
+    int dirty;
+    int quiet;       /* last decided with a slot to spare, and did nothing */
+    int64_t wake_at; /* when deciding it again could do something; 0: no */
 } pctl_run_row;
 
 typedef struct pctl_active {
-    size_t nruns, nphases, nsteps;
-    pctl_run_row *runs;
-    pctl_phase_view *phase_views;
-    pctl_phase_row *phase_rows;
-    pctl_step_view *step_views;
-    pctl_step_row *step_rows;
+    size_t nruns;
+    pctl_run_row **runs; /* in id order */
     size_t max_children; /* the most phases or steps under one parent */
+    /* Set by pctl_active_sync, for the engine to clear: everything was
+     * read anew (fresh), or runs were dropped or added (members). */
+    int fresh, members;
+    struct pctl_active_cache *cache; /* store/active.c's bookkeeping */
 } pctl_active;
 
 /* Reads every PENDING, IN_PROGRESS and PAUSED run, in id order, with its
@@ -53,5 +79,49 @@ int pctl_active_load(pctl_active **out, planctl *p);
 
 /* Frees a loaded tree.  NULL is allowed.  Can't fail. */
 void pctl_active_free(pctl_active *a);
+
+/*
+ * Brings the engine's cache up to date inside the pass's write
+ * transaction: *cache (NULL at first) is read anew when it cannot be
+ * trusted (see above), else runs that ended are dropped and promoted runs
+ * read.  The cache is attached to the handle, so the gate keeps it true
+ * from then on.  Errors: EIO, ENOMEM, EBUSY (the cache is dropped).
+ */
+int pctl_active_sync(pctl_active **cache, planctl *p);
+
+/* After the pass committed: what the cache holds is the database's. */
+void pctl_active_committed(pctl_active *a, planctl *p);
+
+/* Detaches and frees the cache (after a rollback, or when the engine
+ * stops); the next sync reads everything.  Can't fail. */
+void pctl_active_drop(pctl_active **cache, planctl *p);
+
+/* The cached step with this id: 1 with *run, *pi, *si set, or 0. */
+int pctl_active_find_step(const pctl_active *a, int64_t step_id,
+                          pctl_run_row **run, size_t *pi, size_t *si);
+
+/* Marks run_id (if cached) to be decided at the next pass.  Can't fail. */
+void pctl_active_touch(pctl_active *a, int64_t run_id);
+
+/* Records the task a step is at (steps.task_index), in the database and
+ * in the cache.  Inside a transaction.  Errors: EIO, EBUSY. */
+int pctl_step_set_task(planctl *p, int64_t step_id, int task_index);
+
+/* Makes the next sync read everything (a change the cache cannot follow,
+ * such as a compare-and-set that missed).  Can't fail. */
+void pctl_active_distrust(planctl *p);
+
+/* Run run_id has count events now: at the handle's limit per run, its
+ * cached view says so (event_limit), for the engine to end it.  Can't
+ * fail. */
+void pctl_active_event_count(planctl *p, int64_t run_id, int64_t count);
+
+/* The gate's report of one status change it made (store only): the row
+ * as the UPDATE returned it.  Can't fail (a change it cannot follow makes
+ * the next sync read everything). */
+struct pctl_change;
+void pctl_active_note(planctl *p, const struct pctl_change *c, int64_t run_id,
+                      int attempt, int64_t next_attempt_at,
+                      int64_t deadline_at);
 
 #endif

@@ -42,9 +42,26 @@ int pctl_err(planctl *p, int rc, const char *fmt, ...)
     va_end(ap);
     msg = n >= 0 ? pctl_malloc((size_t)n + 1) : NULL;
     if (msg) {
+        char *r, *w;
+
         va_start(ap, fmt);
         vsnprintf(msg, (size_t)n + 1, fmt, ap);
         va_end(ap);
+        /* One line, whatever went in: SQLite quotes a failed CHECK with
+         * its schema text, line breaks and indentation included, and
+         * names from outside may hold control characters.  Each run of
+         * them (and the spaces after) becomes one space. */
+        for (r = w = msg; *r;) {
+            if ((unsigned char)*r < 0x20 || *r == 0x7f) {
+                while (*r &&
+                       ((unsigned char)*r < 0x20 || *r == 0x7f || *r == ' '))
+                    r++;
+                *w++ = ' ';
+            } else {
+                *w++ = *r++;
+            }
+        }
+        *w = '\0';
     }
     pctl_free(p->errmsg);
     p->errmsg = msg; /* NULL reads as "out of memory" */
@@ -316,6 +333,7 @@ void pctl_tx_rollback(planctl *p)
     if (--p->tx_depth > 0)
         return;
     thaw(p);
+    pctl_events_discard(p);
     if (!sqlite3_get_autocommit(p->db))
         sqlite3_exec(p->db, "ROLLBACK", NULL, NULL, NULL);
 }
@@ -329,6 +347,12 @@ int pctl_tx_commit(planctl *p)
     if (--p->tx_depth > 0)
         return 0;
     thaw(p);
+    /* An engine pass's events, written last (evqueue.c). */
+    if ((rc = pctl_events_flush(p)) < 0) {
+        if (!sqlite3_get_autocommit(p->db))
+            sqlite3_exec(p->db, "ROLLBACK", NULL, NULL, NULL);
+        return rc;
+    }
     rc = sqlite3_exec(p->db, "COMMIT", NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
         int mapped = pctl_sqlerr(p, rc, "commit");
@@ -528,7 +552,7 @@ int planctl_open(planctl **out, const char *path,
     planctl_open_options defaults = PLANCTL_OPEN_OPTIONS_INIT;
     const planctl_open_options *o = opts ? opts : &defaults;
     planctl *p;
-    int rc, flags, fresh = 0, created = 0;
+    int rc, flags, fresh = 0, created = 0, fd;
     struct stat sb;
 
     if (!out)
@@ -565,6 +589,15 @@ int planctl_open(planctl **out, const char *path,
                             "cannot read database %s: %s; check the "
                             "permissions of the file and its directories",
                             path, strerror(errno));
+        /* A symbolic link to nothing: never create its target (in a
+         * shared directory that is how a link planted by someone else
+         * would redirect the file); say what is wrong instead. */
+        if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode))
+            return pctl_err(p, PLANCTL_EINVAL,
+                            "database path %s is a symbolic link to a file "
+                            "that does not exist; fix the link or give the "
+                            "real path",
+                            path);
         if (p->readonly || (o->flags & PLANCTL_OPEN_NOCREATE))
             return pctl_err(p, PLANCTL_ENOTFOUND,
                             "database %s does not exist; create it with "
@@ -576,6 +609,16 @@ int planctl_open(planctl **out, const char *path,
     } else if (S_ISDIR(sb.st_mode)) {
         return pctl_err(p, PLANCTL_EINVAL,
                         "database path %s is a directory; give a file", path);
+    } else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+        close(fd);
+    } else if (errno == EACCES) {
+        /* SQLite would only say "unable to open database file". */
+        return pctl_err(p, PLANCTL_EREADONLY,
+                        "cannot read database %s: %s (owner uid %u, mode "
+                        "%04o); check the permissions of the file and its "
+                        "directories",
+                        path, strerror(errno), (unsigned)sb.st_uid,
+                        (unsigned)(sb.st_mode & 07777));
     }
 
     flags = (p->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
@@ -631,6 +674,7 @@ void planctl_close(planctl *p)
     if (p->lock_fd >= 0)
         close(p->lock_fd);
     pctl_preview_clear(p);
+    pctl_events_free(p);
     pctl_free(p->preflight_skip);
     pctl_free(p->preflight_report);
     pctl_exec_free(p->check_execs, p->ncheck_execs);

@@ -10,12 +10,15 @@
 
 #include "core/alloc.h"
 #include "core/rollup.h"
+#include "store/active.h"
 #include "store/store.h"
 
 static const pctl_query set_query[PLANCTL_ENTITY__COUNT] = {
     PCTL_Q_run_set_status, PCTL_Q_phase_set_status, PCTL_Q_step_set_status};
 static const pctl_query get_query[PLANCTL_ENTITY__COUNT] = {
     PCTL_Q_run_get_status, PCTL_Q_phase_get_status, PCTL_Q_step_get_status};
+static const pctl_query result_query[PLANCTL_ENTITY__COUNT] = {
+    PCTL_Q_run_set_result, PCTL_Q_phase_set_result, PCTL_Q_step_set_result};
 
 /* Explains a failed compare-and-set: the row is missing, or it moved on. */
 static int explain_cas(planctl *p, const pctl_change *c)
@@ -85,7 +88,7 @@ static int count_run_event(planctl *p, int64_t run_id, int may_warn)
 {
     sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_run_count_event);
     int64_t n = 0;
-    char msg[256];
+    char *msg;
     int step, rc = 0;
 
     if (!st)
@@ -96,31 +99,46 @@ static int count_run_event(planctl *p, int64_t run_id, int may_warn)
     if (step != SQLITE_DONE)
         rc = pctl_sqlerr(p, step, "counting the run's events");
     sqlite3_reset(st);
+    if (rc == 0)
+        pctl_active_event_count(p, run_id, n);
     if (rc < 0 || !may_warn || p->run_events_warn <= 0 ||
         n != p->run_events_warn)
         return rc;
-    snprintf(msg, sizeof msg,
-             "run %lld has %lld events, the warning threshold; at %lld the "
-             "engine ends it (a step failing and retrying, or a run paused "
-             "and resumed, over and over?)",
-             (long long)run_id, (long long)n, (long long)p->run_events_max);
-    if (!(st = pctl_stmt(p, PCTL_Q_event_insert_run_note)))
+    if (!(msg = pctl_run_events_note(p, run_id, n)))
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if (!(st = pctl_stmt(p, PCTL_Q_event_insert_run_note))) {
+        pctl_free(msg);
         return PLANCTL_ERROR;
+    }
     sqlite3_bind_int64(st, 1, pctl_now(p));
     sqlite3_bind_int64(st, 2, run_id);
     pctl_bind_text(st, 3, msg);
     sqlite3_bind_null(st, 4);
-    if ((rc = pctl_exec_stmt(p, st, "appending event")) < 0)
+    rc = pctl_exec_stmt(p, st, "appending event");
+    pctl_free(msg);
+    if (rc < 0)
         return rc;
     return count_run_event(p, run_id, 0);
 }
 
+char *pctl_run_events_note(const planctl *p, int64_t run_id, int64_t count)
+{
+    return pctl_asprintf(
+        "run %lld has %lld events, the warning threshold; at %lld the "
+        "engine ends it (a step failing and retrying, or a run paused "
+        "and resumed, over and over?)",
+        (long long)run_id, (long long)count, (long long)p->run_events_max);
+}
+
 int pctl_event_status(planctl *p, const pctl_event *e)
 {
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_event_insert_status);
+    sqlite3_stmt *st;
     int rc;
 
-    if (!st)
+    /* Events queued before this one go first (evqueue.c). */
+    if ((rc = pctl_events_flush(p)) < 0)
+        return rc;
+    if (!(st = pctl_stmt(p, PCTL_Q_event_insert_status)))
         return PLANCTL_ERROR;
     sqlite3_bind_int64(st, 1, pctl_now(p));
     sqlite3_bind_int64(st, 2, e->run_id);
@@ -141,7 +159,8 @@ int pctl_event_status(planctl *p, const pctl_event *e)
 }
 
 /* What a run's end means for its instance (DESIGN §4), then the queue. */
-static int run_ended(planctl *p, int64_t run_id, planctl_status to)
+static int run_ended(planctl *p, int64_t run_id, int64_t instance_id,
+                     planctl_status to)
 {
     sqlite3_stmt *st;
     int64_t next = 0;
@@ -156,13 +175,16 @@ static int run_ended(planctl *p, int64_t run_id, planctl_status to)
         if ((rc = pctl_exec_stmt(p, st, "last_applied")) < 0)
             return rc;
         /* A completed cleanup of an instance being deleted removes it,
-         * with its runs and events (ON DELETE CASCADE). */
+         * with its runs and events (ON DELETE CASCADE); its events still
+         * queued go with it. */
         st = pctl_stmt(p, PCTL_Q_instance_remove_after_cleanup);
         if (!st)
             return PLANCTL_ERROR;
         sqlite3_bind_int64(st, 1, run_id);
         if ((rc = pctl_exec_stmt(p, st, "removing instance")) < 0)
             return rc;
+        if (sqlite3_changes(p->db) > 0)
+            pctl_events_forget_instance(p, instance_id);
     }
 
     st = pctl_stmt(p, PCTL_Q_run_next_queued);
@@ -229,7 +251,8 @@ static int change_data(char **out, const pctl_change *c)
 int pctl_gate(planctl *p, const pctl_change *c)
 {
     sqlite3_stmt *st;
-    int64_t now = pctl_now(p), run_id = 0, phase_id = 0;
+    int64_t now = pctl_now(p), run_id = 0, phase_id = 0, next_at = 0;
+    int64_t deadline = 0, instance_id = 0;
     int rc, attempt = 0;
     const char *ent;
     pctl_event ev = {0};
@@ -267,18 +290,32 @@ int pctl_gate(planctl *p, const pctl_change *c)
         c->to == PLANCTL_STATUS_IN_PROGRESS && c->deadline_at > 0)
         sqlite3_bind_int64(st, 8, c->deadline_at);
     rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return pctl_sqlerr(p, rc, ent);
+    if (sqlite3_changes(p->db) == 0) {
+        pctl_active_distrust(p); /* the engine's cache missed a change */
+        return explain_cas(p, c);
+    }
+    /* The row as written: its run and phase, the step's attempt count
+     * and times. */
+    if (!(st = pctl_stmt(p, result_query[c->entity])))
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, c->id);
+    rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         run_id = sqlite3_column_int64(st, 0);
         phase_id = sqlite3_column_int64(st, 1);
         attempt = sqlite3_column_int(st, 2);
-        rc = sqlite3_step(st);
-    } else if (rc == SQLITE_DONE) {
-        sqlite3_reset(st);
-        return explain_cas(p, c);
+        next_at = sqlite3_column_int64(st, 3);
+        deadline = sqlite3_column_int64(st, 4);
+        instance_id = sqlite3_column_int64(st, 5);
     }
     sqlite3_reset(st);
-    if (rc != SQLITE_DONE)
+    if (rc != SQLITE_ROW)
         return pctl_sqlerr(p, rc, ent);
+    /* The engine's cache of active runs follows the row as written. */
+    pctl_active_note(p, c, run_id, attempt, next_at, deadline);
 
     if (c->entity == PLANCTL_ENTITY_STEP &&
         (rc = step_attempt(p, c, now, attempt)) < 0)
@@ -295,12 +332,18 @@ int pctl_gate(planctl *p, const pctl_change *c)
     if ((rc = change_data(&data, c)) < 0)
         return pctl_err(p, rc, "out of memory");
     ev.data = data;
-    rc = pctl_event_status(p, &ev);
-    pctl_free(data);
+    if (pctl_events_deferring(p)) {
+        rc = pctl_events_queue(p, &ev, instance_id, data); /* takes data */
+    } else {
+        rc = pctl_event_status(p, &ev);
+        pctl_free(data);
+    }
     if (rc < 0)
         return rc;
+    if (p->gate_hook)
+        p->gate_hook(p->gate_hook_data, c, run_id, attempt);
     if (c->entity == PLANCTL_ENTITY_RUN && pctl_status_terminal(c->to))
-        return run_ended(p, c->id, c->to);
+        return run_ended(p, c->id, instance_id, c->to);
     return 0;
 }
 
@@ -308,9 +351,13 @@ int pctl_event_admin(planctl *p, int64_t instance_id, const char *entity,
                      const char *message, const char *actor,
                      const char *data_json)
 {
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_event_insert_admin);
+    sqlite3_stmt *st;
+    int rc;
 
-    if (!st)
+    /* Events queued before this one go first (evqueue.c). */
+    if ((rc = pctl_events_flush(p)) < 0)
+        return rc;
+    if (!(st = pctl_stmt(p, PCTL_Q_event_insert_admin)))
         return PLANCTL_ERROR;
     sqlite3_bind_int64(st, 1, pctl_now(p));
     pctl_bind_id(st, 2, instance_id);

@@ -153,6 +153,11 @@ static int merge_params(planctl *p, json_t *explicit_obj, const pctl_def *def,
             if (!line || add_problem(&problems, line) < 0)
                 rc = PLANCTL_ENOMEM;
             pctl_free(line);
+            /* A stand-in, so the name is not also reported missing; the
+             * call fails and nothing is stored. */
+            if (json_object_set_new(explicit_obj, values[i].name,
+                                    json_string("")) < 0)
+                rc = PLANCTL_ENOMEM;
             continue;
         }
         if (json_object_set_new(explicit_obj, values[i].name,

@@ -4,7 +4,8 @@
  *
  * The lease row (engine_lease, id 1) names the holder (pid, host, since)
  * and carries a token that grows with every acquisition.  Beside it, the
- * engine holds an flock() on "<database>-engine", which the kernel releases
+ * engine holds an flock() on "<database>-engine" (next to the file a
+ * symbolic link points at, like -wal and -shm), which the kernel releases
  * the moment the holder dies, however it dies.  So on one host:
  *   - the lock is taken: a live engine holds it -> refused, naming it;
  *   - the lock is free but a row names this host: its holder is dead ->
@@ -17,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -35,11 +37,16 @@ static void hostname(char *buf, size_t size)
 /* Takes the OS lock; 1 if another process holds it, 0 when taken. */
 static int os_lock(planctl *p)
 {
-    char *path;
+    char *path, *real;
 
     if (p->lock_fd >= 0)
         return 0;
-    path = pctl_asprintf("%s-engine", p->path);
+    /* Beside the real file, as SQLite puts -wal and -shm: two engines
+     * reaching one database by different paths (a symbolic link, "..")
+     * must contend for one lock. */
+    real = realpath(p->path, NULL);
+    path = pctl_asprintf("%s-engine", real ? real : p->path);
+    free(real);
     if (!path)
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     p->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);

@@ -9,6 +9,9 @@
     X(run_get_status)                                                          \
     X(phase_get_status)                                                        \
     X(step_get_status)                                                         \
+    X(run_set_result)                                                          \
+    X(phase_set_result)                                                        \
+    X(step_set_result)                                                         \
     X(attempt_open)                                                            \
     X(attempt_close)                                                           \
     X(event_insert_status)                                                     \
@@ -59,6 +62,7 @@
     X(active_steps)                                                            \
     X(step_set_task)                                                           \
     X(runs_open_any)                                                           \
+    X(runs_open_counts)                                                        \
     X(events_all)                                                              \
     X(events_instance)                                                         \
     X(events_run)                                                              \
@@ -98,9 +102,17 @@
     X(bundle_event_insert)                                                     \
     X(verify_event_count)                                                      \
     X(bundle_count_events)                                                     \
+    X(active_run_by_id)                                                        \
+    X(active_phases_of_run)                                                    \
+    X(active_steps_of_run)                                                     \
     X(hint_instance_names)                                                     \
     X(hint_definition_names)                                                   \
-    X(hint_plan_has_runs)
+    X(hint_plan_has_runs)                                                      \
+    X(attempt_stopped)                                                         \
+    X(event_insert_values)                                                     \
+    X(event_insert_batch)                                                      \
+    X(run_event_count)                                                         \
+    X(run_set_event_count)
 
 typedef enum pctl_query {
 #define PCTL_X_(name) PCTL_Q_##name,

@@ -12,8 +12,7 @@ UPDATE runs SET status = ?3,
     finished_at = CASE WHEN ?6 THEN ?4 ELSE NULL END,
     message = ?5,
     deadline_at = coalesce(?8, deadline_at)
-WHERE id = ?1 AND status = ?2
-RETURNING id, 0, 0;
+WHERE id = ?1 AND status = ?2;
 
 -- name: phase_set_status
 UPDATE phases SET status = ?3,
@@ -21,8 +20,7 @@ UPDATE phases SET status = ?3,
                  ELSE started_at END,
     finished_at = CASE WHEN ?6 THEN ?4 ELSE NULL END,
     message = ?5
-WHERE id = ?1 AND status = ?2
-RETURNING run_id, id, 0;
+WHERE id = ?1 AND status = ?2;
 
 -- name: step_set_status
 UPDATE steps SET status = ?3,
@@ -33,8 +31,7 @@ UPDATE steps SET status = ?3,
     attempt = attempt + (?3 = 'IN_PROGRESS'),
     next_attempt_at = ?7,
     deadline_at = CASE WHEN ?3 = 'IN_PROGRESS' THEN ?8 ELSE NULL END
-WHERE id = ?1 AND status = ?2
-RETURNING run_id, phase_id, attempt;
+WHERE id = ?1 AND status = ?2;
 
 -- name: run_get_status
 SELECT status FROM runs WHERE id = ?1;
@@ -44,6 +41,21 @@ SELECT status FROM phases WHERE id = ?1;
 
 -- name: step_get_status
 SELECT status FROM steps WHERE id = ?1;
+
+-- What the gate reads back after a status change: run id, phase id,
+-- attempt, next try, deadline.  A separate read rather than RETURNING,
+-- which costs an ephemeral table per UPDATE (about twice the read).
+-- name: run_set_result
+SELECT id, 0, 0, NULL, deadline_at, instance_id FROM runs WHERE id = ?1;
+
+-- name: phase_set_result
+SELECT ph.run_id, ph.id, 0, NULL, NULL, r.instance_id
+FROM phases AS ph JOIN runs AS r ON r.id = ph.run_id WHERE ph.id = ?1;
+
+-- name: step_set_result
+SELECT s.run_id, s.phase_id, s.attempt, s.next_attempt_at, s.deadline_at,
+    r.instance_id
+FROM steps AS s JOIN runs AS r ON r.id = s.run_id WHERE s.id = ?1;
 
 -- name: attempt_open
 INSERT INTO attempts (step_id, number, status, started_at)
@@ -265,7 +277,7 @@ PRAGMA data_version;
 
 -- name: active_runs
 SELECT r.id, r.instance_id, i.name, r.plan, r.status, r.definition_id,
-    r.params, r.deadline_at, r.uid
+    r.params, r.deadline_at, r.uid, r.event_count
 FROM runs AS r JOIN instances AS i ON i.id = r.instance_id
 WHERE r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED')
 ORDER BY r.id;
@@ -290,6 +302,11 @@ UPDATE steps SET task_index = ?2 WHERE id = ?1 AND status = 'IN_PROGRESS';
 -- name: runs_open_any
 SELECT EXISTS (SELECT 1 FROM runs
                WHERE status IN ('QUEUED', 'PENDING', 'IN_PROGRESS', 'PAUSED'));
+
+-- name: runs_open_counts
+SELECT (SELECT count(*) FROM runs WHERE status = 'QUEUED'),
+       (SELECT count(*) FROM runs
+        WHERE status IN ('PENDING', 'IN_PROGRESS', 'PAUSED'));
 
 -- name: events_all
 SELECT e.seq, e.at, i.name, e.run_id, ph.name, s.name, e.entity,
@@ -535,6 +552,27 @@ UPDATE runs SET event_count = (SELECT count(*) FROM events
                                WHERE events.run_id = runs.id)
 WHERE instance_id = ?1;
 
+-- The engine's cache reads a run promoted from the queue alone, with the
+-- columns of active_runs, active_phases and active_steps (store/active.c).
+
+-- name: active_run_by_id
+SELECT r.id, r.instance_id, i.name, r.plan, r.status, r.definition_id,
+    r.params, r.deadline_at, r.uid, r.event_count
+FROM runs AS r JOIN instances AS i ON i.id = r.instance_id
+WHERE r.id = ?1 AND r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED');
+
+-- name: active_phases_of_run
+SELECT ph.run_id, ph.id, ph.idx, ph.name, ph.strategy, ph.status
+FROM phases AS ph WHERE ph.run_id = ?1
+ORDER BY ph.idx;
+
+-- name: active_steps_of_run
+SELECT s.run_id, ph.idx, s.id, s.idx, s.name, s.status, s.attempt,
+    s.max_attempts, s.next_attempt_at, s.deadline_at, s.task_index, s.message
+FROM steps AS s JOIN phases AS ph ON ph.id = s.phase_id
+WHERE s.run_id = ?1
+ORDER BY ph.idx, s.idx;
+
 -- Names a mistyped one is compared with, for "did you mean" (hints.c).
 -- name: hint_instance_names
 SELECT name FROM instances ORDER BY name;
@@ -544,3 +582,48 @@ SELECT DISTINCT name FROM definitions ORDER BY name;
 
 -- name: hint_plan_has_runs
 SELECT 1 FROM runs WHERE instance_id = ?1 AND plan = ?2 LIMIT 1;
+
+-- Whether an attempt of this database ended stopped rather than by its
+-- task: cancelled, or cut short by an engine stopping or a timeout.  1, 0,
+-- or NULL when the run, step or attempt is not this database's (the
+-- engine's first pass, engine/orphans.c).
+-- name: attempt_stopped
+SELECT max(a.status = 'CANCELLED' OR a.message = 'interrupted: engine stopped'
+    OR a.message LIKE 'timed out after %')
+FROM runs AS r JOIN steps AS s ON s.run_id = r.id
+JOIN attempts AS a ON a.step_id = s.id AND a.number = ?4
+WHERE r.id = ?1 AND r.uid = ?2 AND s.name = ?3 AND a.finished_at IS NOT NULL;
+
+-- The events of an engine pass, written at its commit (evqueue.c): one
+-- row, or sixteen at once, with every column bound (instance_id too).
+-- name: event_insert_values
+INSERT INTO events (at, instance_id, run_id, phase_id, step_id, entity,
+                    from_status, to_status, attempt, message, actor, data)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: event_insert_batch
+INSERT INTO events (at, instance_id, run_id, phase_id, step_id, entity,
+                    from_status, to_status, attempt, message, actor, data)
+VALUES
+    (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
+    (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: run_event_count
+SELECT event_count FROM runs WHERE id = ?1;
+
+-- name: run_set_event_count
+UPDATE runs SET event_count = ?2 WHERE id = ?1;

@@ -16,6 +16,8 @@
 #include "planctl.h"
 #include "store/queries.h"
 
+struct pctl_change;
+
 struct planctl {
     sqlite3 *db;
     char *path;
@@ -45,8 +47,19 @@ struct planctl {
     /* Executors for preflight checks, beside the built-ins. */
     struct pctl_exec_ent *check_execs;
     size_t ncheck_execs;
+    /* The engine's cache of active runs while a pass may use it, kept
+     * true by the gate (store/active.h); NULL otherwise. */
+    struct pctl_active *active;
+    /* The events of an engine pass, written at its commit (evqueue.c);
+     * NULL until first used. */
+    struct pctl_evq *evq;
     /* The safety net on events per run (planctl_set_event_limits). */
     int64_t run_events_warn, run_events_max;
+    /* Told of every status change the gate makes, inside its transaction
+     * (the engine's metrics and log: engine/metrics.c); NULL: none. */
+    void (*gate_hook)(void *data, const struct pctl_change *c, int64_t run_id,
+                      int attempt);
+    void *gate_hook_data;
 };
 
 /* A task kind and its executor (the engine's registry, and the handle's
@@ -166,6 +179,25 @@ typedef struct pctl_event {
 
 /* Appends a status event.  Inside a transaction. */
 int pctl_event_status(planctl *p, const pctl_event *e);
+
+/* The engine's pass queues the gate's events while on, and the commit at
+ * depth 1 writes them (pctl_events_flush, in order, with the runs' event
+ * counters) before COMMIT; a rollback discards them (evqueue.c).  Queuing
+ * copies what it keeps and takes data over (freed on failure).  Flush:
+ * 0, EIO, EBUSY, ENOMEM.  The others can't fail. */
+void pctl_events_defer(planctl *p, int on);
+int pctl_events_deferring(const planctl *p);
+int pctl_events_queue(planctl *p, const pctl_event *e, int64_t instance_id,
+                      char *data);
+int pctl_events_flush(planctl *p);
+void pctl_events_discard(planctl *p);
+void pctl_events_free(planctl *p);
+/* Drops the queued events of an instance just removed (they would have
+ * gone with it). */
+void pctl_events_forget_instance(planctl *p, int64_t instance_id);
+/* The warning note of a run reaching the threshold of events (a new
+ * string, or NULL when out of memory). */
+char *pctl_run_events_note(const planctl *p, int64_t run_id, int64_t count);
 
 /* Appends an admin event (entity "instance" or "engine").  Inside a
  * transaction. */
@@ -293,5 +325,12 @@ void pctl_instance_row_clear(pctl_instance_row *r);
  * parameters are EINVAL, all of them listed in one message. */
 int pctl_params_resolve(char **out, planctl *p, const pctl_def *def,
                         const char *explicit_json);
+
+/* Sets *out to 1 when attempt `attempt` of step `step` of run run_id,
+ * whose uid is run_uid, is this database's and ended stopped (cancelled,
+ * or cut short by an engine stopping or a timeout), else 0 (attempts.c).
+ * Errors: EIO, EBUSY. */
+int pctl_attempt_stopped(int *out, planctl *p, int64_t run_id,
+                         const char *run_uid, const char *step, int attempt);
 
 #endif

@@ -415,6 +415,58 @@ static void test_run_deadline(void **state)
     expect_all_settled(f);
 }
 
+/* The safety net on events per run: a note at the warning threshold, and
+ * the engine ends a run at the hard limit; the counter agrees with the log
+ * (verify checks it). */
+static void test_run_event_limits(void **state)
+{
+    fixture *f = *state;
+    char *out = NULL;
+    int64_t run;
+
+    assert_int_equal(planctl_set_event_limits(f->p, -1, 0), PLANCTL_EINVAL);
+    assert_int_equal(planctl_set_event_limits(f->p, 10, 30), 0);
+    apply(f, "{\"name\":\"ev\",\"version\":\"1\",\"tasks\":[{\"name\":"
+             "\"no\",\"kind\":\"Dummy\",\"spec\":{\"wantErr\":true}}],"
+             "\"plans\":{\"deploy\":{\"phases\":[{\"name\":\"p\","
+             "\"steps\":[{\"name\":\"s\",\"tasks\":[\"no\"],\"retry\":{"
+             "\"attempts\":100,\"backoff\":\"1ms\",\"multiplier\":1}}]}]}}}");
+    run = create(f, "i", "ev");
+    assert_int_equal(run_until_idle(f), 0);
+    expect_text(f, "FATAL_ERROR", "SELECT status FROM runs WHERE id = %lld",
+                (long long)run);
+    expect_text(f,
+                "reached the limit of 30 events per run; see 'planctl events "
+                "i --run 1'",
+                "SELECT message FROM runs WHERE id = %lld", (long long)run);
+    /* It stopped there, far from its 100 attempts. */
+    assert_true(tu_scalar(f->db, "SELECT attempt FROM steps") < 20);
+    assert_int_equal(
+        tu_scalar(f->db,
+                  "SELECT count(*) FROM events WHERE entity = "
+                  "'instance' AND run_id = %lld AND message LIKE "
+                  "'run 1 has 10 events, the warning threshold;%%'",
+                  (long long)run),
+        1);
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT event_count = (SELECT count(*) FROM "
+                               "events WHERE run_id = %lld) FROM runs WHERE id "
+                               "= %lld",
+                               (long long)run, (long long)run),
+                     1);
+    if (planctl_verify(&out, f->p) != 0)
+        fail_msg("verify: %s", planctl_errmsg(f->p));
+    planctl_free(out);
+    /* A counter that disagrees with the log is named by verify. */
+    assert_int_equal(
+        sqlite3_exec(f->db, "UPDATE runs SET event_count = 3 WHERE id = 1",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    assert_int_equal(planctl_verify(&out, f->p), PLANCTL_EMISMATCH);
+    assert_non_null(strstr(planctl_errmsg(f->p),
+                           "run 1: tables say 3 events (runs.event_count)"));
+}
+
 /* No more steps run at once than the concurrency limit. */
 static void test_concurrency_limit(void **state)
 {
@@ -1150,6 +1202,7 @@ int main(void)
         T(test_retry_backoff),
         T(test_retry_resumes_at_failed_task),
         T(test_run_deadline),
+        T(test_run_event_limits),
         T(test_concurrency_limit),
         T(test_fatal_propagation),
         T(test_shell_steps),

@@ -1,0 +1,303 @@
+/*
+ * evqueue.c - the status events of an engine pass, written together at
+ * its commit.
+ *
+ * An event row costs more than the status change it records: the events
+ * table has two indexes, two foreign keys, AUTOINCREMENT and a CHECK on
+ * entity whose list SQLite turns into an ephemeral table at every
+ * statement, and each event also bumps its run's counter (runs.event_count,
+ * with the warning note at the threshold).  One INSERT per event and one
+ * UPDATE per event were half of what an engine pass cost.  So while the
+ * engine's pass has its transaction open (pctl_events_defer), the gate
+ * queues its events here, and the commit (pctl_tx_commit) first writes
+ * them in order with multi-row INSERTs, then each run's counter once.
+ * Nothing changes for readers: the rows, their order, their times and the
+ * counters are what the one-by-one writes gave, in the same transaction;
+ * the warning note still follows the event that reached the threshold.
+ * An event written one by one (an admin event) flushes the queue first;
+ * the queued events of an instance that a completed cleanup removes are
+ * dropped, as its rows are.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "store/active.h"
+#include "store/store.h"
+
+#define BATCH 16 /* rows of event_insert_batch */
+#define COLS 12
+
+typedef struct qev {
+    int64_t at, instance_id, run_id, phase_id, step_id; /* ids: 0 = NULL */
+    const char *entity, *from, *to; /* static strings, or NULL */
+    int attempt;                    /* 0: NULL */
+    char *message, *actor, *data;   /* owned, or NULL */
+} qev;
+
+struct pctl_evq {
+    int on;
+    qev *v;
+    size_t n, cap;
+};
+
+static void clear(struct pctl_evq *q)
+{
+    size_t i;
+
+    for (i = 0; i < q->n; i++) {
+        pctl_free(q->v[i].message);
+        pctl_free(q->v[i].actor);
+        pctl_free(q->v[i].data);
+    }
+    q->n = 0;
+}
+
+void pctl_events_defer(planctl *p, int on)
+{
+    if (!p->evq) {
+        if (!on)
+            return;
+        /* Without a queue the events go one by one, as before. */
+        if (!(p->evq = pctl_calloc(1, sizeof *p->evq)))
+            return;
+    }
+    p->evq->on = on;
+}
+
+int pctl_events_deferring(const planctl *p)
+{
+    return p->evq && p->evq->on;
+}
+
+void pctl_events_discard(planctl *p)
+{
+    if (p->evq)
+        clear(p->evq);
+}
+
+void pctl_events_forget_instance(planctl *p, int64_t instance_id)
+{
+    struct pctl_evq *q = p->evq;
+    size_t i, k = 0;
+
+    if (!q)
+        return;
+    for (i = 0; i < q->n; i++) {
+        if (q->v[i].instance_id != instance_id) {
+            q->v[k++] = q->v[i];
+            continue;
+        }
+        pctl_free(q->v[i].message);
+        pctl_free(q->v[i].actor);
+        pctl_free(q->v[i].data);
+    }
+    q->n = k;
+}
+
+void pctl_events_free(planctl *p)
+{
+    if (!p->evq)
+        return;
+    clear(p->evq);
+    pctl_free(p->evq->v);
+    pctl_free(p->evq);
+    p->evq = NULL;
+}
+
+int pctl_events_queue(planctl *p, const pctl_event *e, int64_t instance_id,
+                      char *data)
+{
+    struct pctl_evq *q = p->evq;
+    const char *actor = e->actor ? e->actor : "user";
+    qev *v;
+
+    if (q->n == q->cap) {
+        size_t ncap = q->cap ? q->cap * 2 : 64;
+        qev *nv = pctl_realloc(q->v, ncap * sizeof *nv);
+
+        if (!nv) {
+            pctl_free(data);
+            return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        }
+        q->v = nv;
+        q->cap = ncap;
+    }
+    v = &q->v[q->n];
+    memset(v, 0, sizeof *v);
+    v->at = pctl_now(p);
+    v->instance_id = instance_id;
+    v->run_id = e->run_id;
+    v->phase_id = e->entity == PLANCTL_ENTITY_RUN ? 0 : e->phase_id;
+    v->step_id = e->entity == PLANCTL_ENTITY_STEP ? e->step_id : 0;
+    v->entity = pctl_entity_name(e->entity);
+    v->from = e->from == PCTL_NEW ? NULL : planctl_status_name(e->from);
+    v->to = planctl_status_name(e->to);
+    v->attempt = e->attempt;
+    v->data = data;
+    if ((e->message && !(v->message = pctl_strdup(e->message))) ||
+        !(v->actor = pctl_strdup(actor))) {
+        pctl_free(v->message);
+        pctl_free(v->data);
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    q->n++;
+    return 0;
+}
+
+/* ---- the flush ---- */
+
+/* A run's counter while the queue is written out. */
+typedef struct counter {
+    int64_t run_id, count;
+} counter;
+
+static counter *find(counter *m, size_t cap, int64_t run_id)
+{
+    size_t i = ((uint64_t)run_id * 0x9E3779B97F4A7C15u >> 20) & (cap - 1);
+
+    while (m[i].run_id && m[i].run_id != run_id)
+        i = (i + 1) & (cap - 1);
+    return &m[i];
+}
+
+static void bind_row(sqlite3_stmt *st, int base, const qev *v)
+{
+    sqlite3_bind_int64(st, base + 1, v->at);
+    pctl_bind_id(st, base + 2, v->instance_id);
+    pctl_bind_id(st, base + 3, v->run_id);
+    pctl_bind_id(st, base + 4, v->phase_id);
+    pctl_bind_id(st, base + 5, v->step_id);
+    pctl_bind_text(st, base + 6, v->entity);
+    pctl_bind_text(st, base + 7, v->from);
+    pctl_bind_text(st, base + 8, v->to);
+    if (v->attempt > 0)
+        sqlite3_bind_int(st, base + 9, v->attempt);
+    pctl_bind_text(st, base + 10, v->message);
+    pctl_bind_text(st, base + 11, v->actor);
+    pctl_bind_text(st, base + 12, v->data);
+}
+
+/* Inserts rows[0..n) in order: BATCH at a time, the rest one by one. */
+static int insert_rows(planctl *p, qev *const *rows, size_t n)
+{
+    sqlite3_stmt *st;
+    size_t i = 0, k;
+    int rc;
+
+    for (; i + BATCH <= n; i += BATCH) {
+        if (!(st = pctl_stmt(p, PCTL_Q_event_insert_batch)))
+            return PLANCTL_ERROR;
+        for (k = 0; k < BATCH; k++)
+            bind_row(st, (int)k * COLS, rows[i + k]);
+        if ((rc = pctl_exec_stmt(p, st, "appending events")) < 0)
+            return rc;
+    }
+    for (; i < n; i++) {
+        if (!(st = pctl_stmt(p, PCTL_Q_event_insert_values)))
+            return PLANCTL_ERROR;
+        bind_row(st, 0, rows[i]);
+        if ((rc = pctl_exec_stmt(p, st, "appending event")) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int read_count(planctl *p, int64_t run_id, int64_t *out)
+{
+    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_run_event_count);
+    int rc;
+
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, run_id);
+    rc = sqlite3_step(st);
+    *out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    if (rc == SQLITE_ROW)
+        return 0;
+    return rc == SQLITE_DONE ? pctl_err(p, PLANCTL_ERROR,
+                                        "run %lld of a queued event is gone",
+                                        (long long)run_id)
+                             : pctl_sqlerr(p, rc, "counting the run's events");
+}
+
+int pctl_events_flush(planctl *p)
+{
+    struct pctl_evq *q = p->evq;
+    counter *m = NULL;
+    qev **rows = NULL, *notes = NULL;
+    size_t cap = 16, i, nrows = 0, nnotes = 0;
+    int rc = 0;
+
+    if (!q || q->n == 0)
+        return 0;
+    while (cap < q->n * 2)
+        cap *= 2;
+    m = pctl_calloc(cap, sizeof *m);
+    /* Each event may bring a note; notes live beside the queue. */
+    rows = pctl_calloc(q->n * 2, sizeof *rows);
+    notes = pctl_calloc(q->n, sizeof *notes);
+    if (!m || !rows || !notes) {
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        goto done;
+    }
+    /* The rows in order, counting each run's events as the one-by-one
+     * writes did: the event that makes the count reach the warning
+     * threshold is followed by the note, which counts too. */
+    for (i = 0; rc == 0 && i < q->n; i++) {
+        qev *v = &q->v[i];
+        counter *c = find(m, cap, v->run_id);
+
+        if (!c->run_id) {
+            c->run_id = v->run_id;
+            rc = read_count(p, v->run_id, &c->count);
+            if (rc < 0)
+                break;
+        }
+        rows[nrows++] = v;
+        if (++c->count == p->run_events_warn && p->run_events_warn > 0) {
+            qev *note = &notes[nnotes++];
+
+            memset(note, 0, sizeof *note);
+            note->at = v->at;
+            note->instance_id = v->instance_id;
+            note->run_id = v->run_id;
+            note->entity = "instance";
+            note->actor = (char *)"planctl"; /* not owned: never freed */
+            note->message = pctl_run_events_note(p, v->run_id, c->count);
+            if (!note->message) {
+                nnotes--;
+                rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+                break;
+            }
+            rows[nrows++] = note;
+            c->count++;
+        }
+    }
+    if (rc == 0)
+        rc = insert_rows(p, rows, nrows);
+    for (i = 0; rc == 0 && i < cap; i++) {
+        sqlite3_stmt *st;
+
+        if (!m[i].run_id)
+            continue;
+        if (!(st = pctl_stmt(p, PCTL_Q_run_set_event_count))) {
+            rc = PLANCTL_ERROR;
+            break;
+        }
+        sqlite3_bind_int64(st, 1, m[i].run_id);
+        sqlite3_bind_int64(st, 2, m[i].count);
+        rc = pctl_exec_stmt(p, st, "counting the run's events");
+        if (rc == 0)
+            pctl_active_event_count(p, m[i].run_id, m[i].count);
+    }
+done:
+    for (i = 0; notes && i < nnotes; i++)
+        pctl_free(notes[i].message);
+    pctl_free(notes);
+    pctl_free(rows);
+    pctl_free(m);
+    clear(q);
+    return rc;
+}

@@ -1,0 +1,131 @@
+/*
+ * bench.h - what the benchmark programs share: clocks, statistics, memory
+ * figures, summary lines, the commit tracker, and fast setup of active
+ * runs through the real schema.
+ *
+ * The benchmarks measure the real library (libplanctl.a, linked as built)
+ * and the real CLI binary.  They include the library's internal headers
+ * only to observe it: the tracker hooks the SQLite connection a handle
+ * owns, which adds nothing to the public interface.
+ */
+#ifndef PCTL_BENCH_H
+#define PCTL_BENCH_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "planctl.h"
+
+/* ---- clocks, statistics, memory ---- */
+
+/* Monotonic time in nanoseconds. */
+int64_t bench_ns(void);
+
+/* Sorts v (n values) in place and returns its q-quantile (0..1) by the
+ * nearest-rank method; 0 for n == 0. */
+double bench_quantile(double *v, size_t n, double q);
+
+/* A field of /proc/self/status in KiB ("VmHWM", "VmRSS"), or -1. */
+long bench_proc_kb(const char *field);
+
+/* Prints a message to stderr and exits 1. */
+void bench_die(const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 1, 2), noreturn))
+#endif
+    ;
+
+/* Prints one summary line: name=N value=V baseline=B ratio=R unit=U
+ * target=T ok=yes|no.  cmp is '<' (ratio must be at most limit) or '>'
+ * (at least limit). */
+void bench_summary(const char *name, double value, double baseline,
+                   const char *unit, char cmp, double limit);
+
+/* Prints a detail line ("  name: text") on stdout. */
+void bench_detail(const char *name, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ---- databases ---- */
+
+/* Opens (creating and migrating) a planctl database or dies. */
+planctl *bench_open(const char *path, planctl_durability durability);
+
+/* The SQLite connection a handle owns (observation only). */
+sqlite3 *bench_db(planctl *p);
+
+/* Runs SQL on a raw connection or dies. */
+void bench_exec(sqlite3 *db, const char *sql);
+
+/* The first column of the first row of a query, as an integer, or dies. */
+int64_t bench_scalar(sqlite3 *db, const char *sql);
+
+/* Applies a definition or dies. */
+void bench_apply(planctl *p, const char *json);
+
+/*
+ * Creates n instances named <prefix>-<k> of definition def, each with one
+ * active run of plan deploy, in one transaction: the first through the
+ * public API (a real admission), the others as copies of its run, phases,
+ * steps and creation events with fresh ids and uids, inserted through the
+ * schema's guards.  The whole tree of a run is PENDING, as admission
+ * leaves it.  Returns the id of the first run.
+ */
+int64_t bench_clone_runs(planctl *p, const char *def, const char *prefix,
+                         int n);
+
+/* ---- the commit tracker ---- */
+
+/*
+ * Observes the write transactions of one connection: each commit's time
+ * (taken once the commit is durable, from SQLite's WAL hook, which keeps
+ * the default checkpointing of 1000 pages), and for every event row the
+ * commit that made it durable.
+ */
+typedef struct bench_tracker {
+    int64_t base_seq; /* events with seq > base are stamped */
+    int64_t *pending; /* event seqs of the open transaction */
+    size_t npending, cappending;
+    int64_t *commit_ns; /* per seq - base - 1; 0: unknown */
+    size_t cap;
+    int64_t ncommits, first_ns, last_ns;
+    int64_t *commit_times; /* every commit's time, in order */
+    size_t ntimes, captimes;
+} bench_tracker;
+
+/* Starts tracking db; events with seq <= base_seq are ignored. */
+void bench_tracker_start(bench_tracker *t, sqlite3 *db, int64_t base_seq);
+/* Stops tracking (restores SQLite's default WAL hook) and frees. */
+void bench_tracker_stop(bench_tracker *t, sqlite3 *db);
+/* The commit time of event seq, or 0. */
+int64_t bench_tracker_time(const bench_tracker *t, int64_t seq);
+
+/* With PLANCTL_BENCH_PROFILE=1 in the environment: the time each
+ * statement of db takes, summed and reported on stderr (the ones that
+ * took longest first).  Nothing otherwise. */
+void bench_profile_start(sqlite3 *db);
+void bench_profile_report(sqlite3 *db);
+
+/* ---- subcommands ---- */
+
+int bench_baseline_main(int argc, char **argv);
+int bench_throughput_main(int argc, char **argv);
+int bench_gen_main(int argc, char **argv);
+int bench_query_main(int argc, char **argv);
+int bench_scaling_main(int argc, char **argv);
+int bench_recovery_main(int argc, char **argv);
+
+/* The raw-SQLite baseline (baseline.c): transitions per second doing one
+ * UPDATE and one INSERT per transaction (batch 1) or per batch
+ * transitions, for `seconds`, in a new database at path. */
+double bench_baseline_run(const char *path, planctl_durability durability,
+                          int batch, double seconds);
+
+/* Option parsing: the value of --name in argv, or def. */
+const char *bench_opt(int argc, char **argv, const char *name, const char *def);
+int bench_flag(int argc, char **argv, const char *name);
+
+#endif

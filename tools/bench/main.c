@@ -1,0 +1,54 @@
+/*
+ * main.c - planctl-bench: the benchmark programs of tools/bench, one
+ * subcommand each.  tools/bench/run builds and runs them in order and
+ * collects their summary lines.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <uv.h>
+
+#include "bench.h"
+
+/* The library versions the figures were taken with. */
+static int info_main(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    printf("planctl %s, SQLite %s, libuv %s, jansson %s\n",
+           planctl_libversion(), sqlite3_libversion(), uv_version_string(),
+           JANSSON_VERSION);
+    return 0;
+}
+
+static const struct {
+    const char *name;
+    int (*main)(int argc, char **argv);
+    const char *what;
+} commands[] = {
+    {"baseline", bench_baseline_main, "raw SQLite transitions per second"},
+    {"throughput", bench_throughput_main,
+     "engine step completions per second against the baseline"},
+    {"gen", bench_gen_main, "generate a database with a large history"},
+    {"query", bench_query_main,
+     "planctl status and history on a large against a small database"},
+    {"scaling", bench_scaling_main,
+     "engine pass cost and memory by active runs and history"},
+    {"recovery", bench_recovery_main,
+     "restart after SIGKILL with many active runs"},
+    {"info", info_main, "library versions"},
+};
+
+int main(int argc, char **argv)
+{
+    size_t i;
+
+    if (argc >= 2)
+        for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            if (strcmp(argv[1], commands[i].name) == 0)
+                return commands[i].main(argc - 1, argv + 1);
+    fprintf(stderr, "usage: planctl-bench COMMAND [options]\n");
+    for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(stderr, "  %-11s %s\n", commands[i].name, commands[i].what);
+    return 2;
+}

@@ -1,0 +1,115 @@
+/* util.c - clocks, statistics, memory figures, output and options. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench.h"
+
+int64_t bench_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+double bench_quantile(double *v, size_t n, double q)
+{
+    size_t k;
+
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof *v, cmp_double);
+    /* Nearest rank: the smallest value with at least q of them at or
+     * below it. */
+    k = (size_t)(q * (double)n + 0.999999);
+    if (k < 1)
+        k = 1;
+    if (k > n)
+        k = n;
+    return v[k - 1];
+}
+
+long bench_proc_kb(const char *field)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    size_t len = strlen(field);
+    long kb = -1;
+
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, field, len) == 0 && line[len] == ':') {
+            kb = strtol(line + len + 1, NULL, 10);
+            break;
+        }
+    fclose(f);
+    return kb;
+}
+
+void bench_die(const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("planctl-bench: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(1);
+}
+
+void bench_summary(const char *name, double value, double baseline,
+                   const char *unit, char cmp, double limit)
+{
+    double ratio = baseline != 0 ? value / baseline : 0;
+    int ok = cmp == '<' ? ratio <= limit : ratio >= limit;
+
+    printf("name=%s value=%.6g baseline=%.6g ratio=%.3f unit=%s "
+           "target=%s%g ok=%s\n",
+           name, value, baseline, ratio, unit, cmp == '<' ? "<=" : ">=", limit,
+           ok ? "yes" : "no");
+    fflush(stdout);
+}
+
+void bench_detail(const char *name, const char *fmt, ...)
+{
+    va_list ap;
+
+    printf("  %s: ", name);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+    fflush(stdout);
+}
+
+const char *bench_opt(int argc, char **argv, const char *name, const char *def)
+{
+    int i;
+
+    for (i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], name) == 0)
+            return argv[i + 1];
+    return def;
+}
+
+int bench_flag(int argc, char **argv, const char *name)
+{
+    int i;
+
+    for (i = 1; i < argc; i++)
+        if (strcmp(argv[i], name) == 0)
+            return 1;
+    return 0;
+}
