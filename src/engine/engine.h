@@ -94,6 +94,7 @@ struct planctl_engine {
     int pass_pending;
     int64_t backoff_ms; /* after a failed pass */
     int swept; /* a pass has reaped what stopped attempts left (pass.c) */
+    uint64_t sweep_until; /* uv_now() until which passes look again */
 
     ejob *jobs;
     int njobs;

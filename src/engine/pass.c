@@ -222,6 +222,10 @@ static int add_orphan(pass *ps, const char *uid, const char *step, int attempt)
  * found by their marker; the database says whether the attempt is its
  * own and was stopped.
  */
+/* How long after its first pass an engine keeps looking for processes of
+ * stopped attempts. */
+#define SWEEP_MS 3000
+
 static int sweep_stopped(pass *ps)
 {
     pctl_marker *m = NULL;
@@ -835,7 +839,11 @@ int pctl_engine_pass(planctl_engine *e)
     }
     if (rc == 0)
         rc = reconcile(&ps, a);
-    if (rc == 0 && !e->swept)
+    /* Not on the first pass only: a process the dead engine had forked
+     * but not yet exec'd carries no marker at that moment (and may have
+     * missed its pdeathsig), so the passes of the first seconds look
+     * again, each before it starts any retry (found by tests/crash). */
+    if (rc == 0 && (!e->swept || uv_now(e->loop) < e->sweep_until))
         rc = sweep_stopped(&ps);
     if (rc == 0 && e->state == ENGINE_RUNNING)
         rc = decide_all(&ps, a);
@@ -860,6 +868,9 @@ int pctl_engine_pass(planctl_engine *e)
         return rc;
     }
     pctl_active_committed(e->active, e->p);
+    /* Only after a dead engine's attempts were recovered. */
+    if (!e->swept && ps.norphans > 0)
+        e->sweep_until = uv_now(e->loop) + SWEEP_MS;
     e->swept = 1;
     after_commit(&ps);
     free_starts(&ps);
