@@ -1,7 +1,9 @@
 /*
  * replay.c - runs the fuzz target once on every file of the corpus
  * directories given, so the corpus is a regression test without libFuzzer
- * (a gcc build registers it as the ctest fuzz.definition.replay).
+ * (every build registers one as the ctest fuzz.<name>.replay).  Each
+ * file's name is printed before it is fed, so when an input aborts, the
+ * last line of the output names it.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -36,6 +38,8 @@ static int feed(const char *path)
         len += n;
     } while (n > 0);
     fclose(f);
+    printf("%s\n", path);
+    fflush(stdout);
     LLVMFuzzerTestOneInput(buf, len);
     free(buf);
     return 0;

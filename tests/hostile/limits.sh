@@ -1,0 +1,88 @@
+#!/bin/sh
+# limits.sh - oversized input is refused by the documented limits, with
+# one line, and changes nothing.
+#
+#   - a definition of exactly 4 MiB validates and applies; one byte more is
+#     refused by validate and apply (exit 2, "the limit is 4194304");
+#   - a bundle whose definition is over 4 MiB is refused by import (exit 2)
+#     and imports nothing;
+#   - a bundle file over 64 MiB is not read at all (exit 1): the CLI's cap
+#     on what it reads into memory (src/cli/input.c); the library itself
+#     has no limit on bundles.
+#
+# Usage: sh limits.sh PLANCTL_BINARY SOURCE_DIR
+bin=$1
+src=$2
+. "$src/tests/hostile/lib.sh"
+
+limit=4194304
+
+# A valid definition of exactly $1 bytes: padded with spaces, which JSON
+# allows between tokens and no field limit counts.
+definition() { # BYTES NAME
+    body=$(printf '"name": "%s", "version": "1", "tasks": [{"name": "t", "kind": "Dummy"}], "plans": {"deploy": {"phases": [{"name": "p", "steps": [{"name": "s", "tasks": ["t"]}]}]}}}' "$2")
+    printf '{'
+    head -c $(($1 - 1 - ${#body})) /dev/zero | tr '\0' ' '
+    printf '%s' "$body"
+}
+
+definition "$limit" atlimit > "$T/at.json"
+definition $((limit + 1)) over > "$T/over.json"
+[ "$(wc -c < "$T/at.json")" -eq "$limit" ] || fail "at.json is not $limit bytes"
+[ "$(wc -c < "$T/over.json")" -eq $((limit + 1)) ] ||
+    fail "over.json is not $((limit + 1)) bytes"
+
+expect_exit 0 "validate a definition of exactly 4 MiB" \
+    planctl validate -f "$T/at.json"
+expect_exit 0 "apply a definition of exactly 4 MiB" planctl apply -f "$T/at.json"
+before=$(db_state)
+# validate lists its errors on standard output.
+planctl validate -f "$T/over.json" > "$T/out" 2>&1
+rc=$?
+if [ "$rc" -eq 2 ] &&
+    grep -q "definition is $((limit + 1)) bytes; the limit is $limit" "$T/out"; then
+    ok "validate a definition one byte over 4 MiB (exit 2): $(cat "$T/out")"
+else
+    fail "validate over 4 MiB: exit $rc: $(cat "$T/out")"
+fi
+expect_exit 2 "apply a definition one byte over 4 MiB" \
+    planctl apply -f "$T/over.json"
+grep -q "the limit is $limit" "$T/err" ||
+    fail "apply does not name the limit: $(cat "$T/err")"
+expect_exit 2 "the same from standard input" sh -c \
+    "'$bin' apply -f - < '$T/over.json'"
+[ "$(db_state)" = "$before" ] && ok "the refusals changed nothing" ||
+    fail "a refused apply changed the database"
+
+# A bundle carrying a definition over the limit: the bundle of a small
+# instance with its definition's body (a JSON string holding the
+# definition's text) grown past 4 MiB by spaces after its first "{".
+definition 400 big > "$T/small.json"
+planctl --db "$T/src.db" apply -f "$T/small.json" >/dev/null
+planctl --db "$T/src.db" create b --definition big >/dev/null
+planctl --db "$T/src.db" export b --out "$T/b.json" 2>/dev/null
+awk -v n=$((limit + 10)) 'BEGIN { s = " "; while (length(s) < n) s = s s }
+     { sub(/"body":"\{/, "\"body\":\"{" substr(s, 1, n)); print }' \
+    "$T/b.json" > "$T/big.json"
+[ "$(wc -c < "$T/big.json")" -gt "$limit" ] || fail "big.json is not over the limit"
+expect_exit 2 "import a bundle whose definition is over 4 MiB" \
+    planctl import "$T/big.json"
+grep -q "the limit is $limit" "$T/err" ||
+    fail "import does not name the limit: $(cat "$T/err")"
+[ "$(db_state)" = "$before" ] && ok "the refused import changed nothing" ||
+    fail "a refused import changed the database"
+
+# A bundle file over 64 MiB: a real bundle followed by spaces (valid JSON
+# whitespace), so only its size is wrong.
+{ cat "$T/b.json"; head -c $((64 * 1024 * 1024)) /dev/zero | tr '\0' ' '; } \
+    > "$T/huge.json"
+expect_exit 1 "import a bundle file over 64 MiB" planctl import "$T/huge.json"
+grep -q "larger than 64 MiB" "$T/err" ||
+    fail "import does not name the cap: $(cat "$T/err")"
+rm -f "$T/huge.json"
+[ "$(db_state)" = "$before" ] && ok "the refused import changed nothing" ||
+    fail "a refused import changed the database"
+expect_exit 0 "the small bundle still imports" planctl import "$T/b.json"
+expect_exit 0 "verify" planctl verify
+
+finish
