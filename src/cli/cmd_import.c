@@ -2,7 +2,10 @@
  * by `planctl export`, in one transaction. */
 #include "cli.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 extern const cli_command cli_cmd_import;
 
@@ -17,22 +20,45 @@ static const char *const examples[] = {
     "planctl import zk-bundle.json --as zk-copy",
     "planctl --db old.db import old-runs.jsonl", NULL};
 
+/* Closes and removes the database file (and its -wal, -shm) at
+ * ctx->db_path. */
+static void remove_database(cli_ctx *ctx)
+{
+    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+    char path[4096];
+    size_t i;
+
+    planctl_close(ctx->db);
+    ctx->db = NULL;
+    for (i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        snprintf(path, sizeof path, "%s%s", ctx->db_path, suffixes[i]);
+        unlink(path);
+    }
+}
+
 static int run(cli_ctx *ctx, const cli_args *a)
 {
     char *bundle = NULL, *out = NULL;
     size_t len = 0;
-    int rc;
+    int rc, fresh;
 
     if ((rc = cli_read_input(&bundle, &len, a->pos[0])) != 0)
         return rc;
+    /* A database this import creates is removed again if the import is
+     * refused: a refusal leaves nothing behind. */
+    fresh = access(ctx->db_path, F_OK) != 0 && errno == ENOENT;
     if ((rc = cli_open_db(ctx, CLI_DB_CREATE)) != 0) {
         free(bundle);
         return rc;
     }
     rc = planctl_import_json(&out, ctx->db, bundle, len, cli_arg(a, "as"));
     free(bundle);
-    if (rc < 0)
-        return cli_fail(ctx, rc);
+    if (rc < 0) {
+        rc = cli_fail(ctx, rc);
+        if (fresh)
+            remove_database(ctx);
+        return rc;
+    }
     if (ctx->json) {
         rc = cli_json_print(out);
         planctl_free(out);

@@ -29,12 +29,29 @@ int cli_exit_code(int rc)
 
 static void verrorf(const char *fmt, va_list ap)
 {
+    cli_buf clean = CLI_BUF_INIT;
+    char small[1024], *text = small;
+    va_list copy;
+    int n;
+
+    /* Messages quote what the user typed: control characters (a newline,
+     * an escape sequence) become spaces, so an error is always one line
+     * and cannot drive the terminal. */
+    va_copy(copy, ap);
+    n = vsnprintf(small, sizeof small, fmt, ap);
+    if (n >= (int)sizeof small) {
+        text = cli_xmalloc((size_t)n + 1);
+        vsnprintf(text, (size_t)n + 1, fmt, copy);
+    }
+    va_end(copy);
+    cli_buf_add_clean(&clean, n < 0 ? fmt : text);
+    if (text != small)
+        free(text);
     /* Flush stdout first so that, when both go to one pipe, the error
      * lands after whatever the command printed before it failed. */
     fflush(stdout);
-    fputs("planctl: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    fprintf(stderr, "planctl: %s\n", cli_buf_str(&clean));
+    cli_buf_free(&clean);
 }
 
 void cli_errorf(const char *fmt, ...)

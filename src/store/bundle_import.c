@@ -632,6 +632,13 @@ static int import_all(bundle_imp *m, json_t *doc, const char *name)
         sqlite3_bind_int64(st, 1, m->inst_nid);
         rc = pctl_exec_stmt(m->p, st, "counting events");
     }
+    /* The rows must be what the events say they are (a time, a message
+     * changed in one but not the other): what verify would find wrong
+     * after the import is a reason to import nothing. */
+    if (rc == 0 &&
+        (rc = pctl_verify_instance(m->p, m->inst_nid)) == PLANCTL_EMISMATCH)
+        rc = pctl_bundle_bad(m, "has rows that disagree with its events: %s",
+                             planctl_errmsg(m->p));
     return rc;
 }
 

@@ -597,6 +597,35 @@ static int check_event_counts(planctl *p)
     return rc;
 }
 
+int pctl_verify_instance(planctl *p, int64_t instance_id)
+{
+    replay r;
+    int64_t orphans = 0;
+    char diff[512];
+    size_t i;
+    int rc;
+
+    memset(&r, 0, sizeof r);
+    rc = run_replay(&r, p, instance_id, 0, 0, &orphans);
+    if (rc == 0 && orphans > 0)
+        rc = pctl_err(p, PLANCTL_EMISMATCH,
+                      "%lld events refer to runs, phases or steps the log "
+                      "never created",
+                      (long long)orphans);
+    for (i = 0; rc == 0 && i < r.nruns; i++) {
+        pctl_m_run tab;
+
+        if ((rc = pctl_model_from_tables(&tab, p, r.runs[i].m.id)) < 0)
+            break;
+        if (pctl_m_run_diff(diff, sizeof diff, &tab, &r.runs[i].m))
+            rc = pctl_err(p, PLANCTL_EMISMATCH, "%s (last event %lld)", diff,
+                          (long long)r.last_seq);
+        pctl_m_run_clear(&tab);
+    }
+    replay_free(&r);
+    return rc;
+}
+
 int planctl_verify(char **out, planctl *p)
 {
     replay r;

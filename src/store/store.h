@@ -242,6 +242,13 @@ struct pctl_m_run;
  * Errors: ENOTFOUND, EIO, ENOMEM.  Clear *out with pctl_m_run_clear. */
 int pctl_model_from_tables(struct pctl_m_run *out, planctl *p, int64_t run_id);
 
+/* ---- verify (replay.c) ---- */
+
+/* Replays instance_id's events and compares each of its runs with the
+ * tables, as planctl_verify() does for the whole database: 0, or
+ * EMISMATCH naming the first difference (EIO, ENOMEM). */
+int pctl_verify_instance(planctl *p, int64_t instance_id);
+
 /* ---- bundles (bundle.c) ---- */
 
 /* The bundle of one run of instance_id (named instance), as `gc --archive`
