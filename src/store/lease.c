@@ -17,10 +17,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/alloc.h"
@@ -88,6 +90,30 @@ static int describe_holder(planctl *p, sqlite3_stmt *st, int64_t now,
                     (const char *)sqlite3_column_text(st, 0), since, why);
 }
 
+/*
+ * Whether the lease names an engine on this host whose process is gone.
+ * Its lock can then still be held for a moment by a child it forked and
+ * had not yet exec'd when it died (the lock fd closes at exec): a restart
+ * right after kill -9 waits that moment out rather than refusing.
+ */
+static int holder_gone(planctl *p, const char *host)
+{
+    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_lease_get);
+    int gone = 0;
+
+    if (!st)
+        return 0;
+    if (sqlite3_step(st) == SQLITE_ROW &&
+        strcmp((const char *)sqlite3_column_text(st, 0), host) == 0) {
+        pid_t pid = (pid_t)sqlite3_column_int64(st, 1);
+
+        gone =
+            pid > 0 && pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH;
+    }
+    sqlite3_reset(st);
+    return gone;
+}
+
 int pctl_lease_acquire(int64_t *token, planctl *p, int64_t ttl_ms)
 {
     sqlite3_stmt *st;
@@ -99,6 +125,14 @@ int pctl_lease_acquire(int64_t *token, planctl *p, int64_t ttl_ms)
     hostname(host, sizeof host);
     if ((locked_elsewhere = os_lock(p)) < 0)
         return locked_elsewhere;
+    for (int i = 0; locked_elsewhere == 1 && i < 40 && holder_gone(p, host);
+         i++) {
+        struct timespec pause = {0, 25 * 1000 * 1000};
+
+        nanosleep(&pause, NULL);
+        if ((locked_elsewhere = os_lock(p)) < 0)
+            return locked_elsewhere;
+    }
     if ((rc = pctl_tx_begin(p)) < 0)
         goto out;
     st = pctl_stmt(p, PCTL_Q_lease_get);
