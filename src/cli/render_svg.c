@@ -17,6 +17,7 @@
  * escaped, and characters XML 1.0 cannot carry are replaced.
  */
 #include "render_svg.h"
+#include "svg_text.h"
 
 #include <string.h>
 #include <time.h>
@@ -50,241 +51,6 @@ typedef struct svg {
     int top, bottom; /* of the rows */
     int row;         /* rows drawn so far */
 } svg;
-
-/* ---- text ------------------------------------------------------------- */
-
-/* The length of the UTF-8 sequence at s and its code point, or 0 when the
- * bytes are not one (a stray, truncated or overlong sequence, a
- * surrogate, or beyond U+10FFFF). */
-static size_t utf8_next(const unsigned char *s, unsigned long *cp)
-{
-    size_t n, i;
-    unsigned long c;
-
-    if (s[0] < 0x80) {
-        *cp = s[0];
-        return 1;
-    }
-    if (s[0] >= 0xc2 && s[0] <= 0xdf)
-        n = 2, c = s[0] & 0x1f;
-    else if (s[0] >= 0xe0 && s[0] <= 0xef)
-        n = 3, c = s[0] & 0x0f;
-    else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-        n = 4, c = s[0] & 0x07;
-    else
-        return 0;
-    for (i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        c = (c << 6) | (s[i] & 0x3f);
-    }
-    if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
-        (c >= 0xd800 && c <= 0xdfff))
-        return 0;
-    *cp = c;
-    return n;
-}
-
-/*
- * Appends s as XML character data (also fit for a quoted attribute): the
- * five special characters as entities; control characters (C0, DEL, C1)
- * as spaces, except newlines when keep_lines (a tooltip's lines); what
- * XML 1.0 cannot hold (U+FFFE, U+FFFF) and bytes that are not UTF-8 as
- * U+FFFD.  At most max characters (0: all), then an ellipsis.
- */
-static void esc_max(cli_buf *b, const char *text, size_t max, int keep_lines)
-{
-    const unsigned char *s = (const unsigned char *)(text ? text : "");
-    size_t count = 0;
-
-    while (*s) {
-        unsigned long cp;
-        size_t n = utf8_next(s, &cp);
-
-        if (max && count++ == max) {
-            cli_buf_add(b, "\xe2\x80\xa6");
-            return;
-        }
-        if (n == 0) {
-            cli_buf_add(b, "\xef\xbf\xbd");
-            s++;
-            continue;
-        }
-        switch (cp) {
-        case '&':
-            cli_buf_add(b, "&amp;");
-            break;
-        case '<':
-            cli_buf_add(b, "&lt;");
-            break;
-        case '>':
-            cli_buf_add(b, "&gt;");
-            break;
-        case '"':
-            cli_buf_add(b, "&quot;");
-            break;
-        case '\'':
-            cli_buf_add(b, "&apos;");
-            break;
-        default:
-            if (cp == '\n' && keep_lines)
-                cli_buf_add(b, "\n");
-            else if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
-                cli_buf_add(b, " ");
-            else if (cp == 0xfffe || cp == 0xffff)
-                cli_buf_add(b, "\xef\xbf\xbd");
-            else
-                cli_buf_addn(b, (const char *)s, n);
-        }
-        s += n;
-    }
-}
-
-static void esc(cli_buf *b, const char *text)
-{
-    esc_max(b, text, 0, 0);
-}
-
-/* A tooltip: its lines were built by the renderer, whose text from the
- * database went through add_text(), so every newline is one of ours. */
-static void esc_tip(cli_buf *b, const char *text)
-{
-    esc_max(b, text, 0, 1);
-}
-
-/* Appends text from the database to a tooltip, on one line. */
-static void add_text(cli_buf *t, const char *text)
-{
-    cli_buf_add_clean(t, text ? text : "");
-}
-
-/* Appends a length in tenths of a pixel as "12" or "12.5". */
-static void px(cli_buf *b, int64_t tenths)
-{
-    if (tenths < 0) {
-        cli_buf_add(b, "-");
-        tenths = -tenths;
-    }
-    if (tenths % 10)
-        cli_buf_addf(b, "%lld.%lld", (long long)(tenths / 10),
-                     (long long)(tenths % 10));
-    else
-        cli_buf_addf(b, "%lld", (long long)(tenths / 10));
-}
-
-/* The shapes of a time in UTC. */
-typedef enum time_shape {
-    T_FULL,     /* 2026-11-21 14:03:05 */
-    T_SECONDS,  /* 14:03:05 */
-    T_MINUTES,  /* 14:03 */
-    T_DAY_TIME, /* 11-21 14:03 */
-    T_DATE      /* 2026-11-21 */
-} time_shape;
-
-/* A time in UTC in the given shape, then ".123" when with_ms. */
-static void utc_format(char *buf, size_t size, int64_t ms, time_shape shape,
-                       int with_ms)
-{
-    int64_t secs = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
-    time_t t = (time_t)secs;
-    struct tm tm;
-    size_t n = 0;
-
-    if (gmtime_r(&t, &tm)) {
-        switch (shape) {
-        case T_FULL:
-            n = strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm);
-            break;
-        case T_SECONDS:
-            n = strftime(buf, size, "%H:%M:%S", &tm);
-            break;
-        case T_MINUTES:
-            n = strftime(buf, size, "%H:%M", &tm);
-            break;
-        case T_DAY_TIME:
-            n = strftime(buf, size, "%m-%d %H:%M", &tm);
-            break;
-        case T_DATE:
-            n = strftime(buf, size, "%Y-%m-%d", &tm);
-            break;
-        }
-    }
-    if (n == 0) {
-        snprintf(buf, size, "@%lld", (long long)ms);
-        return;
-    }
-    if (with_ms)
-        snprintf(buf + n, size - n, ".%03d", (int)(ms - secs * 1000));
-}
-
-/* "2026-11-21 14:03:05.123 UTC" */
-static void utc_long(char *buf, size_t size, int64_t ms)
-{
-    utc_format(buf, size, ms, T_FULL, 1);
-    snprintf(buf + strlen(buf), size - strlen(buf), " UTC");
-}
-
-/* "450ms", "1.25s", then the CLI's "1m12s", "2h3m". */
-static void duration(char *buf, size_t size, int64_t ms)
-{
-    if (ms < 0)
-        ms = 0;
-    if (ms < 1000) {
-        snprintf(buf, size, "%lldms", (long long)ms);
-    } else if (ms < 60000) {
-        int frac = (int)(ms % 1000), digits = 3;
-
-        while (digits > 0 && frac % 10 == 0)
-            frac /= 10, digits--;
-        if (digits)
-            snprintf(buf, size, "%lld.%0*ds", (long long)(ms / 1000), digits,
-                     frac);
-        else
-            snprintf(buf, size, "%llds", (long long)(ms / 1000));
-    } else {
-        cli_duration_format(buf, size, ms);
-    }
-}
-
-#define WAITING "#dee2e6"
-
-/* The fill of a status: how an attempt, a step, a phase or the run ended
- * or stands. */
-static const char *fill(const char *status)
-{
-    static const struct {
-        const char *status, *fill;
-    } map[] = {{"COMPLETE", "#2f9e44"},    {"ERROR", "#f08c00"},
-               {"FATAL_ERROR", "#e03131"}, {"CANCELLED", "#adb5bd"},
-               {"IN_PROGRESS", "#1c7ed6"}, {"PAUSED", "#7048e8"}};
-    size_t i;
-
-    for (i = 0; status && i < sizeof map / sizeof map[0]; i++)
-        if (strcmp(status, map[i].status) == 0)
-            return map[i].fill;
-    return WAITING; /* QUEUED, PENDING */
-}
-
-/* The colour of a status word in text: waiting's is too pale there. */
-static const char *text_fill(const char *status)
-{
-    const char *f = fill(status);
-
-    return strcmp(f, WAITING) == 0 ? "#868e96" : f;
-}
-
-/* A status word safe in a class name. */
-static const char *status_word(const char *status)
-{
-    const char *p;
-
-    if (!status || !*status)
-        return "UNKNOWN";
-    for (p = status; *p; p++)
-        if (!((*p >= 'A' && *p <= 'Z') || *p == '_'))
-            return "UNKNOWN";
-    return status;
-}
 
 /* ---- geometry --------------------------------------------------------- */
 
@@ -402,9 +168,9 @@ static void label(svg *s, int indent, const char *text, const char *attrs,
     text_open(s, MARGIN + indent, row_top(s) + 15, cli_buf_str(&b));
     cli_buf_free(&b);
     cli_buf_add(s->b, "<title>");
-    esc_tip(s->b, tip);
+    svg_esc_tip(s->b, tip);
     cli_buf_add(s->b, "</title>");
-    esc_max(s->b, text, strlen(text) > room ? room - 1 : 0, 0);
+    svg_esc_max(s->b, text, strlen(text) > room ? room - 1 : 0, 0);
     cli_buf_add(s->b, "</text>\n");
 }
 
@@ -418,13 +184,13 @@ static void bar(svg *s, const char *cls, const char *status, int64_t a,
     if (w < MIN_BAR)
         w = MIN_BAR;
     cli_buf_addf(s->b, "<rect class=\"%s status-%s\" x=\"", cls,
-                 status_word(status));
-    px(s->b, x);
+                 svg_status_word(status));
+    svg_px(s->b, x);
     cli_buf_addf(s->b, "\" y=\"%d\" width=\"", row_top(s) + (ROW_H - h) / 2);
-    px(s->b, w);
+    svg_px(s->b, w);
     cli_buf_addf(s->b, "\" height=\"%d\" fill=\"%s\"%s%s><title>", h,
-                 fill(status), extra ? " " : "", extra ? extra : "");
-    esc_tip(s->b, tip);
+                 svg_fill(status), extra ? " " : "", extra ? extra : "");
+    svg_esc_tip(s->b, tip);
     cli_buf_add(s->b, "</title></rect>\n");
 }
 
@@ -435,14 +201,14 @@ static void wait_line(svg *s, const char *cls, int64_t a, int64_t b,
     int y = row_top(s) + ROW_H / 2;
 
     cli_buf_addf(s->b, "<line class=\"%s\" x1=\"", cls);
-    px(s->b, xat(s, a));
+    svg_px(s->b, xat(s, a));
     cli_buf_addf(s->b, "\" y1=\"%d\" x2=\"", y);
-    px(s->b, xat(s, b));
+    svg_px(s->b, xat(s, b));
     cli_buf_addf(s->b,
                  "\" y2=\"%d\" stroke=\"#495057\" stroke-width=\"1.5\" "
                  "stroke-dasharray=\"3,2\"><title>",
                  y);
-    esc_tip(s->b, tip);
+    svg_esc_tip(s->b, tip);
     cli_buf_add(s->b, "</title></line>\n");
 }
 
@@ -451,10 +217,10 @@ static void note(svg *s, const char *status, const char *message)
 {
     text_open(s, s->x0 + 4, row_top(s) + 15,
               "fill=\"#868e96\" font-style=\"italic\"");
-    esc(s->b, status);
+    svg_esc(s->b, status);
     if (message && *message) {
         cli_buf_add(s->b, ": ");
-        esc_max(s->b, message, MSG_MAX, 0);
+        svg_esc_max(s->b, message, MSG_MAX, 0);
     }
     cli_buf_add(s->b, "</text>\n");
 }
@@ -465,14 +231,14 @@ static void tip_times(cli_buf *t, const svg *s, int64_t a, int64_t b)
 {
     char when[64], d[32];
 
-    utc_long(when, sizeof when, a);
+    svg_utc_long(when, sizeof when, a);
     cli_buf_addf(t, "\nstarted %s", when);
     if (b) {
-        utc_long(when, sizeof when, b);
-        duration(d, sizeof d, b - a);
+        svg_utc_long(when, sizeof when, b);
+        svg_duration(d, sizeof d, b - a);
         cli_buf_addf(t, "\nfinished %s, took %s", when, d);
     } else {
-        duration(d, sizeof d, open_end(s) - a);
+        svg_duration(d, sizeof d, open_end(s) - a);
         cli_buf_addf(t, "\nrunning, %s so far", d);
     }
 }
@@ -483,7 +249,7 @@ static void tip_message(cli_buf *t, const json_t *obj)
 
     if (msg && *msg) {
         cli_buf_add(t, "\n");
-        add_text(t, msg);
+        svg_add_text(t, msg);
     }
 }
 
@@ -499,35 +265,35 @@ static void header(svg *s, const char *instance, const json_t *run,
 
     cli_jint(&id, run, "id");
     text_open(s, MARGIN, 24, "font-size=\"15\" font-weight=\"bold\"");
-    esc(s->b, instance);
+    svg_esc(s->b, instance);
     cli_buf_addf(s->b, ": run %lld, plan ", (long long)id);
-    esc(s->b, plan ? plan : "?");
+    svg_esc(s->b, plan ? plan : "?");
     cli_buf_add(s->b, " <tspan fill=\"");
-    cli_buf_add(s->b, text_fill(status));
+    cli_buf_add(s->b, svg_text_fill(status));
     cli_buf_add(s->b, "\">");
-    esc(s->b, status ? status : "UNKNOWN");
+    svg_esc(s->b, status ? status : "UNKNOWN");
     cli_buf_add(s->b, "</tspan></text>\n");
 
     text_open(s, MARGIN, 44, "fill=\"#495057\"");
     if (cli_jtime(&a, run, "started_at")) {
-        utc_long(when, sizeof when, a);
+        svg_utc_long(when, sizeof when, a);
         cli_buf_addf(s->b, "started %s", when);
         if (cli_jtime(&b, run, "finished_at")) {
-            utc_long(when, sizeof when, b);
-            duration(d, sizeof d, b - a);
+            svg_utc_long(when, sizeof when, b);
+            svg_duration(d, sizeof d, b - a);
             cli_buf_addf(s->b, ", finished %s, took %s", when, d);
         } else {
-            duration(d, sizeof d, s->now - a);
+            svg_duration(d, sizeof d, s->now - a);
             cli_buf_addf(s->b, ", running for %s", d);
         }
     } else if (cli_jtime(&a, run, "created_at")) {
-        utc_long(when, sizeof when, a);
+        svg_utc_long(when, sizeof when, a);
         cli_buf_addf(s->b, "created %s, not started", when);
     }
     cli_buf_add(s->b, "</text>\n");
     if (msg) {
         text_open(s, MARGIN, 64, "fill=\"#495057\"");
-        esc_max(s->b, msg, MSG_MAX, 0);
+        svg_esc_max(s->b, msg, MSG_MAX, 0);
         cli_buf_add(s->b, "</text>\n");
     }
 }
@@ -565,21 +331,21 @@ static void axis(svg *s)
     t = s->t0 % step == 0 ? s->t0 : (s->t0 / step + 1) * step;
     for (; t <= s->t1; t += step) {
         if (step < 1000)
-            utc_format(buf, sizeof buf, t, T_SECONDS, 1);
+            svg_utc_format(buf, sizeof buf, t, SVG_T_SECONDS, 1);
         else if (step < 60000)
-            utc_format(buf, sizeof buf, t, T_SECONDS, 0);
+            svg_utc_format(buf, sizeof buf, t, SVG_T_SECONDS, 0);
         else if (step < 86400000)
-            utc_format(buf, sizeof buf, t, same_day ? T_MINUTES : T_DAY_TIME,
-                       0);
+            svg_utc_format(buf, sizeof buf, t,
+                           same_day ? SVG_T_MINUTES : SVG_T_DAY_TIME, 0);
         else
-            utc_format(buf, sizeof buf, t, T_DATE, 0);
+            svg_utc_format(buf, sizeof buf, t, SVG_T_DATE, 0);
         cli_buf_add(s->b, "<line class=\"tick\" x1=\"");
-        px(s->b, xat(s, t));
+        svg_px(s->b, xat(s, t));
         cli_buf_addf(s->b, "\" y1=\"%d\" x2=\"", s->top - 4);
-        px(s->b, xat(s, t));
+        svg_px(s->b, xat(s, t));
         cli_buf_addf(s->b, "\" y2=\"%d\" stroke=\"#dee2e6\"/>\n", s->bottom);
         cli_buf_add(s->b, "<text class=\"tick-label\" x=\"");
-        px(s->b, xat(s, t));
+        svg_px(s->b, xat(s, t));
         cli_buf_addf(s->b,
                      "\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\" "
                      "fill=\"#495057\">%s</text>\n",
@@ -690,7 +456,7 @@ static void step_row(svg *s, const json_t *st)
         if (prev_end) {
             cli_buf tw = CLI_BUF_INIT;
 
-            duration(d, sizeof d, a - prev_end);
+            svg_duration(d, sizeof d, a - prev_end);
             cli_buf_addf(&tw, "%s: waited %s before attempt %lld", name, d,
                          (long long)number);
             wait_line(s, "backoff", prev_end, a, cli_buf_str(&tw));
@@ -712,20 +478,21 @@ static void step_row(svg *s, const json_t *st)
         cli_jtime(&due, st, "next_attempt_at")) {
         char d[32], when[64];
 
-        utc_long(when, sizeof when, due);
-        duration(d, sizeof d, due > s->now ? due - s->now : s->now - due);
+        svg_utc_long(when, sizeof when, due);
+        svg_duration(d, sizeof d, due > s->now ? due - s->now : s->now - due);
         cli_buf_addf(&tip, "%s: attempt %lld due %s (%s %s)", name,
                      (long long)n + 1, when, due > s->now ? "in" : "late by",
                      d);
         wait_line(s, "backoff next", prev_end, due, cli_buf_str(&tip));
         /* Where the next attempt will begin: an empty bar's outline. */
         cli_buf_add(s->b, "<rect class=\"next-try\" x=\"");
-        px(s->b, xat(s, due));
+        svg_px(s->b, xat(s, due));
         cli_buf_addf(s->b,
                      "\" y=\"%d\" width=\"6\" height=\"%d\" fill=\"none\" "
                      "stroke=\"%s\" stroke-dasharray=\"2,1\"><title>",
-                     row_top(s) + (ROW_H - BAR_H) / 2, BAR_H, fill("ERROR"));
-        esc_tip(s->b, cli_buf_str(&tip));
+                     row_top(s) + (ROW_H - BAR_H) / 2, BAR_H,
+                     svg_fill("ERROR"));
+        svg_esc_tip(s->b, cli_buf_str(&tip));
         cli_buf_add(s->b, "</title></rect>\n");
         cli_buf_free(&tip);
     }
@@ -741,15 +508,15 @@ static void now_line(svg *s)
     if (s->finished || s->now < s->t0 || s->now > s->t1)
         return;
     cli_buf_add(s->b, "<line class=\"now\" x1=\"");
-    px(s->b, x);
+    svg_px(s->b, x);
     cli_buf_addf(s->b, "\" y1=\"%d\" x2=\"", s->top - 4);
-    px(s->b, x);
+    svg_px(s->b, x);
     cli_buf_addf(s->b,
                  "\" y2=\"%d\" stroke=\"#1c7ed6\" stroke-dasharray=\"6,3\">"
                  "<title>now</title></line>\n",
                  s->bottom);
     cli_buf_add(s->b, "<text class=\"now-label\" x=\"");
-    px(s->b, x);
+    svg_px(s->b, x);
     cli_buf_addf(s->b,
                  "\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\" "
                  "fill=\"#1c7ed6\">now</text>\n",
@@ -771,7 +538,7 @@ static void legend(svg *s, int y)
         cli_buf_addf(s->b,
                      "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" "
                      "fill=\"%s\"/>\n",
-                     x, y - 10, fill(items[i][0]));
+                     x, y - 10, svg_fill(items[i][0]));
         cli_buf_addf(s->b, "<text x=\"%d\" y=\"%d\">%s</text>\n", x + 16, y,
                      items[i][1]);
         x += 16 + (int)strlen(items[i][1]) * SMALL_W + 16;
@@ -828,7 +595,7 @@ void cli_render_svg(cli_buf *b, const char *instance, const json_t *run,
                  "font-size=\"12\">\n",
                  s.width, height, s.width, height);
     cli_buf_add(b, "<title>");
-    esc(b, instance);
+    svg_esc(b, instance);
     cli_buf_addf(b, ": timeline of run %lld</title>\n", (long long)id);
     cli_buf_addf(b,
                  "<defs><clipPath id=\"labels\"><rect x=\"0\" y=\"0\" "
