@@ -661,21 +661,11 @@ int main(int argc, char **argv)
     while (L.created < L.instances)
         create_one();
     {
-        sqlite3_stmt *st;
-        char **names = NULL;
-        size_t n = 0, k;
+        char **names;
+        size_t n, k;
 
-        if (sqlite3_prepare_v2(L.rdb,
-                               "SELECT i.name FROM runs r JOIN instances i "
-                               "ON i.id = r.instance_id WHERE r.status = "
-                               "'PAUSED'",
-                               -1, &st, NULL) != SQLITE_OK)
+        if (h_paused_instances(L.rdb, &names, &n) != 0)
             fail("cannot list paused runs: %s", sqlite3_errmsg(L.rdb));
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            names = realloc(names, (n + 1) * sizeof *names);
-            names[n++] = h_fmt("%s", sqlite3_column_text(st, 0));
-        }
-        sqlite3_finalize(st);
         for (k = 0; k < n; k++) {
             cli("0", "resume", names[k], NULL);
             free(names[k]);

@@ -662,3 +662,22 @@ char *h_check_integrity(sqlite3 *db)
                         "SELECT * FROM pragma_foreign_key_check");
     return msg;
 }
+
+int h_paused_instances(sqlite3 *db, char ***out, size_t *n)
+{
+    sqlite3_stmt *st;
+
+    *out = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT i.name FROM runs r JOIN instances i ON "
+                           "i.id = r.instance_id WHERE r.status = 'PAUSED'",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        *out = realloc(*out, (*n + 1) * sizeof **out);
+        (*out)[(*n)++] = h_fmt("%s", sqlite3_column_text(st, 0));
+    }
+    sqlite3_finalize(st);
+    return 0;
+}

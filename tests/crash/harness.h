@@ -123,4 +123,9 @@ char *h_check_invariants(struct sqlite3 *db, int final);
  * message. */
 char *h_check_integrity(struct sqlite3 *db);
 
+/* The names of the instances whose run is PAUSED, malloc'd (free each and
+ * the array), in *out with their count; -1 (sqlite3_errmsg says why) if
+ * they cannot be read. */
+int h_paused_instances(struct sqlite3 *db, char ***out, size_t *n);
+
 #endif
