@@ -436,10 +436,8 @@ static void check_overlaps(void)
 
 static void check_db(int final)
 {
-    char *msg = h_check_invariants(L.rdb, final);
+    char *msg = h_check_db(L.rdb, final);
 
-    if (!msg && final)
-        msg = h_check_integrity(L.rdb);
     if (msg)
         fail("%s", msg);
 }
@@ -461,15 +459,7 @@ static void usage(void)
 
 static long num_arg(int argc, char **argv, int *i)
 {
-    char *end;
-    long v;
-
-    if (*i + 1 >= argc)
-        usage();
-    v = strtol(argv[++*i], &end, 10);
-    if (*end || v < 0)
-        usage();
-    return v;
+    return h_num_arg(argc, argv, i, usage);
 }
 
 static void setup(void)

@@ -681,3 +681,25 @@ int h_paused_instances(sqlite3 *db, char ***out, size_t *n)
     sqlite3_finalize(st);
     return 0;
 }
+
+char *h_check_db(sqlite3 *db, int final)
+{
+    char *msg = h_check_invariants(db, final);
+
+    if (!msg && final)
+        msg = h_check_integrity(db);
+    return msg;
+}
+
+long h_num_arg(int argc, char **argv, int *i, void (*usage)(void))
+{
+    char *end;
+    long v;
+
+    if (*i + 1 >= argc)
+        usage();
+    v = strtol(argv[++*i], &end, 10);
+    if (*end || v < 0)
+        usage();
+    return v;
+}

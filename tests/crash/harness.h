@@ -123,6 +123,14 @@ char *h_check_invariants(struct sqlite3 *db, int final);
  * message. */
 char *h_check_integrity(struct sqlite3 *db);
 
+/* h_check_invariants(), then, when final, h_check_integrity(): the first
+ * failure's message (malloc'd) or NULL. */
+char *h_check_db(struct sqlite3 *db, int final);
+
+/* The number after argv[*i] (advancing *i): a whole number >= 0, else
+ * usage() (which must not return). */
+long h_num_arg(int argc, char **argv, int *i, void (*usage)(void));
+
 /* The names of the instances whose run is PAUSED, malloc'd (free each and
  * the array), in *out with their count; -1 (sqlite3_errmsg says why) if
  * they cannot be read. */

@@ -298,15 +298,7 @@ static void usage(void)
 
 static long num_arg(int argc, char **argv, int *i)
 {
-    char *end;
-    long v;
-
-    if (*i + 1 >= argc)
-        usage();
-    v = strtol(argv[++*i], &end, 10);
-    if (*end || v < 0)
-        usage();
-    return v;
+    return h_num_arg(argc, argv, i, usage);
 }
 
 static void engine_alive(void)
@@ -324,10 +316,8 @@ static void engine_alive(void)
 
 static void check_db(int final)
 {
-    char *msg = h_check_invariants(S.rdb, final);
+    char *msg = h_check_db(S.rdb, final);
 
-    if (!msg && final)
-        msg = h_check_integrity(S.rdb);
     if (msg)
         fail("%s", msg);
 }
