@@ -671,14 +671,18 @@ PLANCTL_API int planctl_export_json(char **out, planctl *p,
  * reused, others registered.  Rows are rebuilt by replaying the bundle's
  * status events through the database's transition guards, so afterwards
  * status, history, replay and verify answer as they did where the bundle
- * came from.  out, if not NULL, receives {"schema":1,"instance":NAME,
- * "runs":N,"events":N}.
+ * came from.  The text may hold several bundles one after another (the
+ * lines of a gc archive): those of one instance are merged (rows repeated
+ * by id taken once) and all are imported in the one transaction; as_name
+ * then needs them all to be of one instance.  out, if not NULL, receives
+ * {"schema":1,"instance":NAME (null when several),"runs":N,"events":N,
+ * "instances":[{"instance","runs","events"}]}.
  * Errors, with nothing imported: EINVAL (not JSON, not a bundle, a bad
  * name, a malformed or inconsistent bundle: a reference that does not
- * resolve, an illegal or out-of-order status event; the message names
- * the row), ETOONEW (a newer bundle format), ECONFLICT (the instance name
- * is taken, or a (name, version) is registered with another body),
- * EBUSY, EIO, ENOMEM.
+ * resolve, an illegal or out-of-order status event, rows that disagree
+ * with the events; the message names the row), ETOONEW (a newer bundle format),
+ * ECONFLICT (the instance name is taken, or a (name, version) is registered
+ * with another body), EBUSY, EIO, ENOMEM.
  */
 PLANCTL_API int planctl_import_json(char **out, planctl *p, const char *bundle,
                                     size_t len, const char *as_name);

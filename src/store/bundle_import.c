@@ -666,7 +666,7 @@ static int import_doc(bundle_imp *m, json_t *doc, const char *name,
     return rc;
 }
 
-/* {"schema":1,"instance":NAME (one only),"runs":N,"events":N,
+/* {"schema":1,"instance":NAME (null for several),"runs":N,"events":N,
  *  "instances":[{"instance","runs","events"}]} */
 static char *answer(json_t *report)
 {
@@ -681,10 +681,12 @@ static char *answer(json_t *report)
         events += json_integer_value(json_object_get(r, "events"));
     }
     o = json_pack("{s:i}", "schema", 1);
-    if (o && json_array_size(report) == 1 &&
-        json_object_set(
-            o, "instance",
-            json_object_get(json_array_get(report, 0), "instance")) < 0) {
+    /* Never omitted (DESIGN §8): null when the text held several. */
+    if (o && json_object_set(
+                 o, "instance",
+                 json_array_size(report) == 1
+                     ? json_object_get(json_array_get(report, 0), "instance")
+                     : json_null()) < 0) {
         json_decref(o);
         o = NULL;
     }

@@ -809,6 +809,7 @@ static void test_import_several(void **state)
                    "99 where they came from)");
     if (planctl_import_json(&out, f->b, both, strlen(both), NULL) != 0)
         fail_msg("import: %s", planctl_errmsg(f->b));
+    assert_non_null(strstr(out, "{\"schema\":1,\"instance\":null,"));
     assert_non_null(strstr(out, "\"instances\":[{\"instance\":\"zk\""));
     assert_non_null(strstr(out, "{\"instance\":\"kafka\""));
     planctl_free(out);
