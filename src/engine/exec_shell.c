@@ -28,11 +28,30 @@
  * reach the child alone), then SIGKILL after KILL_GRACE_MS.  That is what
  * takes down grandchildren (`sleep 300 & ...`), which also hold the pipes.
  *
- * Dying with the engine.  When /usr/bin/setpriv exists the child is run as
- * `setpriv --pdeathsig KILL -- argv...`: setpriv sets PR_SET_PDEATHSIG and
- * execs the program, which keeps it.  It reaches the direct child only (and
- * fires when the engine's loop thread exits, not only its process);
- * grandchildren are not covered by it, only by the group kill on cancel.
+ * Dying with the engine.  A task must not run on beside the retry of a
+ * restarted engine: its process must die with the engine, or carry the
+ * marker a restarted engine reaps by (PLANCTL_RUN_UID, STEP and ATTEMPT in
+ * its environment, engine/orphans.c) before the engine dies.  uv_spawn()
+ * runs no code of ours between fork and exec, so the child is run as
+ *
+ *     setpriv --pdeathsig KILL -- /bin/sh -c GUARD sh <engine pid> argv...
+ *
+ * setpriv sets PR_SET_PDEATHSIG and execs the guard, which keeps it.  The
+ * guard execs the task only if its parent is still the engine ($PPID, read
+ * after the prctl), else exits 125.  setpriv alone left a hole (found by
+ * tests/crash): an engine dying between the fork and the prctl sends no
+ * signal, and until its exec (for an instant inside each exec, too) the
+ * child does not show the marker, so recovery missed it and it ran its
+ * task beside the retry.  With the guard, an engine dead before the check
+ * means the task never starts; one alive at the check had pdeathsig armed
+ * before it, so its death kills the child.  Without setpriv there is no
+ * pdeathsig: the guard still keeps the task of an engine that died first
+ * from starting, and the rest is left to reaping by marker.  The pid
+ * cannot be mistaken: an orphan's new parent (init or a subreaper) lived,
+ * with a pid of its own, while the engine did.
+ * pdeathsig reaches the direct child only (and fires when the engine's
+ * loop thread exits, not only its process); grandchildren are found by
+ * their marker, or killed with the group on cancel.
  *
  * Parameters reach the child only through its environment, never pasted
  * into a command string, so a value like `$(rm -rf ~)` stays inert.
@@ -57,6 +76,10 @@
 #define DRAIN_MS 2000      /* output left open after the exit */
 #define MSG_LINE_MAX 200   /* bytes of the last output line in a message */
 #define SETPRIV "/usr/bin/setpriv"
+/* Execs the rest of its arguments if $1 is its parent's pid (see "Dying
+ * with the engine"); `case` is a reserved word, so no function imported
+ * from the environment can stand in for it, as one could for `[`. */
+#define GUARD "case $PPID in \"$1\") shift; exec \"$@\";; esac; exit 125"
 
 extern char **environ;
 
@@ -358,8 +381,8 @@ static int can_exec(const char *cwd, const char *dir, int dlen,
 }
 
 /* Looks file up as execvp() will in the child (PATH from its environment,
- * relative paths from its cwd).  Only for a clear message: with setpriv in
- * front, uv_spawn() itself succeeds whatever file is.  0 or UV_E*. */
+ * relative paths from its cwd).  Only for a clear message: with the guard
+ * in front, uv_spawn() itself succeeds whatever file is.  0 or UV_E*. */
 static int lookup(const char *file, const char *cwd, const char *path)
 {
     int rc = UV_ENOENT, r;
@@ -663,22 +686,35 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
 
 /* ---- the executor ------------------------------------------------------- */
 
-/* The child's argv, NULL-terminated, strings borrowed from the spec. */
-static char **build_argv(const spec *sp, int setpriv)
+/* Where the task's own argv starts in the child's argv. */
+static size_t task_index(int setpriv)
 {
-    static const char *const pre[] = {"setpriv", "--pdeathsig", "KILL",
-                                      "--",      "/bin/sh",     "-c"};
-    size_t n = sp->argv ? json_array_size(sp->argv) : 1, k = 0, i;
-    char **v = pctl_malloc((n + 7) * sizeof *v);
+    return setpriv ? 9 : 5;
+}
 
-    for (i = setpriv ? 0 : 4; v && i < (sp->argv ? 4u : 6u); i++)
+/* The child's argv, NULL-terminated: [setpriv --pdeathsig KILL --] /bin/sh
+ * -c GUARD sh <pid>, then the task's argv or /bin/sh -c <command>.  The
+ * strings are borrowed from the spec and pid.  NULL when out of memory. */
+static char **build_argv(const spec *sp, int setpriv, const char *pid)
+{
+    static const char *const pre[] = {"setpriv", "--pdeathsig", "KILL", "--",
+                                      "/bin/sh", "-c",          GUARD,  "sh"};
+    size_t n = sp->argv ? json_array_size(sp->argv) : 3, k = 0, i;
+    char **v = pctl_malloc((task_index(1) + n + 1) * sizeof *v);
+
+    if (!v)
+        return NULL;
+    for (i = setpriv ? 0 : 4; i < sizeof pre / sizeof pre[0]; i++)
         v[k++] = (char *)pre[i];
-    for (i = 0; v && sp->argv && i < n; i++)
+    v[k++] = (char *)pid;
+    for (i = 0; sp->argv && i < n; i++)
         v[k++] = (char *)json_string_value(json_array_get(sp->argv, i));
-    if (v && !sp->argv)
+    if (!sp->argv) {
+        v[k++] = "/bin/sh";
+        v[k++] = "-c";
         v[k++] = (char *)sp->command;
-    if (v)
-        v[k] = NULL;
+    }
+    v[k] = NULL;
     return v;
 }
 
@@ -687,7 +723,7 @@ static char **build_argv(const spec *sp, int setpriv)
 static void spawn(shell *s, char **argv, char **env, const char *cwd,
                   int setpriv)
 {
-    const char *file = argv[setpriv ? 4 : 0];
+    const char *file = argv[task_index(setpriv)];
     uv_process_options_t opts;
     uv_stdio_container_t stdio[3];
     int i, rc;
@@ -699,7 +735,7 @@ static void spawn(shell *s, char **argv, char **env, const char *cwd,
         stdio[i + 1].data.stream = (uv_stream_t *)&s->pipes[i];
     }
     opts.exit_cb = on_exit_cb;
-    opts.file = setpriv ? SETPRIV : file;
+    opts.file = setpriv ? SETPRIV : "/bin/sh";
     opts.args = argv;
     opts.env = env;
     opts.cwd = cwd;
@@ -727,7 +763,7 @@ static int shell_start(planctl_job *job, const planctl_task_info *info,
     uv_loop_t *loop = planctl_job_loop(job);
     planctl_outcome o = PLANCTL_OUTCOME_FATAL;
     int rc, setpriv = access(SETPRIV, X_OK) == 0; /* cheap; it may change */
-    char **argv = NULL, *msg = NULL;
+    char **argv = NULL, *msg = NULL, pid[24];
     envv e = {NULL, 0, 0};
     spec sp;
     shell *s;
@@ -742,11 +778,12 @@ static int shell_start(planctl_job *job, const planctl_task_info *info,
     rc = parse(&sp, &msg, s->fatal, info->spec);
     if (rc == 0)
         rc = build_env(&e, &msg, info, &sp);
-    if (rc == 0 && !(argv = build_argv(&sp, setpriv)))
+    snprintf(pid, sizeof pid, "%ld", (long)getpid());
+    if (rc == 0 && !(argv = build_argv(&sp, setpriv, pid)))
         rc = PLANCTL_ENOMEM;
     /* A bad spec will not get better by retrying (FATAL); a missing
      * program or cwd may (ERROR). */
-    if (rc == 0 && (rc = precheck(&msg, argv[setpriv ? 4 : 0], sp.cwd,
+    if (rc == 0 && (rc = precheck(&msg, argv[task_index(setpriv)], sp.cwd,
                                   env_get(&e, "PATH"))) == PLANCTL_EINVAL)
         o = PLANCTL_OUTCOME_ERROR;
     if (rc == PLANCTL_EINVAL) {

@@ -7,6 +7,14 @@
  * only belong to that attempt: unlike a saved pid, the marker cannot be
  * reused by an unrelated process.  /proc/<pid>/environ is readable only
  * for one's own processes, so nothing else is ever touched.
+ *
+ * The marker is set by an exec, so a child the dead engine had forked but
+ * not yet exec'd cannot be found here (nor, for an instant inside each
+ * exec, a marked one: its environ reads empty until the new image is set
+ * up); nor by its parent (init by now) or its group (it may not have
+ * called setsid() yet).  It needs no finding: the shell executor's guard
+ * (exec_shell.c, "Dying with the engine") starts the task only if the
+ * engine was still alive once pdeathsig was armed.
  */
 #include "engine/orphans.h"
 

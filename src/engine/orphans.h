@@ -17,8 +17,11 @@ typedef struct pctl_orphan {
  * Sends SIGKILL to every process of this user whose environment carries the
  * marker of one of the n attempts, and returns how many it killed.  The
  * direct child of a shell task dies with its engine (pdeathsig); this finds
- * the children it started, which do not.  Linux only (/proc); elsewhere it
- * does nothing.  Can't fail: what cannot be read is skipped.
+ * the children it started, which do not, and the direct child where setpriv
+ * is missing.  A process forked but not yet exec'd is not found (it has no
+ * marker yet); exec_shell.c's guard keeps it from running its task.
+ * Linux only (/proc); elsewhere it does nothing.  Can't fail: what cannot
+ * be read is skipped.
  */
 size_t pctl_reap_orphans(const pctl_orphan *o, size_t n);
 

@@ -434,6 +434,18 @@ int h_proc_alive(const h_proc *p)
     return start == p->start && state != 'Z' && state != 'X';
 }
 
+int h_proc_of(h_proc *out, pid_t pid)
+{
+    char state;
+
+    if (proc_stat(pid, &state, &out->start) != 0 || state == 'Z' ||
+        state == 'X')
+        return -1;
+    out->pid = pid;
+    proc_cmd(pid, out->cmd, sizeof out->cmd);
+    return 0;
+}
+
 /* ---- the database ---- */
 
 sqlite3 *h_db_open(const char *path)

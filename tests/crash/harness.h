@@ -97,6 +97,9 @@ size_t h_scan_marked(h_proc **out, const char *marker);
 /* Whether the process still runs: same pid, same start time, not a
  * zombie. */
 int h_proc_alive(const h_proc *p);
+/* The live process pid (not a zombie) in *out.  Returns 0, or -1 when
+ * there is none. */
+int h_proc_of(h_proc *out, pid_t pid);
 
 /* ---- the database ---- */
 
