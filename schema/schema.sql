@@ -113,16 +113,19 @@ CREATE TABLE runs (
     event_count   INTEGER NOT NULL DEFAULT 0
 );
 
--- One active run per instance, enforced by the store itself.
+-- One active run per instance, enforced by the store itself.  The active
+-- states are an OR rather than an IN list here and in the events CHECK
+-- (0003): SQLite checks an IN list of more than two constants by building
+-- a temporary b-tree each time, on every status change of a run.
 CREATE UNIQUE INDEX runs_one_active ON runs (instance_id)
-    WHERE status IN ('PENDING', 'IN_PROGRESS', 'PAUSED');
+    WHERE status = 'PENDING' OR status = 'IN_PROGRESS' OR status = 'PAUSED';
 -- The newest run per (instance, plan), and history pages, are index seeks.
 CREATE INDEX runs_by_plan ON runs (instance_id, plan, id);
 CREATE INDEX runs_by_instance ON runs (instance_id, id);
 -- The queue, first-in first-out, and the engine's set of open runs.
 CREATE INDEX runs_queued ON runs (instance_id, id) WHERE status = 'QUEUED';
 CREATE INDEX runs_open ON runs (status)
-    WHERE status IN ('PENDING', 'IN_PROGRESS', 'PAUSED');
+    WHERE status = 'PENDING' OR status = 'IN_PROGRESS' OR status = 'PAUSED';
 CREATE INDEX runs_retry_of ON runs (retry_of) WHERE retry_of IS NOT NULL;
 
 CREATE TABLE phases (
@@ -190,8 +193,9 @@ CREATE TABLE events (
     run_id      INTEGER REFERENCES runs (id) ON DELETE CASCADE,
     phase_id    INTEGER,
     step_id     INTEGER,
-    entity      TEXT NOT NULL CHECK (entity IN ('run', 'phase', 'step',
-                    'instance', 'engine')),
+    entity      TEXT NOT NULL CHECK (entity = 'run' OR entity = 'phase'
+                    OR entity = 'step' OR entity = 'instance'
+                    OR entity = 'engine'),
     from_status TEXT,
     to_status   TEXT,
     attempt     INTEGER,

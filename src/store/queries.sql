@@ -105,7 +105,8 @@ SELECT q.id FROM runs AS r JOIN runs AS q ON q.instance_id = r.instance_id
 WHERE r.id = ?1 AND q.status = 'QUEUED'
   AND NOT EXISTS (SELECT 1 FROM runs AS a
                   WHERE a.instance_id = r.instance_id
-                    AND a.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED'))
+                    AND (a.status = 'PENDING' OR a.status = 'IN_PROGRESS'
+                         OR a.status = 'PAUSED'))
 ORDER BY q.id LIMIT 1;
 
 -- name: steps_open
@@ -120,7 +121,8 @@ ORDER BY id;
 
 -- name: run_active
 SELECT id, plan, status, coalesce(started_at, created_at) FROM runs
-WHERE instance_id = ?1 AND status IN ('PENDING', 'IN_PROGRESS', 'PAUSED');
+WHERE instance_id = ?1 AND (status = 'PENDING' OR status = 'IN_PROGRESS'
+                            OR status = 'PAUSED');
 
 -- name: run_first_queued
 SELECT id FROM runs WHERE instance_id = ?1 AND status = 'QUEUED'
@@ -175,13 +177,15 @@ DELETE FROM instances WHERE id = ?1;
 -- name: instance_list
 SELECT i.name, d.name, d.version,
     coalesce((SELECT status FROM runs WHERE instance_id = i.id
-                AND status IN ('PENDING', 'IN_PROGRESS', 'PAUSED')),
+                AND (status = 'PENDING' OR status = 'IN_PROGRESS'
+                     OR status = 'PAUSED')),
              (SELECT status FROM runs WHERE instance_id = i.id
                 AND status <> 'QUEUED' ORDER BY id DESC LIMIT 1),
              (SELECT status FROM runs WHERE instance_id = i.id
                 ORDER BY id DESC LIMIT 1)),
     (SELECT id FROM runs WHERE instance_id = i.id
-       AND status IN ('PENDING', 'IN_PROGRESS', 'PAUSED')),
+       AND (status = 'PENDING' OR status = 'IN_PROGRESS'
+            OR status = 'PAUSED')),
     i.deleting, i.created_at
 FROM instances AS i JOIN definitions AS d ON d.id = i.definition_id
 ORDER BY i.name;
@@ -279,13 +283,15 @@ PRAGMA data_version;
 SELECT r.id, r.instance_id, i.name, r.plan, r.status, r.definition_id,
     r.params, r.deadline_at, r.uid, r.event_count
 FROM runs AS r JOIN instances AS i ON i.id = r.instance_id
-WHERE r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED')
+WHERE r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
+   OR r.status = 'PAUSED'
 ORDER BY r.id;
 
 -- name: active_phases
 SELECT ph.run_id, ph.id, ph.idx, ph.name, ph.strategy, ph.status
 FROM runs AS r JOIN phases AS ph ON ph.run_id = r.id
-WHERE r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED')
+WHERE r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
+   OR r.status = 'PAUSED'
 ORDER BY ph.run_id, ph.idx;
 
 -- name: active_steps
@@ -293,20 +299,24 @@ SELECT s.run_id, ph.idx, s.id, s.idx, s.name, s.status, s.attempt,
     s.max_attempts, s.next_attempt_at, s.deadline_at, s.task_index, s.message
 FROM runs AS r JOIN steps AS s ON s.run_id = r.id
 JOIN phases AS ph ON ph.id = s.phase_id
-WHERE r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED')
+WHERE r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
+   OR r.status = 'PAUSED'
 ORDER BY s.run_id, ph.idx, s.idx;
 
 -- name: step_set_task
 UPDATE steps SET task_index = ?2 WHERE id = ?1 AND status = 'IN_PROGRESS';
 
 -- name: runs_open_any
-SELECT EXISTS (SELECT 1 FROM runs
-               WHERE status IN ('QUEUED', 'PENDING', 'IN_PROGRESS', 'PAUSED'));
+SELECT EXISTS (SELECT 1 FROM runs WHERE status = 'QUEUED')
+    OR EXISTS (SELECT 1 FROM runs
+               WHERE status = 'PENDING' OR status = 'IN_PROGRESS'
+                  OR status = 'PAUSED');
 
 -- name: runs_open_counts
 SELECT (SELECT count(*) FROM runs WHERE status = 'QUEUED'),
        (SELECT count(*) FROM runs
-        WHERE status IN ('PENDING', 'IN_PROGRESS', 'PAUSED'));
+        WHERE (status = 'PENDING' OR status = 'IN_PROGRESS'
+               OR status = 'PAUSED'));
 
 -- name: events_all
 SELECT e.seq, e.at, i.name, e.run_id, ph.name, s.name, e.entity,
@@ -559,7 +569,8 @@ WHERE instance_id = ?1;
 SELECT r.id, r.instance_id, i.name, r.plan, r.status, r.definition_id,
     r.params, r.deadline_at, r.uid, r.event_count
 FROM runs AS r JOIN instances AS i ON i.id = r.instance_id
-WHERE r.id = ?1 AND r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED');
+WHERE r.id = ?1 AND (r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
+                     OR r.status = 'PAUSED');
 
 -- name: active_phases_of_run
 SELECT ph.run_id, ph.id, ph.idx, ph.name, ph.strategy, ph.status

@@ -149,6 +149,143 @@ static void test_migrations_match_schema(void **state)
     free(b);
 }
 
+/* Runs sql on db and returns sqlite3_exec's code. */
+static int exec_rc(sqlite3 *db, const char *sql)
+{
+    return sqlite3_exec(db, sql, NULL, NULL, NULL);
+}
+
+/* How many OpenEphemeral opcodes sql compiles to on db. */
+static int ephemeral_tables(sqlite3 *db, const char *sql)
+{
+    char *q = tu_fmt("EXPLAIN %s", sql);
+    sqlite3_stmt *st;
+    int n = 0;
+
+    assert_int_equal(sqlite3_prepare_v2(db, q, -1, &st, NULL), SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW)
+        n += strcmp((const char *)sqlite3_column_text(st, 1),
+                    "OpenEphemeral") == 0;
+    sqlite3_finalize(st);
+    free(q);
+    return n;
+}
+
+/*
+ * 0003 edits the events CHECK in sqlite_schema and rebuilds two partial
+ * indexes.  A database left at version 2 with rows in it: after planctl
+ * opens it, every row and the AUTOINCREMENT high-water mark are still
+ * there, the integrity check passes, the constraints still refuse what
+ * they refused, and neither the event INSERT nor a run's status UPDATE
+ * builds a temporary table any more.
+ */
+static void test_migration_0003_keeps_rows_and_constraints(void **state)
+{
+    char *path = tu_fmt("%s/v2.db", dir);
+    char *m1 =
+        tu_read_file(PLANCTL_SOURCE_DIR "/migrations/0001_init.sql", NULL);
+    char *m2 = tu_read_file(
+        PLANCTL_SOURCE_DIR "/migrations/0002_run_event_count.sql", NULL);
+    const char *ins_event = "INSERT INTO events (at, instance_id, run_id, "
+                            "entity, actor) VALUES (1, 1, 1, ?, 'test')";
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    planctl *p;
+
+    (void)state;
+    assert_non_null(m1);
+    assert_non_null(m2);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(exec_rc(db, m1), SQLITE_OK);
+    assert_int_equal(exec_rc(db, m2), SQLITE_OK);
+    assert_int_equal(
+        exec_rc(db,
+                "PRAGMA user_version = 2;"
+                "INSERT INTO definitions VALUES (1, 'd', '1', '{}', 0);"
+                "INSERT INTO instances VALUES (1, 'i', 1, '{}', NULL, 0, 0, 0);"
+                "INSERT INTO runs (id, uid, instance_id, definition_id, plan,"
+                " status, trigger, params, created_at) VALUES"
+                " (1, 'u1', 1, 1, 'deploy', 'PENDING', 'create', '{}', 0);"
+                "INSERT INTO events (seq, at, instance_id, run_id, entity,"
+                " actor) VALUES (41, 0, 1, 1, 'run', 'test'),"
+                " (42, 0, 1, NULL, 'instance', 'test');"
+                "DELETE FROM events WHERE seq = 42;"),
+        SQLITE_OK);
+    assert_int_equal(ephemeral_tables(db, ins_event), 1);
+    sqlite3_close(db);
+
+    assert_int_equal(planctl_open(&p, path, NULL), 0);
+    assert_int_equal(planctl_schema_version(p), 3);
+    planctl_close(p);
+
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_extended_result_codes(db, 1);
+    assert_int_equal(pragma(db, "SELECT count(*) FROM events"), 1);
+    assert_int_equal(
+        pragma(db, "SELECT seq FROM sqlite_sequence WHERE name = 'events'"),
+        42);
+    assert_int_equal(pragma(db, "SELECT count(*) FROM runs"), 1);
+    assert_int_equal(
+        sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL),
+        SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(st, 0), "ok");
+    sqlite3_finalize(st);
+    assert_int_equal(ephemeral_tables(db, ins_event), 0);
+    assert_int_equal(ephemeral_tables(db,
+                                      "UPDATE runs SET status = 'IN_PROGRESS' "
+                                      "WHERE id = 1 AND status = 'PENDING'"),
+                     0);
+
+    /* The CHECK: each entity of DESIGN §10 goes in, anything else not. */
+    assert_int_equal(sqlite3_prepare_v2(db, ins_event, -1, &st, NULL),
+                     SQLITE_OK);
+    {
+        static const char *const ok[] = {"run", "phase", "step", "instance",
+                                         "engine"};
+        static const char *const bad[] = {"Run", "steps", "", "run "};
+        size_t i;
+
+        for (i = 0; i < sizeof ok / sizeof *ok; i++) {
+            sqlite3_bind_text(st, 1, ok[i], -1, SQLITE_STATIC);
+            assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+            sqlite3_reset(st);
+        }
+        for (i = 0; i < sizeof bad / sizeof *bad; i++) {
+            sqlite3_bind_text(st, 1, bad[i], -1, SQLITE_STATIC);
+            assert_int_equal(sqlite3_step(st), SQLITE_CONSTRAINT_CHECK);
+            sqlite3_reset(st);
+        }
+        sqlite3_bind_null(st, 1);
+        assert_int_equal(sqlite3_step(st), SQLITE_CONSTRAINT_NOTNULL);
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+
+    /* runs_one_active: still one active run per instance; a queued one
+     * and a finished one beside it are fine. */
+    assert_int_equal(
+        exec_rc(db, "INSERT INTO runs (uid, instance_id, definition_id, "
+                    "plan, status, trigger, params, created_at) VALUES "
+                    "('u2', 1, 1, 'deploy', 'QUEUED', 'manual', '{}', 0)"),
+        SQLITE_OK);
+    assert_int_equal(
+        exec_rc(db, "UPDATE runs SET status = 'PENDING' WHERE uid = 'u2'"),
+        SQLITE_CONSTRAINT_UNIQUE);
+    assert_int_equal(
+        exec_rc(db, "UPDATE runs SET status = 'CANCELLED' WHERE uid = 'u1'; "
+                    "UPDATE runs SET status = 'PENDING' WHERE uid = 'u2'"),
+        SQLITE_OK);
+    assert_int_equal(pragma(db, "SELECT count(*) FROM runs WHERE status = "
+                                "'PENDING' OR status = 'IN_PROGRESS' OR "
+                                "status = 'PAUSED'"),
+                     1);
+    sqlite3_close(db);
+    free(m1);
+    free(m2);
+    free(path);
+}
+
 static void test_reopen_is_idempotent(void **state)
 {
     char *path = tu_fmt("%s/re.db", dir);
@@ -396,6 +533,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_migrations_match_schema),
+        cmocka_unit_test(test_migration_0003_keeps_rows_and_constraints),
         cmocka_unit_test(test_reopen_is_idempotent),
         cmocka_unit_test(test_new_file_mode_and_wal),
         cmocka_unit_test(test_refuses_non_sqlite),
