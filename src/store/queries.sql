@@ -284,15 +284,13 @@ SELECT r.id, r.instance_id, i.name, r.plan, r.status, r.definition_id,
     r.params, r.deadline_at, r.uid, r.event_count
 FROM runs AS r JOIN instances AS i ON i.id = r.instance_id
 WHERE r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
-   OR r.status = 'PAUSED'
-ORDER BY r.id;
+   OR r.status = 'PAUSED';
 
 -- name: active_phases
 SELECT ph.run_id, ph.id, ph.idx, ph.name, ph.strategy, ph.status
 FROM runs AS r JOIN phases AS ph ON ph.run_id = r.id
 WHERE r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
-   OR r.status = 'PAUSED'
-ORDER BY ph.run_id, ph.idx;
+   OR r.status = 'PAUSED';
 
 -- name: active_steps
 SELECT s.run_id, ph.idx, s.id, s.idx, s.name, s.status, s.attempt,
@@ -300,8 +298,7 @@ SELECT s.run_id, ph.idx, s.id, s.idx, s.name, s.status, s.attempt,
 FROM runs AS r JOIN steps AS s ON s.run_id = r.id
 JOIN phases AS ph ON ph.id = s.phase_id
 WHERE r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
-   OR r.status = 'PAUSED'
-ORDER BY s.run_id, ph.idx, s.idx;
+   OR r.status = 'PAUSED';
 
 -- name: step_set_task
 UPDATE steps SET task_index = ?2 WHERE id = ?1 AND status = 'IN_PROGRESS';
