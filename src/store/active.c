@@ -35,7 +35,8 @@ struct pctl_active_cache {
     planctl *p; /* the handle it is attached to, or NULL */
     int stale;
     int64_t data_version, changes;
-    int64_t *promoted; /* runs promoted from the queue: read at the sync */
+    uint64_t synced_tx; /* the transaction it was last synced in */
+    int64_t *promoted;  /* runs promoted from the queue: read at the sync */
     size_t npromoted, cappromoted;
     idmap runs, phases, steps;
 };
@@ -252,9 +253,10 @@ static int read_runs(rows *w, planctl *p, sqlite3_stmt *st)
         rc = parse_status(p, st, 4, &r->view.status);
         r->definition_id = sqlite3_column_int64(st, 5);
         r->params = col_dup(st, 6);
-        r->view.deadline_at = sqlite3_column_int64(st, 7);
+        r->view.deadline_at = r->deadline_at = sqlite3_column_int64(st, 7);
         r->uid = col_dup(st, 8);
-        r->view.event_limit = sqlite3_column_int64(st, 9) >= p->run_events_max;
+        r->event_count = sqlite3_column_int64(st, 9);
+        r->view.event_limit = r->event_count >= p->run_events_max;
         r->dirty = 1;
         if (rc == 0 && (!r->instance || !r->plan || !r->params || !r->uid))
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
@@ -318,7 +320,7 @@ static int read_steps(rows *w, planctl *p, sqlite3_stmt *st)
         t->idx = sqlite3_column_int64(st, 3);
         t->r.name = col_dup(st, 4);
         rc = parse_status(p, st, 5, &t->v.status);
-        t->v.attempt = sqlite3_column_int(st, 6);
+        t->v.attempt = t->r.attempt = sqlite3_column_int(st, 6);
         t->v.max_attempts = sqlite3_column_int(st, 7);
         t->v.next_attempt_at = sqlite3_column_int64(st, 8);
         t->v.deadline_at = sqlite3_column_int64(st, 9);
@@ -662,8 +664,10 @@ int pctl_active_sync(pctl_active **cache, planctl *p)
             if (!map_get(&c->runs, c->promoted[i]))
                 rc = load_one(a, p, c->promoted[i]);
         c->npromoted = 0;
-        if (rc == 0)
+        if (rc == 0) {
+            c->synced_tx = p->tx_depth > 0 ? p->tx_serial : 0;
             return 0;
+        }
     }
     pctl_active_drop(cache, p);
     if (rc < 0)
@@ -671,6 +675,7 @@ int pctl_active_sync(pctl_active **cache, planctl *p)
     if ((rc = pctl_active_load(&a, p)) < 0)
         return rc;
     a->cache->data_version = dv;
+    a->cache->synced_tx = p->tx_depth > 0 ? p->tx_serial : 0;
     a->cache->p = p;
     a->fresh = a->members = 1;
     p->active = a;
@@ -709,10 +714,10 @@ void pctl_active_event_count(planctl *p, int64_t run_id, int64_t count)
 {
     slot *s;
 
-    if (!p->active || count < p->run_events_max)
+    if (!p->active || !(s = map_get(&p->active->cache->runs, run_id)))
         return;
-    s = map_get(&p->active->cache->runs, run_id);
-    if (s) {
+    s->run->event_count = count;
+    if (count >= p->run_events_max && !s->run->view.event_limit) {
         s->run->view.event_limit = 1;
         s->run->dirty = 1;
     }
@@ -722,6 +727,45 @@ void pctl_active_distrust(planctl *p)
 {
     if (p->active)
         p->active->cache->stale = 1;
+}
+
+int pctl_active_cached(const planctl *p, planctl_entity entity, int64_t id,
+                       pctl_cached_row *out)
+{
+    const pctl_active *a = p->active;
+    const struct pctl_active_cache *ac;
+    const slot *s;
+
+    if (!a || p->tx_depth == 0)
+        return 0;
+    ac = a->cache;
+    if (ac->stale || ac->synced_tx == 0 || ac->synced_tx != p->tx_serial)
+        return 0;
+    memset(out, 0, sizeof *out);
+    switch (entity) {
+    case PLANCTL_ENTITY_STEP:
+        if (!(s = map_get(&ac->steps, id)))
+            return 0;
+        out->phase_id = s->run->phases[s->pi].id;
+        out->attempt = s->run->phases[s->pi].steps[s->si].attempt;
+        break;
+    case PLANCTL_ENTITY_PHASE:
+        if (!(s = map_get(&ac->phases, id)))
+            return 0;
+        out->phase_id = id;
+        break;
+    case PLANCTL_ENTITY_RUN:
+        if (!(s = map_get(&ac->runs, id)))
+            return 0;
+        out->deadline_at = s->run->deadline_at;
+        out->event_count = s->run->event_count;
+        break;
+    default:
+        return 0;
+    }
+    out->run_id = s->run->id;
+    out->instance_id = s->run->instance_id;
+    return 1;
 }
 
 void pctl_active_note(planctl *p, const pctl_change *c, int64_t run_id,
@@ -749,7 +793,7 @@ void pctl_active_note(planctl *p, const pctl_change *c, int64_t run_id,
         v = &s->run->view.phases[s->pi].steps[s->si];
         r = &s->run->phases[s->pi].steps[s->si];
         v->status = c->to;
-        v->attempt = attempt;
+        v->attempt = r->attempt = attempt;
         v->next_attempt_at = next_attempt_at;
         v->deadline_at = deadline_at;
         pctl_free(r->message);
@@ -771,7 +815,7 @@ void pctl_active_note(planctl *p, const pctl_change *c, int64_t run_id,
         s = map_get(&ac->runs, c->id);
         if (s) {
             s->run->view.status = c->to;
-            s->run->view.deadline_at = deadline_at;
+            s->run->view.deadline_at = s->run->deadline_at = deadline_at;
             s->run->dirty = 1;
         } else if (c->to == PLANCTL_STATUS_PENDING) {
             /* Promoted from the queue: read at the next sync. */

@@ -38,6 +38,7 @@ typedef struct pctl_step_row {
     int64_t id;
     char *name;
     int task_index;
+    int attempt;   /* steps.attempt as written (the view's may run ahead) */
     char *message; /* the step's current message (its last error) */
     /* The engine's: the job running this step, or NULL (the store only
      * zeroes it when it reads the row). */
@@ -52,6 +53,8 @@ typedef struct pctl_phase_row {
 
 typedef struct pctl_run_row {
     int64_t id, instance_id, definition_id;
+    int64_t event_count; /* runs.event_count */
+    int64_t deadline_at; /* runs.deadline_at as written */
     char *instance, *plan, *params, *uid;
     pctl_run_view view;     /* strategy is the engine's to fill in */
     pctl_phase_row *phases; /* parallel to view.phases */
@@ -116,6 +119,20 @@ void pctl_active_distrust(planctl *p);
  * fail. */
 void pctl_active_event_count(planctl *p, int64_t run_id, int64_t count);
 
+/* What the cache holds of a run, phase or step row, for the gate. */
+typedef struct pctl_cached_row {
+    int64_t run_id, phase_id, instance_id;
+    int attempt;         /* a step's tries so far */
+    int64_t deadline_at; /* a run's */
+    int64_t event_count; /* a run's */
+} pctl_cached_row;
+/* 1 with *out filled when the handle's cache holds the row of entity id
+ * and can be trusted for it: the cache was synced inside the write
+ * transaction now open (so nothing else can have written since) and has
+ * followed every change of ours.  0 otherwise: read the row.  Can't
+ * fail. */
+int pctl_active_cached(const planctl *p, planctl_entity entity, int64_t id,
+                       pctl_cached_row *out);
 /* The gate's report of one status change it made (store only): the row
  * as the UPDATE returned it.  Can't fail (a change it cannot follow makes
  * the next sync read everything). */

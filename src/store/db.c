@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -302,6 +303,7 @@ int pctl_tx_begin(planctl *p)
                         "database %s was opened read-only", p->path);
     if (p->tx_depth++ > 0)
         return 0;
+    p->tx_serial++;
     rc = pctl_exec(p, "BEGIN IMMEDIATE");
     if (rc < 0) {
         p->tx_depth = 0;
@@ -564,6 +566,8 @@ int planctl_open(planctl **out, const char *path,
     *out = p;
     p->now_fn = system_now;
     p->lock_fd = -1;
+    p->check_cache = getenv("PLANCTL_CHECK_CACHE") &&
+                     strcmp(getenv("PLANCTL_CHECK_CACHE"), "1") == 0;
     p->run_events_warn = PLANCTL_RUN_EVENTS_WARN;
     p->run_events_max = PLANCTL_RUN_EVENTS_MAX;
     if (!path || !*path)

@@ -203,17 +203,30 @@ static int insert_rows(planctl *p, qev *const *rows, size_t n)
     return 0;
 }
 
+/* A run's event count so far: from the engine's cache when it can be
+ * trusted (active.h), else from the row. */
 static int read_count(planctl *p, int64_t run_id, int64_t *out)
 {
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_run_event_count);
-    int rc;
+    sqlite3_stmt *st;
+    pctl_cached_row k;
+    int rc, cached = pctl_active_cached(p, PLANCTL_ENTITY_RUN, run_id, &k);
 
-    if (!st)
+    if (cached && !p->check_cache) {
+        *out = k.event_count;
+        return 0;
+    }
+    if (!(st = pctl_stmt(p, PCTL_Q_run_event_count)))
         return PLANCTL_ERROR;
     sqlite3_bind_int64(st, 1, run_id);
     rc = sqlite3_step(st);
     *out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     sqlite3_reset(st);
+    if (rc == SQLITE_ROW && cached && k.event_count != *out)
+        return pctl_err(p, PLANCTL_EIO,
+                        "engine cache disagrees with run %lld: %lld events "
+                        "cached, %lld counted",
+                        (long long)run_id, (long long)k.event_count,
+                        (long long)*out);
     if (rc == SQLITE_ROW)
         return 0;
     return rc == SQLITE_DONE ? pctl_err(p, PLANCTL_ERROR,

@@ -248,12 +248,99 @@ static int change_data(char **out, const pctl_change *c)
     return rc ? PLANCTL_ENOMEM : 0;
 }
 
+/* A row as the gate's UPDATE left it. */
+typedef struct written {
+    int64_t run_id, phase_id, instance_id, next_attempt_at, deadline_at;
+    int attempt;
+} written;
+
+/* Reads it back (result_query). */
+static int read_row(planctl *p, const pctl_change *c, written *w)
+{
+    sqlite3_stmt *st = pctl_stmt(p, result_query[c->entity]);
+    int rc;
+
+    memset(w, 0, sizeof *w);
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, c->id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        w->run_id = sqlite3_column_int64(st, 0);
+        w->phase_id = sqlite3_column_int64(st, 1);
+        w->attempt = sqlite3_column_int(st, 2);
+        w->next_attempt_at = sqlite3_column_int64(st, 3);
+        w->deadline_at = sqlite3_column_int64(st, 4);
+        w->instance_id = sqlite3_column_int64(st, 5);
+    }
+    sqlite3_reset(st);
+    return rc == SQLITE_ROW ? 0
+                            : pctl_sqlerr(p, rc, pctl_entity_name(c->entity));
+}
+
+/* The same, from what the row held before (the cache) and the change:
+ * each column as the *_set_status statement sets it, with the values
+ * pctl_gate() binds. */
+static written written_row(const pctl_change *c, const pctl_cached_row *k)
+{
+    int in_progress = c->to == PLANCTL_STATUS_IN_PROGRESS;
+    written w;
+
+    memset(&w, 0, sizeof w);
+    w.run_id = k->run_id;
+    w.instance_id = k->instance_id;
+    switch (c->entity) {
+    case PLANCTL_ENTITY_STEP:
+        w.phase_id = k->phase_id;
+        w.attempt = k->attempt + in_progress;
+        if (c->to == PLANCTL_STATUS_ERROR && c->next_attempt_at > 0)
+            w.next_attempt_at = c->next_attempt_at;
+        if (in_progress && c->deadline_at > 0)
+            w.deadline_at = c->deadline_at;
+        break;
+    case PLANCTL_ENTITY_PHASE:
+        w.phase_id = k->phase_id;
+        break;
+    default: /* run: deadline_at = coalesce(?8, deadline_at) */
+        w.deadline_at =
+            in_progress && c->deadline_at > 0 ? c->deadline_at : k->deadline_at;
+        break;
+    }
+    return w;
+}
+
+/* PLANCTL_CHECK_CACHE: the row read back against what the cache made of
+ * it. */
+static int check_cached(planctl *p, const pctl_change *c,
+                        const pctl_cached_row *k, const written *w)
+{
+    written x = written_row(c, k);
+
+    if (x.run_id == w->run_id && x.phase_id == w->phase_id &&
+        x.instance_id == w->instance_id && x.attempt == w->attempt &&
+        x.next_attempt_at == w->next_attempt_at &&
+        x.deadline_at == w->deadline_at)
+        return 0;
+    return pctl_err(
+        p, PLANCTL_EIO,
+        "engine cache disagrees with %s %lld as written: run "
+        "%lld/%lld phase %lld/%lld instance %lld/%lld attempt "
+        "%d/%d next %lld/%lld deadline %lld/%lld (cache/row)",
+        pctl_entity_name(c->entity), (long long)c->id, (long long)x.run_id,
+        (long long)w->run_id, (long long)x.phase_id, (long long)w->phase_id,
+        (long long)x.instance_id, (long long)w->instance_id, x.attempt,
+        w->attempt, (long long)x.next_attempt_at, (long long)w->next_attempt_at,
+        (long long)x.deadline_at, (long long)w->deadline_at);
+}
+
 int pctl_gate(planctl *p, const pctl_change *c)
 {
     sqlite3_stmt *st;
     int64_t now = pctl_now(p), run_id = 0, phase_id = 0, next_at = 0;
     int64_t deadline = 0, instance_id = 0;
-    int rc, attempt = 0;
+    int rc, attempt = 0, cached;
+    pctl_cached_row known;
+    written w;
     const char *ent;
     pctl_event ev = {0};
     char *data = NULL;
@@ -289,6 +376,7 @@ int pctl_gate(planctl *p, const pctl_change *c)
     if (c->entity != PLANCTL_ENTITY_PHASE &&
         c->to == PLANCTL_STATUS_IN_PROGRESS && c->deadline_at > 0)
         sqlite3_bind_int64(st, 8, c->deadline_at);
+    cached = pctl_active_cached(p, c->entity, c->id, &known);
     rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE)
@@ -298,22 +386,23 @@ int pctl_gate(planctl *p, const pctl_change *c)
         return explain_cas(p, c);
     }
     /* The row as written: its run and phase, the step's attempt count
-     * and times. */
-    if (!(st = pctl_stmt(p, result_query[c->entity])))
-        return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, c->id);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        run_id = sqlite3_column_int64(st, 0);
-        phase_id = sqlite3_column_int64(st, 1);
-        attempt = sqlite3_column_int(st, 2);
-        next_at = sqlite3_column_int64(st, 3);
-        deadline = sqlite3_column_int64(st, 4);
-        instance_id = sqlite3_column_int64(st, 5);
+     * and times.  The engine's cache knows them during a pass (the UPDATE
+     * above did to the row what written_row() does to the cached one),
+     * which spares a read per change. */
+    if (cached && !p->check_cache) {
+        w = written_row(c, &known);
+    } else {
+        if ((rc = read_row(p, c, &w)) < 0)
+            return rc;
+        if (cached && (rc = check_cached(p, c, &known, &w)) < 0)
+            return rc;
     }
-    sqlite3_reset(st);
-    if (rc != SQLITE_ROW)
-        return pctl_sqlerr(p, rc, ent);
+    run_id = w.run_id;
+    phase_id = w.phase_id;
+    attempt = w.attempt;
+    next_at = w.next_attempt_at;
+    deadline = w.deadline_at;
+    instance_id = w.instance_id;
     /* The engine's cache of active runs follows the row as written. */
     pctl_active_note(p, c, run_id, attempt, next_at, deadline);
 

@@ -24,8 +24,13 @@ struct planctl {
     char *errmsg;
     int schema_version;
     int readonly;
-    int tx_depth; /* >0 while a transaction of ours is open */
-    int lock_fd;  /* the engine's OS lock (lease.c), or -1 */
+    int tx_depth;       /* >0 while a transaction of ours is open */
+    uint64_t tx_serial; /* counts outermost transactions begun */
+    /* PLANCTL_CHECK_CACHE=1 in the environment at open: the gate reads
+     * every row back even when the engine's cache knows it, and fails
+     * with PLANCTL_EIO where the two differ (the test suite runs so). */
+    int check_cache;
+    int lock_fd; /* the engine's OS lock (lease.c), or -1 */
     int64_t (*now_fn)(void *data);
     int64_t frozen_now; /* pctl_clock_freeze; 0: not frozen */
     int tx_froze;       /* the clock was frozen by pctl_tx_begin */
