@@ -165,6 +165,9 @@ int main(int argc, char **argv)
     memset(&ctx, 0, sizeof(ctx));
     memset(&a, 0, sizeof(a));
     tzset();
+    /* This process is planctl's: nothing here reads SQLite's memory
+     * statistics, so their global mutex is not worth its cost. */
+    (void)planctl_process_init();
     /* The hidden commands print the man page and the bash completion from
      * the same table (doc.c); the build runs them. */
     int rc = cli_doc_command(argc, argv, commands, NCOMMANDS);

@@ -150,6 +150,14 @@ void pctl_clock_freeze(planctl *p, int64_t at)
     p->frozen_now = at;
 }
 
+int planctl_process_init(void)
+{
+    /* SQLITE_MISUSE: sqlite3_initialize() has run (or is running). */
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK
+               ? 0
+               : PLANCTL_EBUSY;
+}
+
 void planctl_set_clock(planctl *p, int64_t (*now_ms)(void *data), void *data)
 {
     if (!p)

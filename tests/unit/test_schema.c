@@ -529,9 +529,29 @@ static void test_error_names(void **state)
     assert_string_equal(planctl_errmsg(NULL), "out of memory");
 }
 
+/* planctl_process_init() as main() called it, before any SQLite use. */
+static int process_init_rc = 1;
+
+/* It took effect (no memory statistics), and a second call, once SQLite
+ * is initialised, changes nothing and says so. */
+static void test_process_init(void **state)
+{
+    char *path = tu_fmt("%s/pi.db", dir);
+    planctl *p;
+
+    (void)state;
+    assert_int_equal(process_init_rc, 0);
+    assert_int_equal(planctl_open(&p, path, NULL), 0);
+    assert_int_equal(sqlite3_memory_used(), 0);
+    assert_int_equal(planctl_process_init(), PLANCTL_EBUSY);
+    planctl_close(p);
+    free(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_process_init),
         cmocka_unit_test(test_migrations_match_schema),
         cmocka_unit_test(test_migration_0003_keeps_rows_and_constraints),
         cmocka_unit_test(test_reopen_is_idempotent),
@@ -547,5 +567,6 @@ int main(void)
         cmocka_unit_test(test_error_names),
     };
 
+    process_init_rc = planctl_process_init();
     return cmocka_run_group_tests(tests, setup, teardown);
 }

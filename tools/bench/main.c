@@ -43,6 +43,9 @@ int main(int argc, char **argv)
 {
     size_t i;
 
+    /* As `planctl run` does: SQLite's memory statistics off, for the
+     * engine and the raw baseline alike (they share the process). */
+    (void)planctl_process_init();
     if (argc >= 2)
         for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
             if (strcmp(argv[1], commands[i].name) == 0)
