@@ -575,6 +575,10 @@ int main(int argc, char **argv)
     controller c;
     int rc, code = 1, status;
 
+    /* First, before anything uses SQLite: nothing in this process reads
+     * SQLite's memory statistics, and they cost the engine a global mutex
+     * on every allocation. */
+    (void)planctl_process_init();
     memset(&c, 0, sizeof c);
     if ((rc = parse_args(&c, argc, argv)) != 0)
         return rc;
