@@ -736,7 +736,7 @@ int pctl_active_cached(const planctl *p, planctl_entity entity, int64_t id,
     const struct pctl_active_cache *ac;
     const slot *s;
 
-    if (!a || p->tx_depth == 0)
+    if (!a)
         return 0;
     ac = a->cache;
     if (ac->stale || ac->synced_tx == 0 || ac->synced_tx != p->tx_serial)

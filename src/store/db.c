@@ -346,6 +346,7 @@ void pctl_tx_rollback(planctl *p)
     pctl_events_discard(p);
     if (!sqlite3_get_autocommit(p->db))
         sqlite3_exec(p->db, "ROLLBACK", NULL, NULL, NULL);
+    p->tx_serial++; /* over: nothing synced in it holds any more */
 }
 
 int pctl_tx_commit(planctl *p)
@@ -357,21 +358,15 @@ int pctl_tx_commit(planctl *p)
     if (--p->tx_depth > 0)
         return 0;
     thaw(p);
-    /* An engine pass's events, written last (evqueue.c). */
-    if ((rc = pctl_events_flush(p)) < 0) {
-        if (!sqlite3_get_autocommit(p->db))
-            sqlite3_exec(p->db, "ROLLBACK", NULL, NULL, NULL);
-        return rc;
-    }
-    rc = sqlite3_exec(p->db, "COMMIT", NULL, NULL, NULL);
-    if (rc != SQLITE_OK) {
-        int mapped = pctl_sqlerr(p, rc, "commit");
-
-        if (!sqlite3_get_autocommit(p->db))
-            sqlite3_exec(p->db, "ROLLBACK", NULL, NULL, NULL);
-        return mapped;
-    }
-    return 0;
+    /* An engine pass's events, written last (evqueue.c), still inside
+     * the transaction (and its tx_serial). */
+    if ((rc = pctl_events_flush(p)) == 0 &&
+        (rc = sqlite3_exec(p->db, "COMMIT", NULL, NULL, NULL)) != SQLITE_OK)
+        rc = pctl_sqlerr(p, rc, "commit");
+    if (rc < 0 && !sqlite3_get_autocommit(p->db))
+        sqlite3_exec(p->db, "ROLLBACK", NULL, NULL, NULL);
+    p->tx_serial++; /* over: nothing synced in it holds any more */
+    return rc;
 }
 
 int pctl_tx_end(planctl *p, int rc)

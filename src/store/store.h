@@ -25,7 +25,7 @@ struct planctl {
     int schema_version;
     int readonly;
     int tx_depth;       /* >0 while a transaction of ours is open */
-    uint64_t tx_serial; /* counts outermost transactions begun */
+    uint64_t tx_serial; /* moves at each outermost begin and end */
     /* PLANCTL_CHECK_CACHE=1 in the environment at open: the gate reads
      * every row back even when the engine's cache knows it, and fails
      * with PLANCTL_EIO where the two differ (the test suite runs so). */
