@@ -842,7 +842,9 @@ int pctl_engine_pass(planctl_engine *e)
     /* Not on the first pass only: a process the dead engine had forked
      * but not yet exec'd carries no marker at that moment (and may have
      * missed its pdeathsig), so the passes of the first seconds look
-     * again, each before it starts any retry (found by tests/crash). */
+     * again, each before it starts any retry (found by tests/crash).  The
+     * shell executor's guard (exec_shell.c) now keeps such a process from
+     * starting its task at all; the later looks stay as a second line. */
     if (rc == 0 && (!e->swept || uv_now(e->loop) < e->sweep_until))
         rc = sweep_stopped(&ps);
     if (rc == 0 && e->state == ENGINE_RUNNING)
