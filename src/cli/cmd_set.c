@@ -59,9 +59,11 @@ const cli_command cli_cmd_set = {
     "Change parameter values and run the plan they select",
     "NAME -p K=V...",
     "Changes parameter values and admits the plan they select: the\n"
-    "parameters' trigger plan, else update, else deploy.  Refused while a\n"
-    "run is active (exit 3), and when the changed parameters name different\n"
-    "plans.  Values equal to the current ones admit nothing.",
+    "trigger of the changed parameters that have one (those without a\n"
+    "trigger then add nothing); when none has one, update, else deploy.\n"
+    "Refused while a run is active (exit 3), and when the changed\n"
+    "parameters' triggers name different plans (exit 2).  Values equal to\n"
+    "the current ones admit nothing.",
     pos,
     flags,
     examples,

@@ -30,25 +30,33 @@ int pctl_select_for_params(const char **out, const pctl_def *d,
     char names[512] = "", list[512] = "";
 
     *out = NULL;
+    /* The distinct explicit triggers, in the order they come. */
     for (i = 0; i < n; i++) {
         const pctl_param_def *pd = pctl_def_param(d, changed[i]);
-        const char *plan;
 
         if (!pd) {
             snprintf(msg, msgsz, "unknown parameter \"%s\"", changed[i]);
             return PLANCTL_EINVAL;
         }
-        plan = pd->trigger ? pd->trigger : default_plan(d);
-        for (j = 0; j < nplans && strcmp(plans[j], plan) != 0; j++)
+        if (!pd->trigger)
+            continue;
+        for (j = 0; j < nplans && strcmp(plans[j], pd->trigger) != 0; j++)
             ;
         if (j == nplans && nplans < sizeof plans / sizeof plans[0])
-            plans[nplans++] = plan;
+            plans[nplans++] = pd->trigger;
+    }
+    /* Parameters without a trigger choose a plan only when no changed
+     * parameter has one (KUDO's rule too). */
+    if (nplans == 0) {
+        *out = default_plan(d);
+        return 0;
     }
     if (nplans == 1) {
         *out = plans[0];
         return 0;
     }
-    /* Name them in a stable order: plans sorted, parameters as given. */
+    /* Name them in a stable order: plans sorted, parameters as given (only
+     * those with a trigger: the others chose nothing). */
     for (i = 1; i < nplans; i++) {
         const char *t = plans[i];
 
@@ -57,7 +65,8 @@ int pctl_select_for_params(const char **out, const pctl_def *d,
         plans[j] = t;
     }
     for (i = 0; i < n; i++)
-        append(names, sizeof names, ", ", changed[i]);
+        if (pctl_def_param(d, changed[i])->trigger)
+            append(names, sizeof names, ", ", changed[i]);
     for (i = 0; i < nplans; i++)
         append(list, sizeof list, ", ", plans[i]);
     snprintf(msg, msgsz,

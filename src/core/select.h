@@ -7,12 +7,14 @@
 #include "def.h"
 
 /*
- * The plan a change of the named parameters runs: each parameter's
- * explicit trigger, or else "update" if the definition has it, else
- * "deploy".  Returns 0 and sets *out (borrowed from d) when they agree.
- * Returns PLANCTL_EINVAL when they name different plans, with a message in
- * msg ("parameters A, B trigger different plans: backup, update; change
- * them separately"), or when a name is unknown.  n must be >= 1.
+ * The plan a change of the named parameters runs: the distinct explicit
+ * triggers of those parameters (a parameter without a trigger adds nothing
+ * when another has one); when none has a trigger, "update" if the
+ * definition has it, else "deploy".  Returns 0 and sets *out (borrowed
+ * from d) when that is one plan.  Returns PLANCTL_EINVAL when the triggers
+ * name different plans, with a message in msg ("parameters A, B trigger
+ * different plans: backup, restart; change them separately"), or when a
+ * name is unknown.  n must be >= 1.
  */
 int pctl_select_for_params(const char **out, const pctl_def *d,
                            const char *const *changed, size_t n, char *msg,

@@ -13,9 +13,10 @@
  *     UTF-8 is refused with PLANCTL_EINVAL, and nothing changes;
  *   - an accepted value is stored byte for byte, and the run's snapshot
  *     is the defaults overlaid with the values given;
- *   - set runs the plan the changed parameters name (their trigger, else
- *     update), refuses a change naming two plans, and admits nothing when
- *     no value changes.
+ *   - set runs the plan the changed parameters' triggers name (those
+ *     without a trigger add nothing; none has one: update), refuses a
+ *     change whose triggers name two plans, and admits nothing when no
+ *     value changes.
  *
  * The input is the list of -p values, separated by NUL bytes.  One
  * database in a temporary directory (on /dev/shm when there is one) serves
@@ -62,10 +63,11 @@ static const char definition[] =
     "\"tasks\":[\"t\"]}]}]}}}";
 
 static const struct {
-    const char *name, *def, *plan; /* def NULL: no default */
+    const char *name, *def, *plan; /* def NULL: no default; plan NULL: no
+                                      trigger */
 } known[] = {{"NODE_COUNT", "3", "update"},
              {"BACKUP_NAME", NULL, "backup"},
-             {"REQ", NULL, "update"},
+             {"REQ", NULL, NULL},
              {"x.y-z", "", "deploy"}};
 #define NKNOWN (sizeof known / sizeof known[0])
 
@@ -284,10 +286,14 @@ static void check_set(const planctl_param *params, size_t n)
             continue;
         want[k] = params[i].value;
         changed = 1;
+        if (!known[k].plan)
+            continue; /* no trigger: adds nothing beside one */
         if (plan && strcmp(plan, known[k].plan) != 0)
             ref = PLANCTL_EINVAL; /* two plans: refused */
         plan = known[k].plan;
     }
+    if (!plan)
+        plan = "update"; /* no changed parameter has a trigger */
     if (n == 0)
         ref = PLANCTL_EINVAL; /* nothing given */
     rc = planctl_instance_set(&run2, db, "s", params, n);
