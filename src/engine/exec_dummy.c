@@ -110,7 +110,9 @@ static planctl_outcome decide(const spec *sp, int attempt, char **msg)
                              attempt, (long long)sp->fail_times);
         return PLANCTL_OUTCOME_ERROR;
     }
-    if (sp->fatal) {
+    /* As in KUDO's Dummy task, fatal only qualifies wantErr: on its own it
+     * is no error at all. */
+    if (sp->want_err && sp->fatal) {
         *msg = pctl_strdup("fatal: true");
         return PLANCTL_OUTCOME_FATAL;
     }

@@ -33,7 +33,7 @@ cat > v1.json <<'EOF'
  "tasks": [
    {"name": "ok", "kind": "Dummy", "spec": {}},
    {"name": "flaky", "kind": "Dummy", "spec": {"failTimes": 2}},
-   {"name": "fatal", "kind": "Dummy", "spec": {"fatal": true}},
+   {"name": "fatal", "kind": "Dummy", "spec": {"wantErr": true, "fatal": true}},
    {"name": "slow", "kind": "Dummy", "spec": {"sleep": "2s"}},
    {"name": "say", "kind": "shell",
     "spec": {"command": "echo \"size $PLANCTL_PARAM_SIZE\"; test \"$PLANCTL_PARAM_FAIL\" = 0",

@@ -199,7 +199,7 @@ static int run_until_idle(fixture *f)
     "{\"name\":\"slow\",\"kind\":\"Dummy\",\"spec\":{\"sleep\":\"150ms\"}},"   \
     "{\"name\":\"slower\",\"kind\":\"Dummy\",\"spec\":{\"sleep\":\"400ms\"}}," \
     "{\"name\":\"flaky\",\"kind\":\"Dummy\",\"spec\":{\"failTimes\":2}},"      \
-    "{\"name\":\"boom\",\"kind\":\"Dummy\",\"spec\":{\"fatal\":true}},"        \
+    "{\"name\":\"boom\",\"kind\":\"Dummy\",\"spec\":{\"wantErr\":true,\"fatal\":true}},"        \
     "{\"name\":\"forever\",\"kind\":\"Dummy\",\"spec\":{\"sleep\":\"1h\"}},"   \
     "{\"name\":\"sh-forever\",\"kind\":\"shell\",\"spec\":{\"command\":"       \
     "\"echo $$ > pid.$PLANCTL_INSTANCE.$PLANCTL_STEP; sleep 300 & echo $! > "  \

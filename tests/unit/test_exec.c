@@ -203,9 +203,16 @@ static void test_dummy_outcomes(void **state)
     dummy_case(NULL, 1, PLANCTL_OUTCOME_DONE, NULL);
     dummy_case("{\"done\": true, \"wantErr\": false, \"fatal\": false}", 1,
                PLANCTL_OUTCOME_DONE, NULL);
-    dummy_case("{\"fatal\": true}", 1, PLANCTL_OUTCOME_FATAL, "fatal: true");
+    /* As in KUDO, fatal only qualifies wantErr: alone it is no error. */
+    dummy_case("{\"fatal\": true}", 1, PLANCTL_OUTCOME_DONE, NULL);
+    dummy_case("{\"done\": true, \"fatal\": true}", 1, PLANCTL_OUTCOME_DONE,
+               NULL);
+    dummy_case("{\"done\": false, \"fatal\": true}", 1,
+               PLANCTL_OUTCOME_NOT_DONE, "done: false");
     dummy_case("{\"fatal\": true, \"wantErr\": true}", 1, PLANCTL_OUTCOME_FATAL,
                "fatal: true");
+    dummy_case("{\"fatal\": false, \"wantErr\": true}", 1,
+               PLANCTL_OUTCOME_ERROR, "wantErr: true");
     dummy_case("{\"wantErr\": true}", 1, PLANCTL_OUTCOME_ERROR,
                "wantErr: true");
     dummy_case("{\"done\": false}", 1, PLANCTL_OUTCOME_NOT_DONE, "done: false");
@@ -219,8 +226,10 @@ static void test_dummy_fail_times(void **state)
     dummy_case("{\"failTimes\": 2}", 2, PLANCTL_OUTCOME_ERROR,
                "failTimes: attempt 2 of the first 2 fails");
     dummy_case("{\"failTimes\": 2}", 3, PLANCTL_OUTCOME_DONE, NULL);
-    dummy_case("{\"failTimes\": 2, \"fatal\": true}", 3, PLANCTL_OUTCOME_FATAL,
-               "fatal: true");
+    dummy_case("{\"failTimes\": 2, \"wantErr\": true, \"fatal\": true}", 3,
+               PLANCTL_OUTCOME_FATAL, "fatal: true");
+    dummy_case("{\"failTimes\": 2, \"fatal\": true}", 3, PLANCTL_OUTCOME_DONE,
+               NULL);
     dummy_case("{\"failTimes\": 0}", 1, PLANCTL_OUTCOME_DONE, NULL);
 }
 

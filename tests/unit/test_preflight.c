@@ -75,7 +75,7 @@ static void apply_checks(fixture *f, const char *deploy_checks,
         "\"echo cannot reach the API; exit 7\"}},"
         "{\"name\":\"sleeper\",\"kind\":\"shell\",\"spec\":{\"command\":"
         "\"echo $$ > %s/sleeper.pid; exec sleep 300\"}},"
-        "{\"name\":\"fatal\",\"kind\":\"Dummy\",\"spec\":{\"fatal\":true}}],"
+        "{\"name\":\"fatal\",\"kind\":\"Dummy\",\"spec\":{\"wantErr\":true,\"fatal\":true}}],"
         "\"plans\":{"
         "\"deploy\":{\"preflight\":[%s],\"phases\":[{\"name\":\"p\","
         "\"steps\":[{\"name\":\"s\",\"tasks\":[\"noop\"]}]}]},"
