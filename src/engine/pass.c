@@ -85,12 +85,23 @@ static ejob *job_of(const pass *ps, const pctl_step_row *row)
     return row->job;
 }
 
+/* Cancels j after the commit: its step is ending in this pass.  A job
+ * that reported already has no task to stop; but if this pass applied its
+ * report as "go on" (its next task, or a poll of a task not done yet), it
+ * must not: its step ends here, so it is dropped at the commit instead.
+ * A report not applied yet is the next pass's, which finds the step
+ * closed. */
 static int defer_cancel(pass *ps, ejob *j)
 {
     ejob **n;
 
-    if (!j || j->cancel != EJOB_LIVE || j->finished)
+    if (!j || j->cancel != EJOB_LIVE)
         return 0;
+    if (j->finished) {
+        if (j->fx == FX_NEXT_TASK || j->fx == FX_POLL)
+            j->fx = FX_DROP;
+        return 0;
+    }
     if (ps->ncancels == ps->ccap) {
         ps->ccap = ps->ccap ? ps->ccap * 2 : 8;
         n = pctl_realloc(ps->cancels, ps->ccap * sizeof *n);
