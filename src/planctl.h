@@ -236,9 +236,17 @@ PLANCTL_API int planctl_schema_version_supported(void);
  * Replaces the clock used for every time the library records or compares
  * (milliseconds since the Unix epoch, UTC): now_ms(data) is called on the
  * handle's thread, during calls on the handle.  NULL restores the system
- * clock.  An engine's timers follow the real clock whatever this says.
- * Meant for tests and reproducible output.  A NULL handle is ignored.
- * Can't fail.
+ * clock.  Meant for tests and reproducible output.  A NULL handle is
+ * ignored.  Can't fail.
+ *
+ * An engine reads its handle's clock once, when it starts, and from then
+ * on advances that time by the monotonic clock: backoffs, timeouts,
+ * deadlines and polls are durations, so a wall clock set forward or back
+ * while it runs does not shorten or stretch them.  While the engine runs,
+ * that advancing clock is the handle's (everything recorded through the
+ * handle shares it); the clock set here is put back when the engine has
+ * stopped.  Under a fixed clock an engine thus starts at the fixed time
+ * and moves on from it.
  */
 PLANCTL_API void planctl_set_clock(planctl *p, int64_t (*now_ms)(void *data),
                                    void *data);

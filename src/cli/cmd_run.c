@@ -186,9 +186,9 @@ static int run(cli_ctx *ctx, const cli_args *a)
                                grace);
     if ((rc = cli_open_db(ctx, CLI_DB_EXISTING)) != 0)
         return rc;
-    /* The engine's timers follow the real clock, whatever PLANCTL_NOW says
-     * for the views. */
-    planctl_set_clock(ctx->db, NULL, NULL);
+    /* Under PLANCTL_NOW the engine starts its clock at that time and
+     * advances it by the monotonic clock (engine.c), so the times it
+     * records stay in the frame the other commands' views measure with. */
     if (uv_loop_init(&r.loop) != 0) {
         cli_errorf("cannot create an event loop");
         return CLI_EXIT_ERROR;

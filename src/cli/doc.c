@@ -209,7 +209,9 @@ static const struct {
     {"PLANCTL_NOW",
      "Fixes the clock: an RFC 3339 time or milliseconds since the epoch.  "
      "planctl records it as the time of every change and measures "
-     "durations to it, for reproducible output in tests and documentation."},
+     "durations to it, for reproducible output in tests and documentation.  "
+     "planctl run starts its clock at it and advances it by the monotonic "
+     "clock, so the engine's retries and timeouts still pass."},
     {"NO_COLOR", "When set and not empty, the output is never coloured, as "
                  "with --no-color."},
     {"TZ", "The time zone of times in text output.  JSON output is always "

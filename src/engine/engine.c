@@ -96,6 +96,46 @@ void pctl_engine_request_pass(planctl_engine *e)
     uv_timer_start(&e->pass_timer, on_pass, 0, 0);
 }
 
+/*
+ * The engine's clock.  Durations inside one engine (a retry's backoff, a
+ * step's timeout, a run's deadline, a poll) must not follow the wall
+ * clock: moved forward an hour, a 30 s timeout would fire at once; moved
+ * back a day, a retry would wait a day.  So the engine reads its handle's
+ * clock once, when it starts, and from then on advances that reading by
+ * the monotonic clock.  The times it records are wall-clock times (what is
+ * persisted must survive a restart, and is what people read), in the
+ * frame of that first reading: under a clock the embedder fixed
+ * (planctl_set_clock(), PLANCTL_NOW for the CLI) the engine starts at that
+ * time and moves on from it, so what it records and what views measure
+ * against the same fixed clock stay seconds apart, never days.  While the
+ * engine runs, its clock is the handle's, so everything written through
+ * the handle shares the frame.
+ */
+static int64_t engine_clock(void *data)
+{
+    const planctl_engine *e = data;
+
+    return e->clock_wall0 +
+           (int64_t)((uv_hrtime() - e->clock_mono0) / 1000000u);
+}
+
+static void clock_install(planctl_engine *e)
+{
+    e->handle_clock = pctl_clock_get(e->p);
+    e->clock_wall0 = pctl_now(e->p);
+    e->clock_mono0 = uv_hrtime();
+    planctl_set_clock(e->p, engine_clock, e);
+    e->clock_installed = 1;
+}
+
+static void clock_restore(planctl_engine *e)
+{
+    if (!e->clock_installed)
+        return;
+    planctl_set_clock(e->p, e->handle_clock.now_ms, e->handle_clock.data);
+    e->clock_installed = 0;
+}
+
 static void on_wake(uv_timer_t *t)
 {
     pctl_engine_request_pass(t->data);
@@ -188,6 +228,7 @@ static void close_handles(planctl_engine *e)
     size_t i;
 
     e->state = ENGINE_CLOSING;
+    clock_restore(e);
     if (e->p->gate_hook_data == e) {
         e->p->gate_hook = NULL;
         e->p->gate_hook_data = NULL;
@@ -339,10 +380,14 @@ int planctl_engine_start(planctl_engine *e,
 
     if (!e || e->state != ENGINE_NEW)
         return PLANCTL_EINVAL;
-    if ((rc = pctl_lease_acquire(&e->token, e->p, e->o.lease_ttl_ms)) < 0)
+    clock_install(e);
+    if ((rc = pctl_lease_acquire(&e->token, e->p, e->o.lease_ttl_ms)) < 0) {
+        clock_restore(e);
         return rc;
+    }
     if ((rc = pctl_hub_init(&e->hub, e->loop)) < 0) {
         pctl_lease_release(e->p, e->token);
+        clock_restore(e);
         return pctl_err(e->p, rc, "cannot set up the engine's loop handles");
     }
     for (i = 0; i < sizeof timers / sizeof timers[0]; i++) {

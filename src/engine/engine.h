@@ -25,6 +25,7 @@
 #include "core/def.h"
 #include "engine/job.h"
 #include "planctl.h"
+#include "store/store.h"
 
 /* Why a job is being cancelled; decides what its step becomes. */
 typedef enum ejob_cancel {
@@ -110,6 +111,14 @@ struct planctl_engine {
     void *done_data;
 
     struct pctl_metrics *metrics; /* counters, histograms, log (metrics.c) */
+
+    /* The engine's clock (engine.c): the handle's clock read once at
+     * start, advanced by the monotonic clock; the handle's own is put back
+     * when the engine closes. */
+    int64_t clock_wall0;
+    uint64_t clock_mono0; /* uv_hrtime() at clock_wall0 */
+    pctl_clock handle_clock;
+    int clock_installed;
 };
 
 /* Asks for a pass in the next loop iteration (idempotent). */

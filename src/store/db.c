@@ -150,6 +150,15 @@ void pctl_clock_freeze(planctl *p, int64_t at)
     p->frozen_now = at;
 }
 
+pctl_clock pctl_clock_get(const planctl *p)
+{
+    pctl_clock c;
+
+    c.now_ms = p->now_fn;
+    c.data = p->now_data;
+    return c;
+}
+
 int planctl_process_init(void)
 {
     /* SQLITE_MISUSE: sqlite3_initialize() has run (or is running). */

@@ -106,6 +106,15 @@ int64_t pctl_now(const planctl *p);
  * engine pass records is the same.  Can't fail. */
 void pctl_clock_freeze(planctl *p, int64_t at);
 
+/* The handle's clock function and its data, as planctl_set_clock() set
+ * them (the system clock by default), so that an engine can put its own
+ * in place and restore them after.  Can't fail. */
+typedef struct pctl_clock {
+    int64_t (*now_ms)(void *data);
+    void *data;
+} pctl_clock;
+pctl_clock pctl_clock_get(const planctl *p);
+
 /* ---- statements ---- */
 
 /* The cached prepared statement for a named query, reset and with its

@@ -199,7 +199,8 @@ static int run_until_idle(fixture *f)
     "{\"name\":\"slow\",\"kind\":\"Dummy\",\"spec\":{\"sleep\":\"150ms\"}},"   \
     "{\"name\":\"slower\",\"kind\":\"Dummy\",\"spec\":{\"sleep\":\"400ms\"}}," \
     "{\"name\":\"flaky\",\"kind\":\"Dummy\",\"spec\":{\"failTimes\":2}},"      \
-    "{\"name\":\"boom\",\"kind\":\"Dummy\",\"spec\":{\"wantErr\":true,\"fatal\":true}},"        \
+    "{\"name\":\"boom\",\"kind\":\"Dummy\",\"spec\":{\"wantErr\":true,"        \
+    "\"fatal\":true}},"                                                        \
     "{\"name\":\"forever\",\"kind\":\"Dummy\",\"spec\":{\"sleep\":\"1h\"}},"   \
     "{\"name\":\"sh-forever\",\"kind\":\"shell\",\"spec\":{\"command\":"       \
     "\"echo $$ > pid.$PLANCTL_INSTANCE.$PLANCTL_STEP; sleep 300 & echo $! > "  \
@@ -349,6 +350,56 @@ static void test_retry_backoff(void **state)
                                (long long)bad),
                      2);
     expect_all_settled(f);
+}
+
+/* Under a fixed handle clock (PLANCTL_NOW for the CLI) an engine starts
+ * at that time and advances on the monotonic clock: backoffs still pass,
+ * and what it records stays seconds from the fixed time, not days. */
+static int64_t fixed_2030(void *data)
+{
+    (void)data;
+    return INT64_C(1893456000000); /* 2030-01-01T00:00:00Z */
+}
+
+static void stop_late(runner *r)
+{
+    planctl_engine_stop(r->e, 0);
+}
+
+static void test_clock_fixed_start(void **state)
+{
+    fixture *f = *state;
+    planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
+    int64_t run, t0 = fixed_2030(NULL);
+
+    planctl_set_clock(f->p, fixed_2030, NULL);
+    apply(f, DEF_HEAD("fixed") "\"plans\":{\"deploy\":{\"phases\":[{"
+                               "\"name\":\"p\",\"steps\":[{\"name\":\"s\","
+                               "\"tasks\":[\"flaky\"],\"retry\":{"
+                               "\"backoff\":\"100ms\"}}]}]}}}");
+    run = create(f, "i", "fixed");
+    o.until_idle = 1;
+    o.change_poll_ms = 20;
+    /* A frozen engine would wait for its backoff forever: stopped after
+     * 20 s, the run is then not COMPLETE. */
+    assert_int_equal(run_engine(f->p, &o, 20000, stop_late, NULL), 0);
+    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                (long long)run);
+    assert_true(tu_scalar(f->db, "SELECT started_at FROM runs WHERE id = %lld",
+                          (long long)run) >= t0);
+    /* Two backoffs (100ms, 200ms) passed on the engine's clock... */
+    assert_true(tu_scalar(f->db,
+                          "SELECT finished_at - started_at FROM runs WHERE "
+                          "id = %lld",
+                          (long long)run) >= 300);
+    /* ...which moved on from the fixed time, not from the real one. */
+    assert_true(tu_scalar(f->db, "SELECT max(at) FROM events") < t0 + 20000);
+    /* The handle has its fixed clock back once the engine stopped. */
+    assert_int_equal(planctl_plan_trigger(&run, f->p, "i", "deploy", NULL), 0);
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT created_at FROM runs WHERE id = %lld",
+                               (long long)run),
+                     t0);
 }
 
 /* A retried step resumes at the task that failed, not at its first. */
@@ -1201,6 +1252,7 @@ int main(void)
         T(test_parallel_phases),
         T(test_retry_backoff),
         T(test_retry_resumes_at_failed_task),
+        T(test_clock_fixed_start),
         T(test_run_deadline),
         T(test_run_event_limits),
         T(test_concurrency_limit),

@@ -10,9 +10,11 @@
  * with A and B as siblings in a parallel phase or in parallel phases.
  *
  * The executor is the test's own ("Manual"): it holds every job until the
- * test reports for it.  The engine's clock is the test's, so a deadline
- * passes exactly when the test says.  A watchdog stops an engine that
- * would otherwise never go idle, and the test then fails.
+ * test reports for it.  For the deadline, the test's callback sleeps past
+ * it before B reports (the engine measures on the monotonic clock, so the
+ * deadline has passed for it too when its next pass runs).  A watchdog
+ * stops an engine that would otherwise never go idle, and the test then
+ * fails.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +26,7 @@
 
 #include <cmocka.h>
 #include <sqlite3.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "planctl.h"
@@ -49,7 +52,6 @@ typedef struct race {
     planctl_engine *e;
     uv_timer_t tick, watchdog;
     int stopped, fired, watchdog_fired, ticks;
-    int64_t clock;
     event ev;
     planctl_outcome outcome;
     job_rec live[MAX_JOBS];
@@ -57,11 +59,6 @@ typedef struct race {
     int starts_after; /* tasks started after the event */
     int cancels;
 } race;
-
-static int64_t test_clock(void *data)
-{
-    return ((race *)data)->clock;
-}
 
 static int task_index(const char *task)
 {
@@ -142,7 +139,7 @@ static void fire(race *r)
         assert_true(report(r, "a", PLANCTL_OUTCOME_FATAL, "sibling failed"));
         break;
     case EV_DEADLINE:
-        r->clock += 60 * 1000; /* the plan's deadline is 30s */
+        usleep(1100 * 1000); /* the plan's deadline is 1s */
         break;
     }
     /* B's report lands in the same pass as the event. */
@@ -160,10 +157,7 @@ static void on_tick(uv_timer_t *t)
             fire(r);
         return;
     }
-    /* After the event time flows, ten times as fast as the loop's (a
-     * retry's backoff of 1s comes after about 100ms)... */
-    r->clock += 100;
-    /* ...a paused run is resumed, and every job that
+    /* After the event: a paused run is resumed, and every job that
      * is (still or again) running completes, so a run that goes on can
      * finish. */
     if (r->ev == EV_PAUSE && r->ticks % 5 == 0) {
@@ -195,7 +189,7 @@ static void on_stopped(planctl_engine *e, void *data)
 
 static const char *const step_b[] = {"[\"m1\"]", "[\"m1\",\"m2\"]"};
 
-static void apply_def(race *r, int two_tasks, int phases)
+static void apply_def(race *r, int two_tasks, int phases, const char *deadline)
 {
     char *json;
     const char *b = step_b[two_tasks];
@@ -205,19 +199,21 @@ static void apply_def(race *r, int two_tasks, int phases)
             "{\"name\":\"r\",\"version\":\"1\",\"tasks\":["
             "{\"name\":\"m1\",\"kind\":\"Manual\"},"
             "{\"name\":\"m2\",\"kind\":\"Manual\"}],\"plans\":{\"deploy\":{"
-            "\"strategy\":\"parallel\",\"deadline\":\"30s\",\"phases\":["
+            "\"strategy\":\"parallel\",\"deadline\":\"%s\",\"phases\":["
             "{\"name\":\"pa\",\"steps\":[{\"name\":\"a\",\"tasks\":[\"m1\"]}]},"
-            "{\"name\":\"pb\",\"steps\":[{\"name\":\"b\",\"tasks\":%s}]}]}}}",
-            b);
+            "{\"name\":\"pb\",\"steps\":[{\"name\":\"b\",\"tasks\":%s,"
+            "\"retry\":{\"backoff\":\"10ms\"}}]}]}}}",
+            deadline, b);
     else
         json = tu_fmt(
             "{\"name\":\"r\",\"version\":\"1\",\"tasks\":["
             "{\"name\":\"m1\",\"kind\":\"Manual\"},"
             "{\"name\":\"m2\",\"kind\":\"Manual\"}],\"plans\":{\"deploy\":{"
-            "\"deadline\":\"30s\",\"phases\":[{\"name\":\"p\",\"strategy\":"
+            "\"deadline\":\"%s\",\"phases\":[{\"name\":\"p\",\"strategy\":"
             "\"parallel\",\"steps\":[{\"name\":\"a\",\"tasks\":[\"m1\"]},"
-            "{\"name\":\"b\",\"tasks\":%s}]}]}}}",
-            b);
+            "{\"name\":\"b\",\"tasks\":%s,\"retry\":{\"backoff\":"
+            "\"10ms\"}}]}]}}}",
+            deadline, b);
     if (planctl_definition_apply(NULL, r->p, json, strlen(json), "r.json"))
         fail_msg("apply: %s", planctl_errmsg(r->p));
     free(json);
@@ -237,15 +233,12 @@ static void one_case(event ev, planctl_outcome o, int two_tasks, int phases)
     memset(&r, 0, sizeof r);
     r.ev = ev;
     r.outcome = o;
-    r.clock = 1790000000000; /* any fixed time: the test moves it */
     r.dir = tu_mkdtemp();
     r.path = tu_fmt("%s/race.db", r.dir);
     assert_int_equal(planctl_open(&r.p, r.path, NULL), 0);
     assert_int_equal(planctl_open(&r.p2, r.path, NULL), 0);
-    planctl_set_clock(r.p, test_clock, &r);
-    planctl_set_clock(r.p2, test_clock, &r);
     assert_int_equal(planctl_kind_register(r.p, "Manual", NULL, NULL), 0);
-    apply_def(&r, two_tasks, phases);
+    apply_def(&r, two_tasks, phases, ev == EV_DEADLINE ? "1s" : "1h");
     if (planctl_instance_create(&run, r.p, "i", "r", NULL, NULL, 0))
         fail_msg("create: %s", planctl_errmsg(r.p));
 
