@@ -424,7 +424,8 @@ PLANCTL_API int planctl_plan_trigger(int64_t *out, planctl *p,
  * same plan with the same parameter snapshot whose retry_of is run_id, with
  * the phases and steps that were COMPLETE there carried over as COMPLETE.
  * Only a FATAL_ERROR or CANCELLED run can be retried.  *out receives the new
- * run id.  Errors: ENOTFOUND, EINVAL (not retryable), ECONFLICT.
+ * run id.  Errors: ENOTFOUND, ECONFLICT (the run did not fail, so it
+ * cannot be retried now; or the instance has an active run).
  */
 PLANCTL_API int planctl_run_retry(int64_t *out, planctl *p,
                                   const char *instance, int64_t run_id);
@@ -442,8 +443,9 @@ PLANCTL_API int planctl_run_cancel(int64_t *out, planctl *p,
 
 /* Pauses the instance's IN_PROGRESS run (running steps finish, nothing new
  * starts) or resumes a PAUSED one.  out may be NULL; else *out receives the
- * run id.  Errors: ENOTFOUND, EINVAL (the run is not in a status that can
- * be paused or resumed), EBUSY, EIO. */
+ * run id.  Errors: ENOTFOUND, ECONFLICT (the run is not in a status that
+ * can be paused or resumed: a conflict with the current state, not bad
+ * input), EBUSY, EIO. */
 PLANCTL_API int planctl_run_pause(int64_t *out, planctl *p,
                                   const char *instance);
 PLANCTL_API int planctl_run_resume(int64_t *out, planctl *p,

@@ -168,8 +168,9 @@ static const char *const exit_codes[] = {
     "not a planctl database, or has a newer schema than this planctl",
     "A usage error or invalid input: an unknown command or flag, a missing "
     "or malformed argument, an invalid definition or parameter",
-    "Refused by a conflict: the instance has an active run, an engine is "
-    "already running, a name is taken",
+    "Refused by a conflict with the current state: the instance has an "
+    "active run, an engine is already running, a name is taken, the run "
+    "is already paused, is not paused, or did not fail (retry)",
     "Not found: the database, an instance, a plan, a run or a definition",
     "A run waited for ended FATAL_ERROR or CANCELLED",
     "Timed out waiting for a run",

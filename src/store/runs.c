@@ -134,7 +134,7 @@ int pctl_store_retry(int64_t *out, planctl *p, const char *instance,
         rc = load_old_run(&old, p, row.id, instance, run_id);
     if (rc == 0 && old.status != PLANCTL_STATUS_FATAL_ERROR &&
         old.status != PLANCTL_STATUS_CANCELLED)
-        rc = pctl_err(p, PLANCTL_EINVAL,
+        rc = pctl_err(p, PLANCTL_ECONFLICT,
                       "run %lld is %s; only a FATAL_ERROR or CANCELLED run "
                       "can be retried",
                       (long long)old.id, planctl_status_name(old.status));
@@ -258,7 +258,7 @@ static int pause_resume(int64_t *out, planctl *p, const char *instance,
         return rc;
     rc = active_run(&id, &c.from, p, instance, pause ? "pause" : "resume");
     if (rc == 0 && c.from != need)
-        rc = pctl_err(p, PLANCTL_EINVAL,
+        rc = pctl_err(p, PLANCTL_ECONFLICT,
                       "run %lld of instance \"%s\" is %s; only %s run can "
                       "be %s",
                       (long long)id, instance, planctl_status_name(c.from),

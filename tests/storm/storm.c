@@ -191,14 +191,18 @@ static const char *bad_refusal(int code, const char *err)
 
     if (strncmp(err, "planctl: ", 9) != 0 || !nl || nl[1] != '\0')
         return "a refusal must be one line starting with \"planctl: \"";
+    /* A refusal because of the run's state is a conflict too: pausing a
+     * paused run, resuming a running one, retrying one that did not fail
+     * (DESIGN §8). */
     if (code == 3 && !strstr(err, "is running plan") &&
-        !strstr(err, "is locked by another process"))
-        return "a conflict (exit 3) must name the active run or the lock";
+        !strstr(err, "is locked by another process") &&
+        !strstr(err, "can be paused") && !strstr(err, "can be resumed") &&
+        !strstr(err, "can be retried"))
+        return "a conflict (exit 3) must name the active run, the lock or "
+               "the run's state";
     if (code == 4 && !strstr(err, "has no active run"))
         return "exit 4 must say there is no active run";
-    if (code == 2 && !strstr(err, "can be paused") &&
-        !strstr(err, "can be resumed") && !strstr(err, "can be retried") &&
-        !strstr(err, "has no run yet"))
+    if (code == 2 && !strstr(err, "has no run yet"))
         return "exit 2 must say what state the run is in";
     return NULL;
 }

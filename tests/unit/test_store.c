@@ -549,12 +549,12 @@ static void test_pause_resume(void **state)
     fixture *f = *state;
     int64_t run = create(f, "zk", NULL, 0), r = 0;
 
-    assert_int_equal(planctl_run_pause(&r, f->p, "zk"), PLANCTL_EINVAL);
+    assert_int_equal(planctl_run_pause(&r, f->p, "zk"), PLANCTL_ECONFLICT);
     assert_string_equal(planctl_errmsg(f->p),
                         "run 1 of instance \"zk\" is PENDING; only an "
                         "IN_PROGRESS run can be paused");
     move(f, run, RUN, NULL, S(PENDING), S(IN_PROGRESS), NULL);
-    assert_int_equal(planctl_run_resume(&r, f->p, "zk"), PLANCTL_EINVAL);
+    assert_int_equal(planctl_run_resume(&r, f->p, "zk"), PLANCTL_ECONFLICT);
     assert_int_equal(planctl_run_pause(&r, f->p, "zk"), 0);
     assert_int_equal(r, run);
     expect_run_status(f, run, "PAUSED");
@@ -572,7 +572,7 @@ static void test_retry_carries_over(void **state)
     fixture *f = *state;
     int64_t run = create(f, "zk", NULL, 0), retry = 0, r = 0;
 
-    assert_int_equal(planctl_run_retry(&r, f->p, "zk", 0), PLANCTL_EINVAL);
+    assert_int_equal(planctl_run_retry(&r, f->p, "zk", 0), PLANCTL_ECONFLICT);
     assert_non_null(strstr(planctl_errmsg(f->p), "run 1 is PENDING"));
     move(f, run, RUN, NULL, S(PENDING), S(IN_PROGRESS), NULL);
     move(f, run, PHASE, "nodes", S(PENDING), S(IN_PROGRESS), NULL);
