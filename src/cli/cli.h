@@ -177,6 +177,7 @@ typedef struct cli_ctx {
     cli_term term;
     int64_t now_ms; /* PLANCTL_NOW, or the time the command started */
     int fixed_now;  /* PLANCTL_NOW was set */
+    int signal;     /* the signal that interrupted a poll (wait.c), or 0 */
     planctl *db;    /* open when the command's db mode asks for it */
 } cli_ctx;
 

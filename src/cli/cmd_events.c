@@ -350,7 +350,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
          * following ends. */
         rc = cli_poll_run(ctx, 0, follow_check, &e);
         if (rc == CLI_POLL_SIGNAL)
-            rc = CLI_EXIT_OK;
+            rc = cli_interrupted_exit(ctx);
     } else {
         rc = read_all(&e);
         if (rc == PLANCTL_EBUSY)
@@ -385,7 +385,8 @@ const cli_command cli_cmd_events = {
     "\n"
     "--follow then keeps printing events as other processes (the engine,\n"
     "other planctl commands) commit them, within about 100ms, until SIGINT\n"
-    "or SIGTERM, and exits 0.",
+    "(exit 130, as shells expect of an interrupted command) or SIGTERM\n"
+    "(exit 143).",
     pos,
     flags,
     examples,

@@ -69,7 +69,8 @@ const cli_command cli_cmd_retry = {
     "--wait then waits until the new run ends, as 'planctl trigger --wait'\n"
     "does: one line with the outcome (-o json: {\"schema\":1,\"run\":{...}}),\n"
     "exit 0 when COMPLETE, 5 when FATAL_ERROR or CANCELLED, 6 when --timeout\n"
-    "elapsed first, 1 when interrupted; the run goes on in the last two.",
+    "elapsed first, 130 when interrupted by SIGINT (143: SIGTERM); the run\n"
+    "goes on in the last two.",
     pos,
     flags,
     examples,

@@ -261,10 +261,10 @@ static int watch(cli_ctx *ctx, const char *instance,
     w.redraw = ctx->term.tty && !ctx->json;
     rc = cli_poll_run(ctx, 0, watch_check, &w);
     free(w.last);
-    if (rc == CLI_POLL_SIGNAL) {
-        cli_errorf("interrupted");
-        rc = CLI_EXIT_ERROR;
-    }
+    /* Interrupting a watch is how it ends: no message, and the exit
+     * code a shell expects of an interrupted command. */
+    if (rc == CLI_POLL_SIGNAL)
+        return cli_interrupted_exit(ctx);
     return rc < 0 ? CLI_EXIT_ERROR : rc;
 }
 
@@ -308,9 +308,9 @@ const cli_command cli_cmd_status = {
     "--run ID, or with --plan P that plan's latest run.  On a terminal the\n"
     "tree is redrawn in place; otherwise each changed tree (or document,\n"
     "with -o json) is printed after a blank line.  It ends when the run\n"
-    "does: exit 0 when COMPLETE, 5 when FATAL_ERROR or CANCELLED, 1 when\n"
-    "interrupted (SIGINT, SIGTERM).  With no run to follow it shows the\n"
-    "status once, says so on stderr and exits 0.",
+    "does: exit 0 when COMPLETE, 5 when FATAL_ERROR or CANCELLED, 130 when\n"
+    "interrupted by SIGINT (143: SIGTERM).  With no run to follow it shows\n"
+    "the status once, says so on stderr and exits 0.",
     pos,
     flags,
     examples,

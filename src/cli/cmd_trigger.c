@@ -78,8 +78,9 @@ const cli_command cli_cmd_trigger = {
     "the run object of the status document.  An engine (planctl run) must be\n"
     "running for the run to make progress.  On a terminal, stderr shows the\n"
     "progress meanwhile.  Exit 0 when the run is COMPLETE, 5 when it ended\n"
-    "FATAL_ERROR or CANCELLED, 6 when --timeout elapsed first and 1 when\n"
-    "interrupted (SIGINT, SIGTERM); in the last two cases the run goes on.",
+    "FATAL_ERROR or CANCELLED, 6 when --timeout elapsed first and 130 when\n"
+    "interrupted by SIGINT (143: SIGTERM); in the last two cases the run\n"
+    "goes on.",
     pos,
     flags,
     examples,

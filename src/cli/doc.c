@@ -282,6 +282,13 @@ static int print_man(FILE *f, const cli_command *const *cmds, size_t ncmds)
         roff(f, exit_codes[i], 0);
         fputs(".\n", f);
     }
+    fputs(".TP\n\\fB130\\fR, \\fB143\\fR\n", f);
+    roff(f,
+         "Interrupted by SIGINT or SIGTERM (128 + the signal, as shells "
+         "report it) while status --watch, events --follow or --wait waited; "
+         "the run goes on",
+         0);
+    fputs(".\n", f);
     fputs(".SH FILES\n", f);
     for (size_t i = 0; i < sizeof(man_files) / sizeof(man_files[0]); i++) {
         fputs(".TP\n\\fI", f);

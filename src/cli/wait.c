@@ -81,8 +81,15 @@ static void on_deadline(uv_timer_t *t)
 
 static void on_signal(uv_signal_t *s, int signum)
 {
-    (void)signum;
-    stop(s->data, CLI_POLL_SIGNAL);
+    poller *p = s->data;
+
+    p->ctx->signal = signum;
+    stop(p, CLI_POLL_SIGNAL);
+}
+
+int cli_interrupted_exit(const cli_ctx *ctx)
+{
+    return 128 + (ctx->signal > 0 ? ctx->signal : SIGINT);
 }
 
 int cli_poll_run(cli_ctx *ctx, int64_t timeout_ms, cli_poll_fn check,
@@ -435,7 +442,7 @@ int cli_wait_run(cli_ctx *ctx, const char *instance, int64_t run,
         } else {
             cli_errorf("interrupted; run %lld goes on (%s)", (long long)run,
                        status ? status : "?");
-            rc = CLI_EXIT_ERROR;
+            rc = cli_interrupted_exit(ctx);
         }
     } else if (w.run_obj && cli_run_exit_code(status) == rc) {
         /* The run ended; anything else is a failed read, reported. */

@@ -39,6 +39,11 @@ typedef int (*cli_poll_fn)(void *data, int changed);
 int cli_poll_run(cli_ctx *ctx, int64_t timeout_ms, cli_poll_fn check,
                  void *data);
 
+/* The exit code of a command a signal interrupted while it polled, as
+ * shells report a process killed by it: 128 + the signal (130 for SIGINT,
+ * 143 for SIGTERM).  Can't fail. */
+int cli_interrupted_exit(const cli_ctx *ctx);
+
 /* The exit code a run's status ends a wait with: 0 for COMPLETE, 5 for
  * FATAL_ERROR and CANCELLED, -1 while the run is not terminal.  Can't
  * fail. */
