@@ -175,10 +175,11 @@ typedef struct cli_ctx {
     int json;           /* -o json */
     const char *output; /* the global -o, for a command with its own */
     cli_term term;
-    int64_t now_ms; /* PLANCTL_NOW, or the time the command started */
-    int fixed_now;  /* PLANCTL_NOW was set */
-    int signal;     /* the signal that interrupted a poll (wait.c), or 0 */
-    planctl *db;    /* open when the command's db mode asks for it */
+    int64_t now_ms;      /* PLANCTL_NOW, or the time the command started */
+    int fixed_now;       /* PLANCTL_NOW was set */
+    int signal;          /* the signal that interrupted a poll (wait.c), or 0 */
+    int durability_full; /* PLANCTL_DURABILITY=full, or run --durability */
+    planctl *db;         /* open when the command's db mode asks for it */
 } cli_ctx;
 
 /* Opens ctx->db_path as mode asks (a no-op for CLI_DB_NONE or when it is

@@ -1,7 +1,7 @@
 /* cmd_run.c - `planctl run`: the standalone engine on its own libuv loop,
- * stopped gracefully by the first SIGINT/SIGTERM and at once by the second,
- * with its metrics served over HTTP (--metrics-addr, http.c) and its events
- * logged as text or JSON lines (--log-format, --log-level, log.c).
+ * stopped gracefully by the first SIGINT/SIGTERM/SIGHUP and at once by the
+ * second, with its metrics served over HTTP (--metrics-addr, http.c) and its
+ * events logged as text or JSON lines (--log-format, --log-level, log.c).
  *
  * Without --log-format or --log-level the command says what it always
  * said (a line when it starts, one per signal); with either, every line
@@ -26,7 +26,8 @@ static const cli_flag flags[] = {
     {"concurrency", 0, CLI_FLAG_VALUE, 0, "N",
      "steps running at once (default 64)"},
     {"grace", 0, CLI_FLAG_VALUE, 0, "D",
-     "on SIGINT/SIGTERM, how long running steps may finish (default 10s)"},
+     "on SIGINT/SIGTERM/SIGHUP, how long running steps may finish (default "
+     "10s)"},
     {"metrics-addr", 0, CLI_FLAG_VALUE, 0, "ADDR",
      "serve /metrics and /healthz over HTTP ([HOST]:PORT; loopback by "
      "default)"},
@@ -34,6 +35,9 @@ static const cli_flag flags[] = {
      "log engine events on stderr as text or json lines"},
     {"log-level", 0, CLI_FLAG_VALUE, 0, "LEVEL",
      "the least event logged: debug, info (default), warn or error"},
+    {"durability", 0, CLI_FLAG_VALUE, 0, "D",
+     "normal (default; a power failure may lose the last commits) or full "
+     "(every commit synced); also PLANCTL_DURABILITY"},
     {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
 
 static const char *const examples[] = {
@@ -43,7 +47,7 @@ static const char *const examples[] = {
 
 typedef struct runner {
     uv_loop_t loop;
-    uv_signal_t sigint, sigterm;
+    uv_signal_t sigint, sigterm, sighup;
     planctl_engine *engine;
     int64_t grace_ms;
     int signals;    /* how many stop signals so far */
@@ -51,6 +55,13 @@ typedef struct runner {
     cli_log log;    /* --log-format, --log-level */
     int structured; /* either was given: stderr carries log records only */
 } runner;
+
+static const char *signal_word(int signum)
+{
+    return signum == SIGINT   ? "interrupt"
+           : signum == SIGHUP ? "hangup"
+                              : "terminated";
+}
 
 static void on_signal(uv_signal_t *h, int signum)
 {
@@ -64,8 +75,8 @@ static void on_signal(uv_signal_t *h, int signum)
             char detail[96];
 
             snprintf(detail, sizeof detail,
-                     "%s; running steps have %s to finish",
-                     signum == SIGINT ? "interrupt" : "terminated", d);
+                     "%s; running steps have %s to finish", signal_word(signum),
+                     d);
             cli_log_event(&r->log, PLANCTL_LOG_INFO, "signal received", detail);
             planctl_engine_stop(r->engine, r->grace_ms);
             return;
@@ -73,7 +84,7 @@ static void on_signal(uv_signal_t *h, int signum)
         fprintf(stderr,
                 "planctl: %s: stopping; running steps have %s to finish "
                 "(again to stop now)\n",
-                signum == SIGINT ? "interrupt" : "terminated", d);
+                signal_word(signum), d);
         planctl_engine_stop(r->engine, r->grace_ms);
     } else if (r->structured) {
         cli_log_event(&r->log, PLANCTL_LOG_WARN, "signal received",
@@ -93,6 +104,7 @@ static void on_stopped(planctl_engine *e, void *data)
     /* The engine closed its handles; ours go too, and the loop ends. */
     uv_close((uv_handle_t *)&r->sigint, NULL);
     uv_close((uv_handle_t *)&r->sigterm, NULL);
+    uv_close((uv_handle_t *)&r->sighup, NULL);
     cli_http_close(r->http, NULL, NULL);
     r->http = NULL;
 }
@@ -159,6 +171,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
 {
     planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
     const char *conc = cli_arg(a, "concurrency"), *grace = cli_arg(a, "grace");
+    const char *durability = cli_arg(a, "durability");
     struct sockaddr_storage maddr;
     runner r;
     int rc, status;
@@ -179,6 +192,14 @@ static int run(cli_ctx *ctx, const cli_args *a)
                                    conc);
         o.concurrency = (int)v;
     }
+    if (durability && strcmp(durability, "full") != 0 &&
+        strcmp(durability, "normal") != 0)
+        return cli_usage_error(&cli_cmd_run,
+                               "--durability must be normal or full, not "
+                               "\"%s\"",
+                               durability);
+    if (durability)
+        ctx->durability_full = strcmp(durability, "full") == 0;
     if (grace && pctl_duration_parse(&r.grace_ms, grace) < 0)
         return cli_usage_error(&cli_cmd_run,
                                "--grace must be a duration such as \"30s\", "
@@ -206,9 +227,13 @@ static int run(cli_ctx *ctx, const cli_args *a)
         return give_up(&r, cli_fail(ctx, rc));
     uv_signal_init(&r.loop, &r.sigint);
     uv_signal_init(&r.loop, &r.sigterm);
-    r.sigint.data = r.sigterm.data = &r;
+    uv_signal_init(&r.loop, &r.sighup);
+    r.sigint.data = r.sigterm.data = r.sighup.data = &r;
     uv_signal_start(&r.sigint, on_signal, SIGINT);
     uv_signal_start(&r.sigterm, on_signal, SIGTERM);
+    /* A closed terminal (or a supervisor's reload) stops the engine as
+     * SIGTERM does, rather than killing it where it stands. */
+    uv_signal_start(&r.sighup, on_signal, SIGHUP);
     if (!o.until_idle && !r.structured)
         fprintf(stderr, "planctl: engine running on %s; Ctrl-C to stop\n",
                 ctx->db_path);
@@ -226,12 +251,16 @@ const cli_command cli_cmd_run = {
     "run",
     "Run the engine that advances the active plans",
     "[--until-idle] [--concurrency N] [--grace D] [--metrics-addr ADDR] "
-    "[--log-format F] [--log-level L]",
+    "[--log-format F] [--log-level L] [--durability normal|full]",
     "Runs the engine in the foreground: it takes the database's engine lease\n"
     "(one engine per database; a second is refused, exit 3), retries the\n"
     "steps a stopped engine interrupted, and advances every active run,\n"
     "noticing commits of other planctl processes within 100ms.  The first\n"
-    "SIGINT or SIGTERM stops it gracefully, the second at once.\n"
+    "SIGINT, SIGTERM or SIGHUP stops it gracefully, the second at once.\n"
+    "--durability full syncs every commit to disk; with normal (the\n"
+    "default) a power failure or an OS crash may lose the last commits,\n"
+    "never the database's consistency; a crash of planctl alone loses\n"
+    "nothing.  PLANCTL_DURABILITY sets it for every command.\n"
     "--metrics-addr serves GET /metrics (Prometheus text) and GET /healthz\n"
     "(200 while the engine runs with its lease, else 503); a port alone\n"
     "listens on 127.0.0.1, another host only when named.  --log-format and\n"

@@ -213,6 +213,10 @@ static const struct {
      "durations to it, for reproducible output in tests and documentation.  "
      "planctl run starts its clock at it and advances it by the monotonic "
      "clock, so the engine's retries and timeouts still pass."},
+    {"PLANCTL_DURABILITY",
+     "normal (the default) or full: full syncs every commit to disk; with "
+     "normal a power failure or an OS crash may lose the last commits, "
+     "never consistency.  planctl run --durability overrides it."},
     {"NO_COLOR", "When set and not empty, the output is never coloured, as "
                  "with --no-color."},
     {"TZ", "The time zone of times in text output.  JSON output is always "

@@ -80,11 +80,30 @@ static int setup_now(cli_ctx *ctx)
     return 0;
 }
 
+/* PLANCTL_DURABILITY: normal (the default) or full, for every command's
+ * connection (each commits its own writes). */
+static int setup_durability(cli_ctx *ctx)
+{
+    const char *env = getenv("PLANCTL_DURABILITY");
+
+    if (!env || !env[0] || strcmp(env, "normal") == 0)
+        return 0;
+    if (strcmp(env, "full") == 0) {
+        ctx->durability_full = 1;
+        return 0;
+    }
+    cli_errorf("invalid PLANCTL_DURABILITY \"%s\"; expected normal or full",
+               env);
+    return CLI_EXIT_USAGE;
+}
+
 int cli_open_db(cli_ctx *ctx, cli_db_mode mode)
 {
     if (mode == CLI_DB_NONE || ctx->db)
         return 0;
     planctl_open_options opts = PLANCTL_OPEN_OPTIONS_INIT;
+    if (ctx->durability_full)
+        opts.durability = PLANCTL_DURABILITY_FULL;
     /* Only a command that stores something new may create the file; for
      * the others a mistyped --db must be reported, not created empty. */
     if (mode == CLI_DB_EXISTING)
@@ -150,6 +169,8 @@ static int run(cli_ctx *ctx, const cli_globals *g, const cli_args *a)
                    : env_db && env_db[0] ? env_db
                                          : "./planctl.db";
     int rc = setup_now(ctx);
+    if (rc == 0)
+        rc = setup_durability(ctx);
     if (rc)
         return rc;
     cli_term_detect(&ctx->term, g->no_color);
