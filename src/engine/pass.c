@@ -155,13 +155,27 @@ static int apply_outcome(pass *ps, ejob *j)
         return 0;
     }
     if (j->cancel == EJOB_SHUTDOWN) {
-        /* Its task was stopped (or was not running: between tasks). */
+        /* Its task was stopped (or was not running: between tasks).  The
+         * engine's own stop is no failure of the task: the try does not
+         * count (the step gets one more), as many times as the step has
+         * tries, so that a task which stops its engine cannot loop for
+         * ever.  A crash (recovery in reconcile()) counts. */
+        pctl_change c = PCTL_CHANGE_INIT;
+
         j->fx = FX_DROP;
-        rc = step_change(e, j->step_id, PLANCTL_STATUS_IN_PROGRESS,
-                         PLANCTL_STATUS_ERROR, "interrupted: engine stopped",
-                         next_try(j->retry, j->attempt, ps->now), 0,
-                         job ? job->exit_code : -1, job ? job->output : NULL);
-        return rc < 0 ? rc : 0;
+        c.entity = PLANCTL_ENTITY_STEP;
+        c.id = j->step_id;
+        c.from = PLANCTL_STATUS_IN_PROGRESS;
+        c.to = PLANCTL_STATUS_ERROR;
+        c.message = "interrupted: engine stopped";
+        c.actor = "engine";
+        c.next_attempt_at = next_try(j->retry, j->attempt, ps->now);
+        c.exit_code = job ? job->exit_code : -1;
+        c.output = job ? job->output : NULL;
+        c.grant_attempt = j->max_attempts < 2 * j->retry->attempts;
+        rc = pctl_gate(e->p, &c);
+        return rc < 0 && rc != PLANCTL_ESTALE && rc != PLANCTL_ENOTFOUND ? rc
+                                                                         : 0;
     }
     if (!job) /* cannot happen: only cancels finish a job-less ejob */
         return pctl_err(e->p, PLANCTL_ERROR,

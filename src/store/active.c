@@ -769,7 +769,8 @@ int pctl_active_cached(const planctl *p, planctl_entity entity, int64_t id,
 }
 
 void pctl_active_note(planctl *p, const pctl_change *c, int64_t run_id,
-                      int attempt, int64_t next_attempt_at, int64_t deadline_at)
+                      int attempt, int64_t next_attempt_at, int64_t deadline_at,
+                      int granted)
 {
     pctl_active *a = p->active;
     struct pctl_active_cache *ac;
@@ -796,6 +797,7 @@ void pctl_active_note(planctl *p, const pctl_change *c, int64_t run_id,
         v->attempt = r->attempt = attempt;
         v->next_attempt_at = next_attempt_at;
         v->deadline_at = deadline_at;
+        v->max_attempts += granted;
         pctl_free(r->message);
         r->message = msg;
         s->run->dirty = 1;

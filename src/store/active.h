@@ -134,11 +134,12 @@ typedef struct pctl_cached_row {
 int pctl_active_cached(const planctl *p, planctl_entity entity, int64_t id,
                        pctl_cached_row *out);
 /* The gate's report of one status change it made (store only): the row
- * as the UPDATE returned it.  Can't fail (a change it cannot follow makes
- * the next sync read everything). */
+ * as the UPDATE returned it, and whether it granted the step another try
+ * (max_attempts + 1).  Can't fail (a change it cannot follow makes the
+ * next sync read everything). */
 struct pctl_change;
 void pctl_active_note(planctl *p, const struct pctl_change *c, int64_t run_id,
-                      int attempt, int64_t next_attempt_at,
-                      int64_t deadline_at);
+                      int attempt, int64_t next_attempt_at, int64_t deadline_at,
+                      int granted);
 
 #endif

@@ -220,6 +220,15 @@ static int run_ended(planctl *p, int64_t run_id, int64_t instance_id,
  * time as they are set, a try's exit code and output as it ends.  NULL
  * when there is nothing more.
  */
+/* Whether c grants its step another try (only an interrupted try that
+ * ends ERROR can). */
+static int grants(const pctl_change *c)
+{
+    return c->grant_attempt && c->entity == PLANCTL_ENTITY_STEP &&
+           c->from == PLANCTL_STATUS_IN_PROGRESS &&
+           c->to == PLANCTL_STATUS_ERROR;
+}
+
 static int change_data(char **out, const pctl_change *c)
 {
     json_t *o = json_object();
@@ -240,6 +249,8 @@ static int change_data(char **out, const pctl_change *c)
                 json_object_set_new(o, "exit_code", json_integer(c->exit_code));
         if (c->from == PLANCTL_STATUS_IN_PROGRESS && c->output)
             rc |= json_object_set_new(o, "output", json_string(c->output));
+        if (grants(c))
+            rc |= json_object_set_new(o, "grant_attempt", json_integer(1));
     }
     if (rc == 0 && json_object_size(o) > 0 &&
         !(*out = json_dumps(o, JSON_COMPACT)))
@@ -376,6 +387,8 @@ int pctl_gate(planctl *p, const pctl_change *c)
     if (c->entity != PLANCTL_ENTITY_PHASE &&
         c->to == PLANCTL_STATUS_IN_PROGRESS && c->deadline_at > 0)
         sqlite3_bind_int64(st, 8, c->deadline_at);
+    if (c->entity == PLANCTL_ENTITY_STEP)
+        sqlite3_bind_int(st, 9, grants(c));
     cached = pctl_active_cached(p, c->entity, c->id, &known);
     rc = sqlite3_step(st);
     sqlite3_reset(st);
@@ -404,7 +417,7 @@ int pctl_gate(planctl *p, const pctl_change *c)
     deadline = w.deadline_at;
     instance_id = w.instance_id;
     /* The engine's cache of active runs follows the row as written. */
-    pctl_active_note(p, c, run_id, attempt, next_at, deadline);
+    pctl_active_note(p, c, run_id, attempt, next_at, deadline, grants(c));
 
     if (c->entity == PLANCTL_ENTITY_STEP &&
         (rc = step_attempt(p, c, now, attempt)) < 0)

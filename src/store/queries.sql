@@ -30,7 +30,8 @@ UPDATE steps SET status = ?3,
     message = ?5,
     attempt = attempt + (?3 = 'IN_PROGRESS'),
     next_attempt_at = ?7,
-    deadline_at = CASE WHEN ?3 = 'IN_PROGRESS' THEN ?8 ELSE NULL END
+    deadline_at = CASE WHEN ?3 = 'IN_PROGRESS' THEN ?8 ELSE NULL END,
+    max_attempts = max_attempts + ?9
 WHERE id = ?1 AND status = ?2;
 
 -- name: run_get_status

@@ -277,6 +277,9 @@ static int on_step(replay *r, const ev *e)
     s = &r->runs[f->run].m.phases[f->phase].steps[f->step];
     if (e->attempt > 0)
         s->attempt = e->attempt;
+    /* A try the engine's own stop interrupted gave the step one more. */
+    if (json_object_get(e->data, "grant_attempt"))
+        s->max_attempts += (int)jint(e->data, "grant_attempt");
     if (!strcmp(e->from, "IN_PROGRESS") && s->nattempts > 0) {
         a = &s->attempts[s->nattempts - 1];
         a->status = e->to;

@@ -160,11 +160,14 @@ typedef struct pctl_change {
                                 a run's deadline (absolute), or 0 */
     int exit_code;           /* closing a try: its exit code, or -1 */
     const char *output;      /* closing a try: its output tail, or NULL */
+    int grant_attempt;       /* IN_PROGRESS -> ERROR: the try does not count;
+                                max_attempts grows by one (recorded in the
+                                event as "grant_attempt") */
 } pctl_change;
 
 #define PCTL_CHANGE_INIT                                                       \
     {                                                                          \
-        PLANCTL_ENTITY_RUN, 0, 0, 0, NULL, NULL, 0, 0, -1, NULL                \
+        PLANCTL_ENTITY_RUN, 0, 0, 0, NULL, NULL, 0, 0, -1, NULL, 0             \
     }
 
 /*

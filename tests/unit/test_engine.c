@@ -949,6 +949,59 @@ static void stop_now_ish(runner *r)
     planctl_engine_stop(r->e, 200);
 }
 
+/* The engine's own stop does not use up a step's tries: three graceful
+ * stops in a row leave a two-try step that never failed with its tries,
+ * and it completes.  The tries it gets back are bounded by its tries (a
+ * task that stops its engine cannot loop for ever): the fifth stop
+ * counts.  The event log says so: verify agrees with the tables. */
+static void test_shutdown_does_not_use_tries(void **state)
+{
+    fixture *f = *state;
+    planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
+    char *summary = NULL;
+    int64_t run;
+    int i;
+
+    apply(f, DEF_HEAD("stops") "\"plans\":{\"deploy\":{\"phases\":[{"
+                               "\"name\":\"p\",\"steps\":[{\"name\":\"s\","
+                               "\"tasks\":[\"slower\"],\"retry\":{"
+                               "\"attempts\":2,\"backoff\":\"10ms\"}}]}]}}}");
+    run = create(f, "i", "stops");
+    o.change_poll_ms = 20;
+    for (i = 0; i < 3; i++) {
+        /* Stopped while its 400ms task runs: interrupted, not counted. */
+        assert_int_equal(run_engine(f->p, &o, 150, stop_late, NULL), 0);
+        expect_text(f, "interrupted: engine stopped",
+                    "SELECT message FROM steps WHERE run_id = %lld",
+                    (long long)run);
+    }
+    assert_int_equal(tu_scalar(f->db, "SELECT max_attempts FROM steps"), 4);
+    o.until_idle = 1;
+    assert_int_equal(run_engine(f->p, &o, 0, NULL, NULL), 0);
+    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                (long long)run);
+    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM attempts"), 4);
+    assert_int_equal(planctl_verify(&summary, f->p), 0);
+    planctl_free(summary);
+
+    /* Bounded: the grants stop at twice the step's tries. */
+    assert_int_equal(planctl_plan_trigger(&run, f->p, "i", "deploy", NULL), 0);
+    o.until_idle = 0;
+    for (i = 0; i < 4; i++)
+        assert_int_equal(run_engine(f->p, &o, 150, stop_late, NULL), 0);
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT max_attempts FROM steps WHERE run_id = "
+                               "%lld",
+                               (long long)run),
+                     4);
+    o.until_idle = 1;
+    assert_int_equal(run_engine(f->p, &o, 0, NULL, NULL), 0);
+    expect_text(f, "FATAL_ERROR", "SELECT status FROM runs WHERE id = %lld",
+                (long long)run);
+    assert_int_equal(planctl_verify(&summary, f->p), 0);
+    planctl_free(summary);
+}
+
 static void test_shutdown_under_load(void **state)
 {
     fixture *f = *state;
@@ -1265,6 +1318,7 @@ int main(void)
         T(test_fenced_engine_stops),
         T(test_sigkill_and_recovery),
         T(test_shutdown_under_load),
+        T(test_shutdown_does_not_use_tries),
         T(test_embedder_executor_from_thread),
         T(test_done_and_cancelled_together),
         T(test_unknown_kind),
