@@ -950,7 +950,10 @@ typedef struct planctl_log_record {
  * info, CANCELLED at warn, FATAL_ERROR at error), promoted from the queue,
  * step failed and retrying (warn) or failed for good (error), step
  * started/completed and phase changes (debug), a pass failed and backing
- * off (warn), lease lost (error), stopping, stopped.  The library never
+ * off (warn), a run waiting because its plan uses a task kind this engine
+ * has no executor for ("run waits for a task kind", warn, once per run;
+ * such a run is left as it is, never failed), lease lost (error),
+ * stopping, stopped.  The library never
  * prints: cb formats and writes.  Status changes are reported once
  * committed.  cb runs on the loop thread and must not call the engine.
  * cb NULL turns the log off.  Errors: EINVAL (NULL engine, bad level).

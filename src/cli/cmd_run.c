@@ -96,6 +96,19 @@ static void on_signal(uv_signal_t *h, int signum)
     }
 }
 
+/* Without --log-format or --log-level, the one engine event said on
+ * stderr besides start and stop: a run this engine cannot execute (a task
+ * kind it has no executor for) and leaves waiting. */
+static void plain_record(const planctl_log_record *rec, void *data)
+{
+    (void)data;
+    if (strcmp(rec->msg, "run waits for a task kind") != 0)
+        return;
+    cli_errorf("run %lld of instance \"%s\" (plan \"%s\") waits: %s",
+               (long long)rec->run, rec->instance ? rec->instance : "?",
+               rec->plan ? rec->plan : "?", rec->detail ? rec->detail : "");
+}
+
 static void on_stopped(planctl_engine *e, void *data)
 {
     runner *r = data;
@@ -218,6 +231,9 @@ static int run(cli_ctx *ctx, const cli_args *a)
     if (rc == 0 && r.structured)
         rc = planctl_engine_set_logger(r.engine, r.log.min, cli_log_record,
                                        &r.log);
+    else if (rc == 0)
+        rc = planctl_engine_set_logger(r.engine, PLANCTL_LOG_WARN, plain_record,
+                                       NULL);
     if (rc == 0 && cli_arg(a, "metrics-addr") &&
         (rc = listen_metrics(&r, (struct sockaddr *)&maddr)) != 0)
         return give_up(&r, rc);

@@ -11,6 +11,7 @@
  */
 #include "engine/engine.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -316,11 +317,103 @@ const pctl_def *pctl_engine_def(planctl_engine *e, int64_t def_id)
         return NULL;
     }
     e->defs = nd;
+    memset(&nd[e->ndefs], 0, sizeof nd[e->ndefs]);
     nd[e->ndefs].id = def_id;
     nd[e->ndefs].def = def;
     nd[e->ndefs].used = 1;
     e->ndefs++;
     return def;
+}
+
+static void defent_free(defent *d)
+{
+    pctl_def_free(d->def);
+    pctl_free(d->missing);
+    pctl_free(d->checked);
+}
+
+const char *pctl_engine_missing_kind(planctl_engine *e, int64_t def_id,
+                                     const pctl_plan_def *plan)
+{
+    defent *d = NULL;
+    size_t i, pi, si, k;
+
+    for (i = 0; i < e->ndefs && !d; i++)
+        if (e->defs[i].id == def_id)
+            d = &e->defs[i];
+    if (!d || plan < d->def->plans || plan >= d->def->plans + d->def->nplans)
+        return NULL;
+    i = (size_t)(plan - d->def->plans);
+    if (!d->checked) {
+        /* Out of memory: look each time rather than fail the pass. */
+        d->checked = pctl_calloc(d->def->nplans, 1);
+        d->missing = pctl_calloc(d->def->nplans, sizeof *d->missing);
+        if (!d->checked || !d->missing) {
+            pctl_free(d->checked);
+            pctl_free(d->missing);
+            d->checked = NULL;
+            d->missing = NULL;
+        }
+    }
+    if (d->checked && d->checked[i])
+        return d->missing[i];
+    for (pi = 0; pi < plan->nphases; pi++)
+        for (si = 0; si < plan->phases[pi].nsteps; si++)
+            for (k = 0; k < plan->phases[pi].steps[si].ntasks; k++) {
+                const char *kind =
+                    d->def->tasks[plan->phases[pi].steps[si].tasks[k]].kind;
+
+                if (!pctl_engine_executor(e, kind)) {
+                    if (d->checked) {
+                        d->checked[i] = 1;
+                        d->missing[i] = kind;
+                    }
+                    return kind;
+                }
+            }
+    if (d->checked)
+        d->checked[i] = 1;
+    return NULL;
+}
+
+int pctl_engine_is_waiting(const planctl_engine *e, int64_t run_id)
+{
+    size_t i;
+
+    for (i = 0; i < e->nwaiting; i++)
+        if (e->waiting[i] == run_id)
+            return 1;
+    return 0;
+}
+
+int pctl_engine_note_waiting(planctl_engine *e, int64_t run_id,
+                             int64_t instance_id, const char *instance,
+                             const char *plan, const char *kind)
+{
+    char msg[512];
+    int rc;
+
+    if (pctl_engine_is_waiting(e, run_id))
+        return 0;
+    if (e->nwaiting == e->cwaiting) {
+        size_t c = e->cwaiting ? e->cwaiting * 2 : 8;
+        int64_t *n = pctl_realloc(e->waiting, c * sizeof *n);
+
+        if (!n)
+            return pctl_err(e->p, PLANCTL_ENOMEM, "out of memory");
+        e->waiting = n;
+        e->cwaiting = c;
+    }
+    snprintf(msg, sizeof msg,
+             "run %lld (plan \"%s\") waits for an engine with task kind "
+             "\"%s\": this engine has no executor for it",
+             (long long)run_id, plan, kind);
+    if ((rc = pctl_event_admin(e->p, instance_id, "instance", msg, "engine",
+                               NULL)) < 0)
+        return rc;
+    e->waiting[e->nwaiting++] = run_id;
+    pctl_metrics_waiting(e, instance, run_id, plan, kind);
+    return 0;
 }
 
 /* ---- lifecycle ---- */
@@ -454,9 +547,10 @@ void planctl_engine_free(planctl_engine *e)
         pctl_engine_drop_job(e, e->jobs);
     pctl_active_drop(&e->active, e->p);
     for (i = 0; i < e->ndefs; i++)
-        pctl_def_free(e->defs[i].def);
+        defent_free(&e->defs[i]);
     pctl_exec_free(e->kinds, e->nkinds);
     pctl_free(e->defs);
+    pctl_free(e->waiting);
     pctl_metrics_free(e->metrics);
     pctl_free(e);
 }

@@ -66,6 +66,10 @@ typedef struct defent {
     int64_t id;
     pctl_def *def;
     int used; /* referenced in the current pass or by a job */
+    /* Per plan (def->plans' order), once looked at: the first task kind it
+     * uses that this engine has no executor for, or NULL. */
+    const char **missing;
+    unsigned char *checked;
 } defent;
 
 typedef enum engine_state {
@@ -106,6 +110,8 @@ struct planctl_engine {
     size_t ndefs;
     struct pctl_exec_ent *kinds;
     size_t nkinds;
+    int64_t *waiting; /* runs noted as waiting for a task kind */
+    size_t nwaiting, cwaiting;
 
     void (*done)(planctl_engine *e, void *data);
     void *done_data;
@@ -131,6 +137,21 @@ int pctl_engine_pass(planctl_engine *e);
 /* The definition of def_id from the cache, loaded on first use; marks it
  * used.  NULL with the handle's message on failure. */
 const pctl_def *pctl_engine_def(planctl_engine *e, int64_t def_id);
+
+/* The first task kind the plan of def_id (cached by pctl_engine_def)
+ * uses that this engine has no executor for, or NULL when it can run all
+ * of them.  Borrowed from the definition.  Can't fail. */
+const char *pctl_engine_missing_kind(planctl_engine *e, int64_t def_id,
+                                     const pctl_plan_def *plan);
+
+/* Notes that run waits for kind (once per run and engine: an event and a
+ * log record).  Returns 0 or the error that failed the event. */
+int pctl_engine_note_waiting(planctl_engine *e, int64_t run_id,
+                             int64_t instance_id, const char *instance,
+                             const char *plan, const char *kind);
+
+/* Whether run_id was noted as waiting.  Can't fail. */
+int pctl_engine_is_waiting(const planctl_engine *e, int64_t run_id);
 
 /* The executor of a task kind, or NULL. */
 const planctl_executor *pctl_engine_executor(planctl_engine *e,

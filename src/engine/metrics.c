@@ -118,6 +118,26 @@ void pctl_metrics_log(planctl_engine *e, planctl_log_level level,
     emit(e->metrics, &rec);
 }
 
+void pctl_metrics_waiting(planctl_engine *e, const char *instance, int64_t run,
+                          const char *plan, const char *kind)
+{
+    planctl_log_record rec;
+    char detail[256];
+
+    snprintf(detail, sizeof detail,
+             "no executor for task kind \"%s\" here; it starts once an engine "
+             "that has one runs",
+             kind);
+    memset(&rec, 0, sizeof rec);
+    rec.level = PLANCTL_LOG_WARN;
+    rec.msg = "run waits for a task kind";
+    rec.instance = instance;
+    rec.run = run;
+    rec.plan = plan;
+    rec.detail = detail;
+    emit(e->metrics, &rec);
+}
+
 /* How loud a status change is in the log. */
 static planctl_log_level change_level(planctl_entity entity, planctl_status to)
 {

@@ -80,6 +80,11 @@ void pctl_metrics_pass_failed(planctl_engine *e, int64_t backoff_ms);
 /* The lease was taken or renewed now.  Can't fail. */
 void pctl_metrics_beat(planctl_engine *e);
 
+/* Logs (warn) that a run waits for an engine with a task kind this one
+ * has no executor for.  Can't fail. */
+void pctl_metrics_waiting(planctl_engine *e, const char *instance, int64_t run,
+                          const char *plan, const char *kind);
+
 /* Logs an engine event (no run context) at level.  detail may be NULL.
  * Can't fail. */
 void pctl_metrics_log(planctl_engine *e, planctl_log_level level,

@@ -66,7 +66,8 @@ typedef struct pass {
     pctl_orphan *orphans; /* interrupted attempts, reaped before the commit */
     size_t norphans, ocap;
     size_t active_runs;
-    size_t nactions; /* decided so far */
+    size_t waiting_runs; /* of them, waiting for a task kind (decide_all) */
+    size_t nactions;     /* decided so far */
     int runs_ended;
     int more; /* work left for the next pass (see MAX_OUTCOMES) */
 } pass;
@@ -556,6 +557,7 @@ static int decide_all(pass *ps, pctl_active *a)
         pctl_run_row *r = a->runs[ri];
         const pctl_def *def;
         const pctl_plan_def *plan;
+        const char *kind;
         int64_t wake;
 
         if (!pctl_status_active(r->view.status))
@@ -564,6 +566,7 @@ static int decide_all(pass *ps, pctl_active *a)
             if (needs_deciding(r, ps->now, slots))
                 ps->more = 1; /* still dirty: the next pass decides it */
             ps->active_runs++;
+            ps->waiting_runs += pctl_engine_is_waiting(e, r->id);
             wake_min(ps, r->wake_at);
             continue;
         }
@@ -575,6 +578,20 @@ static int decide_all(pass *ps, pctl_active *a)
                                 (long long)r->id, r->plan)
                      : PLANCTL_EIO;
             break;
+        }
+        /* A run that needs a task kind this engine cannot execute is not
+         * ours to advance: it waits, as it is, for an engine that can (an
+         * embedder's controller), and is never failed for it.  Only a
+         * change (its cancel, say) has it decided again. */
+        if ((kind = pctl_engine_missing_kind(e, r->definition_id, plan))) {
+            r->dirty = 0;
+            r->quiet = 1;
+            r->wake_at = 0;
+            ps->active_runs++;
+            ps->waiting_runs++;
+            rc = pctl_engine_note_waiting(e, r->id, r->instance_id, r->instance,
+                                          r->plan, kind);
+            continue;
         }
         r->dirty = 0;
         r->view.strategy = plan->strategy;
@@ -811,6 +828,8 @@ static void trim_defs(planctl_engine *e)
     for (i = 0; i < e->ndefs;) {
         if (!e->defs[i].used) {
             pctl_def_free(e->defs[i].def);
+            pctl_free(e->defs[i].missing);
+            pctl_free(e->defs[i].checked);
             e->defs[i] = e->defs[--e->ndefs];
             continue;
         }
@@ -912,8 +931,12 @@ int pctl_engine_pass(planctl_engine *e)
             pctl_engine_arm_wake(e, ps.wake);
         if (ps.runs_ended)
             pctl_engine_request_pass(e);
-        else if (e->o.until_idle && ps.active_runs == 0 && e->njobs == 0 &&
-                 open_any(e->p, &open) == 0 && !open)
+        else if (e->o.until_idle && e->njobs == 0 &&
+                 ps.active_runs == ps.waiting_runs &&
+                 (ps.waiting_runs > 0 || (open_any(e->p, &open) == 0 && !open)))
+            /* Idle: nothing open, or only runs that wait for a task kind
+             * this engine has no executor for (and the runs queued behind
+             * them, which wait too). */
             planctl_engine_stop(e, 0);
     }
     return 0;

@@ -1215,25 +1215,82 @@ static void test_done_and_cancelled_together(void **state)
     expect_all_settled(f);
 }
 
-/* A kind the engine has no executor for fails its step, saying so. */
+/* A kind the engine has no executor for: the run waits, untouched, for
+ * an engine that has one (an embedder's controller while it is down), and
+ * is never failed for it; the event log says why, once; an until-idle
+ * engine goes idle; the engine that has the executor then runs it. */
+static int instant_start(planctl_job *job, const planctl_task_info *info,
+                         void *data)
+{
+    (void)info;
+    (void)data;
+    return planctl_step_finish(job, PLANCTL_OUTCOME_DONE, NULL);
+}
+
+static void instant_cancel(planctl_job *job, void *data)
+{
+    (void)job;
+    (void)data;
+}
+
 static void test_unknown_kind(void **state)
 {
     fixture *f = *state;
+    planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
+    planctl_executor ex = {PLANCTL_EXECUTOR_VERSION, instant_start,
+                           instant_cancel, NULL};
+    runner r;
+    int64_t run, other;
 
     /* Known to the handle (so the definition validates), but no executor
-     * is registered with the engine. */
+     * is registered with the first engine. */
     assert_int_equal(planctl_kind_register(f->p, "Nope", NULL, NULL), 0);
     apply(f, "{\"name\":\"uk\",\"version\":\"1\",\"tasks\":[{\"name\":\"w\","
-             "\"kind\":\"Nope\"}],\"plans\":{\"deploy\":{\"phases\":[{"
-             "\"name\":\"p\",\"steps\":[{\"name\":\"s\",\"tasks\":[\"w\"]}]"
-             "}]}}}");
-    create(f, "i", "uk");
+             "\"kind\":\"Nope\"},{\"name\":\"d\",\"kind\":\"Dummy\"}],"
+             "\"plans\":{\"deploy\":{\"phases\":[{\"name\":\"p\",\"steps\":["
+             "{\"name\":\"a\",\"tasks\":[\"d\"]},{\"name\":\"s\",\"tasks\":"
+             "[\"w\"]}]}]},\"other\":{\"phases\":[{\"name\":\"p\",\"steps\":"
+             "[{\"name\":\"a\",\"tasks\":[\"d\"]}]}]}}}");
+    run = create(f, "i", "uk");
+    create(f, "j", "uk");
+    assert_int_equal(planctl_run_cancel(NULL, f->p, "j", NULL), 0);
+    assert_int_equal(planctl_plan_trigger(&other, f->p, "j", "other", NULL), 0);
+    /* Twice: the second engine says it again, once. */
     assert_int_equal(run_until_idle(f), 0);
-    expect_text(f, "FATAL_ERROR", "SELECT status FROM runs");
-    expect_text(f,
-                "no executor for task kind \"Nope\" (task \"w\"); the engine "
-                "knows only the kinds registered with it",
-                "SELECT message FROM steps");
+    assert_int_equal(run_until_idle(f), 0);
+    expect_text(f, "PENDING", "SELECT status FROM runs WHERE id = %lld",
+                (long long)run);
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT count(*) FROM steps WHERE run_id = %lld "
+                               "AND status = 'PENDING'",
+                               (long long)run),
+                     2);
+    /* The run that needs no such kind went on. */
+    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                (long long)other);
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT count(*) FROM events WHERE message = "
+                               "'run %lld (plan \"deploy\") waits for an "
+                               "engine with task kind \"Nope\": this engine "
+                               "has no executor for it'",
+                               (long long)run),
+                     2);
+
+    /* An engine with the executor runs it. */
+    memset(&r, 0, sizeof r);
+    o.until_idle = 1;
+    o.change_poll_ms = 20;
+    assert_int_equal(uv_loop_init(&r.loop), 0);
+    assert_int_equal(planctl_engine_new(&r.e, f->p, &r.loop, &o), 0);
+    assert_int_equal(planctl_engine_register(r.e, "Nope", &ex), 0);
+    assert_int_equal(planctl_engine_start(r.e, on_stopped, &r), 0);
+    uv_run(&r.loop, UV_RUN_DEFAULT);
+    assert_int_equal(planctl_engine_status(r.e), 0);
+    planctl_engine_free(r.e);
+    assert_int_equal(uv_loop_close(&r.loop), 0);
+    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                (long long)run);
+    expect_all_settled(f);
 }
 
 /* ---- the pass reads what is active, not history ---- */
