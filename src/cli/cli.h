@@ -241,8 +241,10 @@ void cli_buf_addf(cli_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* Appends s with control characters (newlines, tabs, escapes) turned into
- * spaces, so a message stays on one line and cannot drive the terminal. */
+/* Appends s with control characters (newlines, tabs, escapes) and the
+ * bidirectional controls (U+202E and the like) turned into spaces, so a
+ * message stays on one line, cannot drive the terminal, and reads in the
+ * order it is written. */
 void cli_buf_add_clean(cli_buf *b, const char *s);
 void cli_buf_free(cli_buf *b);
 /* The string so far ("" when empty).  Can't fail. */

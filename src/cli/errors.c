@@ -27,9 +27,38 @@ int cli_exit_code(int rc)
     }
 }
 
+/* The most of one quoted thing (a name, a value the user gave) an error
+ * echoes, and what is kept of a longer one. */
+#define QUOTE_MAX 120
+#define QUOTE_KEEP 60
+
+/* Appends s to b with every double-quoted part longer than QUOTE_MAX
+ * bytes cut to its first QUOTE_KEEP (on a character boundary), so a
+ * 100 KB name does not come back whole: "abc..." (100000 bytes). */
+static void add_shortened(cli_buf *b, const char *s)
+{
+    const char *open, *close;
+
+    while ((open = strchr(s, '"')) && (close = strchr(open + 1, '"'))) {
+        size_t len = (size_t)(close - open - 1), keep = QUOTE_KEEP;
+
+        if (len <= QUOTE_MAX) {
+            cli_buf_addn(b, s, (size_t)(close + 1 - s));
+            s = close + 1;
+            continue;
+        }
+        while (keep > 0 && ((unsigned char)open[1 + keep] & 0xc0) == 0x80)
+            keep--;
+        cli_buf_addn(b, s, (size_t)(open + 1 - s) + keep);
+        cli_buf_addf(b, "...\" (%zu bytes)", len);
+        s = close + 1;
+    }
+    cli_buf_add(b, s);
+}
+
 static void verrorf(const char *fmt, va_list ap)
 {
-    cli_buf clean = CLI_BUF_INIT;
+    cli_buf clean = CLI_BUF_INIT, shortened = CLI_BUF_INIT;
     char small[1024], *text = small;
     va_list copy;
     int n;
@@ -47,11 +76,13 @@ static void verrorf(const char *fmt, va_list ap)
     cli_buf_add_clean(&clean, n < 0 ? fmt : text);
     if (text != small)
         free(text);
+    add_shortened(&shortened, cli_buf_str(&clean));
     /* Flush stdout first so that, when both go to one pipe, the error
      * lands after whatever the command printed before it failed. */
     fflush(stdout);
-    fprintf(stderr, "planctl: %s\n", cli_buf_str(&clean));
+    fprintf(stderr, "planctl: %s\n", cli_buf_str(&shortened));
     cli_buf_free(&clean);
+    cli_buf_free(&shortened);
 }
 
 void cli_errorf(const char *fmt, ...)
