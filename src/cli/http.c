@@ -11,7 +11,9 @@
  * One request per connection: the answer says Connection: close and the
  * server closes after writing it.  A client that sends nothing useful for
  * IDLE_MS is dropped, and at most CLI_HTTP_MAX_CLIENTS are served at once,
- * so a slow or hostile client cannot hold the engine's loop.  Everything
+ * so a slow or hostile client cannot hold the engine's loop; past that, a
+ * new client takes the place of the one that has waited longest without
+ * a whole request, so slow clients cannot make a health probe fail.  Everything
  * runs on the loop thread, so the engine is only read between its passes.
  *
  * It lives in the CLI, not the library: an embedder has its own HTTP
@@ -295,6 +297,24 @@ static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
               "request too large\n");
 }
 
+/* Makes room for a new client by closing the one that has waited longest
+ * without sending a whole request (an idle or slow client, never one
+ * being answered), so that a liveness probe gets an honest answer while
+ * slow clients hold every place.  Returns 0 when there is none. */
+static int drop_oldest_idle(cli_http *s, const client *except)
+{
+    client *c, *oldest = NULL;
+
+    for (c = s->clients; c; c = c->next)
+        if (c != except && !c->answered && !c->closing &&
+            (!oldest || c->since <= oldest->since))
+            oldest = c;
+    if (!oldest)
+        return 0;
+    client_close(oldest);
+    return 1;
+}
+
 static void on_connection(uv_stream_t *ls, int status)
 {
     cli_http *s = ls->data;
@@ -319,7 +339,7 @@ static void on_connection(uv_stream_t *ls, int status)
         client_close(c);
         return;
     }
-    if (s->nclients > CLI_HTTP_MAX_CLIENTS) {
+    if (s->nclients > CLI_HTTP_MAX_CLIENTS && !drop_oldest_idle(s, c)) {
         plain(c, 503, "Service Unavailable", NULL, "too many clients\n");
         return;
     }

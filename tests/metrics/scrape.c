@@ -4,7 +4,8 @@
  * (tests/unit/expo_check.h) whose counters grow between two scrapes,
  * /healthz is 200 while the engine holds its lease and 503 once it is
  * stopping, other paths, methods, malformed and oversized requests get
- * 404, 405, 400 and 431, many clients at once are all answered, every
+ * 404, 405, 400 and 431, many clients at once are all answered, more
+ * slow clients than the server holds do not make /healthz fail, every
  * stderr line is a JSON log record, and the command exits 0.  Then the
  * refusals: a port in use (exit 1, naming it, the lease never taken) and
  * bad addresses (exit 2).  Nothing here asserts a duration; waits are
@@ -308,6 +309,29 @@ static void many_clients(int port)
     CHECK(ok == N, "%d of %d clients at once got 200", ok, N);
 }
 
+/* More slow clients than the server holds (256), connected and silent:
+ * a health probe still gets its honest 200, the oldest silent client
+ * making room for it. */
+static void slow_clients(int port)
+{
+    enum { N = 300 };
+    int fds[N], i, code;
+    char *resp;
+
+    for (i = 0; i < N; i++)
+        fds[i] = connect_to(port);
+    /* Let the server accept them all. */
+    sleep_ms(500);
+    resp = get(port, "/healthz");
+    code = status_of(resp);
+    CHECK(code == 200, "/healthz with %d slow clients: %d (%s)", N, code,
+          resp ? resp : "no answer");
+    free(resp);
+    for (i = 0; i < N; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
 static void bad_requests(int port)
 {
     char *r, *big;
@@ -452,6 +476,7 @@ static void scenario_run(void)
 
     bad_requests(port);
     many_clients(port);
+    slow_clients(port);
 
     /* Wait for the workload: the three deploys end, "hold" runs forever
      * (its step sleeps an hour): the engine now has a step to wait for. */
