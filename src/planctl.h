@@ -189,14 +189,16 @@ typedef struct planctl_open_options {
 
 /*
  * Optional tuning for a process that runs an engine, once, before anything
- * in the process uses SQLite (planctl or not): turns SQLite's memory
- * statistics off.  They take a global mutex on every allocation SQLite
- * makes, about 7% of the engine's CPU per step (tools/bench/RESULTS.md);
- * sqlite3_memory_used() and sqlite3_status() then report 0 for memory.
- * `planctl run` does this.  A library cannot know whether its host reads
- * those figures, so planctl_open() never does it on its own.  Returns 0, or
- * EBUSY when SQLite is already initialised in the process (nothing
- * changed; harmless).  Not while another thread uses SQLite.
+ * in the process uses SQLite (planctl or not): raises the soft limit on
+ * open descriptors to the hard limit (every shell task holds some), and
+ * turns SQLite's memory statistics off.  They take a global mutex on every
+ * allocation SQLite makes, about 7% of the engine's CPU per step
+ * (tools/bench/RESULTS.md); sqlite3_memory_used() and sqlite3_status() then
+ * report 0 for memory. `planctl run` does this.  A library cannot know whether
+ * its host reads those figures, so planctl_open() never does it on its own.
+ * Returns 0, or EBUSY when SQLite is already initialised in the process
+ * (its statistics stay on; harmless).  Not while another thread uses
+ * SQLite.
  */
 PLANCTL_API int planctl_process_init(void);
 

@@ -11,8 +11,12 @@
  */
 #include "engine/engine.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "core/alloc.h"
 #include "core/kinds.h"
@@ -416,6 +420,47 @@ int pctl_engine_note_waiting(planctl_engine *e, int64_t run_id,
     return 0;
 }
 
+/*
+ * How many tasks the process has descriptors for.  A shell task holds two
+ * pipes' ends while it runs and a few more while it is spawned; the
+ * database, the loop and an HTTP server need their own.  Counted when
+ * the engine starts, from the soft limit and what is open then, so that a
+ * low limit (ulimit -n 64) slows the engine down instead of failing tasks
+ * with "too many open files".  A start that still runs out (descriptors
+ * taken by the embedder later) waits and is tried again (exec_shell.c).
+ */
+#define FDS_PER_TASK 3
+#define FDS_RESERVED 24
+
+static int open_fds(int limit)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *de;
+    int n = 0, fd;
+
+    if (d) {
+        while ((de = readdir(d)))
+            n += de->d_name[0] != '.';
+        closedir(d);
+        return n - 1; /* the directory's own */
+    }
+    for (fd = 0; fd < limit && fd < 65536; fd++)
+        n += fcntl(fd, F_GETFD) != -1;
+    return n;
+}
+
+static int task_budget(void)
+{
+    struct rlimit rl;
+    long limit, left;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return INT_MAX;
+    limit = rl.rlim_cur > (rlim_t)INT_MAX ? INT_MAX : (long)rl.rlim_cur;
+    left = limit - open_fds((int)limit) - FDS_RESERVED;
+    return left < FDS_PER_TASK ? 1 : (int)(left / FDS_PER_TASK);
+}
+
 /* ---- lifecycle ---- */
 
 int planctl_engine_new(planctl_engine **out, planctl *p, uv_loop_t *loop,
@@ -448,6 +493,7 @@ int planctl_engine_new(planctl_engine **out, planctl *p, uv_loop_t *loop,
     }
     if (!e->o.concurrency)
         e->o.concurrency = DEFAULT_CONCURRENCY;
+    e->fd_budget = task_budget();
     if (!e->o.change_poll_ms)
         e->o.change_poll_ms = DEFAULT_CHANGE_POLL_MS;
     if (!e->o.task_poll_ms)
@@ -495,6 +541,17 @@ int planctl_engine_start(planctl_engine *e,
                    (uint64_t)(e->o.lease_ttl_ms / 3));
     e->done = stopped;
     e->done_data = data;
+    /* The descriptors there are bound how many tasks run at once. */
+    if (e->fd_budget < e->o.concurrency) {
+        char detail[128];
+
+        snprintf(detail, sizeof detail,
+                 "at most %d steps at once instead of %d: the process may "
+                 "open few descriptors (ulimit -n)",
+                 e->fd_budget, e->o.concurrency);
+        e->o.concurrency = e->fd_budget;
+        pctl_metrics_log(e, PLANCTL_LOG_WARN, "concurrency lowered", detail);
+    }
     e->state = ENGINE_RUNNING;
     e->p->gate_hook = pctl_metrics_gate_hook;
     e->p->gate_hook_data = e;

@@ -110,6 +110,7 @@ struct planctl_engine {
     size_t ndefs;
     struct pctl_exec_ent *kinds;
     size_t nkinds;
+    int fd_budget;    /* tasks the process has descriptors for */
     int64_t *waiting; /* runs noted as waiting for a task kind */
     size_t nwaiting, cwaiting;
 

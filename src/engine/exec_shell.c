@@ -597,14 +597,20 @@ static void wind_up(shell *s)
 
 /* A failure before the process ran: report it once the handles are closed
  * (msg is taken over; NULL when it could not be allocated). */
-static void fail(shell *s, char *msg)
+/* The task could not run: reported as outcome o with msg (taken over). */
+static void fail_as(shell *s, planctl_outcome o, char *msg)
 {
     s->failed = 1;
-    s->outcome = PLANCTL_OUTCOME_ERROR;
+    s->outcome = o;
     s->message = msg;
     wind_up(s);
     if (!s->closing) /* no handle was initialised */
         finish(s);
+}
+
+static void fail(shell *s, char *msg)
+{
+    fail_as(s, PLANCTL_OUTCOME_ERROR, msg);
 }
 
 static void maybe_finish(shell *s)
@@ -744,6 +750,16 @@ static void spawn(shell *s, char **argv, char **env, const char *cwd,
     opts.stdio = stdio;
     /* uv_spawn() initialises the handle even when it fails. */
     rc = uv_spawn(planctl_job_loop(s->job), &s->proc, &opts);
+    if (rc == UV_EMFILE || rc == UV_ENFILE || rc == UV_EAGAIN ||
+        rc == UV_ENOMEM) {
+        /* Out of descriptors or processes: the engine's condition, not
+         * the task's.  Reported as "not done yet", so the engine starts
+         * it again after its poll interval, using no attempt. */
+        fail_as(s, PLANCTL_OUTCOME_NOT_DONE,
+                pctl_asprintf("waiting for resources to start \"%s\": %s", file,
+                              uv_strerror(rc)));
+        return;
+    }
     if (rc < 0) {
         fail(s, pctl_asprintf("cannot run \"%s\": %s", file, uv_strerror(rc)));
         return;

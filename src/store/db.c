@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -161,6 +162,14 @@ pctl_clock pctl_clock_get(const planctl *p)
 
 int planctl_process_init(void)
 {
+    struct rlimit rl;
+
+    /* Every shell task holds descriptors (its output pipes): as many as
+     * the process may have, rather than the shell's default soft limit. */
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &rl);
+    }
     /* SQLITE_MISUSE: sqlite3_initialize() has run (or is running). */
     return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK
                ? 0

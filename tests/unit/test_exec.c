@@ -1,5 +1,6 @@
 /* test_exec.c - the built-in executors, Dummy and shell, on a real libuv
  * loop with real child processes. */
+#include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -399,6 +401,43 @@ static void sh_case(const char *cmd, const char *extra, planctl_outcome outcome,
         result_free(&r);
     free(q);
     free(spec);
+}
+
+/* Descriptors open in this process now. */
+static int count_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *de;
+    int n = -1; /* the directory's own */
+
+    assert_non_null(d);
+    while ((de = readdir(d)))
+        n += de->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* Out of descriptors when a shell task starts: "not done yet" (the engine
+ * starts it again later, using no attempt), never ERROR or FATAL. */
+static void test_shell_out_of_descriptors(void **state)
+{
+    struct rlimit old, low;
+    result r;
+
+    (void)state;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+    low = old;
+    /* Room for the loop (epoll, the hub's eventfd and one more), none for
+     * the child's pipes. */
+    low.rlim_cur = (rlim_t)count_fds() + 3;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    shell_run(&r, "{\"command\": \"true\"}", NULL, 0, NULL);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+    expect(&r, PLANCTL_OUTCOME_NOT_DONE, any);
+    assert_non_null(strstr(r.message, "waiting for resources to start"));
+    result_free(&r);
+    /* With descriptors back, the same task runs. */
+    sh_case("true", NULL, PLANCTL_OUTCOME_DONE, NULL, NULL);
 }
 
 static void test_shell_exit(void **state)
@@ -915,6 +954,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_shell_drain, setup_dir,
                                         teardown_dir),
         cmocka_unit_test(test_shell_concurrent),
+        cmocka_unit_test_setup_teardown(test_shell_out_of_descriptors,
+                                        setup_dir, teardown_dir),
         cmocka_unit_test(test_alloc_failures),
     };
 
