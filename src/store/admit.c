@@ -309,8 +309,19 @@ int pctl_admit(int64_t *out, planctl *p, const pctl_admission *a)
     }
 
     data = run_data(a, uid);
-    if (!data)
-        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if (!data) {
+        json_t *v = json_loads(a->params_json, 0, NULL);
+
+        if (v) {
+            json_decref(v);
+            return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        }
+        /* Stored by hand, or by an importer that did not check. */
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "the parameter snapshot to run with is not JSON "
+                        "(%.60s); check the database with 'planctl verify'",
+                        a->params_json ? a->params_json : "");
+    }
     ev.entity = PLANCTL_ENTITY_RUN;
     ev.run_id = id;
     ev.from = PCTL_NEW;

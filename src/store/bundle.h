@@ -12,12 +12,13 @@
 
 /* A row of the bundle and where it went. */
 typedef struct bundle_row {
-    int64_t id;         /* the bundle's id (seq for events) */
-    int64_t nid;        /* the id here; 0 until inserted */
-    json_t *o;          /* the bundle's object, borrowed from the document */
-    const char *status; /* runs, phases, steps: the bundle's final status */
-    const char *cur;    /* ... and the replayed one; NULL until created */
-    int64_t kids;       /* runs, phases: phases, steps created so far */
+    int64_t id;           /* the bundle's id (seq for events) */
+    int64_t nid;          /* the id here; 0 until inserted */
+    json_t *o;            /* the bundle's object, borrowed from the document */
+    const char *status;   /* runs, phases, steps: the bundle's final status */
+    const char *cur;      /* ... and the replayed one; NULL until created */
+    int64_t kids;         /* runs, phases: phases, steps created so far */
+    struct pctl_def *def; /* definitions: parsed once imported (owned) */
 } bundle_row;
 
 enum { T_DEF, T_RUN, T_PHASE, T_STEP, T_ATTEMPT, T_EVENT, T__COUNT };

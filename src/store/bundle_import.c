@@ -130,6 +130,54 @@ static int exec(bundle_imp *m, sqlite3_stmt *st, int64_t *id, char **uid,
     return rc;
 }
 
+/* ---- checks beyond the types ---- */
+
+/*
+ * A parameter snapshot (a run's, or the instance's values and
+ * last_applied) as strictly as the CLI takes one: a JSON object whose
+ * names are the definition's parameters and whose values are strings (or
+ * null, unset).  A bundle is data from elsewhere; a snapshot that is not
+ * would reach a task, or fail a later retry, far from its cause.
+ */
+static int check_params(bundle_imp *m, const json_t *v, const pctl_def *def,
+                        const char *what, int64_t id, const char *field)
+{
+    const char *key;
+    json_t *val;
+
+    if (!json_is_object(v))
+        return pctl_bundle_bad(m,
+                               "%s %lld: \"%s\" must be a JSON object of "
+                               "parameter values",
+                               what, (long long)id, field);
+    json_object_foreach((json_t *)v, key, val)
+    {
+        if (!pctl_def_param(def, key))
+            return pctl_bundle_bad(m,
+                                   "%s %lld: \"%s\" names parameter \"%s\", "
+                                   "which definition %s@%s does not have",
+                                   what, (long long)id, field, key, def->name,
+                                   def->version);
+        if (!json_is_string(val) && !json_is_null(val))
+            return pctl_bundle_bad(m,
+                                   "%s %lld: \"%s\": the value of \"%s\" "
+                                   "must be a string or null",
+                                   what, (long long)id, field, key);
+    }
+    return 0;
+}
+
+/* The definition of a definition row already imported, parsed once. */
+static int def_of(const pctl_def **out, bundle_imp *m, bundle_row *d)
+{
+    int rc = 0;
+
+    if (!d->def)
+        rc = pctl_def_load(&d->def, m->p, d->nid);
+    *out = d->def;
+    return rc;
+}
+
 /* ---- definitions and the instance ---- */
 
 static int import_definition(bundle_imp *m, bundle_row *r)
@@ -238,6 +286,17 @@ static int import_instance(bundle_imp *m, json_t *in, const char *name)
                         name);
     if (rc != PLANCTL_ENOTFOUND)
         return rc;
+    {
+        const pctl_def *pd;
+
+        if ((rc = def_of(&pd, m, d)) < 0 ||
+            (rc = check_params(m, params, pd, "instance", m->inst_id,
+                               "params")) < 0 ||
+            (!json_is_null(applied) &&
+             (rc = check_params(m, applied, pd, "instance", m->inst_id,
+                                "last_applied")) < 0))
+            return rc;
+    }
     ptext = json_dumps(params, JSON_COMPACT);
     atext = json_is_null(applied) ? NULL : json_dumps(applied, JSON_COMPACT);
     if (!ptext || (!atext && !json_is_null(applied))) {
@@ -256,6 +315,33 @@ static int import_instance(bundle_imp *m, json_t *in, const char *name)
     }
     pctl_free(ptext);
     pctl_free(atext);
+    return rc;
+}
+
+/* A run's own fields beyond their types: its plan is one its definition
+ * has, and its parameters are the definition's (check_params). */
+static int check_run(bundle_imp *m, const bundle_row *r, bundle_row *d)
+{
+    const char *plan = json_string_value(json_object_get(r->o, "plan"));
+    const char *text = json_string_value(json_object_get(r->o, "params"));
+    const pctl_def *def;
+    json_t *v;
+    int rc;
+
+    if ((rc = def_of(&def, m, d)) < 0)
+        return rc;
+    if (plan && !pctl_def_plan(def, plan))
+        return pctl_bundle_bad(m,
+                               "run %lld: plan \"%s\" is not a plan of "
+                               "definition %s@%s",
+                               (long long)r->id, plan, def->name, def->version);
+    if (!text)
+        return 0; /* bind_cols says what is wrong */
+    if (!(v = json_loads(text, JSON_DECODE_ANY, NULL)))
+        return pctl_bundle_bad(m, "run %lld: \"params\" is not JSON: %.60s",
+                               (long long)r->id, text);
+    rc = check_params(m, v, def, "run", r->id, "params");
+    json_decref(v);
     return rc;
 }
 
@@ -280,7 +366,8 @@ static int insert_run(bundle_imp *m, bundle_row *r, const char *status,
         return pctl_bundle_bad(
             m, "run %lld belongs to another instance than the bundle's",
             (long long)r->id);
-    if ((rc = bind_cols(m, st, r, &run_cols, T_RUN)) < 0)
+    if ((rc = bind_cols(m, st, r, &run_cols, T_RUN)) < 0 ||
+        (rc = check_run(m, r, def)) < 0)
         return rc;
     sqlite3_bind_int64(st, 11, m->inst_nid);
     sqlite3_bind_int64(st, 12, def->nid);
@@ -661,6 +748,8 @@ static int import_doc(bundle_imp *m, json_t *doc, const char *name,
                               (json_int_t)m->t[T_RUN].n, "events",
                               (json_int_t)m->t[T_EVENT].n)) < 0)
         rc = pctl_err(m->p, PLANCTL_ENOMEM, "out of memory");
+    for (size_t i = 0; i < m->t[T_DEF].n; i++)
+        pctl_def_free(m->t[T_DEF].v[i].def);
     for (tbl = 0; tbl < T__COUNT; tbl++)
         pctl_free(m->t[tbl].v);
     return rc;

@@ -7,6 +7,18 @@
 #include "core/alloc.h"
 #include "core/timefmt.h"
 
+char *pctl_m_params(const char *text)
+{
+    json_t *v = text ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
+    char *out;
+
+    if (!v)
+        return pctl_asprintf("(not JSON) %s", text ? text : "(null)");
+    out = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    json_decref(v);
+    return out;
+}
+
 void pctl_m_run_clear(pctl_m_run *r)
 {
     size_t i, j, k;
@@ -36,6 +48,7 @@ void pctl_m_run_clear(pctl_m_run *r)
     pctl_free(r->trigger);
     pctl_free(r->reason);
     pctl_free(r->message);
+    pctl_free(r->params);
     memset(r, 0, sizeof *r);
 }
 
@@ -297,6 +310,8 @@ int pctl_m_run_diff(char *buf, size_t size, const pctl_m_run *a,
     DIFF_STATUS(a->status, b->status);
     DIFF_STR("trigger", a->trigger, b->trigger);
     DIFF_STR("reason", a->reason, b->reason);
+    if (a->params && b->params)
+        DIFF_STR("params", a->params, b->params);
     DIFF_INT("retry_of", a->retry_of, b->retry_of);
     DIFF_INT("created_at", a->created_at, b->created_at);
     DIFF_INT("started_at", a->started_at, b->started_at);

@@ -49,11 +49,18 @@ typedef struct pctl_m_phase {
 typedef struct pctl_m_run {
     int64_t id, retry_of;
     char *uid, *plan, *trigger, *reason, *message;
+    char *params; /* verify only: the snapshot, canonical (pctl_m_params) */
     planctl_status status;
     int64_t created_at, started_at, finished_at, deadline_at;
     size_t nphases;
     pctl_m_phase *phases;
 } pctl_m_run;
+
+/* A parameter snapshot as verify compares it: compact JSON with sorted
+ * keys, or "(not JSON) " and the text as it is, so that a snapshot that
+ * does not parse differs from every one that does.  NULL when out of
+ * memory. */
+char *pctl_m_params(const char *text);
 
 /* Frees what a run owns (not the struct itself).  Can't fail. */
 void pctl_m_run_clear(pctl_m_run *r);

@@ -68,6 +68,7 @@
     X(events_run)                                                              \
     X(run_instance)                                                            \
     X(run_by_id)                                                               \
+    X(run_params)                                                              \
     X(view_attempts)                                                           \
     X(replay_all)                                                              \
     X(replay_instance)                                                         \

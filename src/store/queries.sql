@@ -354,6 +354,9 @@ SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
     started_at, finished_at, message, deadline_at
 FROM runs WHERE id = ?1;
 
+-- name: run_params
+SELECT params FROM runs WHERE id = ?1;
+
 -- name: view_attempts
 SELECT number, status, started_at, finished_at, exit_code, message, output
 FROM attempts WHERE step_id = ?1 ORDER BY number;

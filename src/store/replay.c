@@ -196,6 +196,14 @@ static int on_run(replay *r, const ev *e)
         run->m.trigger = jstr(e->data, "trigger", &oom);
         run->m.reason = jstr(e->data, "reason", &oom);
         run->m.retry_of = jint(e->data, "retry_of");
+        if (json_object_get(e->data, "params")) {
+            char *text = json_dumps(json_object_get(e->data, "params"),
+                                    JSON_COMPACT | JSON_ENCODE_ANY);
+
+            if (!text || !(run->m.params = pctl_m_params(text)))
+                oom = 1;
+            pctl_free(text);
+        }
         run->m.status = e->to;
         run->m.created_at = e->at;
         return oom ? PLANCTL_ENOMEM : 0;

@@ -200,6 +200,23 @@ static int load_children(pctl_m_run *r, planctl *p, int with_attempts)
     return rc;
 }
 
+/* The run's parameter snapshot, canonical, for verify. */
+static int load_params(pctl_m_run *r, planctl *p, int64_t run_id)
+{
+    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_run_params);
+    int step;
+
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, run_id);
+    step = sqlite3_step(st);
+    if (step == SQLITE_ROW &&
+        !(r->params = pctl_m_params((const char *)sqlite3_column_text(st, 0))))
+        step = SQLITE_NOMEM;
+    sqlite3_reset(st);
+    return step == SQLITE_ROW ? 0 : pctl_sqlerr(p, step, "reading run");
+}
+
 int pctl_model_from_tables(pctl_m_run *out, planctl *p, int64_t run_id)
 {
     sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_run_by_id);
@@ -219,6 +236,8 @@ int pctl_model_from_tables(pctl_m_run *out, planctl *p, int64_t run_id)
     }
     rc = run_row(out, p, st);
     sqlite3_reset(st);
+    if (rc == 0)
+        rc = load_params(out, p, run_id);
     if (rc == 0)
         rc = load_children(out, p, 1);
     if (rc < 0)

@@ -654,6 +654,98 @@ static void test_refused_dangling(void **state)
     json_decref(doc);
 }
 
+/* A bundle's parameter snapshots and plans are checked as strictly as the
+ * CLI checks its input: refused with a message naming the row. */
+static void refuse_with(fixture *f, const char *table, size_t row,
+                        const char *field, json_t *value, const char *want)
+{
+    json_t *doc = json_loads(f->bundle, 0, NULL);
+    json_t *o = strcmp(table, "instance") == 0
+                    ? json_object_get(doc, "instance")
+                    : json_array_get(json_object_get(doc, table), row);
+
+    json_object_set_new(o, field, value);
+    expect_refused(f, doc, NULL, 0, NULL, PLANCTL_EINVAL, want);
+    json_decref(doc);
+}
+
+static void test_refused_params(void **state)
+{
+    fixture *f = *state;
+
+    refuse_with(f, "runs", 0, "params", json_string("not json"),
+                "bundle run 1: \"params\" is not JSON: not json");
+    refuse_with(f, "runs", 0, "params", json_string("[1]"),
+                "run 1: \"params\" must be a JSON object");
+    refuse_with(f, "runs", 0, "params", json_string("{\"NOPE\":\"x\"}"),
+                "run 1: \"params\" names parameter \"NOPE\", which "
+                "definition rp@1 does not have");
+    refuse_with(f, "runs", 0, "params", json_string("{\"N\":5}"),
+                "run 1: \"params\": the value of \"N\" must be a string or "
+                "null");
+    /* A plan the definition lacks, named by the row and its creation
+     * event alike. */
+    {
+        json_t *doc = json_loads(f->bundle, 0, NULL), *ev, *data;
+        size_t i;
+
+        json_object_set_new(json_array_get(json_object_get(doc, "runs"), 1),
+                            "plan", json_string("nope"));
+        json_array_foreach(json_object_get(doc, "events"), i, ev)
+        {
+            if (json_integer_value(json_object_get(ev, "run_id")) != 2 ||
+                !json_is_null(json_object_get(ev, "from_status")) ||
+                strcmp(json_string_value(json_object_get(ev, "entity")),
+                       "run") != 0)
+                continue;
+            char *text;
+
+            data = json_loads(json_string_value(json_object_get(ev, "data")), 0,
+                              NULL);
+            json_object_set_new(data, "plan", json_string("nope"));
+            text = json_dumps(data, 0);
+            json_object_set_new(ev, "data", json_string(text));
+            free(text);
+            json_decref(data);
+        }
+        expect_refused(f, doc, NULL, 0, NULL, PLANCTL_EINVAL,
+                       "run 2: plan \"nope\" is not a plan of definition "
+                       "rp@1");
+        json_decref(doc);
+    }
+    refuse_with(f, "instance", 0, "params", json_pack("{s:s}", "NOPE", "x"),
+                "instance 1: \"params\" names parameter \"NOPE\"");
+    refuse_with(f, "instance", 0, "last_applied", json_pack("{s:i}", "N", 1),
+                "\"last_applied\": the value of \"N\" must be a string");
+}
+
+/* verify compares a run's parameter snapshot with the one its creation
+ * event recorded; a retry of a run whose snapshot is not JSON says so
+ * (it said "out of memory"). */
+static void test_params_verified(void **state)
+{
+    fixture *f = *state;
+    int64_t run = 0;
+    char *out = NULL;
+
+    expect_verified(f->a);
+    assert_int_equal(sqlite3_exec(f->dba,
+                                  "UPDATE runs SET params = "
+                                  "'{\"N\":\"tampered\"}' WHERE id = 1",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(planctl_verify(&out, f->a), PLANCTL_EMISMATCH);
+    assert_non_null(strstr(planctl_errmsg(f->a), "params"));
+    assert_int_equal(sqlite3_exec(f->dba,
+                                  "UPDATE runs SET params = 'not json' WHERE "
+                                  "status = 'FATAL_ERROR'",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(planctl_run_retry(&run, f->a, "zk", 3), PLANCTL_EINVAL);
+    assert_null(strstr(planctl_errmsg(f->a), "out of memory"));
+    assert_non_null(strstr(planctl_errmsg(f->a), "is not JSON"));
+}
+
 /* A (name, version) registered here with another body. */
 static void test_refused_definition(void **state)
 {
@@ -830,7 +922,8 @@ int main(void)
         T(test_import_twice),       T(test_import_after_gc),
         T(test_import_into_source), T(test_refused_malformed),
         T(test_refused_reordered),  T(test_refused_illegal_edge),
-        T(test_refused_dangling),   T(test_refused_definition),
+        T(test_refused_dangling),   T(test_refused_params),
+        T(test_params_verified),    T(test_refused_definition),
         T(test_gc_archive),         T(test_gc_archive_refused),
         T(test_import_several),
 #undef T

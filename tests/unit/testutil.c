@@ -185,7 +185,8 @@ int tu_engine_until_idle(planctl *p)
     "\"default\":\"1\"}],\"tasks\":["                                          \
     "{\"name\":\"quick\",\"kind\":\"Dummy\"},"                                 \
     "{\"name\":\"flaky\",\"kind\":\"Dummy\",\"spec\":{\"failTimes\":2}},"      \
-    "{\"name\":\"boom\",\"kind\":\"Dummy\",\"spec\":{\"wantErr\":true,\"fatal\":true}},"        \
+    "{\"name\":\"boom\",\"kind\":\"Dummy\",\"spec\":{\"wantErr\":true,"        \
+    "\"fatal\":true}},"                                                        \
     "{\"name\":\"say\",\"kind\":\"shell\",\"spec\":{\"command\":\"echo "       \
     "hello $PLANCTL_PARAM_N; exit 0\"}}],"                                     \
     "\"plans\":{"                                                              \
