@@ -299,7 +299,8 @@ static void on_stopped(planctl_engine *e, void *data)
     "{\"name\":\"w\",\"version\":\"1\",\"tasks\":["                            \
     "{\"name\":\"slow\",\"kind\":\"Dummy\",\"spec\":{\"sleep\":\"60ms\"}},"    \
     "{\"name\":\"flaky\",\"kind\":\"Dummy\",\"spec\":{\"failTimes\":1}},"      \
-    "{\"name\":\"boom\",\"kind\":\"Dummy\",\"spec\":{\"wantErr\":true,\"fatal\":true}}],"       \
+    "{\"name\":\"boom\",\"kind\":\"Dummy\",\"spec\":{\"wantErr\":true,"        \
+    "\"fatal\":true}}],"                                                       \
     "\"plans\":{\"deploy\":{\"phases\":[{\"name\":\"p\",\"steps\":["           \
     "{\"name\":\"a\",\"tasks\":[\"slow\"]},"                                   \
     "{\"name\":\"b\",\"tasks\":[\"flaky\",\"slow\"],"                          \
