@@ -701,7 +701,8 @@ PLANCTL_API int planctl_export_json(char **out, planctl *p,
  * by id taken once) and all are imported in the one transaction; as_name
  * then needs them all to be of one instance.  out, if not NULL, receives
  * {"schema":1,"instance":NAME (null when several),"runs":N,"events":N,
- * "instances":[{"instance","runs","events"}]}.
+ * "instances":[{"instance","runs","events","paused"}]}.  An active run is
+ * imported paused (see planctl_import()).
  * Errors, with nothing imported: EINVAL (not JSON, not a bundle, a bad
  * name, a malformed or inconsistent bundle: a reference that does not
  * resolve, an illegal or out-of-order status event, rows that disagree
@@ -711,6 +712,32 @@ PLANCTL_API int planctl_export_json(char **out, planctl *p,
  */
 PLANCTL_API int planctl_import_json(char **out, planctl *p, const char *bundle,
                                     size_t len, const char *as_name);
+
+/*
+ * planctl_import_json() with options.  An instance whose bundle has an
+ * active run (PENDING or IN_PROGRESS) would have it advanced by the next
+ * engine on this database, its tasks run here: so that run is paused (a
+ * PENDING one by way of IN_PROGRESS, no step started), recorded in the
+ * event log with actor "planctl", and its id given as "paused" (null when
+ * none) in each entry of "instances" of the answer; 'planctl resume NAME'
+ * runs it.  keep_active leaves it as it was.  planctl_import_json() is
+ * this with PLANCTL_IMPORT_OPTIONS_INIT and as_name.  Errors: those of
+ * planctl_import_json(), and EINVAL for NULL opts or an unknown version.
+ */
+typedef struct planctl_import_options {
+    unsigned int version; /* PLANCTL_IMPORT_OPTIONS_VERSION */
+    const char *as_name;  /* import under this name (one instance), or NULL */
+    int keep_active;      /* leave active runs active */
+} planctl_import_options;
+
+#define PLANCTL_IMPORT_OPTIONS_VERSION 1
+#define PLANCTL_IMPORT_OPTIONS_INIT                                            \
+    {                                                                          \
+        PLANCTL_IMPORT_OPTIONS_VERSION, NULL, 0                                \
+    }
+
+PLANCTL_API int planctl_import(char **out, planctl *p, const char *bundle,
+                               size_t len, const planctl_import_options *opts);
 
 /* ---- the engine -------------------------------------------------------- */
 

@@ -13,6 +13,9 @@ static const char *const pos[] = {"FILE", NULL};
 
 static const cli_flag flags[] = {
     {"as", 0, CLI_FLAG_VALUE, 0, "NAME", "import under another instance name"},
+    {"keep-active", 0, CLI_FLAG_BOOL, 0, NULL,
+     "leave an active run active (by default it is paused, so that the next "
+     "engine here does not run the bundle's tasks)"},
     {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
 
 static const char *const examples[] = {
@@ -38,6 +41,7 @@ static void remove_database(cli_ctx *ctx)
 
 static int run(cli_ctx *ctx, const cli_args *a)
 {
+    planctl_import_options opts = PLANCTL_IMPORT_OPTIONS_INIT;
     char *bundle = NULL, *out = NULL;
     size_t len = 0;
     int rc, fresh;
@@ -51,7 +55,9 @@ static int run(cli_ctx *ctx, const cli_args *a)
         free(bundle);
         return rc;
     }
-    rc = planctl_import_json(&out, ctx->db, bundle, len, cli_arg(a, "as"));
+    opts.as_name = cli_arg(a, "as");
+    opts.keep_active = cli_arg_count(a, "keep-active") > 0;
+    rc = planctl_import(&out, ctx->db, bundle, len, &opts);
     free(bundle);
     if (rc < 0) {
         rc = cli_fail(ctx, rc);
@@ -70,10 +76,17 @@ static int run(cli_ctx *ctx, const cli_args *a)
 
         json_array_foreach(json_object_get(doc, "instances"), i, r)
         {
-            printf("instance \"%s\" imported: %lld runs, %lld events\n",
-                   json_string_value(json_object_get(r, "instance")),
+            const char *name =
+                json_string_value(json_object_get(r, "instance"));
+            json_t *paused = json_object_get(r, "paused");
+
+            printf("instance \"%s\" imported: %lld runs, %lld events\n", name,
                    (long long)json_integer_value(json_object_get(r, "runs")),
                    (long long)json_integer_value(json_object_get(r, "events")));
+            if (json_is_integer(paused))
+                printf("run %lld of \"%s\" paused, so that nothing of the "
+                       "bundle runs here; 'planctl resume %s' runs it\n",
+                       (long long)json_integer_value(paused), name, name);
         }
         json_decref(doc);
     }
@@ -84,13 +97,16 @@ static int run(cli_ctx *ctx, const cli_args *a)
 const cli_command cli_cmd_import = {
     "import",
     "Load a bundle written by export",
-    "FILE [--as NAME]",
+    "FILE [--as NAME] [--keep-active]",
     "Loads a bundle written by 'planctl export' (FILE, or - for standard\n"
     "input) in one transaction: ids are renumbered, the order of events is\n"
     "kept, and a name that is taken, a bundle from a newer planctl or a\n"
     "corrupt one is refused with nothing imported.  FILE may hold several\n"
     "bundles, one per line, as 'planctl gc --archive' writes them: those of\n"
-    "one instance are merged and imported as that instance.",
+    "one instance are merged and imported as that instance.  An active run\n"
+    "is imported paused (the event log says so), so that an engine on this\n"
+    "database does not run a bundle's tasks: 'planctl resume NAME' runs it;\n"
+    "--keep-active imports it as it was.",
     pos,
     flags,
     examples,

@@ -729,10 +729,64 @@ static int import_all(bundle_imp *m, json_t *doc, const char *name)
     return rc;
 }
 
+/*
+ * An active run imported as it was would be advanced by the next engine
+ * on this database: a bundle taken for debugging would run its shell
+ * commands here.  So it is paused, through the gate (events record it): a
+ * PENDING run by way of IN_PROGRESS, the only legal path to PAUSED, with
+ * no step started.  *paused receives its id, or 0 when nothing was
+ * active.
+ */
+static int pause_active(bundle_imp *m, const char *name, int64_t *paused)
+{
+    sqlite3_stmt *st = pctl_stmt(m->p, PCTL_Q_run_active);
+    planctl_status status = PLANCTL_STATUS_PAUSED;
+    pctl_change c = PCTL_CHANGE_INIT;
+    char msg[256];
+    int rc;
+
+    *paused = 0;
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, m->inst_nid);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *paused = sqlite3_column_int64(st, 0);
+        if (planctl_status_parse(&status,
+                                 (const char *)sqlite3_column_text(st, 2)) < 0)
+            rc = SQLITE_CORRUPT;
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return pctl_sqlerr(m->p, rc, "reading the active run");
+    if (rc == SQLITE_DONE || status == PLANCTL_STATUS_PAUSED) {
+        *paused = 0;
+        return 0;
+    }
+    snprintf(msg, sizeof msg,
+             "paused on import, so that nothing of the bundle runs here; "
+             "'planctl resume %s' runs it",
+             name);
+    c.entity = PLANCTL_ENTITY_RUN;
+    c.id = *paused;
+    c.actor = "planctl";
+    if (status == PLANCTL_STATUS_PENDING) {
+        c.from = PLANCTL_STATUS_PENDING;
+        c.to = PLANCTL_STATUS_IN_PROGRESS;
+        if ((rc = pctl_gate(m->p, &c)) < 0)
+            return rc;
+    }
+    c.from = PLANCTL_STATUS_IN_PROGRESS;
+    c.to = PLANCTL_STATUS_PAUSED;
+    c.message = msg;
+    return pctl_gate(m->p, &c);
+}
+
 /* Loads doc's tables into m and imports them as name. */
 static int import_doc(bundle_imp *m, json_t *doc, const char *name,
-                      json_t *report)
+                      json_t *report, int keep_active)
 {
+    int64_t paused = 0;
     int rc = 0, tbl;
 
     for (tbl = 0; rc == 0 && tbl < T__COUNT; tbl++)
@@ -742,11 +796,14 @@ static int import_doc(bundle_imp *m, json_t *doc, const char *name,
                       "bundle instance: \"name\" must be a string");
     if (rc == 0)
         rc = import_all(m, doc, name);
+    if (rc == 0 && !keep_active)
+        rc = pause_active(m, name, &paused);
     if (rc == 0 &&
         json_array_append_new(
-            report, json_pack("{s:s, s:I, s:I}", "instance", name, "runs",
+            report, json_pack("{s:s, s:I, s:I, s:o}", "instance", name, "runs",
                               (json_int_t)m->t[T_RUN].n, "events",
-                              (json_int_t)m->t[T_EVENT].n)) < 0)
+                              (json_int_t)m->t[T_EVENT].n, "paused",
+                              paused ? json_integer(paused) : json_null())) < 0)
         rc = pctl_err(m->p, PLANCTL_ENOMEM, "out of memory");
     for (size_t i = 0; i < m->t[T_DEF].n; i++)
         pctl_def_free(m->t[T_DEF].v[i].def);
@@ -794,16 +851,30 @@ static char *answer(json_t *report)
 int planctl_import_json(char **out, planctl *p, const char *bundle, size_t len,
                         const char *as_name)
 {
+    planctl_import_options o = PLANCTL_IMPORT_OPTIONS_INIT;
+
+    o.as_name = as_name;
+    return planctl_import(out, p, bundle, len, &o);
+}
+
+int planctl_import(char **out, planctl *p, const char *bundle, size_t len,
+                   const planctl_import_options *opts)
+{
     json_t *docs = NULL, *doc, *report = NULL;
+    const char *as_name;
     bundle_imp m;
     size_t i;
     int rc;
 
     if (out)
         *out = NULL;
-    if (!p || !bundle)
+    if (!p || !bundle || !opts)
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
                  : PLANCTL_EINVAL;
+    if (opts->version < 1 || opts->version > PLANCTL_IMPORT_OPTIONS_VERSION)
+        return pctl_err(p, PLANCTL_EINVAL, "unknown import options version %u",
+                        opts->version);
+    as_name = opts->as_name;
     if ((rc = pctl_bundle_parse(&docs, p, bundle, len)) < 0)
         return rc;
     if (as_name && json_array_size(docs) > 1)
@@ -823,7 +894,7 @@ int planctl_import_json(char **out, planctl *p, const char *bundle, size_t len,
                 as_name ? as_name
                         : json_string_value(json_object_get(
                               json_object_get(doc, "instance"), "name")),
-                report);
+                report, opts->keep_active);
             if (rc < 0)
                 break;
         }

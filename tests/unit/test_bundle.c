@@ -263,6 +263,15 @@ static void expect_refused(fixture *f, json_t *doc, const char *text,
     free(after);
 }
 
+static void expect_text_of(sqlite3 *db, const char *want, const char *sql)
+{
+    char *got = tu_text(db, "%s", sql);
+
+    if (!got || strcmp(got, want) != 0)
+        fail_msg("%s\n  got:  %s\n  want: %s", sql, got ? got : "(null)", want);
+    free(got);
+}
+
 /* ---- export ---- */
 
 static void test_export_shape(void **state)
@@ -353,7 +362,7 @@ static void test_import_fresh(void **state)
     n = tu_scalar(f->dbb, "SELECT count(*) FROM events");
     n_events = tu_fmt("{\"schema\":1,\"instance\":\"zk\",\"runs\":4,"
                       "\"events\":%lld,\"instances\":[{\"instance\":"
-                      "\"zk\",\"runs\":4,\"events\":%lld}]}",
+                      "\"zk\",\"runs\":4,\"events\":%lld,\"paused\":null}]}",
                       (long long)n, (long long)n);
     assert_string_equal(out, n_events);
     free(n_events);
@@ -396,21 +405,43 @@ static void test_import_fresh(void **state)
 static void test_import_active(void **state)
 {
     fixture *f = *state;
-    char *bundle = NULL;
+    planctl_import_options o = PLANCTL_IMPORT_OPTIONS_INIT;
+    char *bundle = NULL, *out = NULL;
 
     assert_int_equal(planctl_export_json(&bundle, f->a, "kafka"), 0);
-    if (planctl_import_json(NULL, f->b, bundle, strlen(bundle), NULL) != 0)
+    /* By default its active run comes paused: nothing of a bundle runs in
+     * the database it is imported into until someone resumes it. */
+    o.as_name = "kafka-paused";
+    if (planctl_import(&out, f->b, bundle, strlen(bundle), &o) != 0)
+        fail_msg("import: %s", planctl_errmsg(f->b));
+    assert_non_null(strstr(out, "\"paused\":2"));
+    planctl_free(out);
+    expect_text_of(f->dbb, "PAUSED", "SELECT status FROM runs WHERE id = 2");
+    expect_text_of(f->dbb,
+                   "paused on import, so that nothing of the bundle runs "
+                   "here; 'planctl resume kafka-paused' runs it",
+                   "SELECT message FROM runs WHERE id = 2");
+    assert_int_equal(tu_scalar(f->dbb,
+                               "SELECT count(*) FROM steps WHERE run_id = 2 "
+                               "AND status <> 'PENDING'"),
+                     0);
+    expect_verified(f->b);
+    /* keep_active: as it was. */
+    o.as_name = NULL;
+    o.keep_active = 1;
+    if (planctl_import(NULL, f->b, bundle, strlen(bundle), &o) != 0)
         fail_msg("import: %s", planctl_errmsg(f->b));
     planctl_free(bundle);
     expect_verified(f->b);
     /* kafka's runs were 5 and 6 in A, 1 and 2 here: compare without ids. */
     {
-        const char *const ids[] = {"id", "active_run", NULL};
+        /* The second import of the bundle gave its runs new uids. */
+        const char *const ids[] = {"id", "active_run", "uid", NULL};
         char *s1 = status_of(f->a, "kafka"), *s2 = status_of(f->b, "kafka");
         char *x = stripped(s1, ids), *y = stripped(s2, ids);
 
         expect_same_text("status", x, y);
-        assert_non_null(strstr(s2, "\"active_run\":2"));
+        assert_non_null(strstr(s2, "\"active_run\":4"));
         free(x);
         free(y);
         planctl_free(s1);
