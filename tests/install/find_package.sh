@@ -37,6 +37,12 @@ get_target_property(type planctl::planctl_static TYPE)
 if(NOT type STREQUAL "STATIC_LIBRARY")
     message(FATAL_ERROR "planctl::planctl_static is \${type}")
 endif()
+# libuv is part of planctl's interface (the embedder runs the loop it
+# passes), SQLite and jansson are not: only the static target needs them.
+get_target_property(libs planctl::planctl INTERFACE_LINK_LIBRARIES)
+if(NOT libs STREQUAL "PkgConfig::LIBUV")
+    message(FATAL_ERROR "planctl::planctl links \${libs}, not PkgConfig::LIBUV")
+endif()
 if(NOT planctl_VERSION STREQUAL "$PLANCTL_VERSION")
     message(FATAL_ERROR "planctl_VERSION is \${planctl_VERSION}")
 endif()

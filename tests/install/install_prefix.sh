@@ -73,19 +73,25 @@ v=$("$PKG_CONFIG" --modversion planctl) || fail "pkg-config cannot read planctl.
 cflags=$("$PKG_CONFIG" --cflags planctl)
 libs=$("$PKG_CONFIG" --libs planctl)
 static=$("$PKG_CONFIG" --static --libs planctl)
+public=$("$PKG_CONFIG" --print-requires planctl)
 private=$("$PKG_CONFIG" --print-requires-private planctl)
 echo "pkg-config --cflags: $cflags"
 echo "pkg-config --libs: $libs"
 echo "pkg-config --static --libs: $static"
 has "$cflags" "-I$inc" || fail "--cflags lacks -I$inc"
 { has "$libs" "-L$lib" && has "$libs" -lplanctl; } || fail "--libs lacks -L$lib -lplanctl"
-for l in -lsqlite3 -luv -ljansson; do
+# libuv is part of the interface (the embedder runs its loop with
+# uv_run), so plain --libs has it; SQLite and jansson are --static only.
+has "$libs" -luv || fail "--libs lacks -luv, which an embedder calling uv_run needs"
+for l in -lsqlite3 -ljansson; do
     has "$libs" "$l" && fail "--libs has $l, which belongs to --static only"
+done
+for l in -lsqlite3 -luv -ljansson -lm -lpthread; do
     has "$static" "$l" || fail "--static --libs lacks $l"
 done
-has "$static" -lm || fail "--static --libs lacks -lm"
-has "$static" -lpthread || fail "--static --libs lacks -lpthread"
-for m in sqlite3 libuv jansson; do
+echo "$public" | grep -q "^libuv" || fail "Requires lacks libuv"
+for m in sqlite3 jansson; do
+    echo "$public" | grep -q "^$m" && fail "Requires has $m, which belongs to Requires.private"
     echo "$private" | grep -q "^$m" || fail "Requires.private lacks $m"
 done
 
