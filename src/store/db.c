@@ -8,6 +8,17 @@
  * a file that is not SQLite, a SQLite database that is not planctl's, or
  * one newer than this program; only then switch on WAL and migrate.
  *
+ * Only SQLite opens an existing file.  POSIX advisory locks belong to the
+ * process, and closing any descriptor on a file drops every one of them
+ * (SQLite's "How To Corrupt An SQLite Database File", 2.2): a probe that
+ * opened and closed the database would release the locks of the process's
+ * other connections to it, an engine's handle beside this one included,
+ * and the next process to close its connection would take itself for the
+ * last, checkpoint and delete the -wal and -shm under them.  So the file
+ * is only looked at (stat, faccessat); SQLite's own descriptors are safe,
+ * its unix VFS keeps a closed connection's descriptor open while the
+ * process holds locks on the file.
+ *
  * Migration policy: migrations/NNNN_name.sql are append-only and applied in
  * order, each in its own BEGIN IMMEDIATE transaction that also sets
  * PRAGMA user_version, so a crash leaves the database at a whole version.
@@ -575,7 +586,7 @@ int planctl_open(planctl **out, const char *path,
     planctl_open_options defaults = PLANCTL_OPEN_OPTIONS_INIT;
     const planctl_open_options *o = opts ? opts : &defaults;
     planctl *p;
-    int rc, flags, fresh = 0, created = 0, fd;
+    int rc, flags, fresh = 0, created = 0;
     struct stat sb;
 
     if (!out)
@@ -634,10 +645,10 @@ int planctl_open(planctl **out, const char *path,
     } else if (S_ISDIR(sb.st_mode)) {
         return pctl_err(p, PLANCTL_EINVAL,
                         "database path %s is a directory; give a file", path);
-    } else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-        close(fd);
-    } else if (errno == EACCES) {
-        /* SQLite would only say "unable to open database file". */
+    } else if (faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) != 0 &&
+               errno == EACCES) {
+        /* SQLite would only say "unable to open database file".  Asked,
+         * not tried: no descriptor on the database (see the top). */
         return pctl_err(p, PLANCTL_EREADONLY,
                         "cannot read database %s: %s (owner uid %u, mode "
                         "%04o); check the permissions of the file and its "
