@@ -8,16 +8,17 @@
  * a file that is not SQLite, a SQLite database that is not planctl's, or
  * one newer than this program; only then switch on WAL and migrate.
  *
- * Only SQLite opens an existing file.  POSIX advisory locks belong to the
- * process, and closing any descriptor on a file drops every one of them
- * (SQLite's "How To Corrupt An SQLite Database File", 2.2): a probe that
- * opened and closed the database would release the locks of the process's
- * other connections to it, an engine's handle beside this one included,
- * and the next process to close its connection would take itself for the
- * last, checkpoint and delete the -wal and -shm under them.  So the file
- * is only looked at (stat, faccessat); SQLite's own descriptors are safe,
- * its unix VFS keeps a closed connection's descriptor open while the
- * process holds locks on the file.
+ * Only SQLite opens the file.  POSIX advisory locks belong to the process,
+ * and closing any descriptor on a file drops every one of them (SQLite's
+ * "How To Corrupt An SQLite Database File", 2.2): a probe that opened and
+ * closed the database would release the locks of the process's other
+ * connections to it, an engine's handle beside this one included, and the
+ * next process to close its connection would take itself for the last,
+ * checkpoint and delete the -wal and -shm under them.  So the file is only
+ * looked at (stat, faccessat) and created under another name, then linked
+ * into place; SQLite's own descriptors are safe, its unix VFS keeps a
+ * closed connection's descriptor open while the process holds locks on
+ * the file.
  *
  * Migration policy: migrations/NNNN_name.sql are append-only and applied in
  * order, each in its own BEGIN IMMEDIATE transaction that also sets
@@ -563,21 +564,50 @@ static int configure(planctl *p, const planctl_open_options *o)
     return pctl_exec(p, sql);
 }
 
-/* Creates path with mode 0600 if it does not exist.  Returns 0, or 1 if it
- * already existed, or a negative code. */
+/*
+ * Creates path with mode 0600 if it does not exist.  Returns 0, or 1 if it
+ * already existed, or a negative code.  The empty file is made under a
+ * temporary name and linked into place, so its descriptor is closed before
+ * the database's name reaches it: a handle another thread opens on the new
+ * database at once holds locks no close() of ours can drop.  Only where
+ * the file system has no hard links is it created in place (O_EXCL, so
+ * still a file nobody had open).
+ */
 static int create_file(planctl *p)
 {
-    int fd = open(p->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    char *tmp = pctl_asprintf("%s.new-XXXXXX", p->path);
+    int fd, rc = 0, err = 0;
 
-    if (fd >= 0) {
-        close(fd);
-        return 0;
+    if (!tmp)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if ((fd = mkstemp(tmp)) < 0) {
+        err = errno;
+        goto done;
     }
-    if (errno == EEXIST)
-        return 1;
-    return pctl_err(
-        p, errno == EACCES || errno == EROFS ? PLANCTL_EREADONLY : PLANCTL_EIO,
-        "cannot create database %s: %s", p->path, strerror(errno));
+    close(fd);
+    if (link(tmp, p->path) == 0) {
+        rc = 0;
+    } else if (errno == EEXIST) {
+        rc = 1;
+    } else if (errno == EPERM || errno == ENOSYS || errno == EOPNOTSUPP) {
+        fd = open(p->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd >= 0)
+            close(fd);
+        else if (errno == EEXIST)
+            rc = 1;
+        else
+            err = errno;
+    } else {
+        err = errno;
+    }
+    unlink(tmp);
+done:
+    pctl_free(tmp);
+    if (err)
+        return pctl_err(
+            p, err == EACCES || err == EROFS ? PLANCTL_EREADONLY : PLANCTL_EIO,
+            "cannot create database %s: %s", p->path, strerror(err));
+    return rc;
 }
 
 int planctl_open(planctl **out, const char *path,

@@ -3,6 +3,7 @@
  * exactly schema/schema.sql, re-opening is idempotent, new files are 0600,
  * and files that are not ours (or are too new) are refused untouched.
  */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -318,6 +319,18 @@ static void test_new_file_mode_and_wal(void **state)
     assert_int_equal(sb.st_mode & 0777, 0600);
     if (stat(wal, &sb) == 0)
         assert_int_equal(sb.st_mode & 0777, 0600);
+    {
+        /* The file was made under a temporary name and linked into
+         * place; that name is gone. */
+        DIR *d = opendir(dir);
+        struct dirent *de;
+
+        assert_non_null(d);
+        while ((de = readdir(d)) != NULL)
+            if (strncmp(de->d_name, "mode.db.new-", 12) == 0)
+                fail_msg("%s/%s was left behind", dir, de->d_name);
+        closedir(d);
+    }
     assert_int_equal(sqlite3_open(path, &x), SQLITE_OK);
     {
         sqlite3_stmt *st;
