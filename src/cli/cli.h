@@ -405,6 +405,13 @@ int cli_print_doc(cli_ctx *ctx, char *text,
  * CLI_EXIT_ERROR when it cannot.  Free *out with free(). */
 int cli_read_input(char **out, size_t *len, const char *path);
 
+/* Refuses, as a usage error, a file a command would write (flag names it
+ * in the message) that is the database ctx->db_path or its -wal, -shm or
+ * -journal: writing would destroy it, and even a close() of a descriptor
+ * on it drops this process's locks on the database.  Only stat()s.
+ * Returns 0, or CLI_EXIT_USAGE with the message printed. */
+int cli_outfile_check(const cli_ctx *ctx, const char *flag, const char *path);
+
 /* The task kinds of validate and apply's --kind, then PLANCTL_KINDS split
  * at commas (empty entries skipped), as a NULL-terminated array pointing
  * into *storage.  Free both with free(). */

@@ -25,6 +25,8 @@ static int run(cli_ctx *ctx, const cli_args *a)
     FILE *f = stdout;
     int rc;
 
+    if (path && (rc = cli_outfile_check(ctx, "--out", path)) != 0)
+        return rc;
     if ((rc = cli_open_db(ctx, CLI_DB_EXISTING)) != 0)
         return rc;
     rc = planctl_export_json(&out, ctx->db, name);

@@ -137,6 +137,9 @@ static int run(cli_ctx *ctx, const cli_args *a)
                                "--older-than must be a duration such as "
                                "\"720h\", not \"%s\"",
                                older);
+    if (archive_path && !o.dry_run &&
+        (rc = cli_outfile_check(ctx, "--archive", archive_path)) != 0)
+        return rc;
     if ((rc = cli_open_db(ctx, CLI_DB_EXISTING)) != 0)
         return rc;
     if (archive_path && !o.dry_run) {

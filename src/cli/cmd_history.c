@@ -161,6 +161,9 @@ static int draw(cli_ctx *ctx, const cli_args *a,
                                "--before");
     if (id_text && cli_parse_id(&so.run, "--run", id_text))
         return CLI_EXIT_USAGE;
+    if (strcmp(path, "-") != 0 &&
+        (rc = cli_outfile_check(ctx, "--svg", path)) != 0)
+        return rc;
     if ((rc = cli_open_db(ctx, CLI_DB_EXISTING)) != 0)
         return rc;
     if (!so.run && (rc = newest_run(&so.run, ctx, name, *hist)) != 0)
