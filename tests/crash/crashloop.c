@@ -3,13 +3,19 @@
  * many times, while a workload of hundreds of instances runs, then lets it
  * finish and checks that nothing was lost, run twice or left behind.
  *
- * Everything is the real thing: `planctl run` is the engine (a child
- * process, restarted after every kill), a second process (`planctl
+ * Everything is the real thing: the engine is a child process, restarted
+ * after every kill: `planctl run`, or (given --embedder, for a seeded half
+ * of its lives) crash_embedder (embedder.c), a program that embeds the
+ * library with an engine on one handle and a second handle beside it that
+ * reads the event log and triggers runs.  A second process (`planctl
  * cancel/pause/resume/retry/trigger/set/create`) acts on the instances
  * while the engine runs and while it is dead, and the database is a real
- * SQLite file.  The workload mixes Dummy steps (sleeping, failing once)
- * with shell steps (sleeping, failing until a retry, failing fatally,
- * failing every time, and one that starts a background process).
+ * SQLite file.  This process opens its own connection afresh for each
+ * look and closes it, as a CLI process does: a connection held open here
+ * would hide an engine whose locks were lost.  The workload mixes Dummy steps
+ * (sleeping, failing once) with shell steps (sleeping, failing until a retry,
+ * failing fatally, failing every time, and one that starts a background
+ * process).
  *
  * What is checked:
  *   - after every kill: the invariants of harness.h (attempts numbered
@@ -24,17 +30,25 @@
  *     loop's marker in their environment when an engine is killed must be
  *     gone once a restarted engine has recovered the interrupted attempts
  *     (the background process of the "bg" task lives 30 s unless killed);
+ *   - while the embedder runs, every commit it reports (the engine's
+ *     logger, runs its second handle triggered, events it read) is visible
+ *     at once to this process, and its -wal file keeps its inode (a
+ *     process that takes itself for the last connection deletes it);
+ *     after its kill, none of those commits is lost;
  *   - at the end: every run terminal, no attempt open, no marked process
- *     left, `planctl verify` passes, PRAGMA integrity_check is ok.
+ *     left, `planctl verify` passes, PRAGMA integrity_check is ok, and
+ *     every commit any embedder reported is still there.
  *
  * Usage:
- *   crashloop --planctl PATH [--seed N] [--kills K] [--instances M]
- *             [--dir DIR] [--keep] [--verify-every V] [--max-delay MS]
+ *   crashloop --planctl PATH [--embedder PATH] [--seed N] [--kills K]
+ *             [--instances M] [--dir DIR] [--keep] [--verify-every V]
+ *             [--max-delay MS]
  * The seed is printed first and with any failure; the same seed makes the
  * same choices (the timing of the machine still varies).  Exit 0 when
  * every check held, 1 on a violation, 2 on bad usage.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -146,7 +160,8 @@ static const char definition[] =
 
 typedef struct loop {
     const char *planctl;
-    char *dir, *db, *overlaps, *log;
+    const char *embedder; /* crash_embedder, or NULL */
+    char *dir, *db, *wal, *overlaps, *log, *report;
     char *env_dir, *env_tag, *marker;
     h_rng rng;
     uint64_t seed;
@@ -162,8 +177,18 @@ typedef struct loop {
     int64_t recover_before; /* wall ms: attempts started until then */
     int64_t recovery_due;   /* mono ms: a live engine must have recovered */
     int64_t recovered_at;   /* mono ms */
+    /* The embedder's life under way: its report, read up to report_off,
+     * and the lines of all its lives (life_from: this life's first). */
+    int embedded;
+    ino_t wal_ino; /* the -wal while it runs, once it said "ready" */
+    off_t report_off;
+    char partial[256];
+    size_t npartial;
+    char **lines;
+    size_t nlines, cap_lines, life_from;
     /* what happened, for the summary */
-    int chaos, refused, dead_chaos, survivors_seen;
+    int chaos, refused, dead_chaos, survivors_seen, lives_embedded;
+    long checked;
     int64_t t0;
 } loop;
 
@@ -207,12 +232,31 @@ static void fail(const char *fmt, ...)
         waitpid(L.engine, NULL, 0);
     }
     fprintf(stderr,
-            "crashloop: reproduce with: crashloop --planctl %s --seed %llu "
-            "--kills %d --instances %d\n"
+            "crashloop: reproduce with: crashloop --planctl %s%s%s --seed "
+            "%llu --kills %d --instances %d\n"
             "crashloop: the database and logs are kept in %s\n",
-            L.planctl, (unsigned long long)L.seed, L.kills, L.instances,
-            L.dir ? L.dir : "(none)");
+            L.planctl, L.embedder ? " --embedder " : "",
+            L.embedder ? L.embedder : "", (unsigned long long)L.seed, L.kills,
+            L.instances, L.dir ? L.dir : "(none)");
     exit(1);
+}
+
+/* ---- this process's look at the database ---- */
+
+/* A connection of this process, opened afresh after each rdb_release(). */
+static sqlite3 *rdb(void)
+{
+    if (!L.rdb && !(L.rdb = h_db_open(L.db)))
+        fail("cannot open %s", L.db);
+    return L.rdb;
+}
+
+/* Closes it, as the CLI's processes close theirs: a connection held open
+ * for the whole loop would keep any other from ever being the last. */
+static void rdb_release(void)
+{
+    sqlite3_close(L.rdb);
+    L.rdb = NULL;
 }
 
 /* ---- the CLI ---- */
@@ -279,13 +323,13 @@ static void create_one(void)
 /* An instance with an active run (the seed picks which), or NULL. */
 static char *busy_instance(void)
 {
-    int64_t n = h_db_int(L.rdb, "SELECT count(*) FROM runs WHERE status IN "
+    int64_t n = h_db_int(rdb(), "SELECT count(*) FROM runs WHERE status IN "
                                 "('PENDING', 'IN_PROGRESS', 'PAUSED')");
     sqlite3_stmt *st = NULL;
     char *name = NULL;
 
     if (n <= 0 ||
-        sqlite3_prepare_v2(L.rdb,
+        sqlite3_prepare_v2(rdb(),
                            "SELECT i.name FROM runs r JOIN instances i ON "
                            "i.id = r.instance_id WHERE r.status IN "
                            "('PENDING', 'IN_PROGRESS', 'PAUSED') ORDER BY "
@@ -338,18 +382,170 @@ static void chaos(void)
 
 /* ---- the engine ---- */
 
+/* `planctl run`, or for a seeded half of the lives (with --embedder) the
+ * embedding program, reading the events that follow the last one now. */
 static void start_engine(void)
 {
-    char conc[16];
+    char conc[16], seed[24], since[24];
     char *argv[] = {
         (char *)L.planctl, "--db", L.db, "run", "--concurrency", conc,
         "--grace",         "1s",   NULL};
+    char *eargv[] = {(char *)L.embedder,
+                     "--db",
+                     L.db,
+                     "--report",
+                     L.report,
+                     "--seed",
+                     seed,
+                     "--since",
+                     since,
+                     "--concurrency",
+                     conc,
+                     NULL};
     char *env[] = {L.env_dir, L.env_tag, NULL};
 
     snprintf(conc, sizeof conc, "%d", (int)h_rng_range(&L.rng, 4, 64));
-    L.engine = h_spawn(argv, env, L.log, L.log, 1);
+    L.embedded = L.embedder && h_rng_range(&L.rng, 0, 1) == 0;
+    if (L.embedded) {
+        snprintf(seed, sizeof seed, "%llu",
+                 (unsigned long long)h_rng_next(&L.rng) >> 1);
+        snprintf(since, sizeof since, "%lld",
+                 (long long)h_db_int(rdb(), "SELECT coalesce(max(seq), 0) "
+                                            "FROM events"));
+        L.lives_embedded++;
+        L.life_from = L.nlines;
+        L.wal_ino = 0;
+    }
+    L.engine = h_spawn(L.embedded ? eargv : argv, env, L.log, L.log, 1);
     if (L.engine < 0)
         fail("cannot start the engine");
+}
+
+/* Whether the commit a report line names is in the database, as a new
+ * read of this process sees it: 1, or 0. */
+static int reported_commit_there(const char *line)
+{
+    char a[32], b[32], c[64], *sql = NULL;
+    long long n1;
+    int64_t got;
+
+    if (sscanf(line, "run %lld", &n1) == 1)
+        sql = sqlite3_mprintf("SELECT count(*) FROM runs WHERE id = %lld", n1);
+    else if (sscanf(line, "event %lld %31s %31s", &n1, a, b) == 3)
+        sql = sqlite3_mprintf("SELECT count(*) FROM events WHERE seq = %lld "
+                              "AND run_id IS %s AND to_status IS %Q",
+                              n1, strcmp(a, "-") ? a : "NULL",
+                              strcmp(b, "-") ? b : NULL);
+    else if (sscanf(line, "log %lld %31s %63s", &n1, b, c) == 3 &&
+             !strcmp(c, "-"))
+        sql = sqlite3_mprintf("SELECT count(*) FROM events WHERE run_id = "
+                              "%lld AND entity = 'run' AND to_status = %Q",
+                              n1, b);
+    else if (sscanf(line, "log %lld %31s %63s", &n1, b, c) == 3)
+        sql = sqlite3_mprintf("SELECT count(*) FROM events e JOIN steps s ON "
+                              "s.id = e.step_id WHERE e.run_id = %lld AND "
+                              "e.entity = 'step' AND s.name = %Q AND "
+                              "e.to_status = %Q",
+                              n1, c, b);
+    else
+        fail("the embedder reported \"%s\", which this loop does not know",
+             line);
+    if (!sql)
+        fail("out of memory");
+    got = h_db_int(rdb(), sql);
+    sqlite3_free(sql);
+    if (got < 0)
+        fail("cannot look up \"%s\": %s", line, sqlite3_errmsg(rdb()));
+    L.checked++;
+    return got > 0;
+}
+
+/* The embedder's -wal must keep its inode from its "ready" on: only a
+ * process that takes itself for the last connection deletes it. */
+static void check_wal(void)
+{
+    struct stat sb;
+
+    if (!L.embedded || !L.wal_ino)
+        return;
+    if (stat(L.wal, &sb) != 0)
+        fail("%s is gone while the embedder runs with its connections "
+             "open (it lost its locks)",
+             L.wal);
+    if (sb.st_ino != L.wal_ino)
+        fail("%s was replaced while the embedder runs with its connections "
+             "open (it lost its locks)",
+             L.wal);
+}
+
+static void keep_line(const char *line)
+{
+    if (L.nlines == L.cap_lines) {
+        L.cap_lines = L.cap_lines ? L.cap_lines * 2 : 1024;
+        L.lines = realloc(L.lines, L.cap_lines * sizeof *L.lines);
+        if (!L.lines)
+            fail("out of memory");
+    }
+    L.lines[L.nlines++] = h_fmt("%s", line);
+}
+
+/* Reads the lines the embedder wrote since the last look: each commit it
+ * reports must be visible here at once. */
+static void read_report(void)
+{
+    char buf[4096];
+    ssize_t got;
+    int fd;
+
+    if (!L.embedder)
+        return;
+    fd = open(L.report, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return; /* not written yet */
+    while ((got = pread(fd, buf, sizeof buf, L.report_off)) > 0) {
+        ssize_t i;
+
+        L.report_off += got;
+        for (i = 0; i < got; i++) {
+            if (buf[i] != '\n') {
+                if (L.npartial + 1 >= sizeof L.partial)
+                    fail("a line of the embedder's report is too long");
+                L.partial[L.npartial++] = buf[i];
+                continue;
+            }
+            L.partial[L.npartial] = '\0';
+            L.npartial = 0;
+            if (!strcmp(L.partial, "ready")) {
+                struct stat sb;
+
+                if (stat(L.wal, &sb) != 0)
+                    fail("the embedder opened its handles, but %s is not "
+                         "there: another process deleted it under them",
+                         L.wal);
+                L.wal_ino = sb.st_ino;
+                continue;
+            }
+            if (!reported_commit_there(L.partial))
+                fail("the embedder reported \"%s\" committed, but another "
+                     "process does not see it",
+                     L.partial);
+            keep_line(L.partial);
+        }
+    }
+    close(fd);
+}
+
+/* Every commit the embedders reported from line `from` on is still there
+ * (after a kill -9, and at the end). */
+static void recheck_reports(size_t from, const char *when)
+{
+    size_t i;
+
+    for (i = from; i < L.nlines; i++)
+        if (!reported_commit_there(L.lines[i]))
+            fail("the embedder reported \"%s\" committed, and %s it is "
+                 "gone",
+                 L.lines[i], when);
 }
 
 /* The engine must still run: it never exits by itself. */
@@ -403,7 +599,7 @@ static void watch_recovery(void)
                  "SELECT count(*) FROM attempts WHERE finished_at IS NULL "
                  "AND started_at <= %lld",
                  (long long)L.recover_before);
-        if (h_db_int(L.rdb, sql) == 0) {
+        if (h_db_int(rdb(), sql) == 0) {
             L.recovering = 0;
             L.recovered_at = h_mono_ms();
         } else if (L.engine > 0 && L.recovery_due &&
@@ -436,7 +632,7 @@ static void check_overlaps(void)
 
 static void check_db(int final)
 {
-    char *msg = h_check_db(L.rdb, final);
+    char *msg = h_check_db(rdb(), final);
 
     if (msg)
         fail("%s", msg);
@@ -451,9 +647,9 @@ static void verify(void)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: crashloop --planctl PATH [--seed N] [--kills K] "
-                    "[--instances M] [--dir DIR] [--keep] [--verify-every V] "
-                    "[--max-delay MS]\n");
+    fprintf(stderr, "usage: crashloop --planctl PATH [--embedder PATH] "
+                    "[--seed N] [--kills K] [--instances M] [--dir DIR] "
+                    "[--keep] [--verify-every V] [--max-delay MS]\n");
     exit(2);
 }
 
@@ -476,6 +672,8 @@ static void setup(void)
         fail("cannot create %s", L.dir);
     }
     L.db = h_fmt("%s/planctl.db", L.dir);
+    L.wal = h_fmt("%s-wal", L.db);
+    L.report = h_fmt("%s/embedder.report", L.dir);
     L.overlaps = h_fmt("%s/overlaps", L.dir);
     L.log = h_fmt("%s/engine.log", L.dir);
     L.env_dir = h_fmt("CRASHLOOP_DIR=%s", L.dir);
@@ -495,9 +693,6 @@ static void setup(void)
         fail("cannot write %s", path);
     cli("0", "apply", "-f", path, NULL);
     free(path);
-    L.rdb = h_db_open(L.db);
-    if (!L.rdb)
-        fail("cannot open %s", L.db);
 }
 
 /* While the engine lives: the second process acts, instances are
@@ -509,12 +704,15 @@ static void live(int64_t until)
 
         engine_alive();
         watch_recovery();
+        read_report();
+        check_wal();
         if (L.created < L.instances && h_rng_range(&L.rng, 0, 3) == 0)
             create_one();
         if (h_rng_range(&L.rng, 0, 5) == 0)
             chaos();
         if (h_mono_ms() + nap > until)
             nap = until - h_mono_ms();
+        rdb_release();
         h_sleep_ms(nap);
     }
 }
@@ -532,6 +730,13 @@ static void kill_engine(void)
     if (r.exited || r.sig != SIGKILL)
         fail("the engine ended with %s, not by our SIGKILL",
              h_describe(&r, d, sizeof d));
+    /* What it reported before it died was committed: still there. */
+    if (L.embedded) {
+        read_report();
+        recheck_reports(L.life_from, "after its kill -9");
+        L.embedded = 0;
+        L.wal_ino = 0;
+    }
     /* What its tasks left must go once a new engine has recovered. */
     add_survivors();
     L.recovering = 1;
@@ -550,7 +755,7 @@ static void summary(void)
            L.dead_chaos, L.survivors_seen,
            (double)(h_mono_ms() - L.t0) / 1000.0);
     printf("crashloop: runs:");
-    if (sqlite3_prepare_v2(L.rdb,
+    if (sqlite3_prepare_v2(rdb(),
                            "SELECT status, count(*) FROM runs GROUP BY "
                            "status ORDER BY status",
                            -1, &st, NULL) == SQLITE_OK) {
@@ -560,10 +765,14 @@ static void summary(void)
     }
     sqlite3_finalize(st);
     printf("; attempts %lld, interrupted by a kill %lld\n",
-           (long long)h_db_int(L.rdb, "SELECT count(*) FROM attempts"),
-           (long long)h_db_int(L.rdb, "SELECT count(*) FROM attempts WHERE "
+           (long long)h_db_int(rdb(), "SELECT count(*) FROM attempts"),
+           (long long)h_db_int(rdb(), "SELECT count(*) FROM attempts WHERE "
                                       "message = 'interrupted: engine "
                                       "stopped'"));
+    if (L.embedder)
+        printf("crashloop: %d of the engine's lives were the embedder; %zu "
+               "commits it reported, %ld looks that they were there\n",
+               L.lives_embedded, L.nlines, L.checked);
 }
 
 int main(int argc, char **argv)
@@ -578,6 +787,8 @@ int main(int argc, char **argv)
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--planctl") && i + 1 < argc)
             L.planctl = argv[++i];
+        else if (!strcmp(argv[i], "--embedder") && i + 1 < argc)
+            L.embedder = argv[++i];
         else if (!strcmp(argv[i], "--seed")) {
             L.seed = (uint64_t)num_arg(argc, argv, &i);
             seeded = 1;
@@ -654,8 +865,8 @@ int main(int argc, char **argv)
         char **names;
         size_t n, k;
 
-        if (h_paused_instances(L.rdb, &names, &n) != 0)
-            fail("cannot list paused runs: %s", sqlite3_errmsg(L.rdb));
+        if (h_paused_instances(rdb(), &names, &n) != 0)
+            fail("cannot list paused runs: %s", sqlite3_errmsg(rdb()));
         for (k = 0; k < n; k++) {
             cli("0", "resume", names[k], NULL);
             free(names[k]);
@@ -697,9 +908,10 @@ int main(int argc, char **argv)
     }
     check_overlaps();
     check_db(1);
+    recheck_reports(0, "at the end");
     verify();
     summary();
-    sqlite3_close(L.rdb);
+    rdb_release();
     if (!L.keep)
         h_rmtree(L.dir);
     else
