@@ -37,6 +37,12 @@
  *     the thread that runs its libuv loop; call the engine functions on
  *     that thread (or before the loop runs).  Keep a second handle for
  *     your own calls while the engine runs.
+ *   - Any number of handles in one process may be open on one database.
+ *     While one is, do not open() and close() the database file (or its
+ *     -wal or -shm) yourself: closing any descriptor on a file drops every
+ *     POSIX lock the process holds on it, the handles' included, and
+ *     another process may then delete the -wal under them (SQLite's "How
+ *     To Corrupt An SQLite Database File", 2.2).
  *   - planctl_step_finish() and planctl_job_set_output() may be called from
  *     any thread; executors' start() and cancel() run on the loop thread.
  *   - Functions taking no handle (planctl_strerror(), planctl_errname(),
