@@ -47,6 +47,21 @@ static void wind_down_fenced(planctl_engine *e)
     }
 }
 
+/* Stops all writing: another engine owns the database (ESTALE), or the
+ * path no longer names the file this engine opened (EIO, ident.c).  Jobs
+ * are stopped and forgotten; the engine closes. */
+static void fence(planctl_engine *e, int why)
+{
+    e->fenced = 1;
+    e->stop_rc = why;
+    if (e->state == ENGINE_RUNNING)
+        planctl_engine_stop(e, 0);
+    e->pass_pending = 0; /* passes cannot succeed any more */
+    uv_timer_stop(&e->pass_timer);
+    wind_down_fenced(e);
+    pctl_engine_maybe_close(e);
+}
+
 static void on_pass(uv_timer_t *t)
 {
     planctl_engine *e = t->data;
@@ -55,18 +70,12 @@ static void on_pass(uv_timer_t *t)
     e->pass_pending = 0;
     if (e->state != ENGINE_RUNNING && e->state != ENGINE_STOPPING)
         return;
-    rc = e->stop_rc == PLANCTL_ESTALE ? PLANCTL_ESTALE : pctl_engine_pass(e);
+    rc = e->fenced ? PLANCTL_ESTALE : pctl_engine_pass(e);
     if (rc == PLANCTL_ESTALE) {
-        if (e->stop_rc != PLANCTL_ESTALE)
+        if (!e->fenced)
             pctl_metrics_log(e, PLANCTL_LOG_ERROR, "lease lost",
                              planctl_errmsg(e->p));
-        e->stop_rc = rc;
-        if (e->state == ENGINE_RUNNING)
-            planctl_engine_stop(e, 0);
-        e->pass_pending = 0; /* passes cannot succeed any more */
-        uv_timer_stop(&e->pass_timer);
-        wind_down_fenced(e);
-        pctl_engine_maybe_close(e);
+        fence(e, e->fenced ? e->stop_rc : rc);
         return;
     }
     if (rc < 0) {
@@ -86,7 +95,7 @@ static void on_pass(uv_timer_t *t)
 
 void pctl_engine_request_pass(planctl_engine *e)
 {
-    if (e->stop_rc == PLANCTL_ESTALE) {
+    if (e->fenced) {
         /* No pass can run; a job reporting in just needs forgetting. */
         if (e->state == ENGINE_STOPPING) {
             wind_down_fenced(e);
@@ -160,6 +169,14 @@ static void on_poll(uv_timer_t *t)
     planctl_engine *e = t->data;
     int64_t v;
 
+    if (e->fenced)
+        return;
+    if (pctl_db_ident_check(e->p) < 0) {
+        pctl_metrics_log(e, PLANCTL_LOG_ERROR, "database gone",
+                         planctl_errmsg(e->p));
+        fence(e, PLANCTL_EIO);
+        return;
+    }
     if (pctl_data_version(e->p, &v) == 0 && v != e->data_version) {
         e->data_version = v;
         pctl_engine_request_pass(e);
@@ -169,8 +186,11 @@ static void on_poll(uv_timer_t *t)
 static void on_beat(uv_timer_t *t)
 {
     planctl_engine *e = t->data;
-    int rc = pctl_lease_heartbeat(e->p, e->token);
+    int rc;
 
+    if (e->fenced)
+        return;
+    rc = pctl_lease_heartbeat(e->p, e->token);
     /* The heartbeat writes the lease row only: the cache of active runs
      * is still true, and need not be read anew at the next pass. */
     if (rc == 0)
@@ -178,12 +198,9 @@ static void on_beat(uv_timer_t *t)
     if (rc == 0)
         pctl_metrics_beat(e);
     if (rc == PLANCTL_ESTALE) {
-        if (e->stop_rc != PLANCTL_ESTALE)
-            pctl_metrics_log(e, PLANCTL_LOG_ERROR, "lease lost",
-                             planctl_errmsg(e->p));
-        e->stop_rc = rc;
-        planctl_engine_stop(e, 0);
-        pctl_engine_request_pass(e);
+        pctl_metrics_log(e, PLANCTL_LOG_ERROR, "lease lost",
+                         planctl_errmsg(e->p));
+        fence(e, PLANCTL_ESTALE);
     }
     /* Other failures (busy) are retried at the next beat. */
 }
@@ -201,7 +218,7 @@ static void on_grace(uv_timer_t *t)
 {
     planctl_engine *e = t->data;
 
-    cancel_all(e, e->stop_rc == PLANCTL_ESTALE ? EJOB_GONE : EJOB_SHUTDOWN);
+    cancel_all(e, e->fenced ? EJOB_GONE : EJOB_SHUTDOWN);
     pctl_engine_request_pass(e);
 }
 
@@ -251,7 +268,7 @@ void pctl_engine_maybe_close(planctl_engine *e)
         return;
     /* Every job has reported and its outcome was committed. */
     pctl_active_drop(&e->active, e->p);
-    if (e->stop_rc == PLANCTL_ESTALE)
+    if (e->fenced)
         pctl_lease_abandon(e->p);
     else
         pctl_lease_release(e->p, e->token);
@@ -535,6 +552,7 @@ int planctl_engine_start(planctl_engine *e,
     }
     e->handles_open = (int)(sizeof timers / sizeof timers[0]) + 1;
     pctl_data_version(e->p, &e->data_version);
+    pctl_db_ident_note(e->p);
     uv_timer_start(&e->poll_timer, on_poll, (uint64_t)e->o.change_poll_ms,
                    (uint64_t)e->o.change_poll_ms);
     uv_timer_start(&e->beat_timer, on_beat, (uint64_t)(e->o.lease_ttl_ms / 3),

@@ -86,6 +86,7 @@ struct planctl_engine {
     planctl_engine_options o;
     engine_state state;
     int stop_rc;   /* why it stopped: 0, or the error */
+    int fenced;    /* writes nothing more: lease lost, or its file gone */
     int64_t token; /* lease fencing token */
     int64_t data_version;
 

@@ -10,6 +10,7 @@
 
 #include <sqlite3.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "core/def.h"
 #include "core/status.h"
@@ -17,6 +18,13 @@
 #include "store/queries.h"
 
 struct pctl_change;
+
+/* A file's identity (ident.c). */
+typedef struct pctl_file_id {
+    dev_t dev;
+    ino_t ino;
+    int known;
+} pctl_file_id;
 
 struct planctl {
     sqlite3 *db;
@@ -31,6 +39,7 @@ struct planctl {
      * with PLANCTL_EIO where the two differ (the test suite runs so). */
     int check_cache;
     int lock_fd; /* the engine's OS lock (lease.c), or -1 */
+    pctl_file_id ident_db, ident_wal; /* ident.c: noted by an engine */
     int64_t (*now_fn)(void *data);
     int64_t frozen_now; /* pctl_clock_freeze; 0: not frozen */
     int tx_froze;       /* the clock was frozen by pctl_tx_begin */
@@ -96,6 +105,17 @@ int pctl_err(planctl *p, int rc, const char *fmt, ...)
 /* Maps a SQLite result code to a PLANCTL_E* code and sets the message from
  * sqlite3_errmsg, prefixed with what (may be NULL).  Returns the code. */
 int pctl_sqlerr(planctl *p, int sqlrc, const char *what);
+
+/* ---- the files under the handle (ident.c) ---- */
+
+/* Notes the device and inode of the database file and of its -wal (when
+ * there is one).  Can't fail. */
+void pctl_db_ident_note(planctl *p);
+
+/* 0 while the path names the files noted.  PLANCTL_EIO with the message
+ * set when the database was removed or replaced, or its -wal removed (its
+ * content is first checkpointed into the database file) or replaced. */
+int pctl_db_ident_check(planctl *p);
 
 /* ---- time ---- */
 
