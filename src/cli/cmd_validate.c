@@ -62,8 +62,11 @@ const cli_command cli_cmd_validate = {
     "-f FILE",
     "Decodes and checks a definition (syntax, required fields, names,\n"
     "strategies, durations, retries, task references, task kinds and their\n"
-    "specs, triggers, unknown fields, limits) and prints every error as\n"
-    "\"path: Type: message\", in a fixed order.  Exits 2 when there is any.\n"
+    "specs, triggers, unknown fields, limits, and the environment of shell\n"
+    "tasks: no two parameters that become one PLANCTL_PARAM_ variable, no\n"
+    "spec.env name that is not a variable name or starts with PLANCTL_) and\n"
+    "prints every error as \"path: Type: message\", in a fixed order.  Exits\n"
+    "2 when there is any.\n"
     "No database is opened.  Task kinds other than Dummy and shell are\n"
     "refused unless named with --kind or in PLANCTL_KINDS (comma-separated);\n"
     "their specs are not checked.",

@@ -108,9 +108,10 @@ typedef struct pctl_def {
 
 typedef struct pctl_def_opts {
     /* The kinds an embedder registered.  Not NULL: a task's kind must be
-     * one of them or a built-in ("Dummy", "shell"), and its spec must be
-     * one the kind accepts.  NULL: kinds and specs go unchecked, as when
-     * reading back a definition registered earlier. */
+     * one of them or a built-in ("Dummy", "shell"), its spec must be one
+     * the kind accepts, and no two parameters may reach a task as one
+     * variable.  NULL: those go unchecked, as when reading back a
+     * definition registered earlier (perhaps before those rules). */
     const pctl_kinds *kinds;
     /* Threads the rules may run on; 0: 1, or 4 for a definition of 1 MiB
      * or more.  Results do not depend on it. */

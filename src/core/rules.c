@@ -6,7 +6,8 @@
  * worker for every one would cost more than they do. */
 static const pctl_validator names[] = {
     {"name syntax", pctl_rule_names, NULL, NULL, 0},
-    {"unique names", pctl_rule_unique, NULL, NULL, 0}};
+    {"unique names", pctl_rule_unique, NULL, NULL, 0},
+    {"parameter variables", pctl_rule_param_vars, NULL, NULL, 0}};
 
 static const pctl_validator values[] = {
     {"strategies", pctl_rule_strategies, NULL, NULL, 0},

@@ -28,6 +28,8 @@ int pctl_rule_limits(const pctl_vin *in, pctl_sink *s, void *data);
 /* rules_values.c: names and values. */
 int pctl_rule_names(const pctl_vin *in, pctl_sink *s, void *data);
 int pctl_rule_unique(const pctl_vin *in, pctl_sink *s, void *data);
+/* Only when in->kinds is set, as the specs. */
+int pctl_rule_param_vars(const pctl_vin *in, pctl_sink *s, void *data);
 int pctl_rule_strategies(const pctl_vin *in, pctl_sink *s, void *data);
 int pctl_rule_durations(const pctl_vin *in, pctl_sink *s, void *data);
 int pctl_rule_retry(const pctl_vin *in, pctl_sink *s, void *data);
@@ -38,7 +40,8 @@ int pctl_rule_task_refs(const pctl_vin *in, pctl_sink *s, void *data);
 int pctl_rule_triggers(const pctl_vin *in, pctl_sink *s, void *data);
 int pctl_rule_deploy(const pctl_vin *in, pctl_sink *s, void *data);
 
-/* specs.c: task kinds, and the spec each kind accepts. */
+/* specs.c: task kinds, and the spec each kind accepts (only when
+ * in->kinds is set). */
 int pctl_rule_kinds(const pctl_vin *in, pctl_sink *s, void *data);
 int pctl_rule_specs(const pctl_vin *in, pctl_sink *s, void *data);
 

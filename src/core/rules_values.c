@@ -1,13 +1,15 @@
 /*
- * rules_values.c - the rules about values: name syntax and uniqueness, the
- * version, strategies, durations, retry ranges, and lists that must not
- * be empty.
+ * rules_values.c - the rules about values: name syntax and uniqueness
+ * (of parameters' variables too), the version, strategies, durations,
+ * retry ranges, and lists that must not be empty.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
 #include "def.h"
+#include "envname.h"
 #include "planctl.h"
 #include "rules.h"
 
@@ -161,6 +163,135 @@ int pctl_rule_unique(const pctl_vin *in, pctl_sink *s, void *data)
     (void)data;
     vis.node = NULL;
     vis.list = unique_list;
+    return pctl_walk(in->doc, s, &vis, NULL);
+}
+
+/* ---- parameters' variables ---------------------------------------------- */
+
+static const char SAME_VAR_HINT[] =
+    "rename one of them: case and '-', '.', '_' do not tell variables apart";
+
+typedef struct pvar {
+    char *var; /* owned */
+    size_t index;
+} pvar;
+
+static int pvar_cmp(const void *a, const void *b)
+{
+    const pvar *x = a, *y = b;
+    int c = strcmp(x->var, y->var);
+
+    if (c)
+        return c;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static const char *param_name(const json_t *list, size_t i)
+{
+    return pctl_get_string(json_array_get(list, i), "name");
+}
+
+/* For the members v[start..end) of one variable, in document order: in
+ * first[i], the first parameter of that variable for each member i whose
+ * name is new there (a repeat of the same name is the unique rule's), or
+ * SIZE_MAX. */
+static void mark_group(size_t *first, const pvar *v, size_t start, size_t end,
+                       const json_t *list)
+{
+    size_t i, k;
+
+    for (i = start + 1; i < end; i++) {
+        const char *name = param_name(list, v[i].index);
+
+        for (k = start; k < i; k++)
+            if (strcmp(name, param_name(list, v[k].index)) == 0)
+                break;
+        if (k == i)
+            first[v[i].index] = v[start].index;
+    }
+}
+
+/*
+ * A parameter reaches a shell task as the variable pctl_env_param_name()
+ * makes of its name, which does not tell "a-b" from "A_B": of two names
+ * with one variable, a task would see one value.  Each such name is
+ * reported where it first appears, naming the first parameter with that
+ * variable; only valid names take part.  Sorting keeps it n log n.
+ */
+static int param_vars_list(pctl_sink *s, pctl_node elem, const json_t *list,
+                           void *data)
+{
+    size_t n = json_array_size(list), m = 0, i, j;
+    size_t *first = NULL;
+    pvar *v = NULL;
+    int rc = 0;
+
+    (void)data;
+    if (elem != PCTL_NODE_PARAM || n < 2)
+        return 0;
+    v = pctl_calloc(n, sizeof(*v));
+    first = pctl_malloc(n * sizeof(*first));
+    if (!v || !first) {
+        rc = PLANCTL_ENOMEM;
+        goto done;
+    }
+    for (i = 0; i < n; i++) {
+        const char *name = param_name(list, i);
+
+        first[i] = SIZE_MAX;
+        if (!name || !pctl_name_valid(name))
+            continue;
+        if (!(v[m].var = pctl_env_param_name(name))) {
+            rc = PLANCTL_ENOMEM;
+            goto done;
+        }
+        v[m++].index = i;
+    }
+    qsort(v, m, sizeof(*v), pvar_cmp);
+    for (i = 0; i < m; i = j) {
+        for (j = i + 1; j < m && strcmp(v[j].var, v[i].var) == 0; j++)
+            ;
+        mark_group(first, v, i, j, list);
+    }
+    for (i = 0; i < n && rc == 0; i++) {
+        size_t mark = pctl_sink_mark(s);
+        pctl_qbuf q, qf;
+        char *var;
+
+        if (first[i] == SIZE_MAX)
+            continue;
+        var = pctl_env_param_name(param_name(list, i));
+        rc = var ? pctl_sink_index(s, i) : PLANCTL_ENOMEM;
+        if (rc == 0)
+            rc = pctl_sink_fail(s, "name", PCTL_FERR_DUPLICATE, SAME_VAR_HINT,
+                                "%s: becomes %s, as %s (parameters[%zu]) does",
+                                pctl_quote(&q, param_name(list, i)), var,
+                                pctl_quote(&qf, param_name(list, first[i])),
+                                first[i]);
+        pctl_free(var);
+        pctl_sink_back(s, mark);
+    }
+
+done:
+    for (i = 0; v && i < m; i++)
+        pctl_free(v[i].var);
+    pctl_free(v);
+    pctl_free(first);
+    return rc;
+}
+
+/* Only when the caller said which kinds exist, as for the specs: a
+ * definition read back (pctl_def_decode) may have been stored before this
+ * rule, and must still load. */
+int pctl_rule_param_vars(const pctl_vin *in, pctl_sink *s, void *data)
+{
+    pctl_visitor vis;
+
+    (void)data;
+    if (!in->kinds)
+        return 0;
+    vis.node = NULL;
+    vis.list = param_vars_list;
     return pctl_walk(in->doc, s, &vis, NULL);
 }
 

@@ -3,18 +3,22 @@
  * built-in or registered by the embedder, and a spec must be one its kind
  * accepts.
  *
- * The built-in kinds' rules accept exactly what their executors accept at
- * run time (src/engine/exec_dummy.c and exec_shell.c parse the same spec
+ * The built-in kinds' rules accept what their executors accept at run
+ * time (src/engine/exec_dummy.c and exec_shell.c parse the same spec
  * text), so a definition that validates never fails a task for its spec;
  * where an executor stops at the first problem, these report all of them.
+ * The one place they are stricter is spec.env's names (see shell_env):
+ * the executor still runs definitions stored before that rule.
  * An embedder's kind is checked by its own callback, if it gave one, on the
  * spec as the executor will receive it: compact JSON with sorted keys.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
 #include "def.h"
+#include "envname.h"
 #include "pipeline.h"
 #include "planctl.h"
 #include "rules.h"
@@ -22,6 +26,12 @@
 /* Room for an embedder's message about a spec. */
 #define CHECK_MSG_MAX 512
 
+static const char ENV_NAME_RULE[] =
+    "must be an environment variable name: letters, digits and '_', not "
+    "starting with a digit";
+static const char ENV_RESERVED_RULE[] =
+    "names starting with " PCTL_ENV_RESERVED
+    " are reserved for the variables the engine sets";
 static const char DURATION_RULE[] =
     "must be a duration such as \"500ms\", \"30s\", \"5m\" or \"1h\"";
 
@@ -243,8 +253,54 @@ static int shell_argv(pctl_sink *s, const json_t *argv)
     return 0;
 }
 
-/* Variable names as the executor takes them: anything but empty or with
- * '=' in it, which would change what the child sees. */
+/* A hint for a name that is not a variable name: the name with every
+ * byte a variable name cannot hold made '_' (and a '_' before a leading
+ * digit), when that makes one a definition may use.  Only the bytes a
+ * message shows are looked at.  Returns h->s, or an example. */
+static const char *env_name_hint(pctl_hbuf *h, const char *name)
+{
+    char fix[PCTL_ECHO_MAX + 3];
+    size_t i = 0, w = 0;
+
+    if (name[0] >= '0' && name[0] <= '9')
+        fix[w++] = '_';
+    for (; name[i] && w < sizeof(fix) - 1; i++) {
+        char c = name[i];
+        int keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                   (c >= '0' && c <= '9');
+
+        fix[w++] = keep ? c : '_';
+    }
+    fix[w] = '\0';
+    if (!w || pctl_env_name_reserved(fix))
+        return "for example \"MY_VAR\"";
+    return pctl_did_you_mean(h, fix);
+}
+
+/* What to do instead of setting a name the engine sets. */
+static const char *env_reserved_hint(char *buf, size_t size, const char *name)
+{
+    const char *rest = name + strlen(PCTL_ENV_RESERVED);
+    pctl_qbuf q;
+
+    if (strncmp(name, PCTL_ENV_PARAM, strlen(PCTL_ENV_PARAM)) == 0)
+        return "declare a parameter instead: its value reaches the task "
+               "as " PCTL_ENV_PARAM "<NAME>";
+    if (!*rest || !pctl_env_name_valid(rest))
+        return "rename it";
+    snprintf(buf, size, "rename it, e.g. %s", pctl_quote(&q, rest));
+    return buf;
+}
+
+/*
+ * Names a shell reads as variables, and none the engine sets itself
+ * (PLANCTL_*): one of those would override the engine's own, such as
+ * PLANCTL_RUN_UID, by which a restarted engine finds the processes of an
+ * interrupted attempt, or a parameter's value.  Stricter than the executor,
+ * which still runs a definition stored before these rules (it drops the
+ * PLANCTL_* names and refuses only names that would change what the child
+ * sees: empty, or holding '=').
+ */
 static int shell_env(pctl_sink *s, const json_t *env)
 {
     size_t mark = pctl_sink_mark(s);
@@ -255,13 +311,19 @@ static int shell_env(pctl_sink *s, const json_t *env)
     PCTL_CHECK(pctl_sink_key(s, "env"));
     for (it = pctl_iter(env); it; it = pctl_iter_next(env, it)) {
         const char *name = json_object_iter_key(it);
+        char hint[sizeof(pctl_qbuf) + 32];
+        pctl_hbuf h;
         pctl_qbuf q;
 
-        if (!*name || strchr(name, '='))
+        if (!pctl_env_name_valid(name))
+            PCTL_CHECK(pctl_sink_fail(s, name, PCTL_FERR_INVALID,
+                                      env_name_hint(&h, name), "%s: %s",
+                                      pctl_quote(&q, name), ENV_NAME_RULE));
+        else if (pctl_env_name_reserved(name))
             PCTL_CHECK(pctl_sink_fail(
-                s, name, PCTL_FERR_INVALID, NULL,
-                "%s: must be a variable name: not empty, without '='",
-                pctl_quote(&q, name)));
+                s, name, PCTL_FERR_FORBIDDEN,
+                env_reserved_hint(hint, sizeof(hint), name), "%s: %s",
+                pctl_quote(&q, name), ENV_RESERVED_RULE));
         if (!json_is_string(json_object_iter_value(it)))
             PCTL_CHECK(type_error(s, name, "a string"));
     }
@@ -295,8 +357,9 @@ static int shell_exit_codes(pctl_sink *s, const json_t *codes)
 }
 
 /* shell: {exactly one of argv (a non-empty array of strings) and command
- * (a non-empty string); env: an object of strings; cwd: a non-empty
- * string; timeout: a duration > 0; fatal_exit_codes: integers 1..255}. */
+ * (a non-empty string); env: an object of strings under variable names
+ * the engine does not set; cwd: a non-empty string; timeout: a duration
+ * > 0; fatal_exit_codes: integers 1..255}. */
 static int shell_spec(pctl_sink *s, const json_t *spec)
 {
     const json_t *argv = json_object_get(spec, "argv");

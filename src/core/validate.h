@@ -20,7 +20,8 @@
 /* What every validator reads, all of it read-only while they run. */
 typedef struct pctl_vin {
     const json_t *doc;       /* the defaulted document */
-    const pctl_kinds *kinds; /* NULL: task kinds and specs go unchecked */
+    const pctl_kinds *kinds; /* NULL: task kinds, specs and parameters'
+                                variables go unchecked */
     const pctl_names *tasks; /* task names, as written */
     const pctl_names *plans; /* plan names */
 } pctl_vin;

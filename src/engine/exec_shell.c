@@ -70,6 +70,7 @@
 
 #include "core/alloc.h"
 #include "core/def.h"
+#include "core/envname.h"
 
 #define TAIL_MAX 4096      /* output kept: the last 4 KiB */
 #define KILL_GRACE_MS 5000 /* from SIGTERM to SIGKILL */
@@ -277,36 +278,63 @@ static const char *env_get(const envv *e, const char *name)
     return NULL;
 }
 
-/* PLANCTL_PARAM_<NAME>=value: NAME upper-cased, anything but [A-Z0-9_]
- * made '_'; a value that is not a string goes as JSON.  NULL on
- * allocation failure. */
+/* The parameter's variable (pctl_env_param_name) set to its value; a
+ * value that is not a string goes as JSON.  NULL on allocation failure. */
 static char *param_var(const char *key, json_t *v)
 {
-    char *dumped = NULL, *kv, *p;
+    char *dumped = NULL, *name = pctl_env_param_name(key), *kv = NULL;
     void (*jfree)(void *);
     json_malloc_t jmalloc;
-    size_t i, len = strlen(key);
 
-    if (!json_is_string(v) &&
-        !(dumped = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT)))
-        return NULL;
-    kv = pctl_asprintf("PLANCTL_PARAM_%s=%s", key,
-                       dumped ? dumped : json_string_value(v));
+    if (name && (json_is_string(v) ||
+                 (dumped = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT))))
+        kv = pctl_asprintf("%s=%s", name,
+                           dumped ? dumped : json_string_value(v));
     json_get_alloc_funcs(&jmalloc, &jfree);
     jfree(dumped);
-    for (i = 0, p = kv ? kv + strlen("PLANCTL_PARAM_") : NULL; p && i < len;
-         i++, p++) {
-        if (*p >= 'a' && *p <= 'z')
-            *p = (char)(*p - 'a' + 'A');
-        else if (!((*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
-            *p = '_';
-    }
+    pctl_free(name);
     return kv;
 }
 
-/* The engine's environment, then PLANCTL_*, then the parameters, then
- * spec.env, each overriding the ones before.  Returns 0, PLANCTL_EINVAL
- * with a message in *err, or PLANCTL_ENOMEM. */
+/* Adds the parameters (JSON text; NULL: none), skipping those without a
+ * value.  Returns 0, PLANCTL_EINVAL with a message in *err, or
+ * PLANCTL_ENOMEM. */
+static int put_params(envv *e, char **err, const char *text)
+{
+    json_error_t jerr;
+    json_t *params, *v;
+    const char *key;
+    int rc = 0;
+
+    if (!text)
+        return 0;
+    params = json_loads(text, 0, &jerr);
+    if (!params && json_error_code(&jerr) == json_error_out_of_memory) {
+        rc = PLANCTL_ENOMEM;
+    } else if (!json_is_object(params)) {
+        *err = pctl_strdup("shell: the parameters are not a JSON object");
+        rc = *err ? PLANCTL_EINVAL : PLANCTL_ENOMEM;
+    }
+    json_object_foreach(params, key, v)
+    {
+        if (!rc && !json_is_null(v)) /* unset stays unset */
+            rc = env_put(e, param_var(key, v));
+    }
+    json_decref(params);
+    return rc;
+}
+
+/*
+ * The engine's environment, then spec.env, then the engine's own
+ * variables (the parameters', PLANCTL_INSTANCE and the rest), each
+ * overriding the ones before: nothing a definition says can change what
+ * the engine sets.  spec.env's PLANCTL_* names are dropped besides.
+ * Validation refuses them, but a definition stored before it did may
+ * hold them, and one would set a parameter that has no value, or stand
+ * in for a variable the engine leaves unset (a preflight check has no
+ * PLANCTL_RUN_UID).  Returns 0, PLANCTL_EINVAL with a message in *err, or
+ * PLANCTL_ENOMEM.
+ */
 static int build_env(envv *e, char **err, const planctl_task_info *info,
                      const spec *sp)
 {
@@ -317,13 +345,20 @@ static int build_env(envv *e, char **err, const planctl_task_info *info,
                                         "STEP",     "TASK", "RUN_UID"};
     const char *values[] = {info->instance, info->plan, info->phase,
                             info->step,     info->task, info->run_uid};
-    json_t *params = NULL, *v;
     const char *key;
+    json_t *v;
     size_t i;
     int rc = 0;
 
     for (i = 0; environ && environ[i] && !rc; i++)
         rc = env_put(e, pctl_strdup(environ[i]));
+    json_object_foreach(sp->env, key, v)
+    {
+        if (!rc && !pctl_env_name_reserved(key))
+            rc = env_put(e, pctl_asprintf("%s=%s", key, json_string_value(v)));
+    }
+    if (!rc)
+        rc = put_params(e, err, info->params);
     for (i = 0; i < sizeof names / sizeof names[0] && !rc; i++)
         if (values[i])
             rc =
@@ -333,28 +368,6 @@ static int build_env(envv *e, char **err, const planctl_task_info *info,
             env_put(e, pctl_asprintf("PLANCTL_RUN=%lld", (long long)info->run));
     if (!rc)
         rc = env_put(e, pctl_asprintf("PLANCTL_ATTEMPT=%d", info->attempt));
-    if (!rc && info->params) {
-        json_error_t jerr;
-
-        params = json_loads(info->params, 0, &jerr);
-        if (!params && json_error_code(&jerr) == json_error_out_of_memory) {
-            rc = PLANCTL_ENOMEM;
-        } else if (!json_is_object(params)) {
-            *err = pctl_strdup("shell: the parameters are not a JSON object");
-            rc = *err ? PLANCTL_EINVAL : PLANCTL_ENOMEM;
-        }
-        json_object_foreach(params, key, v)
-        {
-            if (!rc && !json_is_null(v)) /* unset stays unset */
-                rc = env_put(e, param_var(key, v));
-        }
-        json_decref(params);
-    }
-    json_object_foreach(sp->env, key, v)
-    {
-        if (!rc)
-            rc = env_put(e, pctl_asprintf("%s=%s", key, json_string_value(v)));
-    }
     return rc;
 }
 

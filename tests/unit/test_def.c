@@ -14,6 +14,7 @@
 
 #include "core/alloc.h"
 #include "core/def.h"
+#include "core/envname.h"
 #include "planctl.h"
 
 /* ---- helpers --------------------------------------------------------------
@@ -973,11 +974,23 @@ static void test_dummy_spec(void **state)
                        "tasks[0].spec: Invalid type: must be an object\n");
 }
 
+/* What a spec.env name must be, and the hint for PLANCTL_ names. */
+#define ENV_RULE                                                               \
+    "must be an environment variable name: letters, digits and '_', not "      \
+    "starting with a digit"
+#define RESERVED                                                               \
+    "names starting with PLANCTL_ are reserved for the variables the engine "  \
+    "sets"
+/* Why two parameter names cannot both be. */
+#define SAME_VAR                                                               \
+    " (rename one of them: case and '-', '.', '_' do not tell variables "      \
+    "apart)"
+
 static void test_shell_spec(void **state)
 {
     static const char *const ok[] = {
         "{\"argv\":[\"x\"]}",
-        ("{\"argv\":[\"x\",\"\"],\"env\":{\"A\":\"1\",\"odd name!\":"
+        ("{\"argv\":[\"x\",\"\"],\"env\":{\"A\":\"1\",\"_b2\":"
          "\"\"},\"cwd\":\"/\",\"timeout\":\"1ms\",\"fatal_exit_codes\":"
          "[1,255]}"),
         "{\"command\":\"echo hi\",\"fatal_exit_codes\":[]}"};
@@ -1017,10 +1030,10 @@ static void test_shell_spec(void **state)
                       "\"fatal_exit_codes\":[0,256,\"1\",1.0],\"argvv\":[]}"),
         "tasks[0].spec.argvv: Forbidden: unknown field \"argvv\" (did you "
         "mean \"argv\"?)\n"
-        "tasks[0].spec.env[\"A=B\"]: Invalid value: \"A=B\": must be a "
-        "variable name: not empty, without '='\n"
-        "tasks[0].spec.env[\"\"]: Invalid value: \"\": must be a variable "
-        "name: not empty, without '='\n"
+        "tasks[0].spec.env[\"A=B\"]: Invalid value: \"A=B\": " ENV_RULE
+        " (did you mean \"A_B\"?)\n"
+        "tasks[0].spec.env[\"\"]: Invalid value: \"\": " ENV_RULE
+        " (for example \"MY_VAR\")\n"
         "tasks[0].spec.env.C: Invalid type: must be a string\n"
         "tasks[0].spec.cwd: Invalid value: \"\": must not be empty\n"
         "tasks[0].spec.timeout: Invalid value: \"0s\": must be greater than "
@@ -1045,6 +1058,130 @@ static void test_shell_spec(void **state)
                        "tasks[0].spec.timeout: Invalid value: \"1 s\": must be "
                        "a duration such as \"500ms\", \"30s\", \"5m\" or "
                        "\"1h\"\n");
+}
+
+/* spec.env may set only names a shell reads as variables, and none of the
+ * engine's own (PLANCTL_*): one of those would override what the engine
+ * sets, such as PLANCTL_RUN_UID, by which a restarted engine finds what an
+ * interrupted attempt left running, or a parameter's value. */
+static void test_shell_env_names(void **state)
+{
+    (void)state;
+    assert_kind_errors(
+        SPEC("shell", "{\"command\":\"x\",\"env\":{\"_ok\":\"\",\"a1\":\"\","
+                      "\"planctl_x\":\"\",\"PLANCTLX\":\"\",\"Z_9\":\"\"}}"),
+        "");
+    assert_kind_errors(
+        SPEC("shell",
+             "{\"command\":\"x\",\"env\":{\"1A\":\"\",\"A-B\":\"\",\"\":\"\","
+             "\"A=B\":\"\",\"odd name!\":\"\",\"PLANCTL_RUN_UID\":\"\","
+             "\"PLANCTL_PARAM_A\":\"\",\"PLANCTL_\":\"\",\"PLANCTL_1X\":\"\","
+             "\"PLANCTL-X\":\"\",\"OK\":\"\"}}"),
+        "tasks[0].spec.env.1A: Invalid value: \"1A\": " ENV_RULE
+        " (did you mean \"_1A\"?)\n"
+        "tasks[0].spec.env.A-B: Invalid value: \"A-B\": " ENV_RULE
+        " (did you mean \"A_B\"?)\n"
+        "tasks[0].spec.env[\"\"]: Invalid value: \"\": " ENV_RULE
+        " (for example \"MY_VAR\")\n"
+        "tasks[0].spec.env[\"A=B\"]: Invalid value: \"A=B\": " ENV_RULE
+        " (did you mean \"A_B\"?)\n"
+        "tasks[0].spec.env[\"odd name!\"]: Invalid value: \"odd "
+        "name!\": " ENV_RULE " (did you mean \"odd_name_\"?)\n"
+        "tasks[0].spec.env.PLANCTL_RUN_UID: Forbidden: "
+        "\"PLANCTL_RUN_UID\": " RESERVED " (rename it, e.g. \"RUN_UID\")\n"
+        "tasks[0].spec.env.PLANCTL_PARAM_A: Forbidden: "
+        "\"PLANCTL_PARAM_A\": " RESERVED
+        " (declare a parameter instead: its value reaches the task "
+        "as PLANCTL_PARAM_<NAME>)\n"
+        "tasks[0].spec.env.PLANCTL_: Forbidden: \"PLANCTL_\": " RESERVED
+        " (rename it)\n"
+        "tasks[0].spec.env.PLANCTL_1X: Forbidden: \"PLANCTL_1X\": " RESERVED
+        " (rename it)\n"
+        "tasks[0].spec.env.PLANCTL-X: Invalid value: \"PLANCTL-X\": " ENV_RULE
+        " (for example \"MY_VAR\")\n");
+    /* A bad name with a value that is not a string: both are said. */
+    assert_kind_errors(
+        SPEC("shell", "{\"command\":\"x\",\"env\":{\"PLANCTL_STEP\":1}}"),
+        "tasks[0].spec.env.PLANCTL_STEP: Forbidden: \"PLANCTL_STEP\": " RESERVED
+        " (rename it, e.g. \"STEP\")\n"
+        "tasks[0].spec.env.PLANCTL_STEP: Invalid type: must be a string\n");
+}
+
+/* A definition with parameters pnames (JSON objects) and one Dummy task. */
+#define PARAMS(pnames)                                                         \
+    "{\"name\":\"zk\",\"version\":\"1\",\"parameters\":[" pnames "],"          \
+    "\"tasks\":[{\"name\":\"t\",\"kind\":\"Dummy\"}],\"plans\":{\"deploy\":{"  \
+    "\"phases\":[{\"name\":\"p\",\"steps\":[{\"name\":\"s\",\"tasks\":"        \
+    "[\"t\"]}]}]}}}"
+
+/* Parameters reach shell tasks as PLANCTL_PARAM_<NAME>, upper-cased with
+ * '-' and '.' as '_': two names that become one variable would leave a
+ * task one of the two values, so a definition is refused for them (the
+ * later name, naming the earlier).  One read back is not: it was stored
+ * before this rule. */
+static void test_param_variables(void **state)
+{
+    static const char colliding[] =
+        PARAMS("{\"name\":\"A_B\"},{\"name\":\"x\"},{\"name\":\"a-b\"},"
+               "{\"name\":\"node\"},{\"name\":\"NODE\"},{\"name\":\"a.b\"},"
+               "{\"name\":\"A_B\"},{\"name\":\"Node\"},{\"name\":\"a-b\"},"
+               "{\"name\":\"bad name\"},{\"name\":\"x_1\"},{\"name\":\"X.1\"}");
+    pctl_def *d;
+
+    (void)state;
+    assert_kind_errors(PARAMS("{\"name\":\"A_B\"},{\"name\":\"A_B_\"},"
+                              "{\"name\":\"AB\"},{\"name\":\"a-b-c\"}"),
+                       "");
+    assert_kind_errors(
+        colliding,
+        "parameters[9].name: Invalid value: \"bad name\": must be 1-63 "
+        "characters of letters, digits, '_', '.', '-', starting with a letter "
+        "or digit\n"
+        "parameters[6].name: Duplicate value: \"A_B\"\n"
+        "parameters[8].name: Duplicate value: \"a-b\"\n"
+        "parameters[2].name: Duplicate value: \"a-b\": becomes "
+        "PLANCTL_PARAM_A_B, as \"A_B\" (parameters[0]) does" SAME_VAR "\n"
+        "parameters[4].name: Duplicate value: \"NODE\": becomes "
+        "PLANCTL_PARAM_NODE, as \"node\" (parameters[3]) does" SAME_VAR "\n"
+        "parameters[5].name: Duplicate value: \"a.b\": becomes "
+        "PLANCTL_PARAM_A_B, as \"A_B\" (parameters[0]) does" SAME_VAR "\n"
+        "parameters[7].name: Duplicate value: \"Node\": becomes "
+        "PLANCTL_PARAM_NODE, as \"node\" (parameters[3]) does" SAME_VAR "\n"
+        "parameters[11].name: Duplicate value: \"X.1\": becomes "
+        "PLANCTL_PARAM_X_1, as \"x_1\" (parameters[10]) does" SAME_VAR "\n");
+    d = decode_ok(PARAMS("{\"name\":\"node\"},{\"name\":\"NODE\"}"));
+    assert_int_equal(d->nparams, 2);
+    pctl_def_free(d);
+}
+
+/* The names the rules above and the shell executor share. */
+static void test_env_names(void **state)
+{
+    static const char *const same[] = {"a-b", "A_B", "a.b", "A-b"};
+    static const char *const valid[] = {"_", "A", "a_1", "_9", "PLANCTL_X"};
+    static const char *const invalid[] = {"",    "1A",       "A-B", "A=B",
+                                          "A B", "\xc3\xa9", "A.B"};
+    size_t i;
+    char *v;
+
+    (void)state;
+    for (i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+        v = pctl_env_param_name(same[i]);
+        assert_string_equal(v, "PLANCTL_PARAM_A_B");
+        pctl_free(v);
+    }
+    v = pctl_env_param_name("my-param.x9");
+    assert_string_equal(v, "PLANCTL_PARAM_MY_PARAM_X9");
+    pctl_free(v);
+    for (i = 0; i < sizeof(valid) / sizeof(valid[0]); i++)
+        assert_true(pctl_env_name_valid(valid[i]));
+    for (i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++)
+        assert_false(pctl_env_name_valid(invalid[i]));
+    assert_true(pctl_env_name_reserved("PLANCTL_"));
+    assert_true(pctl_env_name_reserved("PLANCTL_RUN_UID"));
+    assert_false(pctl_env_name_reserved("PLANCTL"));
+    assert_false(pctl_env_name_reserved("planctl_run_uid"));
+    assert_false(pctl_env_name_reserved("X_PLANCTL_"));
 }
 
 /* An embedder's kind: its check sees the spec as the executor will (compact,
@@ -1104,9 +1241,9 @@ static void test_all_rules(void **state)
     static const char json[] =
         "{\"nmae\": \"zk\", \"version\": \"1 0\",\n"
         " \"parameters\": [{\"name\": \"A\", \"trigger\": \"updte\"},\n"
-        "   {\"name\": \"A\", \"default\": null}],\n"
+        "   {\"name\": \"A\", \"default\": null}, {\"name\": \"a\"}],\n"
         " \"tasks\": [{\"name\": \"t\", \"kind\": \"shell\", \"spec\": "
-        "{\"argv\": []}},\n"
+        "{\"argv\": [], \"env\": {\"PLANCTL_X\": \"1\"}}},\n"
         "   {\"name\": \"u\", \"kind\": \"Dumy\"},\n"
         "   {\"name\": \"v\", \"kind\": \"Ext\", \"spec\": {\"bad\": 1}},\n"
         "   {\"name\": \"w x\", \"kind\": \"Dummy\", \"spec\": "
@@ -1136,6 +1273,8 @@ static void test_all_rules(void **state)
         "letters, digits, '_', '.', '-', starting with a letter or digit\n"
         "parameters[1].name: Duplicate value: \"A\"\n"
         "plans.update.phases[0].steps[1].name: Duplicate value: \"s\"\n"
+        "parameters[2].name: Duplicate value: \"a\": becomes PLANCTL_PARAM_A, "
+        "as \"A\" (parameters[0]) does" SAME_VAR "\n"
         "plans.update.strategy: Unsupported value: \"rolling\": supported "
         "values: \"parallel\", \"serial\"\n"
         "plans.update.deadline: Invalid value: \"0s\": must be greater than "
@@ -1160,6 +1299,8 @@ static void test_all_rules(void **state)
         "tasks[1].kind: Unsupported value: \"Dumy\": supported values: "
         "\"Dummy\", \"Ext\", \"Plain\", \"shell\" (did you mean \"Dummy\"?)\n"
         "tasks[0].spec.argv: Required value: must list at least the program\n"
+        "tasks[0].spec.env.PLANCTL_X: Forbidden: \"PLANCTL_X\": " RESERVED
+        " (rename it, e.g. \"X\")\n"
         "tasks[2].spec: Invalid value: \"bad\" is not for Ext\n"
         "tasks[3].spec.sleep: Invalid value: \"1\": must be a duration such as "
         "\"500ms\", \"30s\", \"5m\" or \"1h\"\n";
@@ -1482,11 +1623,15 @@ static void test_alloc_failure_kinds(void **state)
     alloc_loop_opts(FULL_KINDS, &opts, 0);
     alloc_loop_opts(
         TASKS("{\"name\":\"t\",\"kind\":\"shell\",\"spec\":{\"argv\":[1],"
-              "\"env\":{\"A=\":2},\"fatal_exit_codes\":[0],\"x\":1}},"
+              "\"env\":{\"A=\":2,\"PLANCTL_A\":\"\"},\"fatal_exit_codes\":[0],"
+              "\"x\":1}},"
               "{\"name\":\"u\",\"kind\":\"Ext\",\"spec\":{\"bad\":1}},"
               "{\"name\":\"v\",\"kind\":\"Dummy\",\"spec\":{\"dnoe\":1}},"
               "{\"name\":\"w\",\"kind\":\"Dumy\"}"),
         &opts, PLANCTL_EDEFINITION);
+    alloc_loop_opts(PARAMS("{\"name\":\"a-b\"},{\"name\":\"c\"},"
+                           "{\"name\":\"A_B\"}"),
+                    &opts, PLANCTL_EDEFINITION);
     pctl_kinds_clear(&kinds);
 }
 
@@ -1529,6 +1674,9 @@ int main(void)
         cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_dummy_spec),
         cmocka_unit_test(test_shell_spec),
+        cmocka_unit_test(test_shell_env_names),
+        cmocka_unit_test(test_param_variables),
+        cmocka_unit_test(test_env_names),
         cmocka_unit_test(test_embedder_spec),
         cmocka_unit_test(test_depth),
         cmocka_unit_test(test_all_rules),

@@ -1293,6 +1293,141 @@ static void test_unknown_kind(void **state)
     expect_all_settled(f);
 }
 
+/* ---- a stored definition cannot override the engine's variables ---- */
+
+/* Prints the PLANCTL_* lines of an env(1) listing, for a failure. */
+static void print_planctl_vars(const char *text)
+{
+    const char *l = text;
+
+    while (l && *l) {
+        size_t n = strcspn(l, "\n");
+
+        if (strncmp(l, "PLANCTL_", 8) == 0)
+            print_message("  %.*s\n", (int)n, l);
+        l += n + (l[n] == '\n');
+    }
+}
+
+/* The env(1) listing text must hold the line kv. */
+static void expect_line(const char *text, const char *kv)
+{
+    size_t n = strlen(kv);
+    const char *l = text;
+
+    while (l) {
+        if (strncmp(l, kv, n) == 0 && (l[n] == '\n' || l[n] == '\0'))
+            return;
+        l = strchr(l, '\n');
+        if (l)
+            l++;
+    }
+    print_planctl_vars(text);
+    fail_msg("no line \"%s\" in the environment above", kv);
+}
+
+/* ...and must not mention what. */
+static void expect_none(const char *text, const char *what)
+{
+    if (!strstr(text, what))
+        return;
+    print_planctl_vars(text);
+    fail_msg("\"%s\" in the environment above", what);
+}
+
+/* Reads the env(1) listing a task wrote to dir/file. */
+static char *env_listing(fixture *f, const char *file)
+{
+    char *path = tu_fmt("%s/%s", f->dir, file);
+    char *text = tu_read_file(path, NULL);
+
+    if (!text)
+        fail_msg("no %s: the task did not run", path);
+    free(path);
+    return text;
+}
+
+/*
+ * A definition stored before validation refused PLANCTL_* names in
+ * spec.env (planted here with SQL, as no apply takes it now) still runs,
+ * but what it sets there never reaches the process: the engine's values
+ * win, for a step and for a preflight check alike.  A PLANCTL_RUN_UID of
+ * the definition's would hide the process from the recovery that kills an
+ * interrupted attempt's leftovers; a PLANCTL_PARAM_A would replace the
+ * value the user gave (or give one to a parameter that has none).
+ */
+static void test_stored_env_cannot_override(void **state)
+{
+    fixture *f = *state;
+    static const char env[] =
+        "\"env\":{\"PLANCTL_PARAM_A\":\"from-spec\",\"PLANCTL_PARAM_B\":"
+        "\"from-spec\",\"PLANCTL_RUN_UID\":\"from-spec\",\"PLANCTL_STEP\":"
+        "\"from-spec\",\"PLANCTL_ATTEMPT\":\"99\",\"MINE\":\"kept\"}";
+    char *body = tu_fmt(
+        "{\"name\":\"envdef\",\"version\":\"1\",\"parameters\":["
+        "{\"name\":\"A\",\"default\":\"from-default\"},"
+        "{\"name\":\"B\",\"required\":false}],\"tasks\":["
+        "{\"name\":\"dump\",\"kind\":\"shell\",\"spec\":{\"command\":"
+        "\"env > '%s/step.env'\",%s}},"
+        "{\"name\":\"check\",\"kind\":\"shell\",\"spec\":{\"command\":"
+        "\"env > '%s/check.env'\",%s}}],"
+        "\"plans\":{\"deploy\":{\"preflight\":[{\"name\":\"Env\",\"task\":"
+        "\"check\"}],\"phases\":[{\"name\":\"p\",\"steps\":[{\"name\":\"s\","
+        "\"tasks\":[\"dump\"]}]}]}}}",
+        f->dir, env, f->dir, env);
+    planctl_param a = {"A", "from-user"};
+    sqlite3_stmt *st;
+    char *text, *uid, *want;
+    int64_t run = 0;
+
+    assert_int_equal(
+        sqlite3_prepare_v2(f->db,
+                           "INSERT INTO definitions (name, version, body, "
+                           "created_at) VALUES ('envdef', '1', ?1, 0)",
+                           -1, &st, NULL),
+        SQLITE_OK);
+    sqlite3_bind_text(st, 1, body, -1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+
+    if (planctl_instance_create(&run, f->p, "i", "envdef", NULL, &a, 1))
+        fail_msg("create: %s", planctl_errmsg(f->p));
+    assert_int_equal(run_until_idle(f), 0);
+    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                (long long)run);
+
+    uid =
+        tu_text(f->db, "SELECT uid FROM runs WHERE id = %lld", (long long)run);
+    assert_non_null(uid);
+    want = tu_fmt("PLANCTL_RUN_UID=%s", uid);
+    text = env_listing(f, "step.env");
+    expect_line(text, "PLANCTL_PARAM_A=from-user");
+    expect_line(text, want);
+    expect_line(text, "PLANCTL_STEP=s");
+    expect_line(text, "PLANCTL_ATTEMPT=1");
+    expect_line(text, "MINE=kept");
+    expect_none(text, "PLANCTL_PARAM_B=");
+    expect_none(text, "from-spec");
+    free(text);
+
+    /* The check ran at admission, with no run yet: no uid of its own,
+     * and none of the definition's either. */
+    text = env_listing(f, "check.env");
+    expect_line(text, "PLANCTL_PARAM_A=from-user");
+    expect_line(text, "PLANCTL_STEP=Env");
+    expect_line(text, "MINE=kept");
+    expect_none(text, "PLANCTL_PARAM_B=");
+    expect_none(text, "from-spec");
+    free(text);
+    /* Validation refuses that text today. */
+    assert_int_equal(
+        planctl_definition_apply(NULL, f->p, body, strlen(body), "t.json"),
+        PLANCTL_EDEFINITION);
+    free(want);
+    free(uid);
+    free(body);
+}
+
 /* ---- the pass reads what is active, not history ---- */
 
 static int vm_steps(planctl *p)
@@ -1379,6 +1514,7 @@ int main(void)
         T(test_embedder_executor_from_thread),
         T(test_done_and_cancelled_together),
         T(test_unknown_kind),
+        T(test_stored_env_cannot_override),
         T(test_pass_ignores_history),
 #undef T
     };

@@ -528,6 +528,11 @@ static void test_shell_output_utf8(void **state)
     result_free(&r);
 }
 
+/* The engine's environment, spec.env, then the engine's own variables:
+ * spec.env adds to what the engine runs with, and nothing can override a
+ * PLANCTL_* variable the engine sets, not even a definition stored before
+ * validation refused such names (spec.env's PLANCTL_* are dropped, so a
+ * parameter without a value stays unset too). */
 static void test_shell_env(void **state)
 {
     const char *params = "{\"NODE_COUNT\": \"3\", \"my-param.x\": \"v w\", "
@@ -537,6 +542,7 @@ static void test_shell_env(void **state)
     (void)state;
     setenv("PLANCTL_TEST_INHERITED", "yes", 1);
     setenv("PLANCTL_RUN", "stale", 1);
+    setenv("SHADOWED", "inherited", 1);
     shell_run(&r,
               "{\"command\": \"printf '%s|' \\\"$PLANCTL_PARAM_NODE_COUNT\\\" "
               "\\\"$PLANCTL_RUN\\\" \\\"$PLANCTL_ATTEMPT\\\" "
@@ -545,15 +551,22 @@ static void test_shell_env(void **state)
               "\\\"$PLANCTL_TASK\\\" \\\"$PLANCTL_PARAM_MY_PARAM_X\\\" "
               "\\\"$PLANCTL_PARAM_NUM\\\" \\\"$PLANCTL_PARAM_FLAG\\\" "
               "\\\"${PLANCTL_PARAM_GONE-unset}\\\" "
-              "\\\"$PLANCTL_TEST_INHERITED\\\" \\\"$EXTRA\\\"\", "
-              "\"env\": {\"EXTRA\": \"e\", \"PLANCTL_PARAM_NUM\": \"six\"}}",
+              "\\\"$PLANCTL_TEST_INHERITED\\\" \\\"$EXTRA\\\" "
+              "\\\"$PLANCTL_RUN_UID\\\" \\\"${PLANCTL_EXTRA-unset}\\\" "
+              "\\\"$SHADOWED\\\"\", "
+              "\"env\": {\"EXTRA\": \"e\", \"PLANCTL_PARAM_NUM\": \"six\", "
+              "\"PLANCTL_RUN_UID\": \"spec\", \"PLANCTL_ATTEMPT\": \"99\", "
+              "\"PLANCTL_STEP\": \"spec\", \"PLANCTL_PARAM_GONE\": \"spec\", "
+              "\"PLANCTL_EXTRA\": \"spec\", \"SHADOWED\": \"spec\"}}",
               params, 0, NULL);
     unsetenv("PLANCTL_TEST_INHERITED");
     unsetenv("PLANCTL_RUN");
+    unsetenv("SHADOWED");
     expect(&r, PLANCTL_OUTCOME_DONE, NULL);
     assert_string_equal(r.output,
-                        "3|7|1|zk|deploy|nodes|node-0|render|v w|six|true|"
-                        "unset|yes|e|");
+                        "3|7|1|zk|deploy|nodes|node-0|render|v w|5|true|"
+                        "unset|yes|e|0123456789abcdef0123456789abcdef|unset|"
+                        "spec|");
     result_free(&r);
 }
 

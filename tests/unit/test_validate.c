@@ -691,7 +691,8 @@ static char *large_definition(void)
     for (i = 0; i < 50; i++)
         sb_add(&b, "{\"name\":\"P%d\",\"default\":%d,\"trigger\":\"%s\"},", i,
                i, i % 7 ? "p1" : "p_1");
-    sb_add(&b, "{\"name\":\"P1\"},{\"name\":\"bad name\",\"required\":3}],");
+    sb_add(&b, "{\"name\":\"P1\"},{\"name\":\"bad name\",\"required\":3},"
+               "{\"name\":\"p2\"}],");
     sb_add(&b, "\"tasks\":[");
     for (i = 0; i < 60; i++)
         sb_add(&b, "{\"name\":\"t%d\",\"kind\":\"%s\",\"spec\":%s},", i,
@@ -702,7 +703,8 @@ static char *large_definition(void)
                : i % 3 == 1 ? "{\"done\":true,\"sleep\":\"10ms\"}"
                             : "{\"ok\":1}");
     sb_add(&b, "{\"name\":\"x1\",\"kind\":\"shell\",\"spec\":{\"argv\":[],"
-               "\"env\":{\"A=B\":1},\"fatal_exit_codes\":[0]}},"
+               "\"env\":{\"A=B\":1,\"PLANCTL_RUN_UID\":\"x\"},"
+               "\"fatal_exit_codes\":[0]}},"
                "{\"name\":\"x2\",\"kind\":\"Dummy\",\"spec\":{\"dnoe\":1,"
                "\"failTimes\":-1}},{\"name\":\"x3\",\"kind\":\"Ext\","
                "\"spec\":{\"bad\":1}},{\"name\":\"x4\",\"kind\":\"Dumy\"},"
@@ -965,6 +967,55 @@ static void test_api_check(void **state)
         PLANCTL_EINVAL);
 }
 
+/* What validate and apply say about a shell task's environment: every
+ * bad name with its path and a hint, and parameters that would reach a
+ * task as one variable. */
+static void test_api_env_names(void **state)
+{
+    static const char json[] =
+        "{\"name\":\"d\",\"version\":\"1\",\"parameters\":["
+        "{\"name\":\"A_B\",\"default\":\"1\"},{\"name\":\"a-b\","
+        "\"default\":\"2\"}],\"tasks\":[{\"name\":\"t\",\"kind\":"
+        "\"shell\",\"spec\":{\"command\":\"true\",\"env\":{"
+        "\"PLANCTL_RUN_UID\":\"x\",\"1A\":\"y\"}}}],\"plans\":{"
+        "\"deploy\":{\"phases\":[{\"name\":\"p\",\"steps\":[{\"name\":"
+        "\"s\",\"tasks\":[\"t\"]}]}]}}}";
+    char *dir = tu_mkdtemp(), *path = tu_fmt("%s/e.db", dir), *out;
+    planctl *p;
+
+    (void)state;
+    assert_int_equal(
+        planctl_definition_check(&out, json, strlen(json), "d.json", NULL), 0);
+    assert_string_equal(
+        out, "{\"schema\":1,\"valid\":false,\"errors\":["
+             "{\"path\":\"parameters[1].name\",\"type\":\"Duplicate value\","
+             "\"message\":\"\\\"a-b\\\": becomes PLANCTL_PARAM_A_B, as "
+             "\\\"A_B\\\" (parameters[0]) does\",\"hint\":\"rename one of "
+             "them: case and '-', '.', '_' do not tell variables apart\"},"
+             "{\"path\":\"tasks[0].spec.env.PLANCTL_RUN_UID\",\"type\":"
+             "\"Forbidden\",\"message\":\"\\\"PLANCTL_RUN_UID\\\": names "
+             "starting with PLANCTL_ are reserved for the variables the engine "
+             "sets\",\"hint\":\"rename it, e.g. \\\"RUN_UID\\\"\"},"
+             "{\"path\":\"tasks[0].spec.env.1A\",\"type\":\"Invalid value\","
+             "\"message\":\"\\\"1A\\\": must be an environment variable name: "
+             "letters, digits and '_', not starting with a digit\",\"hint\":"
+             "\"did you mean \\\"_1A\\\"?\"}]}");
+    planctl_free(out);
+
+    assert_int_equal(planctl_open(&p, path, NULL), 0);
+    assert_int_equal(apply(p, json), PLANCTL_EDEFINITION);
+    assert_string_equal(planctl_errmsg(p),
+                        "d.json: parameters[1].name: Duplicate value: \"a-b\": "
+                        "becomes PLANCTL_PARAM_A_B, as \"A_B\" (parameters[0]) "
+                        "does (rename one of them: case and '-', '.', '_' do "
+                        "not tell variables apart) (and 2 more; see 'planctl "
+                        "validate')");
+    planctl_close(p);
+    tu_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -981,6 +1032,7 @@ int main(void)
         cmocka_unit_test(test_pipeline_workers),
         cmocka_unit_test(test_api_kind_register),
         cmocka_unit_test(test_api_check),
+        cmocka_unit_test(test_api_env_names),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,55 @@
+/* envname.c - the names of a shell task's environment variables (see
+ * envname.h). */
+#include "envname.h"
+
+#include <string.h>
+
+#include "alloc.h"
+
+static int is_alpha(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static int is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+int pctl_env_name_valid(const char *name)
+{
+    size_t i;
+
+    if (!is_alpha(name[0]) && name[0] != '_')
+        return 0;
+    for (i = 1; name[i]; i++)
+        if (!is_alpha(name[i]) && !is_digit(name[i]) && name[i] != '_')
+            return 0;
+    return 1;
+}
+
+int pctl_env_name_reserved(const char *name)
+{
+    return strncmp(name, PCTL_ENV_RESERVED, strlen(PCTL_ENV_RESERVED)) == 0;
+}
+
+char *pctl_env_param_name(const char *name)
+{
+    size_t pre = strlen(PCTL_ENV_PARAM), len = strlen(name), i;
+    char *out = pctl_malloc(pre + len + 1);
+
+    if (!out)
+        return NULL;
+    memcpy(out, PCTL_ENV_PARAM, pre);
+    for (i = 0; i < len; i++) {
+        char c = name[i];
+
+        if (c >= 'a' && c <= 'z')
+            c = (char)(c - 'a' + 'A');
+        else if (!(c >= 'A' && c <= 'Z') && !is_digit(c))
+            c = '_';
+        out[pre + i] = c;
+    }
+    out[pre + len] = '\0';
+    return out;
+}
