@@ -355,8 +355,10 @@ typedef struct planctl_param {
  * call then blocks up to their deadline).  params points to nparams
  * values (NULL when nparams is 0).  Besides the errors each function
  * lists, any of them can return EPREFLIGHT (a check failed), ERROR (a
- * check could not run; planctl_preflight_report() has the details), EBUSY,
- * EIO, EREADONLY and ENOMEM; nothing is admitted then.
+ * check could not run or missed the deadline; planctl_errmsg() and
+ * planctl_preflight_report() then list every cause, see
+ * planctl_preflight_configure()), EBUSY, EIO, EREADONLY and ENOMEM;
+ * nothing is admitted then.
  */
 
 /*
@@ -570,21 +572,45 @@ typedef struct planctl_preflight_options {
  * Sets how the handle runs the preflight checks of a plan (DESIGN §9)
  * before admitting a run for create, set, upgrade, trigger and retry.
  * The checks of one admission run concurrently on a private loop, under
- * one deadline; their results come in declaration order.  A failed check
- * refuses the run with PLANCTL_EPREFLIGHT ("preflight checks failed:
- * A: cause; B: cause"), a check that could not run or missed the deadline
- * with PLANCTL_ERROR ("preflight checks failed due to an internal error:
- * ..."); internal errors take precedence.  The settings stay until changed;
- * opts->skip is copied.  Errors: EINVAL (NULL handle or opts, unknown
- * version, negative deadline), ENOMEM.
+ * one deadline; a check still running then is cancelled and counts as an
+ * internal error, "timed out after 10s" (the deadline as a duration),
+ * while the others' results still come back.
+ *
+ * When every check passed or was skipped, the run is admitted.  Otherwise
+ * it is refused, and planctl_errmsg() lists every cause in declaration
+ * order, whatever order the checks finished in, "; " between them: a
+ * failed check as "Name: message", one that could not run or missed the
+ * deadline as "Name: internal error: message".  For example
+ *     preflight checks failed: Sleepy: internal error: timed out after
+ *     10s; DiskSpace: only 1 GiB free
+ * (one line).  The code is PLANCTL_ERROR when any cause is an internal
+ * error, else PLANCTL_EPREFLIGHT: internal errors take precedence for the
+ * code only, they hide no failure.  The same message, with the report
+ * (planctl_preflight_report()), is recorded in the instance's event log
+ * (not for a refused create: it leaves no instance).
+ *
+ * The settings stay until changed; opts->skip is copied.  Errors: EINVAL
+ * (NULL handle or opts, unknown version, negative deadline), ENOMEM.
  */
 PLANCTL_API int
 planctl_preflight_configure(planctl *p, const planctl_preflight_options *opts);
 
-/* The report of the last admission's preflight, or NULL when it had none:
- * {"schema":1,"plan":..,"outcome":"passed|failed|error","checks":[
- * {"name","status":"passed|failed|error|skipped","message"}],
- * "warnings":[..]}.  Borrowed until the next admission on the handle. */
+/*
+ * The report of the last admission's preflight, as compact JSON, or NULL
+ * when there is none: the plan has no checks, the admission was refused
+ * before they ran, or preflight itself failed (out of memory, no loop):
+ *     {"schema":1, "plan":"backup", "outcome":"passed|failed|error",
+ *      "checks":[{"name":"Sleepy", "status":"error",
+ *                 "message":"timed out after 10s"}, ...],
+ *      "warnings":["preflight check Quorum skipped", ...]}
+ * "checks" has every check of the plan, in declaration order, each with
+ * "status" "passed", "failed", "error" (an internal error: it could not
+ * run or missed the deadline) or "skipped", and "message" its cause
+ * (null when it passed or was skipped).  "outcome" is "error" when any
+ * check is "error", else "failed" when any failed, else "passed".
+ * "warnings" has one line per skipped check.  Borrowed until the next
+ * admission on the handle.  Can't fail.
+ */
 PLANCTL_API const char *planctl_preflight_report(const planctl *p);
 
 /* ---- replay and verify ------------------------------------------------ */

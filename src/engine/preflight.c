@@ -16,8 +16,9 @@
  *   - other kinds: DONE passed, FATAL failed (its message the cause),
  *     ERROR or NOT_DONE an internal error;
  *   - no executor for the kind, or a start that fails: an internal error.
- * Internal errors take precedence: any of them refuses the run with
- * PLANCTL_ERROR; otherwise any failure refuses it with PLANCTL_EPREFLIGHT.
+ * Internal errors take precedence for the code only: any of them refuses
+ * the run with PLANCTL_ERROR, otherwise any failure refuses it with
+ * PLANCTL_EPREFLIGHT, and either way the message lists every cause.
  */
 #include "engine/preflight.h"
 
@@ -264,63 +265,75 @@ static void start_check(runner *r, check *c, const pctl_plan_def *plan,
     }
 }
 
-/* Builds the report and the outcome's message. */
+/* Appends a refused check's cause to the "; "-separated list *causes:
+ * "Name: message", or "Name: internal error: message" for a check that
+ * could not run or missed the deadline.  Returns 0 or PLANCTL_ENOMEM. */
+static int add_cause(char **causes, const check *c)
+{
+    const char *mark = c->status == CHECK_ERROR ? "internal error: " : "";
+    const char *msg = c->message ? c->message : "";
+    char *list = *causes ? pctl_asprintf("%s; %s: %s%s", *causes, c->def->name,
+                                         mark, msg)
+                         : pctl_asprintf("%s: %s%s", c->def->name, mark, msg);
+
+    if (!list)
+        return PLANCTL_ENOMEM;
+    pctl_free(*causes);
+    *causes = list;
+    return 0;
+}
+
+/*
+ * Builds the report and the outcome's message.  Every failed check and
+ * every internal error is a cause, listed in declaration order; an
+ * internal error only decides the code, it hides no other cause.
+ */
 static int conclude(planctl *p, const pctl_plan_def *plan, check *checks,
                     size_t n)
 {
     json_t *doc =
         json_pack("{s:i, s:s, s:s, s:[], s:[]}", "schema", 1, "plan",
                   plan->name, "outcome", "passed", "checks", "warnings");
-    json_t *arr = doc ? json_object_get(doc, "checks") : NULL;
-    json_t *warn = doc ? json_object_get(doc, "warnings") : NULL;
-    char *failed = NULL, *errors = NULL, **list, *line;
+    json_t *arr = json_object_get(doc, "checks");
+    json_t *warn = json_object_get(doc, "warnings");
+    char *causes = NULL, *line;
     size_t i;
-    int rc = 0;
+    int rc = doc ? 0 : PLANCTL_ENOMEM, internal = 0;
 
-    for (i = 0; arr && i < n; i++) {
+    for (i = 0; rc == 0 && i < n; i++) {
         check *c = &checks[i];
         json_t *o =
             json_pack("{s:s, s:s, s:s?}", "name", c->def->name, "status",
                       status_names[c->status], "message", c->message);
 
-        if (!o || json_array_append_new(arr, o) < 0)
-            arr = NULL;
-        if (c->status == CHECK_SKIPPED) {
+        if (!o || json_array_append_new(arr, o) < 0) {
+            rc = PLANCTL_ENOMEM;
+        } else if (c->status == CHECK_SKIPPED) {
             line = pctl_asprintf("preflight check %s skipped", c->def->name);
             if (!line || json_array_append_new(warn, json_string(line)) < 0)
-                arr = NULL;
+                rc = PLANCTL_ENOMEM;
             pctl_free(line);
-            continue;
+        } else if (c->status == CHECK_FAILED || c->status == CHECK_ERROR) {
+            internal |= c->status == CHECK_ERROR;
+            rc = add_cause(&causes, c);
         }
-        if (c->status != CHECK_FAILED && c->status != CHECK_ERROR)
-            continue;
-        list = c->status == CHECK_FAILED ? &failed : &errors;
-        line = *list ? pctl_asprintf("%s; %s: %s", *list, c->def->name,
-                                     c->message ? c->message : "")
-                     : pctl_asprintf("%s: %s", c->def->name,
-                                     c->message ? c->message : "");
-        pctl_free(*list);
-        *list = line;
-        if (!line)
-            arr = NULL;
     }
-    if (!arr) {
-        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    } else if (errors) {
-        json_object_set_new(doc, "outcome", json_string("error"));
-        rc = pctl_err(p, PLANCTL_ERROR,
-                      "preflight checks failed due to an internal error: %s",
-                      errors);
-    } else if (failed) {
-        json_object_set_new(doc, "outcome", json_string("failed"));
-        rc = pctl_err(p, PLANCTL_EPREFLIGHT, "preflight checks failed: %s",
-                      failed);
-    }
+    if (rc == 0 && causes &&
+        json_object_set_new(doc, "outcome",
+                            json_string(internal ? "error" : "failed")) < 0)
+        rc = PLANCTL_ENOMEM;
+    /* No report rather than one that misses a check. */
     pctl_free(p->preflight_report);
-    p->preflight_report = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    p->preflight_report = NULL;
+    if (rc == 0 && !(p->preflight_report = json_dumps(doc, JSON_COMPACT)))
+        rc = PLANCTL_ENOMEM;
+    if (rc < 0)
+        rc = pctl_err(p, rc, "out of memory");
+    else if (causes)
+        rc = pctl_err(p, internal ? PLANCTL_ERROR : PLANCTL_EPREFLIGHT,
+                      "preflight checks failed: %s", causes);
     json_decref(doc);
-    pctl_free(failed);
-    pctl_free(errors);
+    pctl_free(causes);
     return rc;
 }
 

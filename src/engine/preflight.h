@@ -10,8 +10,9 @@
  * would get), skipping those the handle's skip list names, and leaves the
  * report on the handle.  Blocks until every check has reported or the
  * deadline passed.  Returns 0 when every check passed or was skipped,
- * PLANCTL_EPREFLIGHT when one failed, PLANCTL_ERROR when one could not run
- * or missed the deadline (the message lists them), or PLANCTL_ENOMEM.
+ * PLANCTL_ERROR when one could not run or missed the deadline, else
+ * PLANCTL_EPREFLIGHT when one failed; either way the message lists every
+ * cause, in declaration order.  Or PLANCTL_ENOMEM.
  */
 int pctl_preflight_run(planctl *p, const pctl_def *def,
                        const pctl_plan_def *plan, const char *instance,

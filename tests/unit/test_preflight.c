@@ -73,6 +73,8 @@ static void apply_checks(fixture *f, const char *deploy_checks,
         "\"echo fast cause; exit 1\"}},"
         "{\"name\":\"broken\",\"kind\":\"shell\",\"spec\":{\"command\":"
         "\"echo cannot reach the API; exit 7\"}},"
+        "{\"name\":\"lowdisk\",\"kind\":\"shell\",\"spec\":{\"command\":"
+        "\"echo only 1 GiB free; exit 1\"}},"
         "{\"name\":\"sleeper\",\"kind\":\"shell\",\"spec\":{\"command\":"
         "\"echo $$ > %s/sleeper.pid; exec sleep 300\"}},"
         "{\"name\":\"fatal\",\"kind\":\"Dummy\",\"spec\":{\"wantErr\":true,"
@@ -182,7 +184,8 @@ static void test_declaration_order(void **state)
     assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM instances"), 0);
 }
 
-/* Internal errors take precedence over failures. */
+/* Internal errors take precedence over failures for the code; the
+ * failures are still listed, in declaration order. */
 static void test_internal_error_precedence(void **state)
 {
     fixture *f = *state;
@@ -196,8 +199,8 @@ static void test_internal_error_precedence(void **state)
         planctl_instance_create(&run, f->p, "i", "pf", NULL, NULL, 0),
         PLANCTL_ERROR);
     assert_string_equal(planctl_errmsg(f->p),
-                        "preflight checks failed due to an internal error: "
-                        "Broken: exit status 7: cannot reach the API");
+                        "preflight checks failed: Fails: fast cause; Broken: "
+                        "internal error: exit status 7: cannot reach the API");
     assert_non_null(
         strstr(planctl_preflight_report(f->p), "\"outcome\":\"error\""));
 }
@@ -226,8 +229,8 @@ static void test_deadline(void **state)
     clock_gettime(CLOCK_MONOTONIC, &b);
     ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
     assert_string_equal(planctl_errmsg(f->p),
-                        "preflight checks failed due to an internal error: "
-                        "Sleeper: timed out after 400ms");
+                        "preflight checks failed: Sleeper: internal error: "
+                        "timed out after 400ms; Fast: fast cause");
     assert_non_null(strstr(planctl_preflight_report(f->p),
                            "{\"name\":\"Fast\",\"status\":\"failed\","
                            "\"message\":\"fast cause\"},{\"name\":\"Ok\","
@@ -235,6 +238,59 @@ static void test_deadline(void **state)
     /* Not a timing test: a bound far above the deadline, to catch a
      * summary that waited for the sleeper (300 s). */
     assert_true(ms < 400 + 5000);
+    pidpath = tu_fmt("%s/sleeper.pid", f->dir);
+    pid = tu_read_file(pidpath, NULL);
+    assert_non_null(pid);
+    tu_expect_gone(atoi(pid), "the timed-out check");
+    free(pid);
+    free(pidpath);
+}
+
+/* A check that misses the deadline hides nothing (issue 14): every
+ * cause comes back in declaration order, though the timed-out check,
+ * first declared, finishes last; the internal one is marked as such and
+ * decides the code. */
+static void test_every_cause_despite_timeout(void **state)
+{
+    fixture *f = *state;
+    planctl_preflight_options o = PLANCTL_PREFLIGHT_OPTIONS_INIT;
+    const char *why = "preflight checks failed: Sleepy: internal error: "
+                      "timed out after 2s; DiskSpace: only 1 GiB free";
+    int64_t run = 0;
+    char *pidpath, *pid;
+
+    apply_checks(f, "",
+                 "{\"name\":\"Sleepy\",\"task\":\"sleeper\"},"
+                 "{\"name\":\"DiskSpace\",\"task\":\"lowdisk\"},"
+                 "{\"name\":\"Fine\",\"task\":\"ok\"}");
+    assert_int_equal(
+        planctl_instance_create(&run, f->p, "i", "pf", NULL, NULL, 0), 0);
+    assert_int_equal(planctl_run_cancel(NULL, f->p, "i", NULL), 0);
+    /* Far above what the other two checks take, far below the sleeper's
+     * 300 s: the outcome does not depend on timing. */
+    o.deadline_ms = 2000;
+    assert_int_equal(planctl_preflight_configure(f->p, &o), 0);
+    run = 0;
+    assert_int_equal(planctl_plan_trigger(&run, f->p, "i", "backup", NULL),
+                     PLANCTL_ERROR);
+    assert_int_equal(run, 0);
+    assert_string_equal(planctl_errmsg(f->p), why);
+    assert_string_equal(
+        planctl_preflight_report(f->p),
+        "{\"schema\":1,\"plan\":\"backup\",\"outcome\":\"error\","
+        "\"checks\":[{\"name\":\"Sleepy\",\"status\":\"error\","
+        "\"message\":\"timed out after 2s\"},{\"name\":\"DiskSpace\","
+        "\"status\":\"failed\",\"message\":\"only 1 GiB free\"},"
+        "{\"name\":\"Fine\",\"status\":\"passed\",\"message\":null}],"
+        "\"warnings\":[]}");
+    /* The log keeps the same message. */
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT count(*) FROM events WHERE entity = "
+                               "'instance' AND message = '%s'",
+                               why),
+                     1);
+    assert_int_equal(
+        tu_scalar(f->db, "SELECT count(*) FROM runs WHERE plan = 'backup'"), 0);
     pidpath = tu_fmt("%s/sleeper.pid", f->dir);
     pid = tu_read_file(pidpath, NULL);
     assert_non_null(pid);
@@ -325,6 +381,7 @@ int main(void)
         T(test_declaration_order),
         T(test_internal_error_precedence),
         T(test_deadline),
+        T(test_every_cause_despite_timeout),
         T(test_skips),
         T(test_every_admission),
 #undef T
