@@ -429,8 +429,10 @@ const char **cli_extra_kinds(const cli_args *a, char **storage);
  * handle's preflight from --skip-preflight.  Returns 0 or an exit code. */
 int cli_open_admit(cli_ctx *ctx, const cli_args *a);
 
-/* Prints the last admission's preflight warnings (skipped checks) on
- * stderr, one line each. */
-void cli_preflight_warnings(cli_ctx *ctx);
+/* Prints what the last admission's preflight has to show: its warnings
+ * (skipped checks) on stderr, one line each, and with -o json, when its
+ * checks refused the run, its report on stdout (the caller then reports
+ * the refusal with cli_fail()). */
+void cli_preflight_print(cli_ctx *ctx);
 
 #endif

@@ -51,7 +51,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
         goto done;
     rc = planctl_instance_create(&id, ctx->db, name, defname, version, params,
                                  n);
-    cli_preflight_warnings(ctx);
+    cli_preflight_print(ctx);
     if (rc < 0) {
         rc = cli_fail(ctx, rc);
         goto done;

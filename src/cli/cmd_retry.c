@@ -39,7 +39,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
     if (rc)
         return rc;
     rc = planctl_run_retry(&id, ctx->db, name, from);
-    cli_preflight_warnings(ctx);
+    cli_preflight_print(ctx);
     if (rc < 0)
         return cli_fail(ctx, rc);
     if (ctx->json)

@@ -33,7 +33,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
     rc = cli_open_admit(ctx, a);
     if (rc == 0)
         rc = planctl_instance_upgrade(&id, ctx->db, name, version, params, n);
-    cli_preflight_warnings(ctx);
+    cli_preflight_print(ctx);
     free(params);
     free(storage);
     if (rc > 0)
