@@ -425,6 +425,21 @@ const char **cli_extra_kinds(const cli_args *a, char **storage);
             "skip these preflight checks (A,B; all alone skips every one)"     \
     }
 
+/* The paragraph on preflight checks in the help of the commands that
+ * admit a run: one text, so that the five cannot drift apart. */
+#define CLI_PREFLIGHT_HELP                                                     \
+    "The plan's preflight checks, if any, run first, together, for 10 s at\n"  \
+    "most.  If any fails, or cannot run or times out (an internal error),\n"   \
+    "the run is refused with every cause on one line, in the plan's order:\n"  \
+    "'preflight checks failed: Sleepy: internal error: timed out after 10s;\n" \
+    "DiskSpace: only 1 GiB free'.  The exit status is 1 if any cause is an\n"  \
+    "internal error, else 2.  With -o json a refusal also prints the report\n" \
+    "on stdout: {\"schema\":1, \"plan\", \"outcome\" (failed or error),\n"     \
+    "\"checks\":[{\"name\", \"status\", \"message\"}], \"warnings\"}, every "  \
+    "check in\n"                                                               \
+    "order with its status passed, failed, error (internal) or skipped.\n"     \
+    "--skip-preflight skips checks, with a warning on stderr for each."
+
 /* Opens the database for a command that admits a run, and sets the
  * handle's preflight from --skip-preflight.  Returns 0 or an exit code. */
 int cli_open_admit(cli_ctx *ctx, const cli_args *a);

@@ -81,7 +81,8 @@ const cli_command cli_cmd_create = {
     "NAME --definition D[@V] [-p K=V]...",
     "Creates instance NAME from a registered definition, with the given\n"
     "parameter values (the others take their defaults), and admits its\n"
-    "deploy plan.",
+    "deploy plan.\n"
+    "\n" CLI_PREFLIGHT_HELP,
     pos,
     flags,
     examples,

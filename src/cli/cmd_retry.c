@@ -65,6 +65,7 @@ const cli_command cli_cmd_retry = {
     "phases and steps that were COMPLETE in the retried run start COMPLETE.\n"
     "Only a FATAL_ERROR or CANCELLED run can be retried.  'planctl trigger'\n"
     "starts a plan from scratch instead.\n"
+    "\n" CLI_PREFLIGHT_HELP "\n"
     "\n"
     "--wait then waits until the new run ends, as 'planctl trigger --wait'\n"
     "does: one line with the outcome (-o json: {\"schema\":1,\"run\":{...}}),\n"

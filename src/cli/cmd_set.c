@@ -63,7 +63,8 @@ const cli_command cli_cmd_set = {
     "trigger then add nothing); when none has one, update, else deploy.\n"
     "Refused while a run is active (exit 3), and when the changed\n"
     "parameters' triggers name different plans (exit 2).  Values equal to\n"
-    "the current ones admit nothing.",
+    "the current ones admit nothing.\n"
+    "\n" CLI_PREFLIGHT_HELP,
     pos,
     flags,
     examples,

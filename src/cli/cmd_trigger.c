@@ -71,6 +71,7 @@ const cli_command cli_cmd_trigger = {
     "another run of the instance is active it is refused with the active run\n"
     "named (exit 3), unless --queue: queued runs start first in, first out\n"
     "when the active one ends.\n"
+    "\n" CLI_PREFLIGHT_HELP "\n"
     "\n"
     "--wait then waits until the run ends (a queued run waits in the queue\n"
     "first) and prints one line, 'run 12 of plan \"deploy\" COMPLETE in\n"

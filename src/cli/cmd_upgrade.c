@@ -63,7 +63,8 @@ const cli_command cli_cmd_upgrade = {
     "optionally changing parameter values too (a new version may require\n"
     "new ones), and admits its upgrade plan, or update, or deploy: the first\n"
     "that exists.  Values the new version does not define are dropped.\n"
-    "Refused while a run is active (exit 3).",
+    "Refused while a run is active (exit 3).\n"
+    "\n" CLI_PREFLIGHT_HELP,
     pos,
     flags,
     examples,

@@ -165,9 +165,11 @@ static void man_command(FILE *f, const cli_command *cmd)
 static const char *const exit_codes[] = {
     "Success",
     "An internal or I/O error: the database cannot be read or written, is "
-    "not a planctl database, or has a newer schema than this planctl",
+    "not a planctl database, or has a newer schema than this planctl; or a "
+    "preflight check could not run or timed out (even if others failed)",
     "A usage error or invalid input: an unknown command or flag, a missing "
-    "or malformed argument, an invalid definition or parameter",
+    "or malformed argument, an invalid definition or parameter; or a "
+    "preflight check failed",
     "Refused by a conflict with the current state: the instance has an "
     "active run, an engine is already running, a name is taken, the run "
     "is already paused, is not paused, or did not fail (retry)",
