@@ -182,6 +182,26 @@ static int run_engine(planctl *p, planctl_engine_options *o, int64_t at_ms,
     return rc;
 }
 
+/* Runs an until-idle engine with an executor of the test's for kind;
+ * returns the engine's status. */
+static int run_with_executor(planctl *p, planctl_engine_options *o,
+                             const char *kind, const planctl_executor *ex)
+{
+    runner r;
+    int rc;
+
+    memset(&r, 0, sizeof r);
+    assert_int_equal(uv_loop_init(&r.loop), 0);
+    assert_int_equal(planctl_engine_new(&r.e, p, &r.loop, o), 0);
+    assert_int_equal(planctl_engine_register(r.e, kind, ex), 0);
+    assert_int_equal(planctl_engine_start(r.e, on_stopped, &r), 0);
+    uv_run(&r.loop, UV_RUN_DEFAULT);
+    rc = planctl_engine_status(r.e);
+    planctl_engine_free(r.e);
+    assert_int_equal(uv_loop_close(&r.loop), 0);
+    return rc;
+}
+
 static int run_until_idle(fixture *f)
 {
     planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
@@ -1098,7 +1118,6 @@ static void test_embedder_executor_from_thread(void **state)
     planctl_executor ex = {PLANCTL_EXECUTOR_VERSION, thread_start,
                            thread_cancel, NULL};
     threaded t;
-    runner r;
     int64_t run;
     int i;
 
@@ -1112,16 +1131,8 @@ static void test_embedder_executor_from_thread(void **state)
              "\"parallel\",\"steps\":[{\"name\":\"a\",\"tasks\":[\"w\"]},"
              "{\"name\":\"b\",\"tasks\":[\"w\",\"w\"]}]}]}}}");
     run = create(f, "i", "th");
-    memset(&r, 0, sizeof r);
     o.until_idle = 1;
-    assert_int_equal(uv_loop_init(&r.loop), 0);
-    assert_int_equal(planctl_engine_new(&r.e, f->p, &r.loop, &o), 0);
-    assert_int_equal(planctl_engine_register(r.e, "Threaded", &ex), 0);
-    assert_int_equal(planctl_engine_start(r.e, on_stopped, &r), 0);
-    uv_run(&r.loop, UV_RUN_DEFAULT);
-    assert_int_equal(planctl_engine_status(r.e), 0);
-    planctl_engine_free(r.e);
-    assert_int_equal(uv_loop_close(&r.loop), 0);
+    assert_int_equal(run_with_executor(f->p, &o, "Threaded", &ex), 0);
     for (i = 0; i < t.n; i++)
         pthread_join(t.threads[i], NULL);
     assert_int_equal(t.n, 3); /* a once, b's two tasks in order */
@@ -1239,7 +1250,6 @@ static void test_unknown_kind(void **state)
     planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
     planctl_executor ex = {PLANCTL_EXECUTOR_VERSION, instant_start,
                            instant_cancel, NULL};
-    runner r;
     int64_t run, other;
 
     /* Known to the handle (so the definition validates), but no executor
@@ -1277,17 +1287,9 @@ static void test_unknown_kind(void **state)
                      2);
 
     /* An engine with the executor runs it. */
-    memset(&r, 0, sizeof r);
     o.until_idle = 1;
     o.change_poll_ms = 20;
-    assert_int_equal(uv_loop_init(&r.loop), 0);
-    assert_int_equal(planctl_engine_new(&r.e, f->p, &r.loop, &o), 0);
-    assert_int_equal(planctl_engine_register(r.e, "Nope", &ex), 0);
-    assert_int_equal(planctl_engine_start(r.e, on_stopped, &r), 0);
-    uv_run(&r.loop, UV_RUN_DEFAULT);
-    assert_int_equal(planctl_engine_status(r.e), 0);
-    planctl_engine_free(r.e);
-    assert_int_equal(uv_loop_close(&r.loop), 0);
+    assert_int_equal(run_with_executor(f->p, &o, "Nope", &ex), 0);
     expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
                 (long long)run);
     expect_all_settled(f);

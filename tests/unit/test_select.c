@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -18,46 +19,32 @@
 #include "core/ferr.h"
 #include "core/select.h"
 #include "planctl.h"
+#include "testutil.h"
 
 /* Parameters: A and B trigger backup, C triggers restart, N and M have no
  * trigger.  with_update chooses whether the definition has "update". */
+#define PLAN(name)                                                             \
+    "\"" name "\":{\"phases\":[{\"name\":\"p\",\"steps\":[{\"name\":"          \
+    "\"s\",\"tasks\":[\"t\"]}]}]}"
+
 static pctl_def *def(int with_update)
 {
-    const char *json =
-        with_update
-            ? "{\"name\":\"s\",\"version\":\"1\",\"parameters\":["
-              "{\"name\":\"A\",\"default\":\"a\",\"trigger\":\"backup\"},"
-              "{\"name\":\"B\",\"default\":\"b\",\"trigger\":\"backup\"},"
-              "{\"name\":\"C\",\"default\":\"c\",\"trigger\":\"restart\"},"
-              "{\"name\":\"N\",\"default\":\"n\"},"
-              "{\"name\":\"M\",\"default\":\"m\"}],"
-              "\"tasks\":[{\"name\":\"t\",\"kind\":\"Dummy\"}],\"plans\":{"
-              "\"deploy\":{\"phases\":[{\"name\":\"p\",\"steps\":[{\"name\":"
-              "\"s\",\"tasks\":[\"t\"]}]}]},"
-              "\"update\":{\"phases\":[{\"name\":\"p\",\"steps\":[{\"name\":"
-              "\"s\",\"tasks\":[\"t\"]}]}]},"
-              "\"backup\":{\"phases\":[{\"name\":\"p\",\"steps\":[{\"name\":"
-              "\"s\",\"tasks\":[\"t\"]}]}]},"
-              "\"restart\":{\"phases\":[{\"name\":\"p\",\"steps\":[{\"name\":"
-              "\"s\",\"tasks\":[\"t\"]}]}]}}}"
-            : "{\"name\":\"s\",\"version\":\"1\",\"parameters\":["
-              "{\"name\":\"A\",\"default\":\"a\",\"trigger\":\"backup\"},"
-              "{\"name\":\"B\",\"default\":\"b\",\"trigger\":\"backup\"},"
-              "{\"name\":\"C\",\"default\":\"c\",\"trigger\":\"restart\"},"
-              "{\"name\":\"N\",\"default\":\"n\"},"
-              "{\"name\":\"M\",\"default\":\"m\"}],"
-              "\"tasks\":[{\"name\":\"t\",\"kind\":\"Dummy\"}],\"plans\":{"
-              "\"deploy\":{\"phases\":[{\"name\":\"p\",\"steps\":[{\"name\":"
-              "\"s\",\"tasks\":[\"t\"]}]}]},"
-              "\"backup\":{\"phases\":[{\"name\":\"p\",\"steps\":[{\"name\":"
-              "\"s\",\"tasks\":[\"t\"]}]}]},"
-              "\"restart\":{\"phases\":[{\"name\":\"p\",\"steps\":[{\"name\":"
-              "\"s\",\"tasks\":[\"t\"]}]}]}}}";
+    char *json = tu_fmt(
+        "{\"name\":\"s\",\"version\":\"1\",\"parameters\":["
+        "{\"name\":\"A\",\"default\":\"a\",\"trigger\":\"backup\"},"
+        "{\"name\":\"B\",\"default\":\"b\",\"trigger\":\"backup\"},"
+        "{\"name\":\"C\",\"default\":\"c\",\"trigger\":\"restart\"},"
+        "{\"name\":\"N\",\"default\":\"n\"},"
+        "{\"name\":\"M\",\"default\":\"m\"}],"
+        "\"tasks\":[{\"name\":\"t\",\"kind\":\"Dummy\"}],\"plans\":{" PLAN(
+            "deploy") ",%s" PLAN("backup") "," PLAN("restart") "}}",
+        with_update ? PLAN("update") "," : "");
     pctl_ferr_list l = PCTL_FERR_LIST_INIT;
     pctl_def *d = NULL;
 
     assert_int_equal(pctl_def_decode(&d, json, strlen(json), "s.json", &l), 0);
     pctl_ferr_list_clear(&l);
+    free(json);
     return d;
 }
 
