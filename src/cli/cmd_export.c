@@ -3,7 +3,9 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 extern const cli_command cli_cmd_export;
 
@@ -32,10 +34,18 @@ static int run(cli_ctx *ctx, const cli_args *a)
     rc = planctl_export_json(&out, ctx->db, name);
     if (rc < 0)
         return cli_fail(ctx, rc);
-    if (path && !(f = fopen(path, "w"))) {
-        cli_errorf("cannot write %s: %s", path, strerror(errno));
-        planctl_free(out);
-        return CLI_EXIT_ERROR;
+    /* 0600, as the database and gc archives: a bundle holds every
+     * parameter value of the instance. */
+    if (path) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+        if (fd < 0 || !(f = fdopen(fd, "w"))) {
+            cli_errorf("cannot write %s: %s", path, strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            planctl_free(out);
+            return CLI_EXIT_ERROR;
+        }
     }
     rc = fputs(out, f) < 0 || fputc('\n', f) == EOF;
     if (path)

@@ -478,6 +478,16 @@ static int pragma_int(planctl *p, const char *sql, int *out)
     return 0;
 }
 
+/* What a path that is not a regular file is, for a message. */
+static const char *file_kind(mode_t mode)
+{
+    return S_ISFIFO(mode)   ? "FIFO"
+           : S_ISSOCK(mode) ? "socket"
+           : S_ISCHR(mode)  ? "character device"
+           : S_ISBLK(mode)  ? "block device"
+                            : "special file";
+}
+
 /* Looks at the file without writing: is it a planctl database, and which
  * version?  *fresh is set for an empty database (no table at all). */
 static int identify(planctl *p, int *fresh)
@@ -485,10 +495,20 @@ static int identify(planctl *p, int *fresh)
     int app_id = 0, version = 0, tables = 0, rc;
 
     rc = pragma_int(p, "SELECT count(*) FROM sqlite_master", &tables);
+    /* SQLite tells a file that is no database (its header is not
+     * SQLite's) from a database that is damaged (truncated, bits
+     * flipped): the second needs a backup, not another --db. */
+    if ((rc == PLANCTL_ENOTDB || rc == PLANCTL_EIO) &&
+        (sqlite3_errcode(p->db) & 0xff) == SQLITE_CORRUPT)
+        return pctl_err(p, PLANCTL_EIO,
+                        "database %s is damaged (SQLite: %s); restore it "
+                        "from a backup, or run 'planctl verify' on a copy "
+                        "to see what can still be read",
+                        p->path, sqlite3_errstr(SQLITE_CORRUPT));
     if (rc == PLANCTL_ENOTDB || rc == PLANCTL_EIO)
         return pctl_err(p, PLANCTL_ENOTDB,
-                        "%s is not a planctl database (not an SQLite file); "
-                        "check --db or PLANCTL_DB",
+                        "%s is not a planctl database (not an SQLite file, or "
+                        "its header is damaged); check --db or PLANCTL_DB",
                         p->path);
     if (rc < 0)
         return rc;
@@ -675,6 +695,13 @@ int planctl_open(planctl **out, const char *path,
     } else if (S_ISDIR(sb.st_mode)) {
         return pctl_err(p, PLANCTL_EINVAL,
                         "database path %s is a directory; give a file", path);
+    } else if (!S_ISREG(sb.st_mode)) {
+        /* Opening a FIFO would wait for a writer for ever; a device or a
+         * socket is no database either. */
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "database path %s is a %s, not a regular file; give "
+                        "the path of a database file",
+                        path, file_kind(sb.st_mode));
     } else if (faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) != 0 &&
                errno == EACCES) {
         /* SQLite would only say "unable to open database file".  Asked,
