@@ -346,7 +346,7 @@ const pctl_def *pctl_engine_def(planctl_engine *e, int64_t def_id)
     return def;
 }
 
-static void defent_free(defent *d)
+void pctl_engine_defent_free(defent *d)
 {
     pctl_def_free(d->def);
     pctl_free(d->missing);
@@ -622,7 +622,7 @@ void planctl_engine_free(planctl_engine *e)
         pctl_engine_drop_job(e, e->jobs);
     pctl_active_drop(&e->active, e->p);
     for (i = 0; i < e->ndefs; i++)
-        defent_free(&e->defs[i]);
+        pctl_engine_defent_free(&e->defs[i]);
     pctl_exec_free(e->kinds, e->nkinds);
     pctl_free(e->defs);
     pctl_free(e->waiting);

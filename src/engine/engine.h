@@ -140,6 +140,9 @@ int pctl_engine_pass(planctl_engine *e);
  * used.  NULL with the handle's message on failure. */
 const pctl_def *pctl_engine_def(planctl_engine *e, int64_t def_id);
 
+/* Frees what a cached definition owns.  Can't fail. */
+void pctl_engine_defent_free(defent *d);
+
 /* The first task kind the plan of def_id (cached by pctl_engine_def)
  * uses that this engine has no executor for, or NULL when it can run all
  * of them.  Borrowed from the definition.  Can't fail. */

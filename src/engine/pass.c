@@ -827,9 +827,7 @@ static void trim_defs(planctl_engine *e)
                 e->defs[i].used = 1;
     for (i = 0; i < e->ndefs;) {
         if (!e->defs[i].used) {
-            pctl_def_free(e->defs[i].def);
-            pctl_free(e->defs[i].missing);
-            pctl_free(e->defs[i].checked);
+            pctl_engine_defent_free(&e->defs[i]);
             e->defs[i] = e->defs[--e->ndefs];
             continue;
         }
