@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -130,6 +131,13 @@ int pctl_sqlerr(planctl *p, int sqlrc, const char *what)
                         "database %s is locked by another process; "
                         "try again",
                         p && p->path ? p->path : "");
+    if (rc == PLANCTL_EREADONLY && p && p->path && p->ro_fs)
+        return pctl_err(p, rc,
+                        "database %s is on a read-only file system: it can "
+                        "be read (status, history, events, replay, verify, "
+                        "export) but not changed; copy it somewhere "
+                        "writable to change it",
+                        p->path);
     /* SQLite's words for a file it may not write ("attempt to write a
      * readonly database") name neither the file nor the remedy; in WAL
      * mode even a read needs to create the -shm file. */
@@ -337,8 +345,9 @@ int pctl_tx_begin(planctl *p)
     int rc;
 
     if (p->readonly)
-        return pctl_err(p, PLANCTL_EREADONLY,
-                        "database %s was opened read-only", p->path);
+        return p->ro_fs ? pctl_sqlerr(p, SQLITE_READONLY, NULL)
+                        : pctl_err(p, PLANCTL_EREADONLY,
+                                   "database %s was opened read-only", p->path);
     if (p->tx_depth++ > 0)
         return 0;
     p->tx_serial++;
@@ -476,6 +485,40 @@ static int pragma_int(planctl *p, const char *sql, int *out)
     }
     sqlite3_finalize(st);
     return 0;
+}
+
+/* Whether path lies on a file system mounted read-only. */
+static int on_read_only_fs(const char *path)
+{
+    struct statvfs vfs;
+
+    return statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_RDONLY);
+}
+
+/* "file:PATH?immutable=1" with PATH's URI specials escaped (SQLite's URI
+ * rules: %, ? and # must be; a relative path stays relative).  NULL when
+ * out of memory. */
+static char *immutable_uri(const char *path)
+{
+    size_t n = strlen(path), i, k = 0;
+    char *uri = pctl_malloc(3 * n + sizeof "file:?immutable=1");
+
+    if (!uri)
+        return NULL;
+    memcpy(uri, "file:", 5);
+    k = 5;
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)path[i];
+
+        if (c == '%' || c == '?' || c == '#' || c < 0x20 || c >= 0x7f) {
+            snprintf(uri + k, 4, "%%%02X", c);
+            k += 3;
+        } else {
+            uri[k++] = (char)c;
+        }
+    }
+    memcpy(uri + k, "?immutable=1", sizeof "?immutable=1");
+    return uri;
 }
 
 /* What a path that is not a regular file is, for a message. */
@@ -714,9 +757,26 @@ int planctl_open(planctl **out, const char *path,
                         (unsigned)(sb.st_mode & 07777));
     }
 
+    /* On a read-only file system nothing can write the database, not even
+     * SQLite's -shm, which a WAL database needs for every read: it is
+     * opened read-only and immutable, so reads work (as a copy on a DVD
+     * or a read-only snapshot must), and a write is refused saying why. */
+    if (!created && on_read_only_fs(path)) {
+        p->ro_fs = 1;
+        p->readonly = 1;
+    }
     flags = (p->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
             SQLITE_OPEN_NOMUTEX;
-    rc = sqlite3_open_v2(path, &p->db, flags, NULL);
+    if (p->ro_fs) {
+        char *uri = immutable_uri(path);
+
+        if (!uri)
+            return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        rc = sqlite3_open_v2(uri, &p->db, flags | SQLITE_OPEN_URI, NULL);
+        pctl_free(uri);
+    } else {
+        rc = sqlite3_open_v2(path, &p->db, flags, NULL);
+    }
     if (rc != SQLITE_OK) {
         if (!p->db)
             return pctl_err(p, PLANCTL_ENOMEM, "out of memory");

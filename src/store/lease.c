@@ -52,6 +52,10 @@ static int os_lock(planctl *p)
     if (!path)
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     p->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (p->lock_fd < 0 && p->ro_fs) {
+        pctl_free(path);
+        return pctl_sqlerr(p, SQLITE_READONLY, NULL);
+    }
     if (p->lock_fd < 0) {
         int rc = pctl_err(p, PLANCTL_EIO, "cannot open engine lock %s: %s",
                           path, strerror(errno));

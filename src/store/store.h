@@ -32,7 +32,8 @@ struct planctl {
     char *errmsg;
     int schema_version;
     int readonly;
-    int tx_depth;       /* >0 while a transaction of ours is open */
+    int ro_fs;    /* on a read-only file system: opened immutable (db.c) */
+    int tx_depth; /* >0 while a transaction of ours is open */
     uint64_t tx_serial; /* moves at each outermost begin and end */
     /* PLANCTL_CHECK_CACHE=1 in the environment at open: the gate reads
      * every row back even when the engine's cache knows it, and fails
