@@ -124,18 +124,40 @@ void pctl_engine_request_pass(planctl_engine *e)
  * against the same fixed clock stay seconds apart, never days.  While the
  * engine runs, its clock is the handle's, so everything written through
  * the handle shares the frame.
+ *
+ * When that first reading was the system's wall clock, the frame also
+ * follows the wall clock when it jumps (set by hand, or stepped by NTP):
+ * at a difference of more than CLOCK_JUMP_MS the frame moves to it, and
+ * the next pass moves every pending deadline and retry time of the active
+ * runs by the same amount (store/clockshift.c), in the database and in
+ * the engine's memory.  Durations stay true, and what the engine records
+ * and what 'planctl status' shows keep agreeing with the clock on the
+ * wall.
  */
+#define CLOCK_JUMP_MS 2000
 static int64_t engine_clock(void *data)
 {
-    const planctl_engine *e = data;
+    planctl_engine *e = data;
+    int64_t now =
+        e->clock_wall0 + (int64_t)((uv_hrtime() - e->clock_mono0) / 1000000u);
 
-    return e->clock_wall0 +
-           (int64_t)((uv_hrtime() - e->clock_mono0) / 1000000u);
+    if (e->clock_follows_wall) {
+        int64_t wall = pctl_clock_system_now(), d = wall - now;
+
+        if (d > CLOCK_JUMP_MS || d < -CLOCK_JUMP_MS) {
+            e->clock_wall0 += d;
+            e->clock_shift += d; /* applied by the next pass */
+            now = wall;
+        }
+    }
+    return now;
 }
 
 static void clock_install(planctl_engine *e)
 {
     e->handle_clock = pctl_clock_get(e->p);
+    e->clock_follows_wall = pctl_clock_is_system(e->handle_clock);
+    e->clock_shift = 0;
     e->clock_wall0 = pctl_now(e->p);
     e->clock_mono0 = uv_hrtime();
     planctl_set_clock(e->p, engine_clock, e);
@@ -177,6 +199,11 @@ static void on_poll(uv_timer_t *t)
         fence(e, PLANCTL_EIO);
         return;
     }
+    /* Reading the clock notices a jump of the wall clock; a pass moves
+     * the pending times with it at once, not only at the next wake-up. */
+    (void)pctl_now(e->p);
+    if (e->clock_shift)
+        pctl_engine_request_pass(e);
     if (pctl_data_version(e->p, &v) == 0 && v != e->data_version) {
         e->data_version = v;
         pctl_engine_request_pass(e);

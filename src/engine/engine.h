@@ -127,6 +127,8 @@ struct planctl_engine {
     uint64_t clock_mono0; /* uv_hrtime() at clock_wall0 */
     pctl_clock handle_clock;
     int clock_installed;
+    int clock_follows_wall; /* the handle's clock was the system's */
+    int64_t clock_shift;    /* a jump of the wall clock the next pass applies */
 };
 
 /* Asks for a pass in the next loop iteration (idempotent). */

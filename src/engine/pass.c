@@ -849,11 +849,45 @@ static int open_any(planctl *p, int *out)
     return rc == SQLITE_ROW ? 0 : pctl_sqlerr(p, rc, "reading the queue");
 }
 
+/* The wall clock jumped by delta (engine.c): every pending time of the
+ * active runs moves with it, in the database (store/clockshift.c) and in
+ * the cache read from it; the jobs' own times move after the commit. */
+static int shift_clock(planctl_engine *e, pctl_active *a, int64_t delta)
+{
+    size_t ri, pi, si;
+    int rc = pctl_clock_shift(e->p, delta);
+
+    for (ri = 0; rc == 0 && a && ri < a->nruns; ri++) {
+        pctl_run_row *r = a->runs[ri];
+
+        if (!pctl_status_active(r->view.status))
+            continue;
+        if (r->deadline_at)
+            r->deadline_at += delta;
+        if (r->view.deadline_at)
+            r->view.deadline_at += delta;
+        if (r->wake_at)
+            r->wake_at += delta;
+        r->dirty = 1;
+        for (pi = 0; pi < r->view.nphases; pi++)
+            for (si = 0; si < r->view.phases[pi].nsteps; si++) {
+                pctl_step_view *v = &r->view.phases[pi].steps[si];
+
+                if (v->status == PLANCTL_STATUS_ERROR && v->next_attempt_at)
+                    v->next_attempt_at += delta;
+                if (v->status == PLANCTL_STATUS_IN_PROGRESS && v->deadline_at)
+                    v->deadline_at += delta;
+            }
+    }
+    return rc;
+}
+
 int pctl_engine_pass(planctl_engine *e)
 {
     pass ps;
     pctl_active *a;
     ejob *j;
+    int64_t shift;
     int rc, open = 0;
     size_t applied = 0;
     uint64_t t0 = uv_hrtime(), t_commit;
@@ -870,6 +904,9 @@ int pctl_engine_pass(planctl_engine *e)
     pctl_events_defer(e->p, 1);
     rc = pctl_active_sync(&e->active, e->p);
     a = e->active;
+    shift = e->clock_shift;
+    if (rc == 0 && shift)
+        rc = shift_clock(e, a, shift);
     for (j = e->done_head; rc == 0 && j; j = j->done_next) {
         if (applied == MAX_OUTCOMES) {
             ps.more = 1;
@@ -912,6 +949,17 @@ int pctl_engine_pass(planctl_engine *e)
         return rc;
     }
     pctl_active_committed(e->active, e->p);
+    if (shift) {
+        /* Committed: the jobs' times follow (a failed pass leaves the
+         * shift for the next one). */
+        e->clock_shift -= shift;
+        for (j = e->jobs; j; j = j->next) {
+            if (j->deadline_at)
+                j->deadline_at += shift;
+            if (j->poll_at)
+                j->poll_at += shift;
+        }
+    }
     /* Only after a dead engine's attempts were recovered. */
     if (!e->swept && ps.norphans > 0)
         e->sweep_until = uv_now(e->loop) + SWEEP_MS;

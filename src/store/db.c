@@ -171,6 +171,16 @@ void pctl_clock_freeze(planctl *p, int64_t at)
     p->frozen_now = at;
 }
 
+int pctl_clock_is_system(pctl_clock c)
+{
+    return c.now_ms == system_now;
+}
+
+int64_t pctl_clock_system_now(void)
+{
+    return system_now(NULL);
+}
+
 pctl_clock pctl_clock_get(const planctl *p)
 {
     pctl_clock c;

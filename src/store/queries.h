@@ -69,6 +69,10 @@
     X(run_instance)                                                            \
     X(run_by_id)                                                               \
     X(run_params)                                                              \
+    X(clock_shift_runs)                                                        \
+    X(clock_shift_retries)                                                     \
+    X(clock_shift_timeouts)                                                    \
+    X(clock_shift_instances)                                                   \
     X(view_attempts)                                                           \
     X(replay_all)                                                              \
     X(replay_instance)                                                         \

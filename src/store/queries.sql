@@ -354,6 +354,31 @@ SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
     started_at, finished_at, message, deadline_at
 FROM runs WHERE id = ?1;
 
+-- The engine's clock re-anchored to a wall clock that jumped (ident.c's
+-- neighbour, store/clockshift.c): the deadlines and retry times of active
+-- runs move with it, so what was due in a minute is still due in a minute.
+-- replay.c applies the same shift to the same rows.
+-- name: clock_shift_runs
+UPDATE runs SET deadline_at = deadline_at + ?1
+WHERE deadline_at IS NOT NULL
+  AND (status = 'PENDING' OR status = 'IN_PROGRESS' OR status = 'PAUSED');
+
+-- name: clock_shift_retries
+UPDATE steps SET next_attempt_at = next_attempt_at + ?1
+WHERE status = 'ERROR' AND next_attempt_at IS NOT NULL
+  AND run_id IN (SELECT id FROM runs WHERE status = 'PENDING'
+                 OR status = 'IN_PROGRESS' OR status = 'PAUSED');
+
+-- name: clock_shift_timeouts
+UPDATE steps SET deadline_at = deadline_at + ?1
+WHERE status = 'IN_PROGRESS' AND deadline_at IS NOT NULL
+  AND run_id IN (SELECT id FROM runs WHERE status = 'PENDING'
+                 OR status = 'IN_PROGRESS' OR status = 'PAUSED');
+
+-- name: clock_shift_instances
+SELECT DISTINCT instance_id FROM runs
+WHERE status = 'PENDING' OR status = 'IN_PROGRESS' OR status = 'PAUSED';
+
 -- name: run_params
 SELECT params FROM runs WHERE id = ?1;
 

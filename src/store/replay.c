@@ -320,12 +320,41 @@ static int on_step(replay *r, const ev *e)
     return rc;
 }
 
+/* An engine's clock followed a wall clock that jumped: the pending times
+ * of the instance's active runs moved with it (clockshift.c moves the same
+ * rows). */
+static void shift_clock(replay *r, int64_t instance_id, int64_t delta)
+{
+    size_t i, pi, si;
+
+    for (i = 0; i < r->nruns; i++) {
+        pctl_m_run *m = &r->runs[i].m;
+
+        if (r->runs[i].instance_id != instance_id ||
+            !pctl_status_active(m->status))
+            continue;
+        if (m->deadline_at)
+            m->deadline_at += delta;
+        for (pi = 0; pi < m->nphases; pi++)
+            for (si = 0; si < m->phases[pi].nsteps; si++) {
+                pctl_m_step *s = &m->phases[pi].steps[si];
+
+                if (s->status == PLANCTL_STATUS_ERROR && s->next_attempt_at)
+                    s->next_attempt_at += delta;
+                if (s->status == PLANCTL_STATUS_IN_PROGRESS && s->deadline_at)
+                    s->deadline_at += delta;
+            }
+    }
+}
+
 static int on_admin(replay *r, const ev *e)
 {
     json_t *def = json_object_get(e->data, "definition");
     rinst *in;
     int oom = 0;
 
+    if (e->instance_id > 0 && json_object_get(e->data, "clock_shift_ms"))
+        shift_clock(r, e->instance_id, jint(e->data, "clock_shift_ms"));
     if (!def || e->instance_id <= 0)
         return 0;
     if (!(in = inst_of(r, e->instance_id)))

@@ -118,6 +118,12 @@ void pctl_db_ident_note(planctl *p);
  * content is first checkpointed into the database file) or replaced. */
 int pctl_db_ident_check(planctl *p);
 
+/* Moves the deadlines and next-try times of every active run by delta ms,
+ * and records it in an event per instance (clockshift.c).  Inside a
+ * transaction.  Returns 0 or the error (nothing moved then, once rolled
+ * back). */
+int pctl_clock_shift(planctl *p, int64_t delta);
+
 /* ---- time ---- */
 
 /* The handle's clock: milliseconds since the epoch, UTC.  Can't fail. */
@@ -135,6 +141,11 @@ typedef struct pctl_clock {
     void *data;
 } pctl_clock;
 pctl_clock pctl_clock_get(const planctl *p);
+
+/* Whether c is the system clock (no planctl_set_clock()); and its time
+ * now.  Can't fail. */
+int pctl_clock_is_system(pctl_clock c);
+int64_t pctl_clock_system_now(void);
 
 /* ---- statements ---- */
 
