@@ -115,10 +115,12 @@ static int defer_cancel(pass *ps, ejob *j)
 }
 
 /* A step change through the gate; a step that moved on meanwhile (ESTALE,
- * or gone with its run) is not an error for the engine. */
-static int step_change(planctl_engine *e, int64_t id, planctl_status from,
-                       planctl_status to, const char *msg, int64_t next,
-                       int64_t deadline, int exit_code, const char *output)
+ * or gone with its run) is not an error for the engine.  grant: the try
+ * does not count (pctl_change.grant_attempt). */
+static int step_change_as(planctl_engine *e, int64_t id, planctl_status from,
+                          planctl_status to, const char *msg, int64_t next,
+                          int64_t deadline, int exit_code, const char *output,
+                          int grant)
 {
     pctl_change c = PCTL_CHANGE_INIT;
     int rc;
@@ -133,8 +135,17 @@ static int step_change(planctl_engine *e, int64_t id, planctl_status from,
     c.deadline_at = deadline;
     c.exit_code = exit_code;
     c.output = output;
+    c.grant_attempt = grant;
     rc = pctl_gate(e->p, &c);
     return rc == PLANCTL_ESTALE || rc == PLANCTL_ENOTFOUND ? 1 : rc;
+}
+
+static int step_change(planctl_engine *e, int64_t id, planctl_status from,
+                       planctl_status to, const char *msg, int64_t next,
+                       int64_t deadline, int exit_code, const char *output)
+{
+    return step_change_as(e, id, from, to, msg, next, deadline, exit_code,
+                          output, 0);
 }
 
 static int64_t next_try(const pctl_retry *retry, int attempt, int64_t now)
@@ -161,22 +172,13 @@ static int apply_outcome(pass *ps, ejob *j)
          * count (the step gets one more), as many times as the step has
          * tries, so that a task which stops its engine cannot loop for
          * ever.  A crash (recovery in reconcile()) counts. */
-        pctl_change c = PCTL_CHANGE_INIT;
-
         j->fx = FX_DROP;
-        c.entity = PLANCTL_ENTITY_STEP;
-        c.id = j->step_id;
-        c.from = PLANCTL_STATUS_IN_PROGRESS;
-        c.to = PLANCTL_STATUS_ERROR;
-        c.message = "interrupted: engine stopped";
-        c.actor = "engine";
-        c.next_attempt_at = next_try(j->retry, j->attempt, ps->now);
-        c.exit_code = job ? job->exit_code : -1;
-        c.output = job ? job->output : NULL;
-        c.grant_attempt = j->max_attempts < 2 * j->retry->attempts;
-        rc = pctl_gate(e->p, &c);
-        return rc < 0 && rc != PLANCTL_ESTALE && rc != PLANCTL_ENOTFOUND ? rc
-                                                                         : 0;
+        rc = step_change_as(e, j->step_id, PLANCTL_STATUS_IN_PROGRESS,
+                            PLANCTL_STATUS_ERROR, "interrupted: engine stopped",
+                            next_try(j->retry, j->attempt, ps->now), 0,
+                            job ? job->exit_code : -1, job ? job->output : NULL,
+                            j->max_attempts < 2 * j->retry->attempts);
+        return rc < 0 ? rc : 0;
     }
     if (!job) /* cannot happen: only cancels finish a job-less ejob */
         return pctl_err(e->p, PLANCTL_ERROR,
