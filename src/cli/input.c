@@ -27,13 +27,16 @@ int cli_read_input(char **out, size_t *len, const char *path)
         return CLI_EXIT_ERROR;
     }
     while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+        /* Input too large is input refused, exit 2 like any other (a
+         * smaller oversize definition or bundle is the library's EINVAL). */
         if (b.len + n > CLI_INPUT_MAX) {
-            cli_errorf("cannot read \"%s\": larger than %zu MiB",
+            cli_errorf("cannot read \"%s\": larger than %zu MiB, the most "
+                       "planctl reads",
                        is_stdin ? "<stdin>" : path, CLI_INPUT_MAX >> 20);
             cli_buf_free(&b);
             if (!is_stdin)
                 fclose(f);
-            return CLI_EXIT_ERROR;
+            return CLI_EXIT_USAGE;
         }
         cli_buf_addn(&b, chunk, n);
     }

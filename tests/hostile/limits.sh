@@ -76,7 +76,7 @@ grep -q "the limit is $limit" "$T/err" ||
 # whitespace), so only its size is wrong.
 { cat "$T/b.json"; head -c $((64 * 1024 * 1024)) /dev/zero | tr '\0' ' '; } \
     > "$T/huge.json"
-expect_exit 1 "import a bundle file over 64 MiB" planctl import "$T/huge.json"
+expect_exit 2 "import a bundle file over 64 MiB" planctl import "$T/huge.json"
 grep -q "larger than 64 MiB" "$T/err" ||
     fail "import does not name the cap: $(cat "$T/err")"
 rm -f "$T/huge.json"
