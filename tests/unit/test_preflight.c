@@ -205,6 +205,19 @@ static void test_internal_error_precedence(void **state)
         strstr(planctl_preflight_report(f->p), "\"outcome\":\"error\""));
 }
 
+/* The process of the check that missed its deadline was killed: it wrote
+ * its pid to sleeper.pid in the fixture's directory. */
+static void expect_sleeper_gone(fixture *f)
+{
+    char *pidpath = tu_fmt("%s/sleeper.pid", f->dir);
+    char *pid = tu_read_file(pidpath, NULL);
+
+    assert_non_null(pid);
+    tu_expect_gone(atoi(pid), "the timed-out check");
+    free(pid);
+    free(pidpath);
+}
+
 /* One deadline: the sleeper is stopped and reported, the others' results
  * still come back, and the summary comes on time. */
 static void test_deadline(void **state)
@@ -213,7 +226,6 @@ static void test_deadline(void **state)
     planctl_preflight_options o = PLANCTL_PREFLIGHT_OPTIONS_INIT;
     struct timespec a, b;
     int64_t run = 0, ms;
-    char *pidpath, *pid;
 
     apply_checks(f,
                  "{\"name\":\"Sleeper\",\"task\":\"sleeper\"},"
@@ -238,12 +250,7 @@ static void test_deadline(void **state)
     /* Not a timing test: a bound far above the deadline, to catch a
      * summary that waited for the sleeper (300 s). */
     assert_true(ms < 400 + 5000);
-    pidpath = tu_fmt("%s/sleeper.pid", f->dir);
-    pid = tu_read_file(pidpath, NULL);
-    assert_non_null(pid);
-    tu_expect_gone(atoi(pid), "the timed-out check");
-    free(pid);
-    free(pidpath);
+    expect_sleeper_gone(f);
 }
 
 /* A check that misses the deadline hides nothing (issue 14): every
@@ -257,7 +264,6 @@ static void test_every_cause_despite_timeout(void **state)
     const char *why = "preflight checks failed: Sleepy: internal error: "
                       "timed out after 2s; DiskSpace: only 1 GiB free";
     int64_t run = 0;
-    char *pidpath, *pid;
 
     apply_checks(f, "",
                  "{\"name\":\"Sleepy\",\"task\":\"sleeper\"},"
@@ -291,12 +297,7 @@ static void test_every_cause_despite_timeout(void **state)
                      1);
     assert_int_equal(
         tu_scalar(f->db, "SELECT count(*) FROM runs WHERE plan = 'backup'"), 0);
-    pidpath = tu_fmt("%s/sleeper.pid", f->dir);
-    pid = tu_read_file(pidpath, NULL);
-    assert_non_null(pid);
-    tu_expect_gone(atoi(pid), "the timed-out check");
-    free(pid);
-    free(pidpath);
+    expect_sleeper_gone(f);
 }
 
 /* Skips: named ones with a warning each, "all" alone for every one. */
