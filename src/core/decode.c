@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "buf.h"
 #include "pipeline.h"
 #include "planctl.h"
 
@@ -88,45 +89,31 @@ int pctl_json_decode(json_t **out, const char *text, size_t len,
 }
 
 typedef struct dumpbuf {
-    char *s;
-    size_t len, cap;
+    pctl_buf b;
     int oom;
 } dumpbuf;
 
 static int dump_cb(const char *buf, size_t size, void *data)
 {
-    dumpbuf *b = data;
+    dumpbuf *d = data;
 
-    if (b->len + size + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        char *s;
-
-        while (cap < b->len + size + 1)
-            cap *= 2;
-        s = pctl_realloc(b->s, cap);
-        if (!s) {
-            b->oom = 1;
-            return -1;
-        }
-        b->s = s;
-        b->cap = cap;
+    if (pctl_buf_add(&d->b, buf, size) < 0) {
+        d->oom = 1;
+        return -1;
     }
-    memcpy(b->s + b->len, buf, size);
-    b->len += size;
-    b->s[b->len] = '\0';
     return 0;
 }
 
 /* Our callback remembers a failed write whatever jansson does with it. */
 int pctl_json_encode(char **out, const json_t *v, size_t flags)
 {
-    dumpbuf b = {NULL, 0, 0, 0};
+    dumpbuf d = {PCTL_BUF_INIT, 0};
 
     *out = NULL;
-    if (json_dump_callback(v, dump_cb, &b, flags) != 0 || b.oom || !b.s) {
-        pctl_free(b.s);
+    if (json_dump_callback(v, dump_cb, &d, flags) != 0 || d.oom || !d.b.s) {
+        pctl_buf_free(&d.b);
         return PLANCTL_ENOMEM;
     }
-    *out = b.s;
+    *out = d.b.s;
     return 0;
 }

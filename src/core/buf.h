@@ -1,0 +1,38 @@
+/*
+ * buf.h - a growing byte string, always NUL-terminated: what JSON is
+ * written into (decode.c), what a bundle is built in (store/bundle.c) and
+ * what the stream scanner takes a value into (jscan.c).
+ */
+#ifndef PCTL_CORE_BUF_H
+#define PCTL_CORE_BUF_H
+
+#include <stddef.h>
+
+typedef struct pctl_buf {
+    char *s; /* NULL until something is added */
+    size_t len, cap;
+} pctl_buf;
+
+#define PCTL_BUF_INIT                                                          \
+    {                                                                          \
+        NULL, 0, 0                                                             \
+    }
+
+/* Appends n bytes of s: 0, or -1 when out of memory (b unchanged). */
+int pctl_buf_add(pctl_buf *b, const char *s, size_t n);
+
+/* Appends one byte: the common case without a call. */
+static inline int pctl_buf_addc(pctl_buf *b, char c)
+{
+    if (b->len + 1 < b->cap) {
+        b->s[b->len++] = c;
+        b->s[b->len] = '\0';
+        return 0;
+    }
+    return pctl_buf_add(b, &c, 1);
+}
+
+/* Frees the bytes; b is empty again.  Can't fail. */
+void pctl_buf_free(pctl_buf *b);
+
+#endif
