@@ -720,6 +720,25 @@ PLANCTL_API int planctl_export_json(char **out, planctl *p,
                                     const char *instance);
 
 /*
+ * Where a streamed bundle goes: write() takes the next len bytes and
+ * returns 0, or -1 to stop (the export then fails with EIO).
+ */
+typedef int (*planctl_write_fn)(void *data, const char *buf, size_t len);
+
+/*
+ * planctl_export_json() as a stream: the same bytes (without a final
+ * newline) handed to write(data, ...) in pieces as the rows are read, so
+ * memory stays small whatever the instance's size.  A bundle is written
+ * only whole or not at all as far as the library goes: after an error,
+ * what write() already took is a truncated bundle, which import refuses.
+ * One row longer than 64 MiB (a huge parameter value) is refused
+ * (EINVAL), as import would refuse it.  Errors: those of
+ * planctl_export_json(), EIO when write() stopped it.
+ */
+PLANCTL_API int planctl_export_stream(planctl *p, const char *instance,
+                                      planctl_write_fn write, void *data);
+
+/*
  * Loads a bundle of planctl_export_json() (len bytes, need not be
  * NUL-terminated) into the database in one transaction, as instance
  * as_name (NULL: the bundle's name).  Ids are remapped (runs.retry_of of a
@@ -770,6 +789,26 @@ typedef struct planctl_import_options {
 
 PLANCTL_API int planctl_import(char **out, planctl *p, const char *bundle,
                                size_t len, const planctl_import_options *opts);
+
+/*
+ * Where a streamed bundle comes from: read() puts up to cap bytes in buf
+ * and their number in *len (0 at the end) and returns 0, or -1 on an
+ * error (the import then fails with EIO, nothing imported).
+ */
+typedef int (*planctl_read_fn)(void *data, char *buf, size_t cap, size_t *len);
+
+/*
+ * planctl_import() reading the text from read(data, ...), in memory
+ * bounded by the largest single row (at most 64 MiB of text; a longer one
+ * is EINVAL), never by the bundle: the rows are staged in a temporary
+ * SQLite file (in $SQLITE_TMPDIR, $TMPDIR or /tmp, about the bundle's size
+ * while the import runs, removed after) and replayed from there.  Errors:
+ * those of planctl_import(); EIO also when read() failed or the temporary
+ * file cannot be written.
+ */
+PLANCTL_API int planctl_import_stream(char **out, planctl *p,
+                                      const planctl_import_options *opts,
+                                      planctl_read_fn read, void *data);
 
 /* ---- the engine -------------------------------------------------------- */
 

@@ -4,7 +4,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 extern const cli_command cli_cmd_export;
@@ -20,41 +23,99 @@ static const char *const examples[] = {"planctl export zk --out zk-bundle.json",
                                        "planctl export zk | gzip > zk.json.gz",
                                        NULL};
 
+/* Where the bundle goes, and why it could not. */
+typedef struct dest {
+    int fd;
+    const char *name; /* in messages */
+    int err;          /* errno of the write that failed */
+} dest;
+
+static int put(void *data, const char *buf, size_t len)
+{
+    dest *d = data;
+
+    while (len > 0) {
+        ssize_t n = write(d->fd, buf, len);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            d->err = n < 0 ? errno : EIO;
+            return -1;
+        }
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Opens --out FILE.  A regular file, new or not, is written as a
+ * temporary file beside it (*tmp) and renamed over it at the end: FILE
+ * then holds a whole bundle, or what it held before.  Anything else (a
+ * pipe, a device) is written as it comes. */
+static int open_out(dest *d, char **tmp, const char *path)
+{
+    struct stat sb;
+    const char *slash = strrchr(path, '/');
+    size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+
+    *tmp = NULL;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        d->fd = open(path, O_WRONLY | O_CLOEXEC);
+    } else {
+        /* 0600 (mkstemp's mode), as the database and gc archives: a
+         * bundle holds every parameter value of the instance. */
+        *tmp = cli_xmalloc(strlen(path) + 16);
+        sprintf(*tmp, "%.*s.%s.XXXXXX", (int)dirlen, path, path + dirlen);
+        d->fd = mkstemp(*tmp);
+    }
+    if (d->fd < 0) {
+        cli_errorf("cannot write %s: %s", path, strerror(errno));
+        free(*tmp);
+        *tmp = NULL;
+        return CLI_EXIT_ERROR;
+    }
+    return 0;
+}
+
 static int run(cli_ctx *ctx, const cli_args *a)
 {
     const char *name = a->pos[0], *path = cli_arg(a, "out");
-    char *out = NULL;
-    FILE *f = stdout;
+    dest d = {1, "standard output", 0};
+    char *tmp = NULL;
     int rc;
 
     if (path && (rc = cli_outfile_check(ctx, "--out", path)) != 0)
         return rc;
     if ((rc = cli_open_db(ctx, CLI_DB_EXISTING)) != 0)
         return rc;
-    rc = planctl_export_json(&out, ctx->db, name);
-    if (rc < 0)
-        return cli_fail(ctx, rc);
-    /* 0600, as the database and gc archives: a bundle holds every
-     * parameter value of the instance. */
     if (path) {
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-        if (fd < 0 || !(f = fdopen(fd, "w"))) {
-            cli_errorf("cannot write %s: %s", path, strerror(errno));
-            if (fd >= 0)
-                close(fd);
-            planctl_free(out);
-            return CLI_EXIT_ERROR;
-        }
+        d.name = path;
+        if ((rc = open_out(&d, &tmp, path)) != 0)
+            return rc;
     }
-    rc = fputs(out, f) < 0 || fputc('\n', f) == EOF;
-    if (path)
-        rc |= fclose(f) != 0;
-    planctl_free(out);
-    if (rc) {
-        cli_errorf("cannot write %s", path ? path : "standard output");
+    /* Row by row as they are read: memory stays small whatever the
+     * instance's size. */
+    rc = planctl_export_stream(ctx->db, name, put, &d);
+    if (rc == 0 && put(&d, "\n", 1) < 0)
+        rc = PLANCTL_EIO;
+    if (rc == 0 && tmp && (fsync(d.fd) != 0 || rename(tmp, path) != 0)) {
+        d.err = errno;
+        rc = PLANCTL_EIO;
+    }
+    if (path && close(d.fd) != 0 && rc == 0) {
+        d.err = errno;
+        rc = PLANCTL_EIO;
+    }
+    if (rc < 0 && tmp)
+        unlink(tmp);
+    free(tmp);
+    if (rc < 0 && d.err) {
+        cli_errorf("cannot write %s: %s", d.name, strerror(d.err));
         return CLI_EXIT_ERROR;
     }
+    if (rc < 0)
+        return cli_fail(ctx, rc);
     if (path)
         fprintf(stderr, "planctl: instance \"%s\" exported to %s\n", name,
                 path);
@@ -68,7 +129,10 @@ const cli_command cli_cmd_export = {
     "Writes the instance with its definition versions, runs, phases, steps,\n"
     "attempts and events as one versioned JSON bundle.  'planctl import'\n"
     "loads it into another database, where status, history, replay and\n"
-    "verify answer the same: attach it to a bug report.",
+    "verify answer the same: attach it to a bug report.  It is written row\n"
+    "by row, in little memory whatever the instance's size; --out FILE is\n"
+    "written beside FILE and renamed at the end, so FILE never holds half a\n"
+    "bundle.",
     pos,
     flags,
     examples,

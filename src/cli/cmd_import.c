@@ -3,8 +3,10 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 extern const cli_command cli_cmd_import;
@@ -39,28 +41,63 @@ static void remove_database(cli_ctx *ctx)
     }
 }
 
+/* The bundle's file, read as the library asks: never whole in memory. */
+typedef struct source {
+    int fd;
+    const char *name; /* in messages */
+    int err;          /* errno of the read that failed */
+} source;
+
+static int take(void *data, char *buf, size_t cap, size_t *len)
+{
+    source *s = data;
+    ssize_t n;
+
+    do
+        n = read(s->fd, buf, cap);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        s->err = errno;
+        *len = 0;
+        return -1;
+    }
+    *len = (size_t)n;
+    return 0;
+}
+
 static int run(cli_ctx *ctx, const cli_args *a)
 {
     planctl_import_options opts = PLANCTL_IMPORT_OPTIONS_INIT;
-    char *bundle = NULL, *out = NULL;
-    size_t len = 0;
+    const char *path = a->pos[0];
+    source src = {0, "<stdin>", 0};
+    int own = strcmp(path, "-") != 0;
+    char *out = NULL;
     int rc, fresh;
 
-    if ((rc = cli_read_input(&bundle, &len, a->pos[0])) != 0)
-        return rc;
+    if (own) {
+        src.name = path;
+        if ((src.fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+            cli_errorf("cannot read \"%s\": %s", path, strerror(errno));
+            return CLI_EXIT_ERROR;
+        }
+    }
     /* A database this import creates is removed again if the import is
      * refused: a refusal leaves nothing behind. */
     fresh = access(ctx->db_path, F_OK) != 0 && errno == ENOENT;
     if ((rc = cli_open_db(ctx, CLI_DB_CREATE)) != 0) {
-        free(bundle);
+        if (own)
+            close(src.fd);
         return rc;
     }
     opts.as_name = cli_arg(a, "as");
     opts.keep_active = cli_arg_count(a, "keep-active") > 0;
-    rc = planctl_import(&out, ctx->db, bundle, len, &opts);
-    free(bundle);
+    rc = planctl_import_stream(&out, ctx->db, &opts, take, &src);
+    if (own)
+        close(src.fd);
     if (rc < 0) {
-        rc = cli_fail(ctx, rc);
+        if (src.err)
+            cli_errorf("cannot read \"%s\": %s", src.name, strerror(src.err));
+        rc = src.err ? CLI_EXIT_ERROR : cli_fail(ctx, rc);
         if (fresh)
             remove_database(ctx);
         return rc;
@@ -106,7 +143,9 @@ const cli_command cli_cmd_import = {
     "one instance are merged and imported as that instance.  An active run\n"
     "is imported paused (the event log says so), so that an engine on this\n"
     "database does not run a bundle's tasks: 'planctl resume NAME' runs it;\n"
-    "--keep-active imports it as it was.",
+    "--keep-active imports it as it was.  A bundle of any size is read a\n"
+    "row at a time, staged in a temporary file ($TMPDIR or /tmp, about the\n"
+    "bundle's size, removed after); one row over 64 MiB is refused.",
     pos,
     flags,
     examples,

@@ -27,7 +27,9 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/buf.h"
 #include "core/timefmt.h"
+#include "store/bundle.h"
 #include "store/store.h"
 
 /* One column as JSON: NULL, an integer, a real or text, exactly as stored
@@ -58,19 +60,83 @@ static json_t *column_json(sqlite3_stmt *st, int i, int *bad_text)
     }
 }
 
-/* Appends every row of the named query for instance_id (?1) and run_id
- * (?2) to arr, each as an object keyed by column name. */
-static int rows_json(json_t *arr, planctl *p, pctl_query q, int64_t iid,
-                     int64_t run_id, const char *what)
+/* ---- writing, in pieces ---- */
+
+/* The bundle on its way to write(): whole pieces, not one per row. */
+typedef struct sink {
+    planctl *p;
+    planctl_write_fn write;
+    void *data;
+    int in_memory; /* write() fails only for want of memory */
+    size_t n;
+    char buf[65536];
+} sink;
+
+static int write_failed(sink *o)
 {
+    return o->in_memory
+               ? pctl_err(o->p, PLANCTL_ENOMEM, "out of memory")
+               : pctl_err(o->p, PLANCTL_EIO, "cannot write the bundle");
+}
+
+static int flush(sink *o)
+{
+    int rc = o->n && o->write(o->data, o->buf, o->n) < 0 ? write_failed(o) : 0;
+
+    o->n = 0;
+    return rc;
+}
+
+static int put(sink *o, const char *s, size_t n)
+{
+    int rc;
+
+    if (o->n + n > sizeof o->buf && (rc = flush(o)) < 0)
+        return rc;
+    if (n > sizeof o->buf)
+        return o->write(o->data, s, n) < 0 ? write_failed(o) : 0;
+    memcpy(o->buf + o->n, s, n);
+    o->n += n;
+    return 0;
+}
+
+/* v as compact JSON; what names it in a message. */
+static int put_json(sink *o, json_t *v, const char *what, int64_t id)
+{
+    char *text = json_dumps(v, JSON_COMPACT);
+    size_t n = text ? strlen(text) : 0;
+    int rc;
+
+    if (!text)
+        return pctl_err(o->p, PLANCTL_ENOMEM, "out of memory");
+    /* What import would refuse is not written (bundle.h). */
+    if (n > PCTL_BUNDLE_VALUE_MAX)
+        rc =
+            pctl_err(o->p, PLANCTL_EINVAL,
+                     "%s %lld is %zu MiB as JSON, more than the %zu MiB a "
+                     "bundle may hold in one row; it cannot be exported",
+                     what, (long long)id, n >> 20, PCTL_BUNDLE_VALUE_MAX >> 20);
+    else
+        rc = put(o, text, n);
+    pctl_free(text);
+    return rc;
+}
+
+/* Writes every row of the named query for instance_id (?1) and run_id
+ * (?2) as an array of objects keyed by column name. */
+static int rows_json(sink *w, pctl_query q, int64_t iid, int64_t run_id,
+                     const char *what, const char *row_what)
+{
+    planctl *p = w->p;
     sqlite3_stmt *st = pctl_stmt(p, q);
-    int rc = 0, step, i, n;
+    int rc = 0, step, i, n, first = 1;
 
     if (!st)
         return PLANCTL_ERROR;
     sqlite3_bind_int64(st, 1, iid);
     sqlite3_bind_int64(st, 2, run_id);
     n = sqlite3_column_count(st);
+    rc = put(w, "[", 1);
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
         json_t *o = json_object();
         int bad = 0;
@@ -87,13 +153,19 @@ static int rows_json(json_t *arr, planctl *p, pctl_query q, int64_t iid,
                           "fix the row with sqlite3",
                           what, sqlite3_column_name(st, i - 1),
                           (long long)sqlite3_column_int64(st, 0));
-        else if (!o || json_array_append_new(arr, o) < 0)
+        else if (!o)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        else if (!first)
+            rc = put(w, ",", 1);
+        if (rc == 0)
+            rc = put_json(w, o, row_what, sqlite3_column_int64(st, 0));
+        first = 0;
+        json_decref(o);
     }
     if (rc == 0 && step != SQLITE_DONE)
         rc = pctl_sqlerr(p, step, what);
     sqlite3_reset(st);
-    return rc;
+    return rc < 0 ? rc : put(w, "]", 1);
 }
 
 /* A JSON column of the instance, parsed: an object, or null when NULL. */
@@ -172,74 +244,138 @@ static int instance_json(json_t **out, planctl *p, int64_t iid,
 static const struct section {
     const char *key;
     pctl_query all, one_run;
-    const char *what;
+    const char *what, *row;
 } sections[] = {
     {"definitions", PCTL_Q_bundle_definitions, PCTL_Q_archive_definitions,
-     "reading definitions"},
-    {"runs", PCTL_Q_bundle_runs, PCTL_Q_archive_runs, "reading runs"},
-    {"phases", PCTL_Q_bundle_phases, PCTL_Q_archive_phases, "reading phases"},
-    {"steps", PCTL_Q_bundle_steps, PCTL_Q_archive_steps, "reading steps"},
+     "reading definitions", "definition"},
+    {"runs", PCTL_Q_bundle_runs, PCTL_Q_archive_runs, "reading runs", "run"},
+    {"phases", PCTL_Q_bundle_phases, PCTL_Q_archive_phases, "reading phases",
+     "phase"},
+    {"steps", PCTL_Q_bundle_steps, PCTL_Q_archive_steps, "reading steps",
+     "step"},
     {"attempts", PCTL_Q_bundle_attempts, PCTL_Q_archive_attempts,
-     "reading attempts"},
-    {"events", PCTL_Q_bundle_events, PCTL_Q_archive_events, "reading events"},
+     "reading attempts", "attempt"},
+    {"events", PCTL_Q_bundle_events, PCTL_Q_archive_events, "reading events",
+     "event"},
 };
 
-/* The bundle of instance iid (named name), or of its run run_id only. */
-static int build(char **out, planctl *p, int64_t iid, const char *name,
-                 int64_t run_id)
+/* Writes the bundle of instance iid (named name), or of its run run_id
+ * only: the header, the instance, then each section, row by row. */
+static int build(sink *w, int64_t iid, const char *name, int64_t run_id)
 {
-    char when[PCTL_TIME_BUF];
-    json_t *doc, *inst = NULL;
+    planctl *p = w->p;
+    char when[PCTL_TIME_BUF], key[32];
+    json_t *head, *inst = NULL;
+    char *text = NULL;
     size_t i;
     int rc;
 
     pctl_time_rfc3339(when, pctl_now(p));
-    doc = json_pack("{s:s, s:i, s:s}", "format", PLANCTL_BUNDLE_FORMAT,
-                    "version", PLANCTL_BUNDLE_VERSION, "exported_at", when);
-    if (!doc)
-        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    rc = instance_json(&inst, p, iid, name);
-    if (rc == 0 && json_object_set_new(doc, "instance", inst) < 0)
+    head = json_pack("{s:s, s:i, s:s}", "format", PLANCTL_BUNDLE_FORMAT,
+                     "version", PLANCTL_BUNDLE_VERSION, "exported_at", when);
+    /* The header object without its closing brace; the rest follows. */
+    if (!head || !(text = json_dumps(head, JSON_COMPACT)))
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    else
+        rc = put(w, text, strlen(text) - 1);
+    json_decref(head);
+    pctl_free(text);
+    if (rc == 0)
+        rc = instance_json(&inst, p, iid, name);
+    if (rc == 0)
+        rc = put(w, ",\"instance\":", 12);
+    if (rc == 0)
+        rc = put_json(w, inst, "instance", iid);
+    json_decref(inst);
     for (i = 0; rc == 0 && i < sizeof sections / sizeof sections[0]; i++) {
-        json_t *arr = json_array();
-
-        if (!arr || json_object_set_new(doc, sections[i].key, arr) < 0)
-            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-        else
-            rc = rows_json(arr, p,
-                           run_id ? sections[i].one_run : sections[i].all, iid,
-                           run_id, sections[i].what);
+        snprintf(key, sizeof key, ",\"%s\":", sections[i].key);
+        rc = put(w, key, strlen(key));
+        if (rc == 0)
+            rc = rows_json(w, run_id ? sections[i].one_run : sections[i].all,
+                           iid, run_id, sections[i].what, sections[i].row);
     }
-    if (rc == 0 && !(*out = json_dumps(doc, JSON_COMPACT)))
-        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    json_decref(doc);
+    if (rc == 0)
+        rc = put(w, "}", 1);
+    return rc < 0 ? rc : flush(w);
+}
+
+/* A bundle into memory. */
+static int to_text(void *data, const char *buf, size_t len)
+{
+    return pctl_buf_add(data, buf, len);
+}
+
+/* build() into a new string: what failed to grow it is ENOMEM. */
+static int build_text(char **outp, planctl *p, int64_t iid, const char *name,
+                      int64_t run_id)
+{
+    pctl_buf t = PCTL_BUF_INIT;
+    sink *w = pctl_calloc(1, sizeof *w);
+    int rc;
+
+    *outp = NULL;
+    if (!w)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    w->p = p;
+    w->write = to_text;
+    w->data = &t;
+    w->in_memory = 1;
+    rc = build(w, iid, name, run_id);
+    pctl_free(w);
+    if (rc < 0)
+        pctl_buf_free(&t);
+    else
+        *outp = t.s;
     return rc;
 }
 
-int pctl_bundle_run_json(char **out, planctl *p, int64_t instance_id,
+int pctl_bundle_run_json(char **outp, planctl *p, int64_t instance_id,
                          const char *instance, int64_t run_id)
 {
-    *out = NULL;
-    return build(out, p, instance_id, instance, run_id);
+    return build_text(outp, p, instance_id, instance, run_id);
 }
 
-int planctl_export_json(char **out, planctl *p, const char *instance)
+/* The instance's bundle through w, from one snapshot: a plain BEGIN is a
+ * read transaction until it writes, which this never does. */
+static int export(planctl *p, const char *instance, sink *w, char **text_out)
 {
     pctl_instance_row row = {0};
     int rc;
 
-    if (!out || !p || !instance)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
-    *out = NULL;
-    /* One snapshot: a plain BEGIN is a read transaction until it writes,
-     * which this never does. */
     if ((rc = pctl_exec(p, "BEGIN")) < 0)
         return rc;
     if ((rc = pctl_instance_find(&row, p, instance)) == 0)
-        rc = build(out, p, row.id, instance, 0);
+        rc = text_out ? build_text(text_out, p, row.id, instance, 0)
+                      : build(w, row.id, instance, 0);
     sqlite3_exec(p->db, "COMMIT", NULL, NULL, NULL);
     pctl_instance_row_clear(&row);
+    return rc;
+}
+
+int planctl_export_json(char **outp, planctl *p, const char *instance)
+{
+    if (!outp || !p || !instance)
+        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
+                 : PLANCTL_EINVAL;
+    *outp = NULL;
+    return export(p, instance, NULL, outp);
+}
+
+int planctl_export_stream(planctl *p, const char *instance,
+                          planctl_write_fn write, void *data)
+{
+    sink *w;
+    int rc;
+
+    if (!p || !instance || !write)
+        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
+                 : PLANCTL_EINVAL;
+    if (!(w = pctl_calloc(1, sizeof *w)))
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    w->p = p;
+    w->write = write;
+    w->data = data;
+    rc = export(p, instance, w, NULL);
+    pctl_free(w);
     return rc;
 }

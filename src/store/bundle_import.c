@@ -208,10 +208,13 @@ static int import_definition(bundle_imp *m, bundle_row *r)
             ver, errs.n ? errs.items[0].message : "invalid definition");
     else if (rc < 0)
         rc = pctl_err(m->p, rc, "out of memory");
-    pctl_def_free(def);
     pctl_ferr_list_clear(&errs);
-    if (rc < 0)
+    if (rc < 0) {
+        pctl_def_free(def);
         return rc;
+    }
+    /* Decoded once: def_of() answers from it. */
+    r->def = def;
 
     if (!(st = pctl_stmt(m->p, PCTL_Q_bundle_def_find)))
         return PLANCTL_ERROR;
@@ -353,15 +356,28 @@ static int insert_run(bundle_imp *m, bundle_row *r, const char *status,
 {
     sqlite3_stmt *st = pctl_stmt(m->p, PCTL_Q_bundle_run_insert);
     json_t *ro = json_object_get(data, "retry_of");
-    bundle_row *def, *retried = NULL;
+    bundle_row *def;
+    int64_t retried = 0;
+    int found = 0;
     char *uid = NULL;
     int rc;
 
     if (!st)
         return PLANCTL_ERROR;
-    if ((rc = pctl_bundle_resolve(&def, m, r->o, "definition_id", T_DEF, 0, 1,
-                                  "run", r->id)) < 0)
-        return rc;
+    {
+        json_t *v = json_object_get(r->o, "definition_id");
+
+        if (!json_is_integer(v))
+            return pctl_bundle_bad(
+                m, "run %lld: \"definition_id\" must be an integer",
+                (long long)r->id);
+        if (!(def = pctl_bundle_def(m, json_integer_value(v))))
+            return pctl_bundle_bad(m,
+                                   "run %lld refers to definition %lld, which "
+                                   "is not in the bundle",
+                                   (long long)r->id,
+                                   (long long)json_integer_value(v));
+    }
     if (json_integer_value(json_object_get(r->o, "instance_id")) != m->inst_id)
         return pctl_bundle_bad(
             m, "run %lld belongs to another instance than the bundle's",
@@ -372,7 +388,8 @@ static int insert_run(bundle_imp *m, bundle_row *r, const char *status,
     sqlite3_bind_int64(st, 11, m->inst_nid);
     sqlite3_bind_int64(st, 12, def->nid);
     pctl_bind_text(st, 13, status);
-    if ((rc = exec(m, st, &r->nid, &uid, "run", r->id)) < 0)
+    if ((rc = exec(m, st, &r->nid, &uid, "run", r->id)) < 0 ||
+        (rc = pctl_stage_save(m, T_RUN, r)) < 0)
         return rc;
     /* The creation event tells replay the uid and the run retried. */
     if (strcmp(uid, json_string_value(json_object_get(r->o, "uid"))) != 0) {
@@ -380,15 +397,14 @@ static int insert_run(bundle_imp *m, bundle_row *r, const char *status,
         if (json_object_set_new(data, "uid", json_string(uid)) < 0)
             rc = pctl_err(m->p, PLANCTL_ENOMEM, "out of memory");
     }
-    if (json_is_integer(ro))
-        retried = pctl_bundle_find(&m->t[T_RUN], json_integer_value(ro));
+    if (rc == 0 && json_is_integer(ro))
+        rc = pctl_stage_nid(&retried, &found, m, T_RUN, json_integer_value(ro));
     if (rc == 0 && json_is_integer(ro) &&
-        (!retried || retried->nid != json_integer_value(ro))) {
+        (!found || retried != json_integer_value(ro))) {
         m->data_changed = 1;
         if (json_object_set_new(data, "retry_of",
-                                retried && retried->nid
-                                    ? json_integer(retried->nid)
-                                    : json_null()) < 0)
+                                retried ? json_integer(retried) : json_null()) <
+            0)
             rc = pctl_err(m->p, PLANCTL_ENOMEM, "out of memory");
     }
     pctl_free(uid);
@@ -417,11 +433,16 @@ static int insert_child(bundle_imp *m, int tbl, bundle_row *r, bundle_row *run,
             pctl_bundle_tables[tbl].what, (long long)r->id,
             (long long)json_integer_value(json_object_get(r->o, "idx")),
             (long long)parent->kids - 1, tbl == T_STEP ? "phase" : "run");
+    if ((rc = pctl_stage_save(m, tbl == T_STEP ? T_PHASE : T_RUN, parent)) < 0)
+        return rc;
     sqlite3_bind_int64(st, k++, run->nid);
     if (tbl == T_STEP)
         sqlite3_bind_int64(st, k++, phase->nid);
     pctl_bind_text(st, k, status);
-    return exec(m, st, &r->nid, NULL, pctl_bundle_tables[tbl].what, r->id);
+    if ((rc = exec(m, st, &r->nid, NULL, pctl_bundle_tables[tbl].what, r->id)) <
+        0)
+        return rc;
+    return pctl_stage_save(m, tbl, r);
 }
 
 /* The row a status event is about, checked against the event's other
@@ -446,6 +467,18 @@ static int subject(bundle_row **out, bundle_imp *m, int tbl, bundle_row *run,
             pctl_bundle_tables[tbl].what, (long long)(*out)->id,
             tbl == T_STEP ? "run and phase" : "run");
     return 0;
+}
+
+/* The row's replayed status is now to. */
+static int set_cur(bundle_imp *m, int tbl, bundle_row *r, const char *to)
+{
+    char *cur = pctl_strdup(to);
+
+    if (!cur)
+        return pctl_err(m->p, PLANCTL_ENOMEM, "out of memory");
+    pctl_free(r->cur);
+    r->cur = cur;
+    return pctl_stage_save(m, tbl, r);
 }
 
 /* Creates the row of a creation event, or moves it along the event's edge
@@ -486,8 +519,7 @@ static int apply_status(bundle_imp *m, const bundle_row *ev, int tbl,
                 m,
                 "event %lld: a %s cannot be created %s; the bundle is corrupt",
                 (long long)ev->id, what, to);
-        r->cur = to;
-        return rc;
+        return rc < 0 ? rc : set_cur(m, tbl, r, to);
     }
     if (!r->cur)
         return pctl_bundle_bad(
@@ -511,8 +543,7 @@ static int apply_status(bundle_imp *m, const bundle_row *ev, int tbl,
             "event %lld: %s %lld cannot go from %s to %s; the bundle is "
             "corrupt",
             (long long)ev->id, what, (long long)r->id, from, to);
-    r->cur = to;
-    return rc;
+    return rc < 0 ? rc : set_cur(m, tbl, r, to);
 }
 
 /* What replay needs from a creation event's data must agree with the row:
@@ -536,7 +567,7 @@ static int check_creation(bundle_imp *m, const bundle_row *ev, int tbl,
     return 0;
 }
 
-static int import_event(bundle_imp *m, const bundle_row *ev)
+static int import_event(bundle_imp *m, bundle_row *ev, void *unused)
 {
     const char *entity = json_string_value(json_object_get(ev->o, "entity"));
     const char *text = json_string_value(json_object_get(ev->o, "data"));
@@ -552,6 +583,7 @@ static int import_event(bundle_imp *m, const bundle_row *ev)
     sqlite3_stmt *st;
     int rc;
 
+    (void)unused;
     if ((rc = bind_cols(m, NULL, ev, &event_cols, T_EVENT)) < 0)
         return rc;
     /* The bundle holds the instance's events: replay reads them by it. */
@@ -626,87 +658,109 @@ static int import_event(bundle_imp *m, const bundle_row *ev)
 /* Every row was created and ended where the bundle says. */
 static int check_final(bundle_imp *m)
 {
-    int tbl;
-    size_t i;
+    char *status = NULL, *cur = NULL;
+    int64_t id = 0;
+    int tbl = 0, rc;
 
-    for (tbl = T_RUN; tbl <= T_STEP; tbl++)
-        for (i = 0; i < m->t[tbl].n; i++) {
-            const bundle_row *r = &m->t[tbl].v[i];
+    rc = pctl_stage_unfinished(m, &tbl, &id, &status, &cur);
+    if (rc == 1 && !cur)
+        rc = pctl_bundle_bad(m, "%s %lld has no creation event",
+                             pctl_bundle_tables[tbl].what, (long long)id);
+    else if (rc == 1)
+        rc = pctl_bundle_bad(m, "%s %lld is %s but its events leave it %s",
+                             pctl_bundle_tables[tbl].what, (long long)id,
+                             status, cur);
+    pctl_free(status);
+    pctl_free(cur);
+    return rc;
+}
 
-            if (!r->cur)
-                return pctl_bundle_bad(m, "%s %lld has no creation event",
-                                       pctl_bundle_tables[tbl].what,
-                                       (long long)r->id);
-            if (strcmp(r->cur, r->status) != 0)
-                return pctl_bundle_bad(
-                    m, "%s %lld is %s but its events leave it %s",
-                    pctl_bundle_tables[tbl].what, (long long)r->id, r->status,
-                    r->cur);
-        }
-    return 0;
+/* retry_of last: a run in the bundle is remapped, another is gone. */
+static int finish_run(bundle_imp *m, bundle_row *r, void *unused)
+{
+    json_t *v = json_object_get(r->o, "retry_of");
+    sqlite3_stmt *st;
+    int64_t retried;
+    int found, rc;
+
+    (void)unused;
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_integer(v))
+        return pctl_bundle_bad(
+            m, "run %lld: \"retry_of\" must be an integer or null",
+            (long long)r->id);
+    if ((rc = pctl_stage_nid(&retried, &found, m, T_RUN,
+                             json_integer_value(v))) < 0 ||
+        !found)
+        return rc;
+    if (!(st = pctl_stmt(m->p, PCTL_Q_bundle_run_retry_of)))
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, r->nid);
+    sqlite3_bind_int64(st, 2, retried);
+    return exec(m, st, NULL, NULL, "run", r->id);
+}
+
+static int import_attempt(bundle_imp *m, bundle_row *a, void *unused)
+{
+    planctl_status status;
+    bundle_row *step;
+    sqlite3_stmt *st;
+    int rc;
+
+    (void)unused;
+    if ((rc = pctl_bundle_resolve(&step, m, a->o, "step_id", T_STEP, 0, 1,
+                                  "attempt", a->id)) < 0)
+        return rc;
+    if (!(st = pctl_stmt(m->p, PCTL_Q_bundle_attempt_insert)))
+        return PLANCTL_ERROR;
+    if ((rc = bind_cols(m, st, a, &attempt_cols, T_ATTEMPT)) < 0)
+        return rc;
+    /* No guard watches attempts; status and verify parse theirs. */
+    if (planctl_status_parse(
+            &status, json_string_value(json_object_get(a->o, "status"))) < 0)
+        return pctl_bundle_bad(m, "attempt %lld: unknown status",
+                               (long long)a->id);
+    sqlite3_bind_int64(st, 8, step->nid);
+    return exec(m, st, &a->nid, NULL, "attempt", a->id);
 }
 
 static int finish_rows(bundle_imp *m)
 {
-    planctl_status status;
-    sqlite3_stmt *st;
-    size_t i;
-    int rc = 0;
+    int rc = pctl_stage_each(m, T_RUN, finish_run, NULL);
 
-    /* retry_of last: a run in the bundle is remapped, another is gone. */
-    for (i = 0; rc == 0 && i < m->t[T_RUN].n; i++) {
-        bundle_row *r = &m->t[T_RUN].v[i], *retried;
-        json_t *v = json_object_get(r->o, "retry_of");
-
-        if (!v || json_is_null(v))
-            continue;
-        if (!json_is_integer(v))
-            return pctl_bundle_bad(
-                m, "run %lld: \"retry_of\" must be an integer or null",
-                (long long)r->id);
-        retried = pctl_bundle_find(&m->t[T_RUN], json_integer_value(v));
-        if (!retried)
-            continue;
-        if (!(st = pctl_stmt(m->p, PCTL_Q_bundle_run_retry_of)))
-            return PLANCTL_ERROR;
-        sqlite3_bind_int64(st, 1, r->nid);
-        sqlite3_bind_int64(st, 2, retried->nid);
-        rc = exec(m, st, NULL, NULL, "run", r->id);
-    }
-    for (i = 0; rc == 0 && i < m->t[T_ATTEMPT].n; i++) {
-        bundle_row *a = &m->t[T_ATTEMPT].v[i], *step;
-
-        if ((rc = pctl_bundle_resolve(&step, m, a->o, "step_id", T_STEP, 0, 1,
-                                      "attempt", a->id)) < 0)
-            return rc;
-        if (!(st = pctl_stmt(m->p, PCTL_Q_bundle_attempt_insert)))
-            return PLANCTL_ERROR;
-        if ((rc = bind_cols(m, st, a, &attempt_cols, T_ATTEMPT)) < 0)
-            return rc;
-        /* No guard watches attempts; status and verify parse theirs. */
-        if (planctl_status_parse(&status, json_string_value(json_object_get(
-                                              a->o, "status"))) < 0)
-            return pctl_bundle_bad(m, "attempt %lld: unknown status",
-                                   (long long)a->id);
-        sqlite3_bind_int64(st, 8, step->nid);
-        rc = exec(m, st, &a->nid, NULL, "attempt", a->id);
-    }
-    return rc;
+    return rc < 0 ? rc : pctl_stage_each(m, T_ATTEMPT, import_attempt, NULL);
 }
 
 /* ---- the whole ---- */
 
-static int import_all(bundle_imp *m, json_t *doc, const char *name)
+/* Keeps a definition row in m->defs (they are few, and looked up by name
+ * and version). */
+static int keep_def(bundle_imp *m, bundle_row *r, void *unused)
+{
+    bundle_row *v = pctl_realloc(m->defs, (m->ndefs + 1) * sizeof *v);
+
+    (void)unused;
+    if (!v)
+        return pctl_err(m->p, PLANCTL_ENOMEM, "out of memory");
+    m->defs = v;
+    m->defs[m->ndefs++] = *r;
+    memset(r, 0, sizeof *r); /* now m->defs' */
+    return 0;
+}
+
+static int import_all(bundle_imp *m, json_t *instance, const char *name)
 {
     size_t i;
-    int rc = 0;
+    int rc;
 
-    for (i = 0; rc == 0 && i < m->t[T_DEF].n; i++)
-        rc = import_definition(m, &m->t[T_DEF].v[i]);
+    rc = pctl_stage_each(m, T_DEF, keep_def, NULL);
+    for (i = 0; rc == 0 && i < m->ndefs; i++)
+        rc = import_definition(m, &m->defs[i]);
     if (rc == 0)
-        rc = import_instance(m, json_object_get(doc, "instance"), name);
-    for (i = 0; rc == 0 && i < m->t[T_EVENT].n; i++)
-        rc = import_event(m, &m->t[T_EVENT].v[i]);
+        rc = import_instance(m, instance, name);
+    if (rc == 0)
+        rc = pctl_stage_each(m, T_EVENT, import_event, NULL);
     if (rc == 0)
         rc = check_final(m);
     if (rc == 0)
@@ -782,33 +836,37 @@ static int pause_active(bundle_imp *m, const char *name, int64_t *paused)
     return pctl_gate(m->p, &c);
 }
 
-/* Loads doc's tables into m and imports them as name. */
-static int import_doc(bundle_imp *m, json_t *doc, const char *name,
-                      json_t *report, int keep_active)
+/* Imports the staged instance m->grp (instance: its row) as name. */
+static int import_group(bundle_imp *m, json_t *instance, const char *name,
+                        json_t *report, int keep_active)
 {
-    int64_t paused = 0;
+    int64_t paused = 0, runs = 0, events = 0;
+    size_t i;
     int rc = 0, tbl;
 
-    for (tbl = 0; rc == 0 && tbl < T__COUNT; tbl++)
-        rc = pctl_bundle_load_table(m, doc, tbl);
-    if (rc == 0 && !name)
+    if (!name)
         rc = pctl_err(m->p, PLANCTL_EINVAL,
                       "bundle instance: \"name\" must be a string");
     if (rc == 0)
-        rc = import_all(m, doc, name);
+        rc = import_all(m, instance, name);
     if (rc == 0 && !keep_active)
         rc = pause_active(m, name, &paused);
+    if (rc == 0 && (rc = pctl_stage_count(&runs, m, T_RUN)) == 0)
+        rc = pctl_stage_count(&events, m, T_EVENT);
     if (rc == 0 &&
         json_array_append_new(
-            report, json_pack("{s:s, s:I, s:I, s:o}", "instance", name, "runs",
-                              (json_int_t)m->t[T_RUN].n, "events",
-                              (json_int_t)m->t[T_EVENT].n, "paused",
-                              paused ? json_integer(paused) : json_null())) < 0)
+            report,
+            json_pack("{s:s, s:I, s:I, s:o}", "instance", name, "runs",
+                      (json_int_t)runs, "events", (json_int_t)events, "paused",
+                      paused ? json_integer(paused) : json_null())) < 0)
         rc = pctl_err(m->p, PLANCTL_ENOMEM, "out of memory");
-    for (size_t i = 0; i < m->t[T_DEF].n; i++)
-        pctl_def_free(m->t[T_DEF].v[i].def);
+    for (i = 0; i < m->ndefs; i++) {
+        pctl_def_free(m->defs[i].def);
+        pctl_bundle_row_clear(&m->defs[i]);
+    }
+    pctl_free(m->defs);
     for (tbl = 0; tbl < T__COUNT; tbl++)
-        pctl_free(m->t[tbl].v);
+        pctl_bundle_row_clear(&m->cache[tbl]);
     return rc;
 }
 
@@ -857,47 +915,130 @@ int planctl_import_json(char **out, planctl *p, const char *bundle, size_t len,
     return planctl_import(out, p, bundle, len, &o);
 }
 
+/* planctl_import()'s text as a stream. */
+typedef struct memory {
+    const char *at;
+    size_t left;
+} memory;
+
+static int read_memory(void *data, char *buf, size_t cap, size_t *len)
+{
+    memory *mem = data;
+
+    *len = mem->left < cap ? mem->left : cap;
+    memcpy(buf, mem->at, *len);
+    mem->at += *len;
+    mem->left -= *len;
+    return 0;
+}
+
 int planctl_import(char **out, planctl *p, const char *bundle, size_t len,
                    const planctl_import_options *opts)
 {
-    json_t *docs = NULL, *doc, *report = NULL;
-    const char *as_name;
-    bundle_imp m;
-    size_t i;
+    memory mem;
+
+    mem.at = bundle;
+    mem.left = len;
+    if (out)
+        *out = NULL;
+    if (!bundle)
+        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
+                 : PLANCTL_EINVAL;
+    return planctl_import_stream(out, p, opts, read_memory, &mem);
+}
+
+/* Two instances of one name cannot both be imported under it. */
+static int same_name(bundle_stage *stage, planctl *p, int64_t a, int64_t b)
+{
+    char *name = NULL, *text[2] = {NULL, NULL}, *ignored = NULL;
+    json_int_t id[2] = {0, 0};
+    int rc, i;
+
+    rc = pctl_stage_group(stage, p, a, &name, &text[0]);
+    if (rc == 0)
+        rc = pctl_stage_group(stage, p, b, &ignored, &text[1]);
+    for (i = 0; rc == 0 && i < 2; i++) {
+        json_t *in = json_loads(text[i], 0, NULL);
+
+        id[i] = json_integer_value(json_object_get(in, "id"));
+        json_decref(in);
+    }
+    if (rc == 0)
+        rc = pctl_err(p, PLANCTL_EINVAL,
+                      "the bundles hold two instances named \"%s\" (ids %lld "
+                      "and %lld where they came from); put each in a file of "
+                      "its own and import one with --as NAME",
+                      name, (long long)id[0], (long long)id[1]);
+    pctl_free(name);
+    pctl_free(ignored);
+    pctl_free(text[0]);
+    pctl_free(text[1]);
+    return rc;
+}
+
+/* Imports every staged instance, in the order first seen. */
+static int import_groups(bundle_stage *stage, planctl *p, int64_t count,
+                         const planctl_import_options *opts, json_t *report)
+{
+    int64_t grp;
+    int rc = 0;
+
+    for (grp = 1; rc == 0 && grp <= count; grp++) {
+        char *name = NULL, *text = NULL;
+        json_t *instance = NULL;
+        bundle_imp m;
+
+        memset(&m, 0, sizeof m);
+        m.p = p;
+        m.stage = stage;
+        m.grp = grp;
+        rc = pctl_stage_group(stage, p, grp, &name, &text);
+        if (rc == 0 && !(instance = json_loads(text, 0, NULL)))
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        if (rc == 0)
+            rc =
+                import_group(&m, instance, opts->as_name ? opts->as_name : name,
+                             report, opts->keep_active);
+        json_decref(instance);
+        pctl_free(name);
+        pctl_free(text);
+    }
+    return rc;
+}
+
+int planctl_import_stream(char **out, planctl *p,
+                          const planctl_import_options *opts,
+                          planctl_read_fn read, void *data)
+{
+    int64_t count = 0, a = 0, b = 0;
+    bundle_stage *stage = NULL;
+    json_t *report = NULL;
     int rc;
 
     if (out)
         *out = NULL;
-    if (!p || !bundle || !opts)
+    if (!p || !opts || !read)
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
                  : PLANCTL_EINVAL;
     if (opts->version < 1 || opts->version > PLANCTL_IMPORT_OPTIONS_VERSION)
         return pctl_err(p, PLANCTL_EINVAL, "unknown import options version %u",
                         opts->version);
-    as_name = opts->as_name;
-    if ((rc = pctl_bundle_parse(&docs, p, bundle, len)) < 0)
-        return rc;
-    if (as_name && json_array_size(docs) > 1)
+    rc = pctl_stage_open(&stage, p);
+    if (rc == 0)
+        rc = pctl_bundle_read(stage, p, read, data);
+    if (rc == 0)
+        rc = pctl_stage_groups(stage, p, &count, &a, &b);
+    if (rc == 0 && b)
+        rc = same_name(stage, p, a, b);
+    if (rc == 0 && opts->as_name && count > 1)
         rc = pctl_err(p, PLANCTL_EINVAL,
-                      "the bundles hold %zu instances, but a new name is for "
+                      "the bundles hold %lld instances, but a new name is for "
                       "one; import without --as",
-                      json_array_size(docs));
+                      (long long)count);
     if (rc == 0 && !(report = json_array()))
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     if (rc == 0 && (rc = pctl_tx_begin(p)) == 0) {
-        json_array_foreach(docs, i, doc)
-        {
-            memset(&m, 0, sizeof m);
-            m.p = p;
-            rc = import_doc(
-                &m, doc,
-                as_name ? as_name
-                        : json_string_value(json_object_get(
-                              json_object_get(doc, "instance"), "name")),
-                report, opts->keep_active);
-            if (rc < 0)
-                break;
-        }
+        rc = import_groups(stage, p, count, opts, report);
         /* The answer is made before the commit, so a failure to make it
          * leaves nothing imported either. */
         if (rc == 0 && out && !(*out = answer(report)))
@@ -909,6 +1050,6 @@ int planctl_import(char **out, planctl *p, const char *bundle, size_t len,
         }
     }
     json_decref(report);
-    json_decref(docs);
+    pctl_stage_close(stage);
     return rc;
 }

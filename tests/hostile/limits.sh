@@ -6,9 +6,8 @@
 #     refused by validate and apply (exit 2, "the limit is 4194304");
 #   - a bundle whose definition is over 4 MiB is refused by import (exit 2)
 #     and imports nothing;
-#   - a bundle file over 64 MiB is not read at all (exit 1): the CLI's cap
-#     on what it reads into memory (src/cli/input.c); the library itself
-#     has no limit on bundles.
+#   - a bundle file over 64 MiB imports: import streams, and only one
+#     value (a row) over 64 MiB is refused (exit 2), before it is held.
 #
 # Usage: sh limits.sh PLANCTL_BINARY SOURCE_DIR
 bin=$1
@@ -72,17 +71,24 @@ grep -q "the limit is $limit" "$T/err" ||
 [ "$(db_state)" = "$before" ] && ok "the refused import changed nothing" ||
     fail "a refused import changed the database"
 
-# A bundle file over 64 MiB: a real bundle followed by spaces (valid JSON
-# whitespace), so only its size is wrong.
-{ cat "$T/b.json"; head -c $((64 * 1024 * 1024)) /dev/zero | tr '\0' ' '; } \
-    > "$T/huge.json"
-expect_exit 2 "import a bundle file over 64 MiB" planctl import "$T/huge.json"
-grep -q "larger than 64 MiB" "$T/err" ||
+# One row over 64 MiB: refused before it is held, and nothing imported.
+awk -v n=$((64 * 1024 * 1024)) 'BEGIN { s = "x"; while (length(s) < n) s = s s }
+     { sub(/"message":null/, "\"message\":\"" substr(s, 1, n) "\""); print }' \
+    "$T/b.json" > "$T/huge.json"
+[ "$(wc -c < "$T/huge.json")" -gt $((64 * 1024 * 1024)) ] ||
+    fail "huge.json is not over 64 MiB"
+expect_exit 2 "import a bundle with a row over 64 MiB" \
+    planctl import "$T/huge.json"
+grep -q "a value longer than 64 MiB" "$T/err" ||
     fail "import does not name the cap: $(cat "$T/err")"
-rm -f "$T/huge.json"
 [ "$(db_state)" = "$before" ] && ok "the refused import changed nothing" ||
     fail "a refused import changed the database"
-expect_exit 0 "the small bundle still imports" planctl import "$T/b.json"
+# A bundle file over 64 MiB whose rows are small: a real bundle followed
+# by spaces (valid JSON whitespace) imports.
+{ cat "$T/b.json"; head -c $((64 * 1024 * 1024)) /dev/zero | tr '\0' ' '; } \
+    > "$T/huge.json"
+expect_exit 0 "import a bundle file over 64 MiB" planctl import "$T/huge.json"
+rm -f "$T/huge.json"
 expect_exit 0 "verify" planctl verify
 
 finish

@@ -272,6 +272,53 @@ static void expect_text_of(sqlite3 *db, const char *want, const char *sql)
     free(got);
 }
 
+/* ---- streams ---- */
+
+/* A reader of text in pieces of at most step bytes; fail_at: the read
+ * that fails (0: none). */
+typedef struct pieces {
+    const char *at;
+    size_t left, step;
+    int reads, fail_at;
+} pieces;
+
+static int read_pieces(void *data, char *buf, size_t cap, size_t *len)
+{
+    pieces *pc = data;
+
+    if (++pc->reads == pc->fail_at)
+        return -1;
+    *len = pc->left < pc->step ? pc->left : pc->step;
+    if (*len > cap)
+        *len = cap;
+    memcpy(buf, pc->at, *len);
+    pc->at += *len;
+    pc->left -= *len;
+    return 0;
+}
+
+/* A writer into a growing string; fails once it has taken limit bytes
+ * (0: never). */
+typedef struct taken {
+    char *v;
+    size_t n, limit;
+    int calls;
+} taken;
+
+static int write_taken(void *data, const char *buf, size_t len)
+{
+    taken *t = data;
+
+    t->calls++;
+    if (t->limit && t->n + len > t->limit)
+        return -1;
+    t->v = realloc(t->v, t->n + len + 1);
+    memcpy(t->v + t->n, buf, len);
+    t->n += len;
+    t->v[t->n] = '\0';
+    return 0;
+}
+
 /* ---- export ---- */
 
 static void test_export_shape(void **state)
@@ -907,6 +954,93 @@ static void test_gc_archive_refused(void **state)
     free(k.text);
 }
 
+/* The stream writes the bytes planctl_export_json() returns; a writer
+ * that stops it is EIO. */
+static void test_export_stream(void **state)
+{
+    fixture *f = *state;
+    taken t = {NULL, 0, 0, 0};
+
+    assert_int_equal(planctl_export_stream(f->a, "zk", write_taken, &t), 0);
+    assert_int_equal(t.n, f->len);
+    assert_memory_equal(t.v, f->bundle, f->len);
+    free(t.v);
+    memset(&t, 0, sizeof t);
+    t.limit = 1000;
+    assert_int_equal(planctl_export_stream(f->a, "zk", write_taken, &t),
+                     PLANCTL_EIO);
+    assert_string_equal(planctl_errmsg(f->a), "cannot write the bundle");
+    free(t.v);
+    memset(&t, 0, sizeof t);
+    assert_int_equal(planctl_export_stream(f->a, "nope", write_taken, &t),
+                     PLANCTL_ENOTFOUND);
+    assert_int_equal(t.n, 0);
+    assert_int_equal(planctl_export_stream(f->a, "zk", NULL, NULL),
+                     PLANCTL_EINVAL);
+}
+
+/* Read one byte at a time, or in pieces of every size up to 70, the
+ * bundle imports as it does whole; a reader that fails is EIO with
+ * nothing imported. */
+static void test_import_stream(void **state)
+{
+    fixture *f = *state;
+    planctl_import_options o = PLANCTL_IMPORT_OPTIONS_INIT;
+    char *want = NULL, *got = NULL, *before, *after;
+    size_t step;
+    pieces pc;
+
+    o.as_name = "whole";
+    assert_int_equal(planctl_import(&want, f->b, f->bundle, f->len, &o), 0);
+    for (step = 1; step <= 70; step += step < 8 ? 1 : 31) {
+        char name[32];
+
+        snprintf(name, sizeof name, "by%zu", step);
+        o.as_name = name;
+        pc = (pieces){f->bundle, f->len, step, 0, 0};
+        if (planctl_import_stream(&got, f->b, &o, read_pieces, &pc) != 0)
+            fail_msg("pieces of %zu: %s", step, planctl_errmsg(f->b));
+        /* The answers differ only in the name. */
+        assert_int_equal(strlen(got), strlen(want) + 2 * (strlen(name) - 5));
+        planctl_free(got);
+        expect_verified(f->b);
+    }
+    planctl_free(want);
+    before = fingerprint(f->dbb);
+    o.as_name = "broken";
+    pc = (pieces){f->bundle, f->len, 100, 0, 3};
+    assert_int_equal(planctl_import_stream(&got, f->b, &o, read_pieces, &pc),
+                     PLANCTL_EIO);
+    assert_null(got);
+    assert_string_equal(planctl_errmsg(f->b), "the bundle cannot be read");
+    after = fingerprint(f->dbb);
+    assert_string_equal(before, after);
+    free(before);
+    free(after);
+    assert_int_equal(planctl_import_stream(&got, f->b, &o, NULL, NULL),
+                     PLANCTL_EINVAL);
+}
+
+/* The members of a bundle in another order than export writes them, the
+ * header last: the same import. */
+static void test_import_any_order(void **state)
+{
+    fixture *f = *state;
+    json_t *doc = json_loads(f->bundle, 0, NULL), *copy = json_object();
+    static const char *const order[] = {
+        "events",      "attempts", "steps",       "phases",  "runs",
+        "definitions", "instance", "exported_at", "version", "format"};
+    size_t i;
+
+    for (i = 0; i < sizeof order / sizeof *order; i++)
+        json_object_set(copy, order[i], json_object_get(doc, order[i]));
+    assert_int_equal(import_doc(f->b, copy, NULL), 0);
+    expect_verified(f->b);
+    expect_same_docs(f->a, f->b, "zk");
+    json_decref(copy);
+    json_decref(doc);
+}
+
 /* Bundles of several instances in one text import together, in one
  * transaction; a new name is for one instance; two instances of one name
  * are refused. */
@@ -948,15 +1082,16 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
-        T(test_export_shape),       T(test_export_errors),
-        T(test_import_fresh),       T(test_import_active),
-        T(test_import_twice),       T(test_import_after_gc),
-        T(test_import_into_source), T(test_refused_malformed),
-        T(test_refused_reordered),  T(test_refused_illegal_edge),
-        T(test_refused_dangling),   T(test_refused_params),
-        T(test_params_verified),    T(test_refused_definition),
-        T(test_gc_archive),         T(test_gc_archive_refused),
-        T(test_import_several),
+        T(test_export_shape),         T(test_export_errors),
+        T(test_import_fresh),         T(test_import_active),
+        T(test_export_stream),        T(test_import_stream),
+        T(test_import_any_order),     T(test_import_twice),
+        T(test_import_after_gc),      T(test_import_into_source),
+        T(test_refused_malformed),    T(test_refused_reordered),
+        T(test_refused_illegal_edge), T(test_refused_dangling),
+        T(test_refused_params),       T(test_params_verified),
+        T(test_refused_definition),   T(test_gc_archive),
+        T(test_gc_archive_refused),   T(test_import_several),
 #undef T
     };
 
