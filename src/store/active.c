@@ -534,10 +534,9 @@ int pctl_active_load(pctl_active **out, planctl *p)
     memset(&w, 0, sizeof w);
     if (!a)
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    /* One snapshot for the three reads (unless the caller's transaction
-     * already gives one). */
-    began = p->tx_depth == 0;
-    rc = began ? pctl_exec(p, "BEGIN") : 0;
+    /* One snapshot for the three reads. */
+    rc = pctl_tx_read(p);
+    began = rc == 0;
     if (rc == 0)
         rc = (st = pctl_stmt(p, PCTL_Q_active_runs)) ? read_runs(&w, p, st)
                                                      : PLANCTL_ERROR;
@@ -548,7 +547,7 @@ int pctl_active_load(pctl_active **out, planctl *p)
         rc = (st = pctl_stmt(p, PCTL_Q_active_steps)) ? read_steps(&w, p, st)
                                                       : PLANCTL_ERROR;
     if (began)
-        sqlite3_exec(p->db, "COMMIT", NULL, NULL, NULL);
+        pctl_tx_read_end(p);
     if (rc == 0) {
         sort_rows(&w);
         rc = take_rows(a, p, &w);

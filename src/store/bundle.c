@@ -342,12 +342,12 @@ static int export(planctl *p, const char *instance, sink *w, char **text_out)
     pctl_instance_row row = {0};
     int rc;
 
-    if ((rc = pctl_exec(p, "BEGIN")) < 0)
+    if ((rc = pctl_tx_read(p)) < 0)
         return rc;
     if ((rc = pctl_instance_find(&row, p, instance)) == 0)
         rc = text_out ? build_text(text_out, p, row.id, instance, 0)
                       : build(w, row.id, instance, 0);
-    sqlite3_exec(p->db, "COMMIT", NULL, NULL, NULL);
+    pctl_tx_read_end(p);
     pctl_instance_row_clear(&row);
     return rc;
 }

@@ -358,6 +358,9 @@ int pctl_tx_begin(planctl *p)
         return p->ro_fs ? pctl_sqlerr(p, SQLITE_READONLY, NULL)
                         : pctl_err(p, PLANCTL_EREADONLY,
                                    "database %s was opened read-only", p->path);
+    if (p->rx_began)
+        return pctl_err(p, PLANCTL_ERROR,
+                        "a write transaction inside a read one");
     if (p->tx_depth++ > 0)
         return 0;
     p->tx_serial++;
@@ -416,6 +419,27 @@ int pctl_tx_commit(planctl *p)
         sqlite3_exec(p->db, "ROLLBACK", NULL, NULL, NULL);
     p->tx_serial++; /* over: nothing synced in it holds any more */
     return rc;
+}
+
+int pctl_tx_read(planctl *p)
+{
+    int rc = 0;
+
+    if (p->rx_depth++ == 0 && p->tx_depth == 0) {
+        if ((rc = pctl_exec(p, "BEGIN")) < 0)
+            p->rx_depth = 0;
+        else
+            p->rx_began = 1;
+    }
+    return rc;
+}
+
+void pctl_tx_read_end(planctl *p)
+{
+    if (p->rx_depth == 0 || --p->rx_depth > 0 || !p->rx_began)
+        return;
+    p->rx_began = 0;
+    sqlite3_exec(p->db, "COMMIT", NULL, NULL, NULL);
 }
 
 int pctl_tx_end(planctl *p, int rc)

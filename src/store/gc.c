@@ -96,7 +96,7 @@ int planctl_gc(char **out, planctl *p, const planctl_gc_options *opts)
         int64_t ids[MAX_BATCH], iids[MAX_BATCH];
         int i;
 
-        rc = opts->dry_run ? pctl_exec(p, "BEGIN") : pctl_tx_begin(p);
+        rc = opts->dry_run ? pctl_tx_read(p) : pctl_tx_begin(p);
         if (rc < 0)
             break;
         n = 0;
@@ -144,7 +144,7 @@ int planctl_gc(char **out, planctl *p, const planctl_gc_options *opts)
             removed += rc == 0;
         }
         if (opts->dry_run)
-            sqlite3_exec(p->db, "COMMIT", NULL, NULL, NULL);
+            pctl_tx_read_end(p);
         else
             rc = pctl_tx_end(p, rc);
     } while (rc == 0 && n == batch);

@@ -543,7 +543,7 @@ int planctl_replay_json(char **out, planctl *p, const char *instance,
     memset(&r, 0, sizeof r);
     if (instance && (rc = pctl_instance_find(&row, p, instance)) < 0)
         return rc;
-    if ((rc = pctl_exec(p, "BEGIN")) < 0)
+    if ((rc = pctl_tx_read(p)) < 0)
         goto done;
     rc = run_replay(&r, p, row.id, opts->until_seq, opts->at_ms, NULL);
     /* Time travel shows durations as of the last event shown. */
@@ -578,7 +578,7 @@ int planctl_replay_json(char **out, planctl *p, const char *instance,
     } else if (rc == 0) {
         rc = PLANCTL_ERROR;
     }
-    sqlite3_exec(p->db, "COMMIT", NULL, NULL, NULL);
+    pctl_tx_read_end(p);
     if (rc == 0 && !(*out = json_dumps(doc, JSON_COMPACT)))
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
 done:
@@ -680,7 +680,7 @@ int planctl_verify(char **out, planctl *p)
                  : PLANCTL_EINVAL;
     *out = NULL;
     memset(&r, 0, sizeof r);
-    if ((rc = pctl_exec(p, "BEGIN")) < 0)
+    if ((rc = pctl_tx_read(p)) < 0)
         return rc;
     rc = pragma_ok(p, "PRAGMA integrity_check", "integrity check");
     if (rc == 0)
@@ -724,7 +724,7 @@ int planctl_verify(char **out, planctl *p)
                       r.nruns - seen);
     if (rc == 0)
         rc = check_event_counts(p);
-    sqlite3_exec(p->db, "COMMIT", NULL, NULL, NULL);
+    pctl_tx_read_end(p);
     if (rc == 0 &&
         !(*out = pctl_asprintf("verified %lld runs against %lld events: "
                                "tables and events agree; integrity and "

@@ -34,6 +34,8 @@ struct planctl {
     int readonly;
     int ro_fs;    /* on a read-only file system: opened immutable (db.c) */
     int tx_depth; /* >0 while a transaction of ours is open */
+    int rx_depth; /* >0 while a read transaction is (pctl_tx_read) */
+    int rx_began; /* ... and the outermost one began it */
     uint64_t tx_serial; /* moves at each outermost begin and end */
     /* PLANCTL_CHECK_CACHE=1 in the environment at open: the gate reads
      * every row back even when the engine's cache knows it, and fails
@@ -176,6 +178,15 @@ void pctl_tx_rollback(planctl *p);
 /* Ends the transaction: commit if rc == 0 (returning its result), else
  * roll back and return rc. */
 int pctl_tx_end(planctl *p, int rc);
+
+/* A read transaction: one snapshot for several reads, which never write
+ * (a deferred BEGIN takes no lock until it would).  Inside another
+ * transaction, read or write, the outer one's snapshot serves and nothing
+ * begins.  A write transaction may not begin inside it (PLANCTL_ERROR).
+ * Errors: those of BEGIN (EBUSY, EIO). */
+int pctl_tx_read(planctl *p);
+/* Ends what pctl_tx_read began.  Can't fail: nothing was written. */
+void pctl_tx_read_end(planctl *p);
 
 /* ---- the gate ---- */
 

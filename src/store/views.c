@@ -340,7 +340,7 @@ int planctl_status_json(char **out, planctl *p, const char *instance,
     if (!opts)
         opts = &defaults;
     /* A read transaction: every row comes from one snapshot. */
-    if ((rc = pctl_exec(p, "BEGIN")) < 0)
+    if ((rc = pctl_tx_read(p)) < 0)
         return rc;
     rc = pctl_instance_find(&row, p, instance);
     if (rc == 0)
@@ -397,7 +397,7 @@ int planctl_status_json(char **out, planctl *p, const char *instance,
                       pinned_plan && strcmp(pinned_plan, pd->name) == 0 ? pinned
                                                                         : NULL);
     }
-    sqlite3_exec(p->db, "COMMIT", NULL, NULL, NULL);
+    pctl_tx_read_end(p);
     if (rc == 0 && !(*out = json_dumps(doc, JSON_COMPACT)))
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     json_decref(doc);

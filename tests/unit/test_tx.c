@@ -1,0 +1,156 @@
+/*
+ * test_tx.c - transactions through one API (src/store/db.c): a read
+ * transaction is one snapshot whatever other handles commit meanwhile,
+ * nests inside a read or a write without beginning anything, and refuses
+ * a write begun inside it; the write transaction's depth is unchanged.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "planctl.h"
+#include "store/store.h"
+#include "store_fixture.h"
+#include "testutil.h"
+
+typedef struct fixture {
+    char *dir, *path;
+    planctl *p, *other; /* two handles on one file */
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+
+    f->dir = tu_mkdtemp();
+    f->path = tu_fmt("%s/tx.db", f->dir);
+    assert_int_equal(planctl_open(&f->p, f->path, NULL), 0);
+    assert_int_equal(planctl_open(&f->other, f->path, NULL), 0);
+    assert_int_equal(
+        planctl_definition_apply(NULL, f->p, ZK_V2, strlen(ZK_V2), "zk.json"),
+        0);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+
+    planctl_close(f->p);
+    planctl_close(f->other);
+    tu_rmtree(f->dir);
+    free(f->path);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
+static int64_t instances(planctl *p)
+{
+    return tu_scalar(p->db, "SELECT count(*) FROM instances");
+}
+
+static int64_t definitions(planctl *p)
+{
+    return tu_scalar(p->db, "SELECT count(*) FROM definitions");
+}
+
+static void create(planctl *p, const char *name)
+{
+    int64_t run;
+
+    assert_int_equal(
+        planctl_instance_create(&run, p, name, "zookeeper", "0.2.0", NULL, 0),
+        0);
+}
+
+/* What another handle commits during a read transaction is not seen in
+ * it, and is seen after. */
+static void test_read_is_one_snapshot(void **state)
+{
+    fixture *f = *state;
+
+    assert_int_equal(pctl_tx_read(f->p), 0);
+    assert_int_equal(instances(f->p), 0);
+    create(f->other, "zk");
+    assert_int_equal(instances(f->p), 0);
+    assert_int_equal(sqlite3_get_autocommit(f->p->db), 0);
+    pctl_tx_read_end(f->p);
+    assert_int_equal(sqlite3_get_autocommit(f->p->db), 1);
+    assert_int_equal(instances(f->p), 1);
+}
+
+/* Reads nest: only the outermost ends the transaction. */
+static void test_reads_nest(void **state)
+{
+    fixture *f = *state;
+
+    assert_int_equal(pctl_tx_read(f->p), 0);
+    assert_int_equal(pctl_tx_read(f->p), 0);
+    pctl_tx_read_end(f->p);
+    assert_int_equal(sqlite3_get_autocommit(f->p->db), 0);
+    pctl_tx_read_end(f->p);
+    assert_int_equal(sqlite3_get_autocommit(f->p->db), 1);
+    /* An end too many changes nothing. */
+    pctl_tx_read_end(f->p);
+    assert_int_equal(f->p->rx_depth, 0);
+}
+
+/* Inside a write transaction a read begins and ends nothing: the write's
+ * own snapshot serves, and its commit keeps what it wrote. */
+static void test_read_inside_write(void **state)
+{
+    fixture *f = *state;
+
+    assert_int_equal(pctl_tx_begin(f->p), 0);
+    assert_int_equal(
+        planctl_definition_apply(NULL, f->p, ZK_V3, strlen(ZK_V3), "zk3.json"),
+        0);
+    assert_int_equal(pctl_tx_read(f->p), 0);
+    assert_int_equal(definitions(f->p), 2);
+    pctl_tx_read_end(f->p);
+    assert_int_equal(sqlite3_get_autocommit(f->p->db), 0);
+    assert_int_equal(f->p->tx_depth, 1);
+    assert_int_equal(definitions(f->other), 1);
+    assert_int_equal(pctl_tx_end(f->p, 0), 0);
+    assert_int_equal(definitions(f->other), 2);
+}
+
+/* A write cannot begin inside a read: the read's snapshot may be stale,
+ * and SQLite could not take the lock without a deadlock risk. */
+static void test_no_write_inside_read(void **state)
+{
+    fixture *f = *state;
+
+    assert_int_equal(pctl_tx_read(f->p), 0);
+    assert_int_equal(pctl_tx_begin(f->p), PLANCTL_ERROR);
+    assert_string_equal(planctl_errmsg(f->p),
+                        "a write transaction inside a read one");
+    assert_int_equal(f->p->tx_depth, 0);
+    pctl_tx_read_end(f->p);
+    /* Afterwards writes go on as ever. */
+    create(f->p, "zk");
+    assert_int_equal(instances(f->other), 1);
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_read_is_one_snapshot),
+        T(test_reads_nest),
+        T(test_read_inside_write),
+        T(test_no_write_inside_read),
+    };
+#undef T
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
