@@ -31,6 +31,7 @@
 #include "engine/metrics.h"
 #include "engine/orphans.h"
 #include "store/active.h"
+#include "store/counts.h"
 #include "store/store.h"
 
 /* What step 2 decided for a job, applied after the commit. */
@@ -837,20 +838,6 @@ static void trim_defs(planctl_engine *e)
     }
 }
 
-/* Whether any run is still open (queued or active), after the commit. */
-static int open_any(planctl *p, int *out)
-{
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_runs_open_any);
-    int rc;
-
-    if (!st)
-        return PLANCTL_ERROR;
-    rc = sqlite3_step(st);
-    *out = rc == SQLITE_ROW && sqlite3_column_int(st, 0);
-    sqlite3_reset(st);
-    return rc == SQLITE_ROW ? 0 : pctl_sqlerr(p, rc, "reading the queue");
-}
-
 /* The wall clock jumped by delta (engine.c): every pending time of the
  * active runs moves with it, in the database (store/clockshift.c) and in
  * the cache read from it; the jobs' own times move after the commit. */
@@ -981,7 +968,8 @@ int pctl_engine_pass(planctl_engine *e)
             pctl_engine_request_pass(e);
         else if (e->o.until_idle && e->njobs == 0 &&
                  ps.active_runs == ps.waiting_runs &&
-                 (ps.waiting_runs > 0 || (open_any(e->p, &open) == 0 && !open)))
+                 (ps.waiting_runs > 0 ||
+                  (pctl_runs_open_any(&open, e->p) == 0 && !open)))
             /* Idle: nothing open, or only runs that wait for a task kind
              * this engine has no executor for (and the runs queued behind
              * them, which wait too). */
