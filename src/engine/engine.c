@@ -204,7 +204,7 @@ static void on_poll(uv_timer_t *t)
     (void)pctl_now(e->p);
     if (e->clock_shift)
         pctl_engine_request_pass(e);
-    if (pctl_data_version(e->p, &v) == 0 && v != e->data_version) {
+    if (pctl_data_version(&v, e->p) == 0 && v != e->data_version) {
         e->data_version = v;
         pctl_engine_request_pass(e);
     }
@@ -578,7 +578,7 @@ int planctl_engine_start(planctl_engine *e,
         timers[i]->data = e;
     }
     e->handles_open = (int)(sizeof timers / sizeof timers[0]) + 1;
-    pctl_data_version(e->p, &e->data_version);
+    pctl_data_version(&e->data_version, e->p);
     pctl_db_ident_note(e->p);
     uv_timer_start(&e->poll_timer, on_poll, (uint64_t)e->o.change_poll_ms,
                    (uint64_t)e->o.change_poll_ms);

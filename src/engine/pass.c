@@ -81,9 +81,8 @@ static void wake_min(pass *ps, int64_t t)
 
 /* The job running a cached step: set when the job is made (or when the
  * cache is read anew), cleared when it is dropped. */
-static ejob *job_of(const pass *ps, const pctl_step_row *row)
+static ejob *job_of(const pctl_step_row *row)
 {
-    (void)ps;
     return row->job;
 }
 
@@ -344,7 +343,7 @@ static int reconcile(pass *ps, pctl_active *a)
                 const pctl_plan_def *plan;
 
                 if (v->status != PLANCTL_STATUS_IN_PROGRESS ||
-                    job_of(ps, &r->phases[pi].steps[si]))
+                    job_of(&r->phases[pi].steps[si]))
                     continue;
                 def = pctl_engine_def(e, r->definition_id);
                 plan = def ? pctl_def_plan(def, r->plan) : NULL;
@@ -499,7 +498,7 @@ static int apply_action(pass *ps, pctl_run_row *r, const pctl_plan_def *plan,
         pctl_duration_format(dur, sizeof dur, sd->timeout_ms);
         snprintf(msg, sizeof msg, "timed out after %s", dur);
         if ((rc = defer_cancel(
-                 ps, job_of(ps, &r->phases[a->phase].steps[a->step]))) < 0)
+                 ps, job_of(&r->phases[a->phase].steps[a->step]))) < 0)
             return rc;
         rc = step_change(
             e, id, a->from, a->to, msg,
@@ -608,8 +607,7 @@ static int decide_all(pass *ps, pctl_active *a)
                 ejob *sj;
 
                 if (v->status != PLANCTL_STATUS_ERROR ||
-                    !(sj = job_of(ps, &r->phases[pi].steps[si])) ||
-                    sj->finished)
+                    !(sj = job_of(&r->phases[pi].steps[si])) || sj->finished)
                     continue;
                 if (nheld == hcap) {
                     int64_t *nh;

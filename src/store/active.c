@@ -648,7 +648,7 @@ int pctl_active_sync(pctl_active **cache, planctl *p)
     size_t i;
     int rc;
 
-    rc = pctl_data_version(p, &dv);
+    rc = pctl_data_version(&dv, p);
     if (rc == 0 && a && !a->cache->stale && dv == a->cache->data_version &&
         sqlite3_total_changes64(p->db) == a->cache->changes) {
         /* Nobody else wrote since our last commit: only our own changes

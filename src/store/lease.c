@@ -282,7 +282,7 @@ void pctl_lease_abandon(planctl *p)
     os_unlock(p);
 }
 
-int pctl_data_version(planctl *p, int64_t *out)
+int pctl_data_version(int64_t *out, planctl *p)
 {
     sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_data_version);
     int rc;
@@ -301,5 +301,5 @@ int planctl_data_version(int64_t *out, planctl *p)
     if (!out || !p)
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
                  : PLANCTL_EINVAL;
-    return pctl_data_version(p, out);
+    return pctl_data_version(out, p);
 }

@@ -293,7 +293,7 @@ int pctl_lease_release(planctl *p, int64_t token);
  * Can't fail. */
 void pctl_lease_abandon(planctl *p);
 /* PRAGMA data_version: changes when another connection commits. */
-int pctl_data_version(planctl *p, int64_t *out);
+int pctl_data_version(int64_t *out, planctl *p);
 
 /* ---- runs as models (views.c), for verify ---- */
 
