@@ -59,6 +59,8 @@ static void step_timers(ctx *c, size_t pi, size_t si, pctl_step_view *s)
         return;
     if (s->attempt >= s->max_attempts) {
         step_to(c, pi, si, s, PLANCTL_STATUS_FATAL_ERROR, PCTL_WHY_EXHAUSTED);
+    } else if (s->busy) {
+        return; /* no wake: the try's report comes first */
     } else if (s->next_attempt_at > c->now) {
         wake_at(c, s->next_attempt_at);
     } else if (!c->paused && *c->slots > 0) {

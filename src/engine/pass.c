@@ -536,8 +536,7 @@ static int decide_all(pass *ps, pctl_active *a)
 {
     planctl_engine *e = ps->e;
     pctl_action *actions = NULL;
-    size_t *scratch = NULL, cap = 0, ri, k, n, pi, si, nheld = 0, hcap = 0;
-    int64_t *held = NULL; /* next_attempt_at of steps held back */
+    size_t *scratch = NULL, cap = 0, ri, k, n, pi, si;
     int slots = e->o.concurrency, rc = 0, capped = 0;
     ejob *j;
 
@@ -598,35 +597,16 @@ static int decide_all(pass *ps, pctl_active *a)
         r->dirty = 0;
         r->view.strategy = plan->strategy;
         /* A step whose cancelled job has not reported yet must not start
-         * again: never two attempts of one step in flight.  It is held back
-         * for this decision only (the job's report marks the run). */
-        nheld = 0;
-        for (pi = 0; rc == 0 && pi < r->view.nphases; pi++) {
-            for (si = 0; rc == 0 && si < r->view.phases[pi].nsteps; si++) {
+         * again: never two attempts of one step in flight (the job's report
+         * marks the run). */
+        for (pi = 0; pi < r->view.nphases; pi++)
+            for (si = 0; si < r->view.phases[pi].nsteps; si++) {
                 pctl_step_view *v = &r->view.phases[pi].steps[si];
-                ejob *sj;
+                ejob *sj = job_of(&r->phases[pi].steps[si]);
 
-                if (v->status != PLANCTL_STATUS_ERROR ||
-                    !(sj = job_of(&r->phases[pi].steps[si])) || sj->finished)
-                    continue;
-                if (nheld == hcap) {
-                    int64_t *nh;
-
-                    hcap = hcap ? hcap * 2 : 8;
-                    nh = pctl_realloc(held, hcap * 3 * sizeof *nh);
-                    if (!nh) {
-                        rc = pctl_err(e->p, PLANCTL_ENOMEM, "out of memory");
-                        continue;
-                    }
-                    held = nh;
-                }
-                held[nheld * 3] = (int64_t)pi;
-                held[nheld * 3 + 1] = (int64_t)si;
-                held[nheld * 3 + 2] = v->next_attempt_at;
-                nheld++;
-                v->next_attempt_at = INT64_MAX;
+                v->busy =
+                    v->status == PLANCTL_STATUS_ERROR && sj && !sj->finished;
             }
-        }
         if (rc == 0 && pctl_decide_capacity(&r->view) > cap) {
             pctl_action *na;
 
@@ -657,21 +637,11 @@ static int decide_all(pass *ps, pctl_active *a)
                 pctl_status_terminal(actions[k].to))
                 ps->runs_ended++;
         }
-        /* Held steps get their time back, unless a change moved them. */
-        for (k = 0; k < nheld; k++) {
-            pctl_step_view *v =
-                &r->view.phases[held[k * 3]].steps[held[k * 3 + 1]];
-
-            if (v->status == PLANCTL_STATUS_ERROR &&
-                v->next_attempt_at == INT64_MAX)
-                v->next_attempt_at = held[k * 3 + 2];
-        }
         if (pctl_status_active(r->view.status))
             ps->active_runs++;
     }
     if (capped && slots == 0)
         ps->more = 1; /* more slots free than one pass starts */
-    pctl_free(held);
     pctl_free(actions);
     pctl_free(scratch);
     return rc;

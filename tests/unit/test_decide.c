@@ -174,6 +174,39 @@ static void test_retry_waits_for_backoff(void **state)
     assert_int_equal(run_decide(&t, 9000, &slots, a, &wake), 0);
 }
 
+/* A busy step (its cancelled try has not reported) never retries, however
+ * due, and sets no wake time: the report decides it again.  Its input is
+ * read, never changed.  Out of tries, it still gives up. */
+static void test_busy_step_waits_for_its_report(void **state)
+{
+    tree t;
+    pctl_action a[64];
+    int64_t wake;
+    int slots = 10;
+
+    (void)state;
+    make(&t, PCTL_STRATEGY_SERIAL, PCTL_STRATEGY_SERIAL, 1, 1, 3);
+    run_decide(&t, 0, &slots, a, &wake);
+    t.steps[0][0].status = S(ERROR);
+    t.steps[0][0].next_attempt_at = 5000;
+    t.steps[0][0].busy = 1;
+    slots = 10;
+    assert_int_equal(run_decide(&t, 9000, &slots, a, &wake), 0);
+    assert_int_equal(wake, 0); /* none */
+    assert_int_equal(t.steps[0][0].next_attempt_at, 5000);
+    assert_int_equal(t.steps[0][0].status, S(ERROR));
+    assert_int_equal(slots, 10);
+    t.steps[0][0].busy = 0;
+    assert_int_equal(run_decide(&t, 9000, &slots, a, &wake), 1);
+    assert_int_equal(a[0].why, PCTL_WHY_RETRY);
+    t.steps[0][0].status = S(ERROR);
+    t.steps[0][0].attempt = 3;
+    t.steps[0][0].busy = 1;
+    assert_true(run_decide(&t, 9000, &slots, a, &wake) > 0);
+    assert_int_equal(a[0].to, S(FATAL_ERROR));
+    assert_int_equal(a[0].why, PCTL_WHY_EXHAUSTED);
+}
+
 static void test_exhausted_fails_run(void **state)
 {
     tree t;
@@ -577,6 +610,7 @@ int main(void)
         cmocka_unit_test(test_serial_starts_one_at_a_time),
         cmocka_unit_test(test_parallel_starts_all_within_slots),
         cmocka_unit_test(test_completion_rolls_up),
+        cmocka_unit_test(test_busy_step_waits_for_its_report),
         cmocka_unit_test(test_retry_waits_for_backoff),
         cmocka_unit_test(test_exhausted_fails_run),
         cmocka_unit_test(test_step_timeout),
