@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/marks.h"
 #include "core/rollup.h"
 #include "store/active.h"
 #include "store/store.h"
@@ -289,43 +290,32 @@ static int read_row(planctl *p, const pctl_change *c, written *w)
                             : pctl_sqlerr(p, rc, pctl_entity_name(c->entity));
 }
 
-/* The same, from what the row held before (the cache) and the change:
- * each column as the *_set_status statement sets it, with the values
- * pctl_gate() binds. */
-static written written_row(const pctl_change *c, const pctl_cached_row *k)
+/* The same, from what the row held before (the cache) and the marks the
+ * change bound into its UPDATE. */
+static written written_row(const pctl_change *c, const pctl_marks *m,
+                           const pctl_cached_row *k)
 {
-    int in_progress = c->to == PLANCTL_STATUS_IN_PROGRESS;
+    pctl_marked after =
+        pctl_marks_apply(c->entity, m, k->attempt, k->deadline_at);
     written w;
 
     memset(&w, 0, sizeof w);
     w.run_id = k->run_id;
     w.instance_id = k->instance_id;
-    switch (c->entity) {
-    case PLANCTL_ENTITY_STEP:
+    if (c->entity != PLANCTL_ENTITY_RUN)
         w.phase_id = k->phase_id;
-        w.attempt = k->attempt + in_progress;
-        if (c->to == PLANCTL_STATUS_ERROR && c->next_attempt_at > 0)
-            w.next_attempt_at = c->next_attempt_at;
-        if (in_progress && c->deadline_at > 0)
-            w.deadline_at = c->deadline_at;
-        break;
-    case PLANCTL_ENTITY_PHASE:
-        w.phase_id = k->phase_id;
-        break;
-    default: /* run: deadline_at = coalesce(?8, deadline_at) */
-        w.deadline_at =
-            in_progress && c->deadline_at > 0 ? c->deadline_at : k->deadline_at;
-        break;
-    }
+    w.attempt = after.attempt;
+    w.next_attempt_at = after.next_attempt_at;
+    w.deadline_at = after.deadline_at;
     return w;
 }
 
 /* PLANCTL_CHECK_CACHE: the row read back against what the cache made of
  * it. */
-static int check_cached(planctl *p, const pctl_change *c,
+static int check_cached(planctl *p, const pctl_change *c, const pctl_marks *m,
                         const pctl_cached_row *k, const written *w)
 {
-    written x = written_row(c, k);
+    written x = written_row(c, m, k);
 
     if (x.run_id == w->run_id && x.phase_id == w->phase_id &&
         x.instance_id == w->instance_id && x.attempt == w->attempt &&
@@ -351,6 +341,7 @@ int pctl_gate(planctl *p, const pctl_change *c)
     int64_t deadline = 0, instance_id = 0;
     int rc, attempt = 0, cached;
     pctl_cached_row known;
+    pctl_marks marks;
     written w;
     const char *ent;
     pctl_event ev = {0};
@@ -381,14 +372,16 @@ int pctl_gate(planctl *p, const pctl_change *c)
     sqlite3_bind_int64(st, 4, now);
     pctl_bind_text(st, 5, c->message);
     sqlite3_bind_int(st, 6, pctl_status_terminal(c->to));
-    if (c->entity == PLANCTL_ENTITY_STEP && c->to == PLANCTL_STATUS_ERROR &&
-        c->next_attempt_at > 0)
-        sqlite3_bind_int64(st, 7, c->next_attempt_at);
-    if (c->entity != PLANCTL_ENTITY_PHASE &&
-        c->to == PLANCTL_STATUS_IN_PROGRESS && c->deadline_at > 0)
-        sqlite3_bind_int64(st, 8, c->deadline_at);
-    if (c->entity == PLANCTL_ENTITY_STEP)
+    /* The try count and times the change sets: one rule (core/marks.c);
+     * the statements store what they are given. */
+    marks = pctl_marks_of(c->entity, c->to, c->next_attempt_at, c->deadline_at);
+    if (c->entity == PLANCTL_ENTITY_STEP) {
+        pctl_bind_id(st, 7, marks.next_attempt_at);
         sqlite3_bind_int(st, 9, grants(c));
+        sqlite3_bind_int(st, 10, marks.attempt_inc);
+    }
+    if (c->entity != PLANCTL_ENTITY_PHASE)
+        pctl_bind_id(st, 8, marks.deadline_at);
     cached = pctl_active_cached(p, c->entity, c->id, &known);
     rc = sqlite3_step(st);
     sqlite3_reset(st);
@@ -403,11 +396,11 @@ int pctl_gate(planctl *p, const pctl_change *c)
      * above did to the row what written_row() does to the cached one),
      * which spares a read per change. */
     if (cached && !p->check_cache) {
-        w = written_row(c, &known);
+        w = written_row(c, &marks, &known);
     } else {
         if ((rc = read_row(p, c, &w)) < 0)
             return rc;
-        if (cached && (rc = check_cached(p, c, &known, &w)) < 0)
+        if (cached && (rc = check_cached(p, c, &marks, &known, &w)) < 0)
             return rc;
     }
     run_id = w.run_id;

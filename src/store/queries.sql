@@ -28,9 +28,9 @@ UPDATE steps SET status = ?3,
                  ELSE started_at END,
     finished_at = CASE WHEN ?6 THEN ?4 ELSE NULL END,
     message = ?5,
-    attempt = attempt + (?3 = 'IN_PROGRESS'),
+    attempt = attempt + ?10,
     next_attempt_at = ?7,
-    deadline_at = CASE WHEN ?3 = 'IN_PROGRESS' THEN ?8 ELSE NULL END,
+    deadline_at = ?8,
     max_attempts = max_attempts + ?9
 WHERE id = ?1 AND status = ?2;
 
