@@ -949,7 +949,9 @@ PLANCTL_API int planctl_engine_new(planctl_engine **out, planctl *p,
 /* Registers (or replaces) the executor of a task kind, before start.  ex
  * is copied.  The kind also becomes known to the engine's handle
  * (planctl_kind_register() without a spec check, unless one is registered
- * already), so definitions using it can be applied on that handle.
+ * already), so definitions using it can be applied on that handle, and
+ * preflight checks started through that handle run with it.  Freeing the
+ * engine forgets its executors; the kinds stay known.
  * Errors: EINVAL (bad kind, NULL start or cancel, unknown version),
  * ENOMEM. */
 PLANCTL_API int planctl_engine_register(planctl_engine *e, const char *kind,

@@ -307,22 +307,7 @@ void pctl_engine_maybe_close(planctl_engine *e)
 const planctl_executor *pctl_engine_executor(planctl_engine *e,
                                              const char *kind)
 {
-    size_t i;
-
-    for (i = 0; i < e->nkinds; i++)
-        if (strcmp(e->kinds[i].kind, kind) == 0)
-            return &e->kinds[i].ex;
-    return NULL;
-}
-
-/* Makes a kind known to the handle's validation unless it already is
- * (built in, or registered with a spec check that must be kept). */
-static int kind_known(planctl *p, const char *kind)
-{
-    if (pctl_kind_is_builtin(kind) ||
-        (p->kinds && pctl_kinds_find(p->kinds, kind)))
-        return 0;
-    return planctl_kind_register(p, kind, NULL, NULL);
+    return pctl_kinds_executor(e->p->kinds, kind);
 }
 
 int planctl_engine_register(planctl_engine *e, const char *kind,
@@ -333,15 +318,11 @@ int planctl_engine_register(planctl_engine *e, const char *kind,
     if (!e || !kind || !*kind || !ex || !ex->start || !ex->cancel ||
         ex->version != PLANCTL_EXECUTOR_VERSION)
         return PLANCTL_EINVAL;
-    /* The handle learns the kind too: definitions using it validate
-     * (planctl_kind_register keeps any spec check given before), and the
-     * preflight checks that run in this process can use the executor. */
-    if ((rc = pctl_exec_put(&e->kinds, &e->nkinds, kind, ex)) < 0 ||
-        (rc = pctl_exec_put(&e->p->check_execs, &e->p->ncheck_execs, kind,
-                            ex)) < 0 ||
-        (rc = kind_known(e->p, kind)) < 0)
-        return rc;
-    return 0;
+    /* One registry on the handle: definitions using the kind validate (a
+     * spec check given before is kept), the engine runs its tasks, and
+     * the preflight checks that run in this process can use it. */
+    rc = pctl_kind_set_executor(e->p, kind, ex);
+    return rc < 0 ? rc : 0;
 }
 
 const pctl_def *pctl_engine_def(planctl_engine *e, int64_t def_id)
@@ -650,7 +631,8 @@ void planctl_engine_free(planctl_engine *e)
     pctl_active_drop(&e->active, e->p);
     for (i = 0; i < e->ndefs; i++)
         pctl_engine_defent_free(&e->defs[i]);
-    pctl_exec_free(e->kinds, e->nkinds);
+    /* Its executors go with it (their data may): the kinds stay known. */
+    pctl_kinds_drop_executors(e->p->kinds);
     pctl_free(e->defs);
     pctl_free(e->waiting);
     pctl_metrics_free(e->metrics);

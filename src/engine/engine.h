@@ -109,8 +109,6 @@ struct planctl_engine {
     struct pctl_active *active;  /* the active runs, kept between passes */
     defent *defs;
     size_t ndefs;
-    struct pctl_exec_ent *kinds;
-    size_t nkinds;
     int fd_budget;    /* tasks the process has descriptors for */
     int64_t *waiting; /* runs noted as waiting for a task kind */
     size_t nwaiting, cwaiting;

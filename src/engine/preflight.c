@@ -29,6 +29,7 @@
 #include <uv.h>
 
 #include "core/alloc.h"
+#include "core/kinds.h"
 #include "engine/executors.h"
 #include "engine/job.h"
 #include "store/store.h"
@@ -214,11 +215,10 @@ static void on_deadline(uv_timer_t *t)
 
 static const planctl_executor *executor_for(planctl *p, const char *kind)
 {
-    size_t i;
+    const planctl_executor *ex = pctl_kinds_executor(p->kinds, kind);
 
-    for (i = 0; i < p->ncheck_execs; i++)
-        if (strcmp(p->check_execs[i].kind, kind) == 0)
-            return &p->check_execs[i].ex;
+    if (ex)
+        return ex;
     if (strcmp(kind, "Dummy") == 0)
         return pctl_exec_dummy();
     if (strcmp(kind, "shell") == 0)

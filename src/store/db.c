@@ -460,39 +460,6 @@ void pctl_preview_clear(planctl *p)
     memset(&p->preview, 0, sizeof p->preview);
 }
 
-int pctl_exec_put(pctl_exec_ent **v, size_t *n, const char *kind,
-                  const planctl_executor *ex)
-{
-    pctl_exec_ent *nv;
-    size_t i;
-
-    for (i = 0; i < *n; i++) {
-        if (strcmp((*v)[i].kind, kind) == 0) {
-            (*v)[i].ex = *ex;
-            return 0;
-        }
-    }
-    nv = pctl_realloc(*v, (*n + 1) * sizeof *nv);
-    if (!nv)
-        return PLANCTL_ENOMEM;
-    *v = nv;
-    nv[*n].kind = pctl_strdup(kind);
-    if (!nv[*n].kind)
-        return PLANCTL_ENOMEM;
-    nv[*n].ex = *ex;
-    (*n)++;
-    return 0;
-}
-
-void pctl_exec_free(pctl_exec_ent *v, size_t n)
-{
-    size_t i;
-
-    for (i = 0; i < n; i++)
-        pctl_free(v[i].kind);
-    pctl_free(v);
-}
-
 /* ---- opening ---- */
 
 static int pragma_int(planctl *p, const char *sql, int *out)
@@ -864,7 +831,6 @@ void planctl_close(planctl *p)
     pctl_events_free(p);
     pctl_free(p->preflight_skip);
     pctl_free(p->preflight_report);
-    pctl_exec_free(p->check_execs, p->ncheck_execs);
     pctl_kinds_free(p->kinds);
     pctl_free(p->path);
     pctl_free(p->errmsg);

@@ -99,6 +99,21 @@ int planctl_kind_register(planctl *p, const char *kind,
     return 0;
 }
 
+int pctl_kind_set_executor(planctl *p, const char *kind,
+                           const planctl_executor *ex)
+{
+    int rc;
+
+    if (!p->kinds && !(p->kinds = pctl_calloc(1, sizeof(*p->kinds))))
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    rc = pctl_kinds_set_executor(p->kinds, kind, ex);
+    if (rc == PLANCTL_EINVAL)
+        return pctl_err(p, rc,
+                        "invalid task kind: give a name of 1 to %d bytes",
+                        PCTL_KIND_MAX);
+    return rc < 0 ? pctl_err(p, rc, "out of memory") : 0;
+}
+
 /* The first error as the handle's message, with a pointer to the rest. */
 static int report_invalid(planctl *p, const pctl_ferr_list *errs,
                           const char *origin)

@@ -61,9 +61,6 @@ struct planctl {
     int64_t preflight_deadline_ms;
     char *preflight_skip;
     char *preflight_report;
-    /* Executors for preflight checks, beside the built-ins. */
-    struct pctl_exec_ent *check_execs;
-    size_t ncheck_execs;
     /* The engine's cache of active runs while a pass may use it, kept
      * true by the gate (store/active.h); NULL otherwise. */
     struct pctl_active *active;
@@ -79,18 +76,11 @@ struct planctl {
     void *gate_hook_data;
 };
 
-/* A task kind and its executor (the engine's registry, and the handle's
- * for preflight checks). */
-typedef struct pctl_exec_ent {
-    char *kind;
-    planctl_executor ex;
-} pctl_exec_ent;
-
-/* Adds or replaces kind in a registry.  0 or PLANCTL_ENOMEM. */
-int pctl_exec_put(pctl_exec_ent **v, size_t *n, const char *kind,
-                  const planctl_executor *ex);
-/* Frees a registry.  Can't fail. */
-void pctl_exec_free(pctl_exec_ent *v, size_t n);
+/* Sets the executor of a task kind in the handle's one registry of kinds
+ * (p->kinds, core/kinds.h), which validation, the engine and preflight
+ * checks all read.  EINVAL (a bad name), ENOMEM. */
+int pctl_kind_set_executor(planctl *p, const char *kind,
+                           const planctl_executor *ex);
 
 /* Clears the preview of a dry run.  Can't fail. */
 void pctl_preview_clear(planctl *p);
