@@ -3,13 +3,14 @@
  * trigger, retry): preflight first, then the store's admission.
  *
  * Which plan runs, with which parameters, is decided by the store (plan
- * selection, DESIGN §4).  So each call runs the store's admission twice:
- * first dry (everything happens inside a transaction that is rolled back,
- * and the store notes what it would admit), then, once the plan's
- * preflight checks passed, for real.  Checks run outside any transaction,
- * so they never hold the database's write lock.  A refusal the store
- * would give anyway (a conflict, a bad parameter) comes from the dry run,
- * before any check runs.
+ * selection, DESIGN §4), in one write transaction that resolves the
+ * instance and its definition once.  A plan without preflight checks is
+ * admitted there.  A plan with checks stops the store just before it
+ * would admit (pctl_preflight_gate, store.h): the transaction rolls back,
+ * the checks run outside any transaction (never holding the database's
+ * write lock), and a second transaction re-checks everything and admits.
+ * A refusal the store would give anyway (a conflict, a bad parameter)
+ * comes before any check runs.
  */
 #include <string.h>
 
@@ -26,22 +27,23 @@ typedef struct call {
     int64_t run_id;
 } call;
 
-static int store_call(int64_t *out, planctl *p, const call *c)
+static int store_call(int64_t *out, planctl *p, const call *c,
+                      pctl_preflight_gate *g)
 {
     switch (c->what) {
     case CREATE:
         return pctl_store_create(out, p, c->name, c->definition, c->version,
-                                 c->params, c->nparams);
+                                 c->params, c->nparams, g);
     case SET:
-        return pctl_store_set(out, p, c->name, c->params, c->nparams);
+        return pctl_store_set(out, p, c->name, c->params, c->nparams, g);
     case UPGRADE:
         return pctl_store_upgrade(out, p, c->name, c->version, c->params,
-                                  c->nparams);
+                                  c->nparams, g);
     case TRIGGER:
-        return pctl_store_trigger(out, p, c->name, c->plan, c->topts);
+        return pctl_store_trigger(out, p, c->name, c->plan, c->topts, g);
     case RETRY:
     default:
-        return pctl_store_retry(out, p, c->name, c->run_id);
+        return pctl_store_retry(out, p, c->name, c->run_id, g);
     }
 }
 
@@ -54,55 +56,76 @@ static void record(planctl *p, int64_t instance_id, const char *message)
                                     p->preflight_report));
 }
 
+/* The checks of the plan the store stopped at (g), outside any
+ * transaction.  *msg receives what they said, for the log; on success
+ * the gate is told they passed (passed: its own copy of the plan). */
+static int run_checks(planctl *p, const call *c, pctl_preflight_gate *g,
+                      char **passed, char **msg)
+{
+    const pctl_plan_def *plan;
+    pctl_def *def = NULL;
+    int rc;
+
+    pctl_free(*msg);
+    *msg = NULL;
+    if ((rc = pctl_def_load(&def, p, g->definition_id)) < 0)
+        return rc;
+    plan = pctl_def_plan(def, g->plan);
+    rc = pctl_preflight_run(p, def, plan, g->instance, g->params);
+    /* What the checks said goes in the log, passed or not; the refusal's
+     * message is the handle's, kept around the record. */
+    *msg = rc < 0
+               ? pctl_strdup(planctl_errmsg(p))
+               : pctl_asprintf("preflight of plan \"%s\" passed", plan->name);
+    /* A new instance exists only after the real admission (the first
+     * transaction's row was rolled back): its record waits until then,
+     * and a refused create leaves no instance to record on. */
+    if (c->what != CREATE)
+        record(p, g->instance_id, *msg);
+    if (rc < 0 && *msg)
+        pctl_err(p, rc, "%s", *msg);
+    if (rc == 0) {
+        pctl_free(*passed);
+        if (!(*passed = pctl_strdup(g->plan)))
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        g->passed_plan = *passed;
+        g->passed_definition = g->definition_id;
+    }
+    pctl_def_free(def);
+    return rc;
+}
+
+/* At most this many times may the plan the store selects change while
+ * its checks run (another writer between the two transactions). */
+#define MAX_ROUNDS 3
+
 static int admit(int64_t *out, planctl *p, const call *c)
 {
-    pctl_def *def = NULL;
-    const pctl_plan_def *plan;
-    int64_t dry_out = 0, instance_id;
-    char *msg = NULL;
-    int rc;
+    pctl_preflight_gate g;
+    char *msg = NULL, *passed = NULL;
+    int rc, round = 0;
 
     if (!out || !p)
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
                  : PLANCTL_EINVAL;
     *out = 0;
+    memset(&g, 0, sizeof g);
     pctl_free(p->preflight_report);
     p->preflight_report = NULL;
-    p->dry_run = 1;
-    pctl_preview_clear(p);
-    rc = store_call(&dry_out, p, c);
-    p->dry_run = 0;
-    if (rc < 0 || !p->preview.valid) {
-        /* Refused, or nothing to admit (a set that changes nothing). */
-        pctl_preview_clear(p);
-        return rc < 0 ? rc : store_call(out, p, c);
+    /* One write transaction when the plan has no checks; with checks, a
+     * first one that stops before admitting, the checks outside it, and a
+     * second that admits. */
+    while ((rc = store_call(out, p, c, &g)) == PCTL_EPREFLIGHT) {
+        if (++round > MAX_ROUNDS) {
+            rc = pctl_err(p, PLANCTL_EBUSY,
+                          "instance \"%s\" changed while its preflight "
+                          "checks ran, %d times; try again",
+                          c->name, MAX_ROUNDS);
+            break;
+        }
+        if ((rc = run_checks(p, c, &g, &passed, &msg)) < 0)
+            break;
     }
-    instance_id = p->preview.instance_id;
-    if ((rc = pctl_def_load(&def, p, p->preview.definition_id)) < 0) {
-        pctl_preview_clear(p);
-        return rc;
-    }
-    plan = pctl_def_plan(def, p->preview.plan);
-    if (plan && plan->nchecks > 0) {
-        rc = pctl_preflight_run(p, def, plan, p->preview.instance,
-                                p->preview.params);
-        /* What the checks said goes in the log, passed or not; the
-         * refusal's message is the handle's, kept around the record. */
-        msg = rc < 0 ? pctl_strdup(planctl_errmsg(p))
-                     : pctl_asprintf("preflight of plan \"%s\" passed",
-                                     plan->name);
-        /* A new instance exists only after the real admission (the dry
-         * run's row was rolled back): its record waits until then, and a
-         * refused create leaves no instance to record on. */
-        if (c->what != CREATE)
-            record(p, instance_id, msg);
-        if (rc < 0 && msg)
-            pctl_err(p, rc, "%s", msg);
-    }
-    pctl_preview_clear(p);
-    pctl_def_free(def);
-    if (rc == 0)
-        rc = store_call(out, p, c);
     if (rc == 0 && c->what == CREATE && msg) {
         pctl_instance_row row;
 
@@ -110,6 +133,8 @@ static int admit(int64_t *out, planctl *p, const call *c)
             record(p, row.id, msg);
         pctl_instance_row_clear(&row);
     }
+    pctl_preflight_gate_clear(&g);
+    pctl_free(passed);
     pctl_free(msg);
     return rc;
 }

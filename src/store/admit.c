@@ -238,6 +238,15 @@ static char *run_data(const pctl_admission *a, const char *uid)
     return take_json(o);
 }
 
+void pctl_preflight_gate_clear(pctl_preflight_gate *g)
+{
+    pctl_free(g->instance);
+    pctl_free(g->plan);
+    pctl_free(g->params);
+    g->instance = g->plan = g->params = NULL;
+    g->instance_id = g->definition_id = 0;
+}
+
 int pctl_admit(int64_t *out, planctl *p, const pctl_admission *a)
 {
     const pctl_plan_def *plan = pctl_def_plan(a->def, a->plan);
@@ -261,20 +270,21 @@ int pctl_admit(int64_t *out, planctl *p, const pctl_admission *a)
         return rc;
     }
     pctl_free(busy);
-    if (p->dry_run) {
-        /* What would be admitted, for the preflight checks; the dry run's
-         * transaction is rolled back by pctl_tx_end. */
-        pctl_preview_clear(p);
-        p->preview.instance_id = a->instance_id;
-        p->preview.definition_id = a->definition_id;
-        p->preview.retry_of = a->retry_of;
-        p->preview.instance = pctl_strdup(a->instance_name);
-        p->preview.plan = pctl_strdup(a->plan);
-        p->preview.params = pctl_strdup(a->params_json);
-        if (!p->preview.instance || !p->preview.plan || !p->preview.params)
+    /* A plan with checks that have not passed stops here: the caller
+     * runs them outside the transaction, which rolls back, and comes
+     * again (store.h, pctl_preflight_gate). */
+    if (a->pf && plan->nchecks > 0 &&
+        !(a->pf->passed_plan && a->pf->passed_definition == a->definition_id &&
+          strcmp(a->pf->passed_plan, a->plan) == 0)) {
+        pctl_preflight_gate_clear(a->pf);
+        a->pf->instance_id = a->instance_id;
+        a->pf->definition_id = a->definition_id;
+        a->pf->instance = pctl_strdup(a->instance_name);
+        a->pf->plan = pctl_strdup(a->plan);
+        a->pf->params = pctl_strdup(a->params_json);
+        if (!a->pf->instance || !a->pf->plan || !a->pf->params)
             return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-        p->preview.valid = 1;
-        return 0;
+        return PCTL_EPREFLIGHT;
     }
     if (a->queue && !active_id &&
         (rc = queued_exists(p, a->instance_id, &queued)) < 0)

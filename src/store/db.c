@@ -444,20 +444,11 @@ void pctl_tx_read_end(planctl *p)
 
 int pctl_tx_end(planctl *p, int rc)
 {
-    /* A dry run goes through everything and keeps nothing. */
-    if (rc < 0 || (p->dry_run && p->tx_depth == 1)) {
+    if (rc < 0) {
         pctl_tx_rollback(p);
         return rc;
     }
     return pctl_tx_commit(p);
-}
-
-void pctl_preview_clear(planctl *p)
-{
-    pctl_free(p->preview.instance);
-    pctl_free(p->preview.plan);
-    pctl_free(p->preview.params);
-    memset(&p->preview, 0, sizeof p->preview);
 }
 
 /* ---- opening ---- */
@@ -827,7 +818,6 @@ void planctl_close(planctl *p)
         sqlite3_close_v2(p->db);
     if (p->lock_fd >= 0)
         close(p->lock_fd);
-    pctl_preview_clear(p);
     pctl_events_free(p);
     pctl_free(p->preflight_skip);
     pctl_free(p->preflight_report);

@@ -333,7 +333,8 @@ static int check_not_deleting(planctl *p, const pctl_instance_row *r,
 
 int pctl_store_create(int64_t *out, planctl *p, const char *name,
                       const char *definition, const char *version,
-                      const planctl_param *params, size_t nparams)
+                      const planctl_param *params, size_t nparams,
+                      pctl_preflight_gate *pf)
 {
     pctl_admission a = {0};
     pctl_instance_row existing;
@@ -402,6 +403,7 @@ int pctl_store_create(int64_t *out, planctl *p, const char *name,
         a.plan = "deploy";
         a.trigger = "create";
         a.params_json = snap;
+        a.pf = pf;
         rc = pctl_admit(out, p, &a);
     }
     rc = pctl_tx_end(p, rc);
@@ -447,6 +449,7 @@ typedef struct change_req {
     const char *version; /* upgrade: the new version, else NULL */
     const planctl_param *params;
     size_t nparams;
+    pctl_preflight_gate *pf;
 } change_req;
 
 static int change_instance(int64_t *out, planctl *p, const change_req *req)
@@ -547,6 +550,7 @@ static int change_instance(int64_t *out, planctl *p, const change_req *req)
         a.trigger = req->version ? "upgrade" : "set";
         a.reason = reason;
         a.params_json = snap;
+        a.pf = req->pf;
         rc = pctl_admit(out, p, &a);
     }
 done:
@@ -570,9 +574,10 @@ done:
 }
 
 int pctl_store_set(int64_t *out, planctl *p, const char *name,
-                   const planctl_param *params, size_t nparams)
+                   const planctl_param *params, size_t nparams,
+                   pctl_preflight_gate *pf)
 {
-    change_req req = {name, NULL, params, nparams};
+    change_req req = {name, NULL, params, nparams, pf};
 
     if (!out || !p || !name || (nparams && !params))
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
@@ -585,9 +590,9 @@ int pctl_store_set(int64_t *out, planctl *p, const char *name,
 
 int pctl_store_upgrade(int64_t *out, planctl *p, const char *name,
                        const char *version, const planctl_param *params,
-                       size_t nparams)
+                       size_t nparams, pctl_preflight_gate *pf)
 {
-    change_req req = {name, version, params, nparams};
+    change_req req = {name, version, params, nparams, pf};
 
     if (!out || !p || !name || !version || (nparams && !params))
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")

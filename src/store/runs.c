@@ -14,7 +14,8 @@
 #include "store/store.h"
 
 int pctl_store_trigger(int64_t *out, planctl *p, const char *instance,
-                       const char *plan, const planctl_trigger_options *opts)
+                       const char *plan, const planctl_trigger_options *opts,
+                       pctl_preflight_gate *pf)
 {
     planctl_trigger_options defaults = PLANCTL_TRIGGER_OPTIONS_INIT;
     pctl_instance_row row = {0};
@@ -57,6 +58,7 @@ int pctl_store_trigger(int64_t *out, planctl *p, const char *instance,
         a.params_json = snap;
         a.queue = opts->queue;
         a.busy_hint = "cancel it or use --queue";
+        a.pf = pf;
         rc = pctl_admit(out, p, &a);
     }
     rc = pctl_tx_end(p, rc);
@@ -114,7 +116,7 @@ static int load_old_run(old_run *out, planctl *p, int64_t instance_id,
 }
 
 int pctl_store_retry(int64_t *out, planctl *p, const char *instance,
-                     int64_t run_id)
+                     int64_t run_id, pctl_preflight_gate *pf)
 {
     pctl_instance_row row = {0};
     old_run old = {0};
@@ -153,6 +155,7 @@ int pctl_store_retry(int64_t *out, planctl *p, const char *instance,
         a.reason = reason;
         a.params_json = old.params;
         a.retry_of = old.id;
+        a.pf = pf;
         rc = pctl_admit(out, p, &a);
     }
     rc = pctl_tx_end(p, rc);

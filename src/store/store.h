@@ -49,14 +49,6 @@ struct planctl {
     void *now_data;
     sqlite3_stmt *stmts[PCTL_Q__COUNT];
     struct pctl_kinds *kinds; /* planctl_kind_register(); NULL: none */
-    /* Admission dry runs (engine/admission.c): the store goes through an
-     * admission, records what it would admit here, and rolls back. */
-    int dry_run;
-    struct pctl_preview {
-        int valid;
-        int64_t instance_id, definition_id, retry_of;
-        char *instance, *plan, *params;
-    } preview;
     /* Preflight settings and the last report (engine/preflight.c). */
     int64_t preflight_deadline_ms;
     char *preflight_skip;
@@ -81,9 +73,6 @@ struct planctl {
  * checks all read.  EINVAL (a bad name), ENOMEM. */
 int pctl_kind_set_executor(planctl *p, const char *kind,
                            const planctl_executor *ex);
-
-/* Clears the preview of a dry run.  Can't fail. */
-void pctl_preview_clear(planctl *p);
 
 /* ---- errors ---- */
 
@@ -324,21 +313,50 @@ int pctl_def_load(pctl_def **out, planctl *p, int64_t id);
 
 /* ---- admission ---- */
 
-/* The store's halves of the public admission calls; the public ones
- * (engine/admission.c) run them dry first, then the plan's preflight
- * checks, then for real.  Same arguments and errors as the public ones. */
+/*
+ * Preflight between planning an admission and making it.  A plan's checks
+ * run outside any transaction (never holding the write lock), so the
+ * store's admission stops before admitting a plan that has checks which
+ * have not passed: it fills the gate with what it would admit and returns
+ * PCTL_EPREFLIGHT, its transaction rolled back.  The caller
+ * (engine/admission.c) runs the checks, notes that they passed for that
+ * (definition, plan), and calls again; the second transaction re-checks
+ * everything and admits.  A plan without checks is admitted in the first
+ * transaction: one lookup of the instance, one load of its definition.
+ */
+typedef struct pctl_preflight_gate {
+    /* in: the checks that passed; plan NULL: none yet */
+    int64_t passed_definition;
+    const char *passed_plan;
+    /* out, at PCTL_EPREFLIGHT: what would be admitted (owned) */
+    int64_t instance_id, definition_id;
+    char *instance, *plan, *params;
+} pctl_preflight_gate;
+
+/* Stopped for preflight (pctl_preflight_gate); never leaves the library. */
+#define PCTL_EPREFLIGHT (-1000)
+
+/* Frees the gate's out fields.  Can't fail. */
+void pctl_preflight_gate_clear(pctl_preflight_gate *g);
+
+/* The store's halves of the public admission calls (engine/admission.c
+ * runs preflight between them, through pf; NULL: admit without checks).
+ * Same arguments and errors as the public ones, and PCTL_EPREFLIGHT. */
 int pctl_store_create(int64_t *out, planctl *p, const char *name,
                       const char *definition, const char *version,
-                      const planctl_param *params, size_t nparams);
+                      const planctl_param *params, size_t nparams,
+                      pctl_preflight_gate *pf);
 int pctl_store_set(int64_t *out, planctl *p, const char *name,
-                   const planctl_param *params, size_t nparams);
+                   const planctl_param *params, size_t nparams,
+                   pctl_preflight_gate *pf);
 int pctl_store_upgrade(int64_t *out, planctl *p, const char *name,
                        const char *version, const planctl_param *params,
-                       size_t nparams);
+                       size_t nparams, pctl_preflight_gate *pf);
 int pctl_store_trigger(int64_t *out, planctl *p, const char *instance,
-                       const char *plan, const planctl_trigger_options *opts);
+                       const char *plan, const planctl_trigger_options *opts,
+                       pctl_preflight_gate *pf);
 int pctl_store_retry(int64_t *out, planctl *p, const char *instance,
-                     int64_t run_id);
+                     int64_t run_id, pctl_preflight_gate *pf);
 
 typedef struct pctl_admission {
     int64_t instance_id;
@@ -353,6 +371,7 @@ typedef struct pctl_admission {
     int64_t retry_of;        /* 0 or the run whose COMPLETE parts carry over */
     int queue;               /* queue behind an active run */
     const char *busy_hint;   /* "cancel it or use --queue" */
+    pctl_preflight_gate *pf; /* checks first (see above), or NULL */
 } pctl_admission;
 
 /* Admits a run (inside a transaction): refuses with ECONFLICT naming the
