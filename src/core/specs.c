@@ -4,41 +4,30 @@
  * accepts.
  *
  * The built-in kinds' rules accept what their executors accept at run
- * time (src/engine/exec_dummy.c and exec_shell.c parse the same spec
- * text), so a definition that validates never fails a task for its spec;
- * where an executor stops at the first problem, these report all of them.
- * The one place they are stricter is spec.env's names (see shell_env):
- * the executor still runs definitions stored before that rule.
+ * time (src/engine/exec_dummy.c parses the same spec text; the shell
+ * executor reads its spec with the very walk used here, shellspec.c), so
+ * a definition that validates never fails a task for its spec; where an
+ * executor stops at the first problem, these report all of them.  The one
+ * place they are stricter is spec.env's names (see shellspec.c): the
+ * executor still runs definitions stored before that rule.
  * An embedder's kind is checked by its own callback, if it gave one, on the
  * spec as the executor will receive it: compact JSON with sorted keys.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
 #include "def.h"
-#include "envname.h"
 #include "pipeline.h"
 #include "planctl.h"
 #include "rules.h"
+#include "shellspec.h"
 
 /* Room for an embedder's message about a spec. */
 #define CHECK_MSG_MAX 512
 
-static const char ENV_NAME_RULE[] =
-    "must be an environment variable name: letters, digits and '_', not "
-    "starting with a digit";
-static const char ENV_RESERVED_RULE[] =
-    "names starting with " PCTL_ENV_RESERVED
-    " are reserved for the variables the engine sets";
-static const char DURATION_RULE[] =
-    "must be a duration such as \"500ms\", \"30s\", \"5m\" or \"1h\"";
-
 static const char *const dummy_fields[] = {"done", "wantErr", "fatal", "sleep",
                                            "failTimes"};
-static const char *const shell_fields[] = {
-    "argv", "command", "env", "cwd", "timeout", "fatal_exit_codes"};
 
 /* ---- kinds --------------------------------------------------------------- */
 
@@ -166,25 +155,9 @@ static int type_error(pctl_sink *s, const char *field, const char *what)
     return pctl_sink_fail(s, field, PCTL_FERR_TYPE, NULL, "must be %s", what);
 }
 
-/* spec.field must be a non-empty string. */
-static int non_empty_string(pctl_sink *s, const json_t *spec, const char *field)
-{
-    const json_t *v = json_object_get(spec, field);
-
-    if (!v)
-        return 0;
-    if (!json_is_string(v))
-        return type_error(s, field, "a string");
-    if (json_string_length(v) == 0)
-        return pctl_sink_fail(s, field, PCTL_FERR_INVALID, NULL,
-                              "\"\": must not be empty");
-    return 0;
-}
-
-/* spec.field must be a duration (more than zero when positive is set).
- * Spec strings have no length limit: the executor has none. */
-static int spec_duration(pctl_sink *s, const json_t *spec, const char *field,
-                         int positive)
+/* spec.field must be a duration.  Spec strings have no length limit: the
+ * executor has none. */
+static int spec_duration(pctl_sink *s, const json_t *spec, const char *field)
 {
     const json_t *v = json_object_get(spec, field);
     int64_t ms;
@@ -197,11 +170,7 @@ static int spec_duration(pctl_sink *s, const json_t *spec, const char *field,
     if (pctl_duration_parse(&ms, json_string_value(v)) < 0)
         return pctl_sink_fail(s, field, PCTL_FERR_INVALID, NULL, "%s: %s",
                               pctl_quote(&q, json_string_value(v)),
-                              DURATION_RULE);
-    if (positive && ms <= 0)
-        return pctl_sink_fail(s, field, PCTL_FERR_INVALID, NULL,
-                              "%s: must be greater than zero",
-                              pctl_quote(&q, json_string_value(v)));
+                              PCTL_DURATION_RULE);
     return 0;
 }
 
@@ -220,7 +189,7 @@ static int dummy_spec(pctl_sink *s, const json_t *spec)
         if (v && !json_is_boolean(v))
             PCTL_CHECK(type_error(s, flags[i], "a boolean"));
     }
-    PCTL_CHECK(spec_duration(s, spec, "sleep", 0));
+    PCTL_CHECK(spec_duration(s, spec, "sleep"));
     v = json_object_get(spec, "failTimes");
     if (v && !json_is_integer(v))
         return type_error(s, "failTimes", "an integer");
@@ -231,160 +200,14 @@ static int dummy_spec(pctl_sink *s, const json_t *spec)
     return 0;
 }
 
-static int shell_argv(pctl_sink *s, const json_t *argv)
-{
-    size_t i;
-
-    if (!json_is_array(argv))
-        return type_error(s, "argv", "an array");
-    if (json_array_size(argv) == 0)
-        return pctl_sink_fail(s, "argv", PCTL_FERR_REQUIRED, NULL,
-                              "must list at least the program");
-    for (i = 0; i < json_array_size(argv); i++) {
-        if (!json_is_string(json_array_get(argv, i))) {
-            size_t mark = pctl_sink_mark(s);
-
-            PCTL_CHECK(pctl_sink_key(s, "argv"));
-            PCTL_CHECK(pctl_sink_index(s, i));
-            PCTL_CHECK(type_error(s, NULL, "a string"));
-            pctl_sink_back(s, mark);
-        }
-    }
-    return 0;
-}
-
-/* A hint for a name that is not a variable name: the name with every
- * byte a variable name cannot hold made '_' (and a '_' before a leading
- * digit), when that makes one a definition may use.  Only the bytes a
- * message shows are looked at.  Returns h->s, or an example. */
-static const char *env_name_hint(pctl_hbuf *h, const char *name)
-{
-    char fix[PCTL_ECHO_MAX + 3];
-    size_t i = 0, w = 0;
-
-    if (name[0] >= '0' && name[0] <= '9')
-        fix[w++] = '_';
-    for (; name[i] && w < sizeof(fix) - 1; i++) {
-        char c = name[i];
-        int keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                   (c >= '0' && c <= '9');
-
-        fix[w++] = keep ? c : '_';
-    }
-    fix[w] = '\0';
-    if (!w || pctl_env_name_reserved(fix))
-        return "for example \"MY_VAR\"";
-    return pctl_did_you_mean(h, fix);
-}
-
-/* What to do instead of setting a name the engine sets. */
-static const char *env_reserved_hint(char *buf, size_t size, const char *name)
-{
-    const char *rest = name + strlen(PCTL_ENV_RESERVED);
-    pctl_qbuf q;
-
-    if (strncmp(name, PCTL_ENV_PARAM, strlen(PCTL_ENV_PARAM)) == 0)
-        return "declare a parameter instead: its value reaches the task "
-               "as " PCTL_ENV_PARAM "<NAME>";
-    if (!*rest || !pctl_env_name_valid(rest))
-        return "rename it";
-    snprintf(buf, size, "rename it, e.g. %s", pctl_quote(&q, rest));
-    return buf;
-}
-
-/*
- * Names a shell reads as variables, and none the engine sets itself
- * (PLANCTL_*): one of those would override the engine's own, such as
- * PLANCTL_RUN_UID, by which a restarted engine finds the processes of an
- * interrupted attempt, or a parameter's value.  Stricter than the executor,
- * which still runs a definition stored before these rules (it drops the
- * PLANCTL_* names and refuses only names that would change what the child
- * sees: empty, or holding '=').
- */
-static int shell_env(pctl_sink *s, const json_t *env)
-{
-    size_t mark = pctl_sink_mark(s);
-    void *it;
-
-    if (!json_is_object(env))
-        return type_error(s, "env", "an object");
-    PCTL_CHECK(pctl_sink_key(s, "env"));
-    for (it = pctl_iter(env); it; it = pctl_iter_next(env, it)) {
-        const char *name = json_object_iter_key(it);
-        char hint[sizeof(pctl_qbuf) + 32];
-        pctl_hbuf h;
-        pctl_qbuf q;
-
-        if (!pctl_env_name_valid(name))
-            PCTL_CHECK(pctl_sink_fail(s, name, PCTL_FERR_INVALID,
-                                      env_name_hint(&h, name), "%s: %s",
-                                      pctl_quote(&q, name), ENV_NAME_RULE));
-        else if (pctl_env_name_reserved(name))
-            PCTL_CHECK(pctl_sink_fail(
-                s, name, PCTL_FERR_FORBIDDEN,
-                env_reserved_hint(hint, sizeof(hint), name), "%s: %s",
-                pctl_quote(&q, name), ENV_RESERVED_RULE));
-        if (!json_is_string(json_object_iter_value(it)))
-            PCTL_CHECK(type_error(s, name, "a string"));
-    }
-    pctl_sink_back(s, mark);
-    return 0;
-}
-
-static int shell_exit_codes(pctl_sink *s, const json_t *codes)
-{
-    size_t mark = pctl_sink_mark(s), i;
-
-    if (!json_is_array(codes))
-        return type_error(s, "fatal_exit_codes", "an array");
-    PCTL_CHECK(pctl_sink_key(s, "fatal_exit_codes"));
-    for (i = 0; i < json_array_size(codes); i++) {
-        const json_t *c = json_array_get(codes, i);
-        size_t m = pctl_sink_mark(s);
-
-        PCTL_CHECK(pctl_sink_index(s, i));
-        if (!json_is_integer(c))
-            PCTL_CHECK(type_error(s, NULL, "an integer"));
-        else if (json_integer_value(c) < 1 || json_integer_value(c) > 255)
-            PCTL_CHECK(pctl_sink_fail(s, NULL, PCTL_FERR_INVALID, NULL,
-                                      "%" JSON_INTEGER_FORMAT
-                                      ": must be between 1 and 255",
-                                      json_integer_value(c)));
-        pctl_sink_back(s, m);
-    }
-    pctl_sink_back(s, mark);
-    return 0;
-}
-
-/* shell: {exactly one of argv (a non-empty array of strings) and command
- * (a non-empty string); env: an object of strings under variable names
- * the engine does not set; cwd: a non-empty string; timeout: a duration
- * > 0; fatal_exit_codes: integers 1..255}. */
+/* shell: the table and its one rule in shellspec.c, every problem. */
 static int shell_spec(pctl_sink *s, const json_t *spec)
 {
-    const json_t *argv = json_object_get(spec, "argv");
-    const json_t *command = json_object_get(spec, "command");
-    const json_t *v;
+    pctl_shell_spec decoded;
+    int rc =
+        pctl_shell_spec_decode(&decoded, NULL, 0, s, spec, PCTL_SHELL_VALIDATE);
 
-    PCTL_CHECK(
-        pctl_sink_unknown(s, spec, shell_fields, PCTL_COUNT(shell_fields)));
-    if (argv)
-        PCTL_CHECK(shell_argv(s, argv));
-    PCTL_CHECK(non_empty_string(s, spec, "command"));
-    if (!argv && !command)
-        PCTL_CHECK(pctl_sink_fail(s, "argv", PCTL_FERR_REQUIRED, NULL,
-                                  "exactly one of \"argv\" and \"command\""));
-    else if (argv && command)
-        PCTL_CHECK(pctl_sink_fail(s, "command", PCTL_FERR_FORBIDDEN, NULL,
-                                  "not allowed with \"argv\": exactly one of "
-                                  "\"argv\" and \"command\""));
-    if ((v = json_object_get(spec, "env")))
-        PCTL_CHECK(shell_env(s, v));
-    PCTL_CHECK(non_empty_string(s, spec, "cwd"));
-    PCTL_CHECK(spec_duration(s, spec, "timeout", 1));
-    if ((v = json_object_get(spec, "fatal_exit_codes")))
-        PCTL_CHECK(shell_exit_codes(s, v));
-    return 0;
+    return rc == PLANCTL_EINVAL ? 0 : rc; /* its problems are in s */
 }
 
 /* ---- an embedder's kind -------------------------------------------------- */
