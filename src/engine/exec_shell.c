@@ -71,6 +71,7 @@
 #include "core/alloc.h"
 #include "core/def.h"
 #include "core/envname.h"
+#include "core/shellspec.h"
 
 #define TAIL_MAX 4096      /* output kept: the last 4 KiB */
 #define KILL_GRACE_MS 5000 /* from SIGTERM to SIGKILL */
@@ -110,13 +111,6 @@ typedef struct shell {
     char buf[16384]; /* read buffer; shared, as a read completes at once */
 } shell;
 
-typedef struct spec {
-    json_t *root; /* owns the strings below */
-    json_t *argv, *env;
-    const char *command, *cwd;
-    int64_t timeout_ms;
-} spec;
-
 /* The child's environment: "NAME=VALUE" strings, owned, NULL-terminated. */
 typedef struct envv {
     char **v;
@@ -125,115 +119,31 @@ typedef struct envv {
 
 /* ---- spec and environment ---------------------------------------------- */
 
-/* 1 if every member of the array or object v is a string. */
-static int all_strings(json_t *v)
+/* Decodes the spec text (NULL: "{}") into *sp, which borrows from *root;
+ * the caller json_decref()s *root in every case.  The rules are
+ * core/shellspec.c's, the ones validation applies, read the executor's
+ * way.  Returns 0, PLANCTL_EINVAL with a message in *err, or
+ * PLANCTL_ENOMEM. */
+static int parse(pctl_shell_spec *sp, json_t **root, char **err,
+                 const char *text)
 {
-    void *it;
-    size_t i;
-
-    for (i = 0; json_is_array(v) && i < json_array_size(v); i++)
-        if (!json_is_string(json_array_get(v, i)))
-            return 0;
-    for (it = json_object_iter(v); it; it = json_object_iter_next(v, it))
-        if (!json_is_string(json_object_iter_value(it)))
-            return 0;
-    return 1;
-}
-
-static int parse_member(spec *sp, char **err, unsigned char *fatal,
-                        const char *key, json_t *v)
-{
-    const char *name;
-    json_t *m;
-    size_t i;
-
-    if (!strcmp(key, "argv")) {
-        if (!json_is_array(v) || !json_array_size(v) || !all_strings(v))
-            return pctl_spec_error(
-                err, "shell spec",
-                "\"argv\": expected a non-empty array of strings");
-        sp->argv = v;
-    } else if (!strcmp(key, "command")) {
-        if (!json_is_string(v) || !*json_string_value(v))
-            return pctl_spec_error(err, "shell spec",
-                                   "\"command\": expected a non-empty string");
-        sp->command = json_string_value(v);
-    } else if (!strcmp(key, "env")) {
-        if (!json_is_object(v) || !all_strings(v))
-            return pctl_spec_error(err, "shell spec",
-                                   "\"env\": expected an object of strings");
-        json_object_foreach(v, name, m)
-        {
-            if (!*name || strchr(name, '='))
-                return pctl_spec_error(
-                    err, "shell spec",
-                    "\"env\": invalid variable name \"%.64s\"", name);
-        }
-        sp->env = v;
-    } else if (!strcmp(key, "cwd")) {
-        if (!json_is_string(v) || !*json_string_value(v))
-            return pctl_spec_error(err, "shell spec",
-                                   "\"cwd\": expected a non-empty string");
-        sp->cwd = json_string_value(v);
-    } else if (!strcmp(key, "timeout")) {
-        if (!json_is_string(v))
-            return pctl_spec_error(err, "shell spec",
-                                   "\"timeout\": expected a duration string");
-        if (pctl_duration_parse(&sp->timeout_ms, json_string_value(v)))
-            return pctl_spec_error(err, "shell spec",
-                                   "\"timeout\": invalid duration \"%.64s\"",
-                                   json_string_value(v));
-        if (sp->timeout_ms <= 0)
-            return pctl_spec_error(err, "shell spec",
-                                   "\"timeout\": must be more than 0s");
-    } else if (!strcmp(key, "fatal_exit_codes")) {
-        for (i = 0; json_is_array(v) && i < json_array_size(v); i++) {
-            json_int_t c = json_integer_value(m = json_array_get(v, i));
-
-            if (!json_is_integer(m) || c < 1 || c > 255)
-                break;
-            fatal[c] = 1;
-        }
-        if (!json_is_array(v) || i < json_array_size(v))
-            return pctl_spec_error(err, "shell spec",
-                                   "\"fatal_exit_codes\": expected an array of "
-                                   "integers from 1 to 255");
-    } else {
-        return pctl_spec_error(err, "shell spec", "unknown field \"%.64s\"",
-                               key);
-    }
-    return 0;
-}
-
-/* Decodes the spec; the caller json_decref()s sp->root in every case.
- * Returns 0, PLANCTL_EINVAL with a message in *err, or PLANCTL_ENOMEM. */
-static int parse(spec *sp, char **err, unsigned char *fatal, const char *text)
-{
+    char msg[PCTL_SHELL_MSG_MAX];
     json_error_t jerr;
-    const char *key;
-    json_t *v;
-    int rc;
+    int rc = 0;
 
     memset(sp, 0, sizeof *sp);
-    sp->root = json_loads(text ? text : "{}", JSON_REJECT_DUPLICATES, &jerr);
-    if (!sp->root) {
-        if (json_error_code(&jerr) == json_error_out_of_memory)
-            return PLANCTL_ENOMEM;
-        return pctl_spec_error(err, "shell spec", "invalid JSON: %s",
-                               jerr.text);
-    }
-    if (!json_is_object(sp->root))
-        return pctl_spec_error(err, "shell spec", "expected a JSON object");
-    json_object_foreach(sp->root, key, v)
-    {
-        if ((rc = parse_member(sp, err, fatal, key, v)) < 0)
-            return rc;
-    }
-    if (!sp->argv == !sp->command)
-        return pctl_spec_error(
-            err, "shell spec",
-            "exactly one of \"argv\" and \"command\" is required");
-    return 0;
+    *root = json_loads(text ? text : "{}", JSON_REJECT_DUPLICATES, &jerr);
+    if (!*root && json_error_code(&jerr) == json_error_out_of_memory)
+        rc = PLANCTL_ENOMEM;
+    else if (!*root)
+        rc = pctl_spec_error(err, "shell spec", "invalid JSON: %s", jerr.text);
+    else if (!json_is_object(*root))
+        rc = pctl_spec_error(err, "shell spec", "expected a JSON object");
+    else if ((rc = pctl_shell_spec_decode(sp, msg, sizeof msg, NULL, *root,
+                                          PCTL_SHELL_EXECUTE)) ==
+             PLANCTL_EINVAL)
+        rc = pctl_spec_error(err, "shell spec", "%s", msg);
+    return rc;
 }
 
 /* Adds kv ("NAME=VALUE", taken over; NULL: allocation failed), replacing
@@ -336,7 +246,7 @@ static int put_params(envv *e, char **err, const char *text)
  * PLANCTL_ENOMEM.
  */
 static int build_env(envv *e, char **err, const planctl_task_info *info,
-                     const spec *sp)
+                     const pctl_shell_spec *sp)
 {
     /* PLANCTL_RUN_UID with STEP and ATTEMPT also mark the process and its
      * children, so a restarted engine can find what a dead one left
@@ -345,17 +255,19 @@ static int build_env(envv *e, char **err, const planctl_task_info *info,
                                         "STEP",     "TASK", "RUN_UID"};
     const char *values[] = {info->instance, info->plan, info->phase,
                             info->step,     info->task, info->run_uid};
-    const char *key;
-    json_t *v;
     size_t i;
+    void *it;
     int rc = 0;
 
     for (i = 0; environ && environ[i] && !rc; i++)
         rc = env_put(e, pctl_strdup(environ[i]));
-    json_object_foreach(sp->env, key, v)
-    {
-        if (!rc && !pctl_env_name_reserved(key))
-            rc = env_put(e, pctl_asprintf("%s=%s", key, json_string_value(v)));
+    for (it = pctl_iter(sp->env); it && !rc; it = pctl_iter_next(sp->env, it)) {
+        const char *key = json_object_iter_key(it);
+
+        if (!pctl_env_name_reserved(key))
+            rc = env_put(e, pctl_asprintf(
+                                "%s=%s", key,
+                                json_string_value(json_object_iter_value(it))));
     }
     if (!rc)
         rc = put_params(e, err, info->params);
@@ -714,7 +626,8 @@ static size_t task_index(int setpriv)
 /* The child's argv, NULL-terminated: [setpriv --pdeathsig KILL --] /bin/sh
  * -c GUARD sh <pid>, then the task's argv or /bin/sh -c <command>.  The
  * strings are borrowed from the spec and pid.  NULL when out of memory. */
-static char **build_argv(const spec *sp, int setpriv, const char *pid)
+static char **build_argv(const pctl_shell_spec *sp, int setpriv,
+                         const char *pid)
 {
     static const char *const pre[] = {"setpriv", "--pdeathsig", "KILL", "--",
                                       "/bin/sh", "-c",          GUARD,  "sh"};
@@ -794,7 +707,8 @@ static int shell_start(planctl_job *job, const planctl_task_info *info,
     int rc, setpriv = access(SETPRIV, X_OK) == 0; /* cheap; it may change */
     char **argv = NULL, *msg = NULL, pid[24];
     envv e = {NULL, 0, 0};
-    spec sp;
+    pctl_shell_spec sp;
+    json_t *root;
     shell *s;
 
     (void)data;
@@ -804,7 +718,7 @@ static int shell_start(planctl_job *job, const planctl_task_info *info,
     /* libuv never touches a handle's data, init included. */
     s->proc.data = s->timer.data = s->drain.data = s;
     s->pipes[0].data = s->pipes[1].data = s;
-    rc = parse(&sp, &msg, s->fatal, info->spec);
+    rc = parse(&sp, &root, &msg, info->spec);
     if (rc == 0)
         rc = build_env(&e, &msg, info, &sp);
     snprintf(pid, sizeof pid, "%ld", (long)getpid());
@@ -828,7 +742,8 @@ static int shell_start(planctl_job *job, const planctl_task_info *info,
         fail(s, pctl_asprintf("cannot start: %s", uv_strerror(rc)));
         rc = 0;
     } else {
-        s->timeout_ms = sp.timeout_ms;
+        s->timeout_ms = sp.timeout;
+        memcpy(s->fatal, sp.fatal_exit_codes, sizeof s->fatal);
         spawn(s, argv, e.v, sp.cwd, setpriv);
     }
     pctl_free(msg);
@@ -836,7 +751,7 @@ static int shell_start(planctl_job *job, const planctl_task_info *info,
     while (e.n)
         pctl_free(e.v[--e.n]);
     pctl_free(e.v);
-    json_decref(sp.root);
+    json_decref(root);
     return rc;
 }
 
