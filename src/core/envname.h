@@ -3,7 +3,7 @@
  * names a definition's spec.env may set, and the variable a parameter
  * reaches a task as.
  *
- * The rules (specs.c, rules_values.c) and the shell executor
+ * The rules (shellspec.c, rules_values.c) and the shell executor
  * (engine/exec_shell.c) both use these, so what validation promises is
  * what the executor does: a parameter name the rules let through has a
  * variable of its own, and no spec.env name the rules let through is one
