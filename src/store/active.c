@@ -5,9 +5,9 @@
  *
  * Each run owns its arrays (phase views and rows, step views and rows), so
  * a run can be dropped or added without touching the others.  Three id
- * maps (runs, phases, steps) lead from a row id to its place, for the
- * gate's reports and the engine's lookups; they use linear probing with
- * backward-shift deletion, keyed by the row id (never 0).
+ * maps (runs, phases, steps; core/idmap) lead from a row id to its row,
+ * and each phase or step row to its parent, for the gate's reports and
+ * the engine's lookups.
  */
 #include "store/active.h"
 
@@ -15,21 +15,9 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/idmap.h"
 #include "core/status.h"
 #include "store/store.h"
-
-/* ---- id maps ---- */
-
-typedef struct slot {
-    int64_t key; /* 0: empty */
-    pctl_run_row *run;
-    size_t pi, si;
-} slot;
-
-typedef struct idmap {
-    slot *v;
-    size_t cap, n; /* cap: 0 or a power of two */
-} idmap;
 
 struct pctl_active_cache {
     planctl *p; /* the handle it is attached to, or NULL */
@@ -38,93 +26,17 @@ struct pctl_active_cache {
     uint64_t synced_tx; /* the transaction it was last synced in */
     int64_t *promoted;  /* runs promoted from the queue: read at the sync */
     size_t npromoted, cappromoted;
-    idmap runs, phases, steps;
+    pctl_idmap runs, phases, steps; /* to pctl_run/phase/step_row */
 };
 
-static size_t hash(int64_t key)
+/* Where step row s sits: its run, its phase's index in the run and its
+ * own in the phase.  Can't fail. */
+static void step_place(pctl_run_row **run, size_t *pi, size_t *si,
+                       const pctl_step_row *s)
 {
-    uint64_t x = (uint64_t)key * 0x9E3779B97F4A7C15u;
-
-    return (size_t)(x ^ (x >> 29));
-}
-
-static slot *map_get(const idmap *m, int64_t key)
-{
-    size_t i;
-
-    if (m->cap == 0)
-        return NULL;
-    for (i = hash(key) & (m->cap - 1); m->v[i].key; i = (i + 1) & (m->cap - 1))
-        if (m->v[i].key == key)
-            return &m->v[i];
-    return NULL;
-}
-
-static void put_nogrow(idmap *m, const slot *s)
-{
-    size_t i = hash(s->key) & (m->cap - 1);
-
-    while (m->v[i].key && m->v[i].key != s->key)
-        i = (i + 1) & (m->cap - 1);
-    if (!m->v[i].key)
-        m->n++;
-    m->v[i] = *s;
-}
-
-static int map_put(idmap *m, int64_t key, pctl_run_row *run, size_t pi,
-                   size_t si)
-{
-    slot s;
-
-    if ((m->n + 1) * 2 > m->cap) {
-        idmap nm;
-        size_t i;
-
-        nm.cap = m->cap ? m->cap * 2 : 64;
-        nm.n = 0;
-        nm.v = pctl_calloc(nm.cap, sizeof *nm.v);
-        if (!nm.v)
-            return PLANCTL_ENOMEM;
-        for (i = 0; i < m->cap; i++)
-            if (m->v[i].key)
-                put_nogrow(&nm, &m->v[i]);
-        pctl_free(m->v);
-        *m = nm;
-    }
-    s.key = key;
-    s.run = run;
-    s.pi = pi;
-    s.si = si;
-    put_nogrow(m, &s);
-    return 0;
-}
-
-static void map_del(idmap *m, int64_t key)
-{
-    slot *s = map_get(m, key);
-    size_t i, j, k;
-
-    if (!s)
-        return;
-    i = (size_t)(s - m->v);
-    m->v[i].key = 0;
-    m->n--;
-    /* Backward shift: move up every entry of the cluster that would no
-     * longer be found past the hole. */
-    for (j = (i + 1) & (m->cap - 1); m->v[j].key; j = (j + 1) & (m->cap - 1)) {
-        k = hash(m->v[j].key) & (m->cap - 1);
-        if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
-            m->v[i] = m->v[j];
-            m->v[j].key = 0;
-            i = j;
-        }
-    }
-}
-
-static void map_free(idmap *m)
-{
-    pctl_free(m->v);
-    memset(m, 0, sizeof *m);
+    *run = s->phase->run;
+    *pi = (size_t)(s->phase - (*run)->phases);
+    *si = (size_t)(s - s->phase->steps);
 }
 
 /* ---- reading ---- */
@@ -433,9 +345,10 @@ static int build_run(pctl_run_row *r, planctl *p, rows *w, size_t *pi,
 
         r->view.phases[k] = w->phases[first + k].v;
         r->phases[k] = w->phases[first + k].r;
+        r->phases[k].run = r;
         w->phases[first + k].r.name = NULL;
         while (n < ns && w->steps[sfirst + n].phase_idx == (int64_t)k)
-            n++;
+            sr[n++].phase = &r->phases[k];
         r->view.phases[k].steps = sv + start;
         r->phases[k].steps = sr + start;
         r->view.phases[k].nsteps = n - start;
@@ -448,17 +361,18 @@ static int index_run(pctl_active *a, pctl_run_row *r)
     struct pctl_active_cache *c = a->cache;
     size_t pi, si;
 
-    if (map_put(&c->runs, r->id, r, 0, 0) < 0)
+    if (pctl_idmap_put(&c->runs, r->id, r) < 0)
         return PLANCTL_ENOMEM;
     if (r->view.nphases > a->max_children)
         a->max_children = r->view.nphases;
     for (pi = 0; pi < r->view.nphases; pi++) {
-        if (map_put(&c->phases, r->phases[pi].id, r, pi, 0) < 0)
+        if (pctl_idmap_put(&c->phases, r->phases[pi].id, &r->phases[pi]) < 0)
             return PLANCTL_ENOMEM;
         if (r->view.phases[pi].nsteps > a->max_children)
             a->max_children = r->view.phases[pi].nsteps;
         for (si = 0; si < r->view.phases[pi].nsteps; si++)
-            if (map_put(&c->steps, r->phases[pi].steps[si].id, r, pi, si) < 0)
+            if (pctl_idmap_put(&c->steps, r->phases[pi].steps[si].id,
+                               &r->phases[pi].steps[si]) < 0)
                 return PLANCTL_ENOMEM;
     }
     return 0;
@@ -469,11 +383,11 @@ static void unindex_run(pctl_active *a, pctl_run_row *r)
     struct pctl_active_cache *c = a->cache;
     size_t pi, si;
 
-    map_del(&c->runs, r->id);
+    pctl_idmap_del(&c->runs, r->id);
     for (pi = 0; pi < r->view.nphases; pi++) {
-        map_del(&c->phases, r->phases[pi].id);
+        pctl_idmap_del(&c->phases, r->phases[pi].id);
         for (si = 0; si < r->view.phases[pi].nsteps; si++)
-            map_del(&c->steps, r->phases[pi].steps[si].id);
+            pctl_idmap_del(&c->steps, r->phases[pi].steps[si].id);
     }
 }
 
@@ -603,9 +517,9 @@ void pctl_active_free(pctl_active *a)
     if (a->cache) {
         if (a->cache->p && a->cache->p->active == a)
             a->cache->p->active = NULL;
-        map_free(&a->cache->runs);
-        map_free(&a->cache->phases);
-        map_free(&a->cache->steps);
+        pctl_idmap_free(&a->cache->runs);
+        pctl_idmap_free(&a->cache->phases);
+        pctl_idmap_free(&a->cache->steps);
         pctl_free(a->cache->promoted);
         pctl_free(a->cache);
     }
@@ -660,7 +574,7 @@ int pctl_active_sync(pctl_active **cache, planctl *p)
         if (a->nruns != before || c->npromoted > 0)
             a->members = 1;
         for (i = 0; rc == 0 && i < c->npromoted; i++)
-            if (!map_get(&c->runs, c->promoted[i]))
+            if (!pctl_idmap_get(&c->runs, c->promoted[i]))
                 rc = load_one(a, p, c->promoted[i]);
         c->npromoted = 0;
         if (rc == 0) {
@@ -691,34 +605,33 @@ void pctl_active_committed(pctl_active *a, planctl *p)
 int pctl_active_find_step(const pctl_active *a, int64_t step_id,
                           pctl_run_row **run, size_t *pi, size_t *si)
 {
-    slot *s = a ? map_get(&a->cache->steps, step_id) : NULL;
+    const pctl_step_row *s =
+        a ? pctl_idmap_get(&a->cache->steps, step_id) : NULL;
 
     if (!s)
         return 0;
-    *run = s->run;
-    *pi = s->pi;
-    *si = s->si;
+    step_place(run, pi, si, s);
     return 1;
 }
 
 void pctl_active_touch(pctl_active *a, int64_t run_id)
 {
-    slot *s = a ? map_get(&a->cache->runs, run_id) : NULL;
+    pctl_run_row *r = a ? pctl_idmap_get(&a->cache->runs, run_id) : NULL;
 
-    if (s)
-        s->run->dirty = 1;
+    if (r)
+        r->dirty = 1;
 }
 
 void pctl_active_event_count(planctl *p, int64_t run_id, int64_t count)
 {
-    slot *s;
+    pctl_run_row *r;
 
-    if (!p->active || !(s = map_get(&p->active->cache->runs, run_id)))
+    if (!p->active || !(r = pctl_idmap_get(&p->active->cache->runs, run_id)))
         return;
-    s->run->event_count = count;
-    if (count >= p->run_events_max && !s->run->view.event_limit) {
-        s->run->view.event_limit = 1;
-        s->run->dirty = 1;
+    r->event_count = count;
+    if (count >= p->run_events_max && !r->view.event_limit) {
+        r->view.event_limit = 1;
+        r->dirty = 1;
     }
 }
 
@@ -733,7 +646,9 @@ int pctl_active_cached(const planctl *p, planctl_entity entity, int64_t id,
 {
     const pctl_active *a = p->active;
     const struct pctl_active_cache *ac;
-    const slot *s;
+    const pctl_run_row *run;
+    const pctl_phase_row *ph;
+    const pctl_step_row *st;
 
     if (!a)
         return 0;
@@ -743,27 +658,29 @@ int pctl_active_cached(const planctl *p, planctl_entity entity, int64_t id,
     memset(out, 0, sizeof *out);
     switch (entity) {
     case PLANCTL_ENTITY_STEP:
-        if (!(s = map_get(&ac->steps, id)))
+        if (!(st = pctl_idmap_get(&ac->steps, id)))
             return 0;
-        out->phase_id = s->run->phases[s->pi].id;
-        out->attempt = s->run->phases[s->pi].steps[s->si].attempt;
+        out->phase_id = st->phase->id;
+        out->attempt = st->attempt;
+        run = st->phase->run;
         break;
     case PLANCTL_ENTITY_PHASE:
-        if (!(s = map_get(&ac->phases, id)))
+        if (!(ph = pctl_idmap_get(&ac->phases, id)))
             return 0;
         out->phase_id = id;
+        run = ph->run;
         break;
     case PLANCTL_ENTITY_RUN:
-        if (!(s = map_get(&ac->runs, id)))
+        if (!(run = pctl_idmap_get(&ac->runs, id)))
             return 0;
-        out->deadline_at = s->run->deadline_at;
-        out->event_count = s->run->event_count;
+        out->deadline_at = run->deadline_at;
+        out->event_count = run->event_count;
         break;
     default:
         return 0;
     }
-    out->run_id = s->run->id;
-    out->instance_id = s->run->instance_id;
+    out->run_id = run->id;
+    out->instance_id = run->instance_id;
     return 1;
 }
 
@@ -773,7 +690,8 @@ void pctl_active_note(planctl *p, const pctl_change *c, int64_t run_id,
 {
     pctl_active *a = p->active;
     struct pctl_active_cache *ac;
-    slot *s;
+    pctl_run_row *run;
+    pctl_phase_row *ph;
 
     if (!a)
         return;
@@ -783,15 +701,16 @@ void pctl_active_note(planctl *p, const pctl_change *c, int64_t run_id,
         pctl_step_view *v;
         pctl_step_row *r;
         char *msg = NULL;
+        size_t pi, si;
 
-        s = map_get(&ac->steps, c->id);
-        if (!s || s->run->id != run_id ||
+        r = pctl_idmap_get(&ac->steps, c->id);
+        if (!r || r->phase->run->id != run_id ||
             (c->message && !(msg = pctl_strdup(c->message)))) {
             ac->stale = 1;
             return;
         }
-        v = &s->run->view.phases[s->pi].steps[s->si];
-        r = &s->run->phases[s->pi].steps[s->si];
+        step_place(&run, &pi, &si, r);
+        v = &run->view.phases[pi].steps[si];
         v->status = c->to;
         v->attempt = r->attempt = attempt;
         v->next_attempt_at = next_attempt_at;
@@ -799,25 +718,25 @@ void pctl_active_note(planctl *p, const pctl_change *c, int64_t run_id,
         v->max_attempts += granted;
         pctl_free(r->message);
         r->message = msg;
-        s->run->dirty = 1;
+        run->dirty = 1;
         return;
     }
     case PLANCTL_ENTITY_PHASE:
-        s = map_get(&ac->phases, c->id);
-        if (!s || s->run->id != run_id) {
+        ph = pctl_idmap_get(&ac->phases, c->id);
+        if (!ph || ph->run->id != run_id) {
             ac->stale = 1;
             return;
         }
-        s->run->view.phases[s->pi].status = c->to;
-        s->run->dirty = 1;
+        ph->run->view.phases[ph - ph->run->phases].status = c->to;
+        ph->run->dirty = 1;
         return;
     case PLANCTL_ENTITY_RUN:
     default:
-        s = map_get(&ac->runs, c->id);
-        if (s) {
-            s->run->view.status = c->to;
-            s->run->view.deadline_at = s->run->deadline_at = deadline_at;
-            s->run->dirty = 1;
+        run = pctl_idmap_get(&ac->runs, c->id);
+        if (run) {
+            run->view.status = c->to;
+            run->view.deadline_at = run->deadline_at = deadline_at;
+            run->dirty = 1;
         } else if (c->to == PLANCTL_STATUS_PENDING) {
             /* Promoted from the queue: read at the next sync. */
             if (grow((void **)&ac->promoted, ac->npromoted, &ac->cappromoted,

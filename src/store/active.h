@@ -5,6 +5,8 @@
  * Views (what pctl_decide() reads and updates) and rows (ids, names, what
  * the engine needs to act) are kept in parallel arrays, one set per run:
  * each phase's steps are a contiguous slice, as pctl_decide() wants them.
+ * A phase or step row points to its parent, so that what finds a row by
+ * its id finds the run and the row's place in the views too.
  *
  * The cache.  Reading every active run each pass costs as much as the
  * pass's own writes many times over (it was three quarters of the engine's
@@ -43,12 +45,14 @@ typedef struct pctl_step_row {
     /* The engine's: the job running this step, or NULL (the store only
      * zeroes it when it reads the row). */
     void *job;
+    struct pctl_phase_row *phase; /* the phase it is a step of */
 } pctl_step_row;
 
 typedef struct pctl_phase_row {
     int64_t id;
     char *name;
-    pctl_step_row *steps; /* parallel to the view's steps */
+    pctl_step_row *steps;     /* parallel to the view's steps */
+    struct pctl_run_row *run; /* the run it is a phase of */
 } pctl_phase_row;
 
 typedef struct pctl_run_row {
