@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/idmap.h"
 #include "store/active.h"
 #include "store/store.h"
 
@@ -152,15 +153,6 @@ typedef struct counter {
     int64_t run_id, count;
 } counter;
 
-static counter *find(counter *m, size_t cap, int64_t run_id)
-{
-    size_t i = ((uint64_t)run_id * 0x9E3779B97F4A7C15u >> 20) & (cap - 1);
-
-    while (m[i].run_id && m[i].run_id != run_id)
-        i = (i + 1) & (cap - 1);
-    return &m[i];
-}
-
 static void bind_row(sqlite3_stmt *st, int base, const qev *v)
 {
     sqlite3_bind_int64(st, base + 1, v->at);
@@ -238,20 +230,19 @@ static int read_count(planctl *p, int64_t run_id, int64_t *out)
 int pctl_events_flush(planctl *p)
 {
     struct pctl_evq *q = p->evq;
-    counter *m = NULL;
+    pctl_idmap m = PCTL_IDMAP_INIT; /* run id to its counter */
+    counter *counters = NULL;       /* in the order the runs come */
     qev **rows = NULL, *notes = NULL;
-    size_t cap = 16, i, nrows = 0, nnotes = 0;
+    size_t i, ncounters = 0, nrows = 0, nnotes = 0;
     int rc = 0;
 
     if (!q || q->n == 0)
         return 0;
-    while (cap < q->n * 2)
-        cap *= 2;
-    m = pctl_calloc(cap, sizeof *m);
+    counters = pctl_calloc(q->n, sizeof *counters);
     /* Each event may bring a note; notes live beside the queue. */
     rows = pctl_calloc(q->n * 2, sizeof *rows);
     notes = pctl_calloc(q->n, sizeof *notes);
-    if (!m || !rows || !notes) {
+    if (!counters || !rows || !notes) {
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
         goto done;
     }
@@ -260,11 +251,14 @@ int pctl_events_flush(planctl *p)
      * threshold is followed by the note, which counts too. */
     for (i = 0; rc == 0 && i < q->n; i++) {
         qev *v = &q->v[i];
-        counter *c = find(m, cap, v->run_id);
+        counter *c = pctl_idmap_get(&m, v->run_id);
 
-        if (!c->run_id) {
+        if (!c) {
+            c = &counters[ncounters++];
             c->run_id = v->run_id;
             rc = read_count(p, v->run_id, &c->count);
+            if (rc == 0 && pctl_idmap_put(&m, v->run_id, c) < 0)
+                rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
             if (rc < 0)
                 break;
         }
@@ -290,27 +284,27 @@ int pctl_events_flush(planctl *p)
     }
     if (rc == 0)
         rc = insert_rows(p, rows, nrows);
-    for (i = 0; rc == 0 && i < cap; i++) {
+    for (i = 0; rc == 0 && i < ncounters; i++) {
+        const counter *c = &counters[i];
         sqlite3_stmt *st;
 
-        if (!m[i].run_id)
-            continue;
         if (!(st = pctl_stmt(p, PCTL_Q_run_set_event_count))) {
             rc = PLANCTL_ERROR;
             break;
         }
-        sqlite3_bind_int64(st, 1, m[i].run_id);
-        sqlite3_bind_int64(st, 2, m[i].count);
+        sqlite3_bind_int64(st, 1, c->run_id);
+        sqlite3_bind_int64(st, 2, c->count);
         rc = pctl_exec_stmt(p, st, "counting the run's events");
         if (rc == 0)
-            pctl_active_event_count(p, m[i].run_id, m[i].count);
+            pctl_active_event_count(p, c->run_id, c->count);
     }
 done:
     for (i = 0; notes && i < nnotes; i++)
         pctl_free(notes[i].message);
     pctl_free(notes);
     pctl_free(rows);
-    pctl_free(m);
+    pctl_idmap_free(&m);
+    pctl_free(counters);
     clear(q);
     return rc;
 }
