@@ -362,6 +362,22 @@ typedef struct planctl_param {
  */
 
 /*
+ * What an admission did, handed back whole: the caller need not read the
+ * run back to say what happened.  Filled by the planctl_admit_* calls
+ * below (on error: zeroed).
+ */
+typedef struct planctl_admitted {
+    int64_t run;           /* the run admitted; 0: none (a set that changed
+                              no value) */
+    planctl_status status; /* PENDING, or QUEUED behind the active run */
+    int queue_position;    /* QUEUED: its 1-based place among the
+                              instance's queued runs (1 starts next);
+                              else 0 */
+    int64_t retry_of;      /* a retry: the run it retries; else 0 */
+    char plan[64];         /* the plan admitted; "" when none */
+} planctl_admitted;
+
+/*
  * Creates instance name from definition (version NULL: the most recently
  * registered version) with the given parameter values, and admits its
  * deploy run.  *out receives the new run id.
@@ -439,6 +455,29 @@ PLANCTL_API int planctl_plan_trigger(int64_t *out, planctl *p,
  */
 PLANCTL_API int planctl_run_retry(int64_t *out, planctl *p,
                                   const char *instance, int64_t run_id);
+
+/*
+ * The admission calls above with what they admitted handed back whole
+ * (planctl_admitted): same arguments, same errors.  planctl_instance_create()
+ * and the others are these with only the run id kept.
+ */
+PLANCTL_API int planctl_admit_create(planctl_admitted *out, planctl *p,
+                                     const char *name, const char *definition,
+                                     const char *version,
+                                     const planctl_param *params,
+                                     size_t nparams);
+PLANCTL_API int planctl_admit_set(planctl_admitted *out, planctl *p,
+                                  const char *name, const planctl_param *params,
+                                  size_t nparams);
+PLANCTL_API int planctl_admit_upgrade(planctl_admitted *out, planctl *p,
+                                      const char *name, const char *version,
+                                      const planctl_param *params,
+                                      size_t nparams);
+PLANCTL_API int planctl_admit_trigger(planctl_admitted *out, planctl *p,
+                                      const char *instance, const char *plan,
+                                      const planctl_trigger_options *opts);
+PLANCTL_API int planctl_admit_retry(planctl_admitted *out, planctl *p,
+                                    const char *instance, int64_t run_id);
 
 /*
  * Cancels the instance's active run (its queued runs are left alone):

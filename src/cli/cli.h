@@ -377,9 +377,13 @@ int cli_run_lookup(cli_run_info *out, cli_ctx *ctx, const char *instance,
  * caller formats from the run info. */
 int cli_print_run_json(int64_t run);
 
-/* Appends what happened to a run a command just admitted: 'plan "deploy"
- * admitted as run 1' or 'plan "update" queued as run 3 (position 2)', or
- * just 'run 1 admitted' when the run cannot be looked up. */
+/* Appends what an admission did, from what the call handed back: 'plan
+ * "deploy" admitted as run 1' or 'plan "update" queued as run 3 (position
+ * 2)'. */
+void cli_admitted_say(cli_buf *b, const planctl_admitted *a);
+
+/* The same for a run known only by its id (delete's cleanup run), read
+ * back; just 'run 1 admitted' when it cannot be. */
 void cli_admitted_phrase(cli_buf *b, cli_ctx *ctx, const char *instance,
                          int64_t run);
 

@@ -27,6 +27,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
     const char *version = NULL;
     size_t n;
     const char *const *list = cli_arg_list(a, "param", &n);
+    planctl_admitted ad = {0};
     int64_t id = 0;
 
     int rc = cli_parse_params(&params, &storage, list, n);
@@ -49,8 +50,8 @@ static int run(cli_ctx *ctx, const cli_args *a)
     rc = cli_open_admit(ctx, a);
     if (rc)
         goto done;
-    rc = planctl_instance_create(&id, ctx->db, name, defname, version, params,
-                                 n);
+    rc = planctl_admit_create(&ad, ctx->db, name, defname, version, params, n);
+    id = ad.run;
     cli_preflight_print(ctx);
     if (rc < 0) {
         rc = cli_fail(ctx, rc);
@@ -63,7 +64,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
         cli_buf_add(&msg, "instance \"");
         cli_buf_add_clean(&msg, name);
         cli_buf_add(&msg, "\" created; ");
-        cli_admitted_phrase(&msg, ctx, name, id);
+        cli_admitted_say(&msg, &ad);
         printf("%s\n", cli_buf_str(&msg));
         cli_buf_free(&msg);
         rc = CLI_EXIT_OK;

@@ -27,6 +27,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
 {
     const char *name = a->pos[0];
     const char *run_arg = cli_arg(a, "run");
+    planctl_admitted ad;
     int64_t from = 0, id = 0, timeout_ms;
     int wait;
 
@@ -38,7 +39,8 @@ static int run(cli_ctx *ctx, const cli_args *a)
     rc = cli_open_admit(ctx, a);
     if (rc)
         return rc;
-    rc = planctl_run_retry(&id, ctx->db, name, from);
+    rc = planctl_admit_retry(&ad, ctx->db, name, from);
+    id = ad.run;
     cli_preflight_print(ctx);
     if (rc < 0)
         return cli_fail(ctx, rc);
@@ -46,12 +48,13 @@ static int run(cli_ctx *ctx, const cli_args *a)
         return wait ? cli_wait_run(ctx, name, id, timeout_ms)
                     : cli_print_run_json(id);
 
+    /* From what the call handed back: nothing is read again. */
     cli_buf msg = CLI_BUF_INIT;
-    cli_run_info ri;
-    cli_run_phrase(&msg, &ri, ctx, name, id);
-    cli_buf_add(&msg, " admitted");
-    if (ri.retry_of > 0)
-        cli_buf_addf(&msg, " as a retry of run %lld", (long long)ri.retry_of);
+    cli_buf_addf(&msg, "run %lld of plan \"", (long long)id);
+    cli_buf_add_clean(&msg, ad.plan);
+    cli_buf_add(&msg, "\" admitted");
+    if (ad.retry_of > 0)
+        cli_buf_addf(&msg, " as a retry of run %lld", (long long)ad.retry_of);
     printf("%s\n", cli_buf_str(&msg));
     cli_buf_free(&msg);
     return wait ? cli_wait_run(ctx, name, id, timeout_ms) : CLI_EXIT_OK;

@@ -22,6 +22,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
     char *storage = NULL;
     size_t n;
     const char *const *list = cli_arg_list(a, "param", &n);
+    planctl_admitted ad = {0};
     int64_t id = 0;
 
     int rc = cli_parse_params(&params, &storage, list, n);
@@ -29,7 +30,8 @@ static int run(cli_ctx *ctx, const cli_args *a)
         return rc;
     rc = cli_open_admit(ctx, a);
     if (rc == 0)
-        rc = planctl_instance_set(&id, ctx->db, name, params, n);
+        rc = planctl_admit_set(&ad, ctx->db, name, params, n);
+    id = ad.run;
     cli_preflight_print(ctx);
     free(params);
     free(storage);
@@ -45,7 +47,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
     cli_buf_add_clean(&msg, name);
     if (id > 0) {
         cli_buf_add(&msg, "\" updated; ");
-        cli_admitted_phrase(&msg, ctx, name, id);
+        cli_admitted_say(&msg, &ad);
     } else {
         cli_buf_add(&msg, "\" unchanged; no plan admitted");
     }

@@ -30,6 +30,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
 {
     const char *name = a->pos[0], *plan = a->pos[1];
     planctl_trigger_options opts = PLANCTL_TRIGGER_OPTIONS_INIT;
+    planctl_admitted ad;
     int64_t id = 0, timeout_ms;
     int wait;
 
@@ -41,7 +42,8 @@ static int run(cli_ctx *ctx, const cli_args *a)
     rc = cli_open_admit(ctx, a);
     if (rc)
         return rc;
-    rc = planctl_plan_trigger(&id, ctx->db, name, plan, &opts);
+    rc = planctl_admit_trigger(&ad, ctx->db, name, plan, &opts);
+    id = ad.run;
     cli_preflight_print(ctx);
     if (rc < 0)
         return cli_fail(ctx, rc);
@@ -49,12 +51,14 @@ static int run(cli_ctx *ctx, const cli_args *a)
         return wait ? cli_wait_run(ctx, name, id, timeout_ms)
                     : cli_print_run_json(id);
 
+    /* From what the call handed back: nothing is read again. */
     cli_buf msg = CLI_BUF_INIT;
-    cli_run_info ri;
-    cli_run_phrase(&msg, &ri, ctx, name, id);
-    if (strcmp(ri.status, "QUEUED") == 0 && ri.position > 0)
-        cli_buf_addf(&msg, " queued (position %d)", ri.position);
-    else if (strcmp(ri.status, "QUEUED") == 0)
+    cli_buf_addf(&msg, "run %lld of plan \"", (long long)id);
+    cli_buf_add_clean(&msg, ad.plan);
+    cli_buf_add(&msg, "\"");
+    if (ad.status == PLANCTL_STATUS_QUEUED && ad.queue_position > 0)
+        cli_buf_addf(&msg, " queued (position %d)", ad.queue_position);
+    else if (ad.status == PLANCTL_STATUS_QUEUED)
         cli_buf_add(&msg, " queued");
     else
         cli_buf_add(&msg, " admitted");

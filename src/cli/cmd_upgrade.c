@@ -25,6 +25,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
     char *storage = NULL;
     size_t n;
     const char *const *list = cli_arg_list(a, "param", &n);
+    planctl_admitted ad = {0};
     int64_t id = 0;
 
     int rc = cli_parse_params(&params, &storage, list, n);
@@ -32,7 +33,8 @@ static int run(cli_ctx *ctx, const cli_args *a)
         return rc;
     rc = cli_open_admit(ctx, a);
     if (rc == 0)
-        rc = planctl_instance_upgrade(&id, ctx->db, name, version, params, n);
+        rc = planctl_admit_upgrade(&ad, ctx->db, name, version, params, n);
+    id = ad.run;
     cli_preflight_print(ctx);
     free(params);
     free(storage);
@@ -49,7 +51,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
     cli_buf_add(&msg, "\" moved to version ");
     cli_buf_add_clean(&msg, version);
     cli_buf_add(&msg, "; ");
-    cli_admitted_phrase(&msg, ctx, name, id);
+    cli_admitted_say(&msg, &ad);
     printf("%s\n", cli_buf_str(&msg));
     cli_buf_free(&msg);
     return CLI_EXIT_OK;

@@ -67,23 +67,36 @@ int cli_print_run_json(int64_t run)
                   run > 0 ? json_integer(run) : json_null()));
 }
 
+void cli_admitted_say(cli_buf *b, const planctl_admitted *a)
+{
+    cli_buf_add(b, "plan \"");
+    cli_buf_add_clean(b, a->plan);
+    if (a->status == PLANCTL_STATUS_QUEUED && a->queue_position > 0)
+        cli_buf_addf(b, "\" queued as run %lld (position %d)",
+                     (long long)a->run, a->queue_position);
+    else if (a->status == PLANCTL_STATUS_QUEUED)
+        cli_buf_addf(b, "\" queued as run %lld", (long long)a->run);
+    else
+        cli_buf_addf(b, "\" admitted as run %lld", (long long)a->run);
+}
+
 void cli_admitted_phrase(cli_buf *b, cli_ctx *ctx, const char *instance,
                          int64_t run)
 {
+    planctl_admitted a;
     cli_run_info ri;
+
     if (cli_run_lookup(&ri, ctx, instance, run) != 0) {
         cli_buf_addf(b, "run %lld admitted", (long long)run);
         return;
     }
-    cli_buf_add(b, "plan \"");
-    cli_buf_add_clean(b, ri.plan);
-    if (strcmp(ri.status, "QUEUED") == 0 && ri.position > 0)
-        cli_buf_addf(b, "\" queued as run %lld (position %d)", (long long)run,
-                     ri.position);
-    else if (strcmp(ri.status, "QUEUED") == 0)
-        cli_buf_addf(b, "\" queued as run %lld", (long long)run);
-    else
-        cli_buf_addf(b, "\" admitted as run %lld", (long long)run);
+    memset(&a, 0, sizeof a);
+    a.run = run;
+    a.status = strcmp(ri.status, "QUEUED") == 0 ? PLANCTL_STATUS_QUEUED
+                                                : PLANCTL_STATUS_PENDING;
+    a.queue_position = ri.position;
+    snprintf(a.plan, sizeof a.plan, "%.63s", ri.plan);
+    cli_admitted_say(b, &a);
 }
 
 void cli_run_phrase(cli_buf *b, cli_run_info *ri, cli_ctx *ctx,

@@ -27,7 +27,7 @@ typedef struct call {
     int64_t run_id;
 } call;
 
-static int store_call(int64_t *out, planctl *p, const call *c,
+static int store_call(planctl_admitted *out, planctl *p, const call *c,
                       pctl_preflight_gate *g)
 {
     switch (c->what) {
@@ -99,16 +99,17 @@ static int run_checks(planctl *p, const call *c, pctl_preflight_gate *g,
  * its checks run (another writer between the two transactions). */
 #define MAX_ROUNDS 3
 
-static int admit(int64_t *out, planctl *p, const call *c)
+static int admit(planctl_admitted *out, planctl *p, const call *c)
 {
     pctl_preflight_gate g;
     char *msg = NULL, *passed = NULL;
     int rc, round = 0;
 
+    if (out)
+        memset(out, 0, sizeof *out);
     if (!out || !p)
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
                  : PLANCTL_EINVAL;
-    *out = 0;
     memset(&g, 0, sizeof g);
     pctl_free(p->preflight_report);
     p->preflight_report = NULL;
@@ -139,9 +140,23 @@ static int admit(int64_t *out, planctl *p, const call *c)
     return rc;
 }
 
-int planctl_instance_create(int64_t *out, planctl *p, const char *name,
-                            const char *definition, const char *version,
-                            const planctl_param *params, size_t nparams)
+/* The id-only forms: admit() with the run id kept. */
+static int admit_id(int64_t *out, planctl *p, const call *c)
+{
+    planctl_admitted a;
+    int rc;
+
+    if (!out)
+        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
+                 : PLANCTL_EINVAL;
+    rc = admit(&a, p, c);
+    *out = a.run;
+    return rc;
+}
+
+int planctl_admit_create(planctl_admitted *out, planctl *p, const char *name,
+                         const char *definition, const char *version,
+                         const planctl_param *params, size_t nparams)
 {
     call c = {CREATE, name,    definition, version, NULL,
               params, nparams, NULL,       0};
@@ -149,12 +164,56 @@ int planctl_instance_create(int64_t *out, planctl *p, const char *name,
     return admit(out, p, &c);
 }
 
+int planctl_admit_set(planctl_admitted *out, planctl *p, const char *name,
+                      const planctl_param *params, size_t nparams)
+{
+    call c = {SET, name, NULL, NULL, NULL, params, nparams, NULL, 0};
+
+    return admit(out, p, &c);
+}
+
+int planctl_admit_upgrade(planctl_admitted *out, planctl *p, const char *name,
+                          const char *version, const planctl_param *params,
+                          size_t nparams)
+{
+    call c = {UPGRADE, name, NULL, version, NULL, params, nparams, NULL, 0};
+
+    return admit(out, p, &c);
+}
+
+int planctl_admit_trigger(planctl_admitted *out, planctl *p,
+                          const char *instance, const char *plan,
+                          const planctl_trigger_options *opts)
+{
+    call c = {TRIGGER, instance, NULL, NULL, plan, NULL, 0, opts, 0};
+
+    return admit(out, p, &c);
+}
+
+int planctl_admit_retry(planctl_admitted *out, planctl *p, const char *instance,
+                        int64_t run_id)
+{
+    call c = {RETRY, instance, NULL, NULL, NULL, NULL, 0, NULL, run_id};
+
+    return admit(out, p, &c);
+}
+
+int planctl_instance_create(int64_t *out, planctl *p, const char *name,
+                            const char *definition, const char *version,
+                            const planctl_param *params, size_t nparams)
+{
+    call c = {CREATE, name,    definition, version, NULL,
+              params, nparams, NULL,       0};
+
+    return admit_id(out, p, &c);
+}
+
 int planctl_instance_set(int64_t *out, planctl *p, const char *name,
                          const planctl_param *params, size_t nparams)
 {
     call c = {SET, name, NULL, NULL, NULL, params, nparams, NULL, 0};
 
-    return admit(out, p, &c);
+    return admit_id(out, p, &c);
 }
 
 int planctl_instance_upgrade(int64_t *out, planctl *p, const char *name,
@@ -163,7 +222,7 @@ int planctl_instance_upgrade(int64_t *out, planctl *p, const char *name,
 {
     call c = {UPGRADE, name, NULL, version, NULL, params, nparams, NULL, 0};
 
-    return admit(out, p, &c);
+    return admit_id(out, p, &c);
 }
 
 int planctl_plan_trigger(int64_t *out, planctl *p, const char *instance,
@@ -171,7 +230,7 @@ int planctl_plan_trigger(int64_t *out, planctl *p, const char *instance,
 {
     call c = {TRIGGER, instance, NULL, NULL, plan, NULL, 0, opts, 0};
 
-    return admit(out, p, &c);
+    return admit_id(out, p, &c);
 }
 
 int planctl_run_retry(int64_t *out, planctl *p, const char *instance,
@@ -179,5 +238,5 @@ int planctl_run_retry(int64_t *out, planctl *p, const char *instance,
 {
     call c = {RETRY, instance, NULL, NULL, NULL, NULL, 0, NULL, run_id};
 
-    return admit(out, p, &c);
+    return admit_id(out, p, &c);
 }

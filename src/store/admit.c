@@ -64,6 +64,26 @@ static int queued_exists(planctl *p, int64_t instance_id, int *out)
                : pctl_sqlerr(p, rc, "reading queue");
 }
 
+/* The 1-based place of run id among the instance's queued runs (first in,
+ * first out: by id). */
+static int queue_position(int *out, planctl *p, int64_t instance_id, int64_t id)
+{
+    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_run_queued_ids);
+    int rc, n = 0;
+
+    *out = 0;
+    if (!st)
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, instance_id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        n++;
+        if (sqlite3_column_int64(st, 0) == id)
+            *out = n;
+    }
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : pctl_sqlerr(p, rc, "reading queue");
+}
+
 /* Encodes a JSON object we built into text for the event's data column;
  * takes ownership of obj. */
 static char *take_json(json_t *obj)
@@ -247,7 +267,7 @@ void pctl_preflight_gate_clear(pctl_preflight_gate *g)
     g->instance_id = g->definition_id = 0;
 }
 
-int pctl_admit(int64_t *out, planctl *p, const pctl_admission *a)
+int pctl_admit(planctl_admitted *out, planctl *p, const pctl_admission *a)
 {
     const pctl_plan_def *plan = pctl_def_plan(a->def, a->plan);
     char *busy = NULL, *data = NULL, *carry_msg = NULL, uid[40];
@@ -257,7 +277,7 @@ int pctl_admit(int64_t *out, planctl *p, const pctl_admission *a)
     size_t i;
     pctl_event ev = {0};
 
-    *out = 0;
+    memset(out, 0, sizeof *out);
     if (!plan)
         return pctl_err_no_plan(p, a->def, a->plan);
     if ((rc = pctl_active_run_describe(&busy, &active_id, p, a->instance_id,
@@ -351,7 +371,13 @@ int pctl_admit(int64_t *out, planctl *p, const pctl_admission *a)
     for (i = 0; rc == 0 && i < plan->nphases; i++)
         rc = insert_phase(p, id, i, &plan->phases[i], a->retry_of, carry_msg);
     pctl_free(carry_msg);
-    if (rc == 0)
-        *out = id;
+    if (rc == 0 && queued)
+        rc = queue_position(&out->queue_position, p, a->instance_id, id);
+    if (rc == 0) {
+        out->run = id;
+        out->status = queued ? PLANCTL_STATUS_QUEUED : PLANCTL_STATUS_PENDING;
+        out->retry_of = a->retry_of;
+        snprintf(out->plan, sizeof out->plan, "%s", a->plan);
+    }
     return rc;
 }

@@ -331,7 +331,7 @@ static int check_not_deleting(planctl *p, const pctl_instance_row *r,
                     name, name);
 }
 
-int pctl_store_create(int64_t *out, planctl *p, const char *name,
+int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
                       const char *definition, const char *version,
                       const planctl_param *params, size_t nparams,
                       pctl_preflight_gate *pf)
@@ -348,7 +348,7 @@ int pctl_store_create(int64_t *out, planctl *p, const char *name,
     if (!out || !p || !name || !definition)
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
                  : PLANCTL_EINVAL;
-    *out = 0;
+    memset(out, 0, sizeof *out);
     if (!pctl_name_valid(name))
         return pctl_err(p, PLANCTL_EINVAL,
                         "instance name \"%s\" is invalid: use 1-%d letters, "
@@ -408,7 +408,7 @@ int pctl_store_create(int64_t *out, planctl *p, const char *name,
     }
     rc = pctl_tx_end(p, rc);
     if (rc < 0)
-        *out = 0;
+        memset(out, 0, sizeof *out);
     pctl_free(msg);
     pctl_free(data);
     pctl_free(snap);
@@ -452,7 +452,8 @@ typedef struct change_req {
     pctl_preflight_gate *pf;
 } change_req;
 
-static int change_instance(int64_t *out, planctl *p, const change_req *req)
+static int change_instance(planctl_admitted *out, planctl *p,
+                           const change_req *req)
 {
     pctl_instance_row row = {0};
     pctl_def *old_def = NULL, *def = NULL;
@@ -465,7 +466,7 @@ static int change_instance(int64_t *out, planctl *p, const change_req *req)
     pctl_admission a = {0};
     int rc;
 
-    *out = 0;
+    memset(out, 0, sizeof *out);
     if ((rc = pctl_tx_begin(p)) < 0)
         return rc;
     rc = pctl_instance_find(&row, p, req->name);
@@ -556,7 +557,7 @@ static int change_instance(int64_t *out, planctl *p, const change_req *req)
 done:
     rc = pctl_tx_end(p, rc);
     if (rc < 0)
-        *out = 0;
+        memset(out, 0, sizeof *out);
     pctl_free(changed);
     pctl_free(reason);
     pctl_free(data);
@@ -573,7 +574,7 @@ done:
     return rc;
 }
 
-int pctl_store_set(int64_t *out, planctl *p, const char *name,
+int pctl_store_set(planctl_admitted *out, planctl *p, const char *name,
                    const planctl_param *params, size_t nparams,
                    pctl_preflight_gate *pf)
 {
@@ -588,7 +589,7 @@ int pctl_store_set(int64_t *out, planctl *p, const char *name,
     return change_instance(out, p, &req);
 }
 
-int pctl_store_upgrade(int64_t *out, planctl *p, const char *name,
+int pctl_store_upgrade(planctl_admitted *out, planctl *p, const char *name,
                        const char *version, const planctl_param *params,
                        size_t nparams, pctl_preflight_gate *pf)
 {
@@ -613,6 +614,7 @@ static int remove_instance(planctl *p, int64_t id)
 int planctl_instance_delete(int64_t *out, planctl *p, const char *name,
                             int force)
 {
+    planctl_admitted admitted;
     pctl_instance_row row = {0};
     pctl_def *def = NULL;
     char *busy = NULL, *snap = NULL;
@@ -663,7 +665,8 @@ int planctl_instance_delete(int64_t *out, planctl *p, const char *name,
         a.plan = "cleanup";
         a.trigger = "delete";
         a.params_json = snap;
-        rc = pctl_admit(out, p, &a);
+        rc = pctl_admit(&admitted, p, &a);
+        *out = admitted.run;
     }
 done:
     rc = pctl_tx_end(p, rc);

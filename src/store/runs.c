@@ -13,7 +13,7 @@
 #include "core/alloc.h"
 #include "store/store.h"
 
-int pctl_store_trigger(int64_t *out, planctl *p, const char *instance,
+int pctl_store_trigger(planctl_admitted *out, planctl *p, const char *instance,
                        const char *plan, const planctl_trigger_options *opts,
                        pctl_preflight_gate *pf)
 {
@@ -27,7 +27,7 @@ int pctl_store_trigger(int64_t *out, planctl *p, const char *instance,
     if (!out || !p || !instance || !plan)
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
                  : PLANCTL_EINVAL;
-    *out = 0;
+    memset(out, 0, sizeof *out);
     if (!opts)
         opts = &defaults;
     if (strcmp(plan, "cleanup") == 0)
@@ -63,7 +63,7 @@ int pctl_store_trigger(int64_t *out, planctl *p, const char *instance,
     }
     rc = pctl_tx_end(p, rc);
     if (rc < 0)
-        *out = 0;
+        memset(out, 0, sizeof *out);
     pctl_free(snap);
     pctl_def_free(def);
     pctl_instance_row_clear(&row);
@@ -115,7 +115,7 @@ static int load_old_run(old_run *out, planctl *p, int64_t instance_id,
                     instance);
 }
 
-int pctl_store_retry(int64_t *out, planctl *p, const char *instance,
+int pctl_store_retry(planctl_admitted *out, planctl *p, const char *instance,
                      int64_t run_id, pctl_preflight_gate *pf)
 {
     pctl_instance_row row = {0};
@@ -128,7 +128,7 @@ int pctl_store_retry(int64_t *out, planctl *p, const char *instance,
     if (!out || !p || !instance || run_id < 0)
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
                  : PLANCTL_EINVAL;
-    *out = 0;
+    memset(out, 0, sizeof *out);
     if ((rc = pctl_tx_begin(p)) < 0)
         return rc;
     rc = pctl_instance_find(&row, p, instance);
@@ -160,7 +160,7 @@ int pctl_store_retry(int64_t *out, planctl *p, const char *instance,
     }
     rc = pctl_tx_end(p, rc);
     if (rc < 0)
-        *out = 0;
+        memset(out, 0, sizeof *out);
     pctl_free(reason);
     pctl_free(old.plan);
     pctl_free(old.params);

@@ -342,20 +342,20 @@ void pctl_preflight_gate_clear(pctl_preflight_gate *g);
 /* The store's halves of the public admission calls (engine/admission.c
  * runs preflight between them, through pf; NULL: admit without checks).
  * Same arguments and errors as the public ones, and PCTL_EPREFLIGHT. */
-int pctl_store_create(int64_t *out, planctl *p, const char *name,
+int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
                       const char *definition, const char *version,
                       const planctl_param *params, size_t nparams,
                       pctl_preflight_gate *pf);
-int pctl_store_set(int64_t *out, planctl *p, const char *name,
+int pctl_store_set(planctl_admitted *out, planctl *p, const char *name,
                    const planctl_param *params, size_t nparams,
                    pctl_preflight_gate *pf);
-int pctl_store_upgrade(int64_t *out, planctl *p, const char *name,
+int pctl_store_upgrade(planctl_admitted *out, planctl *p, const char *name,
                        const char *version, const planctl_param *params,
                        size_t nparams, pctl_preflight_gate *pf);
-int pctl_store_trigger(int64_t *out, planctl *p, const char *instance,
+int pctl_store_trigger(planctl_admitted *out, planctl *p, const char *instance,
                        const char *plan, const planctl_trigger_options *opts,
                        pctl_preflight_gate *pf);
-int pctl_store_retry(int64_t *out, planctl *p, const char *instance,
+int pctl_store_retry(planctl_admitted *out, planctl *p, const char *instance,
                      int64_t run_id, pctl_preflight_gate *pf);
 
 typedef struct pctl_admission {
@@ -376,8 +376,8 @@ typedef struct pctl_admission {
 
 /* Admits a run (inside a transaction): refuses with ECONFLICT naming the
  * active run unless a->queue, creates the run with its phases and steps
- * and their events.  *out receives the run id. */
-int pctl_admit(int64_t *out, planctl *p, const pctl_admission *a);
+ * and their events.  *out receives what was admitted (zeroed first). */
+int pctl_admit(planctl_admitted *out, planctl *p, const pctl_admission *a);
 
 /* Describes the instance's active run for a conflict message into a new
  * string ("instance \"zk\" is running plan \"deploy\" (run 12, IN_PROGRESS

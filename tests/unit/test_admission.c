@@ -145,6 +145,43 @@ static void test_refused_before_checks(void **state)
     assert_null(planctl_preflight_report(f->p));
 }
 
+/* What the calls hand back: the run, its status, its place in the queue,
+ * the plan, the run a retry retries; zeroed on a refusal. */
+static void test_admitted_handed_back(void **state)
+{
+    fixture *f = *state;
+    planctl_trigger_options q = PLANCTL_TRIGGER_OPTIONS_INIT;
+    planctl_admitted a;
+    int64_t cancelled;
+
+    assert_int_equal(planctl_admit_trigger(&a, f->p, "zk", "backup", NULL), 0);
+    assert_true(a.run > 0);
+    assert_int_equal(a.status, PLANCTL_STATUS_PENDING);
+    assert_int_equal(a.queue_position, 0);
+    assert_string_equal(a.plan, "backup");
+    assert_int_equal(a.retry_of, 0);
+    q.queue = 1;
+    assert_int_equal(planctl_admit_trigger(&a, f->p, "zk", "deploy", &q), 0);
+    assert_int_equal(a.status, PLANCTL_STATUS_QUEUED);
+    assert_int_equal(a.queue_position, 1);
+    assert_string_equal(a.plan, "deploy");
+    assert_int_equal(planctl_admit_trigger(&a, f->p, "zk", "backup", &q), 0);
+    assert_int_equal(a.queue_position, 2);
+    /* Refused: nothing admitted, nothing left in the struct. */
+    assert_int_equal(planctl_admit_trigger(&a, f->p, "zk", "backup", NULL),
+                     PLANCTL_ECONFLICT);
+    assert_int_equal(a.run, 0);
+    assert_string_equal(a.plan, "");
+    /* A retry names the run it retries. */
+    assert_int_equal(planctl_run_cancel(&cancelled, f->p, "zk", NULL), 0);
+    assert_int_equal(planctl_run_cancel(NULL, f->p, "zk", NULL), 0);
+    assert_int_equal(planctl_run_cancel(NULL, f->p, "zk", NULL), 0);
+    assert_int_equal(planctl_admit_retry(&a, f->p, "zk", cancelled), 0);
+    assert_int_equal(a.retry_of, cancelled);
+    assert_int_equal(a.status, PLANCTL_STATUS_PENDING);
+    assert_string_equal(a.plan, "backup");
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -152,6 +189,7 @@ int main(void)
         T(test_trigger_without_checks),
         T(test_trigger_with_checks),
         T(test_refused_before_checks),
+        T(test_admitted_handed_back),
     };
 #undef T
 
