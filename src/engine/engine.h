@@ -12,7 +12,7 @@
  * between passes, store/active.h), decides with the pure pctl_decide()
  * for the runs that may have something to do, writes every transition
  * through the store's gate (its events written together at the commit,
- * store/evqueue.c), commits, and only then starts the tasks of steps that
+ * store/journal.c), commits, and only then starts the tasks of steps that
  * went IN_PROGRESS.  A pass is bounded (pass.c): what is left waits for
  * the next one, asked for at once.
  */

@@ -857,9 +857,11 @@ int pctl_engine_pass(planctl_engine *e)
     /* One pass is one commit and one moment: every time it records is the
      * same, so what started together reads as having started together. */
     pctl_clock_freeze(e->p, ps.now);
-    /* Its events are written together at the commit (store/evqueue.c). */
-    pctl_events_defer(e->p, 1);
-    rc = pctl_active_sync(&e->active, e->p);
+    /* Its events are written together before the commit
+     * (store/journal.c). */
+    rc = pctl_events_defer(e->p, 1);
+    if (rc == 0)
+        rc = pctl_active_sync(&e->active, e->p);
     a = e->active;
     shift = e->clock_shift;
     if (rc == 0 && shift)
@@ -895,6 +897,8 @@ int pctl_engine_pass(planctl_engine *e)
     if (rc == 0)
         pctl_reap_orphans(ps.orphans, ps.norphans);
     t_commit = uv_hrtime();
+    if (rc == 0)
+        rc = pctl_events_flush(e->p);
     rc = pctl_tx_end(e->p, rc);
     pctl_events_defer(e->p, 0);
     pctl_metrics_pass_end(e, rc, uv_hrtime() - t_commit, uv_hrtime() - t0);

@@ -124,10 +124,11 @@ static int carried(planctl *p, int64_t retry_of, size_t idx, long sidx,
                : pctl_sqlerr(p, rc, "reading retried run");
 }
 
-static int insert_step(planctl *p, int64_t run_id, int64_t phase_id,
-                       size_t pidx, size_t sidx, const pctl_step_def *sd,
-                       int64_t retry_of, const char *carry_msg)
+static int insert_step(planctl *p, const pctl_admission *a, int64_t run_id,
+                       int64_t phase_id, size_t pidx, size_t sidx,
+                       const pctl_step_def *sd, const char *carry_msg)
 {
+    int64_t retry_of = a->retry_of;
     sqlite3_stmt *st;
     int64_t started = 0, finished = 0, id;
     int rc, yes = 0;
@@ -175,16 +176,15 @@ static int insert_step(planctl *p, int64_t run_id, int64_t phase_id,
     ev.to = yes ? PLANCTL_STATUS_COMPLETE : PLANCTL_STATUS_PENDING;
     ev.message = yes ? carry_msg : NULL;
     ev.actor = "planctl";
-    ev.data = data;
-    rc = pctl_event_status(p, &ev);
-    pctl_free(data);
-    return rc;
+    ev.instance_id = a->instance_id;
+    return pctl_event_status(p, &ev, data); /* takes data */
 }
 
-static int insert_phase(planctl *p, int64_t run_id, size_t idx,
-                        const pctl_phase_def *pd, int64_t retry_of,
+static int insert_phase(planctl *p, const pctl_admission *a, int64_t run_id,
+                        size_t idx, const pctl_phase_def *pd,
                         const char *carry_msg)
 {
+    int64_t retry_of = a->retry_of;
     sqlite3_stmt *st;
     int64_t started = 0, finished = 0, id;
     int rc, yes = 0;
@@ -232,13 +232,11 @@ static int insert_phase(planctl *p, int64_t run_id, size_t idx,
     ev.to = yes ? PLANCTL_STATUS_COMPLETE : PLANCTL_STATUS_PENDING;
     ev.message = yes ? carry_msg : NULL;
     ev.actor = "planctl";
-    ev.data = data;
-    rc = pctl_event_status(p, &ev);
-    pctl_free(data);
+    ev.instance_id = a->instance_id;
+    rc = pctl_event_status(p, &ev, data); /* takes data */
 
     for (i = 0; rc == 0 && i < pd->nsteps; i++)
-        rc = insert_step(p, run_id, id, idx, i, &pd->steps[i], retry_of,
-                         carry_msg);
+        rc = insert_step(p, a, run_id, id, idx, i, &pd->steps[i], carry_msg);
     return rc;
 }
 
@@ -273,7 +271,7 @@ int pctl_admit(planctl_admitted *out, planctl *p, const pctl_admission *a)
     char *busy = NULL, *data = NULL, *carry_msg = NULL, uid[40];
     sqlite3_stmt *st;
     int64_t active_id, id;
-    int rc, queued = 0;
+    int rc, queued = 0, own_queue;
     size_t i;
     pctl_event ev = {0};
 
@@ -358,9 +356,15 @@ int pctl_admit(planctl_admitted *out, planctl *p, const pctl_admission *a)
     ev.to = queued ? PLANCTL_STATUS_QUEUED : PLANCTL_STATUS_PENDING;
     ev.message = a->reason;
     ev.actor = "user";
-    ev.data = data;
-    rc = pctl_event_status(p, &ev);
-    pctl_free(data);
+    ev.instance_id = a->instance_id;
+    /* The run's events, one per phase and step, are written together at
+     * the end (journal.c), unless the caller defers them already. */
+    own_queue = !pctl_events_deferring(p);
+    if (own_queue && (rc = pctl_events_defer(p, 1)) < 0) {
+        pctl_free(data);
+        return rc;
+    }
+    rc = pctl_event_status(p, &ev, data); /* takes data */
 
     if (rc == 0 && a->retry_of > 0) {
         carry_msg =
@@ -369,8 +373,13 @@ int pctl_admit(planctl_admitted *out, planctl *p, const pctl_admission *a)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
     for (i = 0; rc == 0 && i < plan->nphases; i++)
-        rc = insert_phase(p, id, i, &plan->phases[i], a->retry_of, carry_msg);
+        rc = insert_phase(p, a, id, i, &plan->phases[i], carry_msg);
     pctl_free(carry_msg);
+    if (own_queue) {
+        if (rc == 0)
+            rc = pctl_events_flush(p);
+        pctl_events_defer(p, 0);
+    }
     if (rc == 0 && queued)
         rc = queue_position(&out->queue_position, p, a->instance_id, id);
     if (rc == 0) {

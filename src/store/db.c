@@ -395,7 +395,6 @@ void pctl_tx_rollback(planctl *p)
     if (--p->tx_depth > 0)
         return;
     thaw(p);
-    pctl_events_discard(p);
     if (!sqlite3_get_autocommit(p->db))
         sqlite3_exec(p->db, "ROLLBACK", NULL, NULL, NULL);
     p->tx_serial++; /* over: nothing synced in it holds any more */
@@ -410,10 +409,9 @@ int pctl_tx_commit(planctl *p)
     if (--p->tx_depth > 0)
         return 0;
     thaw(p);
-    /* An engine pass's events, written last (evqueue.c), still inside
-     * the transaction (and its tx_serial). */
-    if ((rc = pctl_events_flush(p)) == 0 &&
-        (rc = sqlite3_exec(p->db, "COMMIT", NULL, NULL, NULL)) != SQLITE_OK)
+    /* Deferred events are their owner's to flush before this (journal.c):
+     * the commit writes nothing of its own. */
+    if ((rc = sqlite3_exec(p->db, "COMMIT", NULL, NULL, NULL)) != SQLITE_OK)
         rc = pctl_sqlerr(p, rc, "commit");
     if (rc < 0 && !sqlite3_get_autocommit(p->db))
         sqlite3_exec(p->db, "ROLLBACK", NULL, NULL, NULL);
@@ -818,11 +816,34 @@ void planctl_close(planctl *p)
         sqlite3_close_v2(p->db);
     if (p->lock_fd >= 0)
         close(p->lock_fd);
-    pctl_events_free(p);
     pctl_free(p->preflight_skip);
     pctl_free(p->preflight_report);
     pctl_kinds_free(p->kinds);
     pctl_free(p->path);
     pctl_free(p->errmsg);
     pctl_free(p);
+}
+
+/* ---- changes by other connections ---- */
+
+int pctl_data_version(int64_t *out, planctl *p)
+{
+    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_data_version);
+    int rc;
+
+    if (!st)
+        return PLANCTL_ERROR;
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *out = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    return rc == SQLITE_ROW ? 0 : pctl_sqlerr(p, rc, "data_version");
+}
+
+int planctl_data_version(int64_t *out, planctl *p)
+{
+    if (!out || !p)
+        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
+                 : PLANCTL_EINVAL;
+    return pctl_data_version(out, p);
 }

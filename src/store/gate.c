@@ -80,85 +80,6 @@ static int step_attempt(planctl *p, const pctl_change *c, int64_t now,
     return 0;
 }
 
-/*
- * Counts one more event of run_id (runs.event_count).  When the count
- * reaches the handle's warning threshold, a note says so in the log (and
- * counts too); may_warn is 0 for that note itself.
- */
-static int count_run_event(planctl *p, int64_t run_id, int may_warn)
-{
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_run_count_event);
-    int64_t n = 0;
-    char *msg;
-    int step, rc = 0;
-
-    if (!st)
-        return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, run_id);
-    while ((step = sqlite3_step(st)) == SQLITE_ROW)
-        n = sqlite3_column_int64(st, 0);
-    if (step != SQLITE_DONE)
-        rc = pctl_sqlerr(p, step, "counting the run's events");
-    sqlite3_reset(st);
-    if (rc == 0)
-        pctl_active_event_count(p, run_id, n);
-    if (rc < 0 || !may_warn || p->run_events_warn <= 0 ||
-        n != p->run_events_warn)
-        return rc;
-    if (!(msg = pctl_run_events_note(p, run_id, n)))
-        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    if (!(st = pctl_stmt(p, PCTL_Q_event_insert_run_note))) {
-        pctl_free(msg);
-        return PLANCTL_ERROR;
-    }
-    sqlite3_bind_int64(st, 1, pctl_now(p));
-    sqlite3_bind_int64(st, 2, run_id);
-    pctl_bind_text(st, 3, msg);
-    sqlite3_bind_null(st, 4);
-    rc = pctl_exec_stmt(p, st, "appending event");
-    pctl_free(msg);
-    if (rc < 0)
-        return rc;
-    return count_run_event(p, run_id, 0);
-}
-
-char *pctl_run_events_note(const planctl *p, int64_t run_id, int64_t count)
-{
-    return pctl_asprintf(
-        "run %lld has %lld events, the warning threshold; at %lld the "
-        "engine ends it (a step failing and retrying, or a run paused "
-        "and resumed, over and over?)",
-        (long long)run_id, (long long)count, (long long)p->run_events_max);
-}
-
-int pctl_event_status(planctl *p, const pctl_event *e)
-{
-    sqlite3_stmt *st;
-    int rc;
-
-    /* Events queued before this one go first (evqueue.c). */
-    if ((rc = pctl_events_flush(p)) < 0)
-        return rc;
-    if (!(st = pctl_stmt(p, PCTL_Q_event_insert_status)))
-        return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, pctl_now(p));
-    sqlite3_bind_int64(st, 2, e->run_id);
-    pctl_bind_id(st, 3, e->entity == PLANCTL_ENTITY_RUN ? 0 : e->phase_id);
-    pctl_bind_id(st, 4, e->entity == PLANCTL_ENTITY_STEP ? e->step_id : 0);
-    pctl_bind_text(st, 5, pctl_entity_name(e->entity));
-    pctl_bind_text(st, 6,
-                   e->from == PCTL_NEW ? NULL : planctl_status_name(e->from));
-    pctl_bind_text(st, 7, planctl_status_name(e->to));
-    if (e->attempt > 0)
-        sqlite3_bind_int(st, 8, e->attempt);
-    pctl_bind_text(st, 9, e->message);
-    pctl_bind_text(st, 10, e->actor ? e->actor : "user");
-    pctl_bind_text(st, 11, e->data);
-    if ((rc = pctl_exec_stmt(p, st, "appending event")) < 0)
-        return rc;
-    return count_run_event(p, e->run_id, 1);
-}
-
 /* What a run's end means for its instance (DESIGN §4), then the queue. */
 static int run_ended(planctl *p, int64_t run_id, int64_t instance_id,
                      planctl_status to)
@@ -426,13 +347,8 @@ int pctl_gate(planctl *p, const pctl_change *c)
     ev.actor = c->actor;
     if ((rc = change_data(&data, c)) < 0)
         return pctl_err(p, rc, "out of memory");
-    ev.data = data;
-    if (pctl_events_deferring(p)) {
-        rc = pctl_events_queue(p, &ev, instance_id, data); /* takes data */
-    } else {
-        rc = pctl_event_status(p, &ev);
-        pctl_free(data);
-    }
+    ev.instance_id = instance_id;
+    rc = pctl_event_status(p, &ev, data); /* takes data */
     if (rc < 0)
         return rc;
     if (p->gate_hook)
@@ -440,27 +356,6 @@ int pctl_gate(planctl *p, const pctl_change *c)
     if (c->entity == PLANCTL_ENTITY_RUN && pctl_status_terminal(c->to))
         return run_ended(p, c->id, instance_id, c->to);
     return 0;
-}
-
-int pctl_event_admin(planctl *p, int64_t instance_id, const char *entity,
-                     const char *message, const char *actor,
-                     const char *data_json)
-{
-    sqlite3_stmt *st;
-    int rc;
-
-    /* Events queued before this one go first (evqueue.c). */
-    if ((rc = pctl_events_flush(p)) < 0)
-        return rc;
-    if (!(st = pctl_stmt(p, PCTL_Q_event_insert_admin)))
-        return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, pctl_now(p));
-    pctl_bind_id(st, 2, instance_id);
-    pctl_bind_text(st, 3, entity);
-    pctl_bind_text(st, 4, message);
-    pctl_bind_text(st, 5, actor ? actor : "user");
-    pctl_bind_text(st, 6, data_json);
-    return pctl_exec_stmt(p, st, "appending event");
 }
 
 /* Collects (id, status, started) of the open children of a run first, then

@@ -281,25 +281,3 @@ void pctl_lease_abandon(planctl *p)
 {
     os_unlock(p);
 }
-
-int pctl_data_version(int64_t *out, planctl *p)
-{
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_data_version);
-    int rc;
-
-    if (!st)
-        return PLANCTL_ERROR;
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        *out = sqlite3_column_int64(st, 0);
-    sqlite3_reset(st);
-    return rc == SQLITE_ROW ? 0 : pctl_sqlerr(p, rc, "data_version");
-}
-
-int planctl_data_version(int64_t *out, planctl *p)
-{
-    if (!out || !p)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
-    return pctl_data_version(out, p);
-}

@@ -14,10 +14,7 @@
     X(step_set_result)                                                         \
     X(attempt_open)                                                            \
     X(attempt_close)                                                           \
-    X(event_insert_status)                                                     \
     X(event_insert_admin)                                                      \
-    X(run_count_event)                                                         \
-    X(event_insert_run_note)                                                   \
     X(instance_mark_applied)                                                   \
     X(instance_remove_after_cleanup)                                           \
     X(run_next_queued)                                                         \

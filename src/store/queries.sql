@@ -67,28 +67,9 @@ UPDATE attempts SET status = ?2, finished_at = ?3, exit_code = ?4,
     message = ?5, output = ?6
 WHERE step_id = ?1 AND finished_at IS NULL;
 
--- name: event_insert_status
-INSERT INTO events (at, instance_id, run_id, phase_id, step_id, entity,
-                    from_status, to_status, attempt, message, actor, data)
-SELECT ?1, instance_id, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11
-FROM runs WHERE id = ?2;
-
 -- name: event_insert_admin
 INSERT INTO events (at, instance_id, entity, message, actor, data)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6);
-
--- A run's event counter (0002), bumped with each of its events; the new
--- count says whether the warning threshold was just reached.
--- name: run_count_event
-UPDATE runs SET event_count = event_count + 1 WHERE id = ?1
-RETURNING event_count;
-
--- A note about a run that is not a status change: entity 'instance' (what
--- replay reads as a note) with the run's id.
--- name: event_insert_run_note
-INSERT INTO events (at, instance_id, run_id, entity, message, actor, data)
-SELECT ?1, instance_id, ?2, 'instance', ?3, 'planctl', ?4
-FROM runs WHERE id = ?2;
 
 -- name: instance_mark_applied
 UPDATE instances SET last_applied = (SELECT params FROM runs WHERE id = ?1),
@@ -631,7 +612,7 @@ FROM runs AS r JOIN steps AS s ON s.run_id = r.id
 JOIN attempts AS a ON a.step_id = s.id AND a.number = ?4
 WHERE r.id = ?1 AND r.uid = ?2 AND s.name = ?3 AND a.finished_at IS NOT NULL;
 
--- The events of an engine pass, written at its commit (evqueue.c): one
+-- The events of an engine pass, written before its commit (journal.c): one
 -- row, or sixteen at once, with every column bound (instance_id too).
 -- name: event_insert_values
 INSERT INTO events (at, instance_id, run_id, phase_id, step_id, entity,

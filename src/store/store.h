@@ -56,8 +56,9 @@ struct planctl {
     /* The engine's cache of active runs while a pass may use it, kept
      * true by the gate (store/active.h); NULL otherwise. */
     struct pctl_active *active;
-    /* The events of an engine pass, written at its commit (evqueue.c);
-     * NULL until first used. */
+    /* Status events queued for the journal (journal.c): an engine pass's
+     * or an admission's, flushed by its owner before the commit; NULL
+     * outside them. */
     struct pctl_evq *evq;
     /* The safety net on events per run (planctl_set_event_limits). */
     int64_t run_events_warn, run_events_max;
@@ -208,38 +209,40 @@ int pctl_gate(planctl *p, const pctl_change *c);
  * step_id are ignored for entities above them. */
 typedef struct pctl_event {
     planctl_entity entity;
-    int64_t run_id, phase_id, step_id;
+    int64_t instance_id, run_id, phase_id, step_id;
     planctl_status from, to;
     int attempt;         /* 0: none */
     const char *message; /* or NULL */
     const char *actor;   /* NULL means "user" */
-    const char *data;    /* JSON details, or NULL */
 } pctl_event;
 
-/* Appends a status event.  Inside a transaction. */
-int pctl_event_status(planctl *p, const pctl_event *e);
+/*
+ * The event log's one writer (journal.c).  A status event is queued, and
+ * written with its run's event counter (and the warning note when the
+ * count reaches the threshold) by pctl_events_flush: at once, unless the
+ * handle defers its events (an engine pass, an admission), whose owner
+ * flushes before it commits.  Inside a transaction.  Takes data (JSON
+ * details, or NULL) over, freed on failure.  0, EIO, EBUSY, ENOMEM.
+ */
+int pctl_event_status(planctl *p, const pctl_event *e, char *data);
 
-/* The engine's pass queues the gate's events while on, and the commit at
- * depth 1 writes them (pctl_events_flush, in order, with the runs' event
- * counters) before COMMIT; a rollback discards them (evqueue.c).  Queuing
- * copies what it keeps and takes data over (freed on failure).  Flush:
- * 0, EIO, EBUSY, ENOMEM.  The others can't fail. */
-void pctl_events_defer(planctl *p, int on);
+/* Defers status events (on) until pctl_events_flush; off drops what was
+ * not flushed (it went with a rolled-back transaction) and the queue.
+ * ENOMEM (on only). */
+int pctl_events_defer(planctl *p, int on);
 int pctl_events_deferring(const planctl *p);
-int pctl_events_queue(planctl *p, const pctl_event *e, int64_t instance_id,
-                      char *data);
+/* Writes the queued events in order, then each run's counter once.  0,
+ * EIO (a counter the engine's cache disagrees with, when checked), EBUSY,
+ * ENOMEM. */
 int pctl_events_flush(planctl *p);
-void pctl_events_discard(planctl *p);
+/* Frees the queue and what it holds.  Can't fail. */
 void pctl_events_free(planctl *p);
 /* Drops the queued events of an instance just removed (they would have
  * gone with it). */
 void pctl_events_forget_instance(planctl *p, int64_t instance_id);
-/* The warning note of a run reaching the threshold of events (a new
- * string, or NULL when out of memory). */
-char *pctl_run_events_note(const planctl *p, int64_t run_id, int64_t count);
 
-/* Appends an admin event (entity "instance" or "engine").  Inside a
- * transaction. */
+/* Appends an admin event (entity "instance" or "engine"), after what is
+ * queued.  Inside a transaction. */
 int pctl_event_admin(planctl *p, int64_t instance_id, const char *entity,
                      const char *message, const char *actor,
                      const char *data_json);

@@ -180,8 +180,8 @@ static void test_check_catches_a_wrong_attempt(void **state)
     assert_int_equal(tu_scalar(f->p->db, "SELECT count(*) FROM attempts"), 0);
 }
 
-/* Checked, a wrong event count in the cache fails the commit, which
- * writes the pass's queued events and counts them per run. */
+/* Checked, a wrong event count in the cache fails the flush that writes
+ * the pass's queued events and counts them per run before it commits. */
 static void test_check_catches_a_wrong_event_count(void **state)
 {
     fixture *f = *state;
@@ -190,15 +190,18 @@ static void test_check_catches_a_wrong_event_count(void **state)
                   (long long)f->run);
 
     f->p->check_cache = 1;
-    pctl_events_defer(f->p, 1); /* as the engine does: counted at commit */
+    /* As the engine does: counted when the pass flushes. */
+    assert_int_equal(pctl_events_defer(f->p, 1), 0);
     begin_pass(f);
     assert_int_equal(f->cache->nruns, 1);
     f->cache->runs[0]->event_count += 7;
     assert_int_equal(start_step(f), 0);
-    assert_int_equal(pctl_tx_commit(f->p), PLANCTL_EIO);
+    assert_int_equal(pctl_events_flush(f->p), PLANCTL_EIO);
     assert_non_null(strstr(planctl_errmsg(f->p), "events cached"));
+    pctl_tx_rollback(f->p);
+    pctl_events_defer(f->p, 0);
     pctl_active_drop(&f->cache, f->p);
-    /* The commit failed whole: nothing of the pass is in the database. */
+    /* The pass failed whole: nothing of it is in the database. */
     assert_int_equal(
         tu_scalar(f->p->db, "SELECT count(*) FROM events WHERE run_id = %lld",
                   (long long)f->run),

@@ -1,6 +1,7 @@
 /*
- * evqueue.c - the status events of an engine pass, written together at
- * its commit.
+ * journal.c - the event log's one writer: status events queued and
+ * written in order with their runs' event counters and the warning note,
+ * and admin events.
  *
  * An event row costs more than the status change it records: the events
  * table has two indexes, two foreign keys, AUTOINCREMENT and a CHECK on
@@ -9,8 +10,11 @@
  * with the warning note at the threshold).  One INSERT per event and one
  * UPDATE per event were half of what an engine pass cost.  So while the
  * engine's pass has its transaction open (pctl_events_defer), the gate
- * queues its events here, and the commit (pctl_tx_commit) first writes
- * them in order with multi-row INSERTs, then each run's counter once.
+ * queues its events here, and the pass writes them before it commits
+ * (pctl_events_flush), in order with multi-row INSERTs, then each run's
+ * counter once.  An admission defers its events the same way.  Outside
+ * both an event is queued and flushed at once: one path, one counter, one
+ * note.
  * Nothing changes for readers: the rows, their order, their times and the
  * counters are what the one-by-one writes gave, in the same transaction;
  * the warning note still follows the event that reached the threshold.
@@ -54,27 +58,30 @@ static void clear(struct pctl_evq *q)
     q->n = 0;
 }
 
-void pctl_events_defer(planctl *p, int on)
+/* The queue, made on first use. */
+static struct pctl_evq *queue_of(planctl *p)
 {
-    if (!p->evq) {
-        if (!on)
-            return;
-        /* Without a queue the events go one by one, as before. */
-        if (!(p->evq = pctl_calloc(1, sizeof *p->evq)))
-            return;
+    if (!p->evq)
+        p->evq = pctl_calloc(1, sizeof *p->evq);
+    return p->evq;
+}
+
+int pctl_events_defer(planctl *p, int on)
+{
+    if (!on) {
+        /* Whatever was not flushed went with a rolled-back transaction. */
+        pctl_events_free(p);
+        return 0;
     }
-    p->evq->on = on;
+    if (!queue_of(p))
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    p->evq->on = 1;
+    return 0;
 }
 
 int pctl_events_deferring(const planctl *p)
 {
     return p->evq && p->evq->on;
-}
-
-void pctl_events_discard(planctl *p)
-{
-    if (p->evq)
-        clear(p->evq);
 }
 
 void pctl_events_forget_instance(planctl *p, int64_t instance_id)
@@ -106,13 +113,16 @@ void pctl_events_free(planctl *p)
     p->evq = NULL;
 }
 
-int pctl_events_queue(planctl *p, const pctl_event *e, int64_t instance_id,
-                      char *data)
+static int queue_event(planctl *p, const pctl_event *e, char *data)
 {
-    struct pctl_evq *q = p->evq;
+    struct pctl_evq *q = queue_of(p);
     const char *actor = e->actor ? e->actor : "user";
     qev *v;
 
+    if (!q) {
+        pctl_free(data);
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
     if (q->n == q->cap) {
         size_t ncap = q->cap ? q->cap * 2 : 64;
         qev *nv = pctl_realloc(q->v, ncap * sizeof *nv);
@@ -127,7 +137,7 @@ int pctl_events_queue(planctl *p, const pctl_event *e, int64_t instance_id,
     v = &q->v[q->n];
     memset(v, 0, sizeof *v);
     v->at = pctl_now(p);
-    v->instance_id = instance_id;
+    v->instance_id = e->instance_id;
     v->run_id = e->run_id;
     v->phase_id = e->entity == PLANCTL_ENTITY_RUN ? 0 : e->phase_id;
     v->step_id = e->entity == PLANCTL_ENTITY_STEP ? e->step_id : 0;
@@ -144,6 +154,50 @@ int pctl_events_queue(planctl *p, const pctl_event *e, int64_t instance_id,
     }
     q->n++;
     return 0;
+}
+
+int pctl_event_status(planctl *p, const pctl_event *e, char *data)
+{
+    int rc = queue_event(p, e, data);
+
+    if (rc < 0 || pctl_events_deferring(p))
+        return rc;
+    /* Not deferred: written at once, through the same flush. */
+    rc = pctl_events_flush(p);
+    pctl_events_free(p);
+    return rc;
+}
+
+int pctl_event_admin(planctl *p, int64_t instance_id, const char *entity,
+                     const char *message, const char *actor,
+                     const char *data_json)
+{
+    sqlite3_stmt *st;
+    int rc;
+
+    /* Events queued before this one go first. */
+    if ((rc = pctl_events_flush(p)) < 0)
+        return rc;
+    if (!(st = pctl_stmt(p, PCTL_Q_event_insert_admin)))
+        return PLANCTL_ERROR;
+    sqlite3_bind_int64(st, 1, pctl_now(p));
+    pctl_bind_id(st, 2, instance_id);
+    pctl_bind_text(st, 3, entity);
+    pctl_bind_text(st, 4, message);
+    pctl_bind_text(st, 5, actor ? actor : "user");
+    pctl_bind_text(st, 6, data_json);
+    return pctl_exec_stmt(p, st, "appending event");
+}
+
+/* The warning note of a run reaching the threshold of events (a new
+ * string, or NULL when out of memory). */
+static char *events_note(const planctl *p, int64_t run_id, int64_t count)
+{
+    return pctl_asprintf(
+        "run %lld has %lld events, the warning threshold; at %lld the "
+        "engine ends it (a step failing and retrying, or a run paused "
+        "and resumed, over and over?)",
+        (long long)run_id, (long long)count, (long long)p->run_events_max);
 }
 
 /* ---- the flush ---- */
@@ -272,7 +326,7 @@ int pctl_events_flush(planctl *p)
             note->run_id = v->run_id;
             note->entity = "instance";
             note->actor = (char *)"planctl"; /* not owned: never freed */
-            note->message = pctl_run_events_note(p, v->run_id, c->count);
+            note->message = events_note(p, v->run_id, c->count);
             if (!note->message) {
                 nnotes--;
                 rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
