@@ -525,8 +525,8 @@ int planctl_engine_new(planctl_engine **out, planctl *p, uv_loop_t *loop,
         e->o.task_poll_ms = DEFAULT_TASK_POLL_MS;
     if (!e->o.lease_ttl_ms)
         e->o.lease_ttl_ms = DEFAULT_LEASE_TTL_MS;
-    if (planctl_engine_register(e, "Dummy", pctl_exec_dummy()) < 0 ||
-        planctl_engine_register(e, "shell", pctl_exec_shell()) < 0) {
+    if (planctl_engine_register(e, "Dummy", pctl_executor_dummy()) < 0 ||
+        planctl_engine_register(e, "shell", pctl_executor_shell()) < 0) {
         planctl_engine_free(e);
         return PLANCTL_ENOMEM;
     }

@@ -213,7 +213,7 @@ static void dummy_cancel(planctl_job *job, void *data)
 static const planctl_executor dummy_executor = {
     PLANCTL_EXECUTOR_VERSION, dummy_start, dummy_cancel, NULL};
 
-const planctl_executor *pctl_exec_dummy(void)
+const planctl_executor *pctl_executor_dummy(void)
 {
     return &dummy_executor;
 }

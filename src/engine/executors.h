@@ -5,8 +5,8 @@
 #include "planctl.h"
 
 /* The built-in executors; static tables, never freed. */
-const planctl_executor *pctl_exec_dummy(void);
-const planctl_executor *pctl_exec_shell(void);
+const planctl_executor *pctl_executor_dummy(void);
+const planctl_executor *pctl_executor_shell(void);
 
 /* Sets *err to "<what>: <message>" for a spec that cannot be used, and
  * returns PLANCTL_EINVAL (PLANCTL_ENOMEM if *err cannot be allocated). */

@@ -220,9 +220,9 @@ static const planctl_executor *executor_for(planctl *p, const char *kind)
     if (ex)
         return ex;
     if (strcmp(kind, "Dummy") == 0)
-        return pctl_exec_dummy();
+        return pctl_executor_dummy();
     if (strcmp(kind, "shell") == 0)
-        return pctl_exec_shell();
+        return pctl_executor_shell();
     return NULL;
 }
 

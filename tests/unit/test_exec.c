@@ -191,7 +191,7 @@ static void dummy_case(const char *spec, int attempt, planctl_outcome outcome,
     result r;
 
     info.attempt = attempt;
-    run1(&r, pctl_exec_dummy(), &info, 0, NULL);
+    run1(&r, pctl_executor_dummy(), &info, 0, NULL);
     expect(&r, outcome, message);
     result_free(&r);
 }
@@ -258,7 +258,7 @@ static void test_dummy_bad_spec(void **state)
         planctl_task_info info = info_for("Dummy", cases[i][0]);
         result r;
 
-        run1(&r, pctl_exec_dummy(), &info, 0, NULL);
+        run1(&r, pctl_executor_dummy(), &info, 0, NULL);
         if (cases[i][1]) {
             expect(&r, PLANCTL_OUTCOME_FATAL, cases[i][1]);
         } else {
@@ -277,7 +277,7 @@ static void test_dummy_sleep(void **state)
     result r;
 
     (void)state;
-    run1(&r, pctl_exec_dummy(), &info, 0, NULL);
+    run1(&r, pctl_executor_dummy(), &info, 0, NULL);
     expect(&r, PLANCTL_OUTCOME_ERROR, "wantErr: true");
     if (r.elapsed < 300 || r.elapsed > 1500)
         fail_msg("slept %llu ms, want 300", (unsigned long long)r.elapsed);
@@ -290,7 +290,7 @@ static void test_dummy_cancel(void **state)
     result r;
 
     (void)state;
-    run1(&r, pctl_exec_dummy(), &info, 50, NULL);
+    run1(&r, pctl_executor_dummy(), &info, 50, NULL);
     expect(&r, PLANCTL_OUTCOME_ERROR, "cancelled");
     assert_true(r.elapsed < 2000);
     result_free(&r);
@@ -300,7 +300,7 @@ static void test_dummy_cancel(void **state)
  * nothing; so does one for a job that is winding up. */
 static void test_dummy_cancel_after_finish(void **state)
 {
-    const planctl_executor *ex = pctl_exec_dummy();
+    const planctl_executor *ex = pctl_executor_dummy();
     planctl_task_info info = info_for("Dummy", "{\"wantErr\": true}");
     result r;
     bench b;
@@ -328,7 +328,7 @@ static void test_dummy_concurrent(void **state)
     for (i = 0; i < 8; i++)
         infos[i] = info_for("Dummy", "{\"sleep\": \"200ms\"}");
     memset(&b, 0, sizeof b);
-    run_many(&b, pctl_exec_dummy(), infos, r, 8);
+    run_many(&b, pctl_executor_dummy(), infos, r, 8);
     for (i = 0; i < 8; i++) {
         expect(&r[i], PLANCTL_OUTCOME_DONE, NULL);
         assert_true(r[i].elapsed < 1000);
@@ -363,7 +363,7 @@ static void shell_run(result *r, const char *spec, const char *params,
 
     if (params)
         info.params = params;
-    run1(r, pctl_exec_shell(), &info, cancel_ms, cancel_file);
+    run1(r, pctl_executor_shell(), &info, cancel_ms, cancel_file);
 }
 
 /* A JSON string literal of s (no escapes needed in these tests but '"'
@@ -451,7 +451,7 @@ static int teardown_fds(void **state)
 static void test_shell_out_of_descriptors(void **state)
 {
     planctl_task_info info = info_for("shell", "{\"command\": \"true\"}");
-    const planctl_executor *ex = pctl_exec_shell();
+    const planctl_executor *ex = pctl_executor_shell();
     bench b;
     result r;
 
@@ -884,7 +884,7 @@ static void test_shell_concurrent(void **state)
     for (i = 0; i < 4; i++)
         infos[i].attempt = i + 1;
     memset(&b, 0, sizeof b);
-    run_many(&b, pctl_exec_shell(), infos, r, 4);
+    run_many(&b, pctl_executor_shell(), infos, r, 4);
     for (i = 0; i < 4; i++) {
         char want[8];
 
@@ -958,13 +958,13 @@ static void alloc_case(const planctl_executor *ex, const char *spec)
 static void test_alloc_failures(void **state)
 {
     (void)state;
-    alloc_case(pctl_exec_dummy(), "{\"sleep\": \"1ms\", \"failTimes\": 3}");
-    alloc_case(pctl_exec_dummy(), "{\"sleep\": \"x\"}");
-    alloc_case(pctl_exec_shell(),
+    alloc_case(pctl_executor_dummy(), "{\"sleep\": \"1ms\", \"failTimes\": 3}");
+    alloc_case(pctl_executor_dummy(), "{\"sleep\": \"x\"}");
+    alloc_case(pctl_executor_shell(),
                "{\"command\": \"echo $PLANCTL_PARAM_NODE_COUNT; exit 1\", "
                "\"env\": {\"A\": \"b\"}, \"timeout\": \"1m\"}");
-    alloc_case(pctl_exec_shell(), "{\"argv\": [\"planctl-no-such\"]}");
-    alloc_case(pctl_exec_shell(), "{\"argv\": 1}");
+    alloc_case(pctl_executor_shell(), "{\"argv\": [\"planctl-no-such\"]}");
+    alloc_case(pctl_executor_shell(), "{\"argv\": 1}");
 }
 
 int main(void)

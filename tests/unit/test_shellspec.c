@@ -120,7 +120,7 @@ static void on_finish(planctl_job *job, void *owner)
  * it accepts runs: they run only `true`).  Returns its message, or NULL. */
 static char *executor(const char *spec, planctl_outcome *outcome)
 {
-    const planctl_executor *ex = pctl_exec_shell();
+    const planctl_executor *ex = pctl_executor_shell();
     planctl_task_info info = {"zk", "deploy", "p", "s", "t", "shell",
                               spec, "{}",     1,   1,   0,   "0123"};
     report r = {0, PLANCTL_OUTCOME_DONE, NULL};

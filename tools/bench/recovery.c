@@ -67,12 +67,12 @@ static int wrap_start(planctl_job *job, const planctl_task_info *info,
         first_task = bench_ns();
         uv_stop(the_loop);
     }
-    return pctl_exec_dummy()->start(job, info, data);
+    return pctl_executor_dummy()->start(job, info, data);
 }
 
 static void wrap_cancel(planctl_job *job, void *data)
 {
-    pctl_exec_dummy()->cancel(job, data);
+    pctl_executor_dummy()->cancel(job, data);
 }
 
 static times restart(const char *path)
