@@ -116,7 +116,7 @@ static int admit(planctl_admitted *out, planctl *p, const call *c)
     /* One write transaction when the plan has no checks; with checks, a
      * first one that stops before admitting, the checks outside it, and a
      * second that admits. */
-    while ((rc = store_call(out, p, c, &g)) == PCTL_EPREFLIGHT) {
+    while ((rc = store_call(out, p, c, &g)) == PCTL_STOP_FOR_CHECKS) {
         if (++round > MAX_ROUNDS) {
             rc = pctl_err(p, PLANCTL_EBUSY,
                           "instance \"%s\" changed while its preflight "

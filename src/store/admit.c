@@ -302,7 +302,7 @@ int pctl_admit(planctl_admitted *out, planctl *p, const pctl_admission *a)
         a->pf->params = pctl_strdup(a->params_json);
         if (!a->pf->instance || !a->pf->plan || !a->pf->params)
             return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-        return PCTL_EPREFLIGHT;
+        return PCTL_STOP_FOR_CHECKS;
     }
     if (a->queue && !active_id &&
         (rc = queued_exists(p, a->instance_id, &queued)) < 0)

@@ -321,7 +321,7 @@ int pctl_def_load(pctl_def **out, planctl *p, int64_t id);
  * run outside any transaction (never holding the write lock), so the
  * store's admission stops before admitting a plan that has checks which
  * have not passed: it fills the gate with what it would admit and returns
- * PCTL_EPREFLIGHT, its transaction rolled back.  The caller
+ * PCTL_STOP_FOR_CHECKS, its transaction rolled back.  The caller
  * (engine/admission.c) runs the checks, notes that they passed for that
  * (definition, plan), and calls again; the second transaction re-checks
  * everything and admits.  A plan without checks is admitted in the first
@@ -331,20 +331,20 @@ typedef struct pctl_preflight_gate {
     /* in: the checks that passed; plan NULL: none yet */
     int64_t passed_definition;
     const char *passed_plan;
-    /* out, at PCTL_EPREFLIGHT: what would be admitted (owned) */
+    /* out, at PCTL_STOP_FOR_CHECKS: what would be admitted (owned) */
     int64_t instance_id, definition_id;
     char *instance, *plan, *params;
 } pctl_preflight_gate;
 
 /* Stopped for preflight (pctl_preflight_gate); never leaves the library. */
-#define PCTL_EPREFLIGHT (-1000)
+#define PCTL_STOP_FOR_CHECKS (-1000)
 
 /* Frees the gate's out fields.  Can't fail. */
 void pctl_preflight_gate_clear(pctl_preflight_gate *g);
 
 /* The store's halves of the public admission calls (engine/admission.c
  * runs preflight between them, through pf; NULL: admit without checks).
- * Same arguments and errors as the public ones, and PCTL_EPREFLIGHT. */
+ * Same arguments and errors as the public ones, and PCTL_STOP_FOR_CHECKS. */
 int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
                       const char *definition, const char *version,
                       const planctl_param *params, size_t nparams,
