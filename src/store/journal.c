@@ -158,12 +158,15 @@ static int queue_event(planctl *p, const pctl_event *e, char *data)
 
 int pctl_event_status(planctl *p, const pctl_event *e, char *data)
 {
+    int deferred = pctl_events_deferring(p);
     int rc = queue_event(p, e, data);
 
-    if (rc < 0 || pctl_events_deferring(p))
+    if (deferred)
         return rc;
-    /* Not deferred: written at once, through the same flush. */
-    rc = pctl_events_flush(p);
+    /* Not deferred: written at once, through the same flush; the queue
+     * made for it goes, written or not. */
+    if (rc == 0)
+        rc = pctl_events_flush(p);
     pctl_events_free(p);
     return rc;
 }
