@@ -29,10 +29,11 @@
  *   - The library never prints, exits or aborts on bad input.
  *
  * Threads:
- *   - A planctl handle owns one SQLite connection (opened without SQLite's
- *     own mutexes) and must be used by one thread at a time; the caller
- *     serialises.  Different handles, even on one database, are
- *     independent and may be used from different threads at once.
+ *   - A planctl handle owns one connection to its database (for SQLite,
+ *     the only backend so far, opened without SQLite's own mutexes) and
+ *     must be used by one thread at a time; the caller serialises.
+ *     Different handles, even on one database, are independent and may
+ *     be used from different threads at once.
  *   - An engine (planctl_engine_*) and the handle it was given belong to
  *     the thread that runs its libuv loop; call the engine functions on
  *     that thread (or before the loop runs).  Keep a second handle for

@@ -1,6 +1,7 @@
 /*
- * input.c - what validate, apply and import read: a file, or standard input
- * for "-", whole into memory for the library, and the extra task kinds.
+ * input.c - what validate and apply read: a file, or standard input for
+ * "-", whole into memory for the library, and the extra task kinds.
+ * (import streams its bundle instead: cmd_import.c.)
  */
 #include "cli.h"
 
