@@ -140,20 +140,6 @@ static int admit(planctl_admitted *out, planctl *p, const call *c)
     return rc;
 }
 
-/* The id-only forms: admit() with the run id kept. */
-static int admit_id(int64_t *out, planctl *p, const call *c)
-{
-    planctl_admitted a;
-    int rc;
-
-    if (!out)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
-    rc = admit(&a, p, c);
-    *out = a.run;
-    return rc;
-}
-
 int planctl_admit_create(planctl_admitted *out, planctl *p, const char *name,
                          const char *definition, const char *version,
                          const planctl_param *params, size_t nparams)
@@ -198,45 +184,64 @@ int planctl_admit_retry(planctl_admitted *out, planctl *p, const char *instance,
     return admit(out, p, &c);
 }
 
+/* The id-only forms: the planctl_admit_* call, the run id kept (a NULL
+ * out is refused by admit() with nothing done). */
+
 int planctl_instance_create(int64_t *out, planctl *p, const char *name,
                             const char *definition, const char *version,
                             const planctl_param *params, size_t nparams)
 {
-    call c = {CREATE, name,    definition, version, NULL,
-              params, nparams, NULL,       0};
+    planctl_admitted a;
+    int rc = planctl_admit_create(out ? &a : NULL, p, name, definition, version,
+                                  params, nparams);
 
-    return admit_id(out, p, &c);
+    if (out)
+        *out = a.run;
+    return rc;
 }
 
 int planctl_instance_set(int64_t *out, planctl *p, const char *name,
                          const planctl_param *params, size_t nparams)
 {
-    call c = {SET, name, NULL, NULL, NULL, params, nparams, NULL, 0};
+    planctl_admitted a;
+    int rc = planctl_admit_set(out ? &a : NULL, p, name, params, nparams);
 
-    return admit_id(out, p, &c);
+    if (out)
+        *out = a.run;
+    return rc;
 }
 
 int planctl_instance_upgrade(int64_t *out, planctl *p, const char *name,
                              const char *version, const planctl_param *params,
                              size_t nparams)
 {
-    call c = {UPGRADE, name, NULL, version, NULL, params, nparams, NULL, 0};
+    planctl_admitted a;
+    int rc = planctl_admit_upgrade(out ? &a : NULL, p, name, version, params,
+                                   nparams);
 
-    return admit_id(out, p, &c);
+    if (out)
+        *out = a.run;
+    return rc;
 }
 
 int planctl_plan_trigger(int64_t *out, planctl *p, const char *instance,
                          const char *plan, const planctl_trigger_options *opts)
 {
-    call c = {TRIGGER, instance, NULL, NULL, plan, NULL, 0, opts, 0};
+    planctl_admitted a;
+    int rc = planctl_admit_trigger(out ? &a : NULL, p, instance, plan, opts);
 
-    return admit_id(out, p, &c);
+    if (out)
+        *out = a.run;
+    return rc;
 }
 
 int planctl_run_retry(int64_t *out, planctl *p, const char *instance,
                       int64_t run_id)
 {
-    call c = {RETRY, instance, NULL, NULL, NULL, NULL, 0, NULL, run_id};
+    planctl_admitted a;
+    int rc = planctl_admit_retry(out ? &a : NULL, p, instance, run_id);
 
-    return admit_id(out, p, &c);
+    if (out)
+        *out = a.run;
+    return rc;
 }
