@@ -1,9 +1,10 @@
 # embed_sql.cmake - turns the project's .sql files into a C source at build
 # time, so SQL lives in .sql files and no generated file is committed.
 #
-# Run as: cmake -DOUT=file.c -DMIGRATIONS="a.sql;b.sql" -DQUERIES=q.sql
+# Run as: cmake -DOUT=file.c -DMIGRATIONS="a.sql;b.sql" -DQUERIES="d/sqlite.sql"
 #               -P embed_sql.cmake
 # Migration files must be named NNNN_name.sql; they are emitted in order.
+# Each QUERIES file d/NAME.sql becomes pctl_queries_NAME.
 
 function(hex_literal path outvar)
     file(READ "${path}" hex HEX)
@@ -45,8 +46,11 @@ endforeach()
 string(APPEND body "\nconst pctl_embedded_sql pctl_migrations[] = {\n${table}};\n")
 string(APPEND body "const int pctl_migrations_count = ${count};\n\n")
 
-hex_literal("${QUERIES}" qlit)
-string(APPEND body "const char pctl_queries_sql[] = ${qlit};\n")
+foreach(q IN LISTS QUERIES)
+    get_filename_component(dialect "${q}" NAME_WE)
+    hex_literal("${q}" qlit)
+    string(APPEND body "const char pctl_queries_${dialect}[] = ${qlit};\n")
+endforeach()
 
 # Write only when changed, so an unchanged .sql does not rebuild the world.
 if(EXISTS "${OUT}")

@@ -452,13 +452,13 @@ int pctl_active_load(pctl_active **out, planctl *p)
     rc = pctl_tx_read(p);
     began = rc == 0;
     if (rc == 0)
-        rc = (st = pctl_stmt(p, PCTL_Q_active_runs)) ? read_runs(&w, p, st)
+        rc = (st = pctl_legacy_stmt(p, PCTL_Q_active_runs)) ? read_runs(&w, p, st)
                                                      : PLANCTL_ERROR;
     if (rc == 0)
-        rc = (st = pctl_stmt(p, PCTL_Q_active_phases)) ? read_phases(&w, p, st)
+        rc = (st = pctl_legacy_stmt(p, PCTL_Q_active_phases)) ? read_phases(&w, p, st)
                                                        : PLANCTL_ERROR;
     if (rc == 0)
-        rc = (st = pctl_stmt(p, PCTL_Q_active_steps)) ? read_steps(&w, p, st)
+        rc = (st = pctl_legacy_stmt(p, PCTL_Q_active_steps)) ? read_steps(&w, p, st)
                                                       : PLANCTL_ERROR;
     if (began)
         pctl_tx_read_end(p);
@@ -488,7 +488,7 @@ static int load_one(pctl_active *a, planctl *p, int64_t run_id)
 
     memset(&w, 0, sizeof w);
     for (i = 0; rc == 0 && i < 3; i++) {
-        if (!(st = pctl_stmt(p, q[i]))) {
+        if (!(st = pctl_legacy_stmt(p, q[i]))) {
             rc = PLANCTL_ERROR;
             break;
         }
@@ -753,7 +753,7 @@ void pctl_active_note(planctl *p, const pctl_change *c, int64_t run_id,
 
 int pctl_step_set_task(planctl *p, int64_t step_id, int task_index)
 {
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_step_set_task);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_step_set_task);
     pctl_run_row *r;
     size_t pi, si;
     int rc;

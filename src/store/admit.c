@@ -20,7 +20,7 @@
 int pctl_active_run_describe(char **out, int64_t *out_id, planctl *p,
                              int64_t instance_id, const char *instance_name)
 {
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_run_active);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_run_active);
     char when[PCTL_TIME_BUF];
     int rc;
 
@@ -50,7 +50,7 @@ int pctl_active_run_describe(char **out, int64_t *out_id, planctl *p,
 
 static int queued_exists(planctl *p, int64_t instance_id, int *out)
 {
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_run_first_queued);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_run_first_queued);
     int rc;
 
     if (!st)
@@ -68,7 +68,7 @@ static int queued_exists(planctl *p, int64_t instance_id, int *out)
  * first out: by id). */
 static int queue_position(int *out, planctl *p, int64_t instance_id, int64_t id)
 {
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_run_queued_ids);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_run_queued_ids);
     int rc, n = 0;
 
     *out = 0;
@@ -101,7 +101,7 @@ static int carried(planctl *p, int64_t retry_of, size_t idx, long sidx,
                    int *yes)
 {
     sqlite3_stmt *st =
-        pctl_stmt(p, sidx < 0 ? PCTL_Q_phase_carry : PCTL_Q_step_carry);
+        pctl_legacy_stmt(p, sidx < 0 ? PCTL_Q_phase_carry : PCTL_Q_step_carry);
     int rc;
 
     *yes = 0;
@@ -109,7 +109,7 @@ static int carried(planctl *p, int64_t retry_of, size_t idx, long sidx,
         return PLANCTL_ERROR;
     sqlite3_bind_int64(st, 1, retry_of);
     sqlite3_bind_int64(st, 2, (int64_t)idx);
-    pctl_bind_text(st, 3, name);
+    pctl_sq_bind_text(st, 3, name);
     if (sidx >= 0)
         sqlite3_bind_int64(st, 4, sidx);
     rc = sqlite3_step(st);
@@ -138,19 +138,19 @@ static int insert_step(planctl *p, const pctl_admission *a, int64_t run_id,
     if (retry_of > 0 && (rc = carried(p, retry_of, pidx, (long)sidx, sd->name,
                                       &started, &finished, &yes)) < 0)
         return rc;
-    st = pctl_stmt(p, PCTL_Q_step_insert);
+    st = pctl_legacy_stmt(p, PCTL_Q_step_insert);
     if (!st)
         return PLANCTL_ERROR;
     sqlite3_bind_int64(st, 1, run_id);
     sqlite3_bind_int64(st, 2, phase_id);
     sqlite3_bind_int64(st, 3, (int64_t)sidx);
-    pctl_bind_text(st, 4, sd->name);
-    pctl_bind_text(st, 5, yes ? "COMPLETE" : "PENDING");
+    pctl_sq_bind_text(st, 4, sd->name);
+    pctl_sq_bind_text(st, 5, yes ? "COMPLETE" : "PENDING");
     sqlite3_bind_int(st, 6, sd->retry.attempts);
     if (yes) {
         sqlite3_bind_int64(st, 7, started);
         sqlite3_bind_int64(st, 8, finished);
-        pctl_bind_text(st, 9, carry_msg);
+        pctl_sq_bind_text(st, 9, carry_msg);
     }
     rc = sqlite3_step(st);
     id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
@@ -195,18 +195,18 @@ static int insert_phase(planctl *p, const pctl_admission *a, int64_t run_id,
     if (retry_of > 0 && (rc = carried(p, retry_of, idx, -1, pd->name, &started,
                                       &finished, &yes)) < 0)
         return rc;
-    st = pctl_stmt(p, PCTL_Q_phase_insert);
+    st = pctl_legacy_stmt(p, PCTL_Q_phase_insert);
     if (!st)
         return PLANCTL_ERROR;
     sqlite3_bind_int64(st, 1, run_id);
     sqlite3_bind_int64(st, 2, (int64_t)idx);
-    pctl_bind_text(st, 3, pd->name);
-    pctl_bind_text(st, 4, pctl_strategy_name(pd->strategy));
-    pctl_bind_text(st, 5, yes ? "COMPLETE" : "PENDING");
+    pctl_sq_bind_text(st, 3, pd->name);
+    pctl_sq_bind_text(st, 4, pctl_strategy_name(pd->strategy));
+    pctl_sq_bind_text(st, 5, yes ? "COMPLETE" : "PENDING");
     if (yes) {
         sqlite3_bind_int64(st, 6, started);
         sqlite3_bind_int64(st, 7, finished);
-        pctl_bind_text(st, 8, carry_msg);
+        pctl_sq_bind_text(st, 8, carry_msg);
     }
     rc = sqlite3_step(st);
     id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
@@ -309,17 +309,17 @@ int pctl_admit(planctl_admitted *out, planctl *p, const pctl_admission *a)
         return rc;
     queued = a->queue && (active_id || queued);
 
-    st = pctl_stmt(p, PCTL_Q_run_insert);
+    st = pctl_legacy_stmt(p, PCTL_Q_run_insert);
     if (!st)
         return PLANCTL_ERROR;
     sqlite3_bind_int64(st, 1, a->instance_id);
     sqlite3_bind_int64(st, 2, a->definition_id);
-    pctl_bind_text(st, 3, a->plan);
-    pctl_bind_text(st, 4, queued ? "QUEUED" : "PENDING");
-    pctl_bind_text(st, 5, a->trigger);
-    pctl_bind_text(st, 6, a->reason);
-    pctl_bind_id(st, 7, a->retry_of);
-    pctl_bind_text(st, 8, a->params_json);
+    pctl_sq_bind_text(st, 3, a->plan);
+    pctl_sq_bind_text(st, 4, queued ? "QUEUED" : "PENDING");
+    pctl_sq_bind_text(st, 5, a->trigger);
+    pctl_sq_bind_text(st, 6, a->reason);
+    pctl_sq_bind_id(st, 7, a->retry_of);
+    pctl_sq_bind_text(st, 8, a->params_json);
     sqlite3_bind_int64(st, 9, pctl_now(p));
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {

@@ -128,7 +128,7 @@ static int rows_json(sink *w, pctl_query q, int64_t iid, int64_t run_id,
                      const char *what, const char *row_what)
 {
     planctl *p = w->p;
-    sqlite3_stmt *st = pctl_stmt(p, q);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, q);
     int rc = 0, step, i, n, first = 1;
 
     if (!st)
@@ -196,7 +196,7 @@ static int parse_column(json_t **out, planctl *p, sqlite3_stmt *st, int i,
 static int instance_json(json_t **out, planctl *p, int64_t iid,
                          const char *name)
 {
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_bundle_instance);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_bundle_instance);
     json_t *params = NULL, *applied = NULL;
     int rc, step;
 

@@ -89,7 +89,7 @@ static int bind_cols(bundle_imp *m, sqlite3_stmt *st, const bundle_row *r,
                 sqlite3_bind_int64(st, i + 1, json_integer_value(v));
         } else if (json_is_string(v) && (t == 'T' || t == 't')) {
             if (st)
-                pctl_bind_text(st, i + 1, json_string_value(v));
+                pctl_sq_bind_text(st, i + 1, json_string_value(v));
         } else {
             return pctl_bundle_bad(
                 m, "%s %lld: \"%s\" must be %s%s", pctl_bundle_tables[tbl].what,
@@ -216,10 +216,10 @@ static int import_definition(bundle_imp *m, bundle_row *r)
     /* Decoded once: def_of() answers from it. */
     r->def = def;
 
-    if (!(st = pctl_stmt(m->p, PCTL_Q_bundle_def_find)))
+    if (!(st = pctl_legacy_stmt(m->p, PCTL_Q_bundle_def_find)))
         return PLANCTL_ERROR;
-    pctl_bind_text(st, 1, name);
-    pctl_bind_text(st, 2, ver);
+    pctl_sq_bind_text(st, 1, name);
+    pctl_sq_bind_text(st, 2, ver);
     step = sqlite3_step(st);
     if (step == SQLITE_ROW) {
         r->nid = sqlite3_column_int64(st, 0);
@@ -235,11 +235,11 @@ static int import_definition(bundle_imp *m, bundle_row *r)
     sqlite3_reset(st);
     if (rc < 0 || r->nid)
         return rc;
-    if (!(st = pctl_stmt(m->p, PCTL_Q_bundle_def_insert)))
+    if (!(st = pctl_legacy_stmt(m->p, PCTL_Q_bundle_def_insert)))
         return PLANCTL_ERROR;
-    pctl_bind_text(st, 1, name);
-    pctl_bind_text(st, 2, ver);
-    pctl_bind_text(st, 3, body);
+    pctl_sq_bind_text(st, 1, name);
+    pctl_sq_bind_text(st, 2, ver);
+    pctl_sq_bind_text(st, 3, body);
     sqlite3_bind_int64(st, 4, json_integer_value(created));
     return exec(m, st, &r->nid, NULL, "definition", r->id);
 }
@@ -304,13 +304,13 @@ static int import_instance(bundle_imp *m, json_t *in, const char *name)
     atext = json_is_null(applied) ? NULL : json_dumps(applied, JSON_COMPACT);
     if (!ptext || (!atext && !json_is_null(applied))) {
         rc = pctl_err(m->p, PLANCTL_ENOMEM, "out of memory");
-    } else if (!(st = pctl_stmt(m->p, PCTL_Q_bundle_instance_insert))) {
+    } else if (!(st = pctl_legacy_stmt(m->p, PCTL_Q_bundle_instance_insert))) {
         rc = PLANCTL_ERROR;
     } else {
-        pctl_bind_text(st, 1, name);
+        pctl_sq_bind_text(st, 1, name);
         sqlite3_bind_int64(st, 2, d->nid);
-        pctl_bind_text(st, 3, ptext);
-        pctl_bind_text(st, 4, atext);
+        pctl_sq_bind_text(st, 3, ptext);
+        pctl_sq_bind_text(st, 4, atext);
         sqlite3_bind_int(st, 5, json_is_true(deleting));
         sqlite3_bind_int64(st, 6, json_integer_value(t0));
         sqlite3_bind_int64(st, 7, json_integer_value(t1));
@@ -354,7 +354,7 @@ static int check_run(bundle_imp *m, const bundle_row *r, bundle_row *d)
 static int insert_run(bundle_imp *m, bundle_row *r, const char *status,
                       json_t *data)
 {
-    sqlite3_stmt *st = pctl_stmt(m->p, PCTL_Q_bundle_run_insert);
+    sqlite3_stmt *st = pctl_legacy_stmt(m->p, PCTL_Q_bundle_run_insert);
     json_t *ro = json_object_get(data, "retry_of");
     bundle_row *def;
     int64_t retried = 0;
@@ -387,7 +387,7 @@ static int insert_run(bundle_imp *m, bundle_row *r, const char *status,
         return rc;
     sqlite3_bind_int64(st, 11, m->inst_nid);
     sqlite3_bind_int64(st, 12, def->nid);
-    pctl_bind_text(st, 13, status);
+    pctl_sq_bind_text(st, 13, status);
     if ((rc = exec(m, st, &r->nid, &uid, "run", r->id)) < 0 ||
         (rc = pctl_stage_save(m, T_RUN, r)) < 0)
         return rc;
@@ -418,7 +418,7 @@ static int insert_child(bundle_imp *m, int tbl, bundle_row *r, bundle_row *run,
 {
     bundle_row *parent = tbl == T_STEP ? phase : run;
     sqlite3_stmt *st =
-        pctl_stmt(m->p, tbl == T_STEP ? PCTL_Q_bundle_step_insert
+        pctl_legacy_stmt(m->p, tbl == T_STEP ? PCTL_Q_bundle_step_insert
                                       : PCTL_Q_bundle_phase_insert);
     int rc, k = tbl == T_STEP ? 11 : 7;
 
@@ -438,7 +438,7 @@ static int insert_child(bundle_imp *m, int tbl, bundle_row *r, bundle_row *run,
     sqlite3_bind_int64(st, k++, run->nid);
     if (tbl == T_STEP)
         sqlite3_bind_int64(st, k++, phase->nid);
-    pctl_bind_text(st, k, status);
+    pctl_sq_bind_text(st, k, status);
     if ((rc = exec(m, st, &r->nid, NULL, pctl_bundle_tables[tbl].what, r->id)) <
         0)
         return rc;
@@ -531,11 +531,11 @@ static int apply_status(bundle_imp *m, const bundle_row *ev, int tbl,
             "event %lld moves %s %lld from %s, but it is %s at that "
             "point; the events are out of order or incomplete",
             (long long)ev->id, what, (long long)r->id, from, r->cur);
-    if (!(st = pctl_stmt(m->p, moves[tbl])))
+    if (!(st = pctl_legacy_stmt(m->p, moves[tbl])))
         return PLANCTL_ERROR;
     sqlite3_bind_int64(st, 1, r->nid);
-    pctl_bind_text(st, 2, from);
-    pctl_bind_text(st, 3, to);
+    pctl_sq_bind_text(st, 2, from);
+    pctl_sq_bind_text(st, 3, to);
     rc = exec(m, st, NULL, NULL, "event", ev->id);
     if (rc == PLANCTL_EINVAL && m->sqlrc == SQLITE_CONSTRAINT_TRIGGER)
         rc = pctl_bundle_bad(
@@ -634,18 +634,18 @@ static int import_event(bundle_imp *m, bundle_row *ev, void *unused)
         if (!newtext)
             rc = pctl_err(m->p, PLANCTL_ENOMEM, "out of memory");
     }
-    st = rc == 0 ? pctl_stmt(m->p, PCTL_Q_bundle_event_insert) : NULL;
+    st = rc == 0 ? pctl_legacy_stmt(m->p, PCTL_Q_bundle_event_insert) : NULL;
     if (rc == 0 && !st)
         rc = PLANCTL_ERROR;
     if (rc == 0 && (rc = bind_cols(m, st, ev, &event_cols, T_EVENT)) == 0) {
         /* A run's creation data is written back only if it changed, so an
          * import into a fresh database keeps it byte for byte. */
         if (newtext)
-            pctl_bind_text(st, 8, newtext);
+            pctl_sq_bind_text(st, 8, newtext);
         sqlite3_bind_int64(st, 9, m->inst_nid);
-        pctl_bind_id(st, 10, run ? run->nid : 0);
-        pctl_bind_id(st, 11, phase ? phase->nid : 0);
-        pctl_bind_id(st, 12, step ? step->nid : 0);
+        pctl_sq_bind_id(st, 10, run ? run->nid : 0);
+        pctl_sq_bind_id(st, 11, phase ? phase->nid : 0);
+        pctl_sq_bind_id(st, 12, step ? step->nid : 0);
         rc = exec(m, st, NULL, NULL, "event", ev->id);
     }
     pctl_free(newtext);
@@ -694,7 +694,7 @@ static int finish_run(bundle_imp *m, bundle_row *r, void *unused)
                              json_integer_value(v))) < 0 ||
         !found)
         return rc;
-    if (!(st = pctl_stmt(m->p, PCTL_Q_bundle_run_retry_of)))
+    if (!(st = pctl_legacy_stmt(m->p, PCTL_Q_bundle_run_retry_of)))
         return PLANCTL_ERROR;
     sqlite3_bind_int64(st, 1, r->nid);
     sqlite3_bind_int64(st, 2, retried);
@@ -712,7 +712,7 @@ static int import_attempt(bundle_imp *m, bundle_row *a, void *unused)
     if ((rc = pctl_bundle_resolve(&step, m, a->o, "step_id", T_STEP, 0, 1,
                                   "attempt", a->id)) < 0)
         return rc;
-    if (!(st = pctl_stmt(m->p, PCTL_Q_bundle_attempt_insert)))
+    if (!(st = pctl_legacy_stmt(m->p, PCTL_Q_bundle_attempt_insert)))
         return PLANCTL_ERROR;
     if ((rc = bind_cols(m, st, a, &attempt_cols, T_ATTEMPT)) < 0)
         return rc;
@@ -766,7 +766,7 @@ static int import_all(bundle_imp *m, json_t *instance, const char *name)
     if (rc == 0)
         rc = finish_rows(m);
     if (rc == 0) {
-        sqlite3_stmt *st = pctl_stmt(m->p, PCTL_Q_bundle_count_events);
+        sqlite3_stmt *st = pctl_legacy_stmt(m->p, PCTL_Q_bundle_count_events);
 
         if (!st)
             return PLANCTL_ERROR;
@@ -793,7 +793,7 @@ static int import_all(bundle_imp *m, json_t *instance, const char *name)
  */
 static int pause_active(bundle_imp *m, const char *name, int64_t *paused)
 {
-    sqlite3_stmt *st = pctl_stmt(m->p, PCTL_Q_run_active);
+    sqlite3_stmt *st = pctl_legacy_stmt(m->p, PCTL_Q_run_active);
     planctl_status status = PLANCTL_STATUS_PAUSED;
     pctl_change c = PCTL_CHANGE_INIT;
     char msg[256];

@@ -165,8 +165,8 @@ int pctl_stage_put(bundle_stage *s, planctl *p, int tbl, int64_t id,
 
     sqlite3_bind_int(st, 1, tbl);
     sqlite3_bind_int64(st, 2, id);
-    pctl_bind_text(st, 3, status);
-    pctl_bind_text(st, 4, body);
+    pctl_sq_bind_text(st, 3, status);
+    pctl_sq_bind_text(st, 4, body);
     if ((rc = run(s, p, st)) < 0)
         return rc;
     return sqlite3_changes(s->db) == 0;
@@ -180,7 +180,7 @@ int pctl_stage_end_bundle(bundle_stage *s, planctl *p, const char *key,
     int64_t grp = 0, newest = 0;
     int rc;
 
-    pctl_bind_text(st, 1, key);
+    pctl_sq_bind_text(st, 1, key);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         grp = sqlite3_column_int64(st, 0);
@@ -194,10 +194,10 @@ int pctl_stage_end_bundle(bundle_stage *s, planctl *p, const char *key,
         if (grp)
             sqlite3_bind_int64(st, 1, grp);
         else
-            pctl_bind_text(st, 1, key);
-        pctl_bind_text(st, 2, name);
+            pctl_sq_bind_text(st, 1, key);
+        pctl_sq_bind_text(st, 2, name);
         sqlite3_bind_int64(st, 3, updated_at);
-        pctl_bind_text(st, 4, instance);
+        pctl_sq_bind_text(st, 4, instance);
         if ((rc = run(s, p, st)) < 0)
             return rc;
         if (!grp)
@@ -387,7 +387,7 @@ int pctl_stage_save(bundle_imp *m, int tbl, const bundle_row *r)
     sqlite3_bind_int(st, 1, tbl);
     sqlite3_bind_int64(st, 2, r->id);
     sqlite3_bind_int64(st, 3, r->nid);
-    pctl_bind_text(st, 4, r->cur);
+    pctl_sq_bind_text(st, 4, r->cur);
     sqlite3_bind_int64(st, 5, r->kids);
     sqlite3_bind_int64(st, 6, m->grp);
     return run(m->stage, m->p, st);

@@ -21,7 +21,7 @@
 
 static int exec_shift(planctl *p, pctl_query q, int64_t delta)
 {
-    sqlite3_stmt *st = pctl_stmt(p, q);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, q);
 
     if (!st)
         return PLANCTL_ERROR;
@@ -39,7 +39,7 @@ int pctl_clock_shift(planctl *p, int64_t delta)
 
     if (delta == 0)
         return 0;
-    if (!(st = pctl_stmt(p, PCTL_Q_clock_shift_instances)))
+    if (!(st = pctl_legacy_stmt(p, PCTL_Q_clock_shift_instances)))
         return PLANCTL_ERROR;
     rc = 0;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {

@@ -6,7 +6,7 @@
 
 int pctl_runs_open_counts(planctl *p, int64_t *queued, int64_t *active)
 {
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_runs_open_counts);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_runs_open_counts);
     int rc;
 
     *queued = *active = 0;
@@ -23,7 +23,7 @@ int pctl_runs_open_counts(planctl *p, int64_t *queued, int64_t *active)
 
 int pctl_runs_open_any(int *out, planctl *p)
 {
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_runs_open_any);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_runs_open_any);
     int rc;
 
     *out = 0;

@@ -177,12 +177,12 @@ int planctl_definition_apply(char **out, planctl *p, const char *json,
 
     if ((rc = pctl_tx_begin(p)) < 0)
         goto done;
-    st = pctl_stmt(p, PCTL_Q_def_body);
+    st = pctl_legacy_stmt(p, PCTL_Q_def_body);
     if (!st) {
         rc = PLANCTL_ERROR;
     } else {
-        pctl_bind_text(st, 1, def->name);
-        pctl_bind_text(st, 2, def->version);
+        pctl_sq_bind_text(st, 1, def->name);
+        pctl_sq_bind_text(st, 2, def->version);
         rc = sqlite3_step(st);
         if (rc == SQLITE_ROW) {
             int same =
@@ -205,13 +205,13 @@ int planctl_definition_apply(char **out, planctl *p, const char *json,
         }
     }
     if (rc == 0 && created) {
-        st = pctl_stmt(p, PCTL_Q_def_insert);
+        st = pctl_legacy_stmt(p, PCTL_Q_def_insert);
         if (!st) {
             rc = PLANCTL_ERROR;
         } else {
-            pctl_bind_text(st, 1, def->name);
-            pctl_bind_text(st, 2, def->version);
-            pctl_bind_text(st, 3, body);
+            pctl_sq_bind_text(st, 1, def->name);
+            pctl_sq_bind_text(st, 2, def->version);
+            pctl_sq_bind_text(st, 3, body);
             sqlite3_bind_int64(st, 4, pctl_now(p));
             rc = pctl_exec_stmt(p, st, "registering definition");
         }
@@ -236,7 +236,7 @@ done:
 int pctl_def_load(pctl_def **out, planctl *p, int64_t id)
 {
     pctl_ferr_list errs = PCTL_FERR_LIST_INIT;
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_def_by_id);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_def_by_id);
     char *body = NULL, *origin = NULL;
     int rc;
 
@@ -280,7 +280,7 @@ int planctl_definitions_json(char **out, planctl *p)
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
                  : PLANCTL_EINVAL;
     *out = NULL;
-    st = pctl_stmt(p, PCTL_Q_def_list);
+    st = pctl_legacy_stmt(p, PCTL_Q_def_list);
     if (!st)
         return PLANCTL_ERROR;
     doc = json_pack("{s:i, s:[]}", "schema", 1, "definitions");

@@ -12,8 +12,8 @@ typedef struct pctl_embedded_sql {
 extern const pctl_embedded_sql pctl_migrations[];
 extern const int pctl_migrations_count;
 
-/* src/store/queries.sql: named statements, each introduced by a line
- * "-- name: NAME". */
-extern const char pctl_queries_sql[];
+/* src/store/sql/sqlite.sql: the SQLite backend's named statements, each
+ * introduced by a line "-- name: NAME". */
+extern const char pctl_queries_sqlite[];
 
 #endif

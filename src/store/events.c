@@ -60,7 +60,7 @@ int planctl_events_json(char **out, planctl *p,
         return rc;
     if (opts->run > 0) {
         /* The run must exist, and belong to the instance if one is named. */
-        st = pctl_stmt(p, PCTL_Q_run_instance);
+        st = pctl_legacy_stmt(p, PCTL_Q_run_instance);
         if (!st) {
             pctl_instance_row_clear(&row);
             return PLANCTL_ERROR;
@@ -83,7 +83,7 @@ int planctl_events_json(char **out, planctl *p,
             return rc;
         }
     }
-    st = pctl_stmt(p, opts->run > 0    ? PCTL_Q_events_run
+    st = pctl_legacy_stmt(p, opts->run > 0    ? PCTL_Q_events_run
                       : opts->instance ? PCTL_Q_events_instance
                                        : PCTL_Q_events_all);
     doc = json_pack("{s:i, s:[]}", "schema", 1, "events");

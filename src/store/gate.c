@@ -24,7 +24,7 @@ static const pctl_query result_query[PLANCTL_ENTITY__COUNT] = {
 /* Explains a failed compare-and-set: the row is missing, or it moved on. */
 static int explain_cas(planctl *p, const pctl_change *c)
 {
-    sqlite3_stmt *st = pctl_stmt(p, get_query[c->entity]);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, get_query[c->entity]);
     const char *ent = pctl_entity_name(c->entity);
     int rc;
 
@@ -56,20 +56,20 @@ static int step_attempt(planctl *p, const pctl_change *c, int64_t now,
     sqlite3_stmt *st;
 
     if (c->from == PLANCTL_STATUS_IN_PROGRESS) {
-        st = pctl_stmt(p, PCTL_Q_attempt_close);
+        st = pctl_legacy_stmt(p, PCTL_Q_attempt_close);
         if (!st)
             return PLANCTL_ERROR;
         sqlite3_bind_int64(st, 1, c->id);
-        pctl_bind_text(st, 2, planctl_status_name(c->to));
+        pctl_sq_bind_text(st, 2, planctl_status_name(c->to));
         sqlite3_bind_int64(st, 3, now);
         if (c->exit_code >= 0)
             sqlite3_bind_int(st, 4, c->exit_code);
-        pctl_bind_text(st, 5, c->message);
-        pctl_bind_text(st, 6, c->output);
+        pctl_sq_bind_text(st, 5, c->message);
+        pctl_sq_bind_text(st, 6, c->output);
         return pctl_exec_stmt(p, st, "closing attempt");
     }
     if (c->to == PLANCTL_STATUS_IN_PROGRESS) {
-        st = pctl_stmt(p, PCTL_Q_attempt_open);
+        st = pctl_legacy_stmt(p, PCTL_Q_attempt_open);
         if (!st)
             return PLANCTL_ERROR;
         sqlite3_bind_int64(st, 1, c->id);
@@ -89,7 +89,7 @@ static int run_ended(planctl *p, int64_t run_id, int64_t instance_id,
     int rc;
 
     if (to == PLANCTL_STATUS_COMPLETE) {
-        st = pctl_stmt(p, PCTL_Q_instance_mark_applied);
+        st = pctl_legacy_stmt(p, PCTL_Q_instance_mark_applied);
         if (!st)
             return PLANCTL_ERROR;
         sqlite3_bind_int64(st, 1, run_id);
@@ -99,7 +99,7 @@ static int run_ended(planctl *p, int64_t run_id, int64_t instance_id,
         /* A completed cleanup of an instance being deleted removes it,
          * with its runs and events (ON DELETE CASCADE); its events still
          * queued go with it. */
-        st = pctl_stmt(p, PCTL_Q_instance_remove_after_cleanup);
+        st = pctl_legacy_stmt(p, PCTL_Q_instance_remove_after_cleanup);
         if (!st)
             return PLANCTL_ERROR;
         sqlite3_bind_int64(st, 1, run_id);
@@ -109,7 +109,7 @@ static int run_ended(planctl *p, int64_t run_id, int64_t instance_id,
             pctl_events_forget_instance(p, instance_id);
     }
 
-    st = pctl_stmt(p, PCTL_Q_run_next_queued);
+    st = pctl_legacy_stmt(p, PCTL_Q_run_next_queued);
     if (!st)
         return PLANCTL_ERROR;
     sqlite3_bind_int64(st, 1, run_id);
@@ -190,7 +190,7 @@ typedef struct written {
 /* Reads it back (result_query). */
 static int read_row(planctl *p, const pctl_change *c, written *w)
 {
-    sqlite3_stmt *st = pctl_stmt(p, result_query[c->entity]);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, result_query[c->entity]);
     int rc;
 
     memset(w, 0, sizeof *w);
@@ -284,25 +284,25 @@ int pctl_gate(planctl *p, const pctl_change *c)
         return pctl_err(p, PLANCTL_ERROR,
                         "status change outside a transaction");
 
-    st = pctl_stmt(p, set_query[c->entity]);
+    st = pctl_legacy_stmt(p, set_query[c->entity]);
     if (!st)
         return PLANCTL_ERROR;
     sqlite3_bind_int64(st, 1, c->id);
-    pctl_bind_text(st, 2, planctl_status_name(c->from));
-    pctl_bind_text(st, 3, planctl_status_name(c->to));
+    pctl_sq_bind_text(st, 2, planctl_status_name(c->from));
+    pctl_sq_bind_text(st, 3, planctl_status_name(c->to));
     sqlite3_bind_int64(st, 4, now);
-    pctl_bind_text(st, 5, c->message);
+    pctl_sq_bind_text(st, 5, c->message);
     sqlite3_bind_int(st, 6, pctl_status_terminal(c->to));
     /* The try count and times the change sets: one rule (core/marks.c);
      * the statements store what they are given. */
     marks = pctl_marks_of(c->entity, c->to, c->next_attempt_at, c->deadline_at);
     if (c->entity == PLANCTL_ENTITY_STEP) {
-        pctl_bind_id(st, 7, marks.next_attempt_at);
+        pctl_sq_bind_id(st, 7, marks.next_attempt_at);
         sqlite3_bind_int(st, 9, grants(c));
         sqlite3_bind_int(st, 10, marks.attempt_inc);
     }
     if (c->entity != PLANCTL_ENTITY_PHASE)
-        pctl_bind_id(st, 8, marks.deadline_at);
+        pctl_sq_bind_id(st, 8, marks.deadline_at);
     cached = pctl_active_cached(p, c->entity, c->id, &known);
     rc = sqlite3_step(st);
     sqlite3_reset(st);
@@ -370,7 +370,7 @@ typedef struct child {
 static int open_children(planctl *p, pctl_query q, int64_t run_id, child **out,
                          size_t *n)
 {
-    sqlite3_stmt *st = pctl_stmt(p, q);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, q);
     child *v = NULL, *nv;
     size_t len = 0, cap = 0;
     int rc;

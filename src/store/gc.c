@@ -100,7 +100,7 @@ int planctl_gc(char **out, planctl *p, const planctl_gc_options *opts)
         if (rc < 0)
             break;
         n = 0;
-        st = pctl_stmt(p, PCTL_Q_gc_candidates);
+        st = pctl_legacy_stmt(p, PCTL_Q_gc_candidates);
         if (!st) {
             rc = PLANCTL_ERROR;
         } else {
@@ -134,7 +134,7 @@ int planctl_gc(char **out, planctl *p, const planctl_gc_options *opts)
         if (rc == 0 && archive)
             rc = archive_batch(p, opts, runs, iids, n);
         for (i = 0; rc == 0 && !opts->dry_run && i < n; i++) {
-            st = pctl_stmt(p, PCTL_Q_gc_delete_run);
+            st = pctl_legacy_stmt(p, PCTL_Q_gc_delete_run);
             if (!st) {
                 rc = PLANCTL_ERROR;
                 break;

@@ -19,7 +19,7 @@
 static int closest_row(char *buf, size_t size, planctl *p, pctl_query q,
                        const char *word)
 {
-    sqlite3_stmt *st = pctl_stmt(p, q);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, q);
     char **names = NULL, **grown;
     const char *best;
     size_t n = 0, cap = 0, i;

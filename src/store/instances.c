@@ -23,13 +23,13 @@ void pctl_instance_row_clear(pctl_instance_row *r)
 
 int pctl_instance_find(pctl_instance_row *out, planctl *p, const char *name)
 {
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_instance_by_name);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_instance_by_name);
     int rc;
 
     memset(out, 0, sizeof *out);
     if (!st)
         return PLANCTL_ERROR;
-    pctl_bind_text(st, 1, name);
+    pctl_sq_bind_text(st, 1, name);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         out->id = sqlite3_column_int64(st, 0);
@@ -280,15 +280,15 @@ static int find_definition(int64_t *out, planctl *p, const char *name,
                            const char *version)
 {
     sqlite3_stmt *st =
-        pctl_stmt(p, version ? PCTL_Q_def_by_name_version : PCTL_Q_def_latest);
+        pctl_legacy_stmt(p, version ? PCTL_Q_def_by_name_version : PCTL_Q_def_latest);
     int rc;
 
     *out = 0;
     if (!st)
         return PLANCTL_ERROR;
-    pctl_bind_text(st, 1, name);
+    pctl_sq_bind_text(st, 1, name);
     if (version)
-        pctl_bind_text(st, 2, version);
+        pctl_sq_bind_text(st, 2, version);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW)
         *out = sqlite3_column_int64(st, 0);
@@ -308,13 +308,13 @@ static int find_definition(int64_t *out, planctl *p, const char *name,
 static int save_instance(planctl *p, int64_t id, int64_t def_id,
                          const char *params)
 {
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_instance_update);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_instance_update);
 
     if (!st)
         return PLANCTL_ERROR;
     sqlite3_bind_int64(st, 1, id);
     sqlite3_bind_int64(st, 2, def_id);
-    pctl_bind_text(st, 3, params);
+    pctl_sq_bind_text(st, 3, params);
     sqlite3_bind_int64(st, 4, pctl_now(p));
     return pctl_exec_stmt(p, st, "updating instance");
 }
@@ -374,13 +374,13 @@ int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
         rc = apply_values(&explicit_text, &snap, p, explicit_obj, def, params,
                           nparams, 0);
     if (rc == 0) {
-        st = pctl_stmt(p, PCTL_Q_instance_insert);
+        st = pctl_legacy_stmt(p, PCTL_Q_instance_insert);
         if (!st) {
             rc = PLANCTL_ERROR;
         } else {
-            pctl_bind_text(st, 1, name);
+            pctl_sq_bind_text(st, 1, name);
             sqlite3_bind_int64(st, 2, def_id);
-            pctl_bind_text(st, 3, explicit_text);
+            pctl_sq_bind_text(st, 3, explicit_text);
             sqlite3_bind_int64(st, 4, pctl_now(p));
             rc = sqlite3_step(st);
             inst_id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
@@ -603,7 +603,7 @@ int pctl_store_upgrade(planctl_admitted *out, planctl *p, const char *name,
 
 static int remove_instance(planctl *p, int64_t id)
 {
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_instance_delete);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_instance_delete);
 
     if (!st)
         return PLANCTL_ERROR;
@@ -644,7 +644,7 @@ int planctl_instance_delete(int64_t *out, planctl *p, const char *name,
     if (rc == 0)
         rc = pctl_params_resolve(&snap, p, def, row.params);
     if (rc == 0 && !row.deleting) {
-        st = pctl_stmt(p, PCTL_Q_instance_mark_deleting);
+        st = pctl_legacy_stmt(p, PCTL_Q_instance_mark_deleting);
         if (!st) {
             rc = PLANCTL_ERROR;
         } else {

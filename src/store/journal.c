@@ -181,14 +181,14 @@ int pctl_event_admin(planctl *p, int64_t instance_id, const char *entity,
     /* Events queued before this one go first. */
     if ((rc = pctl_events_flush(p)) < 0)
         return rc;
-    if (!(st = pctl_stmt(p, PCTL_Q_event_insert_admin)))
+    if (!(st = pctl_legacy_stmt(p, PCTL_Q_event_insert_admin)))
         return PLANCTL_ERROR;
     sqlite3_bind_int64(st, 1, pctl_now(p));
-    pctl_bind_id(st, 2, instance_id);
-    pctl_bind_text(st, 3, entity);
-    pctl_bind_text(st, 4, message);
-    pctl_bind_text(st, 5, actor ? actor : "user");
-    pctl_bind_text(st, 6, data_json);
+    pctl_sq_bind_id(st, 2, instance_id);
+    pctl_sq_bind_text(st, 3, entity);
+    pctl_sq_bind_text(st, 4, message);
+    pctl_sq_bind_text(st, 5, actor ? actor : "user");
+    pctl_sq_bind_text(st, 6, data_json);
     return pctl_exec_stmt(p, st, "appending event");
 }
 
@@ -213,18 +213,18 @@ typedef struct counter {
 static void bind_row(sqlite3_stmt *st, int base, const qev *v)
 {
     sqlite3_bind_int64(st, base + 1, v->at);
-    pctl_bind_id(st, base + 2, v->instance_id);
-    pctl_bind_id(st, base + 3, v->run_id);
-    pctl_bind_id(st, base + 4, v->phase_id);
-    pctl_bind_id(st, base + 5, v->step_id);
-    pctl_bind_text(st, base + 6, v->entity);
-    pctl_bind_text(st, base + 7, v->from);
-    pctl_bind_text(st, base + 8, v->to);
+    pctl_sq_bind_id(st, base + 2, v->instance_id);
+    pctl_sq_bind_id(st, base + 3, v->run_id);
+    pctl_sq_bind_id(st, base + 4, v->phase_id);
+    pctl_sq_bind_id(st, base + 5, v->step_id);
+    pctl_sq_bind_text(st, base + 6, v->entity);
+    pctl_sq_bind_text(st, base + 7, v->from);
+    pctl_sq_bind_text(st, base + 8, v->to);
     if (v->attempt > 0)
         sqlite3_bind_int(st, base + 9, v->attempt);
-    pctl_bind_text(st, base + 10, v->message);
-    pctl_bind_text(st, base + 11, v->actor);
-    pctl_bind_text(st, base + 12, v->data);
+    pctl_sq_bind_text(st, base + 10, v->message);
+    pctl_sq_bind_text(st, base + 11, v->actor);
+    pctl_sq_bind_text(st, base + 12, v->data);
 }
 
 /* Inserts rows[0..n) in order: BATCH at a time, the rest one by one. */
@@ -235,7 +235,7 @@ static int insert_rows(planctl *p, qev *const *rows, size_t n)
     int rc;
 
     for (; i + BATCH <= n; i += BATCH) {
-        if (!(st = pctl_stmt(p, PCTL_Q_event_insert_batch)))
+        if (!(st = pctl_legacy_stmt(p, PCTL_Q_event_insert_batch)))
             return PLANCTL_ERROR;
         for (k = 0; k < BATCH; k++)
             bind_row(st, (int)k * COLS, rows[i + k]);
@@ -243,7 +243,7 @@ static int insert_rows(planctl *p, qev *const *rows, size_t n)
             return rc;
     }
     for (; i < n; i++) {
-        if (!(st = pctl_stmt(p, PCTL_Q_event_insert_values)))
+        if (!(st = pctl_legacy_stmt(p, PCTL_Q_event_insert_values)))
             return PLANCTL_ERROR;
         bind_row(st, 0, rows[i]);
         if ((rc = pctl_exec_stmt(p, st, "appending event")) < 0)
@@ -264,7 +264,7 @@ static int read_count(planctl *p, int64_t run_id, int64_t *out)
         *out = k.event_count;
         return 0;
     }
-    if (!(st = pctl_stmt(p, PCTL_Q_run_event_count)))
+    if (!(st = pctl_legacy_stmt(p, PCTL_Q_run_event_count)))
         return PLANCTL_ERROR;
     sqlite3_bind_int64(st, 1, run_id);
     rc = sqlite3_step(st);
@@ -345,7 +345,7 @@ int pctl_events_flush(planctl *p)
         const counter *c = &counters[i];
         sqlite3_stmt *st;
 
-        if (!(st = pctl_stmt(p, PCTL_Q_run_set_event_count))) {
+        if (!(st = pctl_legacy_stmt(p, PCTL_Q_run_set_event_count))) {
             rc = PLANCTL_ERROR;
             break;
         }

@@ -102,7 +102,7 @@ static int describe_holder(planctl *p, sqlite3_stmt *st, int64_t now,
  */
 static int holder_gone(planctl *p, const char *host)
 {
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_lease_get);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_lease_get);
     int gone = 0;
 
     if (!st)
@@ -139,7 +139,7 @@ int pctl_lease_acquire(int64_t *token, planctl *p, int64_t ttl_ms)
     }
     if ((rc = pctl_tx_begin(p)) < 0)
         goto out;
-    st = pctl_stmt(p, PCTL_Q_lease_get);
+    st = pctl_legacy_stmt(p, PCTL_Q_lease_get);
     if (!st) {
         rc = PLANCTL_ERROR;
         goto end;
@@ -171,7 +171,7 @@ int pctl_lease_acquire(int64_t *token, planctl *p, int64_t ttl_ms)
     }
     sqlite3_reset(st);
     if (rc == 0) {
-        st = pctl_stmt(p, PCTL_Q_lease_put);
+        st = pctl_legacy_stmt(p, PCTL_Q_lease_put);
         if (!st) {
             rc = PLANCTL_ERROR;
         } else {
@@ -180,8 +180,8 @@ int pctl_lease_acquire(int64_t *token, planctl *p, int64_t ttl_ms)
             if (!owner) {
                 rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
             } else {
-                pctl_bind_text(st, 1, owner);
-                pctl_bind_text(st, 2, host);
+                pctl_sq_bind_text(st, 1, owner);
+                pctl_sq_bind_text(st, 2, host);
                 sqlite3_bind_int64(st, 3, (sqlite3_int64)getpid());
                 sqlite3_bind_int64(st, 4, old_token + 1);
                 sqlite3_bind_int64(st, 5, now);
@@ -209,7 +209,7 @@ out:
 
 int pctl_fence(planctl *p, int64_t token)
 {
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_lease_token);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_lease_token);
     int rc;
     int64_t held = 0;
 
@@ -247,7 +247,7 @@ int pctl_lease_heartbeat(planctl *p, int64_t token)
 
     if (rc < 0)
         return rc;
-    st = pctl_stmt(p, PCTL_Q_lease_beat);
+    st = pctl_legacy_stmt(p, PCTL_Q_lease_beat);
     if (!st)
         return pctl_tx_end(p, PLANCTL_ERROR);
     sqlite3_bind_int64(st, 1, token);
@@ -261,7 +261,7 @@ int pctl_lease_release(planctl *p, int64_t token)
     int rc = pctl_engine_tx_begin(p, token);
 
     if (rc == 0) {
-        st = pctl_stmt(p, PCTL_Q_lease_drop);
+        st = pctl_legacy_stmt(p, PCTL_Q_lease_drop);
         if (!st)
             rc = PLANCTL_ERROR;
         else {

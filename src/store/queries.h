@@ -53,7 +53,6 @@
     X(lease_token)                                                             \
     X(lease_beat)                                                              \
     X(lease_drop)                                                              \
-    X(data_version)                                                            \
     X(active_runs)                                                             \
     X(active_phases)                                                           \
     X(active_steps)                                                            \

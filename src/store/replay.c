@@ -375,7 +375,7 @@ static int run_replay(replay *r, planctl *p, int64_t instance_id, int64_t until,
                       int64_t at, int64_t *orphans)
 {
     sqlite3_stmt *st =
-        pctl_stmt(p, instance_id ? PCTL_Q_replay_instance : PCTL_Q_replay_all);
+        pctl_legacy_stmt(p, instance_id ? PCTL_Q_replay_instance : PCTL_Q_replay_all);
     int rc = 0, step;
 
     if (orphans)
@@ -460,12 +460,12 @@ static int instance_doc(json_t **out, planctl *p, replay *r, int64_t iid,
     if (!in->def_name)
         return 0; /* not created yet at that point */
     {
-        sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_def_by_name_version);
+        sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_def_by_name_version);
 
         if (!st)
             return PLANCTL_ERROR;
-        pctl_bind_text(st, 1, in->def_name);
-        pctl_bind_text(st, 2, in->def_version);
+        pctl_sq_bind_text(st, 1, in->def_name);
+        pctl_sq_bind_text(st, 2, in->def_version);
         if (sqlite3_step(st) == SQLITE_ROW)
             def_id = sqlite3_column_int64(st, 0);
         sqlite3_reset(st);
@@ -559,7 +559,7 @@ int planctl_replay_json(char **out, planctl *p, const char *instance,
         rc = instance_doc(&one, p, &r, row.id, instance, now);
         if (rc == 0 && one && json_array_append_new(arr, one) < 0)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    } else if (rc == 0 && (st = pctl_stmt(p, PCTL_Q_instance_ids))) {
+    } else if (rc == 0 && (st = pctl_legacy_stmt(p, PCTL_Q_instance_ids))) {
         while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
             json_t *one;
             char *name = pctl_strdup((const char *)sqlite3_column_text(st, 1));
@@ -618,7 +618,7 @@ static int pragma_ok(planctl *p, const char *sql, const char *what)
 /* Every run's event counter agrees with its events. */
 static int check_event_counts(planctl *p)
 {
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_verify_event_count);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_verify_event_count);
     int rc = 0, step;
 
     if (!st)
@@ -692,7 +692,7 @@ int planctl_verify(char **out, planctl *p)
                       "%lld events refer to runs, phases or steps the log "
                       "never created",
                       (long long)orphans);
-    st = rc == 0 ? pctl_stmt(p, PCTL_Q_run_ids) : NULL;
+    st = rc == 0 ? pctl_legacy_stmt(p, PCTL_Q_run_ids) : NULL;
     if (rc == 0 && !st)
         rc = PLANCTL_ERROR;
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {

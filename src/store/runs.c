@@ -80,7 +80,7 @@ typedef struct old_run {
 static int load_old_run(old_run *out, planctl *p, int64_t instance_id,
                         const char *instance, int64_t run_id)
 {
-    sqlite3_stmt *st = pctl_stmt(p, run_id > 0 ? PCTL_Q_run_for_retry
+    sqlite3_stmt *st = pctl_legacy_stmt(p, run_id > 0 ? PCTL_Q_run_for_retry
                                                : PCTL_Q_run_latest_for_retry);
     int rc;
 
@@ -180,7 +180,7 @@ static int active_run(int64_t *id, planctl_status *status, planctl *p,
     *id = 0;
     if (rc < 0)
         return rc;
-    st = pctl_stmt(p, PCTL_Q_run_active);
+    st = pctl_legacy_stmt(p, PCTL_Q_run_active);
     if (!st) {
         pctl_instance_row_clear(&row);
         return PLANCTL_ERROR;

@@ -16,18 +16,13 @@
 #include "core/status.h"
 #include "planctl.h"
 #include "store/queries.h"
+#include "store/sql.h"
 
 struct pctl_change;
 
-/* A file's identity (ident.c). */
-typedef struct pctl_file_id {
-    dev_t dev;
-    ino_t ino;
-    int known;
-} pctl_file_id;
-
 struct planctl {
-    sqlite3 *db;
+    pctl_conn *conn; /* the backend's connection (sql.h) */
+    sqlite3 *db;     /* LEGACY: the SQLite connection, until the seam */
     char *path;
     char *errmsg;
     int schema_version;
@@ -42,13 +37,12 @@ struct planctl {
      * with PLANCTL_EIO where the two differ (the test suite runs so). */
     int check_cache;
     int lock_fd; /* the engine's OS lock (lease.c), or -1 */
-    pctl_file_id ident_db, ident_wal; /* ident.c: noted by an engine */
     int64_t (*now_fn)(void *data);
     int64_t frozen_now; /* pctl_clock_freeze; 0: not frozen */
     int tx_froze;       /* the clock was frozen by pctl_tx_begin */
     void *now_data;
-    sqlite3_stmt *stmts[PCTL_Q__COUNT];
-    struct pctl_kinds *kinds; /* planctl_kind_register(); NULL: none */
+    pctl_stmt *stmts[PCTL_Q__COUNT]; /* pctl_q's cache */
+    struct pctl_kinds *kinds;        /* planctl_kind_register(); NULL: none */
     /* Preflight settings and the last report (engine/preflight.c). */
     int64_t preflight_deadline_ms;
     char *preflight_skip;
@@ -85,7 +79,7 @@ int pctl_err(planctl *p, int rc, const char *fmt, ...)
 #endif
     ;
 
-/* Maps a SQLite result code to a PLANCTL_E* code and sets the message from
+/* LEGACY: maps a SQLite result code and sets the message from
  * sqlite3_errmsg, prefixed with what (may be NULL).  Returns the code. */
 int pctl_sqlerr(planctl *p, int sqlrc, const char *what);
 
@@ -129,21 +123,13 @@ pctl_clock pctl_clock_get(const planctl *p);
 int pctl_clock_is_system(pctl_clock c);
 int64_t pctl_clock_system_now(void);
 
-/* ---- statements ---- */
+/* ---- statements: LEGACY, until every file goes through sql.h ---- */
 
-/* The cached prepared statement for a named query, reset and with its
- * bindings cleared, or NULL (message set) if it cannot be prepared. */
-sqlite3_stmt *pctl_stmt(planctl *p, pctl_query q);
-
-/* Binds helpers: NULL text binds SQL NULL; id <= 0 binds NULL. */
-int pctl_bind_text(sqlite3_stmt *st, int i, const char *s);
-int pctl_bind_id(sqlite3_stmt *st, int i, int64_t id);
-
-/* Steps st expecting no row (SQLITE_DONE); returns 0 or a mapped error. */
+/* The cached statement's sqlite3_stmt (sqlite/legacy.c). */
+sqlite3_stmt *pctl_legacy_stmt(planctl *p, pctl_query q);
+int pctl_sq_bind_text(sqlite3_stmt *st, int i, const char *s);
+int pctl_sq_bind_id(sqlite3_stmt *st, int i, int64_t id);
 int pctl_exec_stmt(planctl *p, sqlite3_stmt *st, const char *what);
-
-/* Runs SQL text without results (schema, pragmas). */
-int pctl_exec(planctl *p, const char *sql);
 
 /* ---- transactions ---- */
 
@@ -274,8 +260,11 @@ int pctl_lease_release(planctl *p, int64_t token);
 /* Drops the OS lock of an engine that lost its lease (nothing written).
  * Can't fail. */
 void pctl_lease_abandon(planctl *p);
-/* PRAGMA data_version: changes when another connection commits. */
+/* The change token's "others" (sql.h): moves when another connection
+ * commits. */
 int pctl_data_version(int64_t *out, planctl *p);
+/* The whole change token. */
+int pctl_db_changes(pctl_db_token *out, planctl *p);
 
 /* ---- runs as models (views.c), for verify ---- */
 

@@ -92,7 +92,7 @@ static int run_row(pctl_m_run *r, planctl *p, sqlite3_stmt *st)
 
 static int load_attempts(pctl_m_step *s, planctl *p)
 {
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_view_attempts);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_view_attempts);
     int rc = 0, step, oom = 0;
 
     if (!st)
@@ -125,7 +125,7 @@ static int load_attempts(pctl_m_step *s, planctl *p)
 /* The phases and steps (and, for verify, attempts) of r from the tables. */
 static int load_children(pctl_m_run *r, planctl *p, int with_attempts)
 {
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_view_phases);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_view_phases);
     int rc = 0, step, oom = 0;
     size_t i, j;
 
@@ -161,7 +161,7 @@ static int load_children(pctl_m_run *r, planctl *p, int with_attempts)
      * run rather than one per phase.  Columns: 0 phase idx, 1 name,
      * 2 status, 3 attempt, 4 max_attempts, 5 next_attempt_at, 6 started,
      * 7 finished, 8 message, 9 id, 10 deadline_at. */
-    st = pctl_stmt(p, PCTL_Q_view_steps);
+    st = pctl_legacy_stmt(p, PCTL_Q_view_steps);
     if (!st)
         return PLANCTL_ERROR;
     sqlite3_bind_int64(st, 1, r->id);
@@ -203,7 +203,7 @@ static int load_children(pctl_m_run *r, planctl *p, int with_attempts)
 /* The run's parameter snapshot, canonical, for verify. */
 static int load_params(pctl_m_run *r, planctl *p, int64_t run_id)
 {
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_run_params);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_run_params);
     int step;
 
     if (!st)
@@ -219,7 +219,7 @@ static int load_params(pctl_m_run *r, planctl *p, int64_t run_id)
 
 int pctl_model_from_tables(pctl_m_run *out, planctl *p, int64_t run_id)
 {
-    sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_run_by_id);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_run_by_id);
     int rc;
 
     memset(out, 0, sizeof *out);
@@ -268,7 +268,7 @@ static int full_run(json_t **out, planctl *p, sqlite3_stmt *st,
 static int run_by(json_t **out, planctl *p, pctl_query q, int64_t a,
                   const char *b)
 {
-    sqlite3_stmt *st = pctl_stmt(p, q);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, q);
     int rc;
 
     *out = NULL;
@@ -276,7 +276,7 @@ static int run_by(json_t **out, planctl *p, pctl_query q, int64_t a,
         return PLANCTL_ERROR;
     sqlite3_bind_int64(st, 1, a);
     if (b)
-        pctl_bind_text(st, 2, b);
+        pctl_sq_bind_text(st, 2, b);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW)
         return full_run(out, p, st, 0);
@@ -286,7 +286,7 @@ static int run_by(json_t **out, planctl *p, pctl_query q, int64_t a,
 
 static int ids_into(planctl *p, pctl_query q, int64_t id, json_t *arr)
 {
-    sqlite3_stmt *st = pctl_stmt(p, q);
+    sqlite3_stmt *st = pctl_legacy_stmt(p, q);
     int rc;
 
     if (!st)
@@ -349,7 +349,7 @@ int planctl_status_json(char **out, planctl *p, const char *instance,
         rc = pctl_err_no_plan(p, def, opts->plan);
     if (rc == 0 && opts->run > 0) {
         if (rc == 0) {
-            sqlite3_stmt *st = pctl_stmt(p, PCTL_Q_run_of_instance);
+            sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_run_of_instance);
 
             if (!st) {
                 rc = PLANCTL_ERROR;
@@ -424,12 +424,12 @@ static int check_history_plan(planctl *p, const pctl_instance_row *row,
         pctl_def_free(def);
         return 0;
     }
-    if (!(st = pctl_stmt(p, PCTL_Q_hint_plan_has_runs))) {
+    if (!(st = pctl_legacy_stmt(p, PCTL_Q_hint_plan_has_runs))) {
         pctl_def_free(def);
         return PLANCTL_ERROR;
     }
     sqlite3_bind_int64(st, 1, row->id);
-    pctl_bind_text(st, 2, plan);
+    pctl_sq_bind_text(st, 2, plan);
     step = sqlite3_step(st);
     sqlite3_reset(st);
     if (step == SQLITE_DONE)
@@ -465,7 +465,7 @@ int planctl_history_json(char **out, planctl *p, const char *instance,
         rc = check_history_plan(p, &row, opts->plan);
     if (rc == 0) {
         doc = pctl_m_history_doc(instance);
-        st = pctl_stmt(p, opts->plan ? PCTL_Q_history_plan : PCTL_Q_history);
+        st = pctl_legacy_stmt(p, opts->plan ? PCTL_Q_history_plan : PCTL_Q_history);
         if (!doc)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
         else if (!st)
@@ -477,7 +477,7 @@ int planctl_history_json(char **out, planctl *p, const char *instance,
         sqlite3_bind_int64(st, 2, opts->before > 0 ? opts->before : INT64_MAX);
         sqlite3_bind_int(st, 3, opts->limit > 0 ? opts->limit : 20);
         if (opts->plan)
-            pctl_bind_text(st, 4, opts->plan);
+            pctl_sq_bind_text(st, 4, opts->plan);
         while ((step = sqlite3_step(st)) == SQLITE_ROW) {
             pctl_m_run m;
             json_t *r;
@@ -511,7 +511,7 @@ int planctl_instances_json(char **out, planctl *p)
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
                  : PLANCTL_EINVAL;
     *out = NULL;
-    st = pctl_stmt(p, PCTL_Q_instance_list);
+    st = pctl_legacy_stmt(p, PCTL_Q_instance_list);
     if (!st)
         return PLANCTL_ERROR;
     doc = json_pack("{s:i, s:[]}", "schema", 1, "instances");

@@ -28,6 +28,7 @@
 
 #include "engine/engine.h"
 #include "planctl.h"
+#include "store/sqlite/sqlite.h"
 #include "store/store.h"
 #include "testutil.h"
 
@@ -1432,17 +1433,20 @@ static void test_stored_env_cannot_override(void **state)
 
 /* ---- the pass reads what is active, not history ---- */
 
+/* SQLite's count of VM steps of a cached statement, since the last call;
+ * 0 for one not prepared yet. */
+static int vm_step_count(planctl *p, pctl_query q)
+{
+    pctl_sqlite_stmt *s = (pctl_sqlite_stmt *)p->stmts[q];
+
+    return s ? sqlite3_stmt_status(s->st, SQLITE_STMTSTATUS_VM_STEP, 1) : 0;
+}
+
 static int vm_steps(planctl *p)
 {
-    int n = 0;
-
-    n += sqlite3_stmt_status(p->stmts[PCTL_Q_active_runs],
-                             SQLITE_STMTSTATUS_VM_STEP, 1);
-    n += sqlite3_stmt_status(p->stmts[PCTL_Q_active_phases],
-                             SQLITE_STMTSTATUS_VM_STEP, 1);
-    n += sqlite3_stmt_status(p->stmts[PCTL_Q_active_steps],
-                             SQLITE_STMTSTATUS_VM_STEP, 1);
-    return n;
+    return vm_step_count(p, PCTL_Q_active_runs) +
+           vm_step_count(p, PCTL_Q_active_phases) +
+           vm_step_count(p, PCTL_Q_active_steps);
 }
 
 static void test_pass_ignores_history(void **state)

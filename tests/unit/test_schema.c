@@ -510,7 +510,7 @@ static void test_query_names_agree(void **state)
         PCTL_QUERIES(X)
 #undef X
     };
-    char *sql = tu_read_file(PLANCTL_SOURCE_DIR "/src/store/queries.sql", NULL);
+    char *sql = tu_read_file(PLANCTL_SOURCE_DIR "/src/store/sql/sqlite.sql", NULL);
     const char *s;
     size_t i, sections = 0;
 
@@ -523,7 +523,7 @@ static void test_query_names_agree(void **state)
         char *marker = tu_fmt("\n-- name: %s\n", names[i]);
 
         if (!strstr(sql, marker))
-            fail_msg("query %s has no section in queries.sql", names[i]);
+            fail_msg("query %s has no section in sql/sqlite.sql", names[i]);
         free(marker);
     }
     free(sql);

@@ -258,9 +258,6 @@ UPDATE engine_lease SET heartbeat_at = ?2 WHERE id = 1 AND token = ?1;
 -- name: lease_drop
 DELETE FROM engine_lease WHERE id = 1 AND token = ?1;
 
--- name: data_version
-PRAGMA data_version;
-
 -- name: active_runs
 SELECT r.id, r.instance_id, i.name, r.plan, r.status, r.definition_id,
     r.params, r.deadline_at, r.uid, r.event_count

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "store/store.h"
+#include "store/sqlite/sqlite.h"
 
 static int same(const struct stat *st, const pctl_file_id *id)
 {
@@ -35,34 +35,38 @@ static void note(pctl_file_id *id, const struct stat *st)
     id->known = 1;
 }
 
-void pctl_db_ident_note(planctl *p)
+void pctl_sqlite_ident_note(pctl_conn *c)
 {
+    pctl_sqlite_conn *sc = (pctl_sqlite_conn *)c;
+    const planctl *p = c->p;
     char wal[4096];
     struct stat st;
 
-    memset(&p->ident_db, 0, sizeof p->ident_db);
-    memset(&p->ident_wal, 0, sizeof p->ident_wal);
+    memset(&sc->ident_db, 0, sizeof sc->ident_db);
+    memset(&sc->ident_wal, 0, sizeof sc->ident_wal);
     if (stat(p->path, &st) == 0)
-        note(&p->ident_db, &st);
+        note(&sc->ident_db, &st);
     snprintf(wal, sizeof wal, "%s-wal", p->path);
     if (stat(wal, &st) == 0)
-        note(&p->ident_wal, &st);
+        note(&sc->ident_wal, &st);
 }
 
-int pctl_db_ident_check(planctl *p)
+int pctl_sqlite_ident_check(pctl_conn *c)
 {
+    pctl_sqlite_conn *sc = (pctl_sqlite_conn *)c;
+    planctl *p = c->p;
     char wal[4096];
     struct stat st;
     int rc;
 
-    if (!p->ident_db.known)
+    if (!sc->ident_db.known)
         return 0;
     if (stat(p->path, &st) != 0)
         return pctl_err(p, PLANCTL_EIO,
                         "the database %s was removed while this process had "
                         "it open (%s); stopped without writing more",
                         p->path, strerror(errno));
-    if (!same(&st, &p->ident_db))
+    if (!same(&st, &sc->ident_db))
         return pctl_err(p, PLANCTL_EIO,
                         "the database %s was replaced by another file while "
                         "this process had it open; stopped without writing "
@@ -70,11 +74,11 @@ int pctl_db_ident_check(planctl *p)
                         p->path);
     snprintf(wal, sizeof wal, "%s-wal", p->path);
     if (stat(wal, &st) == 0) {
-        if (!p->ident_wal.known) {
-            note(&p->ident_wal, &st); /* made since: ours */
+        if (!sc->ident_wal.known) {
+            note(&sc->ident_wal, &st); /* made since: ours */
             return 0;
         }
-        if (same(&st, &p->ident_wal))
+        if (same(&st, &sc->ident_wal))
             return 0;
         return pctl_err(p, PLANCTL_EIO,
                         "the database's -wal file %s was removed and another "
@@ -83,10 +87,10 @@ int pctl_db_ident_check(planctl *p)
                         "'planctl verify'",
                         wal);
     }
-    if (!p->ident_wal.known)
+    if (!sc->ident_wal.known)
         return 0;
     /* Deleted under us: what it holds reaches the database file. */
-    rc = sqlite3_wal_checkpoint_v2(p->db, NULL, SQLITE_CHECKPOINT_FULL, NULL,
+    rc = sqlite3_wal_checkpoint_v2(sc->db, NULL, SQLITE_CHECKPOINT_FULL, NULL,
                                    NULL);
     return pctl_err(p, PLANCTL_EIO,
                     "the database's -wal file %s was removed while this "

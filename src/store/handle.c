@@ -1,0 +1,215 @@
+/*
+ * handle.c - the planctl handle: opening it on a database (the backend
+ * does the database's part: sql.h), its message, its clock, its limits.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/alloc.h"
+#include "store/embed.h"
+#include "store/sql.h"
+#include "store/store.h"
+
+int pctl_err(planctl *p, int rc, const char *fmt, ...)
+{
+    va_list ap;
+    char *msg;
+    int n;
+
+    if (!p)
+        return rc;
+    va_start(ap, fmt);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    msg = n >= 0 ? pctl_malloc((size_t)n + 1) : NULL;
+    if (msg) {
+        char *r, *w;
+
+        va_start(ap, fmt);
+        vsnprintf(msg, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+        /* One line, whatever went in: SQLite quotes a failed CHECK with
+         * its schema text, line breaks and indentation included, and
+         * names from outside may hold control characters.  Each run of
+         * them (and the spaces after) becomes one space. */
+        for (r = w = msg; *r;) {
+            if ((unsigned char)*r < 0x20 || *r == 0x7f) {
+                while (*r &&
+                       ((unsigned char)*r < 0x20 || *r == 0x7f || *r == ' '))
+                    r++;
+                *w++ = ' ';
+            } else {
+                *w++ = *r++;
+            }
+        }
+        *w = '\0';
+    }
+    pctl_free(p->errmsg);
+    p->errmsg = msg; /* NULL reads as "out of memory" */
+    return rc;
+}
+
+static int64_t system_now(void *data)
+{
+    struct timespec ts;
+
+    (void)data;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t pctl_now(const planctl *p)
+{
+    return p->frozen_now ? p->frozen_now : p->now_fn(p->now_data);
+}
+
+void pctl_clock_freeze(planctl *p, int64_t at)
+{
+    p->frozen_now = at;
+}
+
+int pctl_clock_is_system(pctl_clock c)
+{
+    return c.now_ms == system_now;
+}
+
+int64_t pctl_clock_system_now(void)
+{
+    return system_now(NULL);
+}
+
+pctl_clock pctl_clock_get(const planctl *p)
+{
+    pctl_clock c;
+
+    c.now_ms = p->now_fn;
+    c.data = p->now_data;
+    return c;
+}
+
+int planctl_process_init(void)
+{
+    struct rlimit rl;
+
+    /* Every shell task holds descriptors (its output pipes): as many as
+     * the process may have, rather than the shell's default soft limit. */
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    return pctl_db_sqlite.process_init ? pctl_db_sqlite.process_init() : 0;
+}
+
+void planctl_set_clock(planctl *p, int64_t (*now_ms)(void *data), void *data)
+{
+    if (!p)
+        return;
+    p->now_fn = now_ms ? now_ms : system_now;
+    p->now_data = now_ms ? data : NULL;
+}
+
+int planctl_set_event_limits(planctl *p, int64_t warn_at, int64_t max)
+{
+    if (!p)
+        return PLANCTL_EINVAL;
+    if (warn_at < 0 || max < 0)
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "event limits must not be negative (0 keeps the "
+                        "default)");
+    p->run_events_warn = warn_at ? warn_at : PLANCTL_RUN_EVENTS_WARN;
+    p->run_events_max = max ? max : PLANCTL_RUN_EVENTS_MAX;
+    return 0;
+}
+
+const char *planctl_errmsg(const planctl *p)
+{
+    if (!p)
+        return "out of memory";
+    if (!p->errmsg)
+        return "";
+    return p->errmsg;
+}
+
+int planctl_schema_version(const planctl *p)
+{
+    return p ? p->schema_version : 0;
+}
+
+int planctl_schema_version_supported(void)
+{
+    return pctl_migrations_count;
+}
+
+int planctl_open(planctl **out, const char *path,
+                 const planctl_open_options *opts)
+{
+    planctl_open_options defaults = PLANCTL_OPEN_OPTIONS_INIT;
+    const planctl_open_options *o = opts ? opts : &defaults;
+    planctl *p;
+    int rc;
+
+    if (!out)
+        return PLANCTL_EINVAL;
+    *out = NULL;
+    p = pctl_calloc(1, sizeof *p);
+    if (!p)
+        return PLANCTL_ENOMEM;
+    *out = p;
+    p->now_fn = system_now;
+    p->lock_fd = -1;
+    p->check_cache = getenv("PLANCTL_CHECK_CACHE") &&
+                     strcmp(getenv("PLANCTL_CHECK_CACHE"), "1") == 0;
+    p->run_events_warn = PLANCTL_RUN_EVENTS_WARN;
+    p->run_events_max = PLANCTL_RUN_EVENTS_MAX;
+    if (!path || !*path)
+        return pctl_err(p, PLANCTL_EINVAL, "database path is empty");
+    if (o->version != PLANCTL_OPEN_OPTIONS_VERSION)
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "planctl_open_options version %u is not supported",
+                        o->version);
+    p->path = pctl_strdup(path);
+    if (!p->path) {
+        planctl_close(p);
+        *out = NULL;
+        return PLANCTL_ENOMEM;
+    }
+    p->readonly = (o->flags & PLANCTL_OPEN_READONLY) != 0;
+
+    rc = pctl_db_sqlite.open(&p->conn, p, o);
+    return rc < 0 ? rc : 0;
+}
+
+void planctl_close(planctl *p)
+{
+    if (!p)
+        return;
+    if (p->conn) {
+        pctl_q_finalize_all(p);
+        p->conn->m->close(p->conn);
+    }
+    if (p->lock_fd >= 0)
+        close(p->lock_fd);
+    pctl_free(p->preflight_skip);
+    pctl_free(p->preflight_report);
+    pctl_kinds_free(p->kinds);
+    pctl_free(p->path);
+    pctl_free(p->errmsg);
+    pctl_free(p);
+}
+
+int planctl_data_version(int64_t *out, planctl *p)
+{
+    if (!out || !p)
+        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
+                 : PLANCTL_EINVAL;
+    return pctl_data_version(out, p);
+}

@@ -1,0 +1,144 @@
+/*
+ * sql.c - what the store builds once above the seam (sql.h): the cache of
+ * named statements, their names and text, "run expecting no row", the
+ * words of a database failure, and the calls that reach the backend's
+ * optional methods.
+ */
+#include <string.h>
+
+#include "store/sql.h"
+#include "store/store.h"
+
+static const char *const query_names[] = {
+#define X(name) #name,
+    PCTL_QUERIES(X)
+#undef X
+};
+
+const char *pctl_query_name(pctl_query q)
+{
+    return (unsigned)q < PCTL_Q__COUNT ? query_names[q] : "statement";
+}
+
+/* Finds "-- name: NAME\n"; the statement runs to the next "-- name:"
+ * line or the end. */
+const char *pctl_query_text(const char *queries, pctl_query q, size_t *len)
+{
+    const char *name = query_names[q];
+    size_t nlen = strlen(name);
+    const char *s = queries;
+
+    while ((s = strstr(s, "-- name: ")) != NULL) {
+        s += 9;
+        if (strncmp(s, name, nlen) == 0 &&
+            (s[nlen] == '\n' || s[nlen] == '\r')) {
+            const char *start = s + nlen;
+            const char *end = strstr(start, "-- name: ");
+
+            if (!end)
+                end = start + strlen(start);
+            *len = (size_t)(end - start);
+            return start;
+        }
+    }
+    return NULL;
+}
+
+pctl_stmt *pctl_q(planctl *p, pctl_query q)
+{
+    pctl_stmt *s = p->stmts[q];
+    const char *sql;
+    size_t len;
+
+    if (s) {
+        s->m->reset(s, 1);
+        return s;
+    }
+    sql = pctl_query_text(p->conn->m->queries, q, &len);
+    if (!sql) {
+        pctl_err(p, PLANCTL_ERROR, "query %s is missing from %s.sql",
+                 query_names[q], p->conn->m->name);
+        return NULL;
+    }
+    if (p->conn->m->prepare(&s, p->conn, q, sql, len) < 0)
+        return NULL;
+    p->stmts[q] = s;
+    return s;
+}
+
+int pctl_q_exec(pctl_stmt *s)
+{
+    int rc = s->m->step(s);
+
+    s->m->reset(s, 0);
+    return rc < 0 ? rc : 0;
+}
+
+void pctl_q_finalize_all(planctl *p)
+{
+    int i;
+
+    for (i = 0; i < PCTL_Q__COUNT; i++) {
+        if (p->stmts[i])
+            p->conn->m->finalize(p->stmts[i]);
+        p->stmts[i] = NULL;
+    }
+}
+
+int pctl_db_err(planctl *p, int rc, const char *what, const char *detail)
+{
+    if (rc == PLANCTL_ENOMEM)
+        return pctl_err(p, rc, "out of memory");
+    if (rc == PLANCTL_EBUSY)
+        return pctl_err(p, rc,
+                        "database %s is locked by another process; "
+                        "try again",
+                        p && p->path ? p->path : "");
+    if (rc == PLANCTL_EREADONLY && p && p->path && p->ro_fs)
+        return pctl_err(p, rc,
+                        "database %s is on a read-only file system: it can "
+                        "be read (status, history, events, replay, verify, "
+                        "export) but not changed; copy it somewhere "
+                        "writable to change it",
+                        p->path);
+    /* A driver's words for a file it may not write ("attempt to write a
+     * readonly database") name neither the file nor the remedy; in WAL
+     * mode even a read needs to create the -shm file. */
+    if (rc == PLANCTL_EREADONLY && p && p->path)
+        return pctl_err(p, rc,
+                        "cannot write database %s (%s%s%s); planctl needs "
+                        "write access to it and to its directory, for the "
+                        "-wal and -shm files",
+                        p->path, what ? what : "", what ? ": " : "", detail);
+    if (what)
+        return pctl_err(p, rc, "%s: %s", what, detail);
+    return pctl_err(p, rc, "%s", detail);
+}
+
+/* ---- the backend's optional and connection-level methods ---- */
+
+void pctl_db_ident_note(planctl *p)
+{
+    if (p->conn->m->ident_note)
+        p->conn->m->ident_note(p->conn);
+}
+
+int pctl_db_ident_check(planctl *p)
+{
+    return p->conn->m->ident_check ? p->conn->m->ident_check(p->conn) : 0;
+}
+
+int pctl_db_changes(pctl_db_token *out, planctl *p)
+{
+    return p->conn->m->token(out, p->conn);
+}
+
+int pctl_data_version(int64_t *out, planctl *p)
+{
+    pctl_db_token t;
+    int rc = p->conn->m->token(&t, p->conn);
+
+    if (rc == 0)
+        *out = t.others;
+    return rc;
+}

@@ -1,0 +1,209 @@
+/*
+ * sql.h - the store's seam to its database: named statements, one table
+ * of functions per backend.
+ *
+ * Everything in src/store above this header speaks to the database only
+ * through it; only a backend's own folder (src/store/sqlite/) names its
+ * driver.  The table is chosen per handle when it is opened, so one
+ * process can hold handles on different backends at once (export from
+ * one, import into another).
+ *
+ * The table is narrow on purpose: connections, statements, transactions
+ * and a change token.  Conveniences (the statement cache, "step expecting
+ * no row", binding an id) live once above it, in sql.c and below, and the
+ * rules of planctl (the gate, admission, replay) above those.
+ *
+ * Statements are named (queries.h, PCTL_QUERIES).  Each backend brings its
+ * own text for every name (src/store/sql/<backend>.sql), with the same
+ * parameter numbers and the same result columns in the same order; nothing
+ * is rewritten at run time.
+ *
+ * Errors: a backend maps its own codes to PLANCTL_E* and sets the handle's
+ * message itself, naming the statement (pctl_db_err), so code above never
+ * sees a driver's code and writes no message of its own for a failed step.
+ * Binding cannot fail where it is done: a backend keeps a failed bind and
+ * its step returns it.
+ */
+#ifndef PCTL_STORE_SQL_H
+#define PCTL_STORE_SQL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "planctl.h"
+#include "store/queries.h"
+
+/* What pctl_step returns besides a PLANCTL_E* code. */
+enum { PCTL_DONE = 0, PCTL_ROW = 1 };
+
+typedef enum pctl_tx_kind { PCTL_TX_READ, PCTL_TX_WRITE } pctl_tx_kind;
+
+/* A column's type in the current row (pctl_col_type). */
+typedef enum pctl_col_kind {
+    PCTL_COL_NULL,
+    PCTL_COL_INT,
+    PCTL_COL_REAL,
+    PCTL_COL_TEXT
+} pctl_col_kind;
+
+/* What moves when the database changes: by another connection's commit
+ * (others), and by this connection's own writes (own). */
+typedef struct pctl_db_token {
+    int64_t others, own;
+} pctl_db_token;
+
+struct pctl_db_methods;
+
+/* The first member of a backend's connection. */
+typedef struct pctl_conn {
+    const struct pctl_db_methods *m;
+    planctl *p; /* messages go to pctl_err(p, ...) */
+} pctl_conn;
+
+/* The first member of a backend's statement.  m is c->m, kept here so
+ * that a call through it is one load. */
+typedef struct pctl_stmt {
+    const struct pctl_db_methods *m;
+    pctl_conn *c;
+    pctl_query q; /* its name, for messages */
+} pctl_stmt;
+
+/*
+ * A backend.  Every entry must be provided unless its comment says it may
+ * be NULL.  Failures are PLANCTL_E* with the handle's message set.
+ */
+typedef struct pctl_db_methods {
+    const char *name;    /* "sqlite" */
+    const char *queries; /* its statements' text: "-- name: NAME" sections */
+    /* Once per process, before any handle opens (planctl_process_init).
+     * May be NULL. */
+    int (*process_init)(void);
+
+    /* Opens target for p (recognising, creating and migrating the
+     * database as o says); *out is NULL on failure.  p->path, p->readonly
+     * are set before. */
+    int (*open)(pctl_conn **out, planctl *p, const planctl_open_options *o);
+    /* Closes; the handle has finalized its statements first. */
+    void (*close)(pctl_conn *c);
+
+    int (*prepare)(pctl_stmt **out, pctl_conn *c, pctl_query q, const char *sql,
+                   size_t len);
+    void (*finalize)(pctl_stmt *s);
+    /* Makes s ready to run again; unbind also clears its parameters.
+     * Can't fail. */
+    void (*reset)(pctl_stmt *s, int unbind);
+    /* Parameters count from 1.  Text is not copied: it must stay valid
+     * until the statement is reset (NULL binds NULL). */
+    void (*bind_i64)(pctl_stmt *s, int i, int64_t v);
+    void (*bind_text)(pctl_stmt *s, int i, const char *v);
+    /* PCTL_ROW, PCTL_DONE, or PLANCTL_E* (message set, naming s->q). */
+    int (*step)(pctl_stmt *s);
+    /* The current row's columns, counted from 0.  Text stays valid until
+     * the next step or reset; NULL for a NULL. */
+    pctl_col_kind (*col_type)(pctl_stmt *s, int col);
+    int64_t (*col_i64)(pctl_stmt *s, int col);
+    double (*col_real)(pctl_stmt *s, int col);
+    const char *(*col_text)(pctl_stmt *s, int col);
+    size_t (*col_bytes)(pctl_stmt *s, int col); /* of col_text's value */
+    int (*ncols)(pctl_stmt *s);
+    const char *(*col_name)(pctl_stmt *s, int col);
+    /* Rows written by the statement's last step. */
+    int64_t (*changes)(pctl_stmt *s);
+
+    /* One level only: nesting is counted above (tx.c).  A write begins
+     * holding the database's write lock.  A failed commit has rolled
+     * back.  Rollback can't fail. */
+    int (*begin)(pctl_conn *c, pctl_tx_kind k);
+    int (*commit)(pctl_conn *c);
+    void (*rollback)(pctl_conn *c);
+    int (*token)(pctl_db_token *out, pctl_conn *c);
+
+    /* The files behind the database (an engine notices them replaced or
+     * removed: ident.c).  May be NULL: nothing to watch. */
+    void (*ident_note)(pctl_conn *c);
+    int (*ident_check)(pctl_conn *c);
+} pctl_db_methods;
+
+extern const pctl_db_methods pctl_db_sqlite;
+
+/* ---- above the table (sql.c) ---- */
+
+/* The cached statement for a named query, reset and with its parameters
+ * cleared, or NULL (message set) if it cannot be prepared. */
+pctl_stmt *pctl_q(planctl *p, pctl_query q);
+
+/* The name of q, as in queries.h. */
+const char *pctl_query_name(pctl_query q);
+
+/* The text of q in a dialect's statements (m->queries), or NULL. */
+const char *pctl_query_text(const char *queries, pctl_query q, size_t *len);
+
+/* Steps s expecting no row (a row is ignored), then resets it: 0 or the
+ * error. */
+int pctl_q_exec(pctl_stmt *s);
+
+/* Finalizes every cached statement of p.  Can't fail. */
+void pctl_q_finalize_all(planctl *p);
+
+/* Sets the message of a database failure rc of what (a statement's name,
+ * or NULL) in the backend's words (detail), the same way for every
+ * backend: a busy database and a read-only one are named with their
+ * remedy.  Returns rc. */
+int pctl_db_err(planctl *p, int rc, const char *what, const char *detail);
+
+static inline void pctl_reset(pctl_stmt *s)
+{
+    s->m->reset(s, 0);
+}
+
+static inline void pctl_bind_i64(pctl_stmt *s, int i, int64_t v)
+{
+    s->m->bind_i64(s, i, v);
+}
+
+/* NULL binds NULL. */
+static inline void pctl_bind_text(pctl_stmt *s, int i, const char *v)
+{
+    s->m->bind_text(s, i, v);
+}
+
+/* An id <= 0 binds NULL. */
+static inline void pctl_bind_id(pctl_stmt *s, int i, int64_t id)
+{
+    if (id <= 0)
+        s->m->bind_text(s, i, NULL);
+    else
+        s->m->bind_i64(s, i, id);
+}
+
+static inline int pctl_step(pctl_stmt *s)
+{
+    return s->m->step(s);
+}
+
+static inline int64_t pctl_col_i64(pctl_stmt *s, int col)
+{
+    return s->m->col_i64(s, col);
+}
+
+static inline int pctl_col_int(pctl_stmt *s, int col)
+{
+    return (int)s->m->col_i64(s, col);
+}
+
+static inline const char *pctl_col_text(pctl_stmt *s, int col)
+{
+    return s->m->col_text(s, col);
+}
+
+static inline int pctl_col_null(pctl_stmt *s, int col)
+{
+    return s->m->col_type(s, col) == PCTL_COL_NULL;
+}
+
+static inline int64_t pctl_changes(pctl_stmt *s)
+{
+    return s->m->changes(s);
+}
+
+#endif

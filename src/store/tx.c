@@ -1,0 +1,107 @@
+/*
+ * tx.c - the store's transactions, over the backend's begin, commit and
+ * rollback (sql.h).  What planctl adds is here, the same for every
+ * backend: nesting (only the outermost call reaches the database), the
+ * serial number the engine's cache checks its copies against, and the
+ * frozen clock that makes a transaction one moment.
+ */
+#include "store/sql.h"
+#include "store/store.h"
+
+static void thaw(planctl *p);
+
+int pctl_tx_begin(planctl *p)
+{
+    int rc;
+
+    if (p->readonly)
+        return p->ro_fs ? pctl_db_err(p, PLANCTL_EREADONLY, NULL, "")
+                        : pctl_err(p, PLANCTL_EREADONLY,
+                                   "database %s was opened read-only", p->path);
+    if (p->rx_began)
+        return pctl_err(p, PLANCTL_ERROR,
+                        "a write transaction inside a read one");
+    if (p->tx_depth++ > 0)
+        return 0;
+    p->tx_serial++;
+    rc = p->conn->m->begin(p->conn, PCTL_TX_WRITE);
+    if (rc < 0) {
+        p->tx_depth = 0;
+        return rc;
+    }
+    /* A transaction is one moment: a row and its event get the same time
+     * (replay and verify compare them).  An engine pass may have frozen
+     * the clock already for its own transaction. */
+    if (!p->frozen_now) {
+        p->frozen_now = p->now_fn(p->now_data);
+        p->tx_froze = 1;
+    }
+    return 0;
+}
+
+/* Ends the moment pctl_tx_begin started. */
+static void thaw(planctl *p)
+{
+    if (p->tx_froze) {
+        p->frozen_now = 0;
+        p->tx_froze = 0;
+    }
+}
+
+void pctl_tx_rollback(planctl *p)
+{
+    if (p->tx_depth == 0)
+        return;
+    if (--p->tx_depth > 0)
+        return;
+    thaw(p);
+    p->conn->m->rollback(p->conn);
+    p->tx_serial++; /* over: nothing synced in it holds any more */
+}
+
+int pctl_tx_commit(planctl *p)
+{
+    int rc;
+
+    if (p->tx_depth == 0)
+        return pctl_err(p, PLANCTL_ERROR, "commit without a transaction");
+    if (--p->tx_depth > 0)
+        return 0;
+    thaw(p);
+    /* Deferred events are their owner's to flush before this (journal.c):
+     * the commit writes nothing of its own. */
+    rc = p->conn->m->commit(p->conn);
+    p->tx_serial++; /* over: nothing synced in it holds any more */
+    return rc;
+}
+
+int pctl_tx_read(planctl *p)
+{
+    int rc = 0;
+
+    if (p->rx_depth++ == 0 && p->tx_depth == 0) {
+        if ((rc = p->conn->m->begin(p->conn, PCTL_TX_READ)) < 0)
+            p->rx_depth = 0;
+        else
+            p->rx_began = 1;
+    }
+    return rc;
+}
+
+void pctl_tx_read_end(planctl *p)
+{
+    if (p->rx_depth == 0 || --p->rx_depth > 0 || !p->rx_began)
+        return;
+    p->rx_began = 0;
+    /* Nothing was written: ending it either way is the same. */
+    p->conn->m->rollback(p->conn);
+}
+
+int pctl_tx_end(planctl *p, int rc)
+{
+    if (rc < 0) {
+        pctl_tx_rollback(p);
+        return rc;
+    }
+    return pctl_tx_commit(p);
+}
