@@ -1,6 +1,7 @@
 /*
  * planctl.h - the public interface of libplanctl, an embeddable plan
- * execution engine that keeps every run, phase and step in SQLite.
+ * execution engine that keeps every run, phase and step in a database
+ * (an SQLite file).
  *
  * Building against it: `pkg-config --cflags --libs planctl` (add --static
  * for libplanctl.a), or in CMake find_package(planctl) and link
@@ -200,10 +201,10 @@ typedef struct planctl_open_options {
  * open descriptors to the hard limit (every shell task holds some), and
  * turns SQLite's memory statistics off.  They take a global mutex on every
  * allocation SQLite makes, about 7% of the engine's CPU per step
- * (tools/bench/RESULTS.md); sqlite3_memory_used() and sqlite3_status() then
- * report 0 for memory. `planctl run` does this.  A library cannot know whether
- * its host reads those figures, so planctl_open() never does it on its own.
- * Returns 0, or EBUSY when SQLite is already initialised in the process
+ * (tools/bench/RESULTS.md); SQLite's memory figures (its memory_used and
+ * status calls) then report 0. `planctl run` does this.  A library cannot know
+ * whether its host reads those figures, so planctl_open() never does it on its
+ * own. Returns 0, or EBUSY when SQLite is already initialised in the process
  * (its statistics stay on; harmless).  Not while another thread uses
  * SQLite.
  */

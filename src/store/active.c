@@ -22,7 +22,8 @@
 struct pctl_active_cache {
     planctl *p; /* the handle it is attached to, or NULL */
     int stale;
-    int64_t data_version, changes;
+    pctl_db_token seen; /* the database's change token at our last sync
+                          (others) and commit (own) */
     uint64_t synced_tx; /* the transaction it was last synced in */
     int64_t *promoted;  /* runs promoted from the queue: read at the sync */
     size_t npromoted, cappromoted;
@@ -58,21 +59,20 @@ static int grow(void **v, size_t n, size_t *cap, size_t sz)
     return 0;
 }
 
-static char *col_dup(sqlite3_stmt *st, int i)
+static char *col_dup(pctl_stmt *st, int i)
 {
-    const char *s = (const char *)sqlite3_column_text(st, i);
+    const char *s = pctl_col_text(st, i);
 
     return s ? pctl_strdup(s) : NULL;
 }
 
-static int parse_status(planctl *p, sqlite3_stmt *st, int i,
-                        planctl_status *out)
+static int parse_status(planctl *p, pctl_stmt *st, int i, planctl_status *out)
 {
-    if (planctl_status_parse(out, (const char *)sqlite3_column_text(st, i)) < 0)
+    if (planctl_status_parse(out, pctl_col_text(st, i)) < 0)
         return pctl_err(p, PLANCTL_EIO,
                         "unknown status \"%s\" in the "
                         "database",
-                        sqlite3_column_text(st, i));
+                        pctl_col_text(st, i));
     return 0;
 }
 
@@ -144,11 +144,11 @@ static void rows_free(rows *w)
 }
 
 /* Steps st (bound already) and adds its rows. */
-static int read_runs(rows *w, planctl *p, sqlite3_stmt *st)
+static int read_runs(rows *w, planctl *p, pctl_stmt *st)
 {
     int rc = 0, step;
 
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
         pctl_run_row *r;
 
         if (grow((void **)&w->runs, w->nruns, &w->capruns, sizeof *w->runs) <
@@ -158,32 +158,32 @@ static int read_runs(rows *w, planctl *p, sqlite3_stmt *st)
             break;
         }
         w->runs[w->nruns++] = r;
-        r->id = sqlite3_column_int64(st, 0);
-        r->instance_id = sqlite3_column_int64(st, 1);
+        r->id = pctl_col_i64(st, 0);
+        r->instance_id = pctl_col_i64(st, 1);
         r->instance = col_dup(st, 2);
         r->plan = col_dup(st, 3);
         rc = parse_status(p, st, 4, &r->view.status);
-        r->definition_id = sqlite3_column_int64(st, 5);
+        r->definition_id = pctl_col_i64(st, 5);
         r->params = col_dup(st, 6);
-        r->view.deadline_at = r->deadline_at = sqlite3_column_int64(st, 7);
+        r->view.deadline_at = r->deadline_at = pctl_col_i64(st, 7);
         r->uid = col_dup(st, 8);
-        r->event_count = sqlite3_column_int64(st, 9);
+        r->event_count = pctl_col_i64(st, 9);
         r->view.event_limit = r->event_count >= p->run_events_max;
         r->dirty = 1;
         if (rc == 0 && (!r->instance || !r->plan || !r->params || !r->uid))
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = pctl_sqlerr(p, step, "reading active runs");
-    sqlite3_reset(st);
+    if (rc == 0 && step != PCTL_DONE)
+        rc = pctl_q_fail(st, step);
+    pctl_reset(st);
     return rc;
 }
 
-static int read_phases(rows *w, planctl *p, sqlite3_stmt *st)
+static int read_phases(rows *w, planctl *p, pctl_stmt *st)
 {
     int rc = 0, step;
 
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
         tphase *t;
         const char *strategy;
 
@@ -194,11 +194,11 @@ static int read_phases(rows *w, planctl *p, sqlite3_stmt *st)
         }
         t = &w->phases[w->nphases++];
         memset(t, 0, sizeof *t);
-        t->run_id = sqlite3_column_int64(st, 0);
-        t->r.id = sqlite3_column_int64(st, 1);
-        t->idx = sqlite3_column_int64(st, 2);
+        t->run_id = pctl_col_i64(st, 0);
+        t->r.id = pctl_col_i64(st, 1);
+        t->idx = pctl_col_i64(st, 2);
         t->r.name = col_dup(st, 3);
-        strategy = (const char *)sqlite3_column_text(st, 4);
+        strategy = pctl_col_text(st, 4);
         t->v.strategy = strategy && strcmp(strategy, "parallel") == 0
                             ? PCTL_STRATEGY_PARALLEL
                             : PCTL_STRATEGY_SERIAL;
@@ -206,17 +206,17 @@ static int read_phases(rows *w, planctl *p, sqlite3_stmt *st)
         if (rc == 0 && !t->r.name)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = pctl_sqlerr(p, step, "reading active phases");
-    sqlite3_reset(st);
+    if (rc == 0 && step != PCTL_DONE)
+        rc = pctl_q_fail(st, step);
+    pctl_reset(st);
     return rc;
 }
 
-static int read_steps(rows *w, planctl *p, sqlite3_stmt *st)
+static int read_steps(rows *w, planctl *p, pctl_stmt *st)
 {
     int rc = 0, step;
 
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
         tstep *t;
 
         if (grow((void **)&w->steps, w->nsteps, &w->capsteps,
@@ -226,25 +226,25 @@ static int read_steps(rows *w, planctl *p, sqlite3_stmt *st)
         }
         t = &w->steps[w->nsteps++];
         memset(t, 0, sizeof *t);
-        t->run_id = sqlite3_column_int64(st, 0);
-        t->phase_idx = sqlite3_column_int64(st, 1);
-        t->r.id = sqlite3_column_int64(st, 2);
-        t->idx = sqlite3_column_int64(st, 3);
+        t->run_id = pctl_col_i64(st, 0);
+        t->phase_idx = pctl_col_i64(st, 1);
+        t->r.id = pctl_col_i64(st, 2);
+        t->idx = pctl_col_i64(st, 3);
         t->r.name = col_dup(st, 4);
         rc = parse_status(p, st, 5, &t->v.status);
-        t->v.attempt = t->r.attempt = sqlite3_column_int(st, 6);
-        t->v.max_attempts = sqlite3_column_int(st, 7);
-        t->v.next_attempt_at = sqlite3_column_int64(st, 8);
-        t->v.deadline_at = sqlite3_column_int64(st, 9);
-        t->r.task_index = sqlite3_column_int(st, 10);
-        if (sqlite3_column_type(st, 11) != SQLITE_NULL)
+        t->v.attempt = t->r.attempt = pctl_col_int(st, 6);
+        t->v.max_attempts = pctl_col_int(st, 7);
+        t->v.next_attempt_at = pctl_col_i64(st, 8);
+        t->v.deadline_at = pctl_col_i64(st, 9);
+        t->r.task_index = pctl_col_int(st, 10);
+        if (!pctl_col_null(st, 11))
             t->r.message = col_dup(st, 11);
         if (rc == 0 && !t->r.name)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = pctl_sqlerr(p, step, "reading active steps");
-    sqlite3_reset(st);
+    if (rc == 0 && step != PCTL_DONE)
+        rc = pctl_q_fail(st, step);
+    pctl_reset(st);
     return rc;
 }
 
@@ -440,7 +440,7 @@ static pctl_active *new_active(void)
 int pctl_active_load(pctl_active **out, planctl *p)
 {
     pctl_active *a = new_active();
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     rows w;
     int rc = 0, began;
 
@@ -452,14 +452,14 @@ int pctl_active_load(pctl_active **out, planctl *p)
     rc = pctl_tx_read(p);
     began = rc == 0;
     if (rc == 0)
-        rc = (st = pctl_legacy_stmt(p, PCTL_Q_active_runs)) ? read_runs(&w, p, st)
-                                                     : PLANCTL_ERROR;
+        rc = (st = pctl_q(p, PCTL_Q_active_runs)) ? read_runs(&w, p, st)
+                                                  : PLANCTL_ERROR;
     if (rc == 0)
-        rc = (st = pctl_legacy_stmt(p, PCTL_Q_active_phases)) ? read_phases(&w, p, st)
-                                                       : PLANCTL_ERROR;
+        rc = (st = pctl_q(p, PCTL_Q_active_phases)) ? read_phases(&w, p, st)
+                                                    : PLANCTL_ERROR;
     if (rc == 0)
-        rc = (st = pctl_legacy_stmt(p, PCTL_Q_active_steps)) ? read_steps(&w, p, st)
-                                                      : PLANCTL_ERROR;
+        rc = (st = pctl_q(p, PCTL_Q_active_steps)) ? read_steps(&w, p, st)
+                                                   : PLANCTL_ERROR;
     if (began)
         pctl_tx_read_end(p);
     if (rc == 0) {
@@ -482,17 +482,17 @@ static int load_one(pctl_active *a, planctl *p, int64_t run_id)
     static const pctl_query q[3] = {PCTL_Q_active_run_by_id,
                                     PCTL_Q_active_phases_of_run,
                                     PCTL_Q_active_steps_of_run};
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     rows w;
     int rc = 0, i;
 
     memset(&w, 0, sizeof w);
     for (i = 0; rc == 0 && i < 3; i++) {
-        if (!(st = pctl_legacy_stmt(p, q[i]))) {
+        if (!(st = pctl_q(p, q[i]))) {
             rc = PLANCTL_ERROR;
             break;
         }
-        sqlite3_bind_int64(st, 1, run_id);
+        pctl_bind_i64(st, 1, run_id);
         rc = i == 0   ? read_runs(&w, p, st)
              : i == 1 ? read_phases(&w, p, st)
                       : read_steps(&w, p, st);
@@ -558,13 +558,13 @@ int pctl_active_sync(pctl_active **cache, planctl *p)
 {
     pctl_active *a = *cache;
     struct pctl_active_cache *c;
-    int64_t dv = 0;
+    pctl_db_token now = {0, 0};
     size_t i;
     int rc;
 
-    rc = pctl_data_version(&dv, p);
-    if (rc == 0 && a && !a->cache->stale && dv == a->cache->data_version &&
-        sqlite3_total_changes64(p->db) == a->cache->changes) {
+    rc = pctl_db_changes(&now, p, PCTL_TOKEN_OTHERS | PCTL_TOKEN_OWN);
+    if (rc == 0 && a && !a->cache->stale &&
+        now.others == a->cache->seen.others && now.own == a->cache->seen.own) {
         /* Nobody else wrote since our last commit: only our own changes
          * are left to follow. */
         size_t before = a->nruns;
@@ -587,7 +587,7 @@ int pctl_active_sync(pctl_active **cache, planctl *p)
         return rc;
     if ((rc = pctl_active_load(&a, p)) < 0)
         return rc;
-    a->cache->data_version = dv;
+    a->cache->seen.others = now.others;
     a->cache->synced_tx = p->tx_depth > 0 ? p->tx_serial : 0;
     a->cache->p = p;
     a->fresh = a->members = 1;
@@ -598,8 +598,14 @@ int pctl_active_sync(pctl_active **cache, planctl *p)
 
 void pctl_active_committed(pctl_active *a, planctl *p)
 {
-    if (a)
-        a->cache->changes = sqlite3_total_changes64(p->db);
+    pctl_db_token now;
+
+    /* Only our own count is taken: another connection's commit after ours
+     * must still be seen at the next sync. */
+    if (a && pctl_db_changes(&now, p, PCTL_TOKEN_OWN) == 0)
+        a->cache->seen.own = now.own;
+    else if (a)
+        a->cache->stale = 1;
 }
 
 int pctl_active_find_step(const pctl_active *a, int64_t step_id,
@@ -753,18 +759,18 @@ void pctl_active_note(planctl *p, const pctl_change *c, int64_t run_id,
 
 int pctl_step_set_task(planctl *p, int64_t step_id, int task_index)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_step_set_task);
+    pctl_stmt *st = pctl_q(p, PCTL_Q_step_set_task);
     pctl_run_row *r;
     size_t pi, si;
     int rc;
 
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, step_id);
-    sqlite3_bind_int(st, 2, task_index);
-    if ((rc = pctl_exec_stmt(p, st, "advancing task")) < 0)
+    pctl_bind_i64(st, 1, step_id);
+    pctl_bind_i64(st, 2, task_index);
+    if ((rc = pctl_q_exec(st)) < 0)
         return rc;
-    if (sqlite3_changes(p->db) != 1)
+    if (pctl_changes(st) != 1)
         pctl_active_distrust(p);
     else if (pctl_active_find_step(p->active, step_id, &r, &pi, &si))
         r->phases[pi].steps[si].task_index = task_index;

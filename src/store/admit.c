@@ -20,7 +20,7 @@
 int pctl_active_run_describe(char **out, int64_t *out_id, planctl *p,
                              int64_t instance_id, const char *instance_name)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_run_active);
+    pctl_stmt *st = pctl_q(p, PCTL_Q_run_active);
     char when[PCTL_TIME_BUF];
     int rc;
 
@@ -29,59 +29,57 @@ int pctl_active_run_describe(char **out, int64_t *out_id, planctl *p,
         *out_id = 0;
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, instance_id);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0);
+    pctl_bind_i64(st, 1, instance_id);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW) {
+        int64_t id = pctl_col_i64(st, 0);
 
-        pctl_time_local_short(when, sqlite3_column_int64(st, 3), pctl_now(p));
+        pctl_time_local_short(when, pctl_col_i64(st, 3), pctl_now(p));
         *out = pctl_asprintf(
             "instance \"%s\" is running plan \"%s\" (run %lld, %s since %s)",
-            instance_name, (const char *)sqlite3_column_text(st, 1),
-            (long long)id, (const char *)sqlite3_column_text(st, 2), when);
+            instance_name, pctl_col_text(st, 1), (long long)id,
+            pctl_col_text(st, 2), when);
         if (out_id)
             *out_id = id;
-        sqlite3_reset(st);
+        pctl_reset(st);
         return *out ? 0 : pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
-    sqlite3_reset(st);
-    return rc == SQLITE_DONE ? 0 : pctl_sqlerr(p, rc, "reading active run");
+    pctl_reset(st);
+    return rc == PCTL_DONE ? 0 : pctl_q_fail(st, rc);
 }
 
 static int queued_exists(planctl *p, int64_t instance_id, int *out)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_run_first_queued);
+    pctl_stmt *st = pctl_q(p, PCTL_Q_run_first_queued);
     int rc;
 
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, instance_id);
-    rc = sqlite3_step(st);
-    *out = rc == SQLITE_ROW;
-    sqlite3_reset(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE
-               ? 0
-               : pctl_sqlerr(p, rc, "reading queue");
+    pctl_bind_i64(st, 1, instance_id);
+    rc = pctl_step(st);
+    *out = rc == PCTL_ROW;
+    pctl_reset(st);
+    return rc == PCTL_ROW || rc == PCTL_DONE ? 0 : pctl_q_fail(st, rc);
 }
 
 /* The 1-based place of run id among the instance's queued runs (first in,
  * first out: by id). */
 static int queue_position(int *out, planctl *p, int64_t instance_id, int64_t id)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_run_queued_ids);
+    pctl_stmt *st = pctl_q(p, PCTL_Q_run_queued_ids);
     int rc, n = 0;
 
     *out = 0;
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, instance_id);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    pctl_bind_i64(st, 1, instance_id);
+    while ((rc = pctl_step(st)) == PCTL_ROW) {
         n++;
-        if (sqlite3_column_int64(st, 0) == id)
+        if (pctl_col_i64(st, 0) == id)
             *out = n;
     }
-    sqlite3_reset(st);
-    return rc == SQLITE_DONE ? 0 : pctl_sqlerr(p, rc, "reading queue");
+    pctl_reset(st);
+    return rc == PCTL_DONE ? 0 : pctl_q_fail(st, rc);
 }
 
 /* Encodes a JSON object we built into text for the event's data column;
@@ -100,28 +98,26 @@ static int carried(planctl *p, int64_t retry_of, size_t idx, long sidx,
                    const char *name, int64_t *started, int64_t *finished,
                    int *yes)
 {
-    sqlite3_stmt *st =
-        pctl_legacy_stmt(p, sidx < 0 ? PCTL_Q_phase_carry : PCTL_Q_step_carry);
+    pctl_stmt *st =
+        pctl_q(p, sidx < 0 ? PCTL_Q_phase_carry : PCTL_Q_step_carry);
     int rc;
 
     *yes = 0;
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, retry_of);
-    sqlite3_bind_int64(st, 2, (int64_t)idx);
-    pctl_sq_bind_text(st, 3, name);
+    pctl_bind_i64(st, 1, retry_of);
+    pctl_bind_i64(st, 2, (int64_t)idx);
+    pctl_bind_text(st, 3, name);
     if (sidx >= 0)
-        sqlite3_bind_int64(st, 4, sidx);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
+        pctl_bind_i64(st, 4, sidx);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW) {
         *yes = 1;
-        *started = sqlite3_column_int64(st, 0);
-        *finished = sqlite3_column_int64(st, 1);
+        *started = pctl_col_i64(st, 0);
+        *finished = pctl_col_i64(st, 1);
     }
-    sqlite3_reset(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE
-               ? 0
-               : pctl_sqlerr(p, rc, "reading retried run");
+    pctl_reset(st);
+    return rc == PCTL_ROW || rc == PCTL_DONE ? 0 : pctl_q_fail(st, rc);
 }
 
 static int insert_step(planctl *p, const pctl_admission *a, int64_t run_id,
@@ -129,7 +125,7 @@ static int insert_step(planctl *p, const pctl_admission *a, int64_t run_id,
                        const pctl_step_def *sd, const char *carry_msg)
 {
     int64_t retry_of = a->retry_of;
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     int64_t started = 0, finished = 0, id;
     int rc, yes = 0;
     pctl_event ev = {0};
@@ -138,25 +134,25 @@ static int insert_step(planctl *p, const pctl_admission *a, int64_t run_id,
     if (retry_of > 0 && (rc = carried(p, retry_of, pidx, (long)sidx, sd->name,
                                       &started, &finished, &yes)) < 0)
         return rc;
-    st = pctl_legacy_stmt(p, PCTL_Q_step_insert);
+    st = pctl_q(p, PCTL_Q_step_insert);
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, run_id);
-    sqlite3_bind_int64(st, 2, phase_id);
-    sqlite3_bind_int64(st, 3, (int64_t)sidx);
-    pctl_sq_bind_text(st, 4, sd->name);
-    pctl_sq_bind_text(st, 5, yes ? "COMPLETE" : "PENDING");
-    sqlite3_bind_int(st, 6, sd->retry.attempts);
+    pctl_bind_i64(st, 1, run_id);
+    pctl_bind_i64(st, 2, phase_id);
+    pctl_bind_i64(st, 3, (int64_t)sidx);
+    pctl_bind_text(st, 4, sd->name);
+    pctl_bind_text(st, 5, yes ? "COMPLETE" : "PENDING");
+    pctl_bind_i64(st, 6, sd->retry.attempts);
     if (yes) {
-        sqlite3_bind_int64(st, 7, started);
-        sqlite3_bind_int64(st, 8, finished);
-        pctl_sq_bind_text(st, 9, carry_msg);
+        pctl_bind_i64(st, 7, started);
+        pctl_bind_i64(st, 8, finished);
+        pctl_bind_text(st, 9, carry_msg);
     }
-    rc = sqlite3_step(st);
-    id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    sqlite3_reset(st);
-    if (rc != SQLITE_ROW)
-        return pctl_sqlerr(p, rc, "creating step");
+    rc = pctl_step(st);
+    id = rc == PCTL_ROW ? pctl_col_i64(st, 0) : 0;
+    pctl_reset(st);
+    if (rc != PCTL_ROW)
+        return pctl_q_fail(st, rc);
 
     /* A carried-over step keeps its times: replay needs them. */
     data = take_json(
@@ -185,7 +181,7 @@ static int insert_phase(planctl *p, const pctl_admission *a, int64_t run_id,
                         const char *carry_msg)
 {
     int64_t retry_of = a->retry_of;
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     int64_t started = 0, finished = 0, id;
     int rc, yes = 0;
     size_t i;
@@ -195,24 +191,24 @@ static int insert_phase(planctl *p, const pctl_admission *a, int64_t run_id,
     if (retry_of > 0 && (rc = carried(p, retry_of, idx, -1, pd->name, &started,
                                       &finished, &yes)) < 0)
         return rc;
-    st = pctl_legacy_stmt(p, PCTL_Q_phase_insert);
+    st = pctl_q(p, PCTL_Q_phase_insert);
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, run_id);
-    sqlite3_bind_int64(st, 2, (int64_t)idx);
-    pctl_sq_bind_text(st, 3, pd->name);
-    pctl_sq_bind_text(st, 4, pctl_strategy_name(pd->strategy));
-    pctl_sq_bind_text(st, 5, yes ? "COMPLETE" : "PENDING");
+    pctl_bind_i64(st, 1, run_id);
+    pctl_bind_i64(st, 2, (int64_t)idx);
+    pctl_bind_text(st, 3, pd->name);
+    pctl_bind_text(st, 4, pctl_strategy_name(pd->strategy));
+    pctl_bind_text(st, 5, yes ? "COMPLETE" : "PENDING");
     if (yes) {
-        sqlite3_bind_int64(st, 6, started);
-        sqlite3_bind_int64(st, 7, finished);
-        pctl_sq_bind_text(st, 8, carry_msg);
+        pctl_bind_i64(st, 6, started);
+        pctl_bind_i64(st, 7, finished);
+        pctl_bind_text(st, 8, carry_msg);
     }
-    rc = sqlite3_step(st);
-    id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    sqlite3_reset(st);
-    if (rc != SQLITE_ROW)
-        return pctl_sqlerr(p, rc, "creating phase");
+    rc = pctl_step(st);
+    id = rc == PCTL_ROW ? pctl_col_i64(st, 0) : 0;
+    pctl_reset(st);
+    if (rc != PCTL_ROW)
+        return pctl_q_fail(st, rc);
 
     data =
         take_json(yes ? json_pack("{s:s, s:I, s:s, s:I, s:I}", "name", pd->name,
@@ -269,7 +265,7 @@ int pctl_admit(planctl_admitted *out, planctl *p, const pctl_admission *a)
 {
     const pctl_plan_def *plan = pctl_def_plan(a->def, a->plan);
     char *busy = NULL, *data = NULL, *carry_msg = NULL, uid[40];
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     int64_t active_id, id;
     int rc, queued = 0, own_queue;
     size_t i;
@@ -309,31 +305,33 @@ int pctl_admit(planctl_admitted *out, planctl *p, const pctl_admission *a)
         return rc;
     queued = a->queue && (active_id || queued);
 
-    st = pctl_legacy_stmt(p, PCTL_Q_run_insert);
+    st = pctl_q(p, PCTL_Q_run_insert);
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, a->instance_id);
-    sqlite3_bind_int64(st, 2, a->definition_id);
-    pctl_sq_bind_text(st, 3, a->plan);
-    pctl_sq_bind_text(st, 4, queued ? "QUEUED" : "PENDING");
-    pctl_sq_bind_text(st, 5, a->trigger);
-    pctl_sq_bind_text(st, 6, a->reason);
-    pctl_sq_bind_id(st, 7, a->retry_of);
-    pctl_sq_bind_text(st, 8, a->params_json);
-    sqlite3_bind_int64(st, 9, pctl_now(p));
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        id = sqlite3_column_int64(st, 0);
-        snprintf(uid, sizeof uid, "%s", sqlite3_column_text(st, 1));
+    pctl_bind_i64(st, 1, a->instance_id);
+    pctl_bind_i64(st, 2, a->definition_id);
+    pctl_bind_text(st, 3, a->plan);
+    pctl_bind_text(st, 4, queued ? "QUEUED" : "PENDING");
+    pctl_bind_text(st, 5, a->trigger);
+    pctl_bind_text(st, 6, a->reason);
+    pctl_bind_id(st, 7, a->retry_of);
+    pctl_bind_text(st, 8, a->params_json);
+    pctl_bind_i64(st, 9, pctl_now(p));
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW) {
+        id = pctl_col_i64(st, 0);
+        snprintf(uid, sizeof uid, "%s", pctl_col_text(st, 1));
     }
-    sqlite3_reset(st);
-    if (rc != SQLITE_ROW) {
-        if (rc == SQLITE_CONSTRAINT_UNIQUE)
+    pctl_reset(st);
+    if (rc != PCTL_ROW) {
+        /* The one constraint an insert of a run can break: one active
+         * run per instance. */
+        if (rc == PLANCTL_ECONFLICT)
             return pctl_err(p, PLANCTL_ECONFLICT,
                             "instance \"%s\" already has an active run; "
                             "cancel it first",
                             a->instance_name);
-        return pctl_sqlerr(p, rc, "creating run");
+        return pctl_q_fail(st, rc);
     }
 
     data = run_data(a, uid);

@@ -35,24 +35,24 @@
 /* One column as JSON: NULL, an integer, a real or text, exactly as stored
  * (a BLOB never occurs in planctl's tables; it would be exported as text).
  * NULL when out of memory, or *bad_text for text that is not UTF-8. */
-static json_t *column_json(sqlite3_stmt *st, int i, int *bad_text)
+static json_t *column_json(pctl_stmt *st, int i, int *bad_text)
 {
     const char *text;
     json_t *v;
 
-    switch (sqlite3_column_type(st, i)) {
-    case SQLITE_NULL:
+    switch (pctl_col_type(st, i)) {
+    case PCTL_COL_NULL:
         return json_null();
-    case SQLITE_INTEGER:
-        return json_integer(sqlite3_column_int64(st, i));
-    case SQLITE_FLOAT:
-        return json_real(sqlite3_column_double(st, i));
+    case PCTL_COL_INT:
+        return json_integer(pctl_col_i64(st, i));
+    case PCTL_COL_REAL:
+        return json_real(pctl_col_real(st, i));
     default:
-        /* text first, then its length (sqlite3_column_bytes). */
-        text = (const char *)sqlite3_column_text(st, i);
+        /* text first, then its length (sql.h: col_bytes). */
+        text = pctl_col_text(st, i);
         if (!text)
             return NULL;
-        v = json_stringn(text, (size_t)sqlite3_column_bytes(st, i));
+        v = json_stringn(text, pctl_col_bytes(st, i));
         /* The library stores valid UTF-8 (task output is cleaned); a row
          * written by hand may not be. */
         *bad_text = !v;
@@ -128,21 +128,21 @@ static int rows_json(sink *w, pctl_query q, int64_t iid, int64_t run_id,
                      const char *what, const char *row_what)
 {
     planctl *p = w->p;
-    sqlite3_stmt *st = pctl_legacy_stmt(p, q);
+    pctl_stmt *st = pctl_q(p, q);
     int rc = 0, step, i, n, first = 1;
 
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, iid);
-    sqlite3_bind_int64(st, 2, run_id);
-    n = sqlite3_column_count(st);
+    pctl_bind_i64(st, 1, iid);
+    pctl_bind_i64(st, 2, run_id);
+    n = pctl_ncols(st);
     rc = put(w, "[", 1);
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
         json_t *o = json_object();
         int bad = 0;
 
         for (i = 0; o && i < n; i++)
-            if (json_object_set_new(o, sqlite3_column_name(st, i),
+            if (json_object_set_new(o, pctl_col_name(st, i),
                                     column_json(st, i, &bad)) < 0) {
                 json_decref(o);
                 o = NULL;
@@ -151,32 +151,32 @@ static int rows_json(sink *w, pctl_query q, int64_t iid, int64_t run_id,
             rc = pctl_err(p, PLANCTL_EIO,
                           "%s: column %s of row %lld is not valid UTF-8; "
                           "fix the row with sqlite3",
-                          what, sqlite3_column_name(st, i - 1),
-                          (long long)sqlite3_column_int64(st, 0));
+                          what, pctl_col_name(st, i - 1),
+                          (long long)pctl_col_i64(st, 0));
         else if (!o)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
         else if (!first)
             rc = put(w, ",", 1);
         if (rc == 0)
-            rc = put_json(w, o, row_what, sqlite3_column_int64(st, 0));
+            rc = put_json(w, o, row_what, pctl_col_i64(st, 0));
         first = 0;
         json_decref(o);
     }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = pctl_sqlerr(p, step, what);
-    sqlite3_reset(st);
+    if (rc == 0 && step != PCTL_DONE)
+        rc = pctl_q_fail(st, step);
+    pctl_reset(st);
     return rc < 0 ? rc : put(w, "]", 1);
 }
 
 /* A JSON column of the instance, parsed: an object, or null when NULL. */
-static int parse_column(json_t **out, planctl *p, sqlite3_stmt *st, int i,
+static int parse_column(json_t **out, planctl *p, pctl_stmt *st, int i,
                         const char *instance, const char *what)
 {
-    const char *text = (const char *)sqlite3_column_text(st, i);
+    const char *text = pctl_col_text(st, i);
 
     *out = NULL;
     if (!text) {
-        if (sqlite3_errcode(p->db) == SQLITE_NOMEM)
+        if (!pctl_col_null(st, i)) /* text that could not be had */
             return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
         *out = json_null();
         return *out ? 0 : pctl_err(p, PLANCTL_ENOMEM, "out of memory");
@@ -196,23 +196,23 @@ static int parse_column(json_t **out, planctl *p, sqlite3_stmt *st, int i,
 static int instance_json(json_t **out, planctl *p, int64_t iid,
                          const char *name)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_bundle_instance);
+    pctl_stmt *st = pctl_q(p, PCTL_Q_bundle_instance);
     json_t *params = NULL, *applied = NULL;
     int rc, step;
 
     *out = NULL;
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, iid);
-    step = sqlite3_step(st);
-    if (step != SQLITE_ROW) {
-        rc = step == SQLITE_DONE
+    pctl_bind_i64(st, 1, iid);
+    step = pctl_step(st);
+    if (step != PCTL_ROW) {
+        rc = step == PCTL_DONE
                  ? pctl_err(p, PLANCTL_ENOTFOUND,
                             "instance \"%s\" not found; see 'planctl "
                             "instances'",
                             name)
-                 : pctl_sqlerr(p, step, "reading instance");
-        sqlite3_reset(st);
+                 : pctl_q_fail(st, step);
+        pctl_reset(st);
         return rc;
     }
     /* Columns: 0 id, 1 name, 2 params, 3 last_applied, 4 deleting,
@@ -222,20 +222,18 @@ static int instance_json(json_t **out, planctl *p, int64_t iid,
         rc = parse_column(&applied, p, st, 3, name, "last_applied");
     if (rc == 0)
         *out = json_pack("{s:I, s:s, s:O, s:O, s:b, s:I, s:I, s:{s:s, s:s}}",
-                         "id", (json_int_t)iid, "name",
-                         (const char *)sqlite3_column_text(st, 1), "params",
-                         params, "last_applied", applied, "deleting",
-                         sqlite3_column_int(st, 4) != 0, "created_at",
-                         (json_int_t)sqlite3_column_int64(st, 5), "updated_at",
-                         (json_int_t)sqlite3_column_int64(st, 6), "definition",
-                         "name", (const char *)sqlite3_column_text(st, 7),
-                         "version", (const char *)sqlite3_column_text(st, 8));
+                         "id", (json_int_t)iid, "name", pctl_col_text(st, 1),
+                         "params", params, "last_applied", applied, "deleting",
+                         pctl_col_int(st, 4) != 0, "created_at",
+                         (json_int_t)pctl_col_i64(st, 5), "updated_at",
+                         (json_int_t)pctl_col_i64(st, 6), "definition", "name",
+                         pctl_col_text(st, 7), "version", pctl_col_text(st, 8));
     if (rc == 0 && !*out)
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     /* "O" took references of its own. */
     json_decref(params);
     json_decref(applied);
-    sqlite3_reset(st);
+    pctl_reset(st);
     return rc;
 }
 

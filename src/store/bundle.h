@@ -54,7 +54,7 @@ typedef struct bundle_imp {
     size_t ndefs;
     bundle_row cache[T__COUNT]; /* the row of each table fetched last */
     int64_t inst_id, inst_nid;
-    int sqlrc;        /* the SQLite code of the last failed statement */
+    int dbrc;         /* the code of the last failed statement, or 0 */
     int data_changed; /* the current event's data was rewritten */
 } bundle_imp;
 

@@ -72,7 +72,7 @@ static const cols event_cols = {"ITttitTt",
 
 /* Checks the types of the columns of r->o; with st, binds them as
  * ?1..?n. */
-static int bind_cols(bundle_imp *m, sqlite3_stmt *st, const bundle_row *r,
+static int bind_cols(bundle_imp *m, pctl_stmt *st, const bundle_row *r,
                      const cols *c, int tbl)
 {
     int i;
@@ -83,13 +83,13 @@ static int bind_cols(bundle_imp *m, sqlite3_stmt *st, const bundle_row *r,
 
         if ((!v || json_is_null(v)) && (t == 'i' || t == 't')) {
             if (st)
-                sqlite3_bind_null(st, i + 1);
+                pctl_bind_text(st, i + 1, NULL);
         } else if (json_is_integer(v) && (t == 'I' || t == 'i')) {
             if (st)
-                sqlite3_bind_int64(st, i + 1, json_integer_value(v));
+                pctl_bind_i64(st, i + 1, json_integer_value(v));
         } else if (json_is_string(v) && (t == 'T' || t == 't')) {
             if (st)
-                pctl_sq_bind_text(st, i + 1, json_string_value(v));
+                pctl_bind_text(st, i + 1, json_string_value(v));
         } else {
             return pctl_bundle_bad(
                 m, "%s %lld: \"%s\" must be %s%s", pctl_bundle_tables[tbl].what,
@@ -104,29 +104,28 @@ static int bind_cols(bundle_imp *m, sqlite3_stmt *st, const bundle_row *r,
 /* Steps an insert or update; *id receives column 0 of a RETURNING row and
  * uid (if not NULL) a copy of column 1.  A constraint the bundle breaks is
  * EINVAL naming who; other failures keep their codes. */
-static int exec(bundle_imp *m, sqlite3_stmt *st, int64_t *id, char **uid,
+static int exec(bundle_imp *m, pctl_stmt *st, int64_t *id, char **uid,
                 const char *who, int64_t who_id)
 {
-    int step = sqlite3_step(st), rc = 0;
+    int step = pctl_step(st), rc = 0;
 
-    m->sqlrc = 0;
-    if (step == SQLITE_ROW) {
+    m->dbrc = 0;
+    if (step == PCTL_ROW) {
         if (id)
-            *id = sqlite3_column_int64(st, 0);
-        if (uid &&
-            !(*uid = pctl_strdup((const char *)sqlite3_column_text(st, 1))))
+            *id = pctl_col_i64(st, 0);
+        if (uid && !(*uid = pctl_strdup(pctl_col_text(st, 1))))
             rc = pctl_err(m->p, PLANCTL_ENOMEM, "out of memory");
-        step = sqlite3_step(st);
+        step = pctl_step(st);
     }
-    if (rc == 0 && step != SQLITE_DONE) {
-        m->sqlrc = step;
-        if ((step & 0xff) == SQLITE_CONSTRAINT)
+    if (rc == 0 && step != PCTL_DONE) {
+        m->dbrc = step = pctl_q_fail(st, step);
+        if (step == PLANCTL_ECONFLICT || step == PLANCTL_ETRANSITION)
             rc = pctl_bundle_bad(m, "%s %lld: %s; the bundle is corrupt", who,
-                                 (long long)who_id, sqlite3_errmsg(m->p->db));
+                                 (long long)who_id, pctl_db_detail(st));
         else
-            rc = pctl_sqlerr(m->p, step, who);
+            rc = step;
     }
-    sqlite3_reset(st);
+    pctl_reset(st);
     return rc;
 }
 
@@ -188,7 +187,7 @@ static int import_definition(bundle_imp *m, bundle_row *r)
     json_t *created = json_object_get(r->o, "created_at");
     pctl_ferr_list errs = PCTL_FERR_LIST_INIT;
     pctl_def *def = NULL;
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     int rc, step;
 
     if (!name || !ver || !body || !json_is_integer(created))
@@ -216,31 +215,31 @@ static int import_definition(bundle_imp *m, bundle_row *r)
     /* Decoded once: def_of() answers from it. */
     r->def = def;
 
-    if (!(st = pctl_legacy_stmt(m->p, PCTL_Q_bundle_def_find)))
+    if (!(st = pctl_q(m->p, PCTL_Q_bundle_def_find)))
         return PLANCTL_ERROR;
-    pctl_sq_bind_text(st, 1, name);
-    pctl_sq_bind_text(st, 2, ver);
-    step = sqlite3_step(st);
-    if (step == SQLITE_ROW) {
-        r->nid = sqlite3_column_int64(st, 0);
-        if (strcmp((const char *)sqlite3_column_text(st, 1), body) != 0)
+    pctl_bind_text(st, 1, name);
+    pctl_bind_text(st, 2, ver);
+    step = pctl_step(st);
+    if (step == PCTL_ROW) {
+        r->nid = pctl_col_i64(st, 0);
+        if (strcmp(pctl_col_text(st, 1), body) != 0)
             rc = pctl_err(m->p, PLANCTL_ECONFLICT,
                           "definition %s@%s is registered here with a "
                           "different body; a version means one thing, so the "
                           "bundle cannot be imported into this database",
                           name, ver);
-    } else if (step != SQLITE_DONE) {
-        rc = pctl_sqlerr(m->p, step, "reading definitions");
+    } else if (step != PCTL_DONE) {
+        rc = pctl_q_fail(st, step);
     }
-    sqlite3_reset(st);
+    pctl_reset(st);
     if (rc < 0 || r->nid)
         return rc;
-    if (!(st = pctl_legacy_stmt(m->p, PCTL_Q_bundle_def_insert)))
+    if (!(st = pctl_q(m->p, PCTL_Q_bundle_def_insert)))
         return PLANCTL_ERROR;
-    pctl_sq_bind_text(st, 1, name);
-    pctl_sq_bind_text(st, 2, ver);
-    pctl_sq_bind_text(st, 3, body);
-    sqlite3_bind_int64(st, 4, json_integer_value(created));
+    pctl_bind_text(st, 1, name);
+    pctl_bind_text(st, 2, ver);
+    pctl_bind_text(st, 3, body);
+    pctl_bind_i64(st, 4, json_integer_value(created));
     return exec(m, st, &r->nid, NULL, "definition", r->id);
 }
 
@@ -258,7 +257,7 @@ static int import_instance(bundle_imp *m, json_t *in, const char *name)
         json_string_value(json_object_get(def, "version")));
     char *ptext = NULL, *atext = NULL;
     pctl_instance_row existing;
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     int rc;
 
     if (!json_is_integer(id) || !json_is_object(params) ||
@@ -304,16 +303,16 @@ static int import_instance(bundle_imp *m, json_t *in, const char *name)
     atext = json_is_null(applied) ? NULL : json_dumps(applied, JSON_COMPACT);
     if (!ptext || (!atext && !json_is_null(applied))) {
         rc = pctl_err(m->p, PLANCTL_ENOMEM, "out of memory");
-    } else if (!(st = pctl_legacy_stmt(m->p, PCTL_Q_bundle_instance_insert))) {
+    } else if (!(st = pctl_q(m->p, PCTL_Q_bundle_instance_insert))) {
         rc = PLANCTL_ERROR;
     } else {
-        pctl_sq_bind_text(st, 1, name);
-        sqlite3_bind_int64(st, 2, d->nid);
-        pctl_sq_bind_text(st, 3, ptext);
-        pctl_sq_bind_text(st, 4, atext);
-        sqlite3_bind_int(st, 5, json_is_true(deleting));
-        sqlite3_bind_int64(st, 6, json_integer_value(t0));
-        sqlite3_bind_int64(st, 7, json_integer_value(t1));
+        pctl_bind_text(st, 1, name);
+        pctl_bind_i64(st, 2, d->nid);
+        pctl_bind_text(st, 3, ptext);
+        pctl_bind_text(st, 4, atext);
+        pctl_bind_i64(st, 5, json_is_true(deleting));
+        pctl_bind_i64(st, 6, json_integer_value(t0));
+        pctl_bind_i64(st, 7, json_integer_value(t1));
         rc = exec(m, st, &m->inst_nid, NULL, "instance", m->inst_id);
     }
     pctl_free(ptext);
@@ -354,7 +353,7 @@ static int check_run(bundle_imp *m, const bundle_row *r, bundle_row *d)
 static int insert_run(bundle_imp *m, bundle_row *r, const char *status,
                       json_t *data)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(m->p, PCTL_Q_bundle_run_insert);
+    pctl_stmt *st = pctl_q(m->p, PCTL_Q_bundle_run_insert);
     json_t *ro = json_object_get(data, "retry_of");
     bundle_row *def;
     int64_t retried = 0;
@@ -385,9 +384,9 @@ static int insert_run(bundle_imp *m, bundle_row *r, const char *status,
     if ((rc = bind_cols(m, st, r, &run_cols, T_RUN)) < 0 ||
         (rc = check_run(m, r, def)) < 0)
         return rc;
-    sqlite3_bind_int64(st, 11, m->inst_nid);
-    sqlite3_bind_int64(st, 12, def->nid);
-    pctl_sq_bind_text(st, 13, status);
+    pctl_bind_i64(st, 11, m->inst_nid);
+    pctl_bind_i64(st, 12, def->nid);
+    pctl_bind_text(st, 13, status);
     if ((rc = exec(m, st, &r->nid, &uid, "run", r->id)) < 0 ||
         (rc = pctl_stage_save(m, T_RUN, r)) < 0)
         return rc;
@@ -417,9 +416,8 @@ static int insert_child(bundle_imp *m, int tbl, bundle_row *r, bundle_row *run,
                         bundle_row *phase, const char *status)
 {
     bundle_row *parent = tbl == T_STEP ? phase : run;
-    sqlite3_stmt *st =
-        pctl_legacy_stmt(m->p, tbl == T_STEP ? PCTL_Q_bundle_step_insert
-                                      : PCTL_Q_bundle_phase_insert);
+    pctl_stmt *st = pctl_q(m->p, tbl == T_STEP ? PCTL_Q_bundle_step_insert
+                                               : PCTL_Q_bundle_phase_insert);
     int rc, k = tbl == T_STEP ? 11 : 7;
 
     if (!st)
@@ -435,10 +433,10 @@ static int insert_child(bundle_imp *m, int tbl, bundle_row *r, bundle_row *run,
             (long long)parent->kids - 1, tbl == T_STEP ? "phase" : "run");
     if ((rc = pctl_stage_save(m, tbl == T_STEP ? T_PHASE : T_RUN, parent)) < 0)
         return rc;
-    sqlite3_bind_int64(st, k++, run->nid);
+    pctl_bind_i64(st, k++, run->nid);
     if (tbl == T_STEP)
-        sqlite3_bind_int64(st, k++, phase->nid);
-    pctl_sq_bind_text(st, k, status);
+        pctl_bind_i64(st, k++, phase->nid);
+    pctl_bind_text(st, k, status);
     if ((rc = exec(m, st, &r->nid, NULL, pctl_bundle_tables[tbl].what, r->id)) <
         0)
         return rc;
@@ -493,7 +491,7 @@ static int apply_status(bundle_imp *m, const bundle_row *ev, int tbl,
     const char *from = json_string_value(json_object_get(ev->o, "from_status"));
     const char *to = json_string_value(json_object_get(ev->o, "to_status"));
     const char *what = pctl_bundle_tables[tbl].what;
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     bundle_row *r;
     int rc;
 
@@ -514,7 +512,7 @@ static int apply_status(bundle_imp *m, const bundle_row *ev, int tbl,
                                    run->nid ? "phase" : "run");
         rc = tbl == T_RUN ? insert_run(m, r, to, data)
                           : insert_child(m, tbl, r, run, phase, to);
-        if (rc == PLANCTL_EINVAL && m->sqlrc == SQLITE_CONSTRAINT_TRIGGER)
+        if (rc == PLANCTL_EINVAL && m->dbrc == PLANCTL_ETRANSITION)
             rc = pctl_bundle_bad(
                 m,
                 "event %lld: a %s cannot be created %s; the bundle is corrupt",
@@ -531,13 +529,13 @@ static int apply_status(bundle_imp *m, const bundle_row *ev, int tbl,
             "event %lld moves %s %lld from %s, but it is %s at that "
             "point; the events are out of order or incomplete",
             (long long)ev->id, what, (long long)r->id, from, r->cur);
-    if (!(st = pctl_legacy_stmt(m->p, moves[tbl])))
+    if (!(st = pctl_q(m->p, moves[tbl])))
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, r->nid);
-    pctl_sq_bind_text(st, 2, from);
-    pctl_sq_bind_text(st, 3, to);
+    pctl_bind_i64(st, 1, r->nid);
+    pctl_bind_text(st, 2, from);
+    pctl_bind_text(st, 3, to);
     rc = exec(m, st, NULL, NULL, "event", ev->id);
-    if (rc == PLANCTL_EINVAL && m->sqlrc == SQLITE_CONSTRAINT_TRIGGER)
+    if (rc == PLANCTL_EINVAL && m->dbrc == PLANCTL_ETRANSITION)
         rc = pctl_bundle_bad(
             m,
             "event %lld: %s %lld cannot go from %s to %s; the bundle is "
@@ -580,7 +578,7 @@ static int import_event(bundle_imp *m, bundle_row *ev, void *unused)
     json_t *data = NULL;
     bundle_row *run = NULL, *phase = NULL, *step = NULL;
     char *newtext = NULL;
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     int rc;
 
     (void)unused;
@@ -634,18 +632,18 @@ static int import_event(bundle_imp *m, bundle_row *ev, void *unused)
         if (!newtext)
             rc = pctl_err(m->p, PLANCTL_ENOMEM, "out of memory");
     }
-    st = rc == 0 ? pctl_legacy_stmt(m->p, PCTL_Q_bundle_event_insert) : NULL;
+    st = rc == 0 ? pctl_q(m->p, PCTL_Q_bundle_event_insert) : NULL;
     if (rc == 0 && !st)
         rc = PLANCTL_ERROR;
     if (rc == 0 && (rc = bind_cols(m, st, ev, &event_cols, T_EVENT)) == 0) {
         /* A run's creation data is written back only if it changed, so an
          * import into a fresh database keeps it byte for byte. */
         if (newtext)
-            pctl_sq_bind_text(st, 8, newtext);
-        sqlite3_bind_int64(st, 9, m->inst_nid);
-        pctl_sq_bind_id(st, 10, run ? run->nid : 0);
-        pctl_sq_bind_id(st, 11, phase ? phase->nid : 0);
-        pctl_sq_bind_id(st, 12, step ? step->nid : 0);
+            pctl_bind_text(st, 8, newtext);
+        pctl_bind_i64(st, 9, m->inst_nid);
+        pctl_bind_id(st, 10, run ? run->nid : 0);
+        pctl_bind_id(st, 11, phase ? phase->nid : 0);
+        pctl_bind_id(st, 12, step ? step->nid : 0);
         rc = exec(m, st, NULL, NULL, "event", ev->id);
     }
     pctl_free(newtext);
@@ -679,7 +677,7 @@ static int check_final(bundle_imp *m)
 static int finish_run(bundle_imp *m, bundle_row *r, void *unused)
 {
     json_t *v = json_object_get(r->o, "retry_of");
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     int64_t retried;
     int found, rc;
 
@@ -694,10 +692,10 @@ static int finish_run(bundle_imp *m, bundle_row *r, void *unused)
                              json_integer_value(v))) < 0 ||
         !found)
         return rc;
-    if (!(st = pctl_legacy_stmt(m->p, PCTL_Q_bundle_run_retry_of)))
+    if (!(st = pctl_q(m->p, PCTL_Q_bundle_run_retry_of)))
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, r->nid);
-    sqlite3_bind_int64(st, 2, retried);
+    pctl_bind_i64(st, 1, r->nid);
+    pctl_bind_i64(st, 2, retried);
     return exec(m, st, NULL, NULL, "run", r->id);
 }
 
@@ -705,14 +703,14 @@ static int import_attempt(bundle_imp *m, bundle_row *a, void *unused)
 {
     planctl_status status;
     bundle_row *step;
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     int rc;
 
     (void)unused;
     if ((rc = pctl_bundle_resolve(&step, m, a->o, "step_id", T_STEP, 0, 1,
                                   "attempt", a->id)) < 0)
         return rc;
-    if (!(st = pctl_legacy_stmt(m->p, PCTL_Q_bundle_attempt_insert)))
+    if (!(st = pctl_q(m->p, PCTL_Q_bundle_attempt_insert)))
         return PLANCTL_ERROR;
     if ((rc = bind_cols(m, st, a, &attempt_cols, T_ATTEMPT)) < 0)
         return rc;
@@ -721,7 +719,7 @@ static int import_attempt(bundle_imp *m, bundle_row *a, void *unused)
             &status, json_string_value(json_object_get(a->o, "status"))) < 0)
         return pctl_bundle_bad(m, "attempt %lld: unknown status",
                                (long long)a->id);
-    sqlite3_bind_int64(st, 8, step->nid);
+    pctl_bind_i64(st, 8, step->nid);
     return exec(m, st, &a->nid, NULL, "attempt", a->id);
 }
 
@@ -766,12 +764,12 @@ static int import_all(bundle_imp *m, json_t *instance, const char *name)
     if (rc == 0)
         rc = finish_rows(m);
     if (rc == 0) {
-        sqlite3_stmt *st = pctl_legacy_stmt(m->p, PCTL_Q_bundle_count_events);
+        pctl_stmt *st = pctl_q(m->p, PCTL_Q_bundle_count_events);
 
         if (!st)
             return PLANCTL_ERROR;
-        sqlite3_bind_int64(st, 1, m->inst_nid);
-        rc = pctl_exec_stmt(m->p, st, "counting events");
+        pctl_bind_i64(st, 1, m->inst_nid);
+        rc = pctl_q_exec(st);
     }
     /* The rows must be what the events say they are (a time, a message
      * changed in one but not the other): what verify would find wrong
@@ -793,7 +791,7 @@ static int import_all(bundle_imp *m, json_t *instance, const char *name)
  */
 static int pause_active(bundle_imp *m, const char *name, int64_t *paused)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(m->p, PCTL_Q_run_active);
+    pctl_stmt *st = pctl_q(m->p, PCTL_Q_run_active);
     planctl_status status = PLANCTL_STATUS_PAUSED;
     pctl_change c = PCTL_CHANGE_INIT;
     char msg[256];
@@ -802,18 +800,18 @@ static int pause_active(bundle_imp *m, const char *name, int64_t *paused)
     *paused = 0;
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, m->inst_nid);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        *paused = sqlite3_column_int64(st, 0);
-        if (planctl_status_parse(&status,
-                                 (const char *)sqlite3_column_text(st, 2)) < 0)
-            rc = SQLITE_CORRUPT;
+    pctl_bind_i64(st, 1, m->inst_nid);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW) {
+        *paused = pctl_col_i64(st, 0);
+        if (planctl_status_parse(&status, pctl_col_text(st, 2)) < 0)
+            rc = pctl_err(m->p, PLANCTL_EIO, "run %lld has an unknown status",
+                          (long long)*paused);
     }
-    sqlite3_reset(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return pctl_sqlerr(m->p, rc, "reading the active run");
-    if (rc == SQLITE_DONE || status == PLANCTL_STATUS_PAUSED) {
+    pctl_reset(st);
+    if (rc < 0)
+        return rc;
+    if (rc == PCTL_DONE || status == PLANCTL_STATUS_PAUSED) {
         *paused = 0;
         return 0;
     }

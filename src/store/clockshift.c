@@ -21,12 +21,12 @@
 
 static int exec_shift(planctl *p, pctl_query q, int64_t delta)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(p, q);
+    pctl_stmt *st = pctl_q(p, q);
 
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, delta);
-    return pctl_exec_stmt(p, st, "moving deadlines with the clock");
+    pctl_bind_i64(st, 1, delta);
+    return pctl_q_exec(st);
 }
 
 int pctl_clock_shift(planctl *p, int64_t delta)
@@ -34,15 +34,15 @@ int pctl_clock_shift(planctl *p, int64_t delta)
     char msg[160], dur[32], data[64];
     int64_t *ids = NULL;
     size_t n = 0, cap = 0, i;
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     int rc, step;
 
     if (delta == 0)
         return 0;
-    if (!(st = pctl_legacy_stmt(p, PCTL_Q_clock_shift_instances)))
+    if (!(st = pctl_q(p, PCTL_Q_clock_shift_instances)))
         return PLANCTL_ERROR;
     rc = 0;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((step = pctl_step(st)) == PCTL_ROW) {
         if (n == cap) {
             int64_t *nv;
 
@@ -53,11 +53,11 @@ int pctl_clock_shift(planctl *p, int64_t delta)
             }
             ids = nv;
         }
-        ids[n++] = sqlite3_column_int64(st, 0);
+        ids[n++] = pctl_col_i64(st, 0);
     }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = pctl_sqlerr(p, step, "reading active instances");
-    sqlite3_reset(st);
+    if (rc == 0 && step != PCTL_DONE)
+        rc = pctl_q_fail(st, step);
+    pctl_reset(st);
     if (rc == 0)
         rc = exec_shift(p, PCTL_Q_clock_shift_runs, delta);
     if (rc == 0)

@@ -6,31 +6,31 @@
 
 int pctl_runs_open_counts(planctl *p, int64_t *queued, int64_t *active)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_runs_open_counts);
+    pctl_stmt *st = pctl_q(p, PCTL_Q_runs_open_counts);
     int rc;
 
     *queued = *active = 0;
     if (!st)
         return PLANCTL_ERROR;
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        *queued = sqlite3_column_int64(st, 0);
-        *active = sqlite3_column_int64(st, 1);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW) {
+        *queued = pctl_col_i64(st, 0);
+        *active = pctl_col_i64(st, 1);
     }
-    sqlite3_reset(st);
-    return rc == SQLITE_ROW ? 0 : pctl_sqlerr(p, rc, "counting open runs");
+    pctl_reset(st);
+    return rc == PCTL_ROW ? 0 : pctl_q_fail(st, rc);
 }
 
 int pctl_runs_open_any(int *out, planctl *p)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_runs_open_any);
+    pctl_stmt *st = pctl_q(p, PCTL_Q_runs_open_any);
     int rc;
 
     *out = 0;
     if (!st)
         return PLANCTL_ERROR;
-    rc = sqlite3_step(st);
-    *out = rc == SQLITE_ROW && sqlite3_column_int(st, 0);
-    sqlite3_reset(st);
-    return rc == SQLITE_ROW ? 0 : pctl_sqlerr(p, rc, "reading the queue");
+    rc = pctl_step(st);
+    *out = rc == PCTL_ROW && pctl_col_int(st, 0);
+    pctl_reset(st);
+    return rc == PCTL_ROW ? 0 : pctl_q_fail(st, rc);
 }

@@ -143,7 +143,7 @@ int planctl_definition_apply(char **out, planctl *p, const char *json,
     pctl_def *def = NULL;
     json_t *root = NULL;
     char *body = NULL;
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     int rc, created = 0;
 
     if (out)
@@ -177,43 +177,42 @@ int planctl_definition_apply(char **out, planctl *p, const char *json,
 
     if ((rc = pctl_tx_begin(p)) < 0)
         goto done;
-    st = pctl_legacy_stmt(p, PCTL_Q_def_body);
+    st = pctl_q(p, PCTL_Q_def_body);
     if (!st) {
         rc = PLANCTL_ERROR;
     } else {
-        pctl_sq_bind_text(st, 1, def->name);
-        pctl_sq_bind_text(st, 2, def->version);
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW) {
-            int same =
-                strcmp((const char *)sqlite3_column_text(st, 0), body) == 0;
+        pctl_bind_text(st, 1, def->name);
+        pctl_bind_text(st, 2, def->version);
+        rc = pctl_step(st);
+        if (rc == PCTL_ROW) {
+            int same = strcmp(pctl_col_text(st, 0), body) == 0;
 
-            sqlite3_reset(st);
+            pctl_reset(st);
             rc = same ? 0
                       : pctl_err(p, PLANCTL_ECONFLICT,
                                  "definition %s@%s is already registered "
                                  "with different content; give the new "
                                  "content a new version",
                                  def->name, def->version);
-        } else if (rc == SQLITE_DONE) {
-            sqlite3_reset(st);
+        } else if (rc == PCTL_DONE) {
+            pctl_reset(st);
             created = 1;
             rc = 0;
         } else {
-            sqlite3_reset(st);
-            rc = pctl_sqlerr(p, rc, "reading definitions");
+            pctl_reset(st);
+            rc = pctl_q_fail(st, rc);
         }
     }
     if (rc == 0 && created) {
-        st = pctl_legacy_stmt(p, PCTL_Q_def_insert);
+        st = pctl_q(p, PCTL_Q_def_insert);
         if (!st) {
             rc = PLANCTL_ERROR;
         } else {
-            pctl_sq_bind_text(st, 1, def->name);
-            pctl_sq_bind_text(st, 2, def->version);
-            pctl_sq_bind_text(st, 3, body);
-            sqlite3_bind_int64(st, 4, pctl_now(p));
-            rc = pctl_exec_stmt(p, st, "registering definition");
+            pctl_bind_text(st, 1, def->name);
+            pctl_bind_text(st, 2, def->version);
+            pctl_bind_text(st, 3, body);
+            pctl_bind_i64(st, 4, pctl_now(p));
+            rc = pctl_q_exec(st);
         }
     }
     rc = pctl_tx_end(p, rc);
@@ -236,25 +235,25 @@ done:
 int pctl_def_load(pctl_def **out, planctl *p, int64_t id)
 {
     pctl_ferr_list errs = PCTL_FERR_LIST_INIT;
-    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_def_by_id);
+    pctl_stmt *st = pctl_q(p, PCTL_Q_def_by_id);
     char *body = NULL, *origin = NULL;
     int rc;
 
     *out = NULL;
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, id);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        body = pctl_strdup((const char *)sqlite3_column_text(st, 0));
+    pctl_bind_i64(st, 1, id);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW) {
+        body = pctl_strdup(pctl_col_text(st, 0));
         origin = pctl_asprintf("definition %lld", (long long)id);
     }
-    sqlite3_reset(st);
-    if (rc == SQLITE_DONE)
+    pctl_reset(st);
+    if (rc == PCTL_DONE)
         return pctl_err(p, PLANCTL_ENOTFOUND, "definition %lld not found",
                         (long long)id);
-    if (rc != SQLITE_ROW)
-        return pctl_sqlerr(p, rc, "reading definition");
+    if (rc != PCTL_ROW)
+        return pctl_q_fail(st, rc);
     if (!body || !origin) {
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     } else {
@@ -272,7 +271,7 @@ int pctl_def_load(pctl_def **out, planctl *p, int64_t id)
 
 int planctl_definitions_json(char **out, planctl *p)
 {
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     json_t *doc, *arr;
     int rc = 0, step;
 
@@ -280,7 +279,7 @@ int planctl_definitions_json(char **out, planctl *p)
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
                  : PLANCTL_EINVAL;
     *out = NULL;
-    st = pctl_legacy_stmt(p, PCTL_Q_def_list);
+    st = pctl_q(p, PCTL_Q_def_list);
     if (!st)
         return PLANCTL_ERROR;
     doc = json_pack("{s:i, s:[]}", "schema", 1, "definitions");
@@ -289,7 +288,7 @@ int planctl_definitions_json(char **out, planctl *p)
         json_decref(doc);
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
         char when[PCTL_TIME_BUF];
         pctl_def *def = NULL;
         json_t *o, *plans;
@@ -297,10 +296,10 @@ int planctl_definitions_json(char **out, planctl *p)
 
         /* The plan list comes from the stored body, decoded once per row:
          * the cost follows the number of definitions, not of runs. */
-        rc = pctl_def_load(&def, p, sqlite3_column_int64(st, 0));
+        rc = pctl_def_load(&def, p, pctl_col_i64(st, 0));
         if (rc < 0)
             break;
-        pctl_time_rfc3339(when, sqlite3_column_int64(st, 1));
+        pctl_time_rfc3339(when, pctl_col_i64(st, 1));
         o = json_pack("{s:s, s:s, s:s, s:[]}", "name", def->name, "version",
                       def->version, "created_at", when, "plans");
         plans = o ? json_object_get(o, "plans") : NULL;
@@ -315,9 +314,9 @@ int planctl_definitions_json(char **out, planctl *p)
         }
         pctl_def_free(def);
     }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = pctl_sqlerr(p, step, "reading definitions");
-    sqlite3_reset(st);
+    if (rc == 0 && step != PCTL_DONE)
+        rc = pctl_q_fail(st, step);
+    pctl_reset(st);
     if (rc == 0 && !(*out = json_dumps(doc, JSON_COMPACT)))
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     json_decref(doc);

@@ -5,30 +5,28 @@
 #include "core/timefmt.h"
 #include "store/store.h"
 
-static json_t *col_text(sqlite3_stmt *st, int i)
+static json_t *col_text(pctl_stmt *st, int i)
 {
-    return sqlite3_column_type(st, i) == SQLITE_NULL
-               ? json_null()
-               : json_string((const char *)sqlite3_column_text(st, i));
+    return pctl_col_null(st, i) ? json_null()
+                                : json_string(pctl_col_text(st, i));
 }
 
-static json_t *col_int(sqlite3_stmt *st, int i)
+static json_t *col_int(pctl_stmt *st, int i)
 {
-    return sqlite3_column_type(st, i) == SQLITE_NULL
-               ? json_null()
-               : json_integer(sqlite3_column_int64(st, i));
+    return pctl_col_null(st, i) ? json_null()
+                                : json_integer(pctl_col_i64(st, i));
 }
 
 /* Columns: 0 seq, 1 at, 2 instance, 3 run, 4 phase, 5 step, 6 entity,
  * 7 from, 8 to, 9 attempt, 10 message, 11 actor. */
-static json_t *event_obj(sqlite3_stmt *st)
+static json_t *event_obj(pctl_stmt *st)
 {
     char at[PCTL_TIME_BUF];
 
-    pctl_time_rfc3339(at, sqlite3_column_int64(st, 1));
+    pctl_time_rfc3339(at, pctl_col_i64(st, 1));
     return json_pack("{s:I, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
                      " s:o}",
-                     "seq", (json_int_t)sqlite3_column_int64(st, 0), "at", at,
+                     "seq", (json_int_t)pctl_col_i64(st, 0), "at", at,
                      "instance", col_text(st, 2), "run", col_int(st, 3),
                      "phase", col_text(st, 4), "step", col_text(st, 5),
                      "entity", col_text(st, 6), "from", col_text(st, 7), "to",
@@ -41,7 +39,7 @@ int planctl_events_json(char **out, planctl *p,
 {
     planctl_events_options defaults = PLANCTL_EVENTS_OPTIONS_INIT;
     pctl_instance_row row = {0};
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     json_t *doc = NULL, *arr;
     int64_t last;
     int rc = 0, step;
@@ -60,32 +58,32 @@ int planctl_events_json(char **out, planctl *p,
         return rc;
     if (opts->run > 0) {
         /* The run must exist, and belong to the instance if one is named. */
-        st = pctl_legacy_stmt(p, PCTL_Q_run_instance);
+        st = pctl_q(p, PCTL_Q_run_instance);
         if (!st) {
             pctl_instance_row_clear(&row);
             return PLANCTL_ERROR;
         }
-        sqlite3_bind_int64(st, 1, opts->run);
-        step = sqlite3_step(st);
-        if (step != SQLITE_ROW ||
-            (opts->instance && sqlite3_column_int64(st, 0) != row.id))
+        pctl_bind_i64(st, 1, opts->run);
+        step = pctl_step(st);
+        if (step != PCTL_ROW ||
+            (opts->instance && pctl_col_i64(st, 0) != row.id))
             rc =
-                step == SQLITE_ROW || step == SQLITE_DONE
+                step == PCTL_ROW || step == PCTL_DONE
                     ? pctl_err(p, PLANCTL_ENOTFOUND, "run %lld not found%s%s%s",
                                (long long)opts->run,
                                opts->instance ? " for instance \"" : "",
                                opts->instance ? opts->instance : "",
                                opts->instance ? "\"" : "")
-                    : pctl_sqlerr(p, step, "reading run");
-        sqlite3_reset(st);
+                    : pctl_q_fail(st, step);
+        pctl_reset(st);
         if (rc < 0) {
             pctl_instance_row_clear(&row);
             return rc;
         }
     }
-    st = pctl_legacy_stmt(p, opts->run > 0    ? PCTL_Q_events_run
-                      : opts->instance ? PCTL_Q_events_instance
-                                       : PCTL_Q_events_all);
+    st = pctl_q(p, opts->run > 0    ? PCTL_Q_events_run
+                   : opts->instance ? PCTL_Q_events_instance
+                                    : PCTL_Q_events_all);
     doc = json_pack("{s:i, s:[]}", "schema", 1, "events");
     arr = doc ? json_object_get(doc, "events") : NULL;
     if (!st || !arr) {
@@ -94,24 +92,24 @@ int planctl_events_json(char **out, planctl *p,
         return st ? pctl_err(p, PLANCTL_ENOMEM, "out of memory")
                   : PLANCTL_ERROR;
     }
-    sqlite3_bind_int64(st, 1, opts->since);
-    sqlite3_bind_int(st, 2, opts->limit > 0 ? opts->limit : 1000);
+    pctl_bind_i64(st, 1, opts->since);
+    pctl_bind_i64(st, 2, opts->limit > 0 ? opts->limit : 1000);
     if (opts->run > 0)
-        sqlite3_bind_int64(st, 3, opts->run);
+        pctl_bind_i64(st, 3, opts->run);
     else if (opts->instance)
-        sqlite3_bind_int64(st, 3, row.id);
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        pctl_bind_i64(st, 3, row.id);
+    while ((step = pctl_step(st)) == PCTL_ROW) {
         json_t *ev = event_obj(st);
 
-        last = sqlite3_column_int64(st, 0);
+        last = pctl_col_i64(st, 0);
         if (!ev || json_array_append_new(arr, ev) < 0) {
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
             break;
         }
     }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = pctl_sqlerr(p, step, "reading events");
-    sqlite3_reset(st);
+    if (rc == 0 && step != PCTL_DONE)
+        rc = pctl_q_fail(st, step);
+    pctl_reset(st);
     if (rc == 0 && json_object_set_new(doc, "last_seq", json_integer(last)))
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     if (rc == 0 && !(*out = json_dumps(doc, JSON_COMPACT)))

@@ -24,25 +24,25 @@ static const pctl_query result_query[PLANCTL_ENTITY__COUNT] = {
 /* Explains a failed compare-and-set: the row is missing, or it moved on. */
 static int explain_cas(planctl *p, const pctl_change *c)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(p, get_query[c->entity]);
+    pctl_stmt *st = pctl_q(p, get_query[c->entity]);
     const char *ent = pctl_entity_name(c->entity);
     int rc;
 
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, c->id);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
+    pctl_bind_i64(st, 1, c->id);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW) {
         char now[32];
 
-        snprintf(now, sizeof now, "%s", sqlite3_column_text(st, 0));
-        sqlite3_reset(st);
+        snprintf(now, sizeof now, "%s", pctl_col_text(st, 0));
+        pctl_reset(st);
         return pctl_err(p, PLANCTL_ESTALE, "%s %lld is %s, not %s", ent,
                         (long long)c->id, now, planctl_status_name(c->from));
     }
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE)
-        return pctl_sqlerr(p, rc, ent);
+    pctl_reset(st);
+    if (rc != PCTL_DONE)
+        return pctl_q_fail(st, rc);
     return pctl_err(p, PLANCTL_ENOTFOUND, "%s %lld does not exist", ent,
                     (long long)c->id);
 }
@@ -53,29 +53,29 @@ static int explain_cas(planctl *p, const pctl_change *c)
 static int step_attempt(planctl *p, const pctl_change *c, int64_t now,
                         int attempt)
 {
-    sqlite3_stmt *st;
+    pctl_stmt *st;
 
     if (c->from == PLANCTL_STATUS_IN_PROGRESS) {
-        st = pctl_legacy_stmt(p, PCTL_Q_attempt_close);
+        st = pctl_q(p, PCTL_Q_attempt_close);
         if (!st)
             return PLANCTL_ERROR;
-        sqlite3_bind_int64(st, 1, c->id);
-        pctl_sq_bind_text(st, 2, planctl_status_name(c->to));
-        sqlite3_bind_int64(st, 3, now);
+        pctl_bind_i64(st, 1, c->id);
+        pctl_bind_text(st, 2, planctl_status_name(c->to));
+        pctl_bind_i64(st, 3, now);
         if (c->exit_code >= 0)
-            sqlite3_bind_int(st, 4, c->exit_code);
-        pctl_sq_bind_text(st, 5, c->message);
-        pctl_sq_bind_text(st, 6, c->output);
-        return pctl_exec_stmt(p, st, "closing attempt");
+            pctl_bind_i64(st, 4, c->exit_code);
+        pctl_bind_text(st, 5, c->message);
+        pctl_bind_text(st, 6, c->output);
+        return pctl_q_exec(st);
     }
     if (c->to == PLANCTL_STATUS_IN_PROGRESS) {
-        st = pctl_legacy_stmt(p, PCTL_Q_attempt_open);
+        st = pctl_q(p, PCTL_Q_attempt_open);
         if (!st)
             return PLANCTL_ERROR;
-        sqlite3_bind_int64(st, 1, c->id);
-        sqlite3_bind_int(st, 2, attempt);
-        sqlite3_bind_int64(st, 3, now);
-        return pctl_exec_stmt(p, st, "opening attempt");
+        pctl_bind_i64(st, 1, c->id);
+        pctl_bind_i64(st, 2, attempt);
+        pctl_bind_i64(st, 3, now);
+        return pctl_q_exec(st);
     }
     return 0;
 }
@@ -84,41 +84,41 @@ static int step_attempt(planctl *p, const pctl_change *c, int64_t now,
 static int run_ended(planctl *p, int64_t run_id, int64_t instance_id,
                      planctl_status to)
 {
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     int64_t next = 0;
     int rc;
 
     if (to == PLANCTL_STATUS_COMPLETE) {
-        st = pctl_legacy_stmt(p, PCTL_Q_instance_mark_applied);
+        st = pctl_q(p, PCTL_Q_instance_mark_applied);
         if (!st)
             return PLANCTL_ERROR;
-        sqlite3_bind_int64(st, 1, run_id);
-        sqlite3_bind_int64(st, 2, pctl_now(p));
-        if ((rc = pctl_exec_stmt(p, st, "last_applied")) < 0)
+        pctl_bind_i64(st, 1, run_id);
+        pctl_bind_i64(st, 2, pctl_now(p));
+        if ((rc = pctl_q_exec(st)) < 0)
             return rc;
         /* A completed cleanup of an instance being deleted removes it,
          * with its runs and events (ON DELETE CASCADE); its events still
          * queued go with it. */
-        st = pctl_legacy_stmt(p, PCTL_Q_instance_remove_after_cleanup);
+        st = pctl_q(p, PCTL_Q_instance_remove_after_cleanup);
         if (!st)
             return PLANCTL_ERROR;
-        sqlite3_bind_int64(st, 1, run_id);
-        if ((rc = pctl_exec_stmt(p, st, "removing instance")) < 0)
+        pctl_bind_i64(st, 1, run_id);
+        if ((rc = pctl_q_exec(st)) < 0)
             return rc;
-        if (sqlite3_changes(p->db) > 0)
+        if (pctl_changes(st) > 0)
             pctl_events_forget_instance(p, instance_id);
     }
 
-    st = pctl_legacy_stmt(p, PCTL_Q_run_next_queued);
+    st = pctl_q(p, PCTL_Q_run_next_queued);
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, run_id);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        next = sqlite3_column_int64(st, 0);
-    sqlite3_reset(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return pctl_sqlerr(p, rc, "queue");
+    pctl_bind_i64(st, 1, run_id);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW)
+        next = pctl_col_i64(st, 0);
+    pctl_reset(st);
+    if (rc != PCTL_ROW && rc != PCTL_DONE)
+        return pctl_q_fail(st, rc);
     if (next > 0) {
         pctl_change c = PCTL_CHANGE_INIT;
         char msg[64];
@@ -190,25 +190,24 @@ typedef struct written {
 /* Reads it back (result_query). */
 static int read_row(planctl *p, const pctl_change *c, written *w)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(p, result_query[c->entity]);
+    pctl_stmt *st = pctl_q(p, result_query[c->entity]);
     int rc;
 
     memset(w, 0, sizeof *w);
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, c->id);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        w->run_id = sqlite3_column_int64(st, 0);
-        w->phase_id = sqlite3_column_int64(st, 1);
-        w->attempt = sqlite3_column_int(st, 2);
-        w->next_attempt_at = sqlite3_column_int64(st, 3);
-        w->deadline_at = sqlite3_column_int64(st, 4);
-        w->instance_id = sqlite3_column_int64(st, 5);
+    pctl_bind_i64(st, 1, c->id);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW) {
+        w->run_id = pctl_col_i64(st, 0);
+        w->phase_id = pctl_col_i64(st, 1);
+        w->attempt = pctl_col_int(st, 2);
+        w->next_attempt_at = pctl_col_i64(st, 3);
+        w->deadline_at = pctl_col_i64(st, 4);
+        w->instance_id = pctl_col_i64(st, 5);
     }
-    sqlite3_reset(st);
-    return rc == SQLITE_ROW ? 0
-                            : pctl_sqlerr(p, rc, pctl_entity_name(c->entity));
+    pctl_reset(st);
+    return rc == PCTL_ROW ? 0 : pctl_q_fail(st, rc);
 }
 
 /* The same, from what the row held before (the cache) and the marks the
@@ -257,7 +256,7 @@ static int check_cached(planctl *p, const pctl_change *c, const pctl_marks *m,
 
 int pctl_gate(planctl *p, const pctl_change *c)
 {
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     int64_t now = pctl_now(p), run_id = 0, phase_id = 0, next_at = 0;
     int64_t deadline = 0, instance_id = 0;
     int rc, attempt = 0, cached;
@@ -284,31 +283,31 @@ int pctl_gate(planctl *p, const pctl_change *c)
         return pctl_err(p, PLANCTL_ERROR,
                         "status change outside a transaction");
 
-    st = pctl_legacy_stmt(p, set_query[c->entity]);
+    st = pctl_q(p, set_query[c->entity]);
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, c->id);
-    pctl_sq_bind_text(st, 2, planctl_status_name(c->from));
-    pctl_sq_bind_text(st, 3, planctl_status_name(c->to));
-    sqlite3_bind_int64(st, 4, now);
-    pctl_sq_bind_text(st, 5, c->message);
-    sqlite3_bind_int(st, 6, pctl_status_terminal(c->to));
+    pctl_bind_i64(st, 1, c->id);
+    pctl_bind_text(st, 2, planctl_status_name(c->from));
+    pctl_bind_text(st, 3, planctl_status_name(c->to));
+    pctl_bind_i64(st, 4, now);
+    pctl_bind_text(st, 5, c->message);
+    pctl_bind_i64(st, 6, pctl_status_terminal(c->to));
     /* The try count and times the change sets: one rule (core/marks.c);
      * the statements store what they are given. */
     marks = pctl_marks_of(c->entity, c->to, c->next_attempt_at, c->deadline_at);
     if (c->entity == PLANCTL_ENTITY_STEP) {
-        pctl_sq_bind_id(st, 7, marks.next_attempt_at);
-        sqlite3_bind_int(st, 9, grants(c));
-        sqlite3_bind_int(st, 10, marks.attempt_inc);
+        pctl_bind_id(st, 7, marks.next_attempt_at);
+        pctl_bind_i64(st, 9, grants(c));
+        pctl_bind_i64(st, 10, marks.attempt_inc);
     }
     if (c->entity != PLANCTL_ENTITY_PHASE)
-        pctl_sq_bind_id(st, 8, marks.deadline_at);
+        pctl_bind_id(st, 8, marks.deadline_at);
     cached = pctl_active_cached(p, c->entity, c->id, &known);
-    rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE)
-        return pctl_sqlerr(p, rc, ent);
-    if (sqlite3_changes(p->db) == 0) {
+    rc = pctl_step(st);
+    pctl_reset(st);
+    if (rc != PCTL_DONE)
+        return pctl_q_fail(st, rc);
+    if (pctl_changes(st) == 0) {
         pctl_active_distrust(p); /* the engine's cache missed a change */
         return explain_cas(p, c);
     }
@@ -370,7 +369,7 @@ typedef struct child {
 static int open_children(planctl *p, pctl_query q, int64_t run_id, child **out,
                          size_t *n)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(p, q);
+    pctl_stmt *st = pctl_q(p, q);
     child *v = NULL, *nv;
     size_t len = 0, cap = 0;
     int rc;
@@ -379,32 +378,31 @@ static int open_children(planctl *p, pctl_query q, int64_t run_id, child **out,
     *n = 0;
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, run_id);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    pctl_bind_i64(st, 1, run_id);
+    while ((rc = pctl_step(st)) == PCTL_ROW) {
         if (len == cap) {
             cap = cap ? cap * 2 : 16;
             nv = pctl_realloc(v, cap * sizeof *v);
             if (!nv) {
-                sqlite3_reset(st);
+                pctl_reset(st);
                 pctl_free(v);
                 return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
             }
             v = nv;
         }
-        v[len].id = sqlite3_column_int64(st, 0);
-        if (planctl_status_parse(
-                &v[len].status, (const char *)sqlite3_column_text(st, 1)) < 0) {
-            sqlite3_reset(st);
+        v[len].id = pctl_col_i64(st, 0);
+        if (planctl_status_parse(&v[len].status, pctl_col_text(st, 1)) < 0) {
+            pctl_reset(st);
             pctl_free(v);
             return pctl_err(p, PLANCTL_EIO, "unknown status in the database");
         }
-        v[len].started = sqlite3_column_type(st, 2) != SQLITE_NULL;
+        v[len].started = !pctl_col_null(st, 2);
         len++;
     }
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE) {
+    pctl_reset(st);
+    if (rc != PCTL_DONE) {
         pctl_free(v);
-        return pctl_sqlerr(p, rc, "reading children");
+        return pctl_q_fail(st, rc);
     }
     *out = v;
     *n = len;

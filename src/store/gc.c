@@ -63,8 +63,8 @@ int planctl_gc(char **out, planctl *p, const planctl_gc_options *opts)
     planctl_gc_options defaults = PLANCTL_GC_OPTIONS_INIT;
     json_t *doc = NULL, *runs;
     int64_t last = 0, cutoff, removed = 0;
-    int keep, batch, rc = 0, n = 0, step = SQLITE_DONE, archive;
-    sqlite3_stmt *st;
+    int keep, batch, rc = 0, n = 0, step = PCTL_DONE, archive;
+    pctl_stmt *st;
 
     if (!out || !p)
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
@@ -100,47 +100,46 @@ int planctl_gc(char **out, planctl *p, const planctl_gc_options *opts)
         if (rc < 0)
             break;
         n = 0;
-        st = pctl_legacy_stmt(p, PCTL_Q_gc_candidates);
+        st = pctl_q(p, PCTL_Q_gc_candidates);
         if (!st) {
             rc = PLANCTL_ERROR;
         } else {
             if (cutoff)
-                sqlite3_bind_int64(st, 1, cutoff);
-            sqlite3_bind_int(st, 2, keep);
-            sqlite3_bind_int64(st, 3, last);
-            sqlite3_bind_int(st, 4, batch);
-            while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+                pctl_bind_i64(st, 1, cutoff);
+            pctl_bind_i64(st, 2, keep);
+            pctl_bind_i64(st, 3, last);
+            pctl_bind_i64(st, 4, batch);
+            while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
                 char when[PCTL_TIME_BUF];
                 json_t *o;
 
-                ids[n] = last = sqlite3_column_int64(st, 0);
-                iids[n++] = sqlite3_column_int64(st, 5);
-                pctl_time_rfc3339(when, sqlite3_column_int64(st, 4));
-                o = json_pack(
-                    "{s:I, s:s, s:s, s:s, s:s}", "id", (json_int_t)last,
-                    "instance", (const char *)sqlite3_column_text(st, 1),
-                    "plan", (const char *)sqlite3_column_text(st, 2), "status",
-                    (const char *)sqlite3_column_text(st, 3), "finished_at",
-                    when);
+                ids[n] = last = pctl_col_i64(st, 0);
+                iids[n++] = pctl_col_i64(st, 5);
+                pctl_time_rfc3339(when, pctl_col_i64(st, 4));
+                o = json_pack("{s:I, s:s, s:s, s:s, s:s}", "id",
+                              (json_int_t)last, "instance",
+                              pctl_col_text(st, 1), "plan",
+                              pctl_col_text(st, 2), "status",
+                              pctl_col_text(st, 3), "finished_at", when);
                 if (!o || json_array_append_new(runs, o) < 0)
                     rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
             }
-            if (rc == 0 && step != SQLITE_DONE)
-                rc = pctl_sqlerr(p, step, "choosing runs to remove");
-            sqlite3_reset(st);
+            if (rc == 0 && step != PCTL_DONE)
+                rc = pctl_q_fail(st, step);
+            pctl_reset(st);
         }
         /* Archived first, in the same transaction: a run is removed only
          * once the archive has it. */
         if (rc == 0 && archive)
             rc = archive_batch(p, opts, runs, iids, n);
         for (i = 0; rc == 0 && !opts->dry_run && i < n; i++) {
-            st = pctl_legacy_stmt(p, PCTL_Q_gc_delete_run);
+            st = pctl_q(p, PCTL_Q_gc_delete_run);
             if (!st) {
                 rc = PLANCTL_ERROR;
                 break;
             }
-            sqlite3_bind_int64(st, 1, ids[i]);
-            rc = pctl_exec_stmt(p, st, "removing run");
+            pctl_bind_i64(st, 1, ids[i]);
+            rc = pctl_q_exec(st);
             removed += rc == 0;
         }
         if (opts->dry_run)

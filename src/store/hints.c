@@ -19,7 +19,7 @@
 static int closest_row(char *buf, size_t size, planctl *p, pctl_query q,
                        const char *word)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(p, q);
+    pctl_stmt *st = pctl_q(p, q);
     char **names = NULL, **grown;
     const char *best;
     size_t n = 0, cap = 0, i;
@@ -28,8 +28,8 @@ static int closest_row(char *buf, size_t size, planctl *p, pctl_query q,
     buf[0] = '\0';
     if (!st)
         return PLANCTL_ERROR;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(st, 0);
+    while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
+        const char *name = pctl_col_text(st, 0);
 
         if (n == cap) {
             cap = cap ? cap * 2 : 16;
@@ -45,9 +45,9 @@ static int closest_row(char *buf, size_t size, planctl *p, pctl_query q,
         else
             n++;
     }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = pctl_sqlerr(p, step, "reading names");
-    sqlite3_reset(st);
+    if (rc == 0 && step != PCTL_DONE)
+        rc = pctl_q_fail(st, step);
+    pctl_reset(st);
     best = rc == 0 ? pctl_closest(word, (const char *const *)names, n) : NULL;
     if (best)
         snprintf(buf, size, "%s", best);

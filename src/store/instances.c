@@ -23,27 +23,27 @@ void pctl_instance_row_clear(pctl_instance_row *r)
 
 int pctl_instance_find(pctl_instance_row *out, planctl *p, const char *name)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_instance_by_name);
+    pctl_stmt *st = pctl_q(p, PCTL_Q_instance_by_name);
     int rc;
 
     memset(out, 0, sizeof *out);
     if (!st)
         return PLANCTL_ERROR;
-    pctl_sq_bind_text(st, 1, name);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        out->id = sqlite3_column_int64(st, 0);
-        out->definition_id = sqlite3_column_int64(st, 1);
-        out->params = pctl_strdup((const char *)sqlite3_column_text(st, 2));
-        out->deleting = sqlite3_column_int(st, 3);
-        sqlite3_reset(st);
+    pctl_bind_text(st, 1, name);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW) {
+        out->id = pctl_col_i64(st, 0);
+        out->definition_id = pctl_col_i64(st, 1);
+        out->params = pctl_strdup(pctl_col_text(st, 2));
+        out->deleting = pctl_col_int(st, 3);
+        pctl_reset(st);
         if (!out->params)
             return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
         return 0;
     }
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE)
-        return pctl_sqlerr(p, rc, "reading instance");
+    pctl_reset(st);
+    if (rc != PCTL_DONE)
+        return pctl_q_fail(st, rc);
     return pctl_err_no_instance(p, name);
 }
 
@@ -279,24 +279,24 @@ static char *def_data(const pctl_def *def)
 static int find_definition(int64_t *out, planctl *p, const char *name,
                            const char *version)
 {
-    sqlite3_stmt *st =
-        pctl_legacy_stmt(p, version ? PCTL_Q_def_by_name_version : PCTL_Q_def_latest);
+    pctl_stmt *st =
+        pctl_q(p, version ? PCTL_Q_def_by_name_version : PCTL_Q_def_latest);
     int rc;
 
     *out = 0;
     if (!st)
         return PLANCTL_ERROR;
-    pctl_sq_bind_text(st, 1, name);
+    pctl_bind_text(st, 1, name);
     if (version)
-        pctl_sq_bind_text(st, 2, version);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        *out = sqlite3_column_int64(st, 0);
-    sqlite3_reset(st);
-    if (rc == SQLITE_ROW)
+        pctl_bind_text(st, 2, version);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW)
+        *out = pctl_col_i64(st, 0);
+    pctl_reset(st);
+    if (rc == PCTL_ROW)
         return 0;
-    if (rc != SQLITE_DONE)
-        return pctl_sqlerr(p, rc, "reading definitions");
+    if (rc != PCTL_DONE)
+        return pctl_q_fail(st, rc);
     if (version)
         return pctl_err(p, PLANCTL_ENOTFOUND,
                         "definition %s@%s is not registered; see 'planctl "
@@ -308,15 +308,15 @@ static int find_definition(int64_t *out, planctl *p, const char *name,
 static int save_instance(planctl *p, int64_t id, int64_t def_id,
                          const char *params)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_instance_update);
+    pctl_stmt *st = pctl_q(p, PCTL_Q_instance_update);
 
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, id);
-    sqlite3_bind_int64(st, 2, def_id);
-    pctl_sq_bind_text(st, 3, params);
-    sqlite3_bind_int64(st, 4, pctl_now(p));
-    return pctl_exec_stmt(p, st, "updating instance");
+    pctl_bind_i64(st, 1, id);
+    pctl_bind_i64(st, 2, def_id);
+    pctl_bind_text(st, 3, params);
+    pctl_bind_i64(st, 4, pctl_now(p));
+    return pctl_q_exec(st);
 }
 
 /* Refuses changes to an instance that is being deleted. */
@@ -342,7 +342,7 @@ int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
     json_t *explicit_obj = NULL;
     char *explicit_text = NULL, *snap = NULL, *msg = NULL, *data = NULL;
     int64_t def_id = 0, inst_id = 0;
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     int rc;
 
     if (!out || !p || !name || !definition)
@@ -374,18 +374,18 @@ int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
         rc = apply_values(&explicit_text, &snap, p, explicit_obj, def, params,
                           nparams, 0);
     if (rc == 0) {
-        st = pctl_legacy_stmt(p, PCTL_Q_instance_insert);
+        st = pctl_q(p, PCTL_Q_instance_insert);
         if (!st) {
             rc = PLANCTL_ERROR;
         } else {
-            pctl_sq_bind_text(st, 1, name);
-            sqlite3_bind_int64(st, 2, def_id);
-            pctl_sq_bind_text(st, 3, explicit_text);
-            sqlite3_bind_int64(st, 4, pctl_now(p));
-            rc = sqlite3_step(st);
-            inst_id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-            sqlite3_reset(st);
-            rc = rc == SQLITE_ROW ? 0 : pctl_sqlerr(p, rc, "creating instance");
+            pctl_bind_text(st, 1, name);
+            pctl_bind_i64(st, 2, def_id);
+            pctl_bind_text(st, 3, explicit_text);
+            pctl_bind_i64(st, 4, pctl_now(p));
+            rc = pctl_step(st);
+            inst_id = rc == PCTL_ROW ? pctl_col_i64(st, 0) : 0;
+            pctl_reset(st);
+            rc = rc == PCTL_ROW ? 0 : pctl_q_fail(st, rc);
         }
     }
     if (rc == 0) {
@@ -603,12 +603,12 @@ int pctl_store_upgrade(planctl_admitted *out, planctl *p, const char *name,
 
 static int remove_instance(planctl *p, int64_t id)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_instance_delete);
+    pctl_stmt *st = pctl_q(p, PCTL_Q_instance_delete);
 
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, id);
-    return pctl_exec_stmt(p, st, "removing instance");
+    pctl_bind_i64(st, 1, id);
+    return pctl_q_exec(st);
 }
 
 int planctl_instance_delete(int64_t *out, planctl *p, const char *name,
@@ -619,7 +619,7 @@ int planctl_instance_delete(int64_t *out, planctl *p, const char *name,
     pctl_def *def = NULL;
     char *busy = NULL, *snap = NULL;
     int64_t active;
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     pctl_admission a = {0};
     int rc;
 
@@ -644,13 +644,13 @@ int planctl_instance_delete(int64_t *out, planctl *p, const char *name,
     if (rc == 0)
         rc = pctl_params_resolve(&snap, p, def, row.params);
     if (rc == 0 && !row.deleting) {
-        st = pctl_legacy_stmt(p, PCTL_Q_instance_mark_deleting);
+        st = pctl_q(p, PCTL_Q_instance_mark_deleting);
         if (!st) {
             rc = PLANCTL_ERROR;
         } else {
-            sqlite3_bind_int64(st, 1, row.id);
-            sqlite3_bind_int64(st, 2, pctl_now(p));
-            rc = pctl_exec_stmt(p, st, "marking instance deleted");
+            pctl_bind_i64(st, 1, row.id);
+            pctl_bind_i64(st, 2, pctl_now(p));
+            rc = pctl_q_exec(st);
         }
         if (rc == 0)
             rc = pctl_event_admin(p, row.id, "instance",

@@ -175,21 +175,21 @@ int pctl_event_admin(planctl *p, int64_t instance_id, const char *entity,
                      const char *message, const char *actor,
                      const char *data_json)
 {
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     int rc;
 
     /* Events queued before this one go first. */
     if ((rc = pctl_events_flush(p)) < 0)
         return rc;
-    if (!(st = pctl_legacy_stmt(p, PCTL_Q_event_insert_admin)))
+    if (!(st = pctl_q(p, PCTL_Q_event_insert_admin)))
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, pctl_now(p));
-    pctl_sq_bind_id(st, 2, instance_id);
-    pctl_sq_bind_text(st, 3, entity);
-    pctl_sq_bind_text(st, 4, message);
-    pctl_sq_bind_text(st, 5, actor ? actor : "user");
-    pctl_sq_bind_text(st, 6, data_json);
-    return pctl_exec_stmt(p, st, "appending event");
+    pctl_bind_i64(st, 1, pctl_now(p));
+    pctl_bind_id(st, 2, instance_id);
+    pctl_bind_text(st, 3, entity);
+    pctl_bind_text(st, 4, message);
+    pctl_bind_text(st, 5, actor ? actor : "user");
+    pctl_bind_text(st, 6, data_json);
+    return pctl_q_exec(st);
 }
 
 /* The warning note of a run reaching the threshold of events (a new
@@ -210,43 +210,43 @@ typedef struct counter {
     int64_t run_id, count;
 } counter;
 
-static void bind_row(sqlite3_stmt *st, int base, const qev *v)
+static void bind_row(pctl_stmt *st, int base, const qev *v)
 {
-    sqlite3_bind_int64(st, base + 1, v->at);
-    pctl_sq_bind_id(st, base + 2, v->instance_id);
-    pctl_sq_bind_id(st, base + 3, v->run_id);
-    pctl_sq_bind_id(st, base + 4, v->phase_id);
-    pctl_sq_bind_id(st, base + 5, v->step_id);
-    pctl_sq_bind_text(st, base + 6, v->entity);
-    pctl_sq_bind_text(st, base + 7, v->from);
-    pctl_sq_bind_text(st, base + 8, v->to);
+    pctl_bind_i64(st, base + 1, v->at);
+    pctl_bind_id(st, base + 2, v->instance_id);
+    pctl_bind_id(st, base + 3, v->run_id);
+    pctl_bind_id(st, base + 4, v->phase_id);
+    pctl_bind_id(st, base + 5, v->step_id);
+    pctl_bind_text(st, base + 6, v->entity);
+    pctl_bind_text(st, base + 7, v->from);
+    pctl_bind_text(st, base + 8, v->to);
     if (v->attempt > 0)
-        sqlite3_bind_int(st, base + 9, v->attempt);
-    pctl_sq_bind_text(st, base + 10, v->message);
-    pctl_sq_bind_text(st, base + 11, v->actor);
-    pctl_sq_bind_text(st, base + 12, v->data);
+        pctl_bind_i64(st, base + 9, v->attempt);
+    pctl_bind_text(st, base + 10, v->message);
+    pctl_bind_text(st, base + 11, v->actor);
+    pctl_bind_text(st, base + 12, v->data);
 }
 
 /* Inserts rows[0..n) in order: BATCH at a time, the rest one by one. */
 static int insert_rows(planctl *p, qev *const *rows, size_t n)
 {
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     size_t i = 0, k;
     int rc;
 
     for (; i + BATCH <= n; i += BATCH) {
-        if (!(st = pctl_legacy_stmt(p, PCTL_Q_event_insert_batch)))
+        if (!(st = pctl_q(p, PCTL_Q_event_insert_batch)))
             return PLANCTL_ERROR;
         for (k = 0; k < BATCH; k++)
             bind_row(st, (int)k * COLS, rows[i + k]);
-        if ((rc = pctl_exec_stmt(p, st, "appending events")) < 0)
+        if ((rc = pctl_q_exec(st)) < 0)
             return rc;
     }
     for (; i < n; i++) {
-        if (!(st = pctl_legacy_stmt(p, PCTL_Q_event_insert_values)))
+        if (!(st = pctl_q(p, PCTL_Q_event_insert_values)))
             return PLANCTL_ERROR;
         bind_row(st, 0, rows[i]);
-        if ((rc = pctl_exec_stmt(p, st, "appending event")) < 0)
+        if ((rc = pctl_q_exec(st)) < 0)
             return rc;
     }
     return 0;
@@ -256,7 +256,7 @@ static int insert_rows(planctl *p, qev *const *rows, size_t n)
  * trusted (active.h), else from the row. */
 static int read_count(planctl *p, int64_t run_id, int64_t *out)
 {
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     pctl_cached_row k;
     int rc, cached = pctl_active_cached(p, PLANCTL_ENTITY_RUN, run_id, &k);
 
@@ -264,24 +264,24 @@ static int read_count(planctl *p, int64_t run_id, int64_t *out)
         *out = k.event_count;
         return 0;
     }
-    if (!(st = pctl_legacy_stmt(p, PCTL_Q_run_event_count)))
+    if (!(st = pctl_q(p, PCTL_Q_run_event_count)))
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, run_id);
-    rc = sqlite3_step(st);
-    *out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    sqlite3_reset(st);
-    if (rc == SQLITE_ROW && cached && k.event_count != *out)
+    pctl_bind_i64(st, 1, run_id);
+    rc = pctl_step(st);
+    *out = rc == PCTL_ROW ? pctl_col_i64(st, 0) : 0;
+    pctl_reset(st);
+    if (rc == PCTL_ROW && cached && k.event_count != *out)
         return pctl_err(p, PLANCTL_EIO,
                         "engine cache disagrees with run %lld: %lld events "
                         "cached, %lld counted",
                         (long long)run_id, (long long)k.event_count,
                         (long long)*out);
-    if (rc == SQLITE_ROW)
+    if (rc == PCTL_ROW)
         return 0;
-    return rc == SQLITE_DONE ? pctl_err(p, PLANCTL_ERROR,
-                                        "run %lld of a queued event is gone",
-                                        (long long)run_id)
-                             : pctl_sqlerr(p, rc, "counting the run's events");
+    return rc == PCTL_DONE ? pctl_err(p, PLANCTL_ERROR,
+                                      "run %lld of a queued event is gone",
+                                      (long long)run_id)
+                           : pctl_q_fail(st, rc);
 }
 
 int pctl_events_flush(planctl *p)
@@ -343,15 +343,15 @@ int pctl_events_flush(planctl *p)
         rc = insert_rows(p, rows, nrows);
     for (i = 0; rc == 0 && i < ncounters; i++) {
         const counter *c = &counters[i];
-        sqlite3_stmt *st;
+        pctl_stmt *st;
 
-        if (!(st = pctl_legacy_stmt(p, PCTL_Q_run_set_event_count))) {
+        if (!(st = pctl_q(p, PCTL_Q_run_set_event_count))) {
             rc = PLANCTL_ERROR;
             break;
         }
-        sqlite3_bind_int64(st, 1, c->run_id);
-        sqlite3_bind_int64(st, 2, c->count);
-        rc = pctl_exec_stmt(p, st, "counting the run's events");
+        pctl_bind_i64(st, 1, c->run_id);
+        pctl_bind_i64(st, 2, c->count);
+        rc = pctl_q_exec(st);
         if (rc == 0)
             pctl_active_event_count(p, c->run_id, c->count);
     }

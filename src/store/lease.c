@@ -54,7 +54,7 @@ static int os_lock(planctl *p)
     p->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (p->lock_fd < 0 && p->ro_fs) {
         pctl_free(path);
-        return pctl_sqlerr(p, SQLITE_READONLY, NULL);
+        return pctl_db_err(p, PLANCTL_EREADONLY, NULL, "");
     }
     if (p->lock_fd < 0) {
         int rc = pctl_err(p, PLANCTL_EIO, "cannot open engine lock %s: %s",
@@ -81,17 +81,17 @@ static void os_unlock(planctl *p)
 }
 
 /* "pid 123 on host "h", since 14:03:05, heartbeat 2s ago" */
-static int describe_holder(planctl *p, sqlite3_stmt *st, int64_t now,
+static int describe_holder(planctl *p, pctl_stmt *st, int64_t now,
                            const char *why)
 {
     char since[PCTL_TIME_BUF];
 
-    pctl_time_local_short(since, sqlite3_column_int64(st, 3), now);
+    pctl_time_local_short(since, pctl_col_i64(st, 3), now);
     return pctl_err(p, PLANCTL_ECONFLICT,
                     "an engine is already running on %s (pid %lld on host "
                     "\"%s\", since %s%s); stop it first",
-                    p->path, (long long)sqlite3_column_int64(st, 1),
-                    (const char *)sqlite3_column_text(st, 0), since, why);
+                    p->path, (long long)pctl_col_i64(st, 1),
+                    pctl_col_text(st, 0), since, why);
 }
 
 /*
@@ -102,25 +102,24 @@ static int describe_holder(planctl *p, sqlite3_stmt *st, int64_t now,
  */
 static int holder_gone(planctl *p, const char *host)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_lease_get);
+    pctl_stmt *st = pctl_q(p, PCTL_Q_lease_get);
     int gone = 0;
 
     if (!st)
         return 0;
-    if (sqlite3_step(st) == SQLITE_ROW &&
-        strcmp((const char *)sqlite3_column_text(st, 0), host) == 0) {
-        pid_t pid = (pid_t)sqlite3_column_int64(st, 1);
+    if (pctl_step(st) == PCTL_ROW && strcmp(pctl_col_text(st, 0), host) == 0) {
+        pid_t pid = (pid_t)pctl_col_i64(st, 1);
 
         gone =
             pid > 0 && pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH;
     }
-    sqlite3_reset(st);
+    pctl_reset(st);
     return gone;
 }
 
 int pctl_lease_acquire(int64_t *token, planctl *p, int64_t ttl_ms)
 {
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     char host[256];
     int64_t now = pctl_now(p), old_token = 0;
     int rc, locked_elsewhere, have_row = 0;
@@ -139,20 +138,19 @@ int pctl_lease_acquire(int64_t *token, planctl *p, int64_t ttl_ms)
     }
     if ((rc = pctl_tx_begin(p)) < 0)
         goto out;
-    st = pctl_legacy_stmt(p, PCTL_Q_lease_get);
+    st = pctl_q(p, PCTL_Q_lease_get);
     if (!st) {
         rc = PLANCTL_ERROR;
         goto end;
     }
     /* Columns: 0 host, 1 pid, 2 token, 3 acquired_at, 4 heartbeat_at. */
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        int same_host =
-            strcmp((const char *)sqlite3_column_text(st, 0), host) == 0;
-        int64_t beat = sqlite3_column_int64(st, 4);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW) {
+        int same_host = strcmp(pctl_col_text(st, 0), host) == 0;
+        int64_t beat = pctl_col_i64(st, 4);
 
         have_row = 1;
-        old_token = sqlite3_column_int64(st, 2);
+        old_token = pctl_col_i64(st, 2);
         if (locked_elsewhere)
             rc = describe_holder(p, st, now, "");
         else if (!same_host && now - beat < ttl_ms)
@@ -161,17 +159,17 @@ int pctl_lease_acquire(int64_t *token, planctl *p, int64_t ttl_ms)
                                  "the heartbeat stops");
         else
             rc = 0; /* dead on this host, or stale elsewhere: take over */
-    } else if (rc == SQLITE_DONE) {
+    } else if (rc == PCTL_DONE) {
         rc = locked_elsewhere
                  ? pctl_err(p, PLANCTL_ECONFLICT,
                             "an engine is starting on %s; try again", p->path)
                  : 0;
     } else {
-        rc = pctl_sqlerr(p, rc, "reading engine lease");
+        rc = pctl_q_fail(st, rc);
     }
-    sqlite3_reset(st);
+    pctl_reset(st);
     if (rc == 0) {
-        st = pctl_legacy_stmt(p, PCTL_Q_lease_put);
+        st = pctl_q(p, PCTL_Q_lease_put);
         if (!st) {
             rc = PLANCTL_ERROR;
         } else {
@@ -180,12 +178,12 @@ int pctl_lease_acquire(int64_t *token, planctl *p, int64_t ttl_ms)
             if (!owner) {
                 rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
             } else {
-                pctl_sq_bind_text(st, 1, owner);
-                pctl_sq_bind_text(st, 2, host);
-                sqlite3_bind_int64(st, 3, (sqlite3_int64)getpid());
-                sqlite3_bind_int64(st, 4, old_token + 1);
-                sqlite3_bind_int64(st, 5, now);
-                rc = pctl_exec_stmt(p, st, "taking engine lease");
+                pctl_bind_text(st, 1, owner);
+                pctl_bind_text(st, 2, host);
+                pctl_bind_i64(st, 3, (int64_t)getpid());
+                pctl_bind_i64(st, 4, old_token + 1);
+                pctl_bind_i64(st, 5, now);
+                rc = pctl_q_exec(st);
                 pctl_free(owner);
             }
         }
@@ -209,18 +207,18 @@ out:
 
 int pctl_fence(planctl *p, int64_t token)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_lease_token);
+    pctl_stmt *st = pctl_q(p, PCTL_Q_lease_token);
     int rc;
     int64_t held = 0;
 
     if (!st)
         return PLANCTL_ERROR;
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        held = sqlite3_column_int64(st, 0);
-    sqlite3_reset(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return pctl_sqlerr(p, rc, "reading engine lease");
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW)
+        held = pctl_col_i64(st, 0);
+    pctl_reset(st);
+    if (rc != PCTL_ROW && rc != PCTL_DONE)
+        return pctl_q_fail(st, rc);
     if (held != token)
         return pctl_err(p, PLANCTL_ESTALE,
                         "this engine lost its lease on %s (token %lld, now "
@@ -242,31 +240,31 @@ int pctl_engine_tx_begin(planctl *p, int64_t token)
 
 int pctl_lease_heartbeat(planctl *p, int64_t token)
 {
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     int rc = pctl_engine_tx_begin(p, token);
 
     if (rc < 0)
         return rc;
-    st = pctl_legacy_stmt(p, PCTL_Q_lease_beat);
+    st = pctl_q(p, PCTL_Q_lease_beat);
     if (!st)
         return pctl_tx_end(p, PLANCTL_ERROR);
-    sqlite3_bind_int64(st, 1, token);
-    sqlite3_bind_int64(st, 2, pctl_now(p));
-    return pctl_tx_end(p, pctl_exec_stmt(p, st, "engine heartbeat"));
+    pctl_bind_i64(st, 1, token);
+    pctl_bind_i64(st, 2, pctl_now(p));
+    return pctl_tx_end(p, pctl_q_exec(st));
 }
 
 int pctl_lease_release(planctl *p, int64_t token)
 {
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     int rc = pctl_engine_tx_begin(p, token);
 
     if (rc == 0) {
-        st = pctl_legacy_stmt(p, PCTL_Q_lease_drop);
+        st = pctl_q(p, PCTL_Q_lease_drop);
         if (!st)
             rc = PLANCTL_ERROR;
         else {
-            sqlite3_bind_int64(st, 1, token);
-            rc = pctl_exec_stmt(p, st, "releasing engine lease");
+            pctl_bind_i64(st, 1, token);
+            rc = pctl_q_exec(st);
         }
         if (rc == 0)
             rc = pctl_event_admin(p, 0, "engine", "engine stopped", "engine",

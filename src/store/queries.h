@@ -101,6 +101,8 @@
     X(bundle_step_status)                                                      \
     X(bundle_attempt_insert)                                                   \
     X(bundle_event_insert)                                                     \
+    X(verify_integrity)                                                        \
+    X(verify_foreign_keys)                                                     \
     X(verify_event_count)                                                      \
     X(bundle_count_events)                                                     \
     X(active_run_by_id)                                                        \

@@ -374,37 +374,37 @@ static int on_admin(replay *r, const ev *e)
 static int run_replay(replay *r, planctl *p, int64_t instance_id, int64_t until,
                       int64_t at, int64_t *orphans)
 {
-    sqlite3_stmt *st =
-        pctl_legacy_stmt(p, instance_id ? PCTL_Q_replay_instance : PCTL_Q_replay_all);
+    pctl_stmt *st =
+        pctl_q(p, instance_id ? PCTL_Q_replay_instance : PCTL_Q_replay_all);
     int rc = 0, step;
 
     if (orphans)
         *orphans = 0;
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, until > 0 ? until : INT64_MAX);
-    sqlite3_bind_int64(st, 2, at > 0 ? at : INT64_MAX);
+    pctl_bind_i64(st, 1, until > 0 ? until : INT64_MAX);
+    pctl_bind_i64(st, 2, at > 0 ? at : INT64_MAX);
     if (instance_id)
-        sqlite3_bind_int64(st, 3, instance_id);
+        pctl_bind_i64(st, 3, instance_id);
     /* Columns: 0 seq, 1 at, 2 instance_id, 3 run_id, 4 phase_id, 5 step_id,
      * 6 entity, 7 from, 8 to, 9 attempt, 10 message, 11 data. */
-    while (rc >= 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    while (rc >= 0 && (step = pctl_step(st)) == PCTL_ROW) {
         ev e;
-        const char *to = (const char *)sqlite3_column_text(st, 8);
-        const char *data = (const char *)sqlite3_column_text(st, 11);
+        const char *to = pctl_col_text(st, 8);
+        const char *data = pctl_col_text(st, 11);
 
         memset(&e, 0, sizeof e);
-        e.seq = sqlite3_column_int64(st, 0);
-        e.at = sqlite3_column_int64(st, 1);
-        e.instance_id = sqlite3_column_int64(st, 2);
-        e.run_id = sqlite3_column_int64(st, 3);
-        e.phase_id = sqlite3_column_int64(st, 4);
-        e.step_id = sqlite3_column_int64(st, 5);
-        e.entity = (const char *)sqlite3_column_text(st, 6);
-        e.has_from = sqlite3_column_type(st, 7) != SQLITE_NULL;
-        e.from = e.has_from ? (const char *)sqlite3_column_text(st, 7) : "";
-        e.attempt = sqlite3_column_int(st, 9);
-        e.msg = (const char *)sqlite3_column_text(st, 10);
+        e.seq = pctl_col_i64(st, 0);
+        e.at = pctl_col_i64(st, 1);
+        e.instance_id = pctl_col_i64(st, 2);
+        e.run_id = pctl_col_i64(st, 3);
+        e.phase_id = pctl_col_i64(st, 4);
+        e.step_id = pctl_col_i64(st, 5);
+        e.entity = pctl_col_text(st, 6);
+        e.has_from = !pctl_col_null(st, 7);
+        e.from = e.has_from ? pctl_col_text(st, 7) : "";
+        e.attempt = pctl_col_int(st, 9);
+        e.msg = pctl_col_text(st, 10);
         e.data = data ? json_loads(data, 0, NULL) : NULL;
         r->last_seq = e.seq;
         r->last_at = e.at;
@@ -431,9 +431,9 @@ static int run_replay(replay *r, planctl *p, int64_t instance_id, int64_t until,
             rc = 0;
         }
     }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = pctl_sqlerr(p, step, "reading events");
-    sqlite3_reset(st);
+    if (rc == 0 && step != PCTL_DONE)
+        rc = pctl_q_fail(st, step);
+    pctl_reset(st);
     /* A retry of a run that is no longer in the log (removed with its
      * events by gc, which also clears runs.retry_of) reads as none. */
     for (size_t i = 0; rc == 0 && i < r->nruns; i++)
@@ -460,15 +460,15 @@ static int instance_doc(json_t **out, planctl *p, replay *r, int64_t iid,
     if (!in->def_name)
         return 0; /* not created yet at that point */
     {
-        sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_def_by_name_version);
+        pctl_stmt *st = pctl_q(p, PCTL_Q_def_by_name_version);
 
         if (!st)
             return PLANCTL_ERROR;
-        pctl_sq_bind_text(st, 1, in->def_name);
-        pctl_sq_bind_text(st, 2, in->def_version);
-        if (sqlite3_step(st) == SQLITE_ROW)
-            def_id = sqlite3_column_int64(st, 0);
-        sqlite3_reset(st);
+        pctl_bind_text(st, 1, in->def_name);
+        pctl_bind_text(st, 2, in->def_version);
+        if (pctl_step(st) == PCTL_ROW)
+            def_id = pctl_col_i64(st, 0);
+        pctl_reset(st);
     }
     if ((rc = pctl_def_load(&def, p, def_id)) < 0)
         return rc;
@@ -528,7 +528,7 @@ int planctl_replay_json(char **out, planctl *p, const char *instance,
     pctl_instance_row row = {0};
     replay r;
     json_t *doc = NULL, *arr;
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     int rc, step;
     int64_t now;
 
@@ -559,11 +559,11 @@ int planctl_replay_json(char **out, planctl *p, const char *instance,
         rc = instance_doc(&one, p, &r, row.id, instance, now);
         if (rc == 0 && one && json_array_append_new(arr, one) < 0)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    } else if (rc == 0 && (st = pctl_legacy_stmt(p, PCTL_Q_instance_ids))) {
-        while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    } else if (rc == 0 && (st = pctl_q(p, PCTL_Q_instance_ids))) {
+        while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
             json_t *one;
-            char *name = pctl_strdup((const char *)sqlite3_column_text(st, 1));
-            int64_t iid = sqlite3_column_int64(st, 0);
+            char *name = pctl_strdup(pctl_col_text(st, 1));
+            int64_t iid = pctl_col_i64(st, 0);
 
             if (!name) {
                 rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
@@ -574,7 +574,7 @@ int planctl_replay_json(char **out, planctl *p, const char *instance,
             if (rc == 0 && one && json_array_append_new(arr, one) < 0)
                 rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
         }
-        sqlite3_reset(st);
+        pctl_reset(st);
     } else if (rc == 0) {
         rc = PLANCTL_ERROR;
     }
@@ -590,50 +590,48 @@ done:
 
 /* ---- verify ---- */
 
-static int pragma_ok(planctl *p, const char *sql, const char *what)
+/* The database's own check q: its first row says "ok" (verify_integrity)
+ * or it has no row (verify_foreign_keys); what names it in a message. */
+static int db_check(planctl *p, pctl_query q, const char *what)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(p->db, sql, -1, &st, NULL), step;
+    pctl_stmt *st = pctl_q(p, q);
+    int rc = 0, step;
 
-    if (rc != SQLITE_OK)
-        return pctl_sqlerr(p, rc, what);
-    step = sqlite3_step(st);
-    if (step == SQLITE_ROW) {
-        const char *v = (const char *)sqlite3_column_text(st, 0);
+    if (!st)
+        return PLANCTL_ERROR;
+    step = pctl_step(st);
+    if (step == PCTL_ROW) {
+        const char *v = pctl_col_text(st, 0);
 
-        /* integrity_check says "ok"; foreign_key_check returns no row. */
-        if (!v || strcmp(v, "ok") != 0 || strstr(sql, "foreign_key")) {
+        if (q != PCTL_Q_verify_integrity || !v || strcmp(v, "ok") != 0)
             rc = pctl_err(p, PLANCTL_EMISMATCH, "%s: %s", what,
                           v ? v : "a row violates a foreign key");
-            sqlite3_finalize(st);
-            return rc;
-        }
+    } else if (step < 0) {
+        rc = step;
     }
-    sqlite3_finalize(st);
-    return step == SQLITE_ROW || step == SQLITE_DONE
-               ? 0
-               : pctl_sqlerr(p, step, what);
+    pctl_reset(st);
+    return rc;
 }
 
 /* Every run's event counter agrees with its events. */
 static int check_event_counts(planctl *p)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_verify_event_count);
+    pctl_stmt *st = pctl_q(p, PCTL_Q_verify_event_count);
     int rc = 0, step;
 
     if (!st)
         return PLANCTL_ERROR;
-    step = sqlite3_step(st);
-    if (step == SQLITE_ROW)
+    step = pctl_step(st);
+    if (step == PCTL_ROW)
         rc = pctl_err(p, PLANCTL_EMISMATCH,
                       "run %lld: tables say %lld events (runs.event_count), "
                       "the log holds %lld",
-                      (long long)sqlite3_column_int64(st, 0),
-                      (long long)sqlite3_column_int64(st, 1),
-                      (long long)sqlite3_column_int64(st, 2));
-    else if (step != SQLITE_DONE)
-        rc = pctl_sqlerr(p, step, "counting events");
-    sqlite3_reset(st);
+                      (long long)pctl_col_i64(st, 0),
+                      (long long)pctl_col_i64(st, 1),
+                      (long long)pctl_col_i64(st, 2));
+    else if (step != PCTL_DONE)
+        rc = pctl_q_fail(st, step);
+    pctl_reset(st);
     return rc;
 }
 
@@ -669,7 +667,7 @@ int pctl_verify_instance(planctl *p, int64_t instance_id)
 int planctl_verify(char **out, planctl *p)
 {
     replay r;
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     int64_t orphans = 0, nruns = 0;
     size_t seen = 0;
     char diff[512];
@@ -682,9 +680,9 @@ int planctl_verify(char **out, planctl *p)
     memset(&r, 0, sizeof r);
     if ((rc = pctl_tx_read(p)) < 0)
         return rc;
-    rc = pragma_ok(p, "PRAGMA integrity_check", "integrity check");
+    rc = db_check(p, PCTL_Q_verify_integrity, "integrity check");
     if (rc == 0)
-        rc = pragma_ok(p, "PRAGMA foreign_key_check", "foreign key check");
+        rc = db_check(p, PCTL_Q_verify_foreign_keys, "foreign key check");
     if (rc == 0)
         rc = run_replay(&r, p, 0, 0, 0, &orphans);
     if (rc == 0 && orphans > 0)
@@ -692,11 +690,11 @@ int planctl_verify(char **out, planctl *p)
                       "%lld events refer to runs, phases or steps the log "
                       "never created",
                       (long long)orphans);
-    st = rc == 0 ? pctl_legacy_stmt(p, PCTL_Q_run_ids) : NULL;
+    st = rc == 0 ? pctl_q(p, PCTL_Q_run_ids) : NULL;
     if (rc == 0 && !st)
         rc = PLANCTL_ERROR;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0);
+    while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
+        int64_t id = pctl_col_i64(st, 0);
         rrun *er = find_run(&r, id);
         pctl_m_run tab;
 
@@ -717,7 +715,7 @@ int planctl_verify(char **out, planctl *p)
         pctl_m_run_clear(&tab);
     }
     if (st)
-        sqlite3_reset(st);
+        pctl_reset(st);
     if (rc == 0 && seen != r.nruns)
         rc = pctl_err(p, PLANCTL_EMISMATCH,
                       "%zu runs are in the events but not in the tables",

@@ -80,32 +80,31 @@ typedef struct old_run {
 static int load_old_run(old_run *out, planctl *p, int64_t instance_id,
                         const char *instance, int64_t run_id)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(p, run_id > 0 ? PCTL_Q_run_for_retry
-                                               : PCTL_Q_run_latest_for_retry);
+    pctl_stmt *st = pctl_q(p, run_id > 0 ? PCTL_Q_run_for_retry
+                                         : PCTL_Q_run_latest_for_retry);
     int rc;
 
     memset(out, 0, sizeof *out);
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, instance_id);
+    pctl_bind_i64(st, 1, instance_id);
     if (run_id > 0)
-        sqlite3_bind_int64(st, 2, run_id);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        out->id = sqlite3_column_int64(st, 0);
-        out->definition_id = sqlite3_column_int64(st, 1);
-        out->plan = pctl_strdup((const char *)sqlite3_column_text(st, 2));
-        out->params = pctl_strdup((const char *)sqlite3_column_text(st, 3));
-        rc = planctl_status_parse(&out->status,
-                                  (const char *)sqlite3_column_text(st, 4));
-        sqlite3_reset(st);
+        pctl_bind_i64(st, 2, run_id);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW) {
+        out->id = pctl_col_i64(st, 0);
+        out->definition_id = pctl_col_i64(st, 1);
+        out->plan = pctl_strdup(pctl_col_text(st, 2));
+        out->params = pctl_strdup(pctl_col_text(st, 3));
+        rc = planctl_status_parse(&out->status, pctl_col_text(st, 4));
+        pctl_reset(st);
         if (!out->plan || !out->params)
             return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
         return rc < 0 ? pctl_err(p, PLANCTL_EIO, "unknown run status") : 0;
     }
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE)
-        return pctl_sqlerr(p, rc, "reading run");
+    pctl_reset(st);
+    if (rc != PCTL_DONE)
+        return pctl_q_fail(st, rc);
     if (run_id > 0)
         return pctl_err(p, PLANCTL_ENOTFOUND,
                         "run %lld not found for instance \"%s\"; see "
@@ -174,32 +173,31 @@ static int active_run(int64_t *id, planctl_status *status, planctl *p,
                       const char *instance, const char *verb)
 {
     pctl_instance_row row = {0};
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     int rc = pctl_instance_find(&row, p, instance);
 
     *id = 0;
     if (rc < 0)
         return rc;
-    st = pctl_legacy_stmt(p, PCTL_Q_run_active);
+    st = pctl_q(p, PCTL_Q_run_active);
     if (!st) {
         pctl_instance_row_clear(&row);
         return PLANCTL_ERROR;
     }
-    sqlite3_bind_int64(st, 1, row.id);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        *id = sqlite3_column_int64(st, 0);
-        rc = planctl_status_parse(status,
-                                  (const char *)sqlite3_column_text(st, 2));
+    pctl_bind_i64(st, 1, row.id);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW) {
+        *id = pctl_col_i64(st, 0);
+        rc = planctl_status_parse(status, pctl_col_text(st, 2));
         rc = rc < 0 ? pctl_err(p, PLANCTL_EIO, "unknown run status") : 0;
-    } else if (rc == SQLITE_DONE) {
+    } else if (rc == PCTL_DONE) {
         rc =
             pctl_err(p, PLANCTL_ENOTFOUND,
                      "instance \"%s\" has no active run to %s", instance, verb);
     } else {
-        rc = pctl_sqlerr(p, rc, "reading active run");
+        rc = pctl_q_fail(st, rc);
     }
-    sqlite3_reset(st);
+    pctl_reset(st);
     pctl_instance_row_clear(&row);
     return rc;
 }

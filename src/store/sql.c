@@ -74,6 +74,25 @@ int pctl_q_exec(pctl_stmt *s)
     return rc < 0 ? rc : 0;
 }
 
+int pctl_q_fail(pctl_stmt *s, int rc)
+{
+    if (rc < 0)
+        return rc;
+    return pctl_err(s->c->p, PLANCTL_ERROR, "%s: %s", pctl_query_name(s->q),
+                    rc == PCTL_ROW ? "a row where none was expected"
+                                   : "no row where one was expected");
+}
+
+const char *pctl_db_detail(pctl_stmt *s)
+{
+    const char *msg = planctl_errmsg(s->c->p), *name = pctl_query_name(s->q);
+    size_t n = strlen(name);
+
+    if (strncmp(msg, name, n) == 0 && msg[n] == ':' && msg[n + 1] == ' ')
+        return msg + n + 2;
+    return msg;
+}
+
 void pctl_q_finalize_all(planctl *p)
 {
     int i;
@@ -128,15 +147,15 @@ int pctl_db_ident_check(planctl *p)
     return p->conn->m->ident_check ? p->conn->m->ident_check(p->conn) : 0;
 }
 
-int pctl_db_changes(pctl_db_token *out, planctl *p)
+int pctl_db_changes(pctl_db_token *out, planctl *p, unsigned which)
 {
-    return p->conn->m->token(out, p->conn);
+    return p->conn->m->token(out, p->conn, which);
 }
 
 int pctl_data_version(int64_t *out, planctl *p)
 {
     pctl_db_token t;
-    int rc = p->conn->m->token(&t, p->conn);
+    int rc = p->conn->m->token(&t, p->conn, PCTL_TOKEN_OTHERS);
 
     if (rc == 0)
         *out = t.others;

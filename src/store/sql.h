@@ -52,6 +52,11 @@ typedef struct pctl_db_token {
     int64_t others, own;
 } pctl_db_token;
 
+/* Which halves of the token to read (the other is left as it was): own
+ * alone is cheap, others may ask the database. */
+#define PCTL_TOKEN_OTHERS 0x1
+#define PCTL_TOKEN_OWN 0x2
+
 struct pctl_db_methods;
 
 /* The first member of a backend's connection. */
@@ -92,8 +97,10 @@ typedef struct pctl_db_methods {
     /* Makes s ready to run again; unbind also clears its parameters.
      * Can't fail. */
     void (*reset)(pctl_stmt *s, int unbind);
-    /* Parameters count from 1.  Text is not copied: it must stay valid
-     * until the statement is reset (NULL binds NULL). */
+    /* Parameters count from 1; a number the statement does not use is
+     * ignored (one caller binds ?1 and ?2 for statements of either).
+     * Text is not copied: it must stay valid until the statement is
+     * reset (NULL binds NULL). */
     void (*bind_i64)(pctl_stmt *s, int i, int64_t v);
     void (*bind_text)(pctl_stmt *s, int i, const char *v);
     /* PCTL_ROW, PCTL_DONE, or PLANCTL_E* (message set, naming s->q). */
@@ -116,7 +123,7 @@ typedef struct pctl_db_methods {
     int (*begin)(pctl_conn *c, pctl_tx_kind k);
     int (*commit)(pctl_conn *c);
     void (*rollback)(pctl_conn *c);
-    int (*token)(pctl_db_token *out, pctl_conn *c);
+    int (*token)(pctl_db_token *out, pctl_conn *c, unsigned which);
 
     /* The files behind the database (an engine notices them replaced or
      * removed: ident.c).  May be NULL: nothing to watch. */
@@ -141,6 +148,15 @@ const char *pctl_query_text(const char *queries, pctl_query q, size_t *len);
 /* Steps s expecting no row (a row is ignored), then resets it: 0 or the
  * error. */
 int pctl_q_exec(pctl_stmt *s);
+
+/* What a step of s that did not give what its caller expected returns:
+ * rc itself when it failed (message set), else PLANCTL_ERROR saying
+ * that s gave a row too many or none. */
+int pctl_q_fail(pctl_stmt *s, int rc);
+
+/* The database's own words in the message of s's failure: the handle's
+ * message without the statement's name in front. */
+const char *pctl_db_detail(pctl_stmt *s);
 
 /* Finalizes every cached statement of p.  Can't fail. */
 void pctl_q_finalize_all(planctl *p);
@@ -199,6 +215,31 @@ static inline const char *pctl_col_text(pctl_stmt *s, int col)
 static inline int pctl_col_null(pctl_stmt *s, int col)
 {
     return s->m->col_type(s, col) == PCTL_COL_NULL;
+}
+
+static inline pctl_col_kind pctl_col_type(pctl_stmt *s, int col)
+{
+    return s->m->col_type(s, col);
+}
+
+static inline double pctl_col_real(pctl_stmt *s, int col)
+{
+    return s->m->col_real(s, col);
+}
+
+static inline size_t pctl_col_bytes(pctl_stmt *s, int col)
+{
+    return s->m->col_bytes(s, col);
+}
+
+static inline int pctl_ncols(pctl_stmt *s)
+{
+    return s->m->ncols(s);
+}
+
+static inline const char *pctl_col_name(pctl_stmt *s, int col)
+{
+    return s->m->col_name(s, col);
 }
 
 static inline int64_t pctl_changes(pctl_stmt *s)

@@ -8,7 +8,6 @@
 #ifndef PCTL_STORE_H
 #define PCTL_STORE_H
 
-#include <sqlite3.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -22,7 +21,6 @@ struct pctl_change;
 
 struct planctl {
     pctl_conn *conn; /* the backend's connection (sql.h) */
-    sqlite3 *db;     /* LEGACY: the SQLite connection, until the seam */
     char *path;
     char *errmsg;
     int schema_version;
@@ -79,10 +77,6 @@ int pctl_err(planctl *p, int rc, const char *fmt, ...)
 #endif
     ;
 
-/* LEGACY: maps a SQLite result code and sets the message from
- * sqlite3_errmsg, prefixed with what (may be NULL).  Returns the code. */
-int pctl_sqlerr(planctl *p, int sqlrc, const char *what);
-
 /* ---- the files under the handle (ident.c) ---- */
 
 /* Notes the device and inode of the database file and of its -wal (when
@@ -122,14 +116,6 @@ pctl_clock pctl_clock_get(const planctl *p);
  * now.  Can't fail. */
 int pctl_clock_is_system(pctl_clock c);
 int64_t pctl_clock_system_now(void);
-
-/* ---- statements: LEGACY, until every file goes through sql.h ---- */
-
-/* The cached statement's sqlite3_stmt (sqlite/legacy.c). */
-sqlite3_stmt *pctl_legacy_stmt(planctl *p, pctl_query q);
-int pctl_sq_bind_text(sqlite3_stmt *st, int i, const char *s);
-int pctl_sq_bind_id(sqlite3_stmt *st, int i, int64_t id);
-int pctl_exec_stmt(planctl *p, sqlite3_stmt *st, const char *what);
 
 /* ---- transactions ---- */
 
@@ -263,8 +249,8 @@ void pctl_lease_abandon(planctl *p);
 /* The change token's "others" (sql.h): moves when another connection
  * commits. */
 int pctl_data_version(int64_t *out, planctl *p);
-/* The whole change token. */
-int pctl_db_changes(pctl_db_token *out, planctl *p);
+/* The change token, the halves which says (PCTL_TOKEN_*). */
+int pctl_db_changes(pctl_db_token *out, planctl *p, unsigned which);
 
 /* ---- runs as models (views.c), for verify ---- */
 

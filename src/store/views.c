@@ -16,75 +16,73 @@
 #include "store/model.h"
 #include "store/store.h"
 
-static json_t *time_or_null(sqlite3_stmt *st, int col)
+static json_t *time_or_null(pctl_stmt *st, int col)
 {
     char buf[PCTL_TIME_BUF];
 
-    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+    if (pctl_col_null(st, col))
         return json_null();
-    pctl_time_rfc3339(buf, sqlite3_column_int64(st, col));
+    pctl_time_rfc3339(buf, pctl_col_i64(st, col));
     return json_string(buf);
 }
 
-static json_t *text_or_null(sqlite3_stmt *st, int col)
+static json_t *text_or_null(pctl_stmt *st, int col)
 {
-    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+    if (pctl_col_null(st, col))
         return json_null();
-    return json_string((const char *)sqlite3_column_text(st, col));
+    return json_string(pctl_col_text(st, col));
 }
 
-static json_t *int_or_null(sqlite3_stmt *st, int col)
+static json_t *int_or_null(pctl_stmt *st, int col)
 {
-    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+    if (pctl_col_null(st, col))
         return json_null();
-    return json_integer(sqlite3_column_int64(st, col));
+    return json_integer(pctl_col_i64(st, col));
 }
 
 /* Copies a text column (NULL for SQL NULL); *oom set on failure. */
-static char *dup_col(sqlite3_stmt *st, int col, int *oom)
+static char *dup_col(pctl_stmt *st, int col, int *oom)
 {
     char *s;
 
-    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+    if (pctl_col_null(st, col))
         return NULL;
-    s = pctl_strdup((const char *)sqlite3_column_text(st, col));
+    s = pctl_strdup(pctl_col_text(st, col));
     if (!s)
         *oom = 1;
     return s;
 }
 
-static int status_col(planctl *p, sqlite3_stmt *st, int col,
-                      planctl_status *out)
+static int status_col(planctl *p, pctl_stmt *st, int col, planctl_status *out)
 {
-    if (planctl_status_parse(out, (const char *)sqlite3_column_text(st, col)) <
-        0)
+    if (planctl_status_parse(out, pctl_col_text(st, col)) < 0)
         return pctl_err(p, PLANCTL_EIO,
                         "unknown status \"%s\" in the "
                         "database",
-                        sqlite3_column_text(st, col));
+                        pctl_col_text(st, col));
     return 0;
 }
 
 /* Columns of the queries that select a run: 0 id, 1 uid, 2 plan,
  * 3 status, 4 trigger, 5 reason, 6 retry_of, 7 created_at, 8 started_at,
  * 9 finished_at, 10 message, 11 deadline_at. */
-static int run_row(pctl_m_run *r, planctl *p, sqlite3_stmt *st)
+static int run_row(pctl_m_run *r, planctl *p, pctl_stmt *st)
 {
     int oom = 0, rc;
 
     memset(r, 0, sizeof *r);
-    r->id = sqlite3_column_int64(st, 0);
+    r->id = pctl_col_i64(st, 0);
     r->uid = dup_col(st, 1, &oom);
     r->plan = dup_col(st, 2, &oom);
     rc = status_col(p, st, 3, &r->status);
     r->trigger = dup_col(st, 4, &oom);
     r->reason = dup_col(st, 5, &oom);
-    r->retry_of = sqlite3_column_int64(st, 6);
-    r->created_at = sqlite3_column_int64(st, 7);
-    r->started_at = sqlite3_column_int64(st, 8);
-    r->finished_at = sqlite3_column_int64(st, 9);
+    r->retry_of = pctl_col_i64(st, 6);
+    r->created_at = pctl_col_i64(st, 7);
+    r->started_at = pctl_col_i64(st, 8);
+    r->finished_at = pctl_col_i64(st, 9);
     r->message = dup_col(st, 10, &oom);
-    r->deadline_at = sqlite3_column_int64(st, 11);
+    r->deadline_at = pctl_col_i64(st, 11);
     if (oom)
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     return rc;
@@ -92,40 +90,40 @@ static int run_row(pctl_m_run *r, planctl *p, sqlite3_stmt *st)
 
 static int load_attempts(pctl_m_step *s, planctl *p)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_view_attempts);
+    pctl_stmt *st = pctl_q(p, PCTL_Q_view_attempts);
     int rc = 0, step, oom = 0;
 
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, s->id);
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    pctl_bind_i64(st, 1, s->id);
+    while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
         pctl_m_attempt *a = pctl_m_add_attempt(s);
 
         if (!a) {
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
             break;
         }
-        a->number = sqlite3_column_int(st, 0);
+        a->number = pctl_col_int(st, 0);
         rc = status_col(p, st, 1, &a->status);
-        a->started_at = sqlite3_column_int64(st, 2);
-        a->finished_at = sqlite3_column_int64(st, 3);
-        if (sqlite3_column_type(st, 4) != SQLITE_NULL)
-            a->exit_code = sqlite3_column_int(st, 4);
+        a->started_at = pctl_col_i64(st, 2);
+        a->finished_at = pctl_col_i64(st, 3);
+        if (!pctl_col_null(st, 4))
+            a->exit_code = pctl_col_int(st, 4);
         a->message = dup_col(st, 5, &oom);
         a->output = dup_col(st, 6, &oom);
         if (oom)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = pctl_sqlerr(p, step, "reading attempts");
-    sqlite3_reset(st);
+    if (rc == 0 && step != PCTL_DONE)
+        rc = pctl_q_fail(st, step);
+    pctl_reset(st);
     return rc;
 }
 
 /* The phases and steps (and, for verify, attempts) of r from the tables. */
 static int load_children(pctl_m_run *r, planctl *p, int with_attempts)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_view_phases);
+    pctl_stmt *st = pctl_q(p, PCTL_Q_view_phases);
     int rc = 0, step, oom = 0;
     size_t i, j;
 
@@ -133,27 +131,27 @@ static int load_children(pctl_m_run *r, planctl *p, int with_attempts)
         return PLANCTL_ERROR;
     /* Columns: 0 id, 1 name, 2 strategy, 3 status, 4 started, 5 finished,
      * 6 message. */
-    sqlite3_bind_int64(st, 1, r->id);
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    pctl_bind_i64(st, 1, r->id);
+    while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
         pctl_m_phase *ph = pctl_m_add_phase(r);
 
         if (!ph) {
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
             break;
         }
-        ph->id = sqlite3_column_int64(st, 0);
+        ph->id = pctl_col_i64(st, 0);
         ph->name = dup_col(st, 1, &oom);
         ph->strategy = dup_col(st, 2, &oom);
         rc = status_col(p, st, 3, &ph->status);
-        ph->started_at = sqlite3_column_int64(st, 4);
-        ph->finished_at = sqlite3_column_int64(st, 5);
+        ph->started_at = pctl_col_i64(st, 4);
+        ph->finished_at = pctl_col_i64(st, 5);
         ph->message = dup_col(st, 6, &oom);
         if (oom)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = pctl_sqlerr(p, step, "reading phases");
-    sqlite3_reset(st);
+    if (rc == 0 && step != PCTL_DONE)
+        rc = pctl_q_fail(st, step);
+    pctl_reset(st);
     if (rc < 0)
         return rc;
 
@@ -161,12 +159,12 @@ static int load_children(pctl_m_run *r, planctl *p, int with_attempts)
      * run rather than one per phase.  Columns: 0 phase idx, 1 name,
      * 2 status, 3 attempt, 4 max_attempts, 5 next_attempt_at, 6 started,
      * 7 finished, 8 message, 9 id, 10 deadline_at. */
-    st = pctl_legacy_stmt(p, PCTL_Q_view_steps);
+    st = pctl_q(p, PCTL_Q_view_steps);
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, r->id);
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        size_t pidx = (size_t)sqlite3_column_int64(st, 0);
+    pctl_bind_i64(st, 1, r->id);
+    while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
+        size_t pidx = (size_t)pctl_col_i64(st, 0);
         pctl_m_step *s;
 
         if (pidx >= r->nphases) {
@@ -180,20 +178,20 @@ static int load_children(pctl_m_run *r, planctl *p, int with_attempts)
         }
         s->name = dup_col(st, 1, &oom);
         rc = status_col(p, st, 2, &s->status);
-        s->attempt = sqlite3_column_int(st, 3);
-        s->max_attempts = sqlite3_column_int(st, 4);
-        s->next_attempt_at = sqlite3_column_int64(st, 5);
-        s->started_at = sqlite3_column_int64(st, 6);
-        s->finished_at = sqlite3_column_int64(st, 7);
+        s->attempt = pctl_col_int(st, 3);
+        s->max_attempts = pctl_col_int(st, 4);
+        s->next_attempt_at = pctl_col_i64(st, 5);
+        s->started_at = pctl_col_i64(st, 6);
+        s->finished_at = pctl_col_i64(st, 7);
         s->message = dup_col(st, 8, &oom);
-        s->id = sqlite3_column_int64(st, 9);
-        s->deadline_at = sqlite3_column_int64(st, 10);
+        s->id = pctl_col_i64(st, 9);
+        s->deadline_at = pctl_col_i64(st, 10);
         if (oom)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = pctl_sqlerr(p, step, "reading steps");
-    sqlite3_reset(st);
+    if (rc == 0 && step != PCTL_DONE)
+        rc = pctl_q_fail(st, step);
+    pctl_reset(st);
     for (i = 0; rc == 0 && with_attempts && i < r->nphases; i++)
         for (j = 0; rc == 0 && j < r->phases[i].nsteps; j++)
             rc = load_attempts(&r->phases[i].steps[j], p);
@@ -203,39 +201,38 @@ static int load_children(pctl_m_run *r, planctl *p, int with_attempts)
 /* The run's parameter snapshot, canonical, for verify. */
 static int load_params(pctl_m_run *r, planctl *p, int64_t run_id)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_run_params);
+    pctl_stmt *st = pctl_q(p, PCTL_Q_run_params);
     int step;
 
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, run_id);
-    step = sqlite3_step(st);
-    if (step == SQLITE_ROW &&
-        !(r->params = pctl_m_params((const char *)sqlite3_column_text(st, 0))))
-        step = SQLITE_NOMEM;
-    sqlite3_reset(st);
-    return step == SQLITE_ROW ? 0 : pctl_sqlerr(p, step, "reading run");
+    pctl_bind_i64(st, 1, run_id);
+    step = pctl_step(st);
+    if (step == PCTL_ROW && !(r->params = pctl_m_params(pctl_col_text(st, 0))))
+        step = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    pctl_reset(st);
+    return step == PCTL_ROW ? 0 : pctl_q_fail(st, step);
 }
 
 int pctl_model_from_tables(pctl_m_run *out, planctl *p, int64_t run_id)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_run_by_id);
+    pctl_stmt *st = pctl_q(p, PCTL_Q_run_by_id);
     int rc;
 
     memset(out, 0, sizeof *out);
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, run_id);
-    rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW) {
-        sqlite3_reset(st);
-        return rc == SQLITE_DONE
+    pctl_bind_i64(st, 1, run_id);
+    rc = pctl_step(st);
+    if (rc != PCTL_ROW) {
+        pctl_reset(st);
+        return rc == PCTL_DONE
                    ? pctl_err(p, PLANCTL_ENOTFOUND, "run %lld not found",
                               (long long)run_id)
-                   : pctl_sqlerr(p, rc, "reading run");
+                   : pctl_q_fail(st, rc);
     }
     rc = run_row(out, p, st);
-    sqlite3_reset(st);
+    pctl_reset(st);
     if (rc == 0)
         rc = load_params(out, p, run_id);
     if (rc == 0)
@@ -247,14 +244,13 @@ int pctl_model_from_tables(pctl_m_run *out, planctl *p, int64_t run_id)
 
 /* The full run object (with phases, and with each step's attempts when
  * with_attempts) for a prepared statement positioned on a run row. */
-static int full_run(json_t **out, planctl *p, sqlite3_stmt *st,
-                    int with_attempts)
+static int full_run(json_t **out, planctl *p, pctl_stmt *st, int with_attempts)
 {
     pctl_m_run r;
     int rc = run_row(&r, p, st);
 
     *out = NULL;
-    sqlite3_reset(st); /* load_children uses other statements */
+    pctl_reset(st); /* load_children uses other statements */
     if (rc == 0)
         rc = load_children(&r, p, with_attempts);
     if (rc == 0 &&
@@ -268,38 +264,37 @@ static int full_run(json_t **out, planctl *p, sqlite3_stmt *st,
 static int run_by(json_t **out, planctl *p, pctl_query q, int64_t a,
                   const char *b)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(p, q);
+    pctl_stmt *st = pctl_q(p, q);
     int rc;
 
     *out = NULL;
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, a);
+    pctl_bind_i64(st, 1, a);
     if (b)
-        pctl_sq_bind_text(st, 2, b);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
+        pctl_bind_text(st, 2, b);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW)
         return full_run(out, p, st, 0);
-    sqlite3_reset(st);
-    return rc == SQLITE_DONE ? 0 : pctl_sqlerr(p, rc, "reading run");
+    pctl_reset(st);
+    return rc == PCTL_DONE ? 0 : pctl_q_fail(st, rc);
 }
 
 static int ids_into(planctl *p, pctl_query q, int64_t id, json_t *arr)
 {
-    sqlite3_stmt *st = pctl_legacy_stmt(p, q);
+    pctl_stmt *st = pctl_q(p, q);
     int rc;
 
     if (!st)
         return PLANCTL_ERROR;
-    sqlite3_bind_int64(st, 1, id);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        if (json_array_append_new(
-                arr, json_integer(sqlite3_column_int64(st, 0))) < 0) {
-            sqlite3_reset(st);
+    pctl_bind_i64(st, 1, id);
+    while ((rc = pctl_step(st)) == PCTL_ROW)
+        if (json_array_append_new(arr, json_integer(pctl_col_i64(st, 0))) < 0) {
+            pctl_reset(st);
             return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
         }
-    sqlite3_reset(st);
-    return rc == SQLITE_DONE ? 0 : pctl_sqlerr(p, rc, "reading runs");
+    pctl_reset(st);
+    return rc == PCTL_DONE ? 0 : pctl_q_fail(st, rc);
 }
 
 /* Adds one plan entry {name, strategy, status, run}. */
@@ -349,27 +344,27 @@ int planctl_status_json(char **out, planctl *p, const char *instance,
         rc = pctl_err_no_plan(p, def, opts->plan);
     if (rc == 0 && opts->run > 0) {
         if (rc == 0) {
-            sqlite3_stmt *st = pctl_legacy_stmt(p, PCTL_Q_run_of_instance);
+            pctl_stmt *st = pctl_q(p, PCTL_Q_run_of_instance);
 
             if (!st) {
                 rc = PLANCTL_ERROR;
             } else {
-                sqlite3_bind_int64(st, 1, row.id);
-                sqlite3_bind_int64(st, 2, opts->run);
-                rc = sqlite3_step(st);
-                if (rc == SQLITE_ROW) {
+                pctl_bind_i64(st, 1, row.id);
+                pctl_bind_i64(st, 2, opts->run);
+                rc = pctl_step(st);
+                if (rc == PCTL_ROW) {
                     /* A run asked for by id is looked at closely: it
                      * comes with every attempt of its steps. */
                     rc = full_run(&pinned, p, st, 1);
                 } else {
-                    sqlite3_reset(st);
+                    pctl_reset(st);
                     rc =
-                        rc == SQLITE_DONE
+                        rc == PCTL_DONE
                             ? pctl_err(p, PLANCTL_ENOTFOUND,
                                        "run %lld not found for instance "
                                        "\"%s\"; see 'planctl history %s'",
                                        (long long)opts->run, instance, instance)
-                            : pctl_sqlerr(p, rc, "reading run");
+                            : pctl_q_fail(st, rc);
                 }
             }
         }
@@ -414,7 +409,7 @@ int planctl_status_json(char **out, planctl *p, const char *instance,
 static int check_history_plan(planctl *p, const pctl_instance_row *row,
                               const char *plan)
 {
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     pctl_def *def = NULL;
     int rc, step;
 
@@ -424,18 +419,18 @@ static int check_history_plan(planctl *p, const pctl_instance_row *row,
         pctl_def_free(def);
         return 0;
     }
-    if (!(st = pctl_legacy_stmt(p, PCTL_Q_hint_plan_has_runs))) {
+    if (!(st = pctl_q(p, PCTL_Q_hint_plan_has_runs))) {
         pctl_def_free(def);
         return PLANCTL_ERROR;
     }
-    sqlite3_bind_int64(st, 1, row->id);
-    pctl_sq_bind_text(st, 2, plan);
-    step = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (step == SQLITE_DONE)
+    pctl_bind_i64(st, 1, row->id);
+    pctl_bind_text(st, 2, plan);
+    step = pctl_step(st);
+    pctl_reset(st);
+    if (step == PCTL_DONE)
         rc = pctl_err_no_plan(p, def, plan);
-    else if (step != SQLITE_ROW)
-        rc = pctl_sqlerr(p, step, "reading runs");
+    else if (step != PCTL_ROW)
+        rc = pctl_q_fail(st, step);
     pctl_def_free(def);
     return rc;
 }
@@ -445,10 +440,10 @@ int planctl_history_json(char **out, planctl *p, const char *instance,
 {
     planctl_history_options defaults = PLANCTL_HISTORY_OPTIONS_INIT;
     pctl_instance_row row = {0};
-    sqlite3_stmt *st = NULL;
+    pctl_stmt *st = NULL;
     json_t *doc = NULL, *runs;
     int64_t now;
-    int rc, step = SQLITE_DONE;
+    int rc, step = PCTL_DONE;
 
     if (!out || !p || !instance)
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
@@ -465,7 +460,7 @@ int planctl_history_json(char **out, planctl *p, const char *instance,
         rc = check_history_plan(p, &row, opts->plan);
     if (rc == 0) {
         doc = pctl_m_history_doc(instance);
-        st = pctl_legacy_stmt(p, opts->plan ? PCTL_Q_history_plan : PCTL_Q_history);
+        st = pctl_q(p, opts->plan ? PCTL_Q_history_plan : PCTL_Q_history);
         if (!doc)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
         else if (!st)
@@ -473,12 +468,12 @@ int planctl_history_json(char **out, planctl *p, const char *instance,
     }
     if (rc == 0) {
         runs = json_object_get(doc, "runs");
-        sqlite3_bind_int64(st, 1, row.id);
-        sqlite3_bind_int64(st, 2, opts->before > 0 ? opts->before : INT64_MAX);
-        sqlite3_bind_int(st, 3, opts->limit > 0 ? opts->limit : 20);
+        pctl_bind_i64(st, 1, row.id);
+        pctl_bind_i64(st, 2, opts->before > 0 ? opts->before : INT64_MAX);
+        pctl_bind_i64(st, 3, opts->limit > 0 ? opts->limit : 20);
         if (opts->plan)
-            pctl_sq_bind_text(st, 4, opts->plan);
-        while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+            pctl_bind_text(st, 4, opts->plan);
+        while ((step = pctl_step(st)) == PCTL_ROW) {
             pctl_m_run m;
             json_t *r;
 
@@ -490,9 +485,9 @@ int planctl_history_json(char **out, planctl *p, const char *instance,
             if (rc < 0)
                 break;
         }
-        sqlite3_reset(st);
-        if (rc == 0 && step != SQLITE_DONE)
-            rc = pctl_sqlerr(p, step, "reading history");
+        pctl_reset(st);
+        if (rc == 0 && step != PCTL_DONE)
+            rc = pctl_q_fail(st, step);
     }
     if (rc == 0 && !(*out = json_dumps(doc, JSON_COMPACT)))
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
@@ -503,7 +498,7 @@ int planctl_history_json(char **out, planctl *p, const char *instance,
 
 int planctl_instances_json(char **out, planctl *p)
 {
-    sqlite3_stmt *st;
+    pctl_stmt *st;
     json_t *doc, *arr;
     int rc;
 
@@ -511,7 +506,7 @@ int planctl_instances_json(char **out, planctl *p)
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
                  : PLANCTL_EINVAL;
     *out = NULL;
-    st = pctl_legacy_stmt(p, PCTL_Q_instance_list);
+    st = pctl_q(p, PCTL_Q_instance_list);
     if (!st)
         return PLANCTL_ERROR;
     doc = json_pack("{s:i, s:[]}", "schema", 1, "instances");
@@ -522,23 +517,23 @@ int planctl_instances_json(char **out, planctl *p)
     }
     /* Columns: 0 name, 1 def name, 2 def version, 3 latest status,
      * 4 active run, 5 deleting, 6 created_at. */
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = pctl_step(st)) == PCTL_ROW) {
         json_t *o = json_pack(
             "{s:o, s:{s:o, s:o}, s:o, s:o, s:b, s:o}", "name",
             text_or_null(st, 0), "definition", "name", text_or_null(st, 1),
             "version", text_or_null(st, 2), "status",
-            sqlite3_column_type(st, 3) == SQLITE_NULL ? json_string("NEVER_RUN")
-                                                      : text_or_null(st, 3),
-            "active_run", int_or_null(st, 4), "deleting",
-            sqlite3_column_int(st, 5), "created_at", time_or_null(st, 6));
+            pctl_col_null(st, 3) ? json_string("NEVER_RUN")
+                                 : text_or_null(st, 3),
+            "active_run", int_or_null(st, 4), "deleting", pctl_col_int(st, 5),
+            "created_at", time_or_null(st, 6));
 
         if (!o || json_array_append_new(arr, o) < 0) {
-            rc = SQLITE_NOMEM;
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
             break;
         }
     }
-    sqlite3_reset(st);
-    rc = rc == SQLITE_DONE ? 0 : pctl_sqlerr(p, rc, "reading instances");
+    pctl_reset(st);
+    rc = rc == PCTL_DONE ? 0 : pctl_q_fail(st, rc);
     if (rc == 0 && !(*out = json_dumps(doc, JSON_COMPACT)))
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     json_decref(doc);

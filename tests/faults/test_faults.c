@@ -41,7 +41,7 @@
 #include <uv.h>
 
 #include "planctl.h"
-#include "store/store.h" /* the handle's sqlite3, for the checkpoint size */
+#include "store/sqlite/sqlite.h" /* the handle's sqlite3, for the checkpoint size */
 #include "testutil.h"
 
 #define OUTAGE 4 /* operations that fail in a row in an outage run */
@@ -578,7 +578,7 @@ static void workload(const char *path, planctl_durability durability,
         assert_true(tries < 2 * OUTAGE);
     }
     /* Checkpoint often, so checkpoints meet the faults too. */
-    sqlite3_wal_autocheckpoint(p->db, 8);
+    sqlite3_wal_autocheckpoint(pctl_sqlite_db(p), 8);
 
     o->rc[W_APPLY] =
         planctl_definition_apply(NULL, p, FZ("2"), strlen(FZ("2")), "fz2");

@@ -18,6 +18,7 @@
 #include <sqlite3.h>
 
 #include "planctl.h"
+#include "store/sqlite/sqlite.h"
 #include "store/store.h"
 #include "testutil.h"
 
@@ -75,7 +76,8 @@ static int setup(void **state)
         planctl_instance_create(&run, f->p, "zk", "adm", "1", NULL, 0), 0);
     /* The deploy run out of the way, so the next trigger is admitted. */
     assert_int_equal(planctl_run_cancel(NULL, f->p, "zk", NULL), 0);
-    sqlite3_trace_v2(f->p->db, SQLITE_TRACE_STMT, on_statement, &f->c);
+    sqlite3_trace_v2(pctl_sqlite_db(f->p), SQLITE_TRACE_STMT, on_statement,
+                     &f->c);
     *state = f;
     return 0;
 }
@@ -95,7 +97,7 @@ static int teardown(void **state)
  * so runs are counted where they are. */
 static int64_t runs(fixture *f)
 {
-    return tu_scalar(f->p->db, "SELECT count(*) FROM runs");
+    return tu_scalar(pctl_sqlite_db(f->p), "SELECT count(*) FROM runs");
 }
 
 static void test_trigger_without_checks(void **state)

@@ -22,6 +22,7 @@
 
 #include "planctl.h"
 #include "store/active.h"
+#include "store/sqlite/sqlite.h"
 #include "store/store.h"
 #include "store_fixture.h"
 #include "testutil.h"
@@ -49,12 +50,14 @@ static int setup(void **state)
     assert_int_equal(planctl_instance_create(&f->run, f->p, "zk", "zookeeper",
                                              "0.2.0", NULL, 0),
                      0);
-    f->phase = tu_scalar(
-        f->p->db, "SELECT id FROM phases WHERE run_id = %lld AND idx = 0",
-        (long long)f->run);
-    f->step = tu_scalar(
-        f->p->db, "SELECT id FROM steps WHERE phase_id = %lld AND idx = 0",
-        (long long)f->phase);
+    f->phase =
+        tu_scalar(pctl_sqlite_db(f->p),
+                  "SELECT id FROM phases WHERE run_id = %lld AND idx = 0",
+                  (long long)f->run);
+    f->step =
+        tu_scalar(pctl_sqlite_db(f->p),
+                  "SELECT id FROM steps WHERE phase_id = %lld AND idx = 0",
+                  (long long)f->phase);
     *state = f;
     return 0;
 }
@@ -128,7 +131,7 @@ static int *cached_attempt(fixture *f)
  * handle's own connection (inside its transaction). */
 static int64_t open_attempt(fixture *f)
 {
-    return tu_scalar(f->p->db,
+    return tu_scalar(pctl_sqlite_db(f->p),
                      "SELECT number FROM attempts WHERE step_id = %lld AND "
                      "finished_at IS NULL",
                      (long long)f->step);
@@ -157,7 +160,7 @@ static void test_check_agrees(void **state)
     assert_int_equal(start_step(f), 0);
     assert_int_equal(pctl_tx_commit(f->p), 0);
     assert_int_equal(open_attempt(f), 1);
-    assert_int_equal(tu_scalar(f->p->db,
+    assert_int_equal(tu_scalar(pctl_sqlite_db(f->p),
                                "SELECT attempt FROM events WHERE step_id = "
                                "%lld AND to_status = 'IN_PROGRESS'",
                                (long long)f->step),
@@ -177,7 +180,8 @@ static void test_check_catches_a_wrong_attempt(void **state)
         strstr(planctl_errmsg(f->p), "engine cache disagrees with step"));
     assert_non_null(strstr(planctl_errmsg(f->p), "attempt 42/1"));
     roll_back(f);
-    assert_int_equal(tu_scalar(f->p->db, "SELECT count(*) FROM attempts"), 0);
+    assert_int_equal(
+        tu_scalar(pctl_sqlite_db(f->p), "SELECT count(*) FROM attempts"), 0);
 }
 
 /* Checked, a wrong event count in the cache fails the flush that writes
@@ -185,9 +189,9 @@ static void test_check_catches_a_wrong_attempt(void **state)
 static void test_check_catches_a_wrong_event_count(void **state)
 {
     fixture *f = *state;
-    int64_t events =
-        tu_scalar(f->p->db, "SELECT count(*) FROM events WHERE run_id = %lld",
-                  (long long)f->run);
+    int64_t events = tu_scalar(
+        pctl_sqlite_db(f->p), "SELECT count(*) FROM events WHERE run_id = %lld",
+        (long long)f->run);
 
     f->p->check_cache = 1;
     /* As the engine does: counted when the pass flushes. */
@@ -203,10 +207,12 @@ static void test_check_catches_a_wrong_event_count(void **state)
     pctl_active_drop(&f->cache, f->p);
     /* The pass failed whole: nothing of it is in the database. */
     assert_int_equal(
-        tu_scalar(f->p->db, "SELECT count(*) FROM events WHERE run_id = %lld",
+        tu_scalar(pctl_sqlite_db(f->p),
+                  "SELECT count(*) FROM events WHERE run_id = %lld",
                   (long long)f->run),
         events);
-    assert_int_equal(tu_scalar(f->p->db, "SELECT count(*) FROM attempts"), 0);
+    assert_int_equal(
+        tu_scalar(pctl_sqlite_db(f->p), "SELECT count(*) FROM attempts"), 0);
 }
 
 /* Outside the transaction the cache was synced in, the gate reads the

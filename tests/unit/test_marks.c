@@ -20,6 +20,7 @@
 #include "core/marks.h"
 #include "core/status.h"
 #include "planctl.h"
+#include "store/sqlite/sqlite.h"
 #include "store/store.h"
 #include "testutil.h"
 
@@ -165,8 +166,9 @@ static void gate(fixture *f, planctl_entity ent, int64_t id,
 static int64_t col(fixture *f, const char *table, const char *column,
                    int64_t id)
 {
-    return tu_scalar(f->p->db, "SELECT coalesce(%s, 0) FROM %s WHERE id = %lld",
-                     column, table, (long long)id);
+    return tu_scalar(pctl_sqlite_db(f->p),
+                     "SELECT coalesce(%s, 0) FROM %s WHERE id = %lld", column,
+                     table, (long long)id);
 }
 
 /* Every legal edge of ent reachable from PENDING, with every time given,
@@ -198,7 +200,7 @@ static void edges_of(fixture *f, planctl_entity ent, const char *table)
                                      0);
                     id = ent == PLANCTL_ENTITY_RUN
                              ? run
-                             : tu_scalar(f->p->db,
+                             : tu_scalar(pctl_sqlite_db(f->p),
                                          "SELECT id FROM steps WHERE run_id = "
                                          "%lld",
                                          (long long)run);

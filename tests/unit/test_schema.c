@@ -19,6 +19,7 @@
 
 #include "planctl.h"
 #include "store/queries.h"
+#include "store/sqlite/sqlite.h"
 #include "store/store.h"
 #include "testutil.h"
 
@@ -492,12 +493,14 @@ static void test_durability_option(void **state)
 
     (void)state;
     assert_int_equal(planctl_open(&p, path, NULL), 0);
-    assert_int_equal(pragma(p->db, "PRAGMA synchronous"), 1); /* NORMAL */
-    assert_int_equal(pragma(p->db, "PRAGMA foreign_keys"), 1);
+    assert_int_equal(pragma(pctl_sqlite_db(p), "PRAGMA synchronous"),
+                     1); /* NORMAL */
+    assert_int_equal(pragma(pctl_sqlite_db(p), "PRAGMA foreign_keys"), 1);
     planctl_close(p);
     o.durability = PLANCTL_DURABILITY_FULL;
     assert_int_equal(planctl_open(&p, path, &o), 0);
-    assert_int_equal(pragma(p->db, "PRAGMA synchronous"), 2); /* FULL */
+    assert_int_equal(pragma(pctl_sqlite_db(p), "PRAGMA synchronous"),
+                     2); /* FULL */
     planctl_close(p);
     free(path);
 }
@@ -510,7 +513,8 @@ static void test_query_names_agree(void **state)
         PCTL_QUERIES(X)
 #undef X
     };
-    char *sql = tu_read_file(PLANCTL_SOURCE_DIR "/src/store/sql/sqlite.sql", NULL);
+    char *sql =
+        tu_read_file(PLANCTL_SOURCE_DIR "/src/store/sql/sqlite.sql", NULL);
     const char *s;
     size_t i, sections = 0;
 
@@ -527,6 +531,44 @@ static void test_query_names_agree(void **state)
         free(marker);
     }
     free(sql);
+}
+
+/* Every named statement prepares on a database of the current schema,
+ * through the backend's table (sql.h), and a failure names the statement.
+ * With a second dialect this is where the two are compared: the same
+ * result columns in the same order for every name. */
+static void test_every_statement_prepares(void **state)
+{
+    char *tmp = tu_mkdtemp(), *path = tu_fmt("%s/q.db", tmp);
+    planctl *p = NULL;
+    int q;
+
+    (void)state;
+    assert_int_equal(planctl_open(&p, path, NULL), 0);
+    assert_ptr_equal(p->conn->m, &pctl_db_sqlite);
+    for (q = 0; q < PCTL_Q__COUNT; q++) {
+        pctl_stmt *st = pctl_q(p, (pctl_query)q);
+
+        if (!st)
+            fail_msg("%s does not prepare: %s", pctl_query_name(q),
+                     planctl_errmsg(p));
+        assert_int_equal(st->q, q);
+        assert_true(pctl_ncols(st) >= 0);
+    }
+    /* A statement that fails names itself. */
+    assert_int_equal(pctl_step(pctl_q(p, PCTL_Q_verify_integrity)), PCTL_ROW);
+    {
+        pctl_stmt *st = pctl_q(p, PCTL_Q_instance_insert);
+
+        pctl_bind_text(st, 1, NULL); /* name NOT NULL */
+        assert_true(pctl_step(st) < 0);
+        assert_non_null(strstr(planctl_errmsg(p), "instance_insert: "));
+        pctl_reset(st);
+    }
+    planctl_close(p);
+    free(path);
+    tu_rmtree(tmp);
+    free(tmp);
 }
 
 static void test_error_names(void **state)
@@ -577,6 +619,7 @@ int main(void)
         cmocka_unit_test(test_options_version_checked),
         cmocka_unit_test(test_durability_option),
         cmocka_unit_test(test_query_names_agree),
+        cmocka_unit_test(test_every_statement_prepares),
         cmocka_unit_test(test_error_names),
     };
 

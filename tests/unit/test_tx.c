@@ -16,6 +16,7 @@
 #include <sqlite3.h>
 
 #include "planctl.h"
+#include "store/sqlite/sqlite.h"
 #include "store/store.h"
 #include "store_fixture.h"
 #include "testutil.h"
@@ -55,12 +56,12 @@ static int teardown(void **state)
 
 static int64_t instances(planctl *p)
 {
-    return tu_scalar(p->db, "SELECT count(*) FROM instances");
+    return tu_scalar(pctl_sqlite_db(p), "SELECT count(*) FROM instances");
 }
 
 static int64_t definitions(planctl *p)
 {
-    return tu_scalar(p->db, "SELECT count(*) FROM definitions");
+    return tu_scalar(pctl_sqlite_db(p), "SELECT count(*) FROM definitions");
 }
 
 static void create(planctl *p, const char *name)
@@ -82,9 +83,9 @@ static void test_read_is_one_snapshot(void **state)
     assert_int_equal(instances(f->p), 0);
     create(f->other, "zk");
     assert_int_equal(instances(f->p), 0);
-    assert_int_equal(sqlite3_get_autocommit(f->p->db), 0);
+    assert_int_equal(sqlite3_get_autocommit(pctl_sqlite_db(f->p)), 0);
     pctl_tx_read_end(f->p);
-    assert_int_equal(sqlite3_get_autocommit(f->p->db), 1);
+    assert_int_equal(sqlite3_get_autocommit(pctl_sqlite_db(f->p)), 1);
     assert_int_equal(instances(f->p), 1);
 }
 
@@ -96,9 +97,9 @@ static void test_reads_nest(void **state)
     assert_int_equal(pctl_tx_read(f->p), 0);
     assert_int_equal(pctl_tx_read(f->p), 0);
     pctl_tx_read_end(f->p);
-    assert_int_equal(sqlite3_get_autocommit(f->p->db), 0);
+    assert_int_equal(sqlite3_get_autocommit(pctl_sqlite_db(f->p)), 0);
     pctl_tx_read_end(f->p);
-    assert_int_equal(sqlite3_get_autocommit(f->p->db), 1);
+    assert_int_equal(sqlite3_get_autocommit(pctl_sqlite_db(f->p)), 1);
     /* An end too many changes nothing. */
     pctl_tx_read_end(f->p);
     assert_int_equal(f->p->rx_depth, 0);
@@ -117,7 +118,7 @@ static void test_read_inside_write(void **state)
     assert_int_equal(pctl_tx_read(f->p), 0);
     assert_int_equal(definitions(f->p), 2);
     pctl_tx_read_end(f->p);
-    assert_int_equal(sqlite3_get_autocommit(f->p->db), 0);
+    assert_int_equal(sqlite3_get_autocommit(pctl_sqlite_db(f->p)), 0);
     assert_int_equal(f->p->tx_depth, 1);
     assert_int_equal(definitions(f->other), 1);
     assert_int_equal(pctl_tx_end(f->p, 0), 0);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "store/sqlite/sqlite.h"
 #include "store/store.h"
 
 planctl *bench_open(const char *path, planctl_durability durability)
@@ -29,7 +30,7 @@ planctl *bench_open(const char *path, planctl_durability durability)
 
 sqlite3 *bench_db(planctl *p)
 {
-    return p->db;
+    return pctl_sqlite_db(p);
 }
 
 void bench_exec(sqlite3 *db, const char *sql)
@@ -63,7 +64,7 @@ void bench_apply(planctl *p, const char *json)
 
 int64_t bench_clone_runs(planctl *p, const char *def, const char *prefix, int n)
 {
-    sqlite3 *db = p->db;
+    sqlite3 *db = pctl_sqlite_db(p);
     char name[128], sql[2048];
     int64_t run0, inst0, max_inst, max_run;
 

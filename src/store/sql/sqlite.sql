@@ -554,6 +554,14 @@ INSERT INTO events (at, entity, from_status, to_status, attempt, message,
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12);
 
 -- The first run whose event counter (0002) disagrees with its events.
+-- name: verify_integrity
+-- One row "ok", or rows naming what is wrong.
+PRAGMA integrity_check;
+
+-- name: verify_foreign_keys
+-- No row, or a row per violation.
+PRAGMA foreign_key_check;
+
 -- name: verify_event_count
 SELECT r.id, r.event_count, count(e.seq) AS n
 FROM runs AS r LEFT JOIN events AS e ON e.run_id = r.id

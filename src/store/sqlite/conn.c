@@ -129,11 +129,15 @@ static int sq_commit(pctl_conn *c)
 
 /* PRAGMA data_version moves when another connection commits; the total
  * of changes when this one writes. */
-static int sq_token(pctl_db_token *out, pctl_conn *c)
+static int sq_token(pctl_db_token *out, pctl_conn *c, unsigned which)
 {
     pctl_sqlite_conn *sc = SC(c);
     int rc;
 
+    if (which & PCTL_TOKEN_OWN)
+        out->own = sqlite3_total_changes64(sc->db);
+    if (!(which & PCTL_TOKEN_OTHERS))
+        return 0;
     if (!sc->data_version) {
         rc = sqlite3_prepare_v3(sc->db, "PRAGMA data_version", -1,
                                 SQLITE_PREPARE_PERSISTENT, &sc->data_version,
@@ -145,10 +149,8 @@ static int sq_token(pctl_db_token *out, pctl_conn *c)
     if (rc == SQLITE_ROW)
         out->others = sqlite3_column_int64(sc->data_version, 0);
     sqlite3_reset(sc->data_version);
-    if (rc != SQLITE_ROW)
-        return pctl_sqlite_err(c->p, sc->db, rc, "data_version");
-    out->own = sqlite3_total_changes64(sc->db);
-    return 0;
+    return rc == SQLITE_ROW ? 0
+                            : pctl_sqlite_err(c->p, sc->db, rc, "data_version");
 }
 
 static int sq_process_init(void)
@@ -457,7 +459,6 @@ static int sq_open_file(pctl_sqlite_conn *sc, const planctl_open_options *o)
     }
     sqlite3_extended_result_codes(sc->db, 1);
     sqlite3_busy_timeout(sc->db, o->busy_timeout_ms);
-    p->db = sc->db; /* LEGACY: until every file goes through the table */
     if ((rc = identify(sc, &fresh)) < 0)
         return rc;
     /* An empty file is not initialised by a caller that would not have
@@ -509,7 +510,6 @@ static int sq_open(pctl_conn **out, planctl *p, const planctl_open_options *o)
     sc->base.m = &pctl_db_sqlite;
     sc->base.p = p;
     if ((rc = sq_open_file(sc, o)) < 0) {
-        p->db = NULL; /* LEGACY */
         sq_close(&sc->base);
         return rc;
     }

@@ -59,7 +59,7 @@ void pctl_sqlite_bind_i64(pctl_stmt *s, int i, int64_t v)
 {
     int rc = sqlite3_bind_int64(SQ(s)->st, i, v);
 
-    if (rc != SQLITE_OK && !SQ(s)->bind_rc)
+    if (rc != SQLITE_OK && rc != SQLITE_RANGE && !SQ(s)->bind_rc)
         SQ(s)->bind_rc = rc;
 }
 
@@ -68,7 +68,7 @@ void pctl_sqlite_bind_text(pctl_stmt *s, int i, const char *v)
     int rc = v ? sqlite3_bind_text(SQ(s)->st, i, v, -1, SQLITE_STATIC)
                : sqlite3_bind_null(SQ(s)->st, i);
 
-    if (rc != SQLITE_OK && !SQ(s)->bind_rc)
+    if (rc != SQLITE_OK && rc != SQLITE_RANGE && !SQ(s)->bind_rc)
         SQ(s)->bind_rc = rc;
 }
 

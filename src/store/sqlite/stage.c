@@ -1,5 +1,5 @@
 /*
- * bundle_stage.c - the staging database of an import (see bundle.h).
+ * stage.c - the staging database of an import (see bundle.h).
  *
  * A bundle can be larger than the memory an import may take (100 x 1,000
  * steps export to 112 MB, which jansson would hold as more than 1 GB), and
@@ -17,12 +17,25 @@
  *   rows     the rows of each instance, those of several bundles merged
  *            (the first row of an id kept);
  *   state    the importer's bookkeeping per row.
+ *
+ * The stage is SQLite whatever backend the import writes into: it is a
+ * scratch file of this process, not a planctl database, so it lives with
+ * the SQLite backend's files and speaks to SQLite directly.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include <sqlite3.h>
+
 #include "core/alloc.h"
 #include "store/bundle.h"
+
+/* Text bound without a copy (see stmt.c); NULL binds NULL. */
+static int bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+    return v ? sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC)
+             : sqlite3_bind_null(st, i);
+}
 
 enum {
     S_PUT,
@@ -165,8 +178,8 @@ int pctl_stage_put(bundle_stage *s, planctl *p, int tbl, int64_t id,
 
     sqlite3_bind_int(st, 1, tbl);
     sqlite3_bind_int64(st, 2, id);
-    pctl_sq_bind_text(st, 3, status);
-    pctl_sq_bind_text(st, 4, body);
+    bind_text(st, 3, status);
+    bind_text(st, 4, body);
     if ((rc = run(s, p, st)) < 0)
         return rc;
     return sqlite3_changes(s->db) == 0;
@@ -180,7 +193,7 @@ int pctl_stage_end_bundle(bundle_stage *s, planctl *p, const char *key,
     int64_t grp = 0, newest = 0;
     int rc;
 
-    pctl_sq_bind_text(st, 1, key);
+    bind_text(st, 1, key);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         grp = sqlite3_column_int64(st, 0);
@@ -194,10 +207,10 @@ int pctl_stage_end_bundle(bundle_stage *s, planctl *p, const char *key,
         if (grp)
             sqlite3_bind_int64(st, 1, grp);
         else
-            pctl_sq_bind_text(st, 1, key);
-        pctl_sq_bind_text(st, 2, name);
+            bind_text(st, 1, key);
+        bind_text(st, 2, name);
         sqlite3_bind_int64(st, 3, updated_at);
-        pctl_sq_bind_text(st, 4, instance);
+        bind_text(st, 4, instance);
         if ((rc = run(s, p, st)) < 0)
             return rc;
         if (!grp)
@@ -387,7 +400,7 @@ int pctl_stage_save(bundle_imp *m, int tbl, const bundle_row *r)
     sqlite3_bind_int(st, 1, tbl);
     sqlite3_bind_int64(st, 2, r->id);
     sqlite3_bind_int64(st, 3, r->nid);
-    pctl_sq_bind_text(st, 4, r->cur);
+    bind_text(st, 4, r->cur);
     sqlite3_bind_int64(st, 5, r->kids);
     sqlite3_bind_int64(st, 6, m->grp);
     return run(m->stage, m->p, st);
