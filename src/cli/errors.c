@@ -123,9 +123,3 @@ int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
     cli_buf_free(&msg);
     return CLI_EXIT_USAGE;
 }
-
-void cli_oom(void)
-{
-    fputs("planctl: out of memory\n", stderr);
-    exit(CLI_EXIT_ERROR);
-}

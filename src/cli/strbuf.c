@@ -4,8 +4,15 @@
  */
 #include "cli.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+void cli_oom(void)
+{
+    fputs("planctl: out of memory\n", stderr);
+    exit(CLI_EXIT_ERROR);
+}
 
 void *cli_xmalloc(size_t n)
 {

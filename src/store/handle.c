@@ -19,45 +19,6 @@
 #include "store/sql.h"
 #include "store/store.h"
 
-int pctl_err(planctl *p, int rc, const char *fmt, ...)
-{
-    va_list ap;
-    char *msg;
-    int n;
-
-    if (!p)
-        return rc;
-    va_start(ap, fmt);
-    n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    msg = n >= 0 ? pctl_malloc((size_t)n + 1) : NULL;
-    if (msg) {
-        char *r, *w;
-
-        va_start(ap, fmt);
-        vsnprintf(msg, (size_t)n + 1, fmt, ap);
-        va_end(ap);
-        /* One line, whatever went in: SQLite quotes a failed CHECK with
-         * its schema text, line breaks and indentation included, and
-         * names from outside may hold control characters.  Each run of
-         * them (and the spaces after) becomes one space. */
-        for (r = w = msg; *r;) {
-            if ((unsigned char)*r < 0x20 || *r == 0x7f) {
-                while (*r &&
-                       ((unsigned char)*r < 0x20 || *r == 0x7f || *r == ' '))
-                    r++;
-                *w++ = ' ';
-            } else {
-                *w++ = *r++;
-            }
-        }
-        *w = '\0';
-    }
-    pctl_free(p->errmsg);
-    p->errmsg = msg; /* NULL reads as "out of memory" */
-    return rc;
-}
-
 static int64_t system_now(void *data)
 {
     struct timespec ts;
@@ -128,15 +89,6 @@ int planctl_set_event_limits(planctl *p, int64_t warn_at, int64_t max)
     p->run_events_warn = warn_at ? warn_at : PLANCTL_RUN_EVENTS_WARN;
     p->run_events_max = max ? max : PLANCTL_RUN_EVENTS_MAX;
     return 0;
-}
-
-const char *planctl_errmsg(const planctl *p)
-{
-    if (!p)
-        return "out of memory";
-    if (!p->errmsg)
-        return "";
-    return p->errmsg;
 }
 
 int planctl_schema_version(const planctl *p)
