@@ -15,7 +15,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
-#include <string.h>
 #include <sys/resource.h>
 
 #include "core/alloc.h"
@@ -302,13 +301,7 @@ void pctl_engine_maybe_close(planctl_engine *e)
     close_handles(e);
 }
 
-/* ---- executors and definitions ---- */
-
-const planctl_executor *pctl_engine_executor(planctl_engine *e,
-                                             const char *kind)
-{
-    return pctl_kinds_executor(e->p->kinds, kind);
-}
+/* ---- executors ---- */
 
 int planctl_engine_register(planctl_engine *e, const char *kind,
                             const planctl_executor *ex)
@@ -323,126 +316,6 @@ int planctl_engine_register(planctl_engine *e, const char *kind,
      * the preflight checks that run in this process can use it. */
     rc = pctl_kind_set_executor(e->p, kind, ex);
     return rc < 0 ? rc : 0;
-}
-
-const pctl_def *pctl_engine_def(planctl_engine *e, int64_t def_id)
-{
-    defent *nd;
-    pctl_def *def;
-    size_t i;
-
-    for (i = 0; i < e->ndefs; i++) {
-        if (e->defs[i].id == def_id) {
-            e->defs[i].used = 1;
-            return e->defs[i].def;
-        }
-    }
-    if (pctl_def_load(&def, e->p, def_id) < 0)
-        return NULL;
-    nd = pctl_realloc(e->defs, (e->ndefs + 1) * sizeof *nd);
-    if (!nd) {
-        pctl_def_free(def);
-        pctl_err(e->p, PLANCTL_ENOMEM, "out of memory");
-        return NULL;
-    }
-    e->defs = nd;
-    memset(&nd[e->ndefs], 0, sizeof nd[e->ndefs]);
-    nd[e->ndefs].id = def_id;
-    nd[e->ndefs].def = def;
-    nd[e->ndefs].used = 1;
-    e->ndefs++;
-    return def;
-}
-
-void pctl_engine_defent_free(defent *d)
-{
-    pctl_def_free(d->def);
-    pctl_free(d->missing);
-    pctl_free(d->checked);
-}
-
-const char *pctl_engine_missing_kind(planctl_engine *e, int64_t def_id,
-                                     const pctl_plan_def *plan)
-{
-    defent *d = NULL;
-    size_t i, pi, si, k;
-
-    for (i = 0; i < e->ndefs && !d; i++)
-        if (e->defs[i].id == def_id)
-            d = &e->defs[i];
-    if (!d || plan < d->def->plans || plan >= d->def->plans + d->def->nplans)
-        return NULL;
-    i = (size_t)(plan - d->def->plans);
-    if (!d->checked) {
-        /* Out of memory: look each time rather than fail the pass. */
-        d->checked = pctl_calloc(d->def->nplans, 1);
-        d->missing = pctl_calloc(d->def->nplans, sizeof *d->missing);
-        if (!d->checked || !d->missing) {
-            pctl_free(d->checked);
-            pctl_free(d->missing);
-            d->checked = NULL;
-            d->missing = NULL;
-        }
-    }
-    if (d->checked && d->checked[i])
-        return d->missing[i];
-    for (pi = 0; pi < plan->nphases; pi++)
-        for (si = 0; si < plan->phases[pi].nsteps; si++)
-            for (k = 0; k < plan->phases[pi].steps[si].ntasks; k++) {
-                const char *kind =
-                    d->def->tasks[plan->phases[pi].steps[si].tasks[k]].kind;
-
-                if (!pctl_engine_executor(e, kind)) {
-                    if (d->checked) {
-                        d->checked[i] = 1;
-                        d->missing[i] = kind;
-                    }
-                    return kind;
-                }
-            }
-    if (d->checked)
-        d->checked[i] = 1;
-    return NULL;
-}
-
-int pctl_engine_is_waiting(const planctl_engine *e, int64_t run_id)
-{
-    size_t i;
-
-    for (i = 0; i < e->nwaiting; i++)
-        if (e->waiting[i] == run_id)
-            return 1;
-    return 0;
-}
-
-int pctl_engine_note_waiting(planctl_engine *e, int64_t run_id,
-                             int64_t instance_id, const char *instance,
-                             const char *plan, const char *kind)
-{
-    char msg[512];
-    int rc;
-
-    if (pctl_engine_is_waiting(e, run_id))
-        return 0;
-    if (e->nwaiting == e->cwaiting) {
-        size_t c = e->cwaiting ? e->cwaiting * 2 : 8;
-        int64_t *n = pctl_realloc(e->waiting, c * sizeof *n);
-
-        if (!n)
-            return pctl_err(e->p, PLANCTL_ENOMEM, "out of memory");
-        e->waiting = n;
-        e->cwaiting = c;
-    }
-    snprintf(msg, sizeof msg,
-             "run %lld (plan \"%s\") waits for an engine with task kind "
-             "\"%s\": this engine has no executor for it",
-             (long long)run_id, plan, kind);
-    if ((rc = pctl_event_admin(e->p, instance_id, "instance", msg, "engine",
-                               NULL)) < 0)
-        return rc;
-    e->waiting[e->nwaiting++] = run_id;
-    pctl_metrics_waiting(e, instance, run_id, plan, kind);
-    return 0;
 }
 
 /*

@@ -136,6 +136,8 @@ void pctl_engine_request_pass(planctl_engine *e);
  * it was committed). */
 int pctl_engine_pass(planctl_engine *e);
 
+/* ---- defs.c: the definition cache, executors, runs waiting for a kind */
+
 /* The definition of def_id from the cache, loaded on first use; marks it
  * used.  NULL with the handle's message on failure. */
 const pctl_def *pctl_engine_def(planctl_engine *e, int64_t def_id);
@@ -161,6 +163,12 @@ int pctl_engine_is_waiting(const planctl_engine *e, int64_t run_id);
 /* The executor of a task kind, or NULL. */
 const planctl_executor *pctl_engine_executor(planctl_engine *e,
                                              const char *kind);
+
+/* Drops the cached definitions that no active run or job uses, when the
+ * set of active runs changed.  Can't fail. */
+void pctl_engine_defs_trim(planctl_engine *e);
+
+/* ---- tasks.c: the engine's jobs and their tasks ---- */
 
 /* Starts the current task of j (after its IN_PROGRESS is committed).  On
  * failure to start, records an ERROR outcome and asks for a pass. */

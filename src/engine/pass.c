@@ -774,38 +774,6 @@ static void after_commit(pass *ps)
     }
 }
 
-/* Keeps the definitions some active run or job uses; drops the rest.
- * Only when the set of active runs changed (otherwise every definition
- * cached is still some run's). */
-static void trim_defs(planctl_engine *e)
-{
-    pctl_active *a = e->active;
-    size_t i = 0, ri;
-    ejob *j;
-
-    if (a && !a->members)
-        return;
-    for (i = 0; i < e->ndefs; i++)
-        e->defs[i].used = 0;
-    for (j = e->jobs; j; j = j->next)
-        for (i = 0; i < e->ndefs; i++)
-            if (e->defs[i].id == j->def_id)
-                e->defs[i].used = 1;
-    for (ri = 0; a && ri < a->nruns; ri++)
-        for (i = 0; i < e->ndefs; i++)
-            if (e->defs[i].id == a->runs[ri]->definition_id &&
-                pctl_status_active(a->runs[ri]->view.status))
-                e->defs[i].used = 1;
-    for (i = 0; i < e->ndefs;) {
-        if (!e->defs[i].used) {
-            pctl_engine_defent_free(&e->defs[i]);
-            e->defs[i] = e->defs[--e->ndefs];
-            continue;
-        }
-        e->defs[i++].used = 0;
-    }
-}
-
 /* The wall clock jumped by delta (engine.c): every pending time of the
  * active runs moves with it, in the database (store/clockshift.c) and in
  * the cache read from it; the jobs' own times move after the commit. */
@@ -927,7 +895,7 @@ int pctl_engine_pass(planctl_engine *e)
     e->swept = 1;
     after_commit(&ps);
     free_starts(&ps);
-    trim_defs(e);
+    pctl_engine_defs_trim(e);
     if (e->active)
         e->active->fresh = e->active->members = 0;
 
