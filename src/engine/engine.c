@@ -385,6 +385,7 @@ int planctl_engine_new(planctl_engine **out, planctl *p, uv_loop_t *loop,
     e->p = p;
     e->loop = loop;
     e->o = *opts;
+    e->request_pass = pctl_engine_request_pass;
     if (!(e->metrics = pctl_metrics_new())) {
         pctl_free(e);
         return PLANCTL_ENOMEM;

@@ -116,6 +116,14 @@ struct planctl_engine {
     void (*done)(planctl_engine *e, void *data);
     void *done_data;
 
+    /* Asks for a pass: engine.c's pctl_engine_request_pass, installed by
+     * planctl_engine_new.  tasks.c lies below engine.c and calls up only
+     * through this: a job reports through the hub (job.c) with nothing of
+     * engine.c on the stack, so the news can only go up by a function the
+     * engine handed down, the way hiredis's core calls the hooks an
+     * adapter installed and knows no loop. */
+    void (*request_pass)(planctl_engine *e);
+
     struct pctl_metrics *metrics; /* counters, histograms, log (metrics.c) */
 
     /* The engine's clock (engine.c): the handle's clock read once at

@@ -6,6 +6,11 @@
  * retried step resumes at its failed task (steps.task_index).  A start
  * that fails, or a kind nobody serves, becomes the task's outcome at once,
  * handled by the next pass like any other.
+ *
+ * tasks.c lies below engine.c and never calls up into it: what must
+ * reach the engine (a job reported, or cannot be started) asks for a pass
+ * through e->request_pass, which the engine installed, because a report
+ * arrives from the hub with no caller in engine.c to return to.
  */
 #include <stdio.h>
 #include <string.h>
@@ -40,7 +45,7 @@ void pctl_engine_job_finished(planctl_engine *e, ejob *j)
             e->done_head = j;
         e->done_tail = j;
     }
-    pctl_engine_request_pass(e);
+    e->request_pass(e);
 }
 
 void pctl_engine_done_remove(planctl_engine *e, ejob *j)
@@ -128,7 +133,7 @@ void pctl_engine_start_task(planctl_engine *e, ejob *j)
         /* Nothing can record the failure; the step stays IN_PROGRESS
          * without a task and the next pass treats it as interrupted. */
         pctl_engine_drop_job(e, j);
-        pctl_engine_request_pass(e);
+        e->request_pass(e);
         return;
     }
     if (!def || (size_t)j->task_index >= j->sdef->ntasks) {
