@@ -1,6 +1,8 @@
 /*
  * engine.c - the engine's life: options, executors, handles and timers,
- * the lease, and shutdown.  The pass itself is in pass.c.
+ * the lease, and shutdown.  The pass itself is in pass.c, which hands
+ * back what it decided; engine.c applies it (after_pass), giving the
+ * jobs' part to tasks.c.
  *
  * Handles: five timers and the hub's async, all initialised by start and
  * closed together when the engine stops; the engine reports done only
@@ -22,6 +24,7 @@
 #include "engine/executors.h"
 #include "engine/metrics.h"
 #include "store/active.h"
+#include "store/counts.h"
 #include "store/store.h"
 
 #define DEFAULT_CONCURRENCY 64
@@ -61,15 +64,86 @@ static void fence(planctl_engine *e, int why)
     pctl_engine_maybe_close(e);
 }
 
+static void on_pass(uv_timer_t *t);
+
+/* Asks for a pass in the next loop iteration (idempotent).  The files
+ * below engine.c reach it through e->request_pass. */
+static void request_pass(planctl_engine *e)
+{
+    if (e->fenced) {
+        /* No pass can run; a job reporting in just needs forgetting. */
+        if (e->state == ENGINE_STOPPING) {
+            wind_down_fenced(e);
+            pctl_engine_maybe_close(e);
+        }
+        return;
+    }
+    if (e->pass_pending ||
+        (e->state != ENGINE_RUNNING && e->state != ENGINE_STOPPING))
+        return;
+    e->pass_pending = 1;
+    uv_timer_start(&e->pass_timer, on_pass, 0, 0);
+}
+
+static void on_wake(uv_timer_t *t)
+{
+    request_pass(t->data);
+}
+
+/* Arms the wake-up timer for time `at` (the handle's clock). */
+static void arm_wake(planctl_engine *e, int64_t at)
+{
+    int64_t delay = at - pctl_now(e->p);
+
+    uv_timer_start(&e->wake_timer, on_wake, delay > 0 ? (uint64_t)delay : 0, 0);
+}
+
+/* A pass committed: what it decided now happens.  Its jobs' part first
+ * (tasks.c: cancels, the jobs that reported, new steps' jobs, starts: no
+ * task starts before its IN_PROGRESS is durable), then the definitions
+ * nothing uses any more are dropped (after the new jobs took theirs),
+ * then the next pass, the wake-up, or the stop of an engine run until
+ * idle.  The pass hands this back rather than doing it so that it calls
+ * neither engine.c nor tasks.c (engine.h). */
+static void after_pass(planctl_engine *e, pctl_pass_result *res)
+{
+    int open = 0;
+
+    pctl_engine_apply_jobs(e, res);
+    pctl_pass_result_free(res);
+    pctl_engine_defs_trim(e);
+    /* What the cache had to tell (read anew, runs added or dropped) has
+     * been seen: by reconcile() and by the trim. */
+    if (e->active)
+        e->active->fresh = e->active->members = 0;
+    if (res->more)
+        request_pass(e);
+    if (e->state == ENGINE_RUNNING) {
+        if (res->wake_at > 0)
+            arm_wake(e, res->wake_at);
+        if (res->runs_ended)
+            request_pass(e);
+        else if (e->o.until_idle && e->njobs == 0 &&
+                 res->active_runs == res->waiting_runs &&
+                 (res->waiting_runs > 0 ||
+                  (pctl_runs_open_any(&open, e->p) == 0 && !open)))
+            /* Idle: nothing open, or only runs that wait for a task kind
+             * this engine has no executor for (and the runs queued behind
+             * them, which wait too). */
+            planctl_engine_stop(e, 0);
+    }
+}
+
 static void on_pass(uv_timer_t *t)
 {
     planctl_engine *e = t->data;
+    pctl_pass_result res;
     int rc;
 
     e->pass_pending = 0;
     if (e->state != ENGINE_RUNNING && e->state != ENGINE_STOPPING)
         return;
-    rc = e->fenced ? PLANCTL_ESTALE : pctl_engine_pass(e);
+    rc = e->fenced ? PLANCTL_ESTALE : pctl_engine_pass(&res, e);
     if (rc == PLANCTL_ESTALE) {
         if (!e->fenced)
             pctl_metrics_log(e, PLANCTL_LOG_ERROR, "lease lost",
@@ -88,25 +162,9 @@ static void on_pass(uv_timer_t *t)
         pctl_metrics_pass_failed(e, e->backoff_ms);
         return;
     }
+    after_pass(e, &res);
     e->backoff_ms = 0;
     pctl_engine_maybe_close(e);
-}
-
-void pctl_engine_request_pass(planctl_engine *e)
-{
-    if (e->fenced) {
-        /* No pass can run; a job reporting in just needs forgetting. */
-        if (e->state == ENGINE_STOPPING) {
-            wind_down_fenced(e);
-            pctl_engine_maybe_close(e);
-        }
-        return;
-    }
-    if (e->pass_pending ||
-        (e->state != ENGINE_RUNNING && e->state != ENGINE_STOPPING))
-        return;
-    e->pass_pending = 1;
-    uv_timer_start(&e->pass_timer, on_pass, 0, 0);
 }
 
 /*
@@ -171,18 +229,6 @@ static void clock_restore(planctl_engine *e)
     e->clock_installed = 0;
 }
 
-static void on_wake(uv_timer_t *t)
-{
-    pctl_engine_request_pass(t->data);
-}
-
-void pctl_engine_arm_wake(planctl_engine *e, int64_t at)
-{
-    int64_t delay = at - pctl_now(e->p);
-
-    uv_timer_start(&e->wake_timer, on_wake, delay > 0 ? (uint64_t)delay : 0, 0);
-}
-
 /* Commits by other processes (a `planctl trigger` from a shell) show as a
  * new PRAGMA data_version; our own commits do not change it. */
 static void on_poll(uv_timer_t *t)
@@ -202,10 +248,10 @@ static void on_poll(uv_timer_t *t)
      * the pending times with it at once, not only at the next wake-up. */
     (void)pctl_now(e->p);
     if (e->clock_shift)
-        pctl_engine_request_pass(e);
+        request_pass(e);
     if (pctl_data_version(&v, e->p) == 0 && v != e->data_version) {
         e->data_version = v;
-        pctl_engine_request_pass(e);
+        request_pass(e);
     }
 }
 
@@ -245,7 +291,7 @@ static void on_grace(uv_timer_t *t)
     planctl_engine *e = t->data;
 
     cancel_all(e, e->fenced ? EJOB_GONE : EJOB_SHUTDOWN);
-    pctl_engine_request_pass(e);
+    request_pass(e);
 }
 
 static void closed_one(planctl_engine *e)
@@ -385,7 +431,7 @@ int planctl_engine_new(planctl_engine **out, planctl *p, uv_loop_t *loop,
     e->p = p;
     e->loop = loop;
     e->o = *opts;
-    e->request_pass = pctl_engine_request_pass;
+    e->request_pass = request_pass;
     if (!(e->metrics = pctl_metrics_new())) {
         pctl_free(e);
         return PLANCTL_ENOMEM;
@@ -460,7 +506,7 @@ int planctl_engine_start(planctl_engine *e,
                      e->p->path);
     /* The first pass recovers: steps left IN_PROGRESS without a job here
      * were interrupted and become ERROR. */
-    pctl_engine_request_pass(e);
+    request_pass(e);
     return 0;
 }
 
@@ -481,7 +527,7 @@ int planctl_engine_stop(planctl_engine *e, int64_t grace_ms)
     else if (!uv_is_active((uv_handle_t *)&e->grace_timer) ||
              uv_timer_get_due_in(&e->grace_timer) > (uint64_t)grace_ms)
         uv_timer_start(&e->grace_timer, on_grace, (uint64_t)grace_ms, 0);
-    pctl_engine_request_pass(e);
+    request_pass(e);
     return 0;
 }
 

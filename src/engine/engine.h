@@ -1,7 +1,22 @@
 /*
  * engine.h - the engine's internals, shared by engine.c (lifecycle,
- * handles, timers, executors) and pass.c (one pass: results, decisions,
- * commit, task starts).
+ * handles, timers), pass.c (one pass: outcomes, decisions, commit),
+ * tasks.c (the jobs: starting, cancelling, finishing their tasks) and
+ * defs.c (the definition cache, executors, runs waiting for a kind).
+ *
+ * They call each other one way only, engine.c on top:
+ *
+ *     engine.c -> pass.c  -> defs.c
+ *     engine.c -> tasks.c -> defs.c
+ *     engine.c -> defs.c
+ *
+ * (and all of them down to metrics.c, job.c, orphans.c and the store).
+ *
+ * engine.c runs a pass, which decides and commits and hands back what it
+ * decided (pctl_pass_result); engine.c then gives the jobs' part to
+ * tasks.c, arms the wake-up and asks for the next pass.  Nothing below
+ * calls up: a job's report reaches the engine through the function it
+ * installed (planctl_engine.request_pass).
  *
  * The engine is level-triggered.  Anything that may change what should
  * happen (a task finished, a timer fired, another process committed)
@@ -35,6 +50,15 @@ typedef enum ejob_cancel {
     EJOB_SHUTDOWN  /* the engine is stopping: ERROR, interrupted */
 } ejob_cancel;
 
+/* What a pass decided for a job that reported (pass.c), applied once the
+ * pass committed (tasks.c). */
+typedef enum ejob_fx {
+    EJOB_FX_NONE = 0,  /* nothing yet: its report waits for a pass */
+    EJOB_FX_DROP,      /* its step ended (or is not ours): forget it */
+    EJOB_FX_NEXT_TASK, /* its task is done: start the step's next */
+    EJOB_FX_POLL       /* its task is not done: start it again later */
+} ejob_fx;
+
 /* The engine's record of one step it is running.  Besides the list of
  * all jobs, a job is on the `done` list from its report until a pass has
  * applied it, and on the `waiting` list while it has no task running (new,
@@ -58,7 +82,7 @@ typedef struct ejob {
     const planctl_executor *ex; /* of the running task */
     int finished;      /* job's outcome delivered, waiting for the pass */
     int start_pending; /* start the current task after the commit */
-    int fx;            /* what the pass decided for it (pass.c) */
+    ejob_fx fx;        /* what the pass decided for it (pass.c) */
     planctl_engine *engine;
 } ejob;
 
@@ -116,12 +140,13 @@ struct planctl_engine {
     void (*done)(planctl_engine *e, void *data);
     void *done_data;
 
-    /* Asks for a pass: engine.c's pctl_engine_request_pass, installed by
-     * planctl_engine_new.  tasks.c lies below engine.c and calls up only
-     * through this: a job reports through the hub (job.c) with nothing of
-     * engine.c on the stack, so the news can only go up by a function the
-     * engine handed down, the way hiredis's core calls the hooks an
-     * adapter installed and knows no loop. */
+    /* Asks for a pass in the next loop iteration (idempotent): engine.c's
+     * request_pass(), installed by planctl_engine_new.  tasks.c lies
+     * below engine.c and calls up only through this: a job reports
+     * through the hub (job.c) with nothing of engine.c on the stack, so
+     * the news can only go up by a function the engine handed down, the
+     * way hiredis's core calls the hooks an adapter installed and knows
+     * no loop. */
     void (*request_pass)(planctl_engine *e);
 
     struct pctl_metrics *metrics; /* counters, histograms, log (metrics.c) */
@@ -137,12 +162,43 @@ struct planctl_engine {
     int64_t clock_shift;    /* a jump of the wall clock the next pass applies */
 };
 
-/* Asks for a pass in the next loop iteration (idempotent). */
-void pctl_engine_request_pass(planctl_engine *e);
+/* ---- pass.c: one pass ---- */
 
-/* One pass (pass.c).  Returns 0, or the error that failed it (nothing of
- * it was committed). */
-int pctl_engine_pass(planctl_engine *e);
+/* A step a pass moved to IN_PROGRESS: its job is made and its task
+ * started once the pass committed.  The strings are owned here until a
+ * job takes them over. */
+typedef struct pctl_start {
+    int64_t step_id, run_id, def_id, deadline_at;
+    int attempt, max_attempts;
+    int task_index; /* a retry resumes at the task that failed */
+    const pctl_step_def *sdef;
+    char *instance, *plan, *phase, *step, *params, *run_uid;
+} pctl_start;
+
+/* What a committed pass leaves to do, handed to engine.c.  What it
+ * decided for the jobs that reported is on the jobs (ejob.fx, the done
+ * list). */
+typedef struct pctl_pass_result {
+    int64_t now;        /* the pass's moment */
+    int64_t wake_at;    /* the next retry, deadline or poll; 0: none */
+    pctl_start *starts; /* steps that went IN_PROGRESS */
+    size_t nstarts;
+    ejob **cancels; /* jobs whose step ended: cancelled as EJOB_GONE */
+    size_t ncancels;
+    size_t active_runs;  /* runs still active */
+    size_t waiting_runs; /* of them, waiting for a task kind */
+    int runs_ended;      /* a queued run may have been promoted: pass again */
+    int more;            /* work left for the next pass, asked for at once */
+} pctl_pass_result;
+
+/* One pass: decides and commits (pass.c).  Returns 0 with *out filled
+ * (free with pctl_pass_result_free), or the error that failed it: nothing
+ * of it was committed, and *out is empty. */
+int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e);
+
+/* Frees the starts no job took over and the cancels; the other fields
+ * stay.  Can't fail. */
+void pctl_pass_result_free(pctl_pass_result *res);
 
 /* ---- defs.c: the definition cache, executors, runs waiting for a kind */
 
@@ -200,8 +256,16 @@ void pctl_engine_done_remove(planctl_engine *e, ejob *j);
 void pctl_engine_wait_add(planctl_engine *e, ejob *j);
 void pctl_engine_wait_remove(planctl_engine *e, ejob *j);
 
-/* Arms the wake-up timer for time `at` (the handle's clock). */
-void pctl_engine_arm_wake(planctl_engine *e, int64_t at);
+/* Applies what a committed pass decided for the jobs, in this order:
+ * cancels res->cancels (EJOB_GONE); drops, moves on or polls later the
+ * jobs that reported (ejob.fx); makes the jobs of res->starts (taking
+ * their strings over); starts every task that is due, or, the engine
+ * stopping, cancels the jobs between tasks (EJOB_SHUTDOWN).  Lowers
+ * res->wake_at to the next poll not yet due.  Can't fail: a job that
+ * cannot be made or started is the next pass's to recover. */
+void pctl_engine_apply_jobs(planctl_engine *e, pctl_pass_result *res);
+
+/* ---- engine.c ---- */
 
 /* Moves a stopping engine on: closes handles once no job is left. */
 void pctl_engine_maybe_close(planctl_engine *e);

@@ -14,13 +14,20 @@
  *   4. decide: pctl_decide() for every run that may have something to do
  *      (it changed, a time it waits for came, or it waits for a slot and
  *      one is free), and every action through the gate;
- *   5. commit; only then: forget finished jobs, cancel jobs, and start the
- *      tasks of steps that went IN_PROGRESS (a task never starts before its
- *      IN_PROGRESS is durable).
+ *   5. commit, and hand back what was decided (pctl_pass_result): only
+ *      then does engine.c have tasks.c forget finished jobs, cancel jobs,
+ *      and start the tasks of steps that went IN_PROGRESS (a task never
+ *      starts before its IN_PROGRESS is durable), and arm the wake-up and
+ *      ask for the next pass.
  * If anything fails before the commit, the transaction is rolled back, the
  * cache dropped (the next pass reads everything), and nothing else in
  * memory has changed: the effects of step 2 and the starts of step 4 are
  * only recorded, and applied after the commit.
+ *
+ * pass.c calls neither engine.c nor tasks.c: it decides and commits, and
+ * what follows is data handed back, so the engine's files call one way
+ * (engine.h).  libuv's uv_run() is the model: it runs its phases in
+ * order, and no phase calls back into the loop driver.
  */
 #include <stdio.h>
 #include <string.h>
@@ -31,11 +38,7 @@
 #include "engine/metrics.h"
 #include "engine/orphans.h"
 #include "store/active.h"
-#include "store/counts.h"
 #include "store/store.h"
-
-/* What step 2 decided for a job, applied after the commit. */
-enum { FX_NONE, FX_DROP, FX_NEXT_TASK, FX_POLL };
 
 /* What one pass does at most, so a burst (a thousand runs admitted at
  * once, tasks finishing together, a restart) makes several bounded
@@ -47,36 +50,19 @@ enum { FX_NONE, FX_DROP, FX_NEXT_TASK, FX_POLL };
 #define MAX_ACTIONS 4096
 #define MAX_STARTS 1024
 
-/* A step to start after the commit. */
-typedef struct start_req {
-    int64_t step_id, run_id, def_id, deadline_at;
-    int attempt, max_attempts;
-    int task_index; /* a retry resumes at the task that failed */
-    const pctl_step_def *sdef;
-    char *instance, *plan, *phase, *step, *params, *run_uid;
-} start_req;
-
 typedef struct pass {
     planctl_engine *e;
-    int64_t now;
-    int64_t wake; /* 0: none */
-    start_req *starts;
-    size_t nstarts, cap;
-    ejob **cancels; /* cancelled after the commit, as EJOB_GONE */
-    size_t ncancels, ccap;
+    pctl_pass_result r;   /* handed to engine.c once committed */
+    size_t cap, ccap;     /* of r.starts, r.cancels */
     pctl_orphan *orphans; /* interrupted attempts, reaped before the commit */
     size_t norphans, ocap;
-    size_t active_runs;
-    size_t waiting_runs; /* of them, waiting for a task kind (decide_all) */
-    size_t nactions;     /* decided so far */
-    int runs_ended;
-    int more; /* work left for the next pass (see MAX_OUTCOMES) */
+    size_t nactions; /* decided so far */
 } pass;
 
 static void wake_min(pass *ps, int64_t t)
 {
-    if (t > 0 && (ps->wake == 0 || t < ps->wake))
-        ps->wake = t;
+    if (t > 0 && (ps->r.wake_at == 0 || t < ps->r.wake_at))
+        ps->r.wake_at = t;
 }
 
 /* The job running a cached step: set when the job is made (or when the
@@ -99,18 +85,18 @@ static int defer_cancel(pass *ps, ejob *j)
     if (!j || j->cancel != EJOB_LIVE)
         return 0;
     if (j->finished) {
-        if (j->fx == FX_NEXT_TASK || j->fx == FX_POLL)
-            j->fx = FX_DROP;
+        if (j->fx == EJOB_FX_NEXT_TASK || j->fx == EJOB_FX_POLL)
+            j->fx = EJOB_FX_DROP;
         return 0;
     }
-    if (ps->ncancels == ps->ccap) {
+    if (ps->r.ncancels == ps->ccap) {
         ps->ccap = ps->ccap ? ps->ccap * 2 : 8;
-        n = pctl_realloc(ps->cancels, ps->ccap * sizeof *n);
+        n = pctl_realloc(ps->r.cancels, ps->ccap * sizeof *n);
         if (!n)
             return pctl_err(ps->e->p, PLANCTL_ENOMEM, "out of memory");
-        ps->cancels = n;
+        ps->r.cancels = n;
     }
-    ps->cancels[ps->ncancels++] = j;
+    ps->r.cancels[ps->r.ncancels++] = j;
     return 0;
 }
 
@@ -163,7 +149,7 @@ static int apply_outcome(pass *ps, ejob *j)
     int rc;
 
     if (j->cancel == EJOB_GONE) {
-        j->fx = FX_DROP;
+        j->fx = EJOB_FX_DROP;
         return 0;
     }
     if (j->cancel == EJOB_SHUTDOWN) {
@@ -172,10 +158,10 @@ static int apply_outcome(pass *ps, ejob *j)
          * count (the step gets one more), as many times as the step has
          * tries, so that a task which stops its engine cannot loop for
          * ever.  A crash (recovery in reconcile()) counts. */
-        j->fx = FX_DROP;
+        j->fx = EJOB_FX_DROP;
         rc = step_change_as(e, j->step_id, PLANCTL_STATUS_IN_PROGRESS,
                             PLANCTL_STATUS_ERROR, "interrupted: engine stopped",
-                            next_try(j->retry, j->attempt, ps->now), 0,
+                            next_try(j->retry, j->attempt, ps->r.now), 0,
                             job ? job->exit_code : -1, job ? job->output : NULL,
                             j->max_attempts < 2 * j->retry->attempts);
         return rc < 0 ? rc : 0;
@@ -188,16 +174,16 @@ static int apply_outcome(pass *ps, ejob *j)
     switch (job->outcome) {
     case PLANCTL_OUTCOME_DONE:
         if ((size_t)j->task_index + 1 < j->sdef->ntasks) {
-            j->fx = FX_NEXT_TASK;
+            j->fx = EJOB_FX_NEXT_TASK;
             return pctl_step_set_task(e->p, j->step_id, j->task_index + 1);
         }
-        j->fx = FX_DROP;
+        j->fx = EJOB_FX_DROP;
         rc = step_change(e, j->step_id, PLANCTL_STATUS_IN_PROGRESS,
                          PLANCTL_STATUS_COMPLETE, job->message, 0, 0,
                          job->exit_code, job->output);
         return rc < 0 ? rc : 0;
     case PLANCTL_OUTCOME_NOT_DONE:
-        j->fx = FX_POLL;
+        j->fx = EJOB_FX_POLL;
         return 0;
     case PLANCTL_OUTCOME_ERROR:
     case PLANCTL_OUTCOME_FATAL:
@@ -206,11 +192,11 @@ static int apply_outcome(pass *ps, ejob *j)
                      j->attempt < j->max_attempts
                  ? PLANCTL_STATUS_ERROR
                  : PLANCTL_STATUS_FATAL_ERROR;
-        j->fx = FX_DROP;
+        j->fx = EJOB_FX_DROP;
         rc = step_change(e, j->step_id, PLANCTL_STATUS_IN_PROGRESS, to,
                          job->message ? job->message : "failed",
                          to == PLANCTL_STATUS_ERROR
-                             ? next_try(j->retry, j->attempt, ps->now)
+                             ? next_try(j->retry, j->attempt, ps->r.now)
                              : 0,
                          0, job->exit_code, job->output);
         return rc < 0 ? rc : 0;
@@ -279,7 +265,7 @@ static int check_ours(pass *ps, pctl_active *a, ejob *j)
     pctl_run_row *r;
     size_t pi, si;
 
-    if (j->cancel != EJOB_LIVE || j->fx == FX_DROP)
+    if (j->cancel != EJOB_LIVE || j->fx == EJOB_FX_DROP)
         return 0;
     if (pctl_active_find_step(a, j->step_id, &r, &pi, &si) &&
         r->id == j->run_id &&
@@ -287,7 +273,7 @@ static int check_ours(pass *ps, pctl_active *a, ejob *j)
         r->view.phases[pi].steps[si].attempt == j->attempt)
         return 0;
     if (j->finished) {
-        j->fx = FX_DROP; /* nothing runs; just do not go on */
+        j->fx = EJOB_FX_DROP; /* nothing runs; just do not go on */
         return 0;
     }
     return defer_cancel(ps, j);
@@ -358,7 +344,7 @@ static int reconcile(pass *ps, pctl_active *a)
                     e, r->phases[pi].steps[si].id, PLANCTL_STATUS_IN_PROGRESS,
                     PLANCTL_STATUS_ERROR, "interrupted: engine stopped",
                     next_try(&plan->phases[pi].steps[si].retry, v->attempt,
-                             ps->now),
+                             ps->r.now),
                     0, -1, NULL);
                 if (rc == 0)
                     rc = add_orphan(ps, r->uid, r->phases[pi].steps[si].name,
@@ -376,16 +362,16 @@ static int reconcile(pass *ps, pctl_active *a)
 static int add_start(pass *ps, pctl_run_row *r, size_t pi, size_t si,
                      const pctl_step_def *sd, int64_t deadline)
 {
-    start_req *s, *n;
+    pctl_start *s, *n;
 
-    if (ps->nstarts == ps->cap) {
+    if (ps->r.nstarts == ps->cap) {
         ps->cap = ps->cap ? ps->cap * 2 : 16;
-        n = pctl_realloc(ps->starts, ps->cap * sizeof *n);
+        n = pctl_realloc(ps->r.starts, ps->cap * sizeof *n);
         if (!n)
             return pctl_err(ps->e->p, PLANCTL_ENOMEM, "out of memory");
-        ps->starts = n;
+        ps->r.starts = n;
     }
-    s = &ps->starts[ps->nstarts];
+    s = &ps->r.starts[ps->r.nstarts];
     memset(s, 0, sizeof *s);
     s->step_id = r->phases[pi].steps[si].id;
     s->run_id = r->id;
@@ -401,7 +387,7 @@ static int add_start(pass *ps, pctl_run_row *r, size_t pi, size_t si,
     s->step = pctl_strdup(r->phases[pi].steps[si].name);
     s->params = pctl_strdup(r->params);
     s->run_uid = pctl_strdup(r->uid);
-    ps->nstarts++;
+    ps->r.nstarts++;
     if (!s->instance || !s->plan || !s->phase || !s->step || !s->params ||
         !s->run_uid)
         return pctl_err(ps->e->p, PLANCTL_ENOMEM, "out of memory");
@@ -458,7 +444,7 @@ static int apply_action(pass *ps, pctl_run_row *r, const pctl_plan_def *plan,
         /* A plan's deadline becomes the run's, an absolute time set as
          * it starts (and recorded in that event). */
         if (a->why == PCTL_WHY_START && plan->deadline_ms > 0) {
-            c.deadline_at = ps->now + plan->deadline_ms;
+            c.deadline_at = ps->r.now + plan->deadline_ms;
             wake_min(ps, c.deadline_at);
         }
         return pctl_gate(e->p, &c);
@@ -488,7 +474,7 @@ static int apply_action(pass *ps, pctl_run_row *r, const pctl_plan_def *plan,
     switch (a->why) {
     case PCTL_WHY_START:
     case PCTL_WHY_RETRY:
-        deadline = sd->timeout_ms > 0 ? ps->now + sd->timeout_ms : 0;
+        deadline = sd->timeout_ms > 0 ? ps->r.now + sd->timeout_ms : 0;
         rc = step_change(e, id, a->from, a->to, NULL, 0, deadline, -1, NULL);
         if (rc == 0)
             rc = add_start(ps, r, a->phase, a->step, sd, deadline);
@@ -505,7 +491,7 @@ static int apply_action(pass *ps, pctl_run_row *r, const pctl_plan_def *plan,
             a->to == PLANCTL_STATUS_ERROR
                 ? next_try(&sd->retry,
                            r->view.phases[a->phase].steps[a->step].attempt,
-                           ps->now)
+                           ps->r.now)
                 : 0,
             0, -1, NULL);
         return rc < 0 ? rc : 0;
@@ -544,7 +530,7 @@ static int decide_all(pass *ps, pctl_active *a)
      * pass (dropped at the commit, all on the done list) do not. */
     slots -= e->njobs;
     for (j = e->done_head; j; j = j->done_next)
-        if (j->fx == FX_DROP)
+        if (j->fx == EJOB_FX_DROP)
             slots++;
     if (slots > MAX_STARTS) {
         slots = MAX_STARTS;
@@ -563,11 +549,12 @@ static int decide_all(pass *ps, pctl_active *a)
 
         if (!pctl_status_active(r->view.status))
             continue; /* ended in this pass or the last; dropped soon */
-        if (!needs_deciding(r, ps->now, slots) || ps->nactions >= MAX_ACTIONS) {
-            if (needs_deciding(r, ps->now, slots))
-                ps->more = 1; /* still dirty: the next pass decides it */
-            ps->active_runs++;
-            ps->waiting_runs += pctl_engine_is_waiting(e, r->id);
+        if (!needs_deciding(r, ps->r.now, slots) ||
+            ps->nactions >= MAX_ACTIONS) {
+            if (needs_deciding(r, ps->r.now, slots))
+                ps->r.more = 1; /* still dirty: the next pass decides it */
+            ps->r.active_runs++;
+            ps->r.waiting_runs += pctl_engine_is_waiting(e, r->id);
             wake_min(ps, r->wake_at);
             continue;
         }
@@ -588,8 +575,8 @@ static int decide_all(pass *ps, pctl_active *a)
             r->dirty = 0;
             r->quiet = 1;
             r->wake_at = 0;
-            ps->active_runs++;
-            ps->waiting_runs++;
+            ps->r.active_runs++;
+            ps->r.waiting_runs++;
             rc = pctl_engine_note_waiting(e, r->id, r->instance_id, r->instance,
                                           r->plan, kind);
             continue;
@@ -617,7 +604,7 @@ static int decide_all(pass *ps, pctl_active *a)
             else
                 actions = na;
         }
-        n = rc == 0 ? pctl_decide(&r->view, ps->now, &slots, actions, &wake,
+        n = rc == 0 ? pctl_decide(&r->view, ps->r.now, &slots, actions, &wake,
                                   scratch)
                     : 0;
         wake = wake == INT64_MAX ? 0 : wake;
@@ -635,143 +622,48 @@ static int decide_all(pass *ps, pctl_active *a)
              * have promoted a queued run, which the next pass starts. */
             if (actions[k].target == PCTL_TARGET_RUN &&
                 pctl_status_terminal(actions[k].to))
-                ps->runs_ended++;
+                ps->r.runs_ended++;
         }
         if (pctl_status_active(r->view.status))
-            ps->active_runs++;
+            ps->r.active_runs++;
     }
     if (capped && slots == 0)
-        ps->more = 1; /* more slots free than one pass starts */
+        ps->r.more = 1; /* more slots free than one pass starts */
     pctl_free(actions);
     pctl_free(scratch);
     return rc;
 }
 
-/* ---- 5. after the commit ---- */
+/* ---- 5. commit, and what is left to do ---- */
 
-static void free_starts(pass *ps)
+void pctl_pass_result_free(pctl_pass_result *res)
 {
     size_t i;
 
-    for (i = 0; i < ps->nstarts; i++) {
-        pctl_free(ps->starts[i].instance);
-        pctl_free(ps->starts[i].plan);
-        pctl_free(ps->starts[i].phase);
-        pctl_free(ps->starts[i].step);
-        pctl_free(ps->starts[i].params);
-        pctl_free(ps->starts[i].run_uid);
+    for (i = 0; i < res->nstarts; i++) {
+        pctl_free(res->starts[i].instance);
+        pctl_free(res->starts[i].plan);
+        pctl_free(res->starts[i].phase);
+        pctl_free(res->starts[i].step);
+        pctl_free(res->starts[i].params);
+        pctl_free(res->starts[i].run_uid);
     }
-    pctl_free(ps->starts);
-    pctl_free(ps->cancels);
+    pctl_free(res->starts);
+    pctl_free(res->cancels);
+    res->starts = NULL;
+    res->cancels = NULL;
+    res->nstarts = res->ncancels = 0;
+}
+
+static void free_orphans(pass *ps)
+{
+    size_t i;
+
     for (i = 0; i < ps->norphans; i++) {
         pctl_free(ps->orphans[i].run_uid);
         pctl_free(ps->orphans[i].step);
     }
     pctl_free(ps->orphans);
-}
-
-static void after_commit(pass *ps)
-{
-    planctl_engine *e = ps->e;
-    ejob *j, *next;
-    size_t i;
-
-    /* Cancels first: a job the commit also dropped is then already gone
-     * from this list's point of view (it finished, so cancel skips it). */
-    for (i = 0; i < ps->ncancels; i++)
-        pctl_engine_cancel_job(e, ps->cancels[i], EJOB_GONE);
-    /* What the pass decided for the jobs that reported (those it did not
-     * get to stay on the done list for the next). */
-    for (j = e->done_head; j; j = next) {
-        next = j->done_next;
-        switch (j->fx) {
-        case FX_DROP:
-            pctl_engine_drop_job(e, j);
-            continue;
-        case FX_NEXT_TASK:
-            pctl_job_free(j->job);
-            j->job = NULL;
-            j->finished = 0;
-            j->task_index++;
-            j->start_pending = 1;
-            break;
-        case FX_POLL:
-            pctl_job_free(j->job);
-            j->job = NULL;
-            j->finished = 0;
-            j->poll_at = ps->now + e->o.task_poll_ms;
-            break;
-        default:
-            continue;
-        }
-        j->fx = FX_NONE;
-        pctl_engine_done_remove(e, j);
-        pctl_engine_wait_add(e, j);
-    }
-    /* New steps: the ejob takes the strings over. */
-    for (i = 0; i < ps->nstarts; i++) {
-        start_req *s = &ps->starts[i];
-        ejob *nj = pctl_calloc(1, sizeof *nj);
-
-        if (!nj) {
-            /* The step stays IN_PROGRESS without a job; the next pass
-             * sees it as interrupted and retries it. */
-            pctl_active_touch(e->active, s->run_id);
-            continue;
-        }
-        nj->engine = e;
-        nj->step_id = s->step_id;
-        nj->run_id = s->run_id;
-        nj->def_id = s->def_id;
-        nj->attempt = s->attempt;
-        nj->max_attempts = s->max_attempts;
-        nj->task_index = s->task_index;
-        nj->sdef = s->sdef;
-        nj->retry = &s->sdef->retry;
-        nj->deadline_at = s->deadline_at;
-        nj->instance = s->instance;
-        nj->plan = s->plan;
-        nj->phase = s->phase;
-        nj->step = s->step;
-        nj->params = s->params;
-        nj->run_uid = s->run_uid;
-        s->instance = s->plan = s->phase = s->step = s->params = NULL;
-        s->run_uid = NULL;
-        nj->start_pending = 1;
-        pctl_engine_add_job(e, nj);
-        pctl_engine_wait_add(e, nj);
-        {
-            pctl_run_row *r;
-            size_t pi, si;
-
-            if (pctl_active_find_step(e->active, nj->step_id, &r, &pi, &si))
-                r->phases[pi].steps[si].job = nj;
-        }
-    }
-    /* Jobs with no task running: start what is due. */
-    for (j = e->wait_head; j; j = next) {
-        next = j->wait_next; /* starting may drop j */
-        if (j->cancel != EJOB_LIVE || j->job) {
-            pctl_engine_wait_remove(e, j);
-            continue;
-        }
-        if (e->state != ENGINE_RUNNING) {
-            /* Stopping: a step between tasks does not start its next. */
-            pctl_engine_cancel_job(e, j, EJOB_SHUTDOWN);
-            continue;
-        }
-        if (j->poll_at > 0 && j->poll_at <= ps->now) {
-            j->poll_at = 0;
-            j->start_pending = 1;
-        }
-        if (j->start_pending) {
-            j->start_pending = 0;
-            pctl_engine_wait_remove(e, j);
-            pctl_engine_start_task(e, j);
-            continue;
-        }
-        wake_min(ps, j->poll_at);
-    }
 }
 
 /* The wall clock jumped by delta (engine.c): every pending time of the
@@ -807,24 +699,25 @@ static int shift_clock(planctl_engine *e, pctl_active *a, int64_t delta)
     return rc;
 }
 
-int pctl_engine_pass(planctl_engine *e)
+int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
 {
     pass ps;
     pctl_active *a;
     ejob *j;
     int64_t shift;
-    int rc, open = 0;
+    int rc;
     size_t applied = 0;
     uint64_t t0 = uv_hrtime(), t_commit;
 
+    memset(out, 0, sizeof *out);
     memset(&ps, 0, sizeof ps);
     ps.e = e;
-    ps.now = pctl_now(e->p);
+    ps.r.now = pctl_now(e->p);
     if ((rc = pctl_engine_tx_begin(e->p, e->token)) < 0)
         return rc;
     /* One pass is one commit and one moment: every time it records is the
      * same, so what started together reads as having started together. */
-    pctl_clock_freeze(e->p, ps.now);
+    pctl_clock_freeze(e->p, ps.r.now);
     /* Its events are written together before the commit
      * (store/journal.c). */
     rc = pctl_events_defer(e->p, 1);
@@ -836,7 +729,7 @@ int pctl_engine_pass(planctl_engine *e)
         rc = shift_clock(e, a, shift);
     for (j = e->done_head; rc == 0 && j; j = j->done_next) {
         if (applied == MAX_OUTCOMES) {
-            ps.more = 1;
+            ps.r.more = 1;
             break;
         }
         applied++;
@@ -872,8 +765,9 @@ int pctl_engine_pass(planctl_engine *e)
     pctl_metrics_pass_end(e, rc, uv_hrtime() - t_commit, uv_hrtime() - t0);
     if (rc < 0) {
         for (j = e->done_head; j; j = j->done_next)
-            j->fx = FX_NONE;
-        free_starts(&ps);
+            j->fx = EJOB_FX_NONE;
+        pctl_pass_result_free(&ps.r);
+        free_orphans(&ps);
         pctl_active_drop(&e->active, e->p);
         return rc;
     }
@@ -893,27 +787,7 @@ int pctl_engine_pass(planctl_engine *e)
     if (!e->swept && ps.norphans > 0)
         e->sweep_until = uv_now(e->loop) + SWEEP_MS;
     e->swept = 1;
-    after_commit(&ps);
-    free_starts(&ps);
-    pctl_engine_defs_trim(e);
-    if (e->active)
-        e->active->fresh = e->active->members = 0;
-
-    if (ps.more)
-        pctl_engine_request_pass(e);
-    if (e->state == ENGINE_RUNNING) {
-        if (ps.wake > 0)
-            pctl_engine_arm_wake(e, ps.wake);
-        if (ps.runs_ended)
-            pctl_engine_request_pass(e);
-        else if (e->o.until_idle && e->njobs == 0 &&
-                 ps.active_runs == ps.waiting_runs &&
-                 (ps.waiting_runs > 0 ||
-                  (pctl_runs_open_any(&open, e->p) == 0 && !open)))
-            /* Idle: nothing open, or only runs that wait for a task kind
-             * this engine has no executor for (and the runs queued behind
-             * them, which wait too). */
-            planctl_engine_stop(e, 0);
-    }
+    free_orphans(&ps);
+    *out = ps.r;
     return 0;
 }

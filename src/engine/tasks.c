@@ -220,3 +220,115 @@ void pctl_engine_drop_job(planctl_engine *e, ejob *j)
     pctl_free(j->run_uid);
     pctl_free(j);
 }
+
+/* ---- after a pass ---- */
+
+/* Called by engine.c once a pass committed, never by the pass itself:
+ * pass.c only records what it decided, so that it calls no file above
+ * defs.c.  The order of the steps below is the one the pass's decisions
+ * assume (a cancel and a report of the same step in one pass:
+ * test_pass_races.c). */
+void pctl_engine_apply_jobs(planctl_engine *e, pctl_pass_result *res)
+{
+    ejob *j, *next;
+    size_t i;
+
+    /* Cancels first: a job the commit also dropped is then already gone
+     * from this list's point of view (it finished, so cancel skips it). */
+    for (i = 0; i < res->ncancels; i++)
+        pctl_engine_cancel_job(e, res->cancels[i], EJOB_GONE);
+    /* What the pass decided for the jobs that reported (those it did not
+     * get to stay on the done list for the next). */
+    for (j = e->done_head; j; j = next) {
+        next = j->done_next;
+        switch (j->fx) {
+        case EJOB_FX_DROP:
+            pctl_engine_drop_job(e, j);
+            continue;
+        case EJOB_FX_NEXT_TASK:
+            pctl_job_free(j->job);
+            j->job = NULL;
+            j->finished = 0;
+            j->task_index++;
+            j->start_pending = 1;
+            break;
+        case EJOB_FX_POLL:
+            pctl_job_free(j->job);
+            j->job = NULL;
+            j->finished = 0;
+            j->poll_at = res->now + e->o.task_poll_ms;
+            break;
+        default:
+            continue;
+        }
+        j->fx = EJOB_FX_NONE;
+        pctl_engine_done_remove(e, j);
+        pctl_engine_wait_add(e, j);
+    }
+    /* New steps: the ejob takes the strings over. */
+    for (i = 0; i < res->nstarts; i++) {
+        pctl_start *s = &res->starts[i];
+        ejob *nj = pctl_calloc(1, sizeof *nj);
+
+        if (!nj) {
+            /* The step stays IN_PROGRESS without a job; the next pass
+             * sees it as interrupted and retries it. */
+            pctl_active_touch(e->active, s->run_id);
+            continue;
+        }
+        nj->engine = e;
+        nj->step_id = s->step_id;
+        nj->run_id = s->run_id;
+        nj->def_id = s->def_id;
+        nj->attempt = s->attempt;
+        nj->max_attempts = s->max_attempts;
+        nj->task_index = s->task_index;
+        nj->sdef = s->sdef;
+        nj->retry = &s->sdef->retry;
+        nj->deadline_at = s->deadline_at;
+        nj->instance = s->instance;
+        nj->plan = s->plan;
+        nj->phase = s->phase;
+        nj->step = s->step;
+        nj->params = s->params;
+        nj->run_uid = s->run_uid;
+        s->instance = s->plan = s->phase = s->step = s->params = NULL;
+        s->run_uid = NULL;
+        nj->start_pending = 1;
+        pctl_engine_add_job(e, nj);
+        pctl_engine_wait_add(e, nj);
+        {
+            pctl_run_row *r;
+            size_t pi, si;
+
+            if (pctl_active_find_step(e->active, nj->step_id, &r, &pi, &si))
+                r->phases[pi].steps[si].job = nj;
+        }
+    }
+    /* Jobs with no task running: start what is due. */
+    for (j = e->wait_head; j; j = next) {
+        next = j->wait_next; /* starting may drop j */
+        if (j->cancel != EJOB_LIVE || j->job) {
+            pctl_engine_wait_remove(e, j);
+            continue;
+        }
+        if (e->state != ENGINE_RUNNING) {
+            /* Stopping: a step between tasks does not start its next. */
+            pctl_engine_cancel_job(e, j, EJOB_SHUTDOWN);
+            continue;
+        }
+        if (j->poll_at > 0 && j->poll_at <= res->now) {
+            j->poll_at = 0;
+            j->start_pending = 1;
+        }
+        if (j->start_pending) {
+            j->start_pending = 0;
+            pctl_engine_wait_remove(e, j);
+            pctl_engine_start_task(e, j);
+            continue;
+        }
+        /* Not due yet: the pass's wake-up comes no later than the poll. */
+        if (j->poll_at > 0 && (res->wake_at == 0 || j->poll_at < res->wake_at))
+            res->wake_at = j->poll_at;
+    }
+}
