@@ -372,6 +372,59 @@ static void test_every_admission(void **state)
     free(pidpath);
 }
 
+/* An instance that changes under its checks every time is never admitted
+ * on checks of what it was: each run of the check upgrades the instance
+ * to the next definition version (through the real CLI, another process)
+ * and cancels that run, so every round the store finds another
+ * definition than the checks passed for.  After three rounds the call
+ * gives up with EBUSY, saying so, and admits nothing. */
+static void test_gives_up_when_it_keeps_changing(void **state)
+{
+    fixture *f = *state;
+    const char *bin = getenv("PLANCTL_BIN");
+    int64_t run = 0;
+    int v;
+
+    if (!bin)
+        fail_msg("PLANCTL_BIN is not set (ctest sets it to the planctl "
+                 "binary)");
+    for (v = 1; v <= 6; v++) {
+        char *json =
+            tu_fmt("{\"name\":\"pf\",\"version\":\"%d\",\"tasks\":["
+                   "{\"name\":\"noop\",\"kind\":\"Dummy\"},"
+                   "{\"name\":\"churn\",\"kind\":\"shell\",\"spec\":{"
+                   "\"command\":\"n=$(cat %s/n 2>/dev/null || echo 1); "
+                   "n=$((n + 1)); echo $n > %s/n; '%s' --db '%s' upgrade i "
+                   "--version $n >/dev/null && '%s' --db '%s' cancel i "
+                   ">/dev/null\"}}],"
+                   "\"plans\":{\"deploy\":{\"phases\":[{\"name\":\"p\","
+                   "\"steps\":[{\"name\":\"s\",\"tasks\":[\"noop\"]}]}]},"
+                   "\"backup\":{\"preflight\":[{\"name\":\"Churn\","
+                   "\"task\":\"churn\"}],\"phases\":[{\"name\":\"p\","
+                   "\"steps\":[{\"name\":\"s\",\"tasks\":[\"noop\"]}]}]}}}",
+                   v, f->dir, f->dir, bin, f->path, bin, f->path);
+
+        if (planctl_definition_apply(NULL, f->p, json, strlen(json), "pf.json"))
+            fail_msg("apply: %s", planctl_errmsg(f->p));
+        free(json);
+    }
+    assert_int_equal(
+        planctl_instance_create(&run, f->p, "i", "pf", "1", NULL, 0), 0);
+    assert_int_equal(planctl_run_cancel(&run, f->p, "i", NULL), 0);
+
+    assert_int_equal(planctl_plan_trigger(&run, f->p, "i", "backup", NULL),
+                     PLANCTL_EBUSY);
+    assert_non_null(strstr(planctl_errmsg(f->p),
+                           "changed while its preflight checks ran, 3 times"));
+    /* Three rounds of checks, each moving the instance on a version. */
+    assert_int_equal(tu_scalar(f->db, "SELECT d.version FROM instances i "
+                                      "JOIN definitions d ON d.id = "
+                                      "i.definition_id WHERE i.name = 'i'"),
+                     4);
+    assert_int_equal(
+        tu_scalar(f->db, "SELECT count(*) FROM runs WHERE plan = 'backup'"), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -385,6 +438,7 @@ int main(void)
         T(test_every_cause_despite_timeout),
         T(test_skips),
         T(test_every_admission),
+        T(test_gives_up_when_it_keeps_changing),
 #undef T
     };
 
