@@ -44,6 +44,13 @@ const char *pctl_query_text(const char *queries, pctl_query q, size_t *len)
     return NULL;
 }
 
+int pctl_db_unopened(planctl *p)
+{
+    return pctl_err(p, PLANCTL_EINVAL,
+                    "this handle's database did not open (planctl_open "
+                    "failed); close it with planctl_close()");
+}
+
 pctl_stmt *pctl_q(planctl *p, pctl_query q)
 {
     pctl_stmt *s = p->stmts[q];
@@ -53,6 +60,10 @@ pctl_stmt *pctl_q(planctl *p, pctl_query q)
     if (s) {
         s->m->reset(s, 1);
         return s;
+    }
+    if (!p->conn) {
+        pctl_db_unopened(p);
+        return NULL;
     }
     sql = pctl_query_text(p->conn->m->queries, q, &len);
     if (!sql) {
@@ -138,24 +149,27 @@ int pctl_db_err(planctl *p, int rc, const char *what, const char *detail)
 
 void pctl_db_ident_note(planctl *p)
 {
-    if (p->conn->m->ident_note)
+    if (p->conn && p->conn->m->ident_note)
         p->conn->m->ident_note(p->conn);
 }
 
 int pctl_db_ident_check(planctl *p)
 {
-    return p->conn->m->ident_check ? p->conn->m->ident_check(p->conn) : 0;
+    return p->conn && p->conn->m->ident_check ? p->conn->m->ident_check(p->conn)
+                                              : 0;
 }
 
 int pctl_db_changes(pctl_db_token *out, planctl *p, unsigned which)
 {
+    if (!p->conn)
+        return pctl_db_unopened(p);
     return p->conn->m->token(out, p->conn, which);
 }
 
 int pctl_data_version(int64_t *out, planctl *p)
 {
     pctl_db_token t;
-    int rc = p->conn->m->token(&t, p->conn, PCTL_TOKEN_OTHERS);
+    int rc = pctl_db_changes(&t, p, PCTL_TOKEN_OTHERS);
 
     if (rc == 0)
         *out = t.others;

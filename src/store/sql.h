@@ -139,6 +139,9 @@ extern const pctl_db_methods pctl_db_sqlite;
  * cleared, or NULL (message set) if it cannot be prepared. */
 pctl_stmt *pctl_q(planctl *p, pctl_query q);
 
+/* EINVAL: the handle's planctl_open() failed, so it has no database. */
+int pctl_db_unopened(planctl *p);
+
 /* The name of q, as in queries.h. */
 const char *pctl_query_name(pctl_query q);
 

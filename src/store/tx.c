@@ -18,6 +18,8 @@ int pctl_tx_begin(planctl *p)
         return p->ro_fs ? pctl_db_err(p, PLANCTL_EREADONLY, NULL, "")
                         : pctl_err(p, PLANCTL_EREADONLY,
                                    "database %s was opened read-only", p->path);
+    if (!p->conn)
+        return pctl_db_unopened(p);
     if (p->rx_began)
         return pctl_err(p, PLANCTL_ERROR,
                         "a write transaction inside a read one");
@@ -79,6 +81,8 @@ int pctl_tx_read(planctl *p)
 {
     int rc = 0;
 
+    if (!p->conn)
+        return pctl_db_unopened(p);
     if (p->rx_depth++ == 0 && p->tx_depth == 0) {
         if ((rc = p->conn->m->begin(p->conn, PCTL_TX_READ)) < 0)
             p->rx_depth = 0;

@@ -571,6 +571,33 @@ static void test_every_statement_prepares(void **state)
     free(tmp);
 }
 
+/* A handle whose open failed has no database: every call on it is refused
+ * with EINVAL saying so, never a crash, and it still closes. */
+static void test_unopened_handle(void **state)
+{
+    char *tmp = tu_mkdtemp(), *out = NULL;
+    planctl *p = NULL;
+    int64_t v = 0;
+
+    (void)state;
+    assert_int_equal(planctl_open(&p, tmp, NULL), PLANCTL_EINVAL); /* a dir */
+    assert_non_null(p);
+    assert_null(p->conn);
+    /* EINVAL where a transaction would begin, ERROR where a statement
+     * would be prepared; the message says why either way. */
+    assert_true(planctl_instances_json(&out, p) < 0);
+    assert_non_null(strstr(planctl_errmsg(p), "did not open"));
+    assert_true(planctl_definition_apply(NULL, p, "{}", 2, NULL) < 0);
+    assert_int_equal(planctl_data_version(&v, p), PLANCTL_EINVAL);
+    assert_non_null(strstr(planctl_errmsg(p), "did not open"));
+    assert_int_equal(planctl_verify(&out, p), PLANCTL_EINVAL);
+    assert_non_null(strstr(planctl_errmsg(p), "did not open"));
+    assert_null(out);
+    planctl_close(p);
+    tu_rmtree(tmp);
+    free(tmp);
+}
+
 static void test_error_names(void **state)
 {
     (void)state;
@@ -620,6 +647,7 @@ int main(void)
         cmocka_unit_test(test_durability_option),
         cmocka_unit_test(test_query_names_agree),
         cmocka_unit_test(test_every_statement_prepares),
+        cmocka_unit_test(test_unopened_handle),
         cmocka_unit_test(test_error_names),
     };
 
