@@ -1,16 +1,10 @@
 /*
  * handle.c - the planctl handle: opening it on a database (the backend
- * does the database's part: sql.h), its message, its clock, its limits.
+ * does the database's part: sql.h), its clock, its limits.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 

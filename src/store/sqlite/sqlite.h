@@ -43,6 +43,10 @@ int pctl_sqlite_map(int sqlrc);
  * Returns the code (PLANCTL_ERROR for a code that maps to 0). */
 int pctl_sqlite_err(planctl *p, sqlite3 *db, int sqlrc, const char *what);
 
+/* Binds text without a copy (stmt.c says why); NULL binds NULL.  The
+ * statements of the backend and of the import's stage use it. */
+int pctl_sqlite_bind_text_static(sqlite3_stmt *st, int i, const char *v);
+
 /* stmt.c: the statement methods of pctl_db_sqlite. */
 int pctl_sqlite_prepare(pctl_stmt **out, pctl_conn *c, pctl_query q,
                         const char *sql, size_t len);

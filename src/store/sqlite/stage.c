@@ -25,17 +25,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <sqlite3.h>
-
 #include "core/alloc.h"
 #include "store/bundle.h"
-
-/* Text bound without a copy (see stmt.c); NULL binds NULL. */
-static int bind_text(sqlite3_stmt *st, int i, const char *v)
-{
-    return v ? sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC)
-             : sqlite3_bind_null(st, i);
-}
+#include "store/sqlite/sqlite.h"
 
 enum {
     S_PUT,
@@ -178,8 +170,8 @@ int pctl_stage_put(bundle_stage *s, planctl *p, int tbl, int64_t id,
 
     sqlite3_bind_int(st, 1, tbl);
     sqlite3_bind_int64(st, 2, id);
-    bind_text(st, 3, status);
-    bind_text(st, 4, body);
+    pctl_sqlite_bind_text_static(st, 3, status);
+    pctl_sqlite_bind_text_static(st, 4, body);
     if ((rc = run(s, p, st)) < 0)
         return rc;
     return sqlite3_changes(s->db) == 0;
@@ -193,7 +185,7 @@ int pctl_stage_end_bundle(bundle_stage *s, planctl *p, const char *key,
     int64_t grp = 0, newest = 0;
     int rc;
 
-    bind_text(st, 1, key);
+    pctl_sqlite_bind_text_static(st, 1, key);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         grp = sqlite3_column_int64(st, 0);
@@ -207,10 +199,10 @@ int pctl_stage_end_bundle(bundle_stage *s, planctl *p, const char *key,
         if (grp)
             sqlite3_bind_int64(st, 1, grp);
         else
-            bind_text(st, 1, key);
-        bind_text(st, 2, name);
+            pctl_sqlite_bind_text_static(st, 1, key);
+        pctl_sqlite_bind_text_static(st, 2, name);
         sqlite3_bind_int64(st, 3, updated_at);
-        bind_text(st, 4, instance);
+        pctl_sqlite_bind_text_static(st, 4, instance);
         if ((rc = run(s, p, st)) < 0)
             return rc;
         if (!grp)
@@ -400,7 +392,7 @@ int pctl_stage_save(bundle_imp *m, int tbl, const bundle_row *r)
     sqlite3_bind_int(st, 1, tbl);
     sqlite3_bind_int64(st, 2, r->id);
     sqlite3_bind_int64(st, 3, r->nid);
-    bind_text(st, 4, r->cur);
+    pctl_sqlite_bind_text_static(st, 4, r->cur);
     sqlite3_bind_int64(st, 5, r->kids);
     sqlite3_bind_int64(st, 6, m->grp);
     return run(m->stage, m->p, st);

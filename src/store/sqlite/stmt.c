@@ -63,10 +63,15 @@ void pctl_sqlite_bind_i64(pctl_stmt *s, int i, int64_t v)
         SQ(s)->bind_rc = rc;
 }
 
+int pctl_sqlite_bind_text_static(sqlite3_stmt *st, int i, const char *v)
+{
+    return v ? sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC)
+             : sqlite3_bind_null(st, i);
+}
+
 void pctl_sqlite_bind_text(pctl_stmt *s, int i, const char *v)
 {
-    int rc = v ? sqlite3_bind_text(SQ(s)->st, i, v, -1, SQLITE_STATIC)
-               : sqlite3_bind_null(SQ(s)->st, i);
+    int rc = pctl_sqlite_bind_text_static(SQ(s)->st, i, v);
 
     if (rc != SQLITE_OK && rc != SQLITE_RANGE && !SQ(s)->bind_rc)
         SQ(s)->bind_rc = rc;
