@@ -23,7 +23,7 @@
  *   - Options structs carry a version and have an _INIT macro; pass NULL
  *     for the defaults, or start from the macro and change fields.  The
  *     version tells the library which fields the caller knows; open,
- *     engine, preflight and gc options of a version it does not know are
+ *     engine, admission and gc options of a version it does not know are
  *     refused with PLANCTL_EINVAL.
  *   - JSON crosses this interface as UTF-8 text; jansson, libuv and SQLite
  *     types never appear here, so the ABI does not depend on them.
@@ -351,22 +351,47 @@ typedef struct planctl_param {
 } planctl_param;
 
 /*
- * Admission (create, set, upgrade, trigger, retry) is DESIGN §4: one
- * active run per instance, and the plan's preflight checks, if it has
- * any, run first inside the call (see planctl_preflight_configure(); the
- * call then blocks up to their deadline).  params points to nparams
- * values (NULL when nparams is 0).  Besides the errors each function
- * lists, any of them can return EPREFLIGHT (a check failed), ERROR (a
- * check could not run or missed the deadline; planctl_errmsg() and
- * planctl_preflight_report() then list every cause, see
- * planctl_preflight_configure()), EBUSY, EIO, EREADONLY and ENOMEM;
- * nothing is admitted then.
+ * Admission (create, set, upgrade, trigger, retry): one active run per
+ * instance, and the plan's preflight checks, if it has any, run first
+ * inside the call, which then blocks up to their deadline (see "preflight
+ * checks" below).  params points to nparams values (NULL when nparams is
+ * 0).  Besides the errors each function lists, any of them can return
+ * EPREFLIGHT (a check failed), ERROR (a check could not run or missed the
+ * deadline; planctl_errmsg() then lists every cause), EBUSY, EIO,
+ * EREADONLY and ENOMEM; nothing is admitted then.
  */
+
+/*
+ * How one admission runs (planctl_admit_* below; NULL: the defaults).
+ * Nothing of it stays on the handle: each call says it again.
+ */
+typedef struct planctl_admit_options {
+    unsigned int version; /* PLANCTL_ADMIT_OPTIONS_VERSION */
+    /* Trigger only (the other calls ignore them): queue behind an active
+     * run instead of being refused, and free text recorded on the run
+     * (NULL: none). */
+    int queue;
+    const char *reason;
+    /* The preflight checks: all of them together have this long, 0:
+     * 10000 ms; and the checks to skip, "DiskSpace,Quorum"
+     * (case-insensitive, trimmed, empty entries ignored) or "all" alone
+     * for every check (NULL: none). */
+    int64_t preflight_deadline_ms;
+    const char *preflight_skip;
+} planctl_admit_options;
+
+#define PLANCTL_ADMIT_OPTIONS_VERSION 1
+#define PLANCTL_ADMIT_OPTIONS_INIT                                             \
+    {                                                                          \
+        PLANCTL_ADMIT_OPTIONS_VERSION, 0, NULL, 0, NULL                        \
+    }
 
 /*
  * What an admission did, handed back whole: the caller need not read the
  * run back to say what happened.  Filled by the planctl_admit_* calls
- * below (on error: zeroed).
+ * below; on error every field is zero but preflight_report, which is set
+ * when the checks ran and refused the admission.  Always release it with
+ * planctl_admitted_clear().
  */
 typedef struct planctl_admitted {
     int64_t run;           /* the run admitted; 0: none (a set that changed
@@ -377,7 +402,25 @@ typedef struct planctl_admitted {
                               else 0 */
     int64_t retry_of;      /* a retry: the run it retries; else 0 */
     char plan[64];         /* the plan admitted; "" when none */
+    /* The report of this admission's preflight checks, compact JSON, or
+     * NULL when none ran (the plan has none, the admission was refused
+     * before they ran, or preflight itself failed: out of memory, no
+     * loop).  The caller's: planctl_admitted_clear() frees it.
+     *     {"schema":1, "plan":"backup", "outcome":"passed|failed|error",
+     *      "checks":[{"name":"Sleepy", "status":"error",
+     *                 "message":"timed out after 10s"}, ...],
+     *      "warnings":["preflight check Quorum skipped", ...]}
+     * "checks" has every check of the plan in declaration order, each
+     * with "status" "passed", "failed", "error" (it could not run or
+     * missed the deadline) or "skipped", and "message" its cause (null
+     * when it passed or was skipped).  "outcome" is "error" when any
+     * check is "error", else "failed" when any failed, else "passed".
+     * "warnings" has one line per skipped check. */
+    char *preflight_report;
 } planctl_admitted;
+
+/* Frees what *a owns and zeroes it.  NULL is allowed.  Can't fail. */
+PLANCTL_API void planctl_admitted_clear(planctl_admitted *a);
 
 /*
  * Creates instance name from definition (version NULL: the most recently
@@ -460,26 +503,32 @@ PLANCTL_API int planctl_run_retry(int64_t *out, planctl *p,
 
 /*
  * The admission calls above with what they admitted handed back whole
- * (planctl_admitted): same arguments, same errors.  planctl_instance_create()
- * and the others are these with only the run id kept.
+ * (planctl_admitted) and options for the call (opts; NULL: the
+ * defaults): same arguments, same errors, and EINVAL for options of an
+ * unknown version or a negative deadline.  planctl_instance_create() and
+ * the others are these with the default options, only the run id kept.
  */
 PLANCTL_API int planctl_admit_create(planctl_admitted *out, planctl *p,
                                      const char *name, const char *definition,
                                      const char *version,
                                      const planctl_param *params,
-                                     size_t nparams);
+                                     size_t nparams,
+                                     const planctl_admit_options *opts);
 PLANCTL_API int planctl_admit_set(planctl_admitted *out, planctl *p,
                                   const char *name, const planctl_param *params,
-                                  size_t nparams);
+                                  size_t nparams,
+                                  const planctl_admit_options *opts);
 PLANCTL_API int planctl_admit_upgrade(planctl_admitted *out, planctl *p,
                                       const char *name, const char *version,
                                       const planctl_param *params,
-                                      size_t nparams);
+                                      size_t nparams,
+                                      const planctl_admit_options *opts);
 PLANCTL_API int planctl_admit_trigger(planctl_admitted *out, planctl *p,
                                       const char *instance, const char *plan,
-                                      const planctl_trigger_options *opts);
+                                      const planctl_admit_options *opts);
 PLANCTL_API int planctl_admit_retry(planctl_admitted *out, planctl *p,
-                                    const char *instance, int64_t run_id);
+                                    const char *instance, int64_t run_id,
+                                    const planctl_admit_options *opts);
 
 /*
  * Cancels the instance's active run (its queued runs are left alone):
@@ -595,27 +644,13 @@ PLANCTL_API int planctl_data_version(int64_t *out, planctl *p);
 
 /* ---- preflight checks ------------------------------------------------- */
 
-typedef struct planctl_preflight_options {
-    unsigned int version; /* PLANCTL_PREFLIGHT_OPTIONS_VERSION */
-    int64_t deadline_ms;  /* all checks of one admission; 0: 10000 */
-    /* Checks to skip: "DiskSpace,Quorum" (case-insensitive, trimmed, empty
-     * entries ignored), or "all" alone for every check; NULL: none. */
-    const char *skip;
-} planctl_preflight_options;
-
-#define PLANCTL_PREFLIGHT_OPTIONS_VERSION 1
-#define PLANCTL_PREFLIGHT_OPTIONS_INIT                                         \
-    {                                                                          \
-        PLANCTL_PREFLIGHT_OPTIONS_VERSION, 0, NULL                             \
-    }
-
 /*
- * Sets how the handle runs the preflight checks of a plan (DESIGN §9)
- * before admitting a run for create, set, upgrade, trigger and retry.
- * The checks of one admission run concurrently on a private loop, under
- * one deadline; a check still running then is cancelled and counts as an
- * internal error, "timed out after 10s" (the deadline as a duration),
- * while the others' results still come back.
+ * A plan's preflight checks run before a run of it is admitted by
+ * create, set, upgrade, trigger and retry, concurrently on a private
+ * loop, under one deadline (planctl_admit_options; 10 s by default); a
+ * check still running then is cancelled and counts as an internal error,
+ * "timed out after 10s" (the deadline as a duration), while the others'
+ * results still come back.
  *
  * When every check passed or was skipped, the run is admitted.  Otherwise
  * it is refused, and planctl_errmsg() lists every cause in declaration
@@ -627,32 +662,9 @@ typedef struct planctl_preflight_options {
  * (one line).  The code is PLANCTL_ERROR when any cause is an internal
  * error, else PLANCTL_EPREFLIGHT: internal errors take precedence for the
  * code only, they hide no failure.  The same message, with the report
- * (planctl_preflight_report()), is recorded in the instance's event log
- * (not for a refused create: it leaves no instance).
- *
- * The settings stay until changed; opts->skip is copied.  Errors: EINVAL
- * (NULL handle or opts, unknown version, negative deadline), ENOMEM.
+ * (planctl_admitted.preflight_report), is recorded in the instance's
+ * event log (not for a refused create: it leaves no instance).
  */
-PLANCTL_API int
-planctl_preflight_configure(planctl *p, const planctl_preflight_options *opts);
-
-/*
- * The report of the last admission's preflight, as compact JSON, or NULL
- * when there is none: the plan has no checks, the admission was refused
- * before they ran, or preflight itself failed (out of memory, no loop):
- *     {"schema":1, "plan":"backup", "outcome":"passed|failed|error",
- *      "checks":[{"name":"Sleepy", "status":"error",
- *                 "message":"timed out after 10s"}, ...],
- *      "warnings":["preflight check Quorum skipped", ...]}
- * "checks" has every check of the plan, in declaration order, each with
- * "status" "passed", "failed", "error" (an internal error: it could not
- * run or missed the deadline) or "skipped", and "message" its cause
- * (null when it passed or was skipped).  "outcome" is "error" when any
- * check is "error", else "failed" when any failed, else "passed".
- * "warnings" has one line per skipped check.  Borrowed until the next
- * admission on the handle.  Can't fail.
- */
-PLANCTL_API const char *planctl_preflight_report(const planctl *p);
 
 /* ---- replay and verify ------------------------------------------------ */
 

@@ -444,14 +444,16 @@ const char **cli_extra_kinds(const cli_args *a, char **storage);
     "order with its status passed, failed, error (internal) or skipped.\n"     \
     "--skip-preflight skips checks, with a warning on stderr for each."
 
-/* Opens the database for a command that admits a run, and sets the
- * handle's preflight from --skip-preflight.  Returns 0 or an exit code. */
-int cli_open_admit(cli_ctx *ctx, const cli_args *a);
+/* Opens the database for a command that admits a run, and fills *o, the
+ * admission's options, from --skip-preflight.  Returns 0 or an exit
+ * code. */
+int cli_open_admit(planctl_admit_options *o, cli_ctx *ctx, const cli_args *a);
 
-/* Prints what the last admission's preflight has to show: its warnings
- * (skipped checks) on stderr, one line each, and with -o json, when its
- * checks refused the run, its report on stdout (the caller then reports
- * the refusal with cli_fail()). */
-void cli_preflight_print(cli_ctx *ctx);
+/* Prints what the admission's preflight has to show, from its report
+ * (ad->preflight_report, freed here): the warnings (skipped checks) on
+ * stderr, one line each, and with -o json, when the checks refused the
+ * run, the report on stdout (the caller then reports the refusal with
+ * cli_fail()). */
+void cli_preflight_print(cli_ctx *ctx, planctl_admitted *ad);
 
 #endif

@@ -28,6 +28,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
     size_t n;
     const char *const *list = cli_arg_list(a, "param", &n);
     planctl_admitted ad = {0};
+    planctl_admit_options opts;
     int64_t id = 0;
 
     int rc = cli_parse_params(&params, &storage, list, n);
@@ -47,12 +48,13 @@ static int run(cli_ctx *ctx, const cli_args *a)
         rc = CLI_EXIT_USAGE;
         goto done;
     }
-    rc = cli_open_admit(ctx, a);
+    rc = cli_open_admit(&opts, ctx, a);
     if (rc)
         goto done;
-    rc = planctl_admit_create(&ad, ctx->db, name, defname, version, params, n);
+    rc = planctl_admit_create(&ad, ctx->db, name, defname, version, params, n,
+                              &opts);
     id = ad.run;
-    cli_preflight_print(ctx);
+    cli_preflight_print(ctx, &ad);
     if (rc < 0) {
         rc = cli_fail(ctx, rc);
         goto done;

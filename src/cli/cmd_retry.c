@@ -27,7 +27,8 @@ static int run(cli_ctx *ctx, const cli_args *a)
 {
     const char *name = a->pos[0];
     const char *run_arg = cli_arg(a, "run");
-    planctl_admitted ad;
+    planctl_admitted ad = {0};
+    planctl_admit_options opts;
     int64_t from = 0, id = 0, timeout_ms;
     int wait;
 
@@ -36,12 +37,12 @@ static int run(cli_ctx *ctx, const cli_args *a)
     int rc = cli_wait_flags(&wait, &timeout_ms, &cli_cmd_retry, a);
     if (rc)
         return rc;
-    rc = cli_open_admit(ctx, a);
+    rc = cli_open_admit(&opts, ctx, a);
     if (rc)
         return rc;
-    rc = planctl_admit_retry(&ad, ctx->db, name, from);
+    rc = planctl_admit_retry(&ad, ctx->db, name, from, &opts);
     id = ad.run;
-    cli_preflight_print(ctx);
+    cli_preflight_print(ctx, &ad);
     if (rc < 0)
         return cli_fail(ctx, rc);
     if (ctx->json)

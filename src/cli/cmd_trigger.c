@@ -29,22 +29,22 @@ static const char *const examples[] = {
 static int run(cli_ctx *ctx, const cli_args *a)
 {
     const char *name = a->pos[0], *plan = a->pos[1];
-    planctl_trigger_options opts = PLANCTL_TRIGGER_OPTIONS_INIT;
-    planctl_admitted ad;
+    planctl_admit_options opts;
+    planctl_admitted ad = {0};
     int64_t id = 0, timeout_ms;
     int wait;
 
-    opts.queue = cli_arg_count(a, "queue") > 0;
-    opts.reason = cli_arg(a, "reason");
     int rc = cli_wait_flags(&wait, &timeout_ms, &cli_cmd_trigger, a);
     if (rc)
         return rc;
-    rc = cli_open_admit(ctx, a);
+    rc = cli_open_admit(&opts, ctx, a);
     if (rc)
         return rc;
+    opts.queue = cli_arg_count(a, "queue") > 0;
+    opts.reason = cli_arg(a, "reason");
     rc = planctl_admit_trigger(&ad, ctx->db, name, plan, &opts);
     id = ad.run;
-    cli_preflight_print(ctx);
+    cli_preflight_print(ctx, &ad);
     if (rc < 0)
         return cli_fail(ctx, rc);
     if (ctx->json)

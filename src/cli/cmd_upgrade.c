@@ -26,16 +26,18 @@ static int run(cli_ctx *ctx, const cli_args *a)
     size_t n;
     const char *const *list = cli_arg_list(a, "param", &n);
     planctl_admitted ad = {0};
+    planctl_admit_options opts;
     int64_t id = 0;
 
     int rc = cli_parse_params(&params, &storage, list, n);
     if (rc)
         return rc;
-    rc = cli_open_admit(ctx, a);
+    rc = cli_open_admit(&opts, ctx, a);
     if (rc == 0)
-        rc = planctl_admit_upgrade(&ad, ctx->db, name, version, params, n);
+        rc = planctl_admit_upgrade(&ad, ctx->db, name, version, params, n,
+                                   &opts);
     id = ad.run;
-    cli_preflight_print(ctx);
+    cli_preflight_print(ctx, &ad);
     free(params);
     free(storage);
     if (rc > 0)

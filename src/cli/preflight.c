@@ -4,22 +4,18 @@
 
 #include <string.h>
 
-int cli_open_admit(cli_ctx *ctx, const cli_args *a)
+int cli_open_admit(planctl_admit_options *o, cli_ctx *ctx, const cli_args *a)
 {
-    planctl_preflight_options o = PLANCTL_PREFLIGHT_OPTIONS_INIT;
-    int rc = cli_open_db(ctx, CLI_DB_EXISTING);
+    planctl_admit_options init = PLANCTL_ADMIT_OPTIONS_INIT;
 
-    if (rc)
-        return rc;
-    o.skip = cli_arg(a, "skip-preflight");
-    if ((rc = planctl_preflight_configure(ctx->db, &o)) < 0)
-        return cli_fail(ctx, rc);
-    return 0;
+    *o = init;
+    o->preflight_skip = cli_arg(a, "skip-preflight");
+    return cli_open_db(ctx, CLI_DB_EXISTING);
 }
 
-void cli_preflight_print(cli_ctx *ctx)
+void cli_preflight_print(cli_ctx *ctx, planctl_admitted *ad)
 {
-    const char *report = ctx->db ? planctl_preflight_report(ctx->db) : NULL;
+    char *report = ad->preflight_report;
     json_t *doc = report ? cli_json_parse(report) : NULL;
     const char *outcome = cli_jstr(doc, "outcome");
     const json_t *w;
@@ -34,4 +30,6 @@ void cli_preflight_print(cli_ctx *ctx)
         cli_json_print_obj(doc); /* frees doc */
     else
         json_decref(doc);
+    planctl_free(report);
+    ad->preflight_report = NULL;
 }

@@ -23,8 +23,12 @@ typedef struct call {
     const char *name, *definition, *version, *plan;
     const planctl_param *params;
     size_t nparams;
-    const planctl_trigger_options *topts;
     int64_t run_id;
+    const planctl_admit_options *opts; /* NULL: the defaults */
+    /* What admit() makes of opts for the store and for preflight. */
+    planctl_trigger_options topts;
+    pctl_preflight_settings checks;
+    char *report; /* the last round's preflight report */
 } call;
 
 static int store_call(planctl_admitted *out, planctl *p, const call *c,
@@ -40,26 +44,28 @@ static int store_call(planctl_admitted *out, planctl *p, const call *c,
         return pctl_store_upgrade(out, p, c->name, c->version, c->params,
                                   c->nparams, g);
     case TRIGGER:
-        return pctl_store_trigger(out, p, c->name, c->plan, c->topts, g);
+        return pctl_store_trigger(out, p, c->name, c->plan, &c->topts, g);
     case RETRY:
     default:
         return pctl_store_retry(out, p, c->name, c->run_id, g);
     }
 }
 
-/* Records what preflight did as an admin event of the instance. */
-static void record(planctl *p, int64_t instance_id, const char *message)
+/* Records what preflight did (message, and the report when there is
+ * one) as an admin event of the instance. */
+static void record(planctl *p, int64_t instance_id, const char *message,
+                   const char *report)
 {
     if (!message || pctl_tx_begin(p) < 0)
         return;
     pctl_tx_end(p, pctl_event_admin(p, instance_id, "instance", message, "user",
-                                    p->preflight_report));
+                                    report));
 }
 
 /* The checks of the plan the store stopped at (g), outside any
  * transaction.  *msg receives what they said, for the log; on success
  * the gate is told they passed (passed: its own copy of the plan). */
-static int run_checks(planctl *p, const call *c, pctl_preflight_gate *g,
+static int run_checks(planctl *p, call *c, pctl_preflight_gate *g,
                       char **passed, char **msg)
 {
     const pctl_plan_def *plan;
@@ -71,7 +77,9 @@ static int run_checks(planctl *p, const call *c, pctl_preflight_gate *g,
     if ((rc = pctl_def_load(&def, p, g->definition_id)) < 0)
         return rc;
     plan = pctl_def_plan(def, g->plan);
-    rc = pctl_preflight_run(p, def, plan, g->instance, g->params);
+    pctl_free(c->report);
+    rc = pctl_preflight_run(&c->report, p, def, plan, g->instance, g->params,
+                            &c->checks);
     /* What the checks said goes in the log, passed or not; the refusal's
      * message is the handle's, kept around the record. */
     *msg = rc < 0
@@ -81,7 +89,7 @@ static int run_checks(planctl *p, const call *c, pctl_preflight_gate *g,
      * transaction's row was rolled back): its record waits until then,
      * and a refused create leaves no instance to record on. */
     if (c->what != CREATE)
-        record(p, g->instance_id, *msg);
+        record(p, g->instance_id, *msg, c->report);
     if (rc < 0 && *msg)
         pctl_err(p, rc, "%s", *msg);
     if (rc == 0) {
@@ -99,7 +107,34 @@ static int run_checks(planctl *p, const call *c, pctl_preflight_gate *g,
  * its checks run (another writer between the two transactions). */
 #define MAX_ROUNDS 3
 
-static int admit(planctl_admitted *out, planctl *p, const call *c)
+/* Takes the call's options apart for the store and for preflight. */
+static int read_options(planctl *p, call *c)
+{
+    const planctl_admit_options *o = c->opts;
+    planctl_trigger_options t = PLANCTL_TRIGGER_OPTIONS_INIT;
+
+    c->topts = t;
+    memset(&c->checks, 0, sizeof c->checks);
+    if (!o)
+        return 0;
+    if (o->version != PLANCTL_ADMIT_OPTIONS_VERSION)
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "admission options of version %u: this library "
+                        "knows version %d",
+                        o->version, PLANCTL_ADMIT_OPTIONS_VERSION);
+    if (o->preflight_deadline_ms < 0)
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "preflight deadline of %lld ms: give 0 (the "
+                        "default, 10 s) or more",
+                        (long long)o->preflight_deadline_ms);
+    c->topts.queue = o->queue;
+    c->topts.reason = o->reason;
+    c->checks.deadline_ms = o->preflight_deadline_ms;
+    c->checks.skip = o->preflight_skip;
+    return 0;
+}
+
+static int admit(planctl_admitted *out, planctl *p, call *c)
 {
     pctl_preflight_gate g;
     char *msg = NULL, *passed = NULL;
@@ -110,9 +145,10 @@ static int admit(planctl_admitted *out, planctl *p, const call *c)
     if (!out || !p)
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
                  : PLANCTL_EINVAL;
+    if ((rc = read_options(p, c)) < 0)
+        return rc;
     memset(&g, 0, sizeof g);
-    pctl_free(p->preflight_report);
-    p->preflight_report = NULL;
+    c->report = NULL;
     /* One write transaction when the plan has no checks; with checks, a
      * first one that stops before admitting, the checks outside it, and a
      * second that admits. */
@@ -131,117 +167,157 @@ static int admit(planctl_admitted *out, planctl *p, const call *c)
         pctl_instance_row row;
 
         if (pctl_instance_find(&row, p, c->name) == 0)
-            record(p, row.id, msg);
+            record(p, row.id, msg, c->report);
         pctl_instance_row_clear(&row);
     }
     pctl_preflight_gate_clear(&g);
     pctl_free(passed);
     pctl_free(msg);
+    /* The report goes back whether the checks admitted or refused. */
+    out->preflight_report = c->report;
     return rc;
+}
+
+void planctl_admitted_clear(planctl_admitted *a)
+{
+    if (!a)
+        return;
+    pctl_free(a->preflight_report);
+    memset(a, 0, sizeof *a);
 }
 
 int planctl_admit_create(planctl_admitted *out, planctl *p, const char *name,
                          const char *definition, const char *version,
-                         const planctl_param *params, size_t nparams)
+                         const planctl_param *params, size_t nparams,
+                         const planctl_admit_options *opts)
 {
-    call c = {CREATE, name,    definition, version, NULL,
-              params, nparams, NULL,       0};
+    call c = {.what = CREATE,
+              .name = name,
+              .definition = definition,
+              .version = version,
+              .params = params,
+              .nparams = nparams,
+              .opts = opts};
 
     return admit(out, p, &c);
 }
 
 int planctl_admit_set(planctl_admitted *out, planctl *p, const char *name,
-                      const planctl_param *params, size_t nparams)
+                      const planctl_param *params, size_t nparams,
+                      const planctl_admit_options *opts)
 {
-    call c = {SET, name, NULL, NULL, NULL, params, nparams, NULL, 0};
+    call c = {.what = SET,
+              .name = name,
+              .params = params,
+              .nparams = nparams,
+              .opts = opts};
 
     return admit(out, p, &c);
 }
 
 int planctl_admit_upgrade(planctl_admitted *out, planctl *p, const char *name,
                           const char *version, const planctl_param *params,
-                          size_t nparams)
+                          size_t nparams, const planctl_admit_options *opts)
 {
-    call c = {UPGRADE, name, NULL, version, NULL, params, nparams, NULL, 0};
+    call c = {.what = UPGRADE,
+              .name = name,
+              .version = version,
+              .params = params,
+              .nparams = nparams,
+              .opts = opts};
 
     return admit(out, p, &c);
 }
 
 int planctl_admit_trigger(planctl_admitted *out, planctl *p,
                           const char *instance, const char *plan,
-                          const planctl_trigger_options *opts)
+                          const planctl_admit_options *opts)
 {
-    call c = {TRIGGER, instance, NULL, NULL, plan, NULL, 0, opts, 0};
+    call c = {.what = TRIGGER, .name = instance, .plan = plan, .opts = opts};
 
     return admit(out, p, &c);
 }
 
 int planctl_admit_retry(planctl_admitted *out, planctl *p, const char *instance,
-                        int64_t run_id)
+                        int64_t run_id, const planctl_admit_options *opts)
 {
-    call c = {RETRY, instance, NULL, NULL, NULL, NULL, 0, NULL, run_id};
+    call c = {.what = RETRY, .name = instance, .run_id = run_id, .opts = opts};
 
     return admit(out, p, &c);
 }
 
-/* The id-only forms: the planctl_admit_* call, the run id kept (a NULL
- * out is refused by admit() with nothing done). */
+/* The id-only forms: the planctl_admit_* call with the default options,
+ * the run id kept (a NULL out is refused by admit() with nothing done). */
+
+static int run_of(int64_t *out, planctl_admitted *a, int rc)
+{
+    if (out)
+        *out = a->run;
+    planctl_admitted_clear(a);
+    return rc;
+}
 
 int planctl_instance_create(int64_t *out, planctl *p, const char *name,
                             const char *definition, const char *version,
                             const planctl_param *params, size_t nparams)
 {
-    planctl_admitted a;
-    int rc = planctl_admit_create(out ? &a : NULL, p, name, definition, version,
-                                  params, nparams);
+    planctl_admitted a = {0};
 
-    if (out)
-        *out = a.run;
-    return rc;
+    return run_of(out, &a,
+                  planctl_admit_create(out ? &a : NULL, p, name, definition,
+                                       version, params, nparams, NULL));
 }
 
 int planctl_instance_set(int64_t *out, planctl *p, const char *name,
                          const planctl_param *params, size_t nparams)
 {
-    planctl_admitted a;
-    int rc = planctl_admit_set(out ? &a : NULL, p, name, params, nparams);
+    planctl_admitted a = {0};
 
-    if (out)
-        *out = a.run;
-    return rc;
+    return run_of(
+        out, &a,
+        planctl_admit_set(out ? &a : NULL, p, name, params, nparams, NULL));
 }
 
 int planctl_instance_upgrade(int64_t *out, planctl *p, const char *name,
                              const char *version, const planctl_param *params,
                              size_t nparams)
 {
-    planctl_admitted a;
-    int rc = planctl_admit_upgrade(out ? &a : NULL, p, name, version, params,
-                                   nparams);
+    planctl_admitted a = {0};
 
-    if (out)
-        *out = a.run;
-    return rc;
+    return run_of(out, &a,
+                  planctl_admit_upgrade(out ? &a : NULL, p, name, version,
+                                        params, nparams, NULL));
 }
 
 int planctl_plan_trigger(int64_t *out, planctl *p, const char *instance,
                          const char *plan, const planctl_trigger_options *opts)
 {
-    planctl_admitted a;
-    int rc = planctl_admit_trigger(out ? &a : NULL, p, instance, plan, opts);
+    planctl_admit_options o = PLANCTL_ADMIT_OPTIONS_INIT;
+    planctl_admitted a = {0};
 
-    if (out)
-        *out = a.run;
-    return rc;
+    if (opts && opts->version != PLANCTL_TRIGGER_OPTIONS_VERSION) {
+        if (out)
+            *out = 0;
+        return p ? pctl_err(p, PLANCTL_EINVAL,
+                            "trigger options of version %u: this library "
+                            "knows version %d",
+                            opts->version, PLANCTL_TRIGGER_OPTIONS_VERSION)
+                 : PLANCTL_EINVAL;
+    }
+    if (opts) {
+        o.queue = opts->queue;
+        o.reason = opts->reason;
+    }
+    return run_of(
+        out, &a, planctl_admit_trigger(out ? &a : NULL, p, instance, plan, &o));
 }
 
 int planctl_run_retry(int64_t *out, planctl *p, const char *instance,
                       int64_t run_id)
 {
-    planctl_admitted a;
-    int rc = planctl_admit_retry(out ? &a : NULL, p, instance, run_id);
+    planctl_admitted a = {0};
 
-    if (out)
-        *out = a.run;
-    return rc;
+    return run_of(
+        out, &a,
+        planctl_admit_retry(out ? &a : NULL, p, instance, run_id, NULL));
 }

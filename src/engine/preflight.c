@@ -288,8 +288,8 @@ static int add_cause(char **causes, const check *c)
  * every internal error is a cause, listed in declaration order; an
  * internal error only decides the code, it hides no other cause.
  */
-static int conclude(planctl *p, const pctl_plan_def *plan, check *checks,
-                    size_t n)
+static int conclude(char **report, planctl *p, const pctl_plan_def *plan,
+                    check *checks, size_t n)
 {
     json_t *doc =
         json_pack("{s:i, s:s, s:s, s:[], s:[]}", "schema", 1, "plan",
@@ -323,9 +323,7 @@ static int conclude(planctl *p, const pctl_plan_def *plan, check *checks,
                             json_string(internal ? "error" : "failed")) < 0)
         rc = PLANCTL_ENOMEM;
     /* No report rather than one that misses a check. */
-    pctl_free(p->preflight_report);
-    p->preflight_report = NULL;
-    if (rc == 0 && !(p->preflight_report = json_dumps(doc, JSON_COMPACT)))
+    if (rc == 0 && !(*report = json_dumps(doc, JSON_COMPACT)))
         rc = PLANCTL_ENOMEM;
     if (rc < 0)
         rc = pctl_err(p, rc, "out of memory");
@@ -337,21 +335,20 @@ static int conclude(planctl *p, const pctl_plan_def *plan, check *checks,
     return rc;
 }
 
-int pctl_preflight_run(planctl *p, const pctl_def *def,
+int pctl_preflight_run(char **report, planctl *p, const pctl_def *def,
                        const pctl_plan_def *plan, const char *instance,
-                       const char *params)
+                       const char *params, const pctl_preflight_settings *set)
 {
     runner r;
     size_t i;
-    int rc, skip_all = pctl_preflight_skip_all(p->preflight_skip);
+    int rc, skip_all = pctl_preflight_skip_all(set->skip);
 
-    pctl_free(p->preflight_report);
-    p->preflight_report = NULL;
+    *report = NULL;
     if (plan->nchecks == 0)
         return 0;
     memset(&r, 0, sizeof r);
-    r.deadline_ms = p->preflight_deadline_ms > 0 ? p->preflight_deadline_ms
-                                                 : DEFAULT_DEADLINE_MS;
+    r.deadline_ms =
+        set->deadline_ms > 0 ? set->deadline_ms : DEFAULT_DEADLINE_MS;
     r.n = plan->nchecks;
     r.checks = pctl_calloc(r.n, sizeof *r.checks);
     if (!r.checks)
@@ -374,7 +371,7 @@ int pctl_preflight_run(planctl *p, const pctl_def *def,
         c->def = &plan->preflight[i];
         c->task = &def->tasks[c->def->task];
         c->r = &r;
-        if (skip_all || pctl_preflight_skips(p->preflight_skip, c->def->name))
+        if (skip_all || pctl_preflight_skips(set->skip, c->def->name))
             c->status = CHECK_SKIPPED;
         else
             start_check(&r, c, plan, instance, params, p);
@@ -389,32 +386,9 @@ int pctl_preflight_run(planctl *p, const pctl_def *def,
     if (uv_loop_close(&r.loop) != 0)
         rc = pctl_err(p, PLANCTL_ERROR, "preflight left handles open");
     else
-        rc = conclude(p, plan, r.checks, r.n);
+        rc = conclude(report, p, plan, r.checks, r.n);
     for (i = 0; i < r.n; i++)
         pctl_free(r.checks[i].message);
     pctl_free(r.checks);
     return rc;
-}
-
-int planctl_preflight_configure(planctl *p,
-                                const planctl_preflight_options *opts)
-{
-    char *skip = NULL;
-
-    if (!p)
-        return PLANCTL_EINVAL;
-    if (!opts || opts->version != PLANCTL_PREFLIGHT_OPTIONS_VERSION ||
-        opts->deadline_ms < 0)
-        return pctl_err(p, PLANCTL_EINVAL, "invalid preflight options");
-    if (opts->skip && !(skip = pctl_strdup(opts->skip)))
-        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    pctl_free(p->preflight_skip);
-    p->preflight_skip = skip;
-    p->preflight_deadline_ms = opts->deadline_ms;
-    return 0;
-}
-
-const char *planctl_preflight_report(const planctl *p)
-{
-    return p ? p->preflight_report : NULL;
 }

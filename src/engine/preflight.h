@@ -5,18 +5,25 @@
 #include "core/def.h"
 #include "planctl.h"
 
+/* How one admission runs its checks (from planctl_admit_options). */
+typedef struct pctl_preflight_settings {
+    int64_t deadline_ms; /* 0: 10 s */
+    const char *skip;    /* a skip list, or NULL */
+} pctl_preflight_settings;
+
 /*
  * Runs the checks of plan for instance (parameters: the snapshot the run
- * would get), skipping those the handle's skip list names, and leaves the
- * report on the handle.  Blocks until every check has reported or the
- * deadline passed.  Returns 0 when every check passed or was skipped,
- * PLANCTL_ERROR when one could not run or missed the deadline, else
- * PLANCTL_EPREFLIGHT when one failed; either way the message lists every
- * cause, in declaration order.  Or PLANCTL_ENOMEM.
+ * would get), skipping those set->skip names.  *report receives the
+ * report (planctl_admitted.preflight_report; the caller's), or NULL when
+ * the plan has no checks or preflight itself failed.  Blocks until every
+ * check has reported or the deadline passed.  Returns 0 when every check
+ * passed or was skipped, PLANCTL_ERROR when one could not run or missed
+ * the deadline, else PLANCTL_EPREFLIGHT when one failed; either way the
+ * message lists every cause, in declaration order.  Or PLANCTL_ENOMEM.
  */
-int pctl_preflight_run(planctl *p, const pctl_def *def,
+int pctl_preflight_run(char **report, planctl *p, const pctl_def *def,
                        const pctl_plan_def *plan, const char *instance,
-                       const char *params);
+                       const char *params, const pctl_preflight_settings *set);
 
 /* Whether a skip list ("A, b,,C") skips every check: "all" as its only
  * entry.  Can't fail. */

@@ -144,8 +144,6 @@ void planctl_close(planctl *p)
     }
     if (p->lock_fd >= 0)
         close(p->lock_fd);
-    pctl_free(p->preflight_skip);
-    pctl_free(p->preflight_report);
     pctl_kinds_free(p->kinds);
     pctl_free(p->path);
     pctl_free(p->errmsg);

@@ -41,10 +41,6 @@ struct planctl {
     void *now_data;
     pctl_stmt *stmts[PCTL_Q__COUNT]; /* pctl_q's cache */
     struct pctl_kinds *kinds;        /* planctl_kind_register(); NULL: none */
-    /* Preflight settings and the last report (engine/preflight.c). */
-    int64_t preflight_deadline_ms;
-    char *preflight_skip;
-    char *preflight_report;
     /* The engine's cache of active runs while a pass may use it, kept
      * true by the gate (store/active.h); NULL otherwise. */
     struct pctl_active *active;

@@ -449,11 +449,11 @@ static void test_preflight_deadline(void **state)
     fixture *f = *state;
     planctl_executor ex = {PLANCTL_EXECUTOR_VERSION, pool_exec_start,
                            pool_exec_cancel, NULL};
-    planctl_preflight_options po = PLANCTL_PREFLIGHT_OPTIONS_INIT;
+    planctl_admit_options po = PLANCTL_ADMIT_OPTIONS_INIT;
+    planctl_admitted ad;
     planctl_engine *e = NULL;
     uv_loop_t loop;
     char *json, *checks = tu_fmt("%s", "");
-    int64_t run = 0;
     int i, rc, timeouts = 0;
 
     for (i = 0; i < 16; i++) {
@@ -484,10 +484,10 @@ static void test_preflight_deadline(void **state)
 
         /* A deadline around the slow checks' time: some finish in time,
          * others are cancelled at it while their worker reports. */
-        po.deadline_ms = 18 + i * 2;
-        assert_int_equal(planctl_preflight_configure(f->p, &po), 0);
+        po.preflight_deadline_ms = 18 + i * 2;
         snprintf(name, sizeof name, "pf%d", i);
-        rc = planctl_instance_create(&run, f->p, name, "pf", NULL, NULL, 0);
+        rc = planctl_admit_create(&ad, f->p, name, "pf", NULL, NULL, 0, &po);
+        planctl_admitted_clear(&ad);
         assert_true(rc == 0 || rc == PLANCTL_ERROR);
         if (rc == PLANCTL_ERROR) {
             assert_non_null(strstr(planctl_errmsg(f->p), "timed out after"));

@@ -135,16 +135,17 @@ static void test_trigger_with_checks(void **state)
 static void test_refused_before_checks(void **state)
 {
     fixture *f = *state;
+    planctl_admitted a;
     int64_t run, before;
 
     assert_int_equal(planctl_plan_trigger(&run, f->p, "zk", "backup", NULL), 0);
     before = runs(f);
     memset(&f->c, 0, sizeof f->c);
-    assert_int_equal(planctl_plan_trigger(&run, f->p, "zk", "checked", NULL),
+    assert_int_equal(planctl_admit_trigger(&a, f->p, "zk", "checked", NULL),
                      PLANCTL_ECONFLICT);
     assert_int_equal(f->c.write_begins, 1);
     assert_int_equal(runs(f), before);
-    assert_null(planctl_preflight_report(f->p));
+    assert_null(a.preflight_report);
 }
 
 /* What the calls hand back: the run, its status, its place in the queue,
@@ -152,7 +153,7 @@ static void test_refused_before_checks(void **state)
 static void test_admitted_handed_back(void **state)
 {
     fixture *f = *state;
-    planctl_trigger_options q = PLANCTL_TRIGGER_OPTIONS_INIT;
+    planctl_admit_options q = PLANCTL_ADMIT_OPTIONS_INIT;
     planctl_admitted a;
     int64_t cancelled;
 
@@ -178,20 +179,52 @@ static void test_admitted_handed_back(void **state)
     assert_int_equal(planctl_run_cancel(&cancelled, f->p, "zk", NULL), 0);
     assert_int_equal(planctl_run_cancel(NULL, f->p, "zk", NULL), 0);
     assert_int_equal(planctl_run_cancel(NULL, f->p, "zk", NULL), 0);
-    assert_int_equal(planctl_admit_retry(&a, f->p, "zk", cancelled), 0);
+    assert_int_equal(planctl_admit_retry(&a, f->p, "zk", cancelled, NULL), 0);
     assert_int_equal(a.retry_of, cancelled);
     assert_int_equal(a.status, PLANCTL_STATUS_PENDING);
     assert_string_equal(a.plan, "backup");
+}
+
+/* Options are checked before anything is read or written, and nothing
+ * of them stays behind. */
+static void test_options_refused(void **state)
+{
+    fixture *f = *state;
+    planctl_admit_options o = PLANCTL_ADMIT_OPTIONS_INIT;
+    planctl_trigger_options t = PLANCTL_TRIGGER_OPTIONS_INIT;
+    planctl_admitted a;
+    int64_t run = 7, before = runs(f);
+
+    o.version = 99;
+    memset(&f->c, 0, sizeof f->c);
+    assert_int_equal(planctl_admit_trigger(&a, f->p, "zk", "backup", &o),
+                     PLANCTL_EINVAL);
+    assert_non_null(strstr(planctl_errmsg(f->p), "admission options of "
+                                                 "version 99"));
+    o.version = PLANCTL_ADMIT_OPTIONS_VERSION;
+    o.preflight_deadline_ms = -1;
+    assert_int_equal(
+        planctl_admit_create(&a, f->p, "zk2", "zk", NULL, NULL, 0, &o),
+        PLANCTL_EINVAL);
+    assert_non_null(strstr(planctl_errmsg(f->p), "preflight deadline of -1"));
+    assert_int_equal(f->c.write_begins, 0);
+    assert_int_equal(a.run, 0);
+    assert_null(a.preflight_report);
+    t.version = 0;
+    assert_int_equal(planctl_plan_trigger(&run, f->p, "zk", "backup", &t),
+                     PLANCTL_EINVAL);
+    assert_int_equal(run, 0);
+    assert_int_equal(runs(f), before);
+    planctl_admitted_clear(NULL);
 }
 
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_trigger_without_checks),
-        T(test_trigger_with_checks),
-        T(test_refused_before_checks),
-        T(test_admitted_handed_back),
+        T(test_trigger_without_checks), T(test_trigger_with_checks),
+        T(test_refused_before_checks),  T(test_admitted_handed_back),
+        T(test_options_refused),
     };
 #undef T
 

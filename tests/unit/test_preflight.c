@@ -111,17 +111,19 @@ static void test_skip_lists(void **state)
 static void test_all_pass(void **state)
 {
     fixture *f = *state;
-    int64_t run = 0;
+    planctl_admitted ad;
 
     apply_checks(f,
                  "{\"name\":\"DiskSpace\",\"task\":\"disk\"},"
                  "{\"name\":\"Ok\",\"task\":\"ok\"}",
                  "{\"name\":\"Ok\",\"task\":\"ok\"}");
     assert_int_equal(
-        planctl_instance_create(&run, f->p, "i", "pf", NULL, NULL, 0), 0);
-    assert_true(run > 0);
-    assert_non_null(
-        strstr(planctl_preflight_report(f->p), "\"outcome\":\"passed\""));
+        planctl_admit_create(&ad, f->p, "i", "pf", NULL, NULL, 0, NULL), 0);
+    assert_true(ad.run > 0);
+    assert_non_null(ad.preflight_report);
+    assert_non_null(strstr(ad.preflight_report, "\"outcome\":\"passed\""));
+    planctl_admitted_clear(&ad);
+    assert_null(ad.preflight_report);
     assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM events WHERE "
                                       "entity = 'instance' AND message = "
                                       "'preflight of plan \"deploy\" "
@@ -134,6 +136,7 @@ static void test_all_pass(void **state)
 static void test_failure_refuses(void **state)
 {
     fixture *f = *state;
+    planctl_admitted ad;
     int64_t run = 0;
     planctl_param low = {"FREE", "2"};
 
@@ -143,11 +146,11 @@ static void test_failure_refuses(void **state)
     assert_int_equal(
         planctl_instance_create(&run, f->p, "i", "pf", NULL, &low, 1), 0);
     assert_int_equal(planctl_run_cancel(NULL, f->p, "i", NULL), 0);
-    assert_int_equal(planctl_plan_trigger(&run, f->p, "i", "backup", NULL),
+    assert_int_equal(planctl_admit_trigger(&ad, f->p, "i", "backup", NULL),
                      PLANCTL_EPREFLIGHT);
     assert_string_equal(planctl_errmsg(f->p),
                         "preflight checks failed: DiskSpace: only 2 GB free");
-    assert_int_equal(run, 0);
+    assert_int_equal(ad.run, 0);
     assert_int_equal(
         tu_scalar(f->db, "SELECT count(*) FROM runs WHERE plan = 'backup'"), 0);
     assert_int_equal(tu_scalar(f->db,
@@ -155,12 +158,18 @@ static void test_failure_refuses(void **state)
                                "'instance' AND message = 'preflight checks "
                                "failed: DiskSpace: only 2 GB free'"),
                      1);
-    /* The report has every check, in order. */
-    assert_non_null(strstr(planctl_preflight_report(f->p),
+    /* The refusal hands back the report, with every check, in order. */
+    assert_non_null(ad.preflight_report);
+    assert_non_null(strstr(ad.preflight_report,
                            "\"checks\":[{\"name\":\"DiskSpace\",\"status\":"
                            "\"failed\",\"message\":\"only 2 GB free\"},"
                            "{\"name\":\"Ok\",\"status\":\"passed\",\"message\":"
                            "null}]"));
+    planctl_admitted_clear(&ad);
+    /* The id-only form refuses the same way. */
+    assert_int_equal(planctl_plan_trigger(&run, f->p, "i", "backup", NULL),
+                     PLANCTL_EPREFLIGHT);
+    assert_int_equal(run, 0);
 }
 
 /* Results in declaration order, whatever finished first. */
@@ -189,20 +198,21 @@ static void test_declaration_order(void **state)
 static void test_internal_error_precedence(void **state)
 {
     fixture *f = *state;
-    int64_t run = 0;
+    planctl_admitted ad;
 
     apply_checks(f,
                  "{\"name\":\"Fails\",\"task\":\"fastfail\"},"
                  "{\"name\":\"Broken\",\"task\":\"broken\"}",
                  "");
     assert_int_equal(
-        planctl_instance_create(&run, f->p, "i", "pf", NULL, NULL, 0),
+        planctl_admit_create(&ad, f->p, "i", "pf", NULL, NULL, 0, NULL),
         PLANCTL_ERROR);
     assert_string_equal(planctl_errmsg(f->p),
                         "preflight checks failed: Fails: fast cause; Broken: "
                         "internal error: exit status 7: cannot reach the API");
-    assert_non_null(
-        strstr(planctl_preflight_report(f->p), "\"outcome\":\"error\""));
+    assert_non_null(ad.preflight_report);
+    assert_non_null(strstr(ad.preflight_report, "\"outcome\":\"error\""));
+    planctl_admitted_clear(&ad);
 }
 
 /* The process of the check that missed its deadline was killed: it wrote
@@ -223,30 +233,32 @@ static void expect_sleeper_gone(fixture *f)
 static void test_deadline(void **state)
 {
     fixture *f = *state;
-    planctl_preflight_options o = PLANCTL_PREFLIGHT_OPTIONS_INIT;
+    planctl_admit_options o = PLANCTL_ADMIT_OPTIONS_INIT;
+    planctl_admitted ad;
     struct timespec a, b;
-    int64_t run = 0, ms;
+    int64_t ms;
 
     apply_checks(f,
                  "{\"name\":\"Sleeper\",\"task\":\"sleeper\"},"
                  "{\"name\":\"Fast\",\"task\":\"fastfail\"},"
                  "{\"name\":\"Ok\",\"task\":\"ok\"}",
                  "");
-    o.deadline_ms = 400;
-    assert_int_equal(planctl_preflight_configure(f->p, &o), 0);
+    o.preflight_deadline_ms = 400;
     clock_gettime(CLOCK_MONOTONIC, &a);
     assert_int_equal(
-        planctl_instance_create(&run, f->p, "i", "pf", NULL, NULL, 0),
+        planctl_admit_create(&ad, f->p, "i", "pf", NULL, NULL, 0, &o),
         PLANCTL_ERROR);
     clock_gettime(CLOCK_MONOTONIC, &b);
     ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
     assert_string_equal(planctl_errmsg(f->p),
                         "preflight checks failed: Sleeper: internal error: "
                         "timed out after 400ms; Fast: fast cause");
-    assert_non_null(strstr(planctl_preflight_report(f->p),
+    assert_non_null(ad.preflight_report);
+    assert_non_null(strstr(ad.preflight_report,
                            "{\"name\":\"Fast\",\"status\":\"failed\","
                            "\"message\":\"fast cause\"},{\"name\":\"Ok\","
                            "\"status\":\"passed\",\"message\":null}"));
+    planctl_admitted_clear(&ad);
     /* Not a timing test: a bound far above the deadline, to catch a
      * summary that waited for the sleeper (300 s). */
     assert_true(ms < 400 + 5000);
@@ -260,7 +272,8 @@ static void test_deadline(void **state)
 static void test_every_cause_despite_timeout(void **state)
 {
     fixture *f = *state;
-    planctl_preflight_options o = PLANCTL_PREFLIGHT_OPTIONS_INIT;
+    planctl_admit_options o = PLANCTL_ADMIT_OPTIONS_INIT;
+    planctl_admitted ad;
     const char *why = "preflight checks failed: Sleepy: internal error: "
                       "timed out after 2s; DiskSpace: only 1 GiB free";
     int64_t run = 0;
@@ -274,21 +287,21 @@ static void test_every_cause_despite_timeout(void **state)
     assert_int_equal(planctl_run_cancel(NULL, f->p, "i", NULL), 0);
     /* Far above what the other two checks take, far below the sleeper's
      * 300 s: the outcome does not depend on timing. */
-    o.deadline_ms = 2000;
-    assert_int_equal(planctl_preflight_configure(f->p, &o), 0);
-    run = 0;
-    assert_int_equal(planctl_plan_trigger(&run, f->p, "i", "backup", NULL),
+    o.preflight_deadline_ms = 2000;
+    assert_int_equal(planctl_admit_trigger(&ad, f->p, "i", "backup", &o),
                      PLANCTL_ERROR);
-    assert_int_equal(run, 0);
+    assert_int_equal(ad.run, 0);
     assert_string_equal(planctl_errmsg(f->p), why);
+    assert_non_null(ad.preflight_report);
     assert_string_equal(
-        planctl_preflight_report(f->p),
+        ad.preflight_report,
         "{\"schema\":1,\"plan\":\"backup\",\"outcome\":\"error\","
         "\"checks\":[{\"name\":\"Sleepy\",\"status\":\"error\","
         "\"message\":\"timed out after 2s\"},{\"name\":\"DiskSpace\","
         "\"status\":\"failed\",\"message\":\"only 1 GiB free\"},"
         "{\"name\":\"Fine\",\"status\":\"passed\",\"message\":null}],"
         "\"warnings\":[]}");
+    planctl_admitted_clear(&ad);
     /* The log keeps the same message. */
     assert_int_equal(tu_scalar(f->db,
                                "SELECT count(*) FROM events WHERE entity = "
@@ -304,29 +317,36 @@ static void test_every_cause_despite_timeout(void **state)
 static void test_skips(void **state)
 {
     fixture *f = *state;
-    planctl_preflight_options o = PLANCTL_PREFLIGHT_OPTIONS_INIT;
-    int64_t run = 0;
+    planctl_admit_options o = PLANCTL_ADMIT_OPTIONS_INIT;
+    planctl_admitted ad;
 
     apply_checks(f,
                  "{\"name\":\"DiskSpace\",\"task\":\"fastfail\"},"
                  "{\"name\":\"Quorum\",\"task\":\"broken\"}",
                  "{\"name\":\"Ok\",\"task\":\"ok\"}");
-    o.skip = " diskspace, QUORUM ";
-    assert_int_equal(planctl_preflight_configure(f->p, &o), 0);
+    o.preflight_skip = " diskspace, QUORUM ";
     assert_int_equal(
-        planctl_instance_create(&run, f->p, "i", "pf", NULL, NULL, 0), 0);
-    assert_non_null(strstr(planctl_preflight_report(f->p),
+        planctl_admit_create(&ad, f->p, "i", "pf", NULL, NULL, 0, &o), 0);
+    assert_non_null(ad.preflight_report);
+    assert_non_null(strstr(ad.preflight_report,
                            "\"warnings\":[\"preflight check DiskSpace "
                            "skipped\",\"preflight check Quorum skipped\"]"));
+    planctl_admitted_clear(&ad);
     assert_int_equal(planctl_run_cancel(NULL, f->p, "i", NULL), 0);
     /* "all,DiskSpace" is not "all": Quorum runs (and breaks). */
-    o.skip = "all,DiskSpace";
-    assert_int_equal(planctl_preflight_configure(f->p, &o), 0);
-    assert_int_equal(planctl_plan_trigger(&run, f->p, "i", "deploy", NULL),
+    o.preflight_skip = "all,DiskSpace";
+    assert_int_equal(planctl_admit_trigger(&ad, f->p, "i", "deploy", &o),
                      PLANCTL_ERROR);
-    o.skip = ",ALL,,";
-    assert_int_equal(planctl_preflight_configure(f->p, &o), 0);
-    assert_int_equal(planctl_plan_trigger(&run, f->p, "i", "deploy", NULL), 0);
+    planctl_admitted_clear(&ad);
+    o.preflight_skip = ",ALL,,";
+    assert_int_equal(planctl_admit_trigger(&ad, f->p, "i", "deploy", &o), 0);
+    planctl_admitted_clear(&ad);
+    /* Nothing stays on the handle: without the options Quorum runs
+     * again. */
+    assert_int_equal(planctl_run_cancel(NULL, f->p, "i", NULL), 0);
+    assert_int_equal(planctl_admit_trigger(&ad, f->p, "i", "deploy", NULL),
+                     PLANCTL_ERROR);
+    planctl_admitted_clear(&ad);
     /* The skips are in the log, with the report. */
     assert_true(tu_scalar(f->db, "SELECT count(*) FROM events WHERE data "
                                  "LIKE '%%\"status\":\"skipped\"%%'") >= 2);
@@ -337,6 +357,8 @@ static void test_skips(void **state)
 static void test_every_admission(void **state)
 {
     fixture *f = *state;
+    planctl_admit_options o = PLANCTL_ADMIT_OPTIONS_INIT;
+    planctl_admitted ad;
     int64_t run = 0;
     planctl_param low = {"FREE", "1"};
     char *pidpath;
@@ -350,25 +372,23 @@ static void test_every_admission(void **state)
     assert_int_equal(planctl_plan_trigger(&run, f->p, "nope", "deploy", NULL),
                      PLANCTL_ENOTFOUND);
     assert_int_not_equal(access(pidpath, F_OK), 0);
-    {
-        planctl_preflight_options o = PLANCTL_PREFLIGHT_OPTIONS_INIT;
-
-        o.skip = "sleeper";
-        assert_int_equal(planctl_preflight_configure(f->p, &o), 0);
-    }
+    o.preflight_skip = "sleeper";
     assert_int_equal(
-        planctl_instance_create(&run, f->p, "i", "pf", NULL, NULL, 0), 0);
+        planctl_admit_create(&ad, f->p, "i", "pf", NULL, NULL, 0, &o), 0);
+    planctl_admitted_clear(&ad);
     assert_int_equal(planctl_run_cancel(NULL, f->p, "i", NULL), 0);
     /* set (runs deploy: no update plan) */
-    assert_int_equal(planctl_instance_set(&run, f->p, "i", &low, 1),
+    assert_int_equal(planctl_admit_set(&ad, f->p, "i", &low, 1, &o),
                      PLANCTL_EPREFLIGHT);
+    planctl_admitted_clear(&ad);
     /* the change was not saved either */
     assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM instances WHERE "
                                       "params LIKE '%%FREE%%'"),
                      0);
     /* retry of the cancelled deploy: passes (FREE is 10 in its snapshot) */
-    assert_int_equal(planctl_run_retry(&run, f->p, "i", 0), 0);
-    assert_true(run > 0);
+    assert_int_equal(planctl_admit_retry(&ad, f->p, "i", 0, &o), 0);
+    assert_true(ad.run > 0);
+    planctl_admitted_clear(&ad);
     free(pidpath);
 }
 
