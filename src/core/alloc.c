@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "planctl.h"
+
 static pctl_alloc_hooks hooks = {malloc, realloc, free};
 
 void pctl_alloc_set_hooks(const pctl_alloc_hooks *h)
@@ -83,4 +85,20 @@ char *pctl_asprintf(const char *fmt, ...)
     vsnprintf(s, (size_t)n + 1, fmt, ap);
     va_end(ap);
     return s;
+}
+
+int pctl_grow(void **v, size_t n, size_t *cap, size_t sz)
+{
+    size_t ncap;
+    void *nv;
+
+    if (n < *cap)
+        return 0;
+    ncap = *cap ? *cap * 2 : 16;
+    if (ncap < *cap || ncap > (size_t)-1 / sz ||
+        !(nv = pctl_realloc(*v, ncap * sz)))
+        return PLANCTL_ENOMEM;
+    *v = nv;
+    *cap = ncap;
+    return 0;
 }

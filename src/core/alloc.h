@@ -22,6 +22,11 @@ char *pctl_asprintf(const char *fmt, ...)
 #endif
     ;
 
+/* Makes room for one more item in *v, an array of n items of sz bytes
+ * with room for *cap: doubles it (16 at first) when it is full.  0, or
+ * PLANCTL_ENOMEM with *v and *cap unchanged. */
+int pctl_grow(void **v, size_t n, size_t *cap, size_t sz);
+
 typedef struct pctl_alloc_hooks {
     void *(*malloc_fn)(size_t);
     void *(*realloc_fn)(void *, size_t);

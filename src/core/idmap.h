@@ -1,7 +1,7 @@
 /*
  * idmap.h - a hash map from a row id (any nonzero int64) to a pointer:
  * how the engine's cache finds a run, phase or step by id
- * (store/active.c) and the event queue a run's counter (store/journal.c).
+ * (engine/cache.c) and the event queue a run's counter (store/journal.c).
  *
  * Open addressing with linear probing in a power-of-two table kept at
  * most half full, and backward-shift deletion, so there are no

@@ -15,9 +15,9 @@
 
 #include "core/alloc.h"
 #include "core/kinds.h"
+#include "engine/cache.h"
 #include "engine/engine.h"
 #include "engine/metrics.h"
-#include "store/active.h"
 #include "store/store.h"
 
 const planctl_executor *pctl_engine_executor(planctl_engine *e,

@@ -21,9 +21,9 @@
 
 #include "core/alloc.h"
 #include "core/kinds.h"
+#include "engine/cache.h"
 #include "engine/executors.h"
 #include "engine/metrics.h"
-#include "store/active.h"
 #include "store/counts.h"
 #include "store/store.h"
 
@@ -255,6 +255,50 @@ static void on_poll(uv_timer_t *t)
     }
 }
 
+/* ---- the engine's observer of the store's writes ----
+ * Its cache of active runs follows them (cache.h), and its metrics and
+ * log count them. */
+
+static int obs_known(void *data, const planctl *p, planctl_entity entity,
+                     int64_t id, pctl_known_row *out)
+{
+    planctl_engine *e = data;
+
+    return pctl_active_observer.known(&e->active, p, entity, id, out);
+}
+
+static void obs_written(void *data, const pctl_written *w)
+{
+    planctl_engine *e = data;
+
+    pctl_active_observer.written(&e->active, w);
+    pctl_metrics_change(e, w->change, w->run_id, w->attempt);
+}
+
+static void obs_task(void *data, int64_t step_id, int task_index)
+{
+    planctl_engine *e = data;
+
+    pctl_active_observer.task(&e->active, step_id, task_index);
+}
+
+static void obs_events(void *data, int64_t run_id, int64_t count)
+{
+    planctl_engine *e = data;
+
+    pctl_active_observer.events(&e->active, run_id, count);
+}
+
+static void obs_missed(void *data)
+{
+    planctl_engine *e = data;
+
+    pctl_active_observer.missed(&e->active);
+}
+
+static const pctl_observer observer = {obs_known, obs_written, obs_task,
+                                       obs_events, obs_missed};
+
 static void on_beat(uv_timer_t *t)
 {
     planctl_engine *e = t->data;
@@ -323,10 +367,8 @@ static void close_handles(planctl_engine *e)
 
     e->state = ENGINE_CLOSING;
     clock_restore(e);
-    if (e->p->gate_hook_data == e) {
-        e->p->gate_hook = NULL;
-        e->p->gate_hook_data = NULL;
-    }
+    if (e->p->observer_data == e)
+        pctl_observe(e->p, NULL, NULL);
     for (i = 0; i < sizeof timers / sizeof timers[0]; i++) {
         uv_timer_stop(timers[i]);
         uv_close((uv_handle_t *)timers[i], handle_closed);
@@ -339,7 +381,7 @@ void pctl_engine_maybe_close(planctl_engine *e)
     if (e->state != ENGINE_STOPPING || e->njobs > 0 || e->pass_pending)
         return;
     /* Every job has reported and its outcome was committed. */
-    pctl_active_drop(&e->active, e->p);
+    pctl_active_drop(&e->active);
     if (e->fenced)
         pctl_lease_abandon(e->p);
     else
@@ -499,8 +541,7 @@ int planctl_engine_start(planctl_engine *e,
         pctl_metrics_log(e, PLANCTL_LOG_WARN, "concurrency lowered", detail);
     }
     e->state = ENGINE_RUNNING;
-    e->p->gate_hook = pctl_metrics_gate_hook;
-    e->p->gate_hook_data = e;
+    pctl_observe(e->p, &observer, e);
     pctl_metrics_beat(e);
     pctl_metrics_log(e, PLANCTL_LOG_INFO, "engine started, lease taken",
                      e->p->path);
@@ -548,7 +589,7 @@ void planctl_engine_free(planctl_engine *e)
         return;
     while (e->jobs)
         pctl_engine_drop_job(e, e->jobs);
-    pctl_active_drop(&e->active, e->p);
+    pctl_active_drop(&e->active);
     for (i = 0; i < e->ndefs; i++)
         pctl_engine_defent_free(&e->defs[i]);
     /* Its executors go with it (their data may): the kinds stay known. */

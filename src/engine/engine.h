@@ -23,13 +23,13 @@
  * only asks for a pass; the pass runs at most once per loop iteration
  * (a zero-delay timer), so everything produced in one iteration is
  * committed in one transaction: group commit.  A pass reads the active
- * runs inside its write transaction (from a cache the store keeps true
- * between passes, store/active.h), decides with the pure pctl_decide()
- * for the runs that may have something to do, writes every transition
- * through the store's gate (its events written together at the commit,
- * store/journal.c), commits, and only then starts the tasks of steps that
- * went IN_PROGRESS.  A pass is bounded (pass.c): what is left waits for
- * the next one, asked for at once.
+ * runs inside its write transaction (from its cache, kept true between
+ * passes from what the store reports of its writes, cache.h), decides
+ * with the pure pctl_decide() for the runs that may have something to
+ * do, writes every transition through the store's gate (its events
+ * written together at the commit, store/journal.c), commits, and only
+ * then starts the tasks of steps that went IN_PROGRESS.  A pass is bounded
+ * (pass.c): what is left waits for the next one, asked for at once.
  */
 #ifndef PCTL_ENGINE_ENGINE_H
 #define PCTL_ENGINE_ENGINE_H

@@ -20,8 +20,8 @@
 
 #include "core/alloc.h"
 #include "core/status.h"
+#include "engine/cache.h"
 #include "engine/engine.h"
-#include "store/active.h"
 #include "store/counts.h"
 #include "store/store.h"
 
@@ -231,10 +231,9 @@ static void name_change(pctl_pending *pd, planctl_engine *e,
         pd->message = pctl_strdup(c->message);
 }
 
-void pctl_metrics_gate_hook(void *data, const struct pctl_change *c,
-                            int64_t run_id, int attempt)
+void pctl_metrics_change(planctl_engine *e, const struct pctl_change *c,
+                         int64_t run_id, int attempt)
 {
-    planctl_engine *e = data;
     pctl_metrics *m = e->metrics;
     pctl_pending *pd;
 

@@ -61,11 +61,11 @@ void pctl_metrics_free(pctl_metrics *m);
 /* Adds one observation.  Can't fail. */
 void pctl_hist_observe(pctl_hist *h, double v);
 
-/* The gate's hook (store.h): one status change of the open transaction.
- * data is the engine.  Can't fail (a change that cannot be recorded for
- * the log is still counted). */
-void pctl_metrics_gate_hook(void *data, const struct pctl_change *c,
-                            int64_t run_id, int attempt);
+/* One status change of the open transaction, as the store reported it
+ * to the engine's observer (engine.c).  Can't fail (a change that cannot
+ * be recorded for the log is still counted). */
+void pctl_metrics_change(planctl_engine *e, const struct pctl_change *c,
+                         int64_t run_id, int attempt);
 
 /* The pass's transaction ended: rc 0 committed (the pending changes are
  * counted and logged, commit_ns and pass_ns observed), else rolled back

@@ -2,8 +2,8 @@
  * pass.c - one pass of the engine, in one write transaction:
  *
  *   1. read: every active run with its phases and steps, from the cache
- *      the engine keeps between passes (store/active.h), which the store
- *      brings up to date or reads anew;
+ *      the engine keeps between passes (cache.h), brought up to date or
+ *      read anew through the store;
  *   2. outcomes: every job that reported since the last pass (at most
  *      MAX_OUTCOMES; the rest wait for the next pass) moves its step
  *      (COMPLETE, ERROR with the next try's time, FATAL_ERROR), or on to
@@ -34,10 +34,10 @@
 
 #include "core/alloc.h"
 #include "core/decide.h"
+#include "engine/cache.h"
 #include "engine/engine.h"
 #include "engine/metrics.h"
 #include "engine/orphans.h"
-#include "store/active.h"
 #include "store/store.h"
 
 /* What one pass does at most, so a burst (a thousand runs admitted at
@@ -768,7 +768,7 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
             j->fx = EJOB_FX_NONE;
         pctl_pass_result_free(&ps.r);
         free_orphans(&ps);
-        pctl_active_drop(&e->active, e->p);
+        pctl_active_drop(&e->active);
         return rc;
     }
     pctl_active_committed(e->active, e->p);

@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "engine/cache.h"
 #include "engine/engine.h"
-#include "store/active.h"
 #include "store/store.h"
 
 /* ---- the engine's lists of jobs ---- */

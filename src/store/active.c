@@ -1,13 +1,10 @@
 /*
- * active.c - the active runs, phases and steps for the engine's passes:
- * read in one snapshot, then kept in step with the database between
- * passes (see active.h for when the cache is trusted and when not).
+ * active.c - reading the active runs, with their phases and steps, in the
+ * shape the engine decides them (store/active.h); the engine keeps them
+ * between passes (engine/cache.c).
  *
  * Each run owns its arrays (phase views and rows, step views and rows), so
- * a run can be dropped or added without touching the others.  Three id
- * maps (runs, phases, steps; core/idmap) lead from a row id to its row,
- * and each phase or step row to its parent, for the gate's reports and
- * the engine's lookups.
+ * a run can be dropped or added without touching the others.
  */
 #include "store/active.h"
 
@@ -15,49 +12,8 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "core/idmap.h"
 #include "core/status.h"
 #include "store/store.h"
-
-struct pctl_active_cache {
-    planctl *p; /* the handle it is attached to, or NULL */
-    int stale;
-    pctl_db_token seen; /* the database's change token at our last sync
-                          (others) and commit (own) */
-    uint64_t synced_tx; /* the transaction it was last synced in */
-    int64_t *promoted;  /* runs promoted from the queue: read at the sync */
-    size_t npromoted, cappromoted;
-    pctl_idmap runs, phases, steps; /* to pctl_run/phase/step_row */
-};
-
-/* Where step row s sits: its run, its phase's index in the run and its
- * own in the phase.  Can't fail. */
-static void step_place(pctl_run_row **run, size_t *pi, size_t *si,
-                       const pctl_step_row *s)
-{
-    *run = s->phase->run;
-    *pi = (size_t)(s->phase - (*run)->phases);
-    *si = (size_t)(s - s->phase->steps);
-}
-
-/* ---- reading ---- */
-
-/* Grows *v (of n items of size sz, capacity *cap) to hold one more. */
-static int grow(void **v, size_t n, size_t *cap, size_t sz)
-{
-    void *nv;
-    size_t ncap;
-
-    if (n < *cap)
-        return 0;
-    ncap = *cap ? *cap * 2 : 16;
-    nv = pctl_realloc(*v, ncap * sz);
-    if (!nv)
-        return PLANCTL_ENOMEM;
-    *v = nv;
-    *cap = ncap;
-    return 0;
-}
 
 static char *col_dup(pctl_stmt *st, int i)
 {
@@ -98,7 +54,7 @@ typedef struct rows {
     size_t nsteps, capsteps;
 } rows;
 
-static void free_run(pctl_run_row *r)
+void pctl_run_row_free(pctl_run_row *r)
 {
     size_t pi, si;
 
@@ -130,7 +86,7 @@ static void rows_free(rows *w)
     size_t i;
 
     for (i = 0; i < w->nruns; i++)
-        free_run(w->runs[i]);
+        pctl_run_row_free(w->runs[i]);
     for (i = 0; i < w->nphases; i++)
         pctl_free(w->phases[i].r.name);
     for (i = 0; i < w->nsteps; i++) {
@@ -151,8 +107,8 @@ static int read_runs(rows *w, planctl *p, pctl_stmt *st)
     while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
         pctl_run_row *r;
 
-        if (grow((void **)&w->runs, w->nruns, &w->capruns, sizeof *w->runs) <
-                0 ||
+        if (pctl_grow((void **)&w->runs, w->nruns, &w->capruns,
+                      sizeof *w->runs) < 0 ||
             !(r = pctl_calloc(1, sizeof *r))) {
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
             break;
@@ -169,7 +125,6 @@ static int read_runs(rows *w, planctl *p, pctl_stmt *st)
         r->uid = col_dup(st, 8);
         r->event_count = pctl_col_i64(st, 9);
         r->view.event_limit = r->event_count >= p->run_events_max;
-        r->dirty = 1;
         if (rc == 0 && (!r->instance || !r->plan || !r->params || !r->uid))
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
@@ -187,8 +142,8 @@ static int read_phases(rows *w, planctl *p, pctl_stmt *st)
         tphase *t;
         const char *strategy;
 
-        if (grow((void **)&w->phases, w->nphases, &w->capphases,
-                 sizeof *w->phases) < 0) {
+        if (pctl_grow((void **)&w->phases, w->nphases, &w->capphases,
+                      sizeof *w->phases) < 0) {
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
             break;
         }
@@ -219,8 +174,8 @@ static int read_steps(rows *w, planctl *p, pctl_stmt *st)
     while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
         tstep *t;
 
-        if (grow((void **)&w->steps, w->nsteps, &w->capsteps,
-                 sizeof *w->steps) < 0) {
+        if (pctl_grow((void **)&w->steps, w->nsteps, &w->capsteps,
+                      sizeof *w->steps) < 0) {
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
             break;
         }
@@ -356,98 +311,42 @@ static int build_run(pctl_run_row *r, planctl *p, rows *w, size_t *pi,
     return 0;
 }
 
-static int index_run(pctl_active *a, pctl_run_row *r)
+/* Cuts the reads into runs: *out receives w's runs, sorted by id, and w
+ * keeps nothing of them. */
+static int cut_runs(pctl_run_row ***out, size_t *n, planctl *p, rows *w)
 {
-    struct pctl_active_cache *c = a->cache;
-    size_t pi, si;
-
-    if (pctl_idmap_put(&c->runs, r->id, r) < 0)
-        return PLANCTL_ENOMEM;
-    if (r->view.nphases > a->max_children)
-        a->max_children = r->view.nphases;
-    for (pi = 0; pi < r->view.nphases; pi++) {
-        if (pctl_idmap_put(&c->phases, r->phases[pi].id, &r->phases[pi]) < 0)
-            return PLANCTL_ENOMEM;
-        if (r->view.phases[pi].nsteps > a->max_children)
-            a->max_children = r->view.phases[pi].nsteps;
-        for (si = 0; si < r->view.phases[pi].nsteps; si++)
-            if (pctl_idmap_put(&c->steps, r->phases[pi].steps[si].id,
-                               &r->phases[pi].steps[si]) < 0)
-                return PLANCTL_ENOMEM;
-    }
-    return 0;
-}
-
-static void unindex_run(pctl_active *a, pctl_run_row *r)
-{
-    struct pctl_active_cache *c = a->cache;
-    size_t pi, si;
-
-    pctl_idmap_del(&c->runs, r->id);
-    for (pi = 0; pi < r->view.nphases; pi++) {
-        pctl_idmap_del(&c->phases, r->phases[pi].id);
-        for (si = 0; si < r->view.phases[pi].nsteps; si++)
-            pctl_idmap_del(&c->steps, r->phases[pi].steps[si].id);
-    }
-}
-
-/* Cuts the reads into runs and moves the runs into a (sorted by id, like
- * the reads). */
-static int take_rows(pctl_active *a, planctl *p, rows *w)
-{
-    size_t i, pi = 0, si = 0, k;
-    pctl_run_row **nv;
+    size_t i, pi = 0, si = 0;
     int rc = 0;
 
     for (i = 0; rc == 0 && i < w->nruns; i++)
         rc = build_run(w->runs[i], p, w, &pi, &si);
     if (rc < 0)
         return rc;
-    nv = pctl_realloc(a->runs, (a->nruns + w->nruns + 1) * sizeof *nv);
-    if (!nv)
-        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    a->runs = nv;
-    for (i = 0; i < w->nruns; i++) {
-        pctl_run_row *r = w->runs[i];
-
-        if (index_run(a, r) < 0) {
-            unindex_run(a, r);
-            return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-        }
-        /* Usually at the end: ids grow. */
-        k = a->nruns;
-        while (k > 0 && a->runs[k - 1]->id > r->id)
-            k--;
-        memmove(&a->runs[k + 1], &a->runs[k], (a->nruns - k) * sizeof *a->runs);
-        a->runs[k] = r;
-        a->nruns++;
-        w->runs[i] = NULL;
-    }
+    *out = w->runs;
+    *n = w->nruns;
+    w->runs = NULL;
+    w->nruns = w->capruns = 0;
     return 0;
 }
 
-static pctl_active *new_active(void)
+void pctl_run_rows_free(pctl_run_row **v, size_t n)
 {
-    pctl_active *a = pctl_calloc(1, sizeof *a);
+    size_t i;
 
-    if (a && !(a->cache = pctl_calloc(1, sizeof *a->cache))) {
-        pctl_free(a);
-        a = NULL;
-    }
-    return a;
+    for (i = 0; v && i < n; i++)
+        pctl_run_row_free(v[i]);
+    pctl_free(v);
 }
 
-int pctl_active_load(pctl_active **out, planctl *p)
+int pctl_active_read(pctl_run_row ***out, size_t *n, planctl *p)
 {
-    pctl_active *a = new_active();
     pctl_stmt *st;
     rows w;
-    int rc = 0, began;
+    int rc, began;
 
     *out = NULL;
+    *n = 0;
     memset(&w, 0, sizeof w);
-    if (!a)
-        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     /* One snapshot for the three reads. */
     rc = pctl_tx_read(p);
     began = rc == 0;
@@ -464,28 +363,24 @@ int pctl_active_load(pctl_active **out, planctl *p)
         pctl_tx_read_end(p);
     if (rc == 0) {
         sort_rows(&w);
-        rc = take_rows(a, p, &w);
+        rc = cut_runs(out, n, p, &w);
     }
     rows_free(&w);
-    if (rc < 0) {
-        pctl_active_free(a);
-        return rc;
-    }
-    *out = a;
-    return 0;
+    return rc;
 }
 
-/* Reads one run (promoted from the queue) into the cache, if it is
- * active. */
-static int load_one(pctl_active *a, planctl *p, int64_t run_id)
+int pctl_active_read_run(pctl_run_row **out, planctl *p, int64_t run_id)
 {
     static const pctl_query q[3] = {PCTL_Q_active_run_by_id,
                                     PCTL_Q_active_phases_of_run,
                                     PCTL_Q_active_steps_of_run};
+    pctl_run_row **v = NULL;
     pctl_stmt *st;
+    size_t n = 0;
     rows w;
     int rc = 0, i;
 
+    *out = NULL;
     memset(&w, 0, sizeof w);
     for (i = 0; rc == 0 && i < 3; i++) {
         if (!(st = pctl_q(p, q[i]))) {
@@ -500,268 +395,19 @@ static int load_one(pctl_active *a, planctl *p, int64_t run_id)
             break; /* not active (any more) */
     }
     if (rc == 0)
-        rc = take_rows(a, p, &w);
+        rc = cut_runs(&v, &n, p, &w);
+    if (rc == 0 && n == 1) {
+        *out = v[0];
+        v[0] = NULL;
+    }
+    pctl_run_rows_free(v, n);
     rows_free(&w);
     return rc;
-}
-
-void pctl_active_free(pctl_active *a)
-{
-    size_t i;
-
-    if (!a)
-        return;
-    for (i = 0; i < a->nruns; i++)
-        free_run(a->runs[i]);
-    pctl_free(a->runs);
-    if (a->cache) {
-        if (a->cache->p && a->cache->p->active == a)
-            a->cache->p->active = NULL;
-        pctl_idmap_free(&a->cache->runs);
-        pctl_idmap_free(&a->cache->phases);
-        pctl_idmap_free(&a->cache->steps);
-        pctl_free(a->cache->promoted);
-        pctl_free(a->cache);
-    }
-    pctl_free(a);
-}
-
-/* ---- the cache ---- */
-
-void pctl_active_drop(pctl_active **cache, planctl *p)
-{
-    if (p && p->active == *cache)
-        p->active = NULL;
-    pctl_active_free(*cache);
-    *cache = NULL;
-}
-
-/* Drops the runs that are no longer active. */
-static void drop_ended(pctl_active *a)
-{
-    size_t i, k = 0;
-
-    for (i = 0; i < a->nruns; i++) {
-        pctl_run_row *r = a->runs[i];
-
-        if (pctl_status_active(r->view.status)) {
-            a->runs[k++] = r;
-            continue;
-        }
-        unindex_run(a, r);
-        free_run(r);
-    }
-    a->nruns = k;
-}
-
-int pctl_active_sync(pctl_active **cache, planctl *p)
-{
-    pctl_active *a = *cache;
-    struct pctl_active_cache *c;
-    pctl_db_token now = {0, 0};
-    size_t i;
-    int rc;
-
-    rc = pctl_db_changes(&now, p, PCTL_TOKEN_OTHERS | PCTL_TOKEN_OWN);
-    if (rc == 0 && a && !a->cache->stale &&
-        now.others == a->cache->seen.others && now.own == a->cache->seen.own) {
-        /* Nobody else wrote since our last commit: only our own changes
-         * are left to follow. */
-        size_t before = a->nruns;
-
-        c = a->cache;
-        drop_ended(a);
-        if (a->nruns != before || c->npromoted > 0)
-            a->members = 1;
-        for (i = 0; rc == 0 && i < c->npromoted; i++)
-            if (!pctl_idmap_get(&c->runs, c->promoted[i]))
-                rc = load_one(a, p, c->promoted[i]);
-        c->npromoted = 0;
-        if (rc == 0) {
-            c->synced_tx = p->tx_depth > 0 ? p->tx_serial : 0;
-            return 0;
-        }
-    }
-    pctl_active_drop(cache, p);
-    if (rc < 0)
-        return rc;
-    if ((rc = pctl_active_load(&a, p)) < 0)
-        return rc;
-    a->cache->seen.others = now.others;
-    a->cache->synced_tx = p->tx_depth > 0 ? p->tx_serial : 0;
-    a->cache->p = p;
-    a->fresh = a->members = 1;
-    p->active = a;
-    *cache = a;
-    return 0;
-}
-
-void pctl_active_committed(pctl_active *a, planctl *p)
-{
-    pctl_db_token now;
-
-    /* Only our own count is taken: another connection's commit after ours
-     * must still be seen at the next sync. */
-    if (a && pctl_db_changes(&now, p, PCTL_TOKEN_OWN) == 0)
-        a->cache->seen.own = now.own;
-    else if (a)
-        a->cache->stale = 1;
-}
-
-int pctl_active_find_step(const pctl_active *a, int64_t step_id,
-                          pctl_run_row **run, size_t *pi, size_t *si)
-{
-    const pctl_step_row *s =
-        a ? pctl_idmap_get(&a->cache->steps, step_id) : NULL;
-
-    if (!s)
-        return 0;
-    step_place(run, pi, si, s);
-    return 1;
-}
-
-void pctl_active_touch(pctl_active *a, int64_t run_id)
-{
-    pctl_run_row *r = a ? pctl_idmap_get(&a->cache->runs, run_id) : NULL;
-
-    if (r)
-        r->dirty = 1;
-}
-
-void pctl_active_event_count(planctl *p, int64_t run_id, int64_t count)
-{
-    pctl_run_row *r;
-
-    if (!p->active || !(r = pctl_idmap_get(&p->active->cache->runs, run_id)))
-        return;
-    r->event_count = count;
-    if (count >= p->run_events_max && !r->view.event_limit) {
-        r->view.event_limit = 1;
-        r->dirty = 1;
-    }
-}
-
-void pctl_active_distrust(planctl *p)
-{
-    if (p->active)
-        p->active->cache->stale = 1;
-}
-
-int pctl_active_cached(const planctl *p, planctl_entity entity, int64_t id,
-                       pctl_cached_row *out)
-{
-    const pctl_active *a = p->active;
-    const struct pctl_active_cache *ac;
-    const pctl_run_row *run;
-    const pctl_phase_row *ph;
-    const pctl_step_row *st;
-
-    if (!a)
-        return 0;
-    ac = a->cache;
-    if (ac->stale || ac->synced_tx == 0 || ac->synced_tx != p->tx_serial)
-        return 0;
-    memset(out, 0, sizeof *out);
-    switch (entity) {
-    case PLANCTL_ENTITY_STEP:
-        if (!(st = pctl_idmap_get(&ac->steps, id)))
-            return 0;
-        out->phase_id = st->phase->id;
-        out->attempt = st->attempt;
-        run = st->phase->run;
-        break;
-    case PLANCTL_ENTITY_PHASE:
-        if (!(ph = pctl_idmap_get(&ac->phases, id)))
-            return 0;
-        out->phase_id = id;
-        run = ph->run;
-        break;
-    case PLANCTL_ENTITY_RUN:
-        if (!(run = pctl_idmap_get(&ac->runs, id)))
-            return 0;
-        out->deadline_at = run->deadline_at;
-        out->event_count = run->event_count;
-        break;
-    default:
-        return 0;
-    }
-    out->run_id = run->id;
-    out->instance_id = run->instance_id;
-    return 1;
-}
-
-void pctl_active_note(planctl *p, const pctl_change *c, int64_t run_id,
-                      int attempt, int64_t next_attempt_at, int64_t deadline_at,
-                      int granted)
-{
-    pctl_active *a = p->active;
-    struct pctl_active_cache *ac;
-    pctl_run_row *run;
-    pctl_phase_row *ph;
-
-    if (!a)
-        return;
-    ac = a->cache;
-    switch (c->entity) {
-    case PLANCTL_ENTITY_STEP: {
-        pctl_step_view *v;
-        pctl_step_row *r;
-        char *msg = NULL;
-        size_t pi, si;
-
-        r = pctl_idmap_get(&ac->steps, c->id);
-        if (!r || r->phase->run->id != run_id ||
-            (c->message && !(msg = pctl_strdup(c->message)))) {
-            ac->stale = 1;
-            return;
-        }
-        step_place(&run, &pi, &si, r);
-        v = &run->view.phases[pi].steps[si];
-        v->status = c->to;
-        v->attempt = r->attempt = attempt;
-        v->next_attempt_at = next_attempt_at;
-        v->deadline_at = deadline_at;
-        v->max_attempts += granted;
-        pctl_free(r->message);
-        r->message = msg;
-        run->dirty = 1;
-        return;
-    }
-    case PLANCTL_ENTITY_PHASE:
-        ph = pctl_idmap_get(&ac->phases, c->id);
-        if (!ph || ph->run->id != run_id) {
-            ac->stale = 1;
-            return;
-        }
-        ph->run->view.phases[ph - ph->run->phases].status = c->to;
-        ph->run->dirty = 1;
-        return;
-    case PLANCTL_ENTITY_RUN:
-    default:
-        run = pctl_idmap_get(&ac->runs, c->id);
-        if (run) {
-            run->view.status = c->to;
-            run->view.deadline_at = run->deadline_at = deadline_at;
-            run->dirty = 1;
-        } else if (c->to == PLANCTL_STATUS_PENDING) {
-            /* Promoted from the queue: read at the next sync. */
-            if (grow((void **)&ac->promoted, ac->npromoted, &ac->cappromoted,
-                     sizeof *ac->promoted) < 0)
-                ac->stale = 1;
-            else
-                ac->promoted[ac->npromoted++] = c->id;
-        } else if (pctl_status_active(c->to)) {
-            ac->stale = 1;
-        }
-        return;
-    }
 }
 
 int pctl_step_set_task(planctl *p, int64_t step_id, int task_index)
 {
     pctl_stmt *st = pctl_q(p, PCTL_Q_step_set_task);
-    pctl_run_row *r;
-    size_t pi, si;
     int rc;
 
     if (!st)
@@ -771,8 +417,8 @@ int pctl_step_set_task(planctl *p, int64_t step_id, int task_index)
     if ((rc = pctl_q_exec(st)) < 0)
         return rc;
     if (pctl_changes(st) != 1)
-        pctl_active_distrust(p);
-    else if (pctl_active_find_step(p->active, step_id, &r, &pi, &si))
-        r->phases[pi].steps[si].task_index = task_index;
+        pctl_observed_missed(p);
+    else
+        pctl_observed_task(p, step_id, task_index);
     return 0;
 }

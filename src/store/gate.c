@@ -11,7 +11,6 @@
 #include "core/alloc.h"
 #include "core/marks.h"
 #include "core/rollup.h"
-#include "store/active.h"
 #include "store/store.h"
 
 static const pctl_query set_query[PLANCTL_ENTITY__COUNT] = {
@@ -213,7 +212,7 @@ static int read_row(planctl *p, const pctl_change *c, written *w)
 /* The same, from what the row held before (the cache) and the marks the
  * change bound into its UPDATE. */
 static written written_row(const pctl_change *c, const pctl_marks *m,
-                           const pctl_cached_row *k)
+                           const pctl_known_row *k)
 {
     pctl_marked after =
         pctl_marks_apply(c->entity, m, k->attempt, k->deadline_at);
@@ -233,7 +232,7 @@ static written written_row(const pctl_change *c, const pctl_marks *m,
 /* PLANCTL_CHECK_CACHE: the row read back against what the cache made of
  * it. */
 static int check_cached(planctl *p, const pctl_change *c, const pctl_marks *m,
-                        const pctl_cached_row *k, const written *w)
+                        const pctl_known_row *k, const written *w)
 {
     written x = written_row(c, m, k);
 
@@ -260,9 +259,10 @@ int pctl_gate(planctl *p, const pctl_change *c)
     int64_t now = pctl_now(p), run_id = 0, phase_id = 0, next_at = 0;
     int64_t deadline = 0, instance_id = 0;
     int rc, attempt = 0, cached;
-    pctl_cached_row known;
+    pctl_known_row known;
     pctl_marks marks;
     written w;
+    pctl_written wr;
     const char *ent;
     pctl_event ev = {0};
     char *data = NULL;
@@ -302,19 +302,19 @@ int pctl_gate(planctl *p, const pctl_change *c)
     }
     if (c->entity != PLANCTL_ENTITY_PHASE)
         pctl_bind_id(st, 8, marks.deadline_at);
-    cached = pctl_active_cached(p, c->entity, c->id, &known);
+    cached = pctl_observed_known(p, c->entity, c->id, &known);
     rc = pctl_step(st);
     pctl_reset(st);
     if (rc != PCTL_DONE)
         return pctl_q_fail(st, rc);
     if (pctl_changes(st) == 0) {
-        pctl_active_distrust(p); /* the engine's cache missed a change */
+        pctl_observed_missed(p); /* what it knew is wrong */
         return explain_cas(p, c);
     }
     /* The row as written: its run and phase, the step's attempt count
-     * and times.  The engine's cache knows them during a pass (the UPDATE
-     * above did to the row what written_row() does to the cached one),
-     * which spares a read per change. */
+     * and times.  The observer (an engine's cache) knows them during a
+     * pass (the UPDATE above did to the row what written_row() does to
+     * the known one), which spares a read per change. */
     if (cached && !p->check_cache) {
         w = written_row(c, &marks, &known);
     } else {
@@ -329,8 +329,6 @@ int pctl_gate(planctl *p, const pctl_change *c)
     next_at = w.next_attempt_at;
     deadline = w.deadline_at;
     instance_id = w.instance_id;
-    /* The engine's cache of active runs follows the row as written. */
-    pctl_active_note(p, c, run_id, attempt, next_at, deadline, grants(c));
 
     if (c->entity == PLANCTL_ENTITY_STEP &&
         (rc = step_attempt(p, c, now, attempt)) < 0)
@@ -350,8 +348,17 @@ int pctl_gate(planctl *p, const pctl_change *c)
     rc = pctl_event_status(p, &ev, data); /* takes data */
     if (rc < 0)
         return rc;
-    if (p->gate_hook)
-        p->gate_hook(p->gate_hook_data, c, run_id, attempt);
+    /* The observer (an engine's cache, its metrics) follows the row as
+     * written. */
+    wr.change = c;
+    wr.run_id = run_id;
+    wr.phase_id = phase_id;
+    wr.instance_id = instance_id;
+    wr.attempt = attempt;
+    wr.next_attempt_at = next_at;
+    wr.deadline_at = deadline;
+    wr.granted = grants(c);
+    pctl_observed_written(p, &wr);
     if (c->entity == PLANCTL_ENTITY_RUN && pctl_status_terminal(c->to))
         return run_ended(p, c->id, instance_id, c->to);
     return 0;

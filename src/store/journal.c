@@ -27,7 +27,6 @@
 
 #include "core/alloc.h"
 #include "core/idmap.h"
-#include "store/active.h"
 #include "store/store.h"
 
 #define BATCH 16 /* rows of event_insert_batch */
@@ -252,13 +251,13 @@ static int insert_rows(planctl *p, qev *const *rows, size_t n)
     return 0;
 }
 
-/* A run's event count so far: from the engine's cache when it can be
- * trusted (active.h), else from the row. */
+/* A run's event count so far: from the observer when it knows it (an
+ * engine's cache), else from the row. */
 static int read_count(planctl *p, int64_t run_id, int64_t *out)
 {
     pctl_stmt *st;
-    pctl_cached_row k;
-    int rc, cached = pctl_active_cached(p, PLANCTL_ENTITY_RUN, run_id, &k);
+    pctl_known_row k;
+    int rc, cached = pctl_observed_known(p, PLANCTL_ENTITY_RUN, run_id, &k);
 
     if (cached && !p->check_cache) {
         *out = k.event_count;
@@ -353,7 +352,7 @@ int pctl_events_flush(planctl *p)
         pctl_bind_i64(st, 2, c->count);
         rc = pctl_q_exec(st);
         if (rc == 0)
-            pctl_active_event_count(p, c->run_id, c->count);
+            pctl_observed_events(p, c->run_id, c->count);
     }
 done:
     for (i = 0; notes && i < nnotes; i++)

@@ -56,20 +56,6 @@ typedef struct replay {
     int64_t last_seq, last_at, nevents;
 } replay;
 
-static int grow(void **v, size_t *n, size_t *cap, size_t sz)
-{
-    void *nv;
-
-    if (*n < *cap)
-        return 0;
-    *cap = *cap ? *cap * 2 : 32;
-    nv = pctl_realloc(*v, *cap * sz);
-    if (!nv)
-        return PLANCTL_ENOMEM;
-    *v = nv;
-    return 0;
-}
-
 static void replay_free(replay *r)
 {
     size_t i;
@@ -129,7 +115,7 @@ static rinst *inst_of(replay *r, int64_t id)
     for (i = 0; i < r->ninsts; i++)
         if (r->insts[i].id == id)
             return &r->insts[i];
-    if (grow((void **)&r->insts, &r->ninsts, &r->cinsts, sizeof *r->insts))
+    if (pctl_grow((void **)&r->insts, r->ninsts, &r->cinsts, sizeof *r->insts))
         return NULL;
     memset(&r->insts[r->ninsts], 0, sizeof *r->insts);
     r->insts[r->ninsts].id = id;
@@ -185,7 +171,7 @@ static int on_run(replay *r, const ev *e)
     int oom = 0;
 
     if (!e->has_from) {
-        if (grow((void **)&r->runs, &r->nruns, &r->cruns, sizeof *r->runs))
+        if (pctl_grow((void **)&r->runs, r->nruns, &r->cruns, sizeof *r->runs))
             return PLANCTL_ENOMEM;
         run = &r->runs[r->nruns++];
         memset(run, 0, sizeof *run);
@@ -227,8 +213,8 @@ static int on_phase(replay *r, const ev *e)
         return 1;
     if (!e->has_from) {
         if (!(ph = pctl_m_add_phase(&run->m)) ||
-            grow((void **)&r->phases, &r->nphases, &r->cphases,
-                 sizeof *r->phases))
+            pctl_grow((void **)&r->phases, r->nphases, &r->cphases,
+                      sizeof *r->phases))
             return PLANCTL_ENOMEM;
         ph->id = e->phase_id;
         ph->name = jstr(e->data, "name", &oom);
@@ -263,7 +249,8 @@ static int on_step(replay *r, const ev *e)
         if (!pf)
             return 1;
         if (!(s = pctl_m_add_step(&r->runs[pf->run].m.phases[pf->phase])) ||
-            grow((void **)&r->steps, &r->nsteps, &r->csteps, sizeof *r->steps))
+            pctl_grow((void **)&r->steps, r->nsteps, &r->csteps,
+                      sizeof *r->steps))
             return PLANCTL_ENOMEM;
         s->id = e->step_id;
         s->name = jstr(e->data, "name", &oom);

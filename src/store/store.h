@@ -17,8 +17,6 @@
 #include "store/queries.h"
 #include "store/sql.h"
 
-struct pctl_change;
-
 struct planctl {
     pctl_conn *conn; /* the backend's connection (sql.h) */
     char *path;
@@ -41,20 +39,16 @@ struct planctl {
     void *now_data;
     pctl_stmt *stmts[PCTL_Q__COUNT]; /* pctl_q's cache */
     struct pctl_kinds *kinds;        /* planctl_kind_register(); NULL: none */
-    /* The engine's cache of active runs while a pass may use it, kept
-     * true by the gate (store/active.h); NULL otherwise. */
-    struct pctl_active *active;
     /* Status events queued for the journal (journal.c): an engine pass's
      * or an admission's, flushed by its owner before the commit; NULL
      * outside them. */
     struct pctl_evq *evq;
     /* The safety net on events per run (planctl_set_event_limits). */
     int64_t run_events_warn, run_events_max;
-    /* Told of every status change the gate makes, inside its transaction
-     * (the engine's metrics and log: engine/metrics.c); NULL: none. */
-    void (*gate_hook)(void *data, const struct pctl_change *c, int64_t run_id,
-                      int attempt);
-    void *gate_hook_data;
+    /* The one observer of what the store writes (pctl_observe(): an
+     * engine's cache and metrics); NULL: none. */
+    const struct pctl_observer *observer;
+    void *observer_data;
 };
 
 /* Sets the executor of a task kind in the handle's one registry of kinds
@@ -160,6 +154,65 @@ typedef struct pctl_change {
     {                                                                          \
         PLANCTL_ENTITY_RUN, 0, 0, 0, NULL, NULL, 0, 0, -1, NULL, 0             \
     }
+
+/* ---- the observer of what the store writes (observe.c) ----
+ *
+ * The store keeps no one's cache.  It hands back what each write did to
+ * one observer the handle's owner registers (as SQLite's update hook
+ * does), inside the write's transaction: an engine keeps its cache of
+ * active runs and its metrics from these reports, and the gate asks it
+ * what it knows of a row to spare a read.  Every status change reaches
+ * it, the ones the store makes on its own too (a run's children closed
+ * with it, a queued run promoted when the active one ends). */
+
+/* A status change as the gate's UPDATE left the row. */
+typedef struct pctl_written {
+    const pctl_change *change;
+    int64_t run_id, phase_id, instance_id;
+    int attempt;             /* a step's tries so far */
+    int64_t next_attempt_at; /* a step's */
+    int64_t deadline_at;     /* a step try's or a run's, as written */
+    int granted;             /* it gave the step another try */
+} pctl_written;
+
+/* What an observer knows of a row, as it was before the change. */
+typedef struct pctl_known_row {
+    int64_t run_id, phase_id, instance_id;
+    int attempt;         /* a step's tries so far */
+    int64_t deadline_at; /* a run's */
+    int64_t event_count; /* a run's */
+} pctl_known_row;
+
+typedef struct pctl_observer {
+    /* 1 with *out filled when the observer knows the row of entity id
+     * as it is in the database now (nothing can have written it behind
+     * the observer's back in the transaction open), else 0: the store
+     * reads the row. */
+    int (*known)(void *data, const planctl *p, planctl_entity entity,
+                 int64_t id, pctl_known_row *out);
+    /* A status change was written, as *w says. */
+    void (*written)(void *data, const pctl_written *w);
+    /* Step step_id is at task task_index now. */
+    void (*task)(void *data, int64_t step_id, int task_index);
+    /* Run run_id has count events now. */
+    void (*events)(void *data, int64_t run_id, int64_t count);
+    /* The store wrote something it cannot describe, or found a row that
+     * was not what the caller said (a compare-and-set that missed): what
+     * the observer knows may be wrong. */
+    void (*missed)(void *data);
+} pctl_observer;
+
+/* Makes o (with data) the handle's observer; NULL removes it.  o must
+ * outlive its registration.  Can't fail. */
+void pctl_observe(planctl *p, const pctl_observer *o, void *data);
+
+/* The store's side: tell the observer, if any.  Can't fail. */
+int pctl_observed_known(const planctl *p, planctl_entity entity, int64_t id,
+                        pctl_known_row *out);
+void pctl_observed_written(planctl *p, const pctl_written *w);
+void pctl_observed_task(planctl *p, int64_t step_id, int task_index);
+void pctl_observed_events(planctl *p, int64_t run_id, int64_t count);
+void pctl_observed_missed(planctl *p);
 
 /*
  * The one function that changes a status.  Must be called inside a

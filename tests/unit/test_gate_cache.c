@@ -1,10 +1,12 @@
 /*
  * test_gate_cache.c - the gate and the engine's cache (src/store/gate.c,
- * active.c): inside the write transaction the cache was synced in, the gate
- * takes a changed row's ids and attempt count from the cache; anywhere
- * else it reads the row; and with check_cache (PLANCTL_CHECK_CACHE=1) it
- * does both and fails with PLANCTL_EIO where they differ, for the gate's
- * read-back and for the run's event count at the commit.
+ * src/engine/cache.c), the cache registered as the handle's observer as
+ * an engine registers it: inside the write transaction the cache was
+ * synced in, the gate takes a changed row's ids and attempt count from
+ * the cache; anywhere else it reads the row; and with check_cache
+ * (PLANCTL_CHECK_CACHE=1) it does both and fails with PLANCTL_EIO where
+ * they differ, for the gate's read-back and for the run's event count at
+ * the commit.
  *
  * The cache is tampered with on purpose, so what the gate wrote shows
  * which source it used.  Every tampered transaction is rolled back.
@@ -20,8 +22,8 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "engine/cache.h"
 #include "planctl.h"
-#include "store/active.h"
 #include "store/sqlite/sqlite.h"
 #include "store/store.h"
 #include "store_fixture.h"
@@ -44,6 +46,7 @@ static int setup(void **state)
     /* Each test says whether it checks, whatever the environment says
      * (the sanitizer suite runs with PLANCTL_CHECK_CACHE=1). */
     f->p->check_cache = 0;
+    pctl_observe(f->p, &pctl_active_observer, &f->cache);
     assert_int_equal(
         planctl_definition_apply(NULL, f->p, ZK_V2, strlen(ZK_V2), "zk.json"),
         0);
@@ -66,7 +69,7 @@ static int teardown(void **state)
 {
     fixture *f = *state;
 
-    pctl_active_drop(&f->cache, f->p);
+    pctl_active_drop(&f->cache);
     planctl_close(f->p);
     tu_rmtree(f->dir);
     free(f->path);
@@ -86,7 +89,7 @@ static void begin_pass(fixture *f)
 static void roll_back(fixture *f)
 {
     pctl_tx_rollback(f->p);
-    pctl_active_drop(&f->cache, f->p);
+    pctl_active_drop(&f->cache);
 }
 
 static int change(fixture *f, planctl_entity e, int64_t id, planctl_status from,
@@ -204,7 +207,7 @@ static void test_check_catches_a_wrong_event_count(void **state)
     assert_non_null(strstr(planctl_errmsg(f->p), "events cached"));
     pctl_tx_rollback(f->p);
     pctl_events_defer(f->p, 0);
-    pctl_active_drop(&f->cache, f->p);
+    pctl_active_drop(&f->cache);
     /* The pass failed whole: nothing of it is in the database. */
     assert_int_equal(
         tu_scalar(pctl_sqlite_db(f->p),

@@ -184,14 +184,14 @@ static void test_rollback_not_counted(void **state)
     c.id = 1;
     c.from = PLANCTL_STATUS_ERROR;
     c.to = PLANCTL_STATUS_IN_PROGRESS;
-    pctl_metrics_gate_hook(e, &c, 1, 2);
-    pctl_metrics_gate_hook(e, &c, 1, 2);
+    pctl_metrics_change(e, &c, 1, 2);
+    pctl_metrics_change(e, &c, 1, 2);
     pctl_metrics_pass_end(e, PLANCTL_EBUSY, 10, 20);
     assert_int_equal(m->attempts, 0);
     assert_int_equal(
         m->transitions[PLANCTL_ENTITY_STEP][PLANCTL_STATUS_IN_PROGRESS], 0);
     assert_int_equal(m->batch.count, 0);
-    pctl_metrics_gate_hook(e, &c, 1, 2);
+    pctl_metrics_change(e, &c, 1, 2);
     pctl_metrics_pass_end(e, 0, 10, 20);
     assert_int_equal(m->attempts, 1);
     assert_int_equal(m->retries, 1);
