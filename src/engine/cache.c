@@ -14,12 +14,14 @@
 #include "core/alloc.h"
 #include "core/idmap.h"
 #include "core/status.h"
+#include "store/feed.h"
 
 struct pctl_active_cache {
     int stale;
     pctl_db_token seen; /* the database's change token at our last sync
                           (others) and commit (own) */
     uint64_t synced_tx; /* the transaction it was last synced in */
+    int64_t last_event; /* the newest event it has followed (feed.h) */
     int64_t events_max; /* the handle's limit of events per run */
     int64_t *promoted;  /* runs promoted from the queue: read at the sync */
     size_t npromoted, cappromoted;
@@ -171,6 +173,117 @@ static int load_one(pctl_active *a, planctl *p, int64_t run_id)
 
 /* ---- the cache ---- */
 
+/* The index of run id in a->runs (sorted by id), or a->nruns. */
+static size_t run_index(const pctl_active *a, int64_t id)
+{
+    size_t lo = 0, hi = a->nruns;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (a->runs[mid]->id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < a->nruns && a->runs[lo]->id == id ? lo : a->nruns;
+}
+
+/* Takes run r out of the cache and frees it. */
+static void remove_run(pctl_active *a, pctl_run_row *r)
+{
+    size_t i = run_index(a, r->id);
+
+    if (i < a->nruns) {
+        memmove(&a->runs[i], &a->runs[i + 1],
+                (a->nruns - i - 1) * sizeof *a->runs);
+        a->nruns--;
+    }
+    unindex_run(a, r);
+    pctl_run_row_free(r);
+}
+
+/* The jobs running the steps of old go on running them in nu, the same
+ * run read again (its phases and steps never change shape). */
+static void carry_jobs(pctl_run_row *nu, const pctl_run_row *old)
+{
+    size_t pi, si;
+
+    if (nu->view.nphases != old->view.nphases)
+        return;
+    for (pi = 0; pi < nu->view.nphases; pi++) {
+        if (nu->view.phases[pi].nsteps != old->view.phases[pi].nsteps)
+            continue;
+        for (si = 0; si < nu->view.phases[pi].nsteps; si++)
+            if (nu->phases[pi].steps[si].id == old->phases[pi].steps[si].id)
+                nu->phases[pi].steps[si].job = old->phases[pi].steps[si].job;
+    }
+}
+
+/* Reads run id again, or drops it when it is no longer active. */
+static int refresh_run(pctl_active *a, planctl *p, int64_t id)
+{
+    pctl_run_row *old = pctl_idmap_get(&a->cache->runs, id), *nu = NULL;
+    int rc = pctl_active_read_run(&nu, p, id);
+
+    if (rc < 0)
+        return rc;
+    if (nu && old)
+        carry_jobs(nu, old);
+    if (old)
+        remove_run(a, old);
+    if (nu && take_runs(a, &nu, 1) < 0) {
+        pctl_run_row_free(nu);
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    if (!old != !nu)
+        a->members = 1;
+    return 0;
+}
+
+/*
+ * Follows what others wrote (another connection, or this one outside a
+ * pass) from the event log: reads again the runs with events after the
+ * newest the cache followed, and those of instances with events of their
+ * own.  *full is set when the log cannot tell (a gap), for the caller to
+ * read everything.
+ */
+static int follow_feed(pctl_active *a, planctl *p, int *full, size_t *reread)
+{
+    pctl_feed f;
+    size_t i, k, cap;
+    int rc = pctl_feed_read(&f, p, a->cache->last_event);
+
+    *full = rc == 0 && f.gap;
+    if (rc < 0 || *full) {
+        pctl_feed_clear(&f);
+        return rc;
+    }
+    /* Instances with events of their own are rare: a scan of the cache
+     * finds their runs, read again with the others. */
+    cap = f.nruns;
+    for (i = 0; rc == 0 && i < f.ninstances; i++)
+        for (k = 0; rc == 0 && k < a->nruns; k++) {
+            if (a->runs[k]->instance_id != f.instances[i])
+                continue;
+            if (pctl_grow((void **)&f.runs, f.nruns, &cap, sizeof *f.runs) < 0)
+                rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+            else
+                f.runs[f.nruns++] = a->runs[k]->id;
+        }
+    for (i = 0; rc == 0 && i < f.nruns; i++)
+        rc = refresh_run(a, p, f.runs[i]);
+    *reread = i;
+    if (rc == 0) {
+        a->cache->last_event = f.last;
+        /* Jobs are matched to their steps again, and a job whose run
+         * ended is cancelled (engine/pass.c reconcile()). */
+        a->fresh |= f.nruns + f.ninstances > 0;
+    }
+    pctl_feed_clear(&f);
+    return rc;
+}
+
 void pctl_active_drop(pctl_active **cache)
 {
     free_active(*cache);
@@ -195,22 +308,32 @@ static void drop_ended(pctl_active *a)
     a->nruns = k;
 }
 
-int pctl_active_sync(pctl_active **cache, planctl *p)
+int pctl_active_sync(pctl_active **cache, planctl *p, pctl_sync_info *info)
 {
     pctl_active *a = *cache;
     struct pctl_active_cache *c;
     pctl_db_token now = {0, 0};
+    pctl_sync_info none;
     size_t i;
     int rc;
 
+    if (!info)
+        info = &none;
+    memset(info, 0, sizeof *info);
     rc = pctl_db_changes(&now, p, PCTL_TOKEN_OTHERS | PCTL_TOKEN_OWN);
-    if (rc == 0 && a && !a->cache->stale &&
-        now.others == a->cache->seen.others && now.own == a->cache->seen.own) {
-        /* Nobody else wrote since our last commit: only our own changes
-         * are left to follow. */
+    if (rc == 0 && a && !a->cache->stale) {
         size_t before = a->nruns;
+        int full = 0;
 
         c = a->cache;
+        /* Somebody else wrote since our last commit: what changed is
+         * read again (in proportion to the change, not to the cache). */
+        if (now.others != c->seen.others || now.own != c->seen.own)
+            rc = follow_feed(a, p, &full, &info->reread);
+        if (rc < 0 || full)
+            goto reload;
+        c->seen = now;
+        /* Then our own changes are left to follow. */
         drop_ended(a);
         if (a->nruns != before || c->npromoted > 0)
             a->members = 1;
@@ -224,17 +347,29 @@ int pctl_active_sync(pctl_active **cache, planctl *p)
             return 0;
         }
     }
+reload:
     pctl_active_drop(cache);
     if (rc < 0)
         return rc;
+    info->full = 1;
     if ((rc = load_all(&a, p)) < 0)
         return rc;
+    /* The same snapshot as the rows: inside the pass's transaction. */
+    if ((rc = pctl_feed_last(&a->cache->last_event, p)) < 0) {
+        pctl_active_drop(&a);
+        return rc;
+    }
     a->cache->seen.others = now.others;
     a->cache->synced_tx = p->tx_depth > 0 ? p->tx_serial : 0;
     a->cache->events_max = p->run_events_max;
     a->fresh = a->members = 1;
     *cache = a;
     return 0;
+}
+
+int pctl_active_mark(pctl_active *a, planctl *p)
+{
+    return a ? pctl_feed_last(&a->cache->last_event, p) : 0;
 }
 
 void pctl_active_committed(pctl_active *a, planctl *p)

@@ -13,12 +13,16 @@
  *     the same transaction;
  *   - a run promoted from the queue is read at the next sync, and a run
  *     that ended is dropped there;
- *   - anything else that may have written is detected at the next sync,
- *     which then reads everything again: a commit by another connection
- *     (the database's change token moved), a write on the engine's own
- *     connection outside a pass (its own count moved: the lease
- *     heartbeat, say), a compare-and-set that missed, or a pass that
- *     rolled back (pctl_active_drop).
+ *   - a commit by another connection (the database's change token
+ *     moved), or a write on the engine's own connection outside a pass
+ *     (its own count moved), is followed at the next sync from the event
+ *     log (store/feed.h): the runs with events after the newest the cache
+ *     has followed are read again, so a foreign commit costs in
+ *     proportion to what it changed, not to the active runs;
+ *   - what the log cannot tell makes the next sync read everything again:
+ *     events removed (gc, an instance deleted with its events), a
+ *     compare-and-set that missed, or a pass that rolled back
+ *     (pctl_active_drop).
  * Each run also carries `dirty`: set when anything of it changed since
  * the engine last decided it, so a pass decides only the runs that may
  * have something to do.
@@ -42,13 +46,25 @@ typedef struct pctl_active {
     struct pctl_active_cache *cache; /* cache.c's bookkeeping */
 } pctl_active;
 
+/* What a sync read (for the engine's metrics). */
+typedef struct pctl_sync_info {
+    int full;      /* every active run, anew */
+    size_t reread; /* runs read again after another writer changed them */
+} pctl_sync_info;
+
 /*
  * Brings the cache up to date inside the pass's write transaction:
  * *cache (NULL at first) is read anew when it cannot be trusted (see
- * above), else runs that ended are dropped and promoted runs read.
- * Errors: EIO, ENOMEM, EBUSY (the cache is dropped).
+ * above), else what others changed is read again, runs that ended are
+ * dropped and promoted runs read.  *info (may be NULL) receives what it
+ * read.  Errors: EIO, ENOMEM, EBUSY (the cache is dropped).
  */
-int pctl_active_sync(pctl_active **cache, planctl *p);
+int pctl_active_sync(pctl_active **cache, planctl *p, pctl_sync_info *info);
+
+/* Before the pass commits (its events written): the newest event is the
+ * cache's own, so the next sync follows only what comes after it.
+ * Errors: EIO, EBUSY. */
+int pctl_active_mark(pctl_active *a, planctl *p);
 
 /* After the pass committed: what the cache holds is the database's. */
 void pctl_active_committed(pctl_active *a, planctl *p);

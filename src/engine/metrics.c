@@ -231,6 +231,12 @@ static void name_change(pctl_pending *pd, planctl_engine *e,
         pd->message = pctl_strdup(c->message);
 }
 
+void pctl_metrics_sync(planctl_engine *e, int full, size_t reread)
+{
+    e->metrics->cache_full_reads += full != 0;
+    e->metrics->cache_runs_reread += reread;
+}
+
 void pctl_metrics_change(planctl_engine *e, const struct pctl_change *c,
                          int64_t run_id, int attempt)
 {
@@ -483,6 +489,11 @@ int pctl_metrics_render(char **out, const pctl_metrics *m, const pctl_gauges *g)
     scalar(&b, "planctl_pass_failures_total", "counter",
            "Engine passes rolled back and retried with backoff.",
            m->pass_failures);
+    scalar(&b, "planctl_cache_full_reads_total", "counter",
+           "Times a pass read every active run anew.", m->cache_full_reads);
+    scalar(&b, "planctl_cache_runs_reread_total", "counter",
+           "Active runs read again after another writer changed them.",
+           m->cache_runs_reread);
     scalar(&b, "planctl_queue_depth", "gauge", "Runs QUEUED.",
            (uint64_t)(g->queue_depth > 0 ? g->queue_depth : 0));
     scalar(&b, "planctl_active_runs", "gauge",

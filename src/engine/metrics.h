@@ -42,6 +42,8 @@ typedef struct pctl_pending {
 typedef struct pctl_metrics {
     uint64_t transitions[PLANCTL_ENTITY__COUNT][PLANCTL_STATUS__COUNT];
     uint64_t attempts, retries, fatal_errors, pass_failures;
+    /* What the passes read of the active runs (engine/cache.h). */
+    uint64_t cache_full_reads, cache_runs_reread;
     pctl_hist commit_seconds, batch, pass_seconds;
     pctl_pending *pending;
     size_t npending, cap;
@@ -66,6 +68,10 @@ void pctl_hist_observe(pctl_hist *h, double v);
  * be recorded for the log is still counted). */
 void pctl_metrics_change(planctl_engine *e, const struct pctl_change *c,
                          int64_t run_id, int attempt);
+
+/* What a pass's sync of the active runs read: everything anew (full),
+ * and runs read again after another writer changed them.  Can't fail. */
+void pctl_metrics_sync(planctl_engine *e, int full, size_t reread);
 
 /* The pass's transaction ended: rc 0 committed (the pending changes are
  * counted and logged, commit_ns and pass_ns observed), else rolled back

@@ -702,6 +702,7 @@ static int shift_clock(planctl_engine *e, pctl_active *a, int64_t delta)
 int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
 {
     pass ps;
+    pctl_sync_info sync = {0, 0};
     pctl_active *a;
     ejob *j;
     int64_t shift;
@@ -722,8 +723,9 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
      * (store/journal.c). */
     rc = pctl_events_defer(e->p, 1);
     if (rc == 0)
-        rc = pctl_active_sync(&e->active, e->p);
+        rc = pctl_active_sync(&e->active, e->p, &sync);
     a = e->active;
+    pctl_metrics_sync(e, sync.full, sync.reread);
     shift = e->clock_shift;
     if (rc == 0 && shift)
         rc = shift_clock(e, a, shift);
@@ -760,6 +762,8 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
     t_commit = uv_hrtime();
     if (rc == 0)
         rc = pctl_events_flush(e->p);
+    if (rc == 0)
+        rc = pctl_active_mark(e->active, e->p);
     rc = pctl_tx_end(e->p, rc);
     pctl_events_defer(e->p, 0);
     pctl_metrics_pass_end(e, rc, uv_hrtime() - t_commit, uv_hrtime() - t0);

@@ -115,7 +115,9 @@
     X(event_insert_values)                                                     \
     X(event_insert_batch)                                                      \
     X(run_event_count)                                                         \
-    X(run_set_event_count)
+    X(run_set_event_count)                                                     \
+    X(feed_last)                                                               \
+    X(feed_since)
 
 typedef enum pctl_query {
 #define PCTL_X_(name) PCTL_Q_##name,

@@ -82,7 +82,7 @@ static int teardown(void **state)
 static void begin_pass(fixture *f)
 {
     assert_int_equal(pctl_tx_begin(f->p), 0);
-    assert_int_equal(pctl_active_sync(&f->cache, f->p), 0);
+    assert_int_equal(pctl_active_sync(&f->cache, f->p, NULL), 0);
 }
 
 /* Rolls a pass back; the cache goes with it, as after a failed pass. */

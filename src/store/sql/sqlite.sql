@@ -650,3 +650,15 @@ SELECT event_count FROM runs WHERE id = ?1;
 
 -- name: run_set_event_count
 UPDATE runs SET event_count = ?2 WHERE id = ?1;
+
+-- The event log as a change feed (feed.c): the newest event, and what has
+-- events after a given one, with how many and the newest, so that a gap
+-- (events removed by gc or with their instance) shows.
+-- name: feed_last
+SELECT coalesce(max(seq), 0) FROM events;
+
+-- name: feed_since
+SELECT run_id, instance_id, count(*)
+  FROM events
+ WHERE seq > ?1 AND seq <= ?2
+ GROUP BY run_id, instance_id;

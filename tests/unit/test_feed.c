@@ -1,0 +1,323 @@
+/*
+ * test_feed.c - the event log as a change feed (src/store/feed.c), and
+ * the engine's cache following other writers through it
+ * (src/engine/cache.c): a commit by another handle costs the engine the
+ * runs it changed, not every active run; what the log cannot tell (events
+ * removed with their instance) makes it read everything.
+ *
+ * The engine test runs a real engine on a real loop beside a second
+ * handle on the same file, as a controller and an operator's CLI do.  It
+ * waits for what the engine did (tasks started, a task cancelled, a
+ * counter moved), never for a time; a guard timer only turns a hang into
+ * a failure.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+#include <uv.h>
+
+#include "planctl.h"
+#include "store/feed.h"
+#include "store/sqlite/sqlite.h"
+#include "store/store.h"
+#include "testutil.h"
+
+#define NRUNS 20
+
+static const char *const def_json =
+    "{\"name\":\"h\",\"version\":\"1\",\"tasks\":[{\"name\":\"t\","
+    "\"kind\":\"Hold\"}],\"plans\":{\"deploy\":{\"phases\":[{\"name\":\"p\","
+    "\"steps\":[{\"name\":\"s\",\"tasks\":[\"t\"]}]}]},"
+    "\"backup\":{\"phases\":[{\"name\":\"p\",\"steps\":[{\"name\":\"s\","
+    "\"tasks\":[\"t\"]}]}]}}}";
+
+typedef struct fixture {
+    char *dir, *path;
+    planctl *p;  /* the engine's handle */
+    planctl *p2; /* another writer's */
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+
+    f->dir = tu_mkdtemp();
+    f->path = tu_fmt("%s/feed.db", f->dir);
+    assert_int_equal(planctl_open(&f->p, f->path, NULL), 0);
+    assert_int_equal(planctl_open(&f->p2, f->path, NULL), 0);
+    assert_int_equal(planctl_kind_register(f->p, "Hold", NULL, NULL), 0);
+    assert_int_equal(planctl_kind_register(f->p2, "Hold", NULL, NULL), 0);
+    if (planctl_definition_apply(NULL, f->p, def_json, strlen(def_json),
+                                 "h.json"))
+        fail_msg("apply: %s", planctl_errmsg(f->p));
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+
+    planctl_close(f->p2);
+    planctl_close(f->p);
+    tu_rmtree(f->dir);
+    free(f->path);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
+static int64_t create(planctl *p, const char *name)
+{
+    int64_t run = 0;
+
+    if (planctl_instance_create(&run, p, name, "h", NULL, NULL, 0))
+        fail_msg("create %s: %s", name, planctl_errmsg(p));
+    return run;
+}
+
+/* Deletes instance name at once (it has no active run). */
+static void delete_now(planctl *p, const char *name)
+{
+    int64_t cleanup = -1;
+
+    if (planctl_instance_delete(&cleanup, p, name, 1))
+        fail_msg("delete %s: %s", name, planctl_errmsg(p));
+    assert_int_equal(cleanup, 0);
+}
+
+static int has(const pctl_feed *fd, int64_t run)
+{
+    size_t i;
+
+    for (i = 0; i < fd->nruns; i++)
+        if (fd->runs[i] == run)
+            return 1;
+    return 0;
+}
+
+/* ---- the feed alone ---- */
+
+static void test_feed_names_what_changed(void **state)
+{
+    fixture *f = *state;
+    pctl_feed fd;
+    int64_t a, b, last, seq;
+
+    a = create(f->p, "a");
+    b = create(f->p, "b");
+    assert_int_equal(pctl_feed_last(&last, f->p), 0);
+    assert_true(last > 0);
+    /* Nothing new: nothing named, no gap. */
+    assert_int_equal(pctl_feed_read(&fd, f->p, last), 0);
+    assert_int_equal(fd.last, last);
+    assert_int_equal(fd.gap, 0);
+    assert_int_equal(fd.nruns, 0);
+    pctl_feed_clear(&fd);
+    /* Another handle cancels b: b only. */
+    assert_int_equal(planctl_run_cancel(NULL, f->p2, "b", "stop"), 0);
+    assert_int_equal(pctl_feed_read(&fd, f->p, last), 0);
+    assert_int_equal(fd.gap, 0);
+    assert_true(has(&fd, b));
+    assert_false(has(&fd, a));
+    assert_true(fd.last > last);
+    last = fd.last;
+    pctl_feed_clear(&fd);
+    /* A new instance's run comes with its events. */
+    seq = last;
+    a = create(f->p2, "c");
+    assert_int_equal(pctl_feed_read(&fd, f->p, seq), 0);
+    assert_int_equal(fd.gap, 0);
+    assert_true(has(&fd, a));
+    last = fd.last;
+    pctl_feed_clear(&fd);
+    /* c's instance deleted with its events, some numbered after the
+     * reader's last: a gap, the feed cannot tell what changed. */
+    assert_int_equal(planctl_run_cancel(NULL, f->p2, "c", NULL), 0);
+    delete_now(f->p2, "c");
+    assert_int_equal(pctl_feed_read(&fd, f->p, last), 0);
+    assert_int_equal(fd.gap, 1);
+    assert_int_equal(fd.nruns, 0);
+    pctl_feed_clear(&fd);
+}
+
+/* ---- an engine beside another writer ---- */
+
+typedef struct driver {
+    fixture *f;
+    uv_loop_t loop;
+    planctl_engine *e;
+    uv_timer_t tick, guard;
+    planctl_job *jobs[NRUNS + 8];
+    int starts, cancels, stage, stopped;
+    uint64_t full0, reread0;
+} driver;
+
+static int hold_start(planctl_job *job, const planctl_task_info *info,
+                      void *data)
+{
+    driver *d = data;
+
+    (void)info;
+    if ((size_t)d->starts < sizeof d->jobs / sizeof d->jobs[0])
+        d->jobs[d->starts] = job;
+    d->starts++;
+    return 0;
+}
+
+static void hold_cancel(planctl_job *job, void *data)
+{
+    driver *d = data;
+
+    d->cancels++;
+    planctl_step_finish(job, PLANCTL_OUTCOME_ERROR, "cancelled");
+}
+
+/* The value of counter name in the engine's metrics. */
+static uint64_t counter(driver *d, const char *name)
+{
+    char *text = NULL, *at;
+    char *key = tu_fmt("\n%s ", name);
+    unsigned long long v = 0;
+
+    assert_int_equal(planctl_engine_metrics(&text, d->e), 0);
+    at = strstr(text, key);
+    if (!at || sscanf(at + strlen(key), "%llu", &v) != 1)
+        fail_msg("no %s in the metrics:\n%s", name, text);
+    planctl_free(text);
+    free(key);
+    return (uint64_t)v;
+}
+
+static void on_stopped(planctl_engine *e, void *data)
+{
+    driver *d = data;
+
+    (void)e;
+    d->stopped = 1;
+    uv_close((uv_handle_t *)&d->tick, NULL);
+    uv_close((uv_handle_t *)&d->guard, NULL);
+}
+
+static void on_guard(uv_timer_t *t)
+{
+    driver *d = t->data;
+
+    fail_msg("the engine never got past stage %d (starts %d, cancels %d)",
+             d->stage, d->starts, d->cancels);
+}
+
+/* Each stage waits for what the engine did about the last foreign
+ * commit, checks what it read for it, then makes the next commit. */
+static void on_tick(uv_timer_t *t)
+{
+    driver *d = t->data;
+    fixture *f = d->f;
+    uint64_t full, reread;
+
+    if (d->stopped)
+        return;
+    full = counter(d, "planctl_cache_full_reads_total");
+    reread = counter(d, "planctl_cache_runs_reread_total");
+    switch (d->stage) {
+    case 0: /* every run's step started */
+        if (d->starts < NRUNS)
+            return;
+        d->full0 = full;
+        d->reread0 = reread;
+        create(f->p2, "new"); /* a trigger of another instance */
+        d->stage = 1;
+        return;
+    case 1: /* its step started: the new run was read, nothing else */
+        if (d->starts < NRUNS + 1)
+            return;
+        assert_int_equal(full, d->full0);
+        assert_int_equal(reread - d->reread0, 1);
+        assert_int_equal(planctl_run_cancel(NULL, f->p2, "i3", "done"), 0);
+        d->reread0 = reread;
+        d->stage = 2;
+        return;
+    case 2: /* the cancelled run's task was stopped: that run read only */
+        if (d->cancels < 1)
+            return;
+        assert_int_equal(full, d->full0);
+        assert_int_equal(reread - d->reread0, 1);
+        /* Its instance deleted with its events: the log has a gap. */
+        delete_now(f->p2, "i3");
+        d->stage = 3;
+        return;
+    case 3: /* ... so the engine read everything */
+        if (full == d->full0)
+            return;
+        assert_int_equal(full, d->full0 + 1);
+        d->stage = 4;
+        planctl_engine_stop(d->e, 0);
+        return;
+    default:
+        return;
+    }
+}
+
+static void test_engine_follows_other_writers(void **state)
+{
+    fixture *f = *state;
+    planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
+    planctl_executor ex = {PLANCTL_EXECUTOR_VERSION, hold_start, hold_cancel,
+                           NULL};
+    driver d;
+    int i;
+
+    memset(&d, 0, sizeof d);
+    d.f = f;
+    ex.data = &d;
+    for (i = 0; i < NRUNS; i++) {
+        char name[16];
+
+        snprintf(name, sizeof name, "i%d", i);
+        create(f->p, name);
+    }
+    o.concurrency = NRUNS + 8;
+    o.change_poll_ms = 10;
+    assert_int_equal(uv_loop_init(&d.loop), 0);
+    assert_int_equal(planctl_engine_new(&d.e, f->p, &d.loop, &o), 0);
+    assert_int_equal(planctl_engine_register(d.e, "Hold", &ex), 0);
+    assert_int_equal(planctl_engine_start(d.e, on_stopped, &d), 0);
+    uv_timer_init(&d.loop, &d.tick);
+    uv_timer_init(&d.loop, &d.guard);
+    d.tick.data = d.guard.data = &d;
+    uv_timer_start(&d.tick, on_tick, 5, 5);
+    uv_timer_start(&d.guard, on_guard, 120000, 0);
+    uv_run(&d.loop, UV_RUN_DEFAULT);
+    assert_int_equal(d.stage, 4);
+    assert_int_equal(planctl_engine_status(d.e), 0);
+    planctl_engine_free(d.e);
+    assert_int_equal(uv_loop_close(&d.loop), 0);
+    /* The cancel reached the task; nothing else was stopped but by the
+     * engine's own stop. */
+    assert_int_equal(tu_scalar(pctl_sqlite_db(f->p),
+                               "SELECT count(*) FROM instances WHERE name = "
+                               "'i3'"),
+                     0);
+    assert_int_equal(
+        tu_scalar(pctl_sqlite_db(f->p), "SELECT count(*) FROM instances"),
+        NRUNS);
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_feed_names_what_changed),
+        T(test_engine_follows_other_writers),
+    };
+#undef T
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
