@@ -109,6 +109,71 @@ int64_t bench_tracker_time(const bench_tracker *t, int64_t seq);
 void bench_profile_start(sqlite3 *db);
 void bench_profile_report(sqlite3 *db);
 
+/* ---- row writes of a connection, commit by commit (wlog.c) ---- */
+
+/*
+ * Functions named bench_counted_* are the regions whose instructions
+ * tools/bench/instructions counts, and bench_uncounted_* are left out of
+ * them (callgrind's --toggle-collect works by function name).  Neither may
+ * be inlined or cloned under another name.
+ */
+#if defined(__clang__)
+#define BENCH_NOINLINE __attribute__((noinline))
+#elif defined(__GNUC__)
+#define BENCH_NOINLINE __attribute__((noinline, noclone))
+#else
+#define BENCH_NOINLINE
+#endif
+
+/* The tables a row write can be on. */
+enum {
+    BENCH_W_RUNS,
+    BENCH_W_PHASES,
+    BENCH_W_STEPS,
+    BENCH_W_ATTEMPTS,
+    BENCH_W_EVENTS,
+    BENCH_W_INSTANCES,
+    BENCH_W_LEASE, /* engine_lease */
+    BENCH_W_OTHER,
+    BENCH_W__COUNT
+};
+
+/* One row written: 'I'nsert, 'U'pdate or 'D'elete, its table, its rowid. */
+typedef struct bench_wop {
+    int64_t rowid;
+    char op;
+    unsigned char table;
+} bench_wop;
+
+/*
+ * Every row a connection wrote, as SQLite's update hook names them, cut
+ * into the transactions that committed (commit hook); the rows of a
+ * transaction rolled back are forgotten.  Commit k holds ops[ends[k - 1]
+ * .. ends[k]) (from 0 for k = 0).  A commit that wrote nothing (a write
+ * transaction that changed no row) is there, empty.
+ */
+typedef struct bench_wlog {
+    bench_wop *ops;
+    size_t nops, capops;
+    size_t *ends;
+    size_t ncommits, capends;
+    size_t rollbacks;
+} bench_wlog;
+
+/* Starts (replacing any update, commit and rollback hook of db) and stops
+ * recording db's writes into w. */
+void bench_wlog_hook(bench_wlog *w, sqlite3 *db);
+void bench_wlog_unhook(sqlite3 *db);
+/* Writes w to path, or reads it back into w (its old content ignored),
+ * or dies. */
+void bench_wlog_save(const bench_wlog *w, const char *path);
+void bench_wlog_load(bench_wlog *w, const char *path);
+void bench_wlog_free(bench_wlog *w);
+/* The ops of commit k, and their number. */
+const bench_wop *bench_wlog_commit(const bench_wlog *w, size_t k, size_t *n);
+/* A table's name ("runs", ..., "engine_lease", "other"). */
+const char *bench_wtable_name(int table);
+
 /* ---- subcommands ---- */
 
 int bench_baseline_main(int argc, char **argv);
