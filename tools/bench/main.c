@@ -36,6 +36,14 @@ static const struct {
      "engine pass cost and memory by active runs and history"},
     {"recovery", bench_recovery_main,
      "restart after SIGKILL with many active runs"},
+    {"ips-setup", bench_ips_setup_main,
+     "instructions per step: make the database"},
+    {"ips-engine", bench_ips_engine_main,
+     "instructions per step: the engine's run, its writes recorded"},
+    {"ips-limit", bench_ips_limit_main,
+     "instructions per step: the same writes with raw SQLite"},
+    {"ips-check", bench_ips_check_main,
+     "instructions per step: check both wrote the same, and sum up"},
     {"info", info_main, "library versions"},
 };
 
