@@ -182,6 +182,7 @@ int bench_gen_main(int argc, char **argv);
 int bench_query_main(int argc, char **argv);
 int bench_scaling_main(int argc, char **argv);
 int bench_recovery_main(int argc, char **argv);
+int bench_foreign_main(int argc, char **argv);
 int bench_ips_setup_main(int argc, char **argv);
 int bench_ips_engine_main(int argc, char **argv);
 int bench_ips_limit_main(int argc, char **argv);

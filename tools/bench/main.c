@@ -36,6 +36,9 @@ static const struct {
      "engine pass cost and memory by active runs and history"},
     {"recovery", bench_recovery_main,
      "restart after SIGKILL with many active runs"},
+    {"foreign", bench_foreign_main,
+     "engine CPU per commit of another process, many against few active "
+     "runs"},
     {"ips-setup", bench_ips_setup_main,
      "instructions per step: make the database"},
     {"ips-engine", bench_ips_engine_main,
