@@ -38,7 +38,8 @@ void bench_die(const char *fmt, ...)
 
 /* Prints one summary line: name=N value=V baseline=B ratio=R unit=U
  * target=T ok=yes|no.  cmp is '<' (ratio must be at most limit) or '>'
- * (at least limit). */
+ * (at least limit), or 0 for a figure reported without a target
+ * (target=none ok=yes). */
 void bench_summary(const char *name, double value, double baseline,
                    const char *unit, char cmp, double limit);
 

@@ -378,8 +378,11 @@ int bench_throughput_main(int argc, char **argv)
                      (long long)f.per_commit_max, f.rss_mb);
         snprintf(name, sizeof name, "throughput_%s",
                  k == 0 ? "full" : "normal");
-        bench_summary(name, f.steps_per_s, base, "steps/s", '>',
-                      k == 0 ? 3.0 : 1.5);
+        /* The target of 1.5x at NORMAL is retired (issue 16): a step
+         * costs more than that in the rows the schema's guarantees make
+         * it write (RESULTS.md).  The ratio is still reported. */
+        bench_summary(name, f.steps_per_s, base, "steps/s", k == 0 ? '>' : 0,
+                      3.0);
     }
     return 0;
 }

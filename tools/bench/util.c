@@ -75,6 +75,13 @@ void bench_summary(const char *name, double value, double baseline,
     double ratio = baseline != 0 ? value / baseline : 0;
     int ok = cmp == '<' ? ratio <= limit : ratio >= limit;
 
+    if (!cmp) {
+        printf("name=%s value=%.6g baseline=%.6g ratio=%.3f unit=%s "
+               "target=none ok=yes\n",
+               name, value, baseline, ratio, unit);
+        fflush(stdout);
+        return;
+    }
     printf("name=%s value=%.6g baseline=%.6g ratio=%.3f unit=%s "
            "target=%s%g ok=%s\n",
            name, value, baseline, ratio, unit, cmp == '<' ? "<=" : ">=", limit,
