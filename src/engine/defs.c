@@ -108,12 +108,7 @@ const char *pctl_engine_missing_kind(planctl_engine *e, int64_t def_id,
 
 int pctl_engine_is_waiting(const planctl_engine *e, int64_t run_id)
 {
-    size_t i;
-
-    for (i = 0; i < e->nwaiting; i++)
-        if (e->waiting[i] == run_id)
-            return 1;
-    return 0;
+    return pctl_idmap_get(&e->waiting, run_id) != NULL;
 }
 
 int pctl_engine_note_waiting(planctl_engine *e, int64_t run_id,
@@ -125,15 +120,6 @@ int pctl_engine_note_waiting(planctl_engine *e, int64_t run_id,
 
     if (pctl_engine_is_waiting(e, run_id))
         return 0;
-    if (e->nwaiting == e->cwaiting) {
-        size_t c = e->cwaiting ? e->cwaiting * 2 : 8;
-        int64_t *n = pctl_realloc(e->waiting, c * sizeof *n);
-
-        if (!n)
-            return pctl_err(e->p, PLANCTL_ENOMEM, "out of memory");
-        e->waiting = n;
-        e->cwaiting = c;
-    }
     snprintf(msg, sizeof msg,
              "run %lld (plan \"%s\") waits for an engine with task kind "
              "\"%s\": this engine has no executor for it",
@@ -141,7 +127,8 @@ int pctl_engine_note_waiting(planctl_engine *e, int64_t run_id,
     if ((rc = pctl_event_admin(e->p, instance_id, "instance", msg, "engine",
                                NULL)) < 0)
         return rc;
-    e->waiting[e->nwaiting++] = run_id;
+    if (pctl_idmap_put(&e->waiting, run_id, e) < 0)
+        return pctl_err(e->p, PLANCTL_ENOMEM, "out of memory");
     pctl_metrics_waiting(e, instance, run_id, plan, kind);
     return 0;
 }

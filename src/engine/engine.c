@@ -595,7 +595,7 @@ void planctl_engine_free(planctl_engine *e)
     /* Its executors go with it (their data may): the kinds stay known. */
     pctl_kinds_drop_executors(e->p->kinds);
     pctl_free(e->defs);
-    pctl_free(e->waiting);
+    pctl_idmap_free(&e->waiting);
     pctl_metrics_free(e->metrics);
     pctl_free(e);
 }

@@ -38,6 +38,7 @@
 #include <uv.h>
 
 #include "core/def.h"
+#include "core/idmap.h"
 #include "engine/job.h"
 #include "planctl.h"
 #include "store/store.h"
@@ -133,9 +134,10 @@ struct planctl_engine {
     struct pctl_active *active;  /* the active runs, kept between passes */
     defent *defs;
     size_t ndefs;
-    int fd_budget;    /* tasks the process has descriptors for */
-    int64_t *waiting; /* runs noted as waiting for a task kind */
-    size_t nwaiting, cwaiting;
+    int fd_budget; /* tasks the process has descriptors for */
+    /* Runs noted as waiting for a task kind (to the engine itself, a
+     * marker): asked of every run the pass leaves alone, so by id. */
+    pctl_idmap waiting;
 
     void (*done)(planctl_engine *e, void *data);
     void *done_data;
