@@ -125,6 +125,7 @@ static void free_active(pctl_active *a)
     for (i = 0; i < a->nruns; i++)
         pctl_run_row_free(a->runs[i]);
     pctl_free(a->runs);
+    pctl_free(a->orphaned);
     if (a->cache) {
         pctl_idmap_free(&a->cache->runs);
         pctl_idmap_free(&a->cache->phases);
@@ -220,6 +221,25 @@ static void carry_jobs(pctl_run_row *nu, const pctl_run_row *old)
     }
 }
 
+/* Keeps the jobs of old's steps on a->orphaned. */
+static int orphan_jobs(pctl_active *a, const pctl_run_row *old)
+{
+    size_t pi, si;
+
+    for (pi = 0; pi < old->view.nphases; pi++)
+        for (si = 0; si < old->view.phases[pi].nsteps; si++) {
+            void *job = old->phases[pi].steps[si].job;
+
+            if (!job)
+                continue;
+            if (pctl_grow((void **)&a->orphaned, a->norphaned, &a->caporphaned,
+                          sizeof *a->orphaned) < 0)
+                return PLANCTL_ENOMEM;
+            a->orphaned[a->norphaned++] = job;
+        }
+    return 0;
+}
+
 /* Reads run id again, or drops it when it is no longer active. */
 static int refresh_run(pctl_active *a, planctl *p, int64_t id)
 {
@@ -230,6 +250,12 @@ static int refresh_run(pctl_active *a, planctl *p, int64_t id)
         return rc;
     if (nu && old)
         carry_jobs(nu, old);
+    else if (old && orphan_jobs(a, old) < 0)
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if (rc < 0) {
+        pctl_run_row_free(nu);
+        return rc;
+    }
     if (old)
         remove_run(a, old);
     if (nu && take_runs(a, &nu, 1) < 0) {
@@ -274,12 +300,10 @@ static int follow_feed(pctl_active *a, planctl *p, int *full, size_t *reread)
     for (i = 0; rc == 0 && i < f.nruns; i++)
         rc = refresh_run(a, p, f.runs[i]);
     *reread = i;
-    if (rc == 0) {
+    /* The runs read again are dirty: their jobs are checked (engine/
+     * pass.c reconcile()), and so are the orphaned ones. */
+    if (rc == 0)
         a->cache->last_event = f.last;
-        /* Jobs are matched to their steps again, and a job whose run
-         * ended is cancelled (engine/pass.c reconcile()). */
-        a->fresh |= f.nruns + f.ninstances > 0;
-    }
     pctl_feed_clear(&f);
     return rc;
 }
@@ -320,6 +344,8 @@ int pctl_active_sync(pctl_active **cache, planctl *p, pctl_sync_info *info)
     if (!info)
         info = &none;
     memset(info, 0, sizeof *info);
+    if (a)
+        a->norphaned = 0;
     rc = pctl_db_changes(&now, p, PCTL_TOKEN_OTHERS | PCTL_TOKEN_OWN);
     if (rc == 0 && a && !a->cache->stale) {
         size_t before = a->nruns;

@@ -43,6 +43,11 @@ typedef struct pctl_active {
     /* Set by pctl_active_sync, for the engine to clear: everything was
      * read anew (fresh), or runs were dropped or added (members). */
     int fresh, members;
+    /* Jobs of steps whose run the sync dropped because another writer
+     * ended it (their job pointers, as the rows held them), for the
+     * engine to stop; cleared at the next sync. */
+    void **orphaned;
+    size_t norphaned, caporphaned;
     struct pctl_active_cache *cache; /* cache.c's bookkeeping */
 } pctl_active;
 

@@ -283,7 +283,7 @@ static int reconcile(pass *ps, pctl_active *a)
 {
     planctl_engine *e = ps->e;
     pctl_run_row *r;
-    size_t ri, pi, si;
+    size_t ri, pi, si, k;
     ejob *j;
     int rc;
 
@@ -304,6 +304,10 @@ static int reconcile(pass *ps, pctl_active *a)
             if ((rc = check_ours(ps, a, j)) < 0)
                 return rc;
     } else {
+        /* Those of runs another writer ended (the sync dropped them). */
+        for (k = 0; k < a->norphaned; k++)
+            if ((rc = check_ours(ps, a, a->orphaned[k])) < 0)
+                return rc;
         for (ri = 0; ri < a->nruns; ri++) {
             r = a->runs[ri];
             if (!r->dirty)
