@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "planctl.h"
 
@@ -63,6 +64,13 @@ void bench_exec(sqlite3 *db, const char *sql);
 
 /* The first column of the first row of a query, as an integer, or dies. */
 int64_t bench_scalar(sqlite3 *db, const char *sql);
+
+/* Removes a database and its side files (-wal, -shm, -engine); missing
+ * ones are no error. */
+void bench_remove_db(const char *path);
+
+/* Waits for child pid; dies naming what it was unless it exited 0. */
+void bench_wait_ok(pid_t pid, const char *what);
 
 /* Applies a definition or dies. */
 void bench_apply(planctl *p, const char *json);

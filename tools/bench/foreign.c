@@ -68,33 +68,13 @@ typedef struct sized {
 
 /* ---- setup ---- */
 
-static void remove_db(const char *path)
-{
-    static const char *const ext[] = {"", "-wal", "-shm", "-engine"};
-    char side[4200];
-    size_t i;
-
-    for (i = 0; i < sizeof ext / sizeof ext[0]; i++) {
-        snprintf(side, sizeof side, "%s%s", path, ext[i]);
-        unlink(side);
-    }
-}
-
-static void wait_ok(pid_t pid, const char *what)
-{
-    int st;
-
-    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
-        bench_die("foreign: %s failed", what);
-}
-
 /* held runs of Hold, parked runs of Parked, and `spares` instances of
  * hold whose deploy run was cancelled, so none of them has a run active. */
 static void setup(const char *path, int held, int parked, int spares)
 {
     pid_t pid;
 
-    remove_db(path);
+    bench_remove_db(path);
     if ((pid = fork()) < 0)
         bench_die("fork failed");
     if (pid == 0) {
@@ -122,7 +102,7 @@ static void setup(const char *path, int held, int parked, int spares)
         planctl_close(p);
         _exit(0);
     }
-    wait_ok(pid, "setup");
+    bench_wait_ok(pid, "foreign: setup");
 }
 
 /* ---- the engine's thread and the Hold executor ---- */
@@ -386,7 +366,7 @@ static sized measure_in_child(const char *bin, const char *path, sized z)
     if (read(fd[0], &z, sizeof z) != (ssize_t)sizeof z)
         bench_die("foreign: the measuring child failed");
     close(fd[0]);
-    wait_ok(pid, "the measuring child");
+    bench_wait_ok(pid, "foreign: the measuring child");
     return z;
 }
 
@@ -452,7 +432,7 @@ int bench_foreign_main(int argc, char **argv)
         z.commits = commits;
         setup(path, z.held, z.parked, commits);
         z = measure_in_child(bin, path, z);
-        remove_db(path);
+        bench_remove_db(path);
         cost[i] = per_commit(&z, &trig, &canc);
         bench_detail(
             "foreign commits",

@@ -35,26 +35,6 @@ typedef struct times {
     int64_t interrupted;
 } times;
 
-static void remove_db(const char *path)
-{
-    char side[4200];
-    static const char *const ext[] = {"", "-wal", "-shm", "-engine"};
-    size_t i;
-
-    for (i = 0; i < sizeof ext / sizeof ext[0]; i++) {
-        snprintf(side, sizeof side, "%s%s", path, ext[i]);
-        unlink(side);
-    }
-}
-
-static void wait_ok(pid_t pid, const char *what)
-{
-    int st;
-
-    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
-        bench_die("recovery: %s failed", what);
-}
-
 /* ---- the restarted engine ---- */
 
 static int64_t first_task;
@@ -124,7 +104,7 @@ int bench_recovery_main(int argc, char **argv)
     if (!dir)
         bench_die("recovery: --dir is required");
     snprintf(path, sizeof path, "%s/recovery.db", dir);
-    remove_db(path);
+    bench_remove_db(path);
     pid = fork();
     if (pid == 0) {
         planctl *p = bench_open(path, PLANCTL_DURABILITY_NORMAL);
@@ -134,7 +114,7 @@ int bench_recovery_main(int argc, char **argv)
         planctl_close(p);
         _exit(0);
     }
-    wait_ok(pid, "setup");
+    bench_wait_ok(pid, "recovery: setup");
 
     /* The engine to kill. */
     pid = fork();
@@ -183,8 +163,8 @@ int bench_recovery_main(int argc, char **argv)
     if (read(fd[0], &t, sizeof t) != (ssize_t)sizeof t)
         bench_die("recovery: the restarted engine failed");
     close(fd[0]);
-    wait_ok(pid, "the restarted engine");
-    remove_db(path);
+    bench_wait_ok(pid, "recovery: the restarted engine");
+    bench_remove_db(path);
     if (t.interrupted != running)
         bench_die("recovery: %lld steps were running, %lld marked interrupted",
                   (long long)running, (long long)t.interrupted);

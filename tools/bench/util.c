@@ -5,7 +5,30 @@
 #include <string.h>
 #include <time.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "bench.h"
+
+void bench_remove_db(const char *path)
+{
+    static const char *const ext[] = {"", "-wal", "-shm", "-engine"};
+    char side[4200];
+    size_t i;
+
+    for (i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+        snprintf(side, sizeof side, "%s%s", path, ext[i]);
+        unlink(side);
+    }
+}
+
+void bench_wait_ok(pid_t pid, const char *what)
+{
+    int st;
+
+    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+        bench_die("%s failed", what);
+}
 
 int64_t bench_ns(void)
 {
