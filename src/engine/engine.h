@@ -124,7 +124,9 @@ struct planctl_engine {
     int handles_open;
     int pass_pending;
     int64_t backoff_ms; /* after a failed pass */
-    int swept; /* a pass has reaped what stopped attempts left (pass.c) */
+    int promoted; /* queued runs promoted since the pass began (the observer,
+                     engine.c) */
+    int swept;    /* a pass has reaped what stopped attempts left (pass.c) */
     uint64_t sweep_until; /* uv_now() until which passes look again */
 
     ejob *jobs;
@@ -189,7 +191,7 @@ typedef struct pctl_pass_result {
     size_t ncancels;
     size_t active_runs;  /* runs still active */
     size_t waiting_runs; /* of them, waiting for a task kind */
-    int runs_ended;      /* a queued run may have been promoted: pass again */
+    int runs_promoted;   /* queued runs the pass promoted: pass again */
     int more;            /* work left for the next pass, asked for at once */
 } pctl_pass_result;
 

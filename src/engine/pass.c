@@ -620,14 +620,8 @@ static int decide_all(pass *ps, pctl_active *a)
         if (n > 0)
             r->dirty = 1;
         ps->nactions += n;
-        for (k = 0; rc == 0 && k < n; k++) {
+        for (k = 0; rc == 0 && k < n; k++)
             rc = apply_action(ps, r, plan, &actions[k]);
-            /* A run that ends frees its instance's slot: the store may
-             * have promoted a queued run, which the next pass starts. */
-            if (actions[k].target == PCTL_TARGET_RUN &&
-                pctl_status_terminal(actions[k].to))
-                ps->r.runs_ended++;
-        }
         if (pctl_status_active(r->view.status))
             ps->r.active_runs++;
     }
@@ -718,6 +712,7 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
     memset(&ps, 0, sizeof ps);
     ps.e = e;
     ps.r.now = pctl_now(e->p);
+    e->promoted = 0; /* counted by the observer (engine.c) */
     if ((rc = pctl_engine_tx_begin(e->p, e->token)) < 0)
         return rc;
     /* One pass is one commit and one moment: every time it records is the
@@ -796,6 +791,9 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
         e->sweep_until = uv_now(e->loop) + SWEEP_MS;
     e->swept = 1;
     free_orphans(&ps);
+    /* A run that ends frees its instance's slot: the store promotes the
+     * queued run behind it (store/gate.c), which the next pass starts. */
+    ps.r.runs_promoted = e->promoted;
     *out = ps.r;
     return 0;
 }
