@@ -23,6 +23,8 @@ typedef struct pctl_sqlite_conn {
     pctl_conn base;
     sqlite3 *db;
     sqlite3_stmt *data_version; /* the token's, prepared when first asked */
+    /* BEGIN IMMEDIATE, BEGIN and COMMIT, prepared when first run (conn.c) */
+    sqlite3_stmt *begin_write, *begin_read, *commit;
     pctl_file_id ident_db, ident_wal; /* ident.c: noted by an engine */
 } pctl_sqlite_conn;
 
