@@ -71,11 +71,14 @@ WHERE step_id = ?1 AND finished_at IS NULL;
 INSERT INTO events (at, instance_id, entity, message, actor, data)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6);
 
+-- The plans as an OR, not an IN list: SQLite fills a temporary b-tree with
+-- a list of more than two constants each time it runs (migration 0003).
 -- name: instance_mark_applied
 UPDATE instances SET last_applied = (SELECT params FROM runs WHERE id = ?1),
     updated_at = ?2
 WHERE id = (SELECT instance_id FROM runs
-            WHERE id = ?1 AND plan IN ('deploy', 'update', 'upgrade'));
+            WHERE id = ?1 AND (plan = 'deploy' OR plan = 'update'
+                               OR plan = 'upgrade'));
 
 -- name: instance_remove_after_cleanup
 DELETE FROM instances
