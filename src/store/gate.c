@@ -152,29 +152,35 @@ static int grants(const pctl_change *c)
 
 static int change_data(char **out, const pctl_change *c)
 {
-    json_t *o = json_object();
+    int step = c->entity == PLANCTL_ENTITY_STEP,
+        ended = step && c->from == PLANCTL_STATUS_IN_PROGRESS;
+    int deadline = c->to == PLANCTL_STATUS_IN_PROGRESS && c->deadline_at > 0,
+        next = step && c->to == PLANCTL_STATUS_ERROR && c->next_attempt_at > 0,
+        exit_code = ended && c->exit_code >= 0, output = ended && c->output;
+    json_t *o;
     int rc = 0;
 
     *out = NULL;
-    if (!o)
+    /* Most changes carry nothing more (a step that starts with no
+     * timeout, one that completes with no output): no JSON object is
+     * made for them. */
+    if (!deadline && !next && !exit_code && !output && !grants(c))
+        return 0;
+    if (!(o = json_object()))
         return PLANCTL_ENOMEM;
-    if (c->to == PLANCTL_STATUS_IN_PROGRESS && c->deadline_at > 0)
+    if (deadline)
         rc |=
             json_object_set_new(o, "deadline_at", json_integer(c->deadline_at));
-    if (c->entity == PLANCTL_ENTITY_STEP) {
-        if (c->to == PLANCTL_STATUS_ERROR && c->next_attempt_at > 0)
-            rc |= json_object_set_new(o, "next_attempt_at",
-                                      json_integer(c->next_attempt_at));
-        if (c->from == PLANCTL_STATUS_IN_PROGRESS && c->exit_code >= 0)
-            rc |=
-                json_object_set_new(o, "exit_code", json_integer(c->exit_code));
-        if (c->from == PLANCTL_STATUS_IN_PROGRESS && c->output)
-            rc |= json_object_set_new(o, "output", json_string(c->output));
-        if (grants(c))
-            rc |= json_object_set_new(o, "grant_attempt", json_integer(1));
-    }
-    if (rc == 0 && json_object_size(o) > 0 &&
-        !(*out = json_dumps(o, JSON_COMPACT)))
+    if (next)
+        rc |= json_object_set_new(o, "next_attempt_at",
+                                  json_integer(c->next_attempt_at));
+    if (exit_code)
+        rc |= json_object_set_new(o, "exit_code", json_integer(c->exit_code));
+    if (output)
+        rc |= json_object_set_new(o, "output", json_string(c->output));
+    if (grants(c))
+        rc |= json_object_set_new(o, "grant_attempt", json_integer(1));
+    if (rc == 0 && !(*out = json_dumps(o, JSON_COMPACT)))
         rc = -1;
     json_decref(o);
     return rc ? PLANCTL_ENOMEM : 0;
