@@ -76,7 +76,10 @@ typedef struct ejob {
     int task_index;            /* the task of the step being run */
     const pctl_step_def *sdef; /* in the definition cache, kept while used */
     const pctl_retry *retry;
-    char *instance, *plan, *phase, *step, *params, *run_uid;
+    /* Its run's and step's names, parameters and uid, all in one block
+     * (strings, owned), taken over from the pass's pctl_start. */
+    char *strings;
+    const char *instance, *plan, *phase, *step, *params, *run_uid;
     int64_t deadline_at;
     int64_t poll_at; /* NOT_DONE: start the task again at this time */
     ejob_cancel cancel;
@@ -169,14 +172,16 @@ struct planctl_engine {
 /* ---- pass.c: one pass ---- */
 
 /* A step a pass moved to IN_PROGRESS: its job is made and its task
- * started once the pass committed.  The strings are owned here until a
- * job takes them over. */
+ * started once the pass committed.  The strings are copies (the cache's
+ * rows may go while the job runs) in one block, owned here until a job
+ * takes it over: one allocation per start, not one per string. */
 typedef struct pctl_start {
     int64_t step_id, run_id, def_id, deadline_at;
     int attempt, max_attempts;
     int task_index; /* a retry resumes at the task that failed */
     const pctl_step_def *sdef;
-    char *instance, *plan, *phase, *step, *params, *run_uid;
+    char *strings; /* holds the six below */
+    const char *instance, *plan, *phase, *step, *params, *run_uid;
 } pctl_start;
 
 /* What a committed pass leaves to do, handed to engine.c.  What it

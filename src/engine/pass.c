@@ -363,6 +363,33 @@ static int reconcile(pass *ps, pctl_active *a)
 
 /* ---- 4. decide and apply ---- */
 
+#define START_STRINGS 6 /* of a pctl_start */
+
+/* Copies a start's strings into one block, each *dst[k] pointing at the
+ * copy of src[k]: the block (the caller's), or NULL when out of memory or
+ * a string is missing. */
+static char *copy_strings(const char **const dst[START_STRINGS],
+                          const char *const src[START_STRINGS])
+{
+    size_t len[START_STRINGS], total = 0, k;
+    char *block, *d;
+
+    for (k = 0; k < START_STRINGS; k++) {
+        if (!src[k])
+            return NULL;
+        len[k] = strlen(src[k]) + 1;
+        total += len[k];
+    }
+    if (!(block = d = pctl_malloc(total)))
+        return NULL;
+    for (k = 0; k < START_STRINGS; k++) {
+        memcpy(d, src[k], len[k]);
+        *dst[k] = d;
+        d += len[k];
+    }
+    return block;
+}
+
 static int add_start(pass *ps, pctl_run_row *r, size_t pi, size_t si,
                      const pctl_step_def *sd, int64_t deadline)
 {
@@ -375,7 +402,7 @@ static int add_start(pass *ps, pctl_run_row *r, size_t pi, size_t si,
             return pctl_err(ps->e->p, PLANCTL_ENOMEM, "out of memory");
         ps->r.starts = n;
     }
-    s = &ps->r.starts[ps->r.nstarts];
+    s = &ps->r.starts[ps->r.nstarts++];
     memset(s, 0, sizeof *s);
     s->step_id = r->phases[pi].steps[si].id;
     s->run_id = r->id;
@@ -385,15 +412,18 @@ static int add_start(pass *ps, pctl_run_row *r, size_t pi, size_t si,
     s->max_attempts = r->view.phases[pi].steps[si].max_attempts;
     s->task_index = r->phases[pi].steps[si].task_index;
     s->sdef = sd;
-    s->instance = pctl_strdup(r->instance);
-    s->plan = pctl_strdup(r->plan);
-    s->phase = pctl_strdup(r->phases[pi].name);
-    s->step = pctl_strdup(r->phases[pi].steps[si].name);
-    s->params = pctl_strdup(r->params);
-    s->run_uid = pctl_strdup(r->uid);
-    ps->r.nstarts++;
-    if (!s->instance || !s->plan || !s->phase || !s->step || !s->params ||
-        !s->run_uid)
+    {
+        const char *const src[START_STRINGS] = {
+            r->instance,        r->plan,
+            r->phases[pi].name, r->phases[pi].steps[si].name,
+            r->params,          r->uid};
+        const char **const dst[START_STRINGS] = {&s->instance, &s->plan,
+                                                 &s->phase,    &s->step,
+                                                 &s->params,   &s->run_uid};
+
+        s->strings = copy_strings(dst, src);
+    }
+    if (!s->strings)
         return pctl_err(ps->e->p, PLANCTL_ENOMEM, "out of memory");
     return 0;
 }
@@ -638,14 +668,8 @@ void pctl_pass_result_free(pctl_pass_result *res)
 {
     size_t i;
 
-    for (i = 0; i < res->nstarts; i++) {
-        pctl_free(res->starts[i].instance);
-        pctl_free(res->starts[i].plan);
-        pctl_free(res->starts[i].phase);
-        pctl_free(res->starts[i].step);
-        pctl_free(res->starts[i].params);
-        pctl_free(res->starts[i].run_uid);
-    }
+    for (i = 0; i < res->nstarts; i++)
+        pctl_free(res->starts[i].strings);
     pctl_free(res->starts);
     pctl_free(res->cancels);
     res->starts = NULL;

@@ -212,12 +212,7 @@ void pctl_engine_drop_job(planctl_engine *e, ejob *j)
         r->phases[pi].steps[si].job == j)
         r->phases[pi].steps[si].job = NULL;
     pctl_job_free(j->job);
-    pctl_free(j->instance);
-    pctl_free(j->plan);
-    pctl_free(j->phase);
-    pctl_free(j->step);
-    pctl_free(j->params);
-    pctl_free(j->run_uid);
+    pctl_free(j->strings);
     pctl_free(j);
 }
 
@@ -265,7 +260,7 @@ void pctl_engine_apply_jobs(planctl_engine *e, pctl_pass_result *res)
         pctl_engine_done_remove(e, j);
         pctl_engine_wait_add(e, j);
     }
-    /* New steps: the ejob takes the strings over. */
+    /* New steps: the ejob takes the strings' block over. */
     for (i = 0; i < res->nstarts; i++) {
         pctl_start *s = &res->starts[i];
         ejob *nj = pctl_calloc(1, sizeof *nj);
@@ -286,14 +281,14 @@ void pctl_engine_apply_jobs(planctl_engine *e, pctl_pass_result *res)
         nj->sdef = s->sdef;
         nj->retry = &s->sdef->retry;
         nj->deadline_at = s->deadline_at;
+        nj->strings = s->strings;
         nj->instance = s->instance;
         nj->plan = s->plan;
         nj->phase = s->phase;
         nj->step = s->step;
         nj->params = s->params;
         nj->run_uid = s->run_uid;
-        s->instance = s->plan = s->phase = s->step = s->params = NULL;
-        s->run_uid = NULL;
+        s->strings = NULL;
         nj->start_pending = 1;
         pctl_engine_add_job(e, nj);
         pctl_engine_wait_add(e, nj);
