@@ -209,6 +209,8 @@ typedef struct counter {
     int64_t run_id, count;
 } counter;
 
+/* Binds every parameter of the row: the statements are taken with
+ * pctl_q_rebind, their last bindings not cleared. */
 static void bind_row(pctl_stmt *st, int base, const qev *v)
 {
     pctl_bind_i64(st, base + 1, v->at);
@@ -219,8 +221,7 @@ static void bind_row(pctl_stmt *st, int base, const qev *v)
     pctl_bind_text(st, base + 6, v->entity);
     pctl_bind_text(st, base + 7, v->from);
     pctl_bind_text(st, base + 8, v->to);
-    if (v->attempt > 0)
-        pctl_bind_i64(st, base + 9, v->attempt);
+    pctl_bind_id(st, base + 9, v->attempt); /* 0: NULL */
     pctl_bind_text(st, base + 10, v->message);
     pctl_bind_text(st, base + 11, v->actor);
     pctl_bind_text(st, base + 12, v->data);
@@ -234,7 +235,7 @@ static int insert_rows(planctl *p, qev *const *rows, size_t n)
     int rc;
 
     for (; i + BATCH <= n; i += BATCH) {
-        if (!(st = pctl_q(p, PCTL_Q_event_insert_batch)))
+        if (!(st = pctl_q_rebind(p, PCTL_Q_event_insert_batch)))
             return PLANCTL_ERROR;
         for (k = 0; k < BATCH; k++)
             bind_row(st, (int)k * COLS, rows[i + k]);
@@ -242,7 +243,7 @@ static int insert_rows(planctl *p, qev *const *rows, size_t n)
             return rc;
     }
     for (; i < n; i++) {
-        if (!(st = pctl_q(p, PCTL_Q_event_insert_values)))
+        if (!(st = pctl_q_rebind(p, PCTL_Q_event_insert_values)))
             return PLANCTL_ERROR;
         bind_row(st, 0, rows[i]);
         if ((rc = pctl_q_exec(st)) < 0)

@@ -51,14 +51,16 @@ int pctl_db_unopened(planctl *p)
                     "failed); close it with planctl_close()");
 }
 
-pctl_stmt *pctl_q(planctl *p, pctl_query q)
+/* pctl_q and pctl_q_rebind: unbind says whether to clear the parameters
+ * of a statement already prepared. */
+static pctl_stmt *get(planctl *p, pctl_query q, int unbind)
 {
     pctl_stmt *s = p->stmts[q];
     const char *sql;
     size_t len;
 
     if (s) {
-        s->m->reset(s, 1);
+        s->m->reset(s, unbind);
         return s;
     }
     if (!p->conn) {
@@ -75,6 +77,16 @@ pctl_stmt *pctl_q(planctl *p, pctl_query q)
         return NULL;
     p->stmts[q] = s;
     return s;
+}
+
+pctl_stmt *pctl_q(planctl *p, pctl_query q)
+{
+    return get(p, q, 1);
+}
+
+pctl_stmt *pctl_q_rebind(planctl *p, pctl_query q)
+{
+    return get(p, q, 0);
 }
 
 int pctl_q_exec(pctl_stmt *s)

@@ -9,7 +9,8 @@
  * on: an event would be written with a missing field, as the
  * fail-the-Nth-allocation test showed.  Every caller steps and resets the
  * statement before its string goes away, and the cache clears the
- * bindings before the next use, so SQLite never reads a stale pointer.
+ * bindings before the next use (or, for pctl_q_rebind, the caller binds
+ * every parameter again), so SQLite never reads a stale pointer.
  */
 #include "core/alloc.h"
 #include "store/sqlite/sqlite.h"
