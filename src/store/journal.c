@@ -36,8 +36,15 @@ typedef struct qev {
     int64_t at, instance_id, run_id, phase_id, step_id; /* ids: 0 = NULL */
     const char *entity, *from, *to; /* static strings, or NULL */
     int attempt;                    /* 0: NULL */
-    char *message, *actor, *data;   /* owned, or NULL */
+    char *message, *data;           /* owned, or NULL */
+    const char *actor;              /* one of actors[], or actor_own */
+    char *actor_own;                /* owned, or NULL */
 } qev;
+
+/* The actors of nearly every event: the engine's, the store's own
+ * changes, and a command's default.  Their events point at these instead
+ * of a copy each. */
+static const char *const actors[] = {"engine", "planctl", "user"};
 
 struct pctl_evq {
     int on;
@@ -51,7 +58,7 @@ static void clear(struct pctl_evq *q)
 
     for (i = 0; i < q->n; i++) {
         pctl_free(q->v[i].message);
-        pctl_free(q->v[i].actor);
+        pctl_free(q->v[i].actor_own);
         pctl_free(q->v[i].data);
     }
     q->n = 0;
@@ -96,7 +103,7 @@ void pctl_events_forget_instance(planctl *p, int64_t instance_id)
             continue;
         }
         pctl_free(q->v[i].message);
-        pctl_free(q->v[i].actor);
+        pctl_free(q->v[i].actor_own);
         pctl_free(q->v[i].data);
     }
     q->n = k;
@@ -117,6 +124,7 @@ static int queue_event(planctl *p, const pctl_event *e, char *data)
     struct pctl_evq *q = queue_of(p);
     const char *actor = e->actor ? e->actor : "user";
     qev *v;
+    size_t i;
 
     if (!q) {
         pctl_free(data);
@@ -145,9 +153,14 @@ static int queue_event(planctl *p, const pctl_event *e, char *data)
     v->to = planctl_status_name(e->to);
     v->attempt = e->attempt;
     v->data = data;
-    if ((e->message && !(v->message = pctl_strdup(e->message))) ||
-        !(v->actor = pctl_strdup(actor))) {
+    for (i = 0; i < sizeof actors / sizeof actors[0] && !v->actor; i++)
+        if (!strcmp(actor, actors[i]))
+            v->actor = actors[i];
+    if (!v->actor)
+        v->actor = v->actor_own = pctl_strdup(actor);
+    if ((e->message && !(v->message = pctl_strdup(e->message))) || !v->actor) {
         pctl_free(v->message);
+        pctl_free(v->actor_own);
         pctl_free(v->data);
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
@@ -328,7 +341,7 @@ int pctl_events_flush(planctl *p)
             note->instance_id = v->instance_id;
             note->run_id = v->run_id;
             note->entity = "instance";
-            note->actor = (char *)"planctl"; /* not owned: never freed */
+            note->actor = "planctl";
             note->message = events_note(p, v->run_id, c->count);
             if (!note->message) {
                 nnotes--;
