@@ -73,6 +73,26 @@ static void unindex_run(pctl_active *a, pctl_run_row *r)
     }
 }
 
+/* Where run id is or would go in a->runs (sorted by id): the first
+ * index whose run's id is not below it. */
+static size_t run_pos(const pctl_active *a, int64_t id)
+{
+    size_t lo = 0, hi = a->nruns;
+
+    /* Usually at the end: ids grow. */
+    if (hi == 0 || a->runs[hi - 1]->id < id)
+        return hi;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (a->runs[mid]->id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* Moves runs v[0..n) (sorted by id) into a, keeping a sorted by id; v
  * keeps nothing of them (each moved entry becomes NULL).  Each is to be
  * decided at the next pass. */
@@ -93,10 +113,7 @@ static int take_runs(pctl_active *a, pctl_run_row **v, size_t n)
             return PLANCTL_ENOMEM;
         }
         r->dirty = 1;
-        /* Usually at the end: ids grow. */
-        k = a->nruns;
-        while (k > 0 && a->runs[k - 1]->id > r->id)
-            k--;
+        k = run_pos(a, r->id);
         memmove(&a->runs[k + 1], &a->runs[k], (a->nruns - k) * sizeof *a->runs);
         a->runs[k] = r;
         a->nruns++;
@@ -174,28 +191,12 @@ static int load_one(pctl_active *a, planctl *p, int64_t run_id)
 
 /* ---- the cache ---- */
 
-/* The index of run id in a->runs (sorted by id), or a->nruns. */
-static size_t run_index(const pctl_active *a, int64_t id)
-{
-    size_t lo = 0, hi = a->nruns;
-
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-
-        if (a->runs[mid]->id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < a->nruns && a->runs[lo]->id == id ? lo : a->nruns;
-}
-
 /* Takes run r out of the cache and frees it. */
 static void remove_run(pctl_active *a, pctl_run_row *r)
 {
-    size_t i = run_index(a, r->id);
+    size_t i = run_pos(a, r->id);
 
-    if (i < a->nruns) {
+    if (i < a->nruns && a->runs[i] == r) {
         memmove(&a->runs[i], &a->runs[i + 1],
                 (a->nruns - i - 1) * sizeof *a->runs);
         a->nruns--;
