@@ -148,6 +148,35 @@ static void test_feed_names_what_changed(void **state)
     pctl_feed_clear(&fd);
 }
 
+/* An instance's events of its own (here a preflight's record) name the
+ * instance, beside the runs its admission made. */
+static void test_feed_names_instances(void **state)
+{
+    static const char *const checked =
+        "{\"name\":\"pf\",\"version\":\"1\",\"tasks\":[{\"name\":\"ok\","
+        "\"kind\":\"Dummy\"}],\"plans\":{\"deploy\":{\"preflight\":[{"
+        "\"name\":\"Ok\",\"task\":\"ok\"}],\"phases\":[{\"name\":\"p\","
+        "\"steps\":[{\"name\":\"s\",\"tasks\":[\"ok\"]}]}]}}}";
+    fixture *f = *state;
+    pctl_feed fd;
+    int64_t last, run = 0, inst;
+
+    if (planctl_definition_apply(NULL, f->p, checked, strlen(checked),
+                                 "pf.json"))
+        fail_msg("apply: %s", planctl_errmsg(f->p));
+    assert_int_equal(pctl_feed_last(&last, f->p), 0);
+    assert_int_equal(
+        planctl_instance_create(&run, f->p2, "d", "pf", NULL, NULL, 0), 0);
+    inst = tu_scalar(pctl_sqlite_db(f->p),
+                     "SELECT id FROM instances WHERE name = 'd'");
+    assert_int_equal(pctl_feed_read(&fd, f->p, last), 0);
+    assert_int_equal(fd.gap, 0);
+    assert_true(has(&fd, run));
+    assert_int_equal(fd.ninstances, 1);
+    assert_int_equal(fd.instances[0], inst);
+    pctl_feed_clear(&fd);
+}
+
 /* ---- an engine beside another writer ---- */
 
 typedef struct driver {
@@ -315,6 +344,7 @@ int main(void)
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(test_feed_names_what_changed),
+        T(test_feed_names_instances),
         T(test_engine_follows_other_writers),
     };
 #undef T
