@@ -142,6 +142,7 @@ void planctl_close(planctl *p)
         pctl_q_finalize_all(p);
         p->conn->m->close(p->conn);
     }
+    pctl_events_free(p); /* the room a queue kept (journal.c) */
     if (p->lock_fd >= 0)
         close(p->lock_fd);
     pctl_kinds_free(p->kinds);

@@ -46,10 +46,26 @@ typedef struct qev {
  * of a copy each. */
 static const char *const actors[] = {"engine", "planctl", "user"};
 
+/* A run's counter while the queue is written out. */
+typedef struct counter {
+    int64_t run_id, count;
+} counter;
+
+/* A queue keeps its room between transactions (an engine's passes, one
+ * after the other) up to this many events; one a burst made larger goes
+ * with its transaction. */
+#define KEEP 1024
+
 struct pctl_evq {
     int on;
     qev *v;
     size_t n, cap;
+    /* The flush's room, for `room` events: each run's counter in the
+     * order the runs come, the rows in order (each event may bring a
+     * note), and the notes. */
+    counter *counters;
+    qev **rows, *notes;
+    size_t room;
 };
 
 static void clear(struct pctl_evq *q)
@@ -75,8 +91,14 @@ static struct pctl_evq *queue_of(planctl *p)
 int pctl_events_defer(planctl *p, int on)
 {
     if (!on) {
-        /* Whatever was not flushed went with a rolled-back transaction. */
-        pctl_events_free(p);
+        /* Whatever was not flushed went with a rolled-back transaction;
+         * the room stays for the next one, unless it grew large. */
+        if (p->evq && p->evq->cap <= KEEP) {
+            clear(p->evq);
+            p->evq->on = 0;
+        } else {
+            pctl_events_free(p);
+        }
         return 0;
     }
     if (!queue_of(p))
@@ -115,6 +137,9 @@ void pctl_events_free(planctl *p)
         return;
     clear(p->evq);
     pctl_free(p->evq->v);
+    pctl_free(p->evq->counters);
+    pctl_free(p->evq->rows);
+    pctl_free(p->evq->notes);
     pctl_free(p->evq);
     p->evq = NULL;
 }
@@ -217,11 +242,6 @@ static char *events_note(const planctl *p, int64_t run_id, int64_t count)
 
 /* ---- the flush ---- */
 
-/* A run's counter while the queue is written out. */
-typedef struct counter {
-    int64_t run_id, count;
-} counter;
-
 /* Binds every parameter of the row: the statements are taken with
  * pctl_q_rebind, their last bindings not cleared. */
 static void bind_row(pctl_stmt *st, int base, const qev *v)
@@ -297,25 +317,44 @@ static int read_count(planctl *p, int64_t run_id, int64_t *out)
                            : pctl_q_fail(st, rc);
 }
 
+/* Makes the flush's room for q->n events.  0 or ENOMEM. */
+static int make_room(struct pctl_evq *q)
+{
+    counter *c;
+    qev **r, *n;
+
+    if (q->room >= q->n)
+        return 0;
+    if ((c = pctl_realloc(q->counters, q->n * sizeof *c)))
+        q->counters = c;
+    if ((r = pctl_realloc(q->rows, q->n * 2 * sizeof *r)))
+        q->rows = r;
+    if ((n = pctl_realloc(q->notes, q->n * sizeof *n)))
+        q->notes = n;
+    if (!c || !r || !n)
+        return PLANCTL_ENOMEM;
+    q->room = q->n;
+    return 0;
+}
+
 int pctl_events_flush(planctl *p)
 {
     struct pctl_evq *q = p->evq;
     pctl_idmap m = PCTL_IDMAP_INIT; /* run id to its counter */
-    counter *counters = NULL;       /* in the order the runs come */
-    qev **rows = NULL, *notes = NULL;
+    counter *counters;
+    qev **rows, *notes;
     size_t i, ncounters = 0, nrows = 0, nnotes = 0;
     int rc = 0;
 
     if (!q || q->n == 0)
         return 0;
-    counters = pctl_calloc(q->n, sizeof *counters);
-    /* Each event may bring a note; notes live beside the queue. */
-    rows = pctl_calloc(q->n * 2, sizeof *rows);
-    notes = pctl_calloc(q->n, sizeof *notes);
-    if (!counters || !rows || !notes) {
-        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-        goto done;
+    if (make_room(q) < 0) {
+        clear(q);
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
+    counters = q->counters;
+    rows = q->rows;
+    notes = q->notes;
     /* The rows in order, counting each run's events as the one-by-one
      * writes did: the event that makes the count reach the warning
      * threshold is followed by the note, which counts too. */
@@ -368,13 +407,9 @@ int pctl_events_flush(planctl *p)
         if (rc == 0)
             pctl_observed_events(p, c->run_id, c->count);
     }
-done:
-    for (i = 0; notes && i < nnotes; i++)
+    for (i = 0; i < nnotes; i++)
         pctl_free(notes[i].message);
-    pctl_free(notes);
-    pctl_free(rows);
     pctl_idmap_free(&m);
-    pctl_free(counters);
     clear(q);
     return rc;
 }

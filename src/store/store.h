@@ -248,15 +248,17 @@ typedef struct pctl_event {
 int pctl_event_status(planctl *p, const pctl_event *e, char *data);
 
 /* Defers status events (on) until pctl_events_flush; off drops what was
- * not flushed (it went with a rolled-back transaction) and the queue.
- * ENOMEM (on only). */
+ * not flushed (it went with a rolled-back transaction); the queue keeps
+ * its room for the next transaction unless it grew large.  ENOMEM (on
+ * only). */
 int pctl_events_defer(planctl *p, int on);
 int pctl_events_deferring(const planctl *p);
 /* Writes the queued events in order, then each run's counter once.  0,
  * EIO (a counter the engine's cache disagrees with, when checked), EBUSY,
  * ENOMEM. */
 int pctl_events_flush(planctl *p);
-/* Frees the queue and what it holds.  Can't fail. */
+/* Frees the queue and what it holds (planctl_close does).  Can't
+ * fail. */
 void pctl_events_free(planctl *p);
 /* Drops the queued events of an instance just removed (they would have
  * gone with it). */
