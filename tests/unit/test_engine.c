@@ -568,6 +568,61 @@ static void test_concurrency_limit(void **state)
     expect_all_settled(f);
 }
 
+/* A slot that frees goes to the oldest run waiting for one: the runs
+ * wait on a heap by id (engine/cache.c), and the first of them never
+ * starves behind the later ones.  Two steps per run, so every run waits
+ * for a slot again in the middle. */
+static void test_slots_oldest_first(void **state)
+{
+    fixture *f = *state;
+    planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
+    sqlite3_stmt *st;
+    int64_t prev_run = 0, prev_step = 0, n = 0;
+    int i;
+
+    apply(f, DEF_HEAD("one") "\"plans\":{\"deploy\":{\"phases\":[{\"name\":"
+                             "\"p\",\"steps\":[{\"name\":\"a\",\"tasks\":["
+                             "\"quick\"]},{\"name\":\"b\",\"tasks\":["
+                             "\"quick\"]}]}]}}}");
+    for (i = 0; i < 6; i++) {
+        char name[8];
+
+        snprintf(name, sizeof name, "i%d", i);
+        create(f, name, "one");
+    }
+    o.until_idle = 1;
+    o.concurrency = 1;
+    assert_int_equal(run_engine(f->p, &o, 0, NULL, NULL), 0);
+    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM runs WHERE "
+                                      "status = 'COMPLETE'"),
+                     6);
+    /* In the order the attempts were made: each run whole before the
+     * next (its second step, once its first is done, is older than every
+     * later run), in id order. */
+    assert_int_equal(sqlite3_prepare_v2(f->db,
+                                        "SELECT s.run_id, s.idx FROM attempts "
+                                        "a JOIN steps s ON s.id = a.step_id "
+                                        "ORDER BY a.id",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t run = sqlite3_column_int64(st, 0),
+                step = sqlite3_column_int64(st, 1);
+
+        if (run < prev_run || (run == prev_run && step <= prev_step))
+            fail_msg("attempt %lld: run %lld step %lld after run %lld step "
+                     "%lld",
+                     (long long)n, (long long)run, (long long)step,
+                     (long long)prev_run, (long long)prev_step);
+        prev_run = run;
+        prev_step = step;
+        n++;
+    }
+    sqlite3_finalize(st);
+    assert_int_equal(n, 12);
+    expect_all_settled(f);
+}
+
 /* ---- fatal propagation ---- */
 
 static void test_fatal_propagation(void **state)
@@ -755,22 +810,69 @@ static void test_cancel_from_another_process(void **state)
     free(path);
 }
 
+/* Forks a process that, once SQL cond on its own handle says 1, makes
+ * file go (if not NULL) after acting as what says: it waits for what the
+ * engine did, never for a time. */
+static pid_t act_when(const char *path, const char *what, const char *cond,
+                      const char *go)
+{
+    pid_t pid = fork();
+
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        sqlite3 *db;
+        planctl *p;
+        int rc, i;
+
+        if (sqlite3_open(path, &db) != SQLITE_OK)
+            _exit(11);
+        sqlite3_busy_timeout(db, 5000);
+        for (i = 0; tu_scalar(db, "%s", cond) != 1; i++) {
+            if (i == 60000)
+                _exit(12); /* a minute: the test fails, it does not hang */
+            usleep(1000);
+        }
+        sqlite3_close(db);
+        if (planctl_open(&p, path, NULL) != 0)
+            _exit(10);
+        rc = strcmp(what, "pause") == 0 ? planctl_run_pause(NULL, p, "i")
+                                        : planctl_run_resume(NULL, p, "i");
+        planctl_close(p);
+        if (rc == 0 && go)
+            tu_write_file(go, "", 0);
+        _exit(rc == 0 ? 0 : 20);
+    }
+    return pid;
+}
+
 static void test_pause_resume_from_another_process(void **state)
 {
     fixture *f = *state;
+    char *go = tu_fmt("%s/go", f->dir);
+    char *def = tu_fmt(
+        "{\"name\":\"pz\",\"version\":\"1\",\"tasks\":[{\"name\":"
+        "\"gate\",\"kind\":\"shell\",\"spec\":{\"command\":\"while [ ! -e "
+        "'%s' ]; do sleep 0.01; done\"}},{\"name\":\"quick\",\"kind\":"
+        "\"Dummy\"}],\"plans\":{\"deploy\":{\"phases\":["
+        "{\"name\":\"a\",\"steps\":[{\"name\":\"a1\",\"tasks\":[\"gate\"]}]},"
+        "{\"name\":\"b\",\"steps\":[{\"name\":\"b1\",\"tasks\":["
+        "\"quick\"]}]}]}}}",
+        go);
     int64_t run;
     pid_t p1, p2;
 
-    apply(f, DEF_HEAD("pz") "\"plans\":{\"deploy\":{\"phases\":["
-                            "{\"name\":\"a\",\"steps\":[{\"name\":\"a1\","
-                            "\"tasks\":[\"slower\"]}]},"
-                            "{\"name\":\"b\",\"steps\":[{\"name\":\"b1\","
-                            "\"tasks\":[\"quick\"]}]}]}}}");
+    apply(f, def);
     run = create(f, "i", "pz");
-    /* Paused while a1 runs (400ms); resumed at 1200ms: b1 must not start
-     * before the resume. */
-    p1 = act_later(f->path, "pause", 150);
-    p2 = act_later(f->path, "resume", 1200);
+    /* Paused while a1 runs; a1 is let finish only then, and the run is
+     * resumed once it has: b1 must not start before the resume. */
+    p1 = act_when(f->path, "pause",
+                  "SELECT count(*) FROM steps WHERE name = 'a1' AND status "
+                  "= 'IN_PROGRESS'",
+                  go);
+    p2 = act_when(f->path, "resume",
+                  "SELECT count(*) FROM steps WHERE name = 'a1' AND status "
+                  "= 'COMPLETE'",
+                  NULL);
     assert_int_equal(run_until_idle(f), 0);
     wait_ok(p1);
     wait_ok(p2);
@@ -784,9 +886,19 @@ static void test_pause_resume_from_another_process(void **state)
                           "entity = 'run' AND from_status = 'PAUSED')") == 1);
     assert_true(tu_scalar(f->db,
                           "SELECT (SELECT finished_at FROM steps WHERE name = "
-                          "'a1') < (SELECT max(at) FROM events WHERE entity "
+                          "'a1') <= (SELECT max(at) FROM events WHERE entity "
                           "= 'run' AND from_status = 'PAUSED')") == 1);
+    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM events WHERE "
+                                      "entity = 'step' AND to_status = "
+                                      "'IN_PROGRESS' AND step_id = (SELECT id "
+                                      "FROM steps WHERE name = 'b1') AND at < "
+                                      "(SELECT max(at) FROM events WHERE "
+                                      "entity = 'run' AND from_status = "
+                                      "'PAUSED')"),
+                     0);
     expect_all_settled(f);
+    free(def);
+    free(go);
 }
 
 /* ---- the lease ---- */
@@ -1571,6 +1683,7 @@ int main(void)
         T(test_run_deadline),
         T(test_run_event_limits),
         T(test_concurrency_limit),
+        T(test_slots_oldest_first),
         T(test_fatal_propagation),
         T(test_shell_steps),
         T(test_cancel_from_another_process),
