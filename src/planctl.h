@@ -1059,12 +1059,16 @@ PLANCTL_API void planctl_engine_free(planctl_engine *e);
  *   planctl_retries_total        attempts that were retries (ERROR ->)
  *   planctl_fatal_errors_total   steps that ended FATAL_ERROR
  *   planctl_pass_failures_total  passes rolled back (busy or failing disk)
- * two counters of the work passes did, committed or not:
+ * three counters of the work passes did, committed or not:
  *   planctl_cache_full_reads_total   every active run read anew (at
  *                                    start, after a rollback, or when the
  *                                    event log cannot tell what changed)
  *   planctl_cache_runs_reread_total  runs read again after another
  *                                    writer's commit changed them
+ *   planctl_runs_decided_total       runs a pass decided: those that
+ *                                    changed, whose time came, or that
+ *                                    took a free slot (never every
+ *                                    active run)
  * gauges read when called (from the database, which also sees runs other
  * processes queued): planctl_queue_depth (QUEUED runs),
  * planctl_active_runs (PENDING, IN_PROGRESS or PAUSED runs),

@@ -9,9 +9,11 @@
  */
 #include "engine/cache.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/heap.h"
 #include "core/idmap.h"
 #include "core/status.h"
 #include "store/feed.h"
@@ -26,6 +28,19 @@ struct pctl_active_cache {
     int64_t *promoted;  /* runs promoted from the queue: read at the sync */
     size_t npromoted, cappromoted;
     pctl_idmap runs, phases, steps; /* to pctl_run/phase/step_row */
+    pctl_idmap by_instance;         /* instance id to its cached run */
+    pctl_idmap def_runs; /* definition id to its count of cached runs */
+    int64_t *dirty;      /* runs marked dirty since the last pass took them */
+    size_t ndirty, capdirty;
+    int64_t *ended; /* runs that ended while cached: dropped at the sync */
+    size_t nended, capended;
+    size_t inactive;  /* cached runs that are no longer active */
+    pctl_heap timers; /* (wake_at, run id): what each run waits for */
+    pctl_heap hungry; /* (run id, run id): runs with no slot to spare */
+    int64_t *settle;  /* runs decided this pass with no slot to spare */
+    size_t nsettle, capsettle;
+    uint64_t pass; /* pctl_active_work()'s calls: run rows' mark */
+    int64_t now;   /* the time of the pass */
 };
 
 /* Where step row s sits: its run, its phase's index in the run and its
@@ -38,12 +53,29 @@ static void step_place(pctl_run_row **run, size_t *pi, size_t *si,
     *si = (size_t)(s - s->phase->steps);
 }
 
+/* Adds delta to the count of cached runs of definition def_id.  0, or
+ * ENOMEM (the count is unchanged). */
+static int count_def(struct pctl_active_cache *c, int64_t def_id, int delta)
+{
+    uintptr_t n = (uintptr_t)pctl_idmap_get(&c->def_runs, def_id);
+
+    n = delta > 0 ? n + 1 : n > 0 ? n - 1 : 0;
+    if (n == 0) {
+        pctl_idmap_del(&c->def_runs, def_id);
+        return 0;
+    }
+    return pctl_idmap_put(&c->def_runs, def_id, (void *)n) < 0 ? PLANCTL_ENOMEM
+                                                               : 0;
+}
+
 static int index_run(pctl_active *a, pctl_run_row *r)
 {
     struct pctl_active_cache *c = a->cache;
     size_t pi, si;
 
-    if (pctl_idmap_put(&c->runs, r->id, r) < 0)
+    if (pctl_idmap_put(&c->runs, r->id, r) < 0 ||
+        pctl_idmap_put(&c->by_instance, r->instance_id, r) < 0 ||
+        count_def(c, r->definition_id, 1) < 0)
         return PLANCTL_ENOMEM;
     if (r->view.nphases > a->max_children)
         a->max_children = r->view.nphases;
@@ -65,7 +97,13 @@ static void unindex_run(pctl_active *a, pctl_run_row *r)
     struct pctl_active_cache *c = a->cache;
     size_t pi, si;
 
-    pctl_idmap_del(&c->runs, r->id);
+    if (pctl_idmap_get(&c->runs, r->id) == r) {
+        pctl_idmap_del(&c->runs, r->id);
+        count_def(c, r->definition_id, -1);
+    }
+    /* A run promoted behind one that ended may hold the instance now. */
+    if (pctl_idmap_get(&c->by_instance, r->instance_id) == r)
+        pctl_idmap_del(&c->by_instance, r->instance_id);
     for (pi = 0; pi < r->view.nphases; pi++) {
         pctl_idmap_del(&c->phases, r->phases[pi].id);
         for (si = 0; si < r->view.phases[pi].nsteps; si++)
@@ -112,7 +150,7 @@ static int take_runs(pctl_active *a, pctl_run_row **v, size_t n)
             unindex_run(a, r);
             return PLANCTL_ENOMEM;
         }
-        r->dirty = 1;
+        pctl_active_dirty(a, r);
         k = run_pos(a, r->id);
         memmove(&a->runs[k + 1], &a->runs[k], (a->nruns - k) * sizeof *a->runs);
         a->runs[k] = r;
@@ -143,10 +181,18 @@ static void free_active(pctl_active *a)
         pctl_run_row_free(a->runs[i]);
     pctl_free(a->runs);
     pctl_free(a->orphaned);
+    pctl_free(a->gone);
     if (a->cache) {
         pctl_idmap_free(&a->cache->runs);
         pctl_idmap_free(&a->cache->phases);
         pctl_idmap_free(&a->cache->steps);
+        pctl_idmap_free(&a->cache->by_instance);
+        pctl_idmap_free(&a->cache->def_runs);
+        pctl_heap_free(&a->cache->timers);
+        pctl_heap_free(&a->cache->hungry);
+        pctl_free(a->cache->dirty);
+        pctl_free(a->cache->settle);
+        pctl_free(a->cache->ended);
         pctl_free(a->cache->promoted);
         pctl_free(a->cache);
     }
@@ -196,6 +242,8 @@ static void remove_run(pctl_active *a, pctl_run_row *r)
 {
     size_t i = run_pos(a, r->id);
 
+    if (r->ended && a->cache->inactive > 0)
+        a->cache->inactive--;
     if (i < a->nruns && a->runs[i] == r) {
         memmove(&a->runs[i], &a->runs[i + 1],
                 (a->nruns - i - 1) * sizeof *a->runs);
@@ -241,6 +289,16 @@ static int orphan_jobs(pctl_active *a, const pctl_run_row *old)
     return 0;
 }
 
+/* Adds run id to a->gone.  0, or ENOMEM. */
+static int add_gone(pctl_active *a, int64_t id)
+{
+    if (pctl_grow((void **)&a->gone, a->ngone, &a->capgone, sizeof *a->gone) <
+        0)
+        return PLANCTL_ENOMEM;
+    a->gone[a->ngone++] = id;
+    return 0;
+}
+
 /* Reads run id again, or drops it when it is no longer active. */
 static int refresh_run(pctl_active *a, planctl *p, int64_t id)
 {
@@ -251,7 +309,8 @@ static int refresh_run(pctl_active *a, planctl *p, int64_t id)
         return rc;
     if (nu && old)
         carry_jobs(nu, old);
-    else if (old && orphan_jobs(a, old) < 0)
+    else if (old &&
+             (orphan_jobs(a, old) < 0 || (!old->ended && add_gone(a, id) < 0)))
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     if (rc < 0) {
         pctl_run_row_free(nu);
@@ -278,7 +337,7 @@ static int refresh_run(pctl_active *a, planctl *p, int64_t id)
 static int follow_feed(pctl_active *a, planctl *p, int *full, size_t *reread)
 {
     pctl_feed f;
-    size_t i, k, cap;
+    size_t i, cap;
     int rc = pctl_feed_read(&f, p, a->cache->last_event);
 
     *full = rc == 0 && f.gap;
@@ -286,18 +345,20 @@ static int follow_feed(pctl_active *a, planctl *p, int *full, size_t *reread)
         pctl_feed_clear(&f);
         return rc;
     }
-    /* Instances with events of their own are rare: a scan of the cache
-     * finds their runs, read again with the others. */
+    /* Instances with events of their own: their active run (one at
+     * most) is read again with the others. */
     cap = f.nruns;
-    for (i = 0; rc == 0 && i < f.ninstances; i++)
-        for (k = 0; rc == 0 && k < a->nruns; k++) {
-            if (a->runs[k]->instance_id != f.instances[i])
-                continue;
-            if (pctl_grow((void **)&f.runs, f.nruns, &cap, sizeof *f.runs) < 0)
-                rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-            else
-                f.runs[f.nruns++] = a->runs[k]->id;
-        }
+    for (i = 0; rc == 0 && i < f.ninstances; i++) {
+        const pctl_run_row *r =
+            pctl_idmap_get(&a->cache->by_instance, f.instances[i]);
+
+        if (!r)
+            continue;
+        if (pctl_grow((void **)&f.runs, f.nruns, &cap, sizeof *f.runs) < 0)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        else
+            f.runs[f.nruns++] = r->id;
+    }
     for (i = 0; rc == 0 && i < f.nruns; i++)
         rc = refresh_run(a, p, f.runs[i]);
     *reread = i;
@@ -315,22 +376,19 @@ void pctl_active_drop(pctl_active **cache)
     *cache = NULL;
 }
 
-/* Drops the runs that are no longer active. */
+/* Drops the runs that ended since the last sync. */
 static void drop_ended(pctl_active *a)
 {
-    size_t i, k = 0;
+    struct pctl_active_cache *c = a->cache;
+    size_t i;
 
-    for (i = 0; i < a->nruns; i++) {
-        pctl_run_row *r = a->runs[i];
+    for (i = 0; i < c->nended; i++) {
+        pctl_run_row *r = pctl_idmap_get(&c->runs, c->ended[i]);
 
-        if (pctl_status_active(r->view.status)) {
-            a->runs[k++] = r;
-            continue;
-        }
-        unindex_run(a, r);
-        pctl_run_row_free(r);
+        if (r && r->ended)
+            remove_run(a, r); /* else read again meanwhile */
     }
-    a->nruns = k;
+    c->nended = 0;
 }
 
 int pctl_active_sync(pctl_active **cache, planctl *p, pctl_sync_info *info)
@@ -425,10 +483,247 @@ int pctl_active_find_step(const pctl_active *a, int64_t step_id,
 
 void pctl_active_touch(pctl_active *a, int64_t run_id)
 {
-    pctl_run_row *r = a ? pctl_idmap_get(&a->cache->runs, run_id) : NULL;
+    pctl_run_row *r = pctl_active_find_run(a, run_id);
 
     if (r)
-        r->dirty = 1;
+        pctl_active_dirty(a, r);
+}
+
+pctl_run_row *pctl_active_find_run(const pctl_active *a, int64_t run_id)
+{
+    return a ? pctl_idmap_get(&a->cache->runs, run_id) : NULL;
+}
+
+/* ---- what a pass looks at ---- */
+
+void pctl_active_requeue(pctl_active *a, pctl_run_row *r)
+{
+    struct pctl_active_cache *c = a->cache;
+
+    r->dirty = 1;
+    if (pctl_grow((void **)&c->dirty, c->ndirty, &c->capdirty,
+                  sizeof *c->dirty) < 0)
+        c->stale = 1; /* the next sync reads (and marks) everything */
+    else
+        c->dirty[c->ndirty++] = r->id;
+}
+
+void pctl_active_dirty(pctl_active *a, pctl_run_row *r)
+{
+    if (!r->dirty)
+        pctl_active_requeue(a, r);
+}
+
+/* Whether a timer entry still stands for what its run waits for. */
+static pctl_run_row *timer_run(const struct pctl_active_cache *c,
+                               const pctl_heap_entry *t)
+{
+    pctl_run_row *r = pctl_idmap_get(&c->runs, t->id);
+
+    return r && r->wake_at == t->key && pctl_status_active(r->view.status)
+               ? r
+               : NULL;
+}
+
+static int by_id(const void *x, const void *y)
+{
+    const pctl_run_row *a = *(pctl_run_row *const *)x,
+                       *b = *(pctl_run_row *const *)y;
+
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Adds r to v unless this pass took it up already. */
+static int take_up(struct pctl_active_cache *c, pctl_run_row ***v, size_t *n,
+                   size_t *cap, pctl_run_row *r)
+{
+    if (r->mark == c->pass)
+        return 0;
+    if (pctl_grow((void **)v, *n, cap, sizeof **v) < 0)
+        return PLANCTL_ENOMEM;
+    r->mark = c->pass;
+    (*v)[(*n)++] = r;
+    return 0;
+}
+
+int pctl_active_work(pctl_active *a, int64_t now, pctl_run_row ***out,
+                     size_t *n)
+{
+    struct pctl_active_cache *c = a->cache;
+    pctl_run_row **v = NULL, *r;
+    const pctl_heap_entry *t;
+    size_t cap = 0, i;
+    int rc = 0;
+
+    *out = NULL;
+    *n = 0;
+    c->pass++;
+    c->now = now;
+    for (i = 0; rc == 0 && i < c->ndirty; i++)
+        if ((r = pctl_idmap_get(&c->runs, c->dirty[i])) && r->dirty)
+            rc = take_up(c, &v, n, &cap, r);
+    while (rc == 0 && (t = pctl_heap_top(&c->timers)) && t->key <= now) {
+        if ((r = timer_run(c, t)))
+            rc = take_up(c, &v, n, &cap, r);
+        if (rc == 0)
+            pctl_heap_pop(&c->timers);
+    }
+    if (rc < 0) {
+        /* Nothing taken: the list stays for a cache read anew. */
+        pctl_free(v);
+        *n = 0;
+        c->stale = 1;
+        return PLANCTL_ENOMEM;
+    }
+    c->ndirty = 0;
+    qsort(v, *n, sizeof *v, by_id);
+    *out = v;
+    return 0;
+}
+
+/* Whether a hungry entry still stands: its run waits for a slot and is
+ * not among this pass's work. */
+static pctl_run_row *hungry_run(const struct pctl_active_cache *c,
+                                const pctl_heap_entry *t)
+{
+    pctl_run_row *r = pctl_idmap_get(&c->runs, t->id);
+
+    return r && !r->quiet && r->mark != c->pass &&
+                   pctl_status_active(r->view.status)
+               ? r
+               : NULL;
+}
+
+pctl_run_row *pctl_active_hungry(pctl_active *a)
+{
+    struct pctl_active_cache *c = a->cache;
+    const pctl_heap_entry *t;
+    pctl_run_row *r;
+
+    while ((t = pctl_heap_top(&c->hungry))) {
+        if ((r = hungry_run(c, t)))
+            return r;
+        pctl_active_hungry_pop(a);
+    }
+    return NULL;
+}
+
+void pctl_active_hungry_pop(pctl_active *a)
+{
+    struct pctl_active_cache *c = a->cache;
+    const pctl_heap_entry *t = pctl_heap_top(&c->hungry);
+    pctl_run_row *r;
+
+    if (!t)
+        return;
+    /* Its entry is gone: pctl_active_settle() makes another if it is
+     * still hungry after the pass. */
+    if ((r = pctl_idmap_get(&c->runs, t->id))) {
+        r->hungry = 0;
+        r->mark = c->pass;
+    }
+    pctl_heap_pop(&c->hungry);
+}
+
+/* Builds a heap again from the cached runs when entries that no longer
+ * stand outnumber those that do. */
+static void rebuild(pctl_active *a, pctl_heap *h, int timers)
+{
+    size_t i;
+
+    pctl_heap_clear(h);
+    for (i = 0; i < a->nruns; i++) {
+        pctl_run_row *r = a->runs[i];
+
+        if (!timers)
+            r->hungry = 0;
+        if (!pctl_status_active(r->view.status))
+            continue;
+        if (timers && r->wake_at > 0 &&
+            pctl_heap_push(h, r->wake_at, r->id) < 0)
+            a->cache->stale = 1;
+        else if (!timers && !r->quiet) {
+            if (pctl_heap_push(h, r->id, r->id) < 0)
+                a->cache->stale = 1;
+            else
+                r->hungry = 1;
+        }
+    }
+}
+
+void pctl_active_decided(pctl_active *a, pctl_run_row *r, int64_t wake)
+{
+    struct pctl_active_cache *c = a->cache;
+
+    /* A time it waited for before has its entry already, unless that
+     * entry was taken as due. */
+    if (wake > 0 && (wake != r->wake_at || wake <= c->now) &&
+        pctl_heap_push(&c->timers, wake, r->id) < 0)
+        c->stale = 1;
+    r->wake_at = wake;
+    if (r->quiet)
+        return;
+    if (pctl_grow((void **)&c->settle, c->nsettle, &c->capsettle,
+                  sizeof *c->settle) < 0)
+        c->stale = 1;
+    else
+        c->settle[c->nsettle++] = r->id;
+}
+
+void pctl_active_settle(pctl_active *a)
+{
+    struct pctl_active_cache *c;
+    size_t i, most;
+
+    if (!a)
+        return;
+    c = a->cache;
+    for (i = 0; i < c->nsettle; i++) {
+        pctl_run_row *r = pctl_idmap_get(&c->runs, c->settle[i]);
+
+        if (!r || r->quiet || r->hungry || !pctl_status_active(r->view.status))
+            continue;
+        if (pctl_heap_push(&c->hungry, r->id, r->id) < 0)
+            c->stale = 1;
+        else
+            r->hungry = 1;
+    }
+    c->nsettle = 0;
+    most = 2 * a->nruns + 64;
+    if (c->timers.n > most)
+        rebuild(a, &c->timers, 1);
+    if (c->hungry.n > most)
+        rebuild(a, &c->hungry, 0);
+}
+
+int64_t pctl_active_next_wake(pctl_active *a)
+{
+    struct pctl_active_cache *c = a ? a->cache : NULL;
+    const pctl_heap_entry *t;
+
+    while (c && (t = pctl_heap_top(&c->timers))) {
+        if (timer_run(c, t))
+            return t->key;
+        pctl_heap_pop(&c->timers);
+    }
+    return 0;
+}
+
+void pctl_active_timers_reset(pctl_active *a)
+{
+    if (a)
+        rebuild(a, &a->cache->timers, 1);
+}
+
+size_t pctl_active_count(const pctl_active *a)
+{
+    return a ? a->nruns - a->cache->inactive : 0;
+}
+
+size_t pctl_active_def_runs(const pctl_active *a, int64_t def_id)
+{
+    return a ? (size_t)(uintptr_t)pctl_idmap_get(&a->cache->def_runs, def_id)
+             : 0;
 }
 
 /* ---- the observer: the store's reports ---- */
@@ -476,8 +771,9 @@ static int known(void *data, const planctl *p, planctl_entity entity,
     return 1;
 }
 
-static void step_written(struct pctl_active_cache *ac, const pctl_written *w)
+static void step_written(pctl_active *a, const pctl_written *w)
 {
+    struct pctl_active_cache *ac = a->cache;
     const pctl_change *c = w->change;
     pctl_step_row *r = pctl_idmap_get(&ac->steps, c->id);
     pctl_run_row *run;
@@ -499,18 +795,31 @@ static void step_written(struct pctl_active_cache *ac, const pctl_written *w)
     v->max_attempts += w->granted;
     pctl_free(r->message);
     r->message = msg;
-    run->dirty = 1;
+    pctl_active_dirty(a, run);
 }
 
-static void run_written(struct pctl_active_cache *ac, const pctl_written *w)
+static void run_written(pctl_active *a, const pctl_written *w)
 {
+    struct pctl_active_cache *ac = a->cache;
     const pctl_change *c = w->change;
     pctl_run_row *run = pctl_idmap_get(&ac->runs, c->id);
 
     if (run) {
+        /* Ended (the view may have said so first: pctl_decide() rolls
+         * its own decisions into it): dropped at the next sync. */
+        if (!run->ended && !pctl_status_active(c->to)) {
+            run->ended = 1;
+            if (pctl_grow((void **)&ac->ended, ac->nended, &ac->capended,
+                          sizeof *ac->ended) < 0 ||
+                add_gone(a, run->id) < 0)
+                ac->stale = 1;
+            else
+                ac->ended[ac->nended++] = run->id;
+            ac->inactive++;
+        }
         run->view.status = c->to;
         run->view.deadline_at = run->deadline_at = w->deadline_at;
-        run->dirty = 1;
+        pctl_active_dirty(a, run);
     } else if (c->to == PLANCTL_STATUS_PENDING) {
         /* Promoted from the queue: read at the next sync. */
         if (pctl_grow((void **)&ac->promoted, ac->npromoted, &ac->cappromoted,
@@ -532,7 +841,7 @@ static void written(void *data, const pctl_written *w)
         return;
     switch (w->change->entity) {
     case PLANCTL_ENTITY_STEP:
-        step_written(a->cache, w);
+        step_written(a, w);
         return;
     case PLANCTL_ENTITY_PHASE:
         ph = pctl_idmap_get(&a->cache->phases, w->change->id);
@@ -541,11 +850,11 @@ static void written(void *data, const pctl_written *w)
             return;
         }
         ph->run->view.phases[ph - ph->run->phases].status = w->change->to;
-        ph->run->dirty = 1;
+        pctl_active_dirty(a, ph->run);
         return;
     case PLANCTL_ENTITY_RUN:
     default:
-        run_written(a->cache, w);
+        run_written(a, w);
         return;
     }
 }
@@ -572,7 +881,7 @@ static void events(void *data, int64_t run_id, int64_t count)
     r->event_count = count;
     if (count >= a->cache->events_max && !r->view.event_limit) {
         r->view.event_limit = 1;
-        r->dirty = 1;
+        pctl_active_dirty(a, r);
     }
 }
 

@@ -25,7 +25,17 @@
  *     (pctl_active_drop).
  * Each run also carries `dirty`: set when anything of it changed since
  * the engine last decided it, so a pass decides only the runs that may
- * have something to do.
+ * have something to do.  A pass never walks every active run: the cache
+ * keeps what it needs by run (issue 16):
+ *   - the runs marked dirty since the last pass, in a list;
+ *   - the time each run waits for (its next try, timeout or deadline), in
+ *     a heap by time, so the due ones are found without a walk;
+ *   - the runs that last decided with no slot to spare, in a heap by id,
+ *     so a freed slot goes to the oldest of them first;
+ *   - the runs that ended, in a list, dropped at the next sync;
+ *   - by instance (one active run each) and how many runs use each
+ *     definition, for the feed's instance events and the engine's trim.
+ * pctl_active_work() hands a pass the dirty and due runs in id order.
  */
 #ifndef PCTL_ENGINE_CACHE_H
 #define PCTL_ENGINE_CACHE_H
@@ -48,6 +58,11 @@ typedef struct pctl_active {
      * engine to stop; cleared at the next sync. */
     void **orphaned;
     size_t norphaned, caporphaned;
+    /* Ids of the runs that left the active set (ended by a pass, or by
+     * another writer) since the engine last emptied it (ngone = 0), for it
+     * to forget what it noted of them. */
+    int64_t *gone;
+    size_t ngone, capgone;
     struct pctl_active_cache *cache; /* cache.c's bookkeeping */
 } pctl_active;
 
@@ -82,8 +97,60 @@ void pctl_active_drop(pctl_active **cache);
 int pctl_active_find_step(const pctl_active *a, int64_t step_id,
                           pctl_run_row **run, size_t *pi, size_t *si);
 
-/* Marks run_id (if cached) to be decided at the next pass.  Can't fail. */
+/* Marks run_id (if cached) to be decided at the next pass.  Can't fail
+ * (out of memory, the next sync reads everything anew). */
 void pctl_active_touch(pctl_active *a, int64_t run_id);
+
+/* The same for a cached run r; a run already marked stays as it is.  A
+ * run marked during a pass is the next pass's. */
+void pctl_active_dirty(pctl_active *a, pctl_run_row *r);
+
+/* The cached run with this id, or NULL.  Can't fail. */
+pctl_run_row *pctl_active_find_run(const pctl_active *a, int64_t run_id);
+
+/*
+ * What a pass at time now has to look at: every run marked dirty since
+ * the last call and every run whose wake_at has come, each once, in id
+ * order.  *out (the caller's, pctl_free) receives *n rows, valid until
+ * the next sync; the marks are taken, so a run this pass leaves dirty
+ * must be given back (pctl_active_dirty after clearing its flag, or
+ * pctl_active_requeue).  0, or ENOMEM (then *out is NULL).
+ */
+int pctl_active_work(pctl_active *a, int64_t now, pctl_run_row ***out,
+                     size_t *n);
+
+/* Puts r, still dirty, back on the list for the next pass.  Can't fail. */
+void pctl_active_requeue(pctl_active *a, pctl_run_row *r);
+
+/* The oldest run that last decided with no slot to spare and is not
+ * among this pass's work, or NULL; pctl_active_hungry_pop() takes it off
+ * the heap (and into this pass).  Can't fail. */
+pctl_run_row *pctl_active_hungry(pctl_active *a);
+void pctl_active_hungry_pop(pctl_active *a);
+
+/* r was decided (r->quiet set): wake is when deciding it again could do
+ * something (0: never), recorded in r->wake_at and where a due time finds
+ * it; a run with no slot to spare waits for one from the end of the
+ * pass (pctl_active_settle).  Can't fail. */
+void pctl_active_decided(pctl_active *a, pctl_run_row *r, int64_t wake);
+
+/* After a pass's decisions: the runs left with no slot to spare join
+ * those waiting for one.  Can't fail. */
+void pctl_active_settle(pctl_active *a);
+
+/* The earliest time a cached run waits for, or 0.  Can't fail. */
+int64_t pctl_active_next_wake(pctl_active *a);
+
+/* The clock jumped: every run's time was moved (r->wake_at included), so
+ * the times are recorded anew.  Can't fail. */
+void pctl_active_timers_reset(pctl_active *a);
+
+/* The cached runs still active (those that ended are dropped at the next
+ * sync).  Can't fail. */
+size_t pctl_active_count(const pctl_active *a);
+
+/* How many cached runs use definition def_id.  Can't fail. */
+size_t pctl_active_def_runs(const pctl_active *a, int64_t def_id);
 
 /* What keeps a cache true from the store's reports (its data: the
  * pctl_active ** the cache lives in).  It knows a row only inside the

@@ -26,18 +26,23 @@ const planctl_executor *pctl_engine_executor(planctl_engine *e,
     return pctl_kinds_executor(e->p->kinds, kind);
 }
 
-const pctl_def *pctl_engine_def(planctl_engine *e, int64_t def_id)
+defent *pctl_engine_defent(planctl_engine *e, int64_t def_id)
 {
-    defent *nd;
-    pctl_def *def;
     size_t i;
 
-    for (i = 0; i < e->ndefs; i++) {
-        if (e->defs[i].id == def_id) {
-            e->defs[i].used = 1;
-            return e->defs[i].def;
-        }
-    }
+    for (i = 0; i < e->ndefs; i++)
+        if (e->defs[i].id == def_id)
+            return &e->defs[i];
+    return NULL;
+}
+
+const pctl_def *pctl_engine_def(planctl_engine *e, int64_t def_id)
+{
+    defent *nd = pctl_engine_defent(e, def_id);
+    pctl_def *def;
+
+    if (nd)
+        return nd->def;
     if (pctl_def_load(&def, e->p, def_id) < 0)
         return NULL;
     nd = pctl_realloc(e->defs, (e->ndefs + 1) * sizeof *nd);
@@ -50,7 +55,6 @@ const pctl_def *pctl_engine_def(planctl_engine *e, int64_t def_id)
     memset(&nd[e->ndefs], 0, sizeof nd[e->ndefs]);
     nd[e->ndefs].id = def_id;
     nd[e->ndefs].def = def;
-    nd[e->ndefs].used = 1;
     e->ndefs++;
     return def;
 }
@@ -65,12 +69,9 @@ void pctl_engine_defent_free(defent *d)
 const char *pctl_engine_missing_kind(planctl_engine *e, int64_t def_id,
                                      const pctl_plan_def *plan)
 {
-    defent *d = NULL;
+    defent *d = pctl_engine_defent(e, def_id);
     size_t i, pi, si, k;
 
-    for (i = 0; i < e->ndefs && !d; i++)
-        if (e->defs[i].id == def_id)
-            d = &e->defs[i];
     if (!d || plan < d->def->plans || plan >= d->def->plans + d->def->nplans)
         return NULL;
     i = (size_t)(plan - d->def->plans);
@@ -133,35 +134,68 @@ int pctl_engine_note_waiting(planctl_engine *e, int64_t run_id,
     return 0;
 }
 
+void pctl_engine_forget_waiting(planctl_engine *e, pctl_active *a)
+{
+    size_t i, n = 0;
+    int64_t *stale = NULL;
+
+    if (!a)
+        return;
+    for (i = 0; i < a->ngone; i++)
+        pctl_idmap_del(&e->waiting, a->gone[i]);
+    a->ngone = 0;
+    if (!a->fresh || e->waiting.n == 0)
+        return;
+    /* Read anew: whatever ended meanwhile is not in the cache. */
+    stale = pctl_calloc(e->waiting.n, sizeof *stale);
+    for (i = 0; stale && i < e->waiting.cap; i++) {
+        int64_t id = e->waiting.slots[i].id;
+        const pctl_run_row *r = id ? pctl_active_find_run(a, id) : NULL;
+
+        if (id && (!r || !pctl_status_active(r->view.status)))
+            stale[n++] = id;
+    }
+    for (i = 0; i < n; i++)
+        pctl_idmap_del(&e->waiting, stale[i]);
+    pctl_free(stale);
+}
+
+size_t pctl_engine_waiting_count(const planctl_engine *e)
+{
+    return e->waiting.n;
+}
+
+void pctl_engine_def_jobs(planctl_engine *e, int64_t def_id, int delta)
+{
+    defent *d = pctl_engine_defent(e, def_id);
+
+    if (d && delta > 0)
+        d->jobs++;
+    else if (d && d->jobs > 0)
+        d->jobs--;
+}
+
 /* Keeps the definitions some active run or job uses; drops the rest.
  * Only when the set of active runs changed (otherwise every definition
- * cached is still some run's).  Called after a committed pass, once the
- * jobs it made exist: they hold their step's definition from the cache. */
+ * cached is still some run's, or a job's).  Called after a committed
+ * pass, once the jobs it made exist: they hold their step's definition
+ * from the cache.  The cache and the jobs count their users, so this
+ * costs one look per cached definition. */
 void pctl_engine_defs_trim(planctl_engine *e)
 {
     pctl_active *a = e->active;
-    size_t i = 0, ri;
-    ejob *j;
+    size_t i = 0;
 
     if (a && !a->members)
         return;
-    for (i = 0; i < e->ndefs; i++)
-        e->defs[i].used = 0;
-    for (j = e->jobs; j; j = j->next)
-        for (i = 0; i < e->ndefs; i++)
-            if (e->defs[i].id == j->def_id)
-                e->defs[i].used = 1;
-    for (ri = 0; a && ri < a->nruns; ri++)
-        for (i = 0; i < e->ndefs; i++)
-            if (e->defs[i].id == a->runs[ri]->definition_id &&
-                pctl_status_active(a->runs[ri]->view.status))
-                e->defs[i].used = 1;
-    for (i = 0; i < e->ndefs;) {
-        if (!e->defs[i].used) {
-            pctl_engine_defent_free(&e->defs[i]);
-            e->defs[i] = e->defs[--e->ndefs];
+    while (i < e->ndefs) {
+        defent *d = &e->defs[i];
+
+        if (d->jobs > 0 || pctl_active_def_runs(a, d->id) > 0) {
+            i++;
             continue;
         }
-        e->defs[i++].used = 0;
+        pctl_engine_defent_free(d);
+        e->defs[i] = e->defs[--e->ndefs];
     }
 }

@@ -93,7 +93,7 @@ typedef struct ejob {
 typedef struct defent {
     int64_t id;
     pctl_def *def;
-    int used; /* referenced in the current pass or by a job */
+    size_t jobs; /* of the engine's jobs, those that run its steps */
     /* Per plan (def->plans' order), once looked at: the first task kind it
      * uses that this engine has no executor for, or NULL. */
     const char **missing;
@@ -232,6 +232,21 @@ int pctl_engine_note_waiting(planctl_engine *e, int64_t run_id,
 
 /* Whether run_id was noted as waiting.  Can't fail. */
 int pctl_engine_is_waiting(const planctl_engine *e, int64_t run_id);
+
+/* Forgets the runs noted as waiting that are no longer active: those the
+ * cache lists as gone (and empties that list), or, read anew, those it
+ * does not hold.  Can't fail. */
+void pctl_engine_forget_waiting(planctl_engine *e, struct pctl_active *a);
+
+/* How many active runs are noted as waiting.  Can't fail. */
+size_t pctl_engine_waiting_count(const planctl_engine *e);
+
+/* The cached definition of def_id, or NULL.  Can't fail. */
+defent *pctl_engine_defent(planctl_engine *e, int64_t def_id);
+
+/* Counts a job made (delta 1) or dropped (-1) for its definition, which
+ * is kept while a job uses it.  Can't fail. */
+void pctl_engine_def_jobs(planctl_engine *e, int64_t def_id, int delta);
 
 /* The executor of a task kind, or NULL. */
 const planctl_executor *pctl_engine_executor(planctl_engine *e,

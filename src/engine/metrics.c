@@ -189,23 +189,6 @@ static const char *change_msg(planctl_entity entity, planctl_status from,
     }
 }
 
-static pctl_run_row *find_run(const pctl_active *a, int64_t id)
-{
-    size_t lo = 0, hi = a ? a->nruns : 0;
-
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-
-        if (a->runs[mid]->id == id)
-            return a->runs[mid];
-        if (a->runs[mid]->id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
-}
-
 /* Copies the names a log line of change c needs, from the engine's cache
  * of active runs (where the pass found the rows it changes). */
 static void name_change(pctl_pending *pd, planctl_engine *e,
@@ -218,7 +201,7 @@ static void name_change(pctl_pending *pd, planctl_engine *e,
         pctl_active_find_step(e->active, c->id, &r, &pi, &si))
         pd->step = pctl_strdup(r->phases[pi].steps[si].name);
     else
-        r = find_run(e->active, pd->run_id);
+        r = pctl_active_find_run(e->active, pd->run_id);
     if (r) {
         pd->instance = pctl_strdup(r->instance);
         pd->plan = pctl_strdup(r->plan);
@@ -235,6 +218,11 @@ void pctl_metrics_sync(planctl_engine *e, int full, size_t reread)
 {
     e->metrics->cache_full_reads += full != 0;
     e->metrics->cache_runs_reread += reread;
+}
+
+void pctl_metrics_decided(planctl_engine *e, size_t n)
+{
+    e->metrics->runs_decided += n;
 }
 
 void pctl_metrics_change(planctl_engine *e, const struct pctl_change *c,
@@ -494,6 +482,9 @@ int pctl_metrics_render(char **out, const pctl_metrics *m, const pctl_gauges *g)
     scalar(&b, "planctl_cache_runs_reread_total", "counter",
            "Active runs read again after another writer changed them.",
            m->cache_runs_reread);
+    scalar(&b, "planctl_runs_decided_total", "counter",
+           "Runs a pass decided: changed, a time come, or a slot free.",
+           m->runs_decided);
     scalar(&b, "planctl_queue_depth", "gauge", "Runs QUEUED.",
            (uint64_t)(g->queue_depth > 0 ? g->queue_depth : 0));
     scalar(&b, "planctl_active_runs", "gauge",

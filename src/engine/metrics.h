@@ -44,6 +44,7 @@ typedef struct pctl_metrics {
     uint64_t attempts, retries, fatal_errors, pass_failures;
     /* What the passes read of the active runs (engine/cache.h). */
     uint64_t cache_full_reads, cache_runs_reread;
+    uint64_t runs_decided; /* runs the passes decided (pass.c) */
     pctl_hist commit_seconds, batch, pass_seconds;
     pctl_pending *pending;
     size_t npending, cap;
@@ -72,6 +73,9 @@ void pctl_metrics_change(planctl_engine *e, const struct pctl_change *c,
 /* What a pass's sync of the active runs read: everything anew (full),
  * and runs read again after another writer changed them.  Can't fail. */
 void pctl_metrics_sync(planctl_engine *e, int full, size_t reread);
+
+/* A pass decided n runs (committed or not).  Can't fail. */
+void pctl_metrics_decided(planctl_engine *e, size_t n);
 
 /* The pass's transaction ended: rc 0 committed (the pending changes are
  * counted and logged, commit_ns and pass_ns observed), else rolled back

@@ -52,11 +52,15 @@
 
 typedef struct pass {
     planctl_engine *e;
-    pctl_pass_result r;   /* handed to engine.c once committed */
+    pctl_pass_result r;  /* handed to engine.c once committed */
+    pctl_run_row **work; /* the runs that changed or whose time came, in id
+                            order (pctl_active_work) */
+    size_t nwork;
     size_t cap, ccap;     /* of r.starts, r.cancels */
     pctl_orphan *orphans; /* interrupted attempts, reaped before the commit */
     size_t norphans, ocap;
     size_t nactions; /* decided so far */
+    size_t ndecided; /* runs decided */
 } pass;
 
 static void wake_min(pass *ps, int64_t t)
@@ -283,7 +287,7 @@ static int reconcile(pass *ps, pctl_active *a)
 {
     planctl_engine *e = ps->e;
     pctl_run_row *r;
-    size_t ri, pi, si, k;
+    size_t wi, pi, si, k;
     ejob *j;
     int rc;
 
@@ -308,8 +312,8 @@ static int reconcile(pass *ps, pctl_active *a)
         for (k = 0; k < a->norphaned; k++)
             if ((rc = check_ours(ps, a, a->orphaned[k])) < 0)
                 return rc;
-        for (ri = 0; ri < a->nruns; ri++) {
-            r = a->runs[ri];
+        for (wi = 0; wi < ps->nwork; wi++) {
+            r = ps->work[wi];
             if (!r->dirty)
                 continue;
             for (pi = 0; pi < r->view.nphases; pi++)
@@ -322,8 +326,8 @@ static int reconcile(pass *ps, pctl_active *a)
     /* Steps IN_PROGRESS that no job of ours runs: interrupted.  Only a run
      * that changed can have one: every run is new after a full read, and
      * dropping a job marks its run. */
-    for (ri = 0; ri < a->nruns; ri++) {
-        r = a->runs[ri];
+    for (wi = 0; wi < ps->nwork; wi++) {
+        r = ps->work[wi];
         if (!r->dirty)
             continue;
         for (pi = 0; pi < r->view.nphases; pi++) {
@@ -552,114 +556,150 @@ static int needs_deciding(const pctl_run_row *r, int64_t now, int slots)
            (!r->quiet && slots > 0);
 }
 
+typedef struct deciding {
+    pctl_action *actions;
+    size_t *scratch, cap;
+    int slots;
+} deciding;
+
+/* Decides run r and applies what it decided. */
+static int decide_run(pass *ps, pctl_active *a, deciding *d, pctl_run_row *r)
+{
+    planctl_engine *e = ps->e;
+    const pctl_def *def;
+    const pctl_plan_def *plan;
+    const char *kind;
+    int64_t wake;
+    size_t k, n, pi, si;
+    int rc = 0;
+
+    if (!pctl_status_active(r->view.status))
+        return 0; /* ended in this pass or the last; dropped soon */
+    if (!needs_deciding(r, ps->r.now, d->slots))
+        return 0;
+    if (ps->nactions >= MAX_ACTIONS) {
+        ps->r.more = 1; /* still to decide: the next pass does */
+        pctl_active_requeue(a, r);
+        return 0;
+    }
+    def = pctl_engine_def(e, r->definition_id);
+    plan = def ? pctl_def_plan(def, r->plan) : NULL;
+    if (!plan)
+        return def ? pctl_err(e->p, PLANCTL_EIO,
+                              "run %lld: definition has no plan \"%s\"",
+                              (long long)r->id, r->plan)
+                   : PLANCTL_EIO;
+    /* A run that needs a task kind this engine cannot execute is not
+     * ours to advance: it waits, as it is, for an engine that can (an
+     * embedder's controller), and is never failed for it.  Only a
+     * change (its cancel, say) has it decided again. */
+    if ((kind = pctl_engine_missing_kind(e, r->definition_id, plan))) {
+        ps->ndecided++;
+        r->dirty = 0;
+        r->quiet = 1;
+        pctl_active_decided(a, r, 0);
+        return pctl_engine_note_waiting(e, r->id, r->instance_id, r->instance,
+                                        r->plan, kind);
+    }
+    ps->ndecided++;
+    r->dirty = 0;
+    r->view.strategy = plan->strategy;
+    /* A step whose cancelled job has not reported yet must not start
+     * again: never two attempts of one step in flight (the job's report
+     * marks the run). */
+    for (pi = 0; pi < r->view.nphases; pi++)
+        for (si = 0; si < r->view.phases[pi].nsteps; si++) {
+            pctl_step_view *v = &r->view.phases[pi].steps[si];
+            ejob *sj = job_of(&r->phases[pi].steps[si]);
+
+            v->busy = v->status == PLANCTL_STATUS_ERROR && sj && !sj->finished;
+        }
+    if (pctl_decide_capacity(&r->view) > d->cap) {
+        pctl_action *na;
+
+        d->cap = pctl_decide_capacity(&r->view);
+        na = pctl_realloc(d->actions, d->cap * sizeof *na);
+        if (!na)
+            return pctl_err(e->p, PLANCTL_ENOMEM, "out of memory");
+        d->actions = na;
+    }
+    n = pctl_decide(&r->view, ps->r.now, &d->slots, d->actions, &wake,
+                    d->scratch);
+    /* What to wait for before deciding it again; a run that acted is
+     * decided again anyway (the store marks what it changed). */
+    r->quiet = n == 0 && d->slots > 0;
+    pctl_active_decided(a, r, wake == INT64_MAX ? 0 : wake);
+    ps->nactions += n;
+    for (k = 0; rc == 0 && k < n; k++)
+        rc = apply_action(ps, r, plan, &d->actions[k]);
+    if (n > 0)
+        pctl_active_dirty(a, r); /* the next pass sees what it did */
+    return rc;
+}
+
+/* Decides the runs of this pass's work, in id order, and with them, while
+ * slots are free, the runs that wait for one, oldest first: never a walk
+ * of every active run. */
 static int decide_all(pass *ps, pctl_active *a)
 {
     planctl_engine *e = ps->e;
-    pctl_action *actions = NULL;
-    size_t *scratch = NULL, cap = 0, ri, k, n, pi, si;
-    int slots = e->o.concurrency, rc = 0, capped = 0;
+    deciding d = {NULL, NULL, 0, e->o.concurrency};
+    size_t wi = 0;
+    int rc = 0, capped = 0;
     ejob *j;
 
     /* Every job still running takes a slot; those that finished in this
      * pass (dropped at the commit, all on the done list) do not. */
-    slots -= e->njobs;
+    d.slots -= e->njobs;
     for (j = e->done_head; j; j = j->done_next)
         if (j->fx == EJOB_FX_DROP)
-            slots++;
-    if (slots > MAX_STARTS) {
-        slots = MAX_STARTS;
+            d.slots++;
+    if (d.slots > MAX_STARTS) {
+        d.slots = MAX_STARTS;
         capped = 1;
     }
 
-    scratch = pctl_calloc(a->max_children + 1, sizeof *scratch);
-    if (!scratch)
+    d.scratch = pctl_calloc(a->max_children + 1, sizeof *d.scratch);
+    if (!d.scratch)
         return pctl_err(e->p, PLANCTL_ENOMEM, "out of memory");
-    for (ri = 0; rc == 0 && ri < a->nruns; ri++) {
-        pctl_run_row *r = a->runs[ri];
-        const pctl_def *def;
-        const pctl_plan_def *plan;
-        const char *kind;
-        int64_t wake;
+    while (rc == 0) {
+        pctl_run_row *r = wi < ps->nwork ? ps->work[wi] : NULL,
+                     *h = d.slots > 0 ? pctl_active_hungry(a) : NULL;
 
-        if (!pctl_status_active(r->view.status))
-            continue; /* ended in this pass or the last; dropped soon */
-        if (!needs_deciding(r, ps->r.now, slots) ||
-            ps->nactions >= MAX_ACTIONS) {
-            if (needs_deciding(r, ps->r.now, slots))
-                ps->r.more = 1; /* still dirty: the next pass decides it */
-            ps->r.active_runs++;
-            ps->r.waiting_runs += pctl_engine_is_waiting(e, r->id);
-            wake_min(ps, r->wake_at);
-            continue;
-        }
-        def = pctl_engine_def(e, r->definition_id);
-        plan = def ? pctl_def_plan(def, r->plan) : NULL;
-        if (!plan) {
-            rc = def ? pctl_err(e->p, PLANCTL_EIO,
-                                "run %lld: definition has no plan \"%s\"",
-                                (long long)r->id, r->plan)
-                     : PLANCTL_EIO;
+        if (h && (!r || h->id < r->id)) {
+            pctl_active_hungry_pop(a);
+            r = h;
+        } else if (r) {
+            wi++;
+        } else {
             break;
         }
-        /* A run that needs a task kind this engine cannot execute is not
-         * ours to advance: it waits, as it is, for an engine that can (an
-         * embedder's controller), and is never failed for it.  Only a
-         * change (its cancel, say) has it decided again. */
-        if ((kind = pctl_engine_missing_kind(e, r->definition_id, plan))) {
-            r->dirty = 0;
-            r->quiet = 1;
-            r->wake_at = 0;
-            ps->r.active_runs++;
-            ps->r.waiting_runs++;
-            rc = pctl_engine_note_waiting(e, r->id, r->instance_id, r->instance,
-                                          r->plan, kind);
-            continue;
-        }
-        r->dirty = 0;
-        r->view.strategy = plan->strategy;
-        /* A step whose cancelled job has not reported yet must not start
-         * again: never two attempts of one step in flight (the job's report
-         * marks the run). */
-        for (pi = 0; pi < r->view.nphases; pi++)
-            for (si = 0; si < r->view.phases[pi].nsteps; si++) {
-                pctl_step_view *v = &r->view.phases[pi].steps[si];
-                ejob *sj = job_of(&r->phases[pi].steps[si]);
-
-                v->busy =
-                    v->status == PLANCTL_STATUS_ERROR && sj && !sj->finished;
-            }
-        if (rc == 0 && pctl_decide_capacity(&r->view) > cap) {
-            pctl_action *na;
-
-            cap = pctl_decide_capacity(&r->view);
-            na = pctl_realloc(actions, cap * sizeof *na);
-            if (!na)
-                rc = pctl_err(e->p, PLANCTL_ENOMEM, "out of memory");
-            else
-                actions = na;
-        }
-        n = rc == 0 ? pctl_decide(&r->view, ps->r.now, &slots, actions, &wake,
-                                  scratch)
-                    : 0;
-        wake = wake == INT64_MAX ? 0 : wake;
-        wake_min(ps, wake);
-        /* What to wait for before deciding it again; a run that acted is
-         * decided again anyway (the store marks what it changed). */
-        r->wake_at = wake;
-        r->quiet = n == 0 && slots > 0;
-        if (n > 0)
-            r->dirty = 1;
-        ps->nactions += n;
-        for (k = 0; rc == 0 && k < n; k++)
-            rc = apply_action(ps, r, plan, &actions[k]);
-        if (pctl_status_active(r->view.status))
-            ps->r.active_runs++;
+        rc = decide_run(ps, a, &d, r);
     }
-    if (capped && slots == 0)
+    if (capped && d.slots == 0)
         ps->r.more = 1; /* more slots free than one pass starts */
-    pctl_free(actions);
-    pctl_free(scratch);
+    pctl_free(d.actions);
+    pctl_free(d.scratch);
     return rc;
+}
+
+/* What the decisions leave for later, and what the pass reports of the
+ * runs: how many are active, how many wait for a task kind, the earliest
+ * time one waits for. */
+static void end_decisions(pass *ps, pctl_active *a)
+{
+    size_t wi;
+
+    /* A stopping engine decides nothing: its work waits, still marked. */
+    if (ps->e->state != ENGINE_RUNNING)
+        for (wi = 0; wi < ps->nwork; wi++)
+            if (ps->work[wi]->dirty)
+                pctl_active_requeue(a, ps->work[wi]);
+    pctl_active_settle(a);
+    wake_min(ps, pctl_active_next_wake(a));
+    pctl_engine_forget_waiting(ps->e, a);
+    ps->r.active_runs = pctl_active_count(a);
+    ps->r.waiting_runs = pctl_engine_waiting_count(ps->e);
 }
 
 /* ---- 5. commit, and what is left to do ---- */
@@ -707,7 +747,7 @@ static int shift_clock(planctl_engine *e, pctl_active *a, int64_t delta)
             r->view.deadline_at += delta;
         if (r->wake_at)
             r->wake_at += delta;
-        r->dirty = 1;
+        pctl_active_dirty(a, r);
         for (pi = 0; pi < r->view.nphases; pi++)
             for (si = 0; si < r->view.phases[pi].nsteps; si++) {
                 pctl_step_view *v = &r->view.phases[pi].steps[si];
@@ -718,6 +758,7 @@ static int shift_clock(planctl_engine *e, pctl_active *a, int64_t delta)
                     v->deadline_at += delta;
             }
     }
+    pctl_active_timers_reset(a);
     return rc;
 }
 
@@ -761,6 +802,10 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
         pctl_active_touch(a, j->run_id);
         rc = apply_outcome(&ps, j);
     }
+    /* The runs this pass looks at: those that changed (by the outcomes
+     * too) or whose time came. */
+    if (rc == 0 && pctl_active_work(a, ps.r.now, &ps.work, &ps.nwork) < 0)
+        rc = pctl_err(e->p, PLANCTL_ENOMEM, "out of memory");
     if (rc == 0)
         rc = reconcile(&ps, a);
     /* Not on the first pass only: a process the dead engine had forked
@@ -773,6 +818,10 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
         rc = sweep_stopped(&ps);
     if (rc == 0 && e->state == ENGINE_RUNNING)
         rc = decide_all(&ps, a);
+    if (rc == 0)
+        end_decisions(&ps, a);
+    pctl_free(ps.work);
+    pctl_metrics_decided(e, ps.ndecided);
     pctl_clock_freeze(e->p, 0);
     /* What the processes of interrupted attempts started must not run on
      * beside the retry.  They are killed before the attempts' ERROR is

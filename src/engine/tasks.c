@@ -24,6 +24,7 @@
 
 void pctl_engine_add_job(planctl_engine *e, ejob *j)
 {
+    pctl_engine_def_jobs(e, j->def_id, 1);
     j->prev = NULL;
     j->next = e->jobs;
     if (e->jobs)
@@ -118,16 +119,15 @@ static void fail_now(planctl_engine *e, ejob *j, planctl_job *job,
 void pctl_engine_start_task(planctl_engine *e, ejob *j)
 {
     const pctl_def *def = NULL;
+    const defent *d;
     const pctl_task_def *td;
     planctl_task_info info;
     planctl_job *job;
-    size_t i;
     char msg[256];
     int rc;
 
-    for (i = 0; i < e->ndefs; i++)
-        if (e->defs[i].id == j->def_id)
-            def = e->defs[i].def;
+    if ((d = pctl_engine_defent(e, j->def_id)))
+        def = d->def;
     job = pctl_job_new(&e->hub, on_job_finish, j);
     if (!job) {
         /* Nothing can record the failure; the step stays IN_PROGRESS
@@ -203,6 +203,7 @@ void pctl_engine_drop_job(planctl_engine *e, ejob *j)
     if (j->next)
         j->next->prev = j->prev;
     e->njobs--;
+    pctl_engine_def_jobs(e, j->def_id, -1);
     pctl_engine_done_remove(e, j);
     pctl_engine_wait_remove(e, j);
     /* Its step may now be IN_PROGRESS with nobody running it: the next

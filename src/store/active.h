@@ -51,6 +51,9 @@ typedef struct pctl_run_row {
     int dirty;
     int quiet;       /* last decided with a slot to spare, and did nothing */
     int64_t wake_at; /* when deciding it again could do something; 0: no */
+    int hungry;      /* on the cache's list of runs waiting for a slot */
+    int ended;       /* written terminal since read: dropped at the sync */
+    uint64_t mark;   /* the pass that last took it up */
 } pctl_run_row;
 
 /* Reads every PENDING, IN_PROGRESS and PAUSED run, in id order, with its
