@@ -75,7 +75,8 @@ CREATE TABLE definitions (
     UNIQUE (name, version)
 );
 
--- params holds the values set explicitly (a JSON object of strings);
+-- params holds the values set explicitly (a JSON object of values of each
+-- parameter's type; strings for values stored before parameters had types);
 -- last_applied the snapshot of the last deploy, update or upgrade run that
 -- completed (KUDO's lastAppliedInstanceSpec).
 CREATE TABLE instances (

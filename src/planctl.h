@@ -344,7 +344,17 @@ PLANCTL_API int planctl_definitions_json(char **out, planctl *p);
 /* One parameter value (both strings are copied by the call).  A NULL
  * value or an empty name is how a front end passes on an entry it could
  * not split (say "-p NODES"): admission reports it as invalid syntax
- * together with unknown, repeated and missing parameters (EINVAL). */
+ * together with unknown, repeated and missing parameters (EINVAL).
+ *
+ * value is text, parsed by the parameter's type (its definition's
+ * "type"): a string is taken as it is; an integer ("3", "-2"), a number
+ * ("2.5", "1e3") and a boolean ("true", "false") must be exactly a JSON
+ * literal of that type; an array or a map must be JSON text of one
+ * ("[\"a\",\"b\"]").  A value that is not of the type, or not one of the
+ * parameter's enum, is refused (EINVAL) naming the parameter, its type or
+ * its allowed values, and what was given.  Values are stored, snapshot
+ * and handed to executors (planctl_task_info.params) as JSON of their
+ * type; a parameter with no value is absent from the snapshot. */
 typedef struct planctl_param {
     const char *name;
     const char *value;
@@ -378,12 +388,28 @@ typedef struct planctl_admit_options {
      * for every check (NULL: none). */
     int64_t preflight_deadline_ms;
     const char *preflight_skip;
+    /* Since version 2 (a version 1 struct ends above, and is still
+     * taken).  Set and upgrade only (the other calls ignore them): the
+     * parameters whose explicit values are removed, so that their
+     * defaults apply again (`planctl set --unset NAME`): unset[0..nunset),
+     * NULL when nunset is 0.  A name with no explicit value is nothing to
+     * do; unsetting one that has one is a change of it for plan selection
+     * even when its default equals it.  Refused (EINVAL, with the other
+     * parameter problems): an unknown name, a name given twice or also
+     * given a value, a required parameter without a default, and an
+     * immutable one that has a value. */
+    const char *const *unset;
+    size_t nunset;
+    /* Since version 2.  Create, set and upgrade: a value "@PATH" of an
+     * array or map parameter is read as JSON from the file PATH (the
+     * CLI's -p K=@FILE); 0: every value is taken as written. */
+    int param_files;
 } planctl_admit_options;
 
-#define PLANCTL_ADMIT_OPTIONS_VERSION 1
+#define PLANCTL_ADMIT_OPTIONS_VERSION 2
 #define PLANCTL_ADMIT_OPTIONS_INIT                                             \
     {                                                                          \
-        PLANCTL_ADMIT_OPTIONS_VERSION, 0, NULL, 0, NULL                        \
+        PLANCTL_ADMIT_OPTIONS_VERSION, 0, NULL, 0, NULL, NULL, 0, 0            \
     }
 
 /*
@@ -437,9 +463,11 @@ planctl_instance_create(int64_t *out, planctl *p, const char *name,
 /*
  * Changes parameter values and admits the plan they select (DESIGN §4).
  * *out receives the run id, or 0 when no value actually changed (nothing
- * is admitted then).  Errors: EINVAL (unknown parameter, or changed
- * parameters naming different trigger plans), ENOTFOUND, ECONFLICT (an
- * active run, named in the message).
+ * is admitted then).  Errors: EINVAL (unknown parameter, a value not of
+ * its type or enum, an immutable parameter that has a value given
+ * another, or changed parameters naming different trigger plans),
+ * ENOTFOUND, ECONFLICT (an active run, named in the message).  To remove
+ * values, use planctl_admit_set() with planctl_admit_options.unset.
  */
 PLANCTL_API int planctl_instance_set(int64_t *out, planctl *p, const char *name,
                                      const planctl_param *params,
@@ -448,9 +476,12 @@ PLANCTL_API int planctl_instance_set(int64_t *out, planctl *p, const char *name,
 /* Moves the instance to another registered version of its definition,
  * optionally changing parameter values at the same time (a new version may
  * require new parameters), and admits upgrade, update or deploy, the first
- * that exists.  Values the new version does not define are dropped.  *out
- * receives the run id.  Errors: ENOTFOUND, ECONFLICT, EINVAL (same version,
- * unknown or missing parameters). */
+ * that exists.  Values the new version does not define are dropped; an
+ * immutable parameter that has a value keeps it (when the new version's
+ * default differs, the value is kept as an explicit one).  *out receives
+ * the run id.  Errors: ENOTFOUND, ECONFLICT, EINVAL (same version,
+ * unknown or missing parameters, an immutable parameter given another
+ * value). */
 PLANCTL_API int planctl_instance_upgrade(int64_t *out, planctl *p,
                                          const char *name, const char *version,
                                          const planctl_param *params,

@@ -10,7 +10,8 @@ static const char *const pos[] = {"NAME", NULL};
 static const cli_flag flags[] = {
     {"definition", 0, CLI_FLAG_VALUE, 1, "D[@V]",
      "definition and version (default: the newest version)"},
-    {"param", 'p', CLI_FLAG_LIST, 0, "K=V", "a parameter value"},
+    {"param", 'p', CLI_FLAG_LIST, 0, "K=V",
+     "a parameter value (K=@FILE: an array or a map from a JSON file)"},
     CLI_SKIP_PREFLIGHT_FLAG,
     {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
 
@@ -83,8 +84,12 @@ const cli_command cli_cmd_create = {
     "Create an instance and run its deploy plan",
     "NAME --definition D[@V] [-p K=V]...",
     "Creates instance NAME from a registered definition, with the given\n"
-    "parameter values (the others take their defaults), and admits its\n"
-    "deploy plan.\n"
+    "parameter values (the others take their defaults; a parameter with\n"
+    "no default and not required has no value), and admits its deploy\n"
+    "plan.  A value is parsed by the parameter's type: an integer, a\n"
+    "number or a boolean exactly (3, 2.5, true), an array or a map as JSON\n"
+    "or from a file (K=@FILE); a value of the wrong type or outside the\n"
+    "parameter's enum is refused (exit 2).\n"
     "\n" CLI_PREFLIGHT_HELP,
     pos,
     flags,

@@ -9,7 +9,8 @@ static const char *const pos[] = {"NAME", NULL};
 static const cli_flag flags[] = {
     {"version", 0, CLI_FLAG_VALUE, 1, "V",
      "the registered definition version to move to"},
-    {"param", 'p', CLI_FLAG_LIST, 0, "K=V", "a parameter value to change too"},
+    {"param", 'p', CLI_FLAG_LIST, 0, "K=V",
+     "a parameter value to change too (K=@FILE for an array or a map)"},
     CLI_SKIP_PREFLIGHT_FLAG,
     {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
 
@@ -66,8 +67,9 @@ const cli_command cli_cmd_upgrade = {
     "Moves the instance to another registered version of its definition,\n"
     "optionally changing parameter values too (a new version may require\n"
     "new ones), and admits its upgrade plan, or update, or deploy: the first\n"
-    "that exists.  Values the new version does not define are dropped.\n"
-    "Refused while a run is active (exit 3).\n"
+    "that exists.  Values the new version does not define are dropped; an\n"
+    "immutable parameter keeps the value it has, whatever the new\n"
+    "version's default.  Refused while a run is active (exit 3).\n"
     "\n" CLI_PREFLIGHT_HELP,
     pos,
     flags,

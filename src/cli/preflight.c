@@ -10,6 +10,7 @@ int cli_open_admit(planctl_admit_options *o, cli_ctx *ctx, const cli_args *a)
 
     *o = init;
     o->preflight_skip = cli_arg(a, "skip-preflight");
+    o->param_files = 1; /* -p K=@FILE for arrays and maps */
     return cli_open_db(ctx, CLI_DB_EXISTING);
 }
 

@@ -52,23 +52,33 @@ static int64_t duration_ms(const json_t *o, const char *field)
     return ms;
 }
 
-/* A default may be written as a number or a boolean for convenience; it is
- * kept as the text a user would have quoted. */
+/* The default is kept as JSON of the parameter's type (a string
+ * parameter's default written as a number or a boolean as its text, see
+ * pctl_ptype_default); a null default is none. */
 static int build_param(pctl_param_def *p, const json_t *o)
 {
     const json_t *def = json_object_get(o, "default");
     const json_t *req = json_object_get(o, "required");
+    const json_t *en = json_object_get(o, "enum");
+    const char *type = pctl_get_string(o, "type");
+    json_t *v;
+    int rc;
 
-    if (!json_is_boolean(req))
+    if (!json_is_boolean(req) || (type && !pctl_ptype_find(&p->type, type)))
         return PLANCTL_ERROR;
     p->required = json_is_true(req);
+    p->immutable = json_is_true(json_object_get(o, "immutable"));
     PCTL_CHECK(copy(&p->name, pctl_get_string(o, "name")));
-    if (json_is_string(def))
-        PCTL_CHECK(copy(&p->default_value, json_string_value(def)));
-    else if (def)
-        PCTL_CHECK(pctl_json_encode(&p->default_value, def,
-                                    JSON_ENCODE_ANY | JSON_COMPACT |
-                                        JSON_REAL_PRECISION(15)));
+    if (def && !json_is_null(def)) {
+        if (!(v = pctl_ptype_default(p->type, def)))
+            return PLANCTL_ENOMEM;
+        rc = pctl_json_encode(&p->default_json, v,
+                              JSON_ENCODE_ANY | JSON_COMPACT);
+        json_decref(v);
+        PCTL_CHECK(rc);
+    }
+    if (en)
+        PCTL_CHECK(pctl_json_encode(&p->enum_json, en, JSON_COMPACT));
     PCTL_CHECK(copy(&p->trigger, pctl_get_string(o, "trigger")));
     return copy(&p->description, pctl_get_string(o, "description"));
 }

@@ -38,7 +38,8 @@ void pctl_def_free(pctl_def *d)
         return;
     for (i = 0; i < d->nparams; i++) {
         pctl_free(d->params[i].name);
-        pctl_free(d->params[i].default_value);
+        pctl_free(d->params[i].default_json);
+        pctl_free(d->params[i].enum_json);
         pctl_free(d->params[i].trigger);
         pctl_free(d->params[i].description);
     }

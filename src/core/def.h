@@ -15,6 +15,7 @@
 
 #include "ferr.h"
 #include "kinds.h"
+#include "ptype.h"
 
 /* Limits that keep hostile input bounded; documented in README. */
 #define PCTL_DEF_MAX_BYTES (4 * 1024 * 1024)
@@ -28,6 +29,7 @@
 #define PCTL_DEF_MAX_STEPS 1000     /* per phase */
 #define PCTL_DEF_MAX_STEP_TASKS 100 /* per step */
 #define PCTL_DEF_MAX_CHECKS 100     /* preflight checks per plan */
+#define PCTL_DEF_MAX_ENUM 1000      /* allowed values per parameter */
 /* JSON nested deeper than this is refused before anything walks it. */
 #define PCTL_DEF_MAX_DEPTH 64
 /* The decoder stops recording after this many errors (and says so in one
@@ -46,10 +48,16 @@ const char *pctl_strategy_name(pctl_strategy s);
 
 typedef struct pctl_param_def {
     char *name;
-    char *default_value; /* NULL when there is no default */
-    int required;        /* default: 1 when there is no default, else 0 */
-    char *trigger;       /* plan name, or NULL */
-    char *description;   /* or NULL */
+    pctl_ptype type; /* default: string */
+    /* The default as compact JSON of the parameter's type (a string
+     * parameter's default written as a number or a boolean becomes that
+     * text, as a JSON string); NULL when there is none or it is null. */
+    char *default_json;
+    int required;      /* only "required": true */
+    int immutable;     /* the value set at create never changes */
+    char *enum_json;   /* the allowed values, a JSON array; NULL: any */
+    char *trigger;     /* plan name, or NULL */
+    char *description; /* or NULL */
 } pctl_param_def;
 
 typedef struct pctl_task_def {
@@ -172,5 +180,9 @@ void pctl_duration_format(char *buf, size_t size, int64_t ms);
 /* Returns 1 if s is a valid name: 1..PCTL_NAME_MAX characters of
  * [A-Za-z0-9_.-], starting with a letter or digit.  Can't fail. */
 int pctl_name_valid(const char *s);
+
+/* Returns 1 if s is a valid version: 1..PCTL_VERSION_MAX characters of
+ * [A-Za-z0-9.+_-].  Can't fail. */
+int pctl_version_valid(const char *s);
 
 #endif

@@ -94,8 +94,8 @@ static json_t *writable(const pctl_visit *v)
     return (json_t *)v->value;
 }
 
-/* A parameter without a default is required unless it says otherwise
- * (README, "Decisions where the design is silent"). */
+/* A parameter is required only when it says "required": true, as in
+ * KUDO: one without a default and not required simply has no value. */
 static int param_required(pctl_sink *s, const pctl_visit *v, void *data)
 {
     json_t *o = writable(v);
@@ -104,8 +104,7 @@ static int param_required(pctl_sink *s, const pctl_visit *v, void *data)
     (void)data;
     if (v->node != PCTL_NODE_PARAM || !json_is_object(o))
         return 0;
-    return pctl_default_set(o, "required",
-                            json_boolean(!json_object_get(o, "default")));
+    return pctl_default_set(o, "required", json_false());
 }
 
 static int task_spec(pctl_sink *s, const pctl_visit *v, void *data)

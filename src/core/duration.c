@@ -156,3 +156,16 @@ int pctl_name_valid(const char *s)
     }
     return 1;
 }
+
+int pctl_version_valid(const char *s)
+{
+    size_t i;
+
+    for (i = 0; s && s[i]; i++) {
+        int c = (unsigned char)s[i];
+
+        if (!is_alpha(c) && !is_digit(c) && !strchr(".+_-", c))
+            return 0;
+    }
+    return s && i > 0 && i <= PCTL_VERSION_MAX;
+}

@@ -19,6 +19,9 @@
  * specs.  Can't fail. */
 const pctl_validators *pctl_rules(void);
 
+/* What a version must be, for messages (rules_values.c). */
+extern const char pctl_version_rule[];
+
 /* rules_shape.c: the schema of every node. */
 int pctl_rule_unknown_fields(const pctl_vin *in, pctl_sink *s, void *data);
 int pctl_rule_required(const pctl_vin *in, pctl_sink *s, void *data);
@@ -34,6 +37,9 @@ int pctl_rule_strategies(const pctl_vin *in, pctl_sink *s, void *data);
 int pctl_rule_durations(const pctl_vin *in, pctl_sink *s, void *data);
 int pctl_rule_retry(const pctl_vin *in, pctl_sink *s, void *data);
 int pctl_rule_not_empty(const pctl_vin *in, pctl_sink *s, void *data);
+
+/* rules_params.c: parameter types, defaults and enums; metadata. */
+int pctl_rule_param_values(const pctl_vin *in, pctl_sink *s, void *data);
 
 /* rules_refs.c: what refers to what. */
 int pctl_rule_task_refs(const pctl_vin *in, pctl_sink *s, void *data);

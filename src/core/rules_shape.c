@@ -20,7 +20,7 @@ typedef enum ftype {
     T_BOOL,
     T_INT,
     T_NUMBER,
-    T_SCALAR /* a parameter's default: a string, a number or a boolean */
+    T_ANY /* a parameter's default: judged by its type (rules_params.c) */
 } ftype;
 
 typedef struct field {
@@ -39,12 +39,16 @@ static const field root_fields[] = {
     {"tasks", T_ARRAY, 0, PCTL_DEF_MAX_TASKS, "tasks"},
     {"plans", T_OBJECT, 1, PCTL_DEF_MAX_PLANS, "plans"}};
 /* displayName is KUDO's; accepted for compatibility, not kept. */
-static const field param_fields[] = {{"name", T_STRING, 1, 0, NULL},
-                                     {"default", T_SCALAR, 0, 0, NULL},
-                                     {"required", T_BOOL, 0, 0, NULL},
-                                     {"trigger", T_STRING, 0, 0, NULL},
-                                     {"description", T_STRING, 0, 0, NULL},
-                                     {"displayName", T_STRING, 0, 0, NULL}};
+static const field param_fields[] = {
+    {"name", T_STRING, 1, 0, NULL},
+    {"type", T_STRING, 0, 0, NULL},
+    {"default", T_ANY, 0, 0, NULL},
+    {"required", T_BOOL, 0, 0, NULL},
+    {"enum", T_ARRAY, 0, PCTL_DEF_MAX_ENUM, "values"},
+    {"immutable", T_BOOL, 0, 0, NULL},
+    {"trigger", T_STRING, 0, 0, NULL},
+    {"description", T_STRING, 0, 0, NULL},
+    {"displayName", T_STRING, 0, 0, NULL}};
 static const field task_fields[] = {{"name", T_STRING, 1, 0, NULL},
                                     {"kind", T_STRING, 1, 0, NULL},
                                     {"spec", T_OBJECT, 0, 0, NULL}};
@@ -118,7 +122,7 @@ static int walk_nodes(const pctl_vin *in, pctl_sink *s,
 
 static int unknown_node(pctl_sink *s, const pctl_visit *v, void *data)
 {
-    const char *names[8];
+    const char *names[16];
     const field *f;
     size_t n, i;
 
@@ -178,8 +182,8 @@ static int type_ok(ftype t, const json_t *v)
         return json_is_integer(v);
     case T_NUMBER:
         return json_is_number(v);
-    case T_SCALAR:
-        return json_is_string(v) || json_is_number(v) || json_is_boolean(v);
+    case T_ANY:
+        return 1;
     }
     return 0;
 }
@@ -199,8 +203,8 @@ static const char *type_name(ftype t)
         return "an integer";
     case T_NUMBER:
         return "a number";
-    case T_SCALAR:
-        return "a string, a number or a boolean";
+    case T_ANY:
+        return "any JSON value";
     }
     return "something else";
 }

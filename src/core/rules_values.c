@@ -16,7 +16,7 @@
 static const char NAME_RULE[] =
     "must be 1-63 characters of letters, digits, '_', '.', '-', starting "
     "with a letter or digit";
-static const char VERSION_RULE[] =
+const char pctl_version_rule[] =
     "must be 1-64 characters of letters, digits, '.', '+', '_', '-'";
 static const char DURATION_RULE[] =
     "must be a duration such as \"500ms\", \"30s\", \"5m\" or \"1h\"";
@@ -34,20 +34,6 @@ static int walk_nodes(const pctl_vin *in, pctl_sink *s,
 }
 
 /* ---- names --------------------------------------------------------------- */
-
-static int version_valid(const char *s)
-{
-    size_t n = strlen(s), i;
-
-    for (i = 0; i < n; i++) {
-        char c = s[i];
-
-        if (!strchr(".+_-", c) && !(c >= '0' && c <= '9') &&
-            !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z'))
-            return 0;
-    }
-    return n > 0 && n <= PCTL_VERSION_MAX;
-}
 
 static int names_node(pctl_sink *s, const pctl_visit *v, void *data)
 {
@@ -69,10 +55,10 @@ static int names_node(pctl_sink *s, const pctl_visit *v, void *data)
     if (v->node == PCTL_NODE_ROOT) {
         const char *version = pctl_get_string(v->value, "version");
 
-        if (version && !version_valid(version))
+        if (version && !pctl_version_valid(version))
             PCTL_CHECK(pctl_sink_fail(s, "version", PCTL_FERR_INVALID, NULL,
                                       "%s: %s", pctl_quote(&q, version),
-                                      VERSION_RULE));
+                                      pctl_version_rule));
     }
     return 0;
 }

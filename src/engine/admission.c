@@ -27,6 +27,7 @@ typedef struct call {
     const planctl_admit_options *opts; /* NULL: the defaults */
     /* What admit() makes of opts for the store and for preflight. */
     planctl_trigger_options topts;
+    pctl_param_change change;
     pctl_preflight_settings checks;
     char *report; /* the last round's preflight report */
 } call;
@@ -37,12 +38,11 @@ static int store_call(planctl_admitted *out, planctl *p, const call *c,
     switch (c->what) {
     case CREATE:
         return pctl_store_create(out, p, c->name, c->definition, c->version,
-                                 c->params, c->nparams, g);
+                                 &c->change, g);
     case SET:
-        return pctl_store_set(out, p, c->name, c->params, c->nparams, g);
+        return pctl_store_set(out, p, c->name, &c->change, g);
     case UPGRADE:
-        return pctl_store_upgrade(out, p, c->name, c->version, c->params,
-                                  c->nparams, g);
+        return pctl_store_upgrade(out, p, c->name, c->version, &c->change, g);
     case TRIGGER:
         return pctl_store_trigger(out, p, c->name, c->plan, &c->topts, g);
     case RETRY:
@@ -115,13 +115,29 @@ static int read_options(planctl *p, call *c)
 
     c->topts = t;
     memset(&c->checks, 0, sizeof c->checks);
+    memset(&c->change, 0, sizeof c->change);
+    c->change.values = c->params;
+    c->change.nvalues = c->nparams;
     if (!o)
         return 0;
-    if (o->version != PLANCTL_ADMIT_OPTIONS_VERSION)
+    /* Version 1 is the struct up to preflight_skip. */
+    if (o->version < 1 || o->version > PLANCTL_ADMIT_OPTIONS_VERSION)
         return pctl_err(p, PLANCTL_EINVAL,
                         "admission options of version %u: this library "
-                        "knows version %d",
+                        "knows versions 1 to %d",
                         o->version, PLANCTL_ADMIT_OPTIONS_VERSION);
+    if (o->version >= 2) {
+        if (o->nunset && !o->unset)
+            return pctl_err(p, PLANCTL_EINVAL,
+                            "admission options: nunset is %zu but unset is "
+                            "NULL",
+                            o->nunset);
+        if (c->what == SET || c->what == UPGRADE) {
+            c->change.unset = o->unset;
+            c->change.nunset = o->nunset;
+        }
+        c->change.files = o->param_files;
+    }
     if (o->preflight_deadline_ms < 0)
         return pctl_err(p, PLANCTL_EINVAL,
                         "preflight deadline of %lld ms: give 0 (the "

@@ -71,6 +71,7 @@
 #include "core/alloc.h"
 #include "core/def.h"
 #include "core/envname.h"
+#include "core/ptype.h"
 #include "core/shellspec.h"
 
 #define TAIL_MAX 4096      /* output kept: the last 4 KiB */
@@ -188,20 +189,15 @@ static const char *env_get(const envv *e, const char *name)
     return NULL;
 }
 
-/* The parameter's variable (pctl_env_param_name) set to its value; a
- * value that is not a string goes as JSON.  NULL on allocation failure. */
-static char *param_var(const char *key, json_t *v)
+/* The parameter's variable (pctl_env_param_name) set to its value as a
+ * task receives it (pctl_ptype_text: scalars as text, arrays and maps as
+ * compact JSON).  NULL on allocation failure. */
+static char *param_var(const char *key, const json_t *v)
 {
-    char *dumped = NULL, *name = pctl_env_param_name(key), *kv = NULL;
-    void (*jfree)(void *);
-    json_malloc_t jmalloc;
+    char *name = pctl_env_param_name(key), *text = pctl_ptype_text(v);
+    char *kv = name && text ? pctl_asprintf("%s=%s", name, text) : NULL;
 
-    if (name && (json_is_string(v) ||
-                 (dumped = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT))))
-        kv = pctl_asprintf("%s=%s", name,
-                           dumped ? dumped : json_string_value(v));
-    json_get_alloc_funcs(&jmalloc, &jfree);
-    jfree(dumped);
+    pctl_free(text);
     pctl_free(name);
     return kv;
 }

@@ -134,9 +134,10 @@ static int exec(bundle_imp *m, pctl_stmt *st, int64_t *id, char **uid,
 /*
  * A parameter snapshot (a run's, or the instance's values and
  * last_applied) as strictly as the CLI takes one: a JSON object whose
- * names are the definition's parameters and whose values are strings (or
- * null, unset).  A bundle is data from elsewhere; a snapshot that is not
- * would reach a task, or fail a later retry, far from its cause.
+ * names are the definition's parameters and whose values are of their
+ * parameter's type, strings (as every value was before parameters had
+ * types) or null (unset).  A bundle is data from elsewhere; a snapshot that is
+ * not would reach a task, or fail a later retry, far from its cause.
  */
 static int check_params(bundle_imp *m, const json_t *v, const pctl_def *def,
                         const char *what, int64_t id, const char *field)
@@ -157,11 +158,17 @@ static int check_params(bundle_imp *m, const json_t *v, const pctl_def *def,
                                    "which definition %s@%s does not have",
                                    what, (long long)id, field, key, def->name,
                                    def->version);
-        if (!json_is_string(val) && !json_is_null(val))
-            return pctl_bundle_bad(m,
-                                   "%s %lld: \"%s\": the value of \"%s\" "
-                                   "must be a string or null",
-                                   what, (long long)id, field, key);
+        /* A string is what every value was before parameters had types:
+         * stored values are taken as they are. */
+        pctl_ptype t = pctl_def_param(def, key)->type;
+
+        if (!json_is_string(val) && !json_is_null(val) &&
+            !pctl_ptype_is(t, val))
+            return pctl_bundle_bad(
+                m, "%s %lld: \"%s\": the value of \"%s\" must be %s%s%s", what,
+                (long long)id, field, key,
+                t == PCTL_PTYPE_STRING ? "" : pctl_ptype_expect(t),
+                t == PCTL_PTYPE_STRING ? "" : ", ", "a string or null");
     }
     return 0;
 }

@@ -47,222 +47,6 @@ int pctl_instance_find(pctl_instance_row *out, planctl *p, const char *name)
     return pctl_err_no_instance(p, name);
 }
 
-/* Appends "; " + text to *msg (a growing pctl_malloc'd string). */
-static int add_problem(char **msg, const char *text)
-{
-    char *n = *msg ? pctl_asprintf("%s; %s", *msg, text) : pctl_strdup(text);
-
-    if (!n)
-        return PLANCTL_ENOMEM;
-    pctl_free(*msg);
-    *msg = n;
-    return 0;
-}
-
-static const char **param_names(const pctl_def *def)
-{
-    const char **names = pctl_calloc(def->nparams + 1, sizeof *names);
-    size_t i;
-
-    if (names)
-        for (i = 0; i < def->nparams; i++)
-            names[i] = def->params[i].name;
-    return names;
-}
-
-/*
- * Overlays values[0..n) on the explicit object (owned by the caller),
- * reporting every unknown name in one message.  With drop_unknown, names
- * the definition does not define that were already in the object are
- * removed silently (an upgrade to a version without them).
- */
-static int merge_params(planctl *p, json_t *explicit_obj, const pctl_def *def,
-                        const planctl_param *values, size_t n, int drop_unknown)
-{
-    char *problems = NULL, *line;
-    const char **names = param_names(def);
-    const char *key, *hint;
-    void *tmp;
-    json_t *v;
-    size_t i;
-    int rc = 0;
-
-    if (!names)
-        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    if (drop_unknown) {
-        json_object_foreach_safe(explicit_obj, tmp, key, v)
-        {
-            if (!pctl_def_param(def, key))
-                json_object_del(explicit_obj, key);
-        }
-    }
-    for (i = 0; rc == 0 && i < n; i++) {
-        size_t j;
-
-        if (!values[i].name) {
-            rc = PLANCTL_EINVAL;
-            pctl_free(problems);
-            problems = pctl_strdup("a parameter name must not be NULL");
-            break;
-        }
-        /* A value-less or name-less entry is how a front end passes on a
-         * NAME=VALUE it could not split (the CLI's -p), so its syntax is
-         * reported with every other problem. */
-        if (!values[i].value || !values[i].name[0]) {
-            line = pctl_asprintf("invalid parameter \"%s%s%s\"; expected "
-                                 "NAME=VALUE",
-                                 values[i].name, values[i].value ? "=" : "",
-                                 values[i].value ? values[i].value : "");
-            if (!line || add_problem(&problems, line) < 0)
-                rc = PLANCTL_ENOMEM;
-            pctl_free(line);
-            continue;
-        }
-        for (j = 0; j < i; j++)
-            if (values[j].name && values[j].value &&
-                strcmp(values[j].name, values[i].name) == 0)
-                break;
-        if (j < i) {
-            line =
-                pctl_asprintf("parameter \"%s\" given twice", values[i].name);
-            if (!line || add_problem(&problems, line) < 0)
-                rc = PLANCTL_ENOMEM;
-            pctl_free(line);
-            continue;
-        }
-        if (!pctl_def_param(def, values[i].name)) {
-            hint = pctl_closest(values[i].name, names, def->nparams);
-            line = hint
-                       ? pctl_asprintf("unknown parameter \"%s\" for %s@%s "
-                                       "(did you mean \"%s\"?)",
-                                       values[i].name, def->name, def->version,
-                                       hint)
-                       : pctl_asprintf("unknown parameter \"%s\" for %s@%s",
-                                       values[i].name, def->name, def->version);
-            if (!line || add_problem(&problems, line) < 0)
-                rc = PLANCTL_ENOMEM;
-            pctl_free(line);
-            continue;
-        }
-        /* JSON text holds only UTF-8; refuse other bytes by name rather
-         * than let json_string() fail as if memory ran out. */
-        if (!pctl_utf8_valid(values[i].value, strlen(values[i].value))) {
-            line = pctl_asprintf("parameter \"%s\" has a value that is not "
-                                 "valid UTF-8; give text",
-                                 values[i].name);
-            if (!line || add_problem(&problems, line) < 0)
-                rc = PLANCTL_ENOMEM;
-            pctl_free(line);
-            /* A stand-in, so the name is not also reported missing; the
-             * call fails and nothing is stored. */
-            if (json_object_set_new(explicit_obj, values[i].name,
-                                    json_string("")) < 0)
-                rc = PLANCTL_ENOMEM;
-            continue;
-        }
-        if (json_object_set_new(explicit_obj, values[i].name,
-                                json_string(values[i].value)) < 0)
-            rc = PLANCTL_ENOMEM;
-    }
-    pctl_free(names);
-    if (rc == PLANCTL_ENOMEM) {
-        pctl_free(problems);
-        return pctl_err(p, rc, "out of memory");
-    }
-    if (problems) {
-        rc = pctl_err(p, PLANCTL_EINVAL, "%s", problems);
-        pctl_free(problems);
-    }
-    return rc;
-}
-
-int pctl_params_resolve(char **out, planctl *p, const pctl_def *def,
-                        const char *explicit_json)
-{
-    json_t *explicit_obj = json_loads(explicit_json, 0, NULL);
-    json_t *snap = json_object();
-    char *problems = NULL, *line;
-    size_t i;
-    int rc = 0;
-
-    *out = NULL;
-    if (!explicit_obj || !snap) {
-        json_decref(explicit_obj);
-        json_decref(snap);
-        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    }
-    for (i = 0; rc == 0 && i < def->nparams; i++) {
-        const pctl_param_def *pd = &def->params[i];
-        json_t *v = json_object_get(explicit_obj, pd->name);
-
-        if (v) {
-            if (json_object_set(snap, pd->name, v) < 0)
-                rc = PLANCTL_ENOMEM;
-        } else if (pd->default_value) {
-            if (json_object_set_new(snap, pd->name,
-                                    json_string(pd->default_value)) < 0)
-                rc = PLANCTL_ENOMEM;
-        } else if (pd->required) {
-            line = pctl_asprintf("parameter \"%s\" is required by %s@%s; "
-                                 "set it with -p %s=VALUE",
-                                 pd->name, def->name, def->version, pd->name);
-            if (!line || add_problem(&problems, line) < 0)
-                rc = PLANCTL_ENOMEM;
-            pctl_free(line);
-        }
-    }
-    if (rc == 0 && !problems) {
-        *out = json_dumps(snap, JSON_COMPACT);
-        if (!*out)
-            rc = PLANCTL_ENOMEM;
-    }
-    json_decref(explicit_obj);
-    json_decref(snap);
-    if (rc == PLANCTL_ENOMEM) {
-        pctl_free(problems);
-        return pctl_err(p, rc, "out of memory");
-    }
-    if (problems) {
-        rc = pctl_err(p, PLANCTL_EINVAL, "%s", problems);
-        pctl_free(problems);
-    }
-    return rc;
-}
-
-/*
- * New explicit values -> the explicit object as text and the full
- * snapshot.  Unknown names and missing required parameters are reported
- * together, in one EINVAL message, so a user fixes them in one go.
- */
-static int apply_values(char **explicit_text, char **snap, planctl *p,
-                        json_t *explicit_obj, const pctl_def *def,
-                        const planctl_param *values, size_t n, int drop_unknown)
-{
-    char *unknown = NULL;
-    int rc = merge_params(p, explicit_obj, def, values, n, drop_unknown);
-
-    *explicit_text = *snap = NULL;
-    if (rc == PLANCTL_EINVAL && !(unknown = pctl_strdup(planctl_errmsg(p))))
-        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    if (rc < 0 && rc != PLANCTL_EINVAL)
-        return rc;
-    if (!(*explicit_text =
-              json_dumps(explicit_obj, JSON_COMPACT | JSON_SORT_KEYS))) {
-        pctl_free(unknown);
-        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    }
-    rc = pctl_params_resolve(snap, p, def, *explicit_text);
-    if (unknown) {
-        if (rc == PLANCTL_EINVAL)
-            rc = pctl_err(p, PLANCTL_EINVAL, "%s; %s", unknown,
-                          planctl_errmsg(p));
-        else if (rc == 0)
-            rc = pctl_err(p, PLANCTL_EINVAL, "%s", unknown);
-        pctl_free(unknown);
-    }
-    return rc;
-}
-
 /* The instance's definition as event data, so replay knows which
  * definition (and so which plans) an instance had at any point. */
 static char *def_data(const pctl_def *def)
@@ -333,19 +117,19 @@ static int check_not_deleting(planctl *p, const pctl_instance_row *r,
 
 int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
                       const char *definition, const char *version,
-                      const planctl_param *params, size_t nparams,
-                      pctl_preflight_gate *pf)
+                      const pctl_param_change *ch, pctl_preflight_gate *pf)
 {
     pctl_admission a = {0};
     pctl_instance_row existing;
     pctl_def *def = NULL;
-    json_t *explicit_obj = NULL;
+    json_t *explicit_obj = NULL, *removed = NULL;
     char *explicit_text = NULL, *snap = NULL, *msg = NULL, *data = NULL;
     int64_t def_id = 0, inst_id = 0;
     pctl_stmt *st;
     int rc;
 
-    if (!out || !p || !name || !definition)
+    if (!out || !p || !name || !definition || !ch ||
+        (ch->nvalues && !ch->values))
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
                  : PLANCTL_EINVAL;
     memset(out, 0, sizeof *out);
@@ -368,11 +152,12 @@ int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
         rc = find_definition(&def_id, p, definition, version);
     if (rc == 0)
         rc = pctl_def_load(&def, p, def_id);
-    if (rc == 0 && !(explicit_obj = json_object()))
+    if (rc == 0 &&
+        (!(explicit_obj = json_object()) || !(removed = json_object())))
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     if (rc == 0)
-        rc = apply_values(&explicit_text, &snap, p, explicit_obj, def, params,
-                          nparams, 0);
+        rc = pctl_params_apply(&explicit_text, &snap, removed, p, explicit_obj,
+                               def, ch, NULL);
     if (rc == 0) {
         st = pctl_q(p, PCTL_Q_instance_insert);
         if (!st) {
@@ -414,32 +199,9 @@ int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
     pctl_free(snap);
     pctl_free(explicit_text);
     json_decref(explicit_obj);
+    json_decref(removed);
     pctl_def_free(def);
     return rc;
-}
-
-/* Names of the parameters whose values differ between two snapshots. */
-static int changed_names(const char ***out, size_t *n, const pctl_def *def,
-                         json_t *before, json_t *after)
-{
-    const char **v = pctl_calloc(def->nparams + 1, sizeof *v);
-    size_t i;
-
-    *n = 0;
-    *out = v;
-    if (!v)
-        return PLANCTL_ENOMEM;
-    for (i = 0; i < def->nparams; i++) {
-        const char *name = def->params[i].name;
-
-        json_t *a = json_object_get(before, name);
-        json_t *b = json_object_get(after, name);
-
-        /* json_equal(NULL, NULL) is 0, so absence is compared apart. */
-        if ((!a) != (!b) || (a && b && !json_equal(a, b)))
-            v[(*n)++] = name;
-    }
-    return 0;
 }
 
 /* The common path of set and upgrade: new explicit values (and maybe a new
@@ -447,8 +209,7 @@ static int changed_names(const char ***out, size_t *n, const pctl_def *def,
 typedef struct change_req {
     const char *name;
     const char *version; /* upgrade: the new version, else NULL */
-    const planctl_param *params;
-    size_t nparams;
+    const pctl_param_change *ch;
     pctl_preflight_gate *pf;
 } change_req;
 
@@ -458,6 +219,7 @@ static int change_instance(planctl_admitted *out, planctl *p,
     pctl_instance_row row = {0};
     pctl_def *old_def = NULL, *def = NULL;
     json_t *explicit_obj = NULL, *before = NULL, *after = NULL;
+    json_t *removed = json_object();
     char *explicit_text = NULL, *old_snap = NULL, *snap = NULL;
     char *busy = NULL, *reason = NULL, *data = NULL, sel_msg[1024];
     const char **changed = NULL, *plan = NULL;
@@ -467,8 +229,12 @@ static int change_instance(planctl_admitted *out, planctl *p,
     int rc;
 
     memset(out, 0, sizeof *out);
-    if ((rc = pctl_tx_begin(p)) < 0)
+    if (!removed)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if ((rc = pctl_tx_begin(p)) < 0) {
+        json_decref(removed);
         return rc;
+    }
     rc = pctl_instance_find(&row, p, req->name);
     if (rc == 0)
         rc = check_not_deleting(p, &row, req->name);
@@ -501,19 +267,26 @@ static int change_instance(planctl_admitted *out, planctl *p,
                       "instance \"%s\" has unreadable "
                       "parameters",
                       req->name);
-    if (rc == 0)
-        rc = apply_values(&explicit_text, &snap, p, explicit_obj, def,
-                          req->params, req->nparams, req->version != NULL);
-    if (rc == 0 && !req->version) {
-        rc = pctl_params_resolve(&old_snap, p, def, row.params);
+    /* The values before, by the definition they were set under. */
+    if (rc == 0) {
+        rc = pctl_params_resolve(&old_snap, p, old_def ? old_def : def,
+                                 row.params);
         if (rc == PLANCTL_EINVAL) /* e.g. a required value never set */
             rc = 0;
         before = old_snap ? json_loads(old_snap, 0, NULL) : json_object();
-        after = json_loads(snap, 0, NULL);
-        if (!before || !after)
+        if (!before)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-        if (rc == 0 &&
-            changed_names(&changed, &nchanged, def, before, after) < 0)
+    }
+    if (rc == 0)
+        rc = pctl_params_apply(&explicit_text, &snap, removed, p, explicit_obj,
+                               def, req->ch, req->version ? before : NULL);
+    if (rc == 0 && !(after = json_loads(snap, 0, NULL)))
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = pctl_params_check_immutable(p, def, before, after, removed);
+    if (rc == 0 && !req->version) {
+        if (pctl_params_changed(&changed, &nchanged, def, before, after,
+                                removed) < 0)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
         if (rc == 0 && nchanged == 0)
             goto done; /* nothing changes: no write, no run */
@@ -568,34 +341,41 @@ done:
     json_decref(explicit_obj);
     json_decref(before);
     json_decref(after);
+    json_decref(removed);
     pctl_def_free(def);
     pctl_def_free(old_def);
     pctl_instance_row_clear(&row);
     return rc;
 }
 
-int pctl_store_set(planctl_admitted *out, planctl *p, const char *name,
-                   const planctl_param *params, size_t nparams,
-                   pctl_preflight_gate *pf)
+/* The arguments every change needs. */
+static int change_args_ok(const pctl_param_change *ch)
 {
-    change_req req = {name, NULL, params, nparams, pf};
+    return ch && (!ch->nvalues || ch->values) && (!ch->nunset || ch->unset);
+}
 
-    if (!out || !p || !name || (nparams && !params))
+int pctl_store_set(planctl_admitted *out, planctl *p, const char *name,
+                   const pctl_param_change *ch, pctl_preflight_gate *pf)
+{
+    change_req req = {name, NULL, ch, pf};
+
+    if (!out || !p || !name || !change_args_ok(ch))
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
                  : PLANCTL_EINVAL;
-    if (nparams == 0)
+    if (ch->nvalues == 0 && ch->nunset == 0)
         return pctl_err(p, PLANCTL_EINVAL,
-                        "no parameter given; use -p NAME=VALUE");
+                        "no parameter given; use -p NAME=VALUE or --unset "
+                        "NAME");
     return change_instance(out, p, &req);
 }
 
 int pctl_store_upgrade(planctl_admitted *out, planctl *p, const char *name,
-                       const char *version, const planctl_param *params,
-                       size_t nparams, pctl_preflight_gate *pf)
+                       const char *version, const pctl_param_change *ch,
+                       pctl_preflight_gate *pf)
 {
-    change_req req = {name, version, params, nparams, pf};
+    change_req req = {name, version, ch, pf};
 
-    if (!out || !p || !name || !version || (nparams && !params))
+    if (!out || !p || !name || !version || !change_args_ok(ch))
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
                  : PLANCTL_EINVAL;
     return change_instance(out, p, &req);

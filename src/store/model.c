@@ -167,7 +167,7 @@ static json_t *phase_json(const pctl_m_phase *ph, int with_attempts)
 
 json_t *pctl_m_run_json(const pctl_m_run *r, int64_t now, int with_phases)
 {
-    json_t *o, *phases;
+    json_t *o, *phases, *params;
     int64_t end = r->finished_at ? r->finished_at : now;
     size_t i;
 
@@ -185,6 +185,13 @@ json_t *pctl_m_run_json(const pctl_m_run *r, int64_t now, int with_phases)
         "message", text_or_null(r->message));
     if (!o || !with_phases)
         return o;
+    /* The snapshot the run has, with its values' types; null when it is
+     * not JSON (a damaged row). */
+    params = r->params ? json_loads(r->params, 0, NULL) : NULL;
+    if (json_object_set_new(o, "params", params ? params : json_null()) < 0) {
+        json_decref(o);
+        return NULL;
+    }
     phases = json_array();
     if (!phases || json_object_set_new(o, "phases", phases) < 0) {
         json_decref(o);

@@ -8,6 +8,7 @@
 #ifndef PCTL_STORE_H
 #define PCTL_STORE_H
 
+#include <jansson.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -371,16 +372,27 @@ void pctl_preflight_gate_clear(pctl_preflight_gate *g);
 /* The store's halves of the public admission calls (engine/admission.c
  * runs preflight between them, through pf; NULL: admit without checks).
  * Same arguments and errors as the public ones, and PCTL_STOP_FOR_CHECKS. */
+/* What a create, set or upgrade does to the instance's parameter values
+ * (params.c): values given (values[0..nvalues), text parsed by each
+ * parameter's type), names whose explicit values are removed (unset), and
+ * whether an array's or a map's value "@PATH" is read from the file PATH
+ * (files; the CLI's -p K=@FILE). */
+typedef struct pctl_param_change {
+    const planctl_param *values;
+    size_t nvalues;
+    const char *const *unset;
+    size_t nunset;
+    int files;
+} pctl_param_change;
+
 int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
                       const char *definition, const char *version,
-                      const planctl_param *params, size_t nparams,
-                      pctl_preflight_gate *pf);
+                      const pctl_param_change *ch, pctl_preflight_gate *pf);
 int pctl_store_set(planctl_admitted *out, planctl *p, const char *name,
-                   const planctl_param *params, size_t nparams,
-                   pctl_preflight_gate *pf);
+                   const pctl_param_change *ch, pctl_preflight_gate *pf);
 int pctl_store_upgrade(planctl_admitted *out, planctl *p, const char *name,
-                       const char *version, const planctl_param *params,
-                       size_t nparams, pctl_preflight_gate *pf);
+                       const char *version, const pctl_param_change *ch,
+                       pctl_preflight_gate *pf);
 int pctl_store_trigger(planctl_admitted *out, planctl *p, const char *instance,
                        const char *plan, const planctl_trigger_options *opts,
                        pctl_preflight_gate *pf);
@@ -430,6 +442,33 @@ void pctl_instance_row_clear(pctl_instance_row *r);
  * parameters are EINVAL, all of them listed in one message. */
 int pctl_params_resolve(char **out, planctl *p, const pctl_def *def,
                         const char *explicit_json);
+
+/*
+ * Applies ch to explicit_obj (the instance's explicit values, the
+ * caller's): values parsed by type and checked against enums, names
+ * unset (their old values recorded in the object removed).  For an
+ * upgrade, pin_from is the snapshot before it: names def does not define
+ * are dropped, and an immutable parameter that had a value there keeps
+ * it.  Sets *explicit_text to the new explicit object and *snap to the
+ * full snapshot.  EINVAL lists every problem (syntax, repeats, unknown
+ * names, types, enums, missing required values) in one message.
+ */
+int pctl_params_apply(char **explicit_text, char **snap, json_t *removed,
+                      planctl *p, json_t *explicit_obj, const pctl_def *def,
+                      const pctl_param_change *ch, const json_t *pin_from);
+
+/* The names of def's parameters whose values differ between the
+ * snapshots before and after, or that were unset (in removed), in *out
+ * (pctl_free; the names are def's).  Returns 0 or PLANCTL_ENOMEM. */
+int pctl_params_changed(const char ***out, size_t *n, const pctl_def *def,
+                        const json_t *before, const json_t *after,
+                        const json_t *removed);
+
+/* EINVAL naming every immutable parameter of def that had a value in
+ * before and is changed in after or unset (in removed); else 0. */
+int pctl_params_check_immutable(planctl *p, const pctl_def *def,
+                                const json_t *before, const json_t *after,
+                                const json_t *removed);
 
 /* Sets *out to 1 when attempt `attempt` of step `step` of run run_id,
  * whose uid is run_uid, is this database's and ended stopped (cancelled,

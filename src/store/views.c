@@ -198,7 +198,7 @@ static int load_children(pctl_m_run *r, planctl *p, int with_attempts)
     return rc;
 }
 
-/* The run's parameter snapshot, canonical, for verify. */
+/* The run's parameter snapshot, canonical, for verify and status. */
 static int load_params(pctl_m_run *r, planctl *p, int64_t run_id)
 {
     pctl_stmt *st = pctl_q(p, PCTL_Q_run_params);
@@ -251,6 +251,8 @@ static int full_run(json_t **out, planctl *p, pctl_stmt *st, int with_attempts)
 
     *out = NULL;
     pctl_reset(st); /* load_children uses other statements */
+    if (rc == 0)
+        rc = load_params(&r, p, r.id);
     if (rc == 0)
         rc = load_children(&r, p, with_attempts);
     if (rc == 0 &&

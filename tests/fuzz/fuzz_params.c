@@ -51,7 +51,7 @@ static const char definition[] =
     "\"parameters\":["
     "{\"name\":\"NODE_COUNT\",\"default\":\"3\",\"trigger\":\"update\"},"
     "{\"name\":\"BACKUP_NAME\",\"required\":false,\"trigger\":\"backup\"},"
-    "{\"name\":\"REQ\"},"
+    "{\"name\":\"REQ\",\"required\":true},"
     "{\"name\":\"x.y-z\",\"default\":\"\",\"trigger\":\"deploy\"}],"
     "\"tasks\":[{\"name\":\"t\",\"kind\":\"Dummy\",\"spec\":{}}],"
     "\"plans\":{"

@@ -56,7 +56,7 @@
 
 #define ZK_V5                                                                  \
     "{\"name\": \"zookeeper\", \"version\": \"0.5.0\","                        \
-    " \"parameters\": [{\"name\": \"ZONE\"}],"                                 \
+    " \"parameters\": [{\"name\": \"ZONE\", \"required\": true}],"             \
     " \"tasks\": [{\"name\": \"wait\", \"kind\": \"Dummy\"}],"                 \
     " \"plans\": {"                                                            \
     "   \"deploy\": {\"phases\": [{\"name\": \"a\", \"steps\": ["              \

@@ -761,6 +761,9 @@ static void test_refused_params(void **state)
     refuse_with(f, "runs", 0, "params", json_string("{\"N\":5}"),
                 "run 1: \"params\": the value of \"N\" must be a string or "
                 "null");
+    refuse_with(f, "runs", 0, "params", json_string("{\"N\":[\"x\"]}"),
+                "run 1: \"params\": the value of \"N\" must be a string or "
+                "null");
     /* A plan the definition lacks, named by the row and its creation
      * event alike. */
     {

@@ -277,24 +277,29 @@ static void test_full(void **state)
     assert_int_equal(d->nparams, 6);
     p = pctl_def_param(d, "NODE_COUNT");
     assert_ptr_equal(p, &d->params[0]);
-    assert_string_equal(p->default_value, "3");
+    assert_string_equal(p->default_json, "\"3\"");
+    assert_int_equal(p->type, PCTL_PTYPE_STRING);
     assert_int_equal(p->required, 0);
+    assert_int_equal(p->immutable, 0);
+    assert_null(p->enum_json);
     assert_string_equal(p->trigger, "update");
     assert_string_equal(p->description, "nodes");
     p = pctl_def_param(d, "BACKUP_NAME");
-    assert_null(p->default_value);
+    assert_null(p->default_json);
     assert_int_equal(p->required, 0); /* as written */
     assert_null(p->trigger);
     assert_null(p->description);
     p = pctl_def_param(d, "IMAGE");
-    assert_null(p->default_value);
-    assert_int_equal(p->required, 1); /* no default: required */
+    assert_null(p->default_json);
+    assert_int_equal(p->required, 0); /* no default: no value (KUDO) */
     p = pctl_def_param(d, "PORT");
-    assert_string_equal(p->default_value, "2181");
+    assert_string_equal(p->default_json, "\"2181\"");
     assert_int_equal(p->required, 1); /* as written */
-    assert_string_equal(pctl_def_param(d, "DEBUG")->default_value, "true");
+    /* A string parameter's default written as a boolean or a number is
+     * its text, as it always was. */
+    assert_string_equal(pctl_def_param(d, "DEBUG")->default_json, "\"true\"");
     assert_int_equal(pctl_def_param(d, "DEBUG")->required, 0);
-    assert_string_equal(pctl_def_param(d, "RATIO")->default_value, "0.1");
+    assert_string_equal(pctl_def_param(d, "RATIO")->default_json, "\"0.1\"");
     assert_null(pctl_def_param(d, "NOPE"));
 
     assert_int_equal(d->ntasks, 3);
@@ -564,20 +569,118 @@ static void test_parameters(void **state)
         "parameters[0].defualt: Forbidden: unknown field \"defualt\" (did you "
         "mean \"default\"?)\n"
         "parameters[1].name: Required value\n"
-        "parameters[0].default: Invalid type: must be a string, a number or a "
-        "boolean\n"
         "parameters[0].required: Invalid type: must be a boolean\n"
         "parameters[0].description: Invalid type: must be a string\n"
         "parameters[0].displayName: Invalid type: must be a string\n"
-        "parameters[3].default: Invalid type: must be a string, a number or a "
-        "boolean\n"
         "parameters[5]: Invalid type: must be an object\n"
         "parameters[4].name: Invalid value: \"-x\": must be 1-63 characters of "
         "letters, digits, '_', '.', '-', starting with a letter or digit\n"
         "parameters[2].name: Duplicate value: \"A\"\n"
+        "parameters[3].default: Invalid type: the parameter is of type string: "
+        "must be a string\n"
         "parameters[0].trigger: Not found: \"deplyo\" (did you mean "
         "\"deploy\"?)\n"
         "parameters[2].trigger: Not found: \"nothing-like-it\"\n");
+}
+
+/* Types, defaults, enums and immutability: each problem once, at its
+ * path; a type unknown leaves the default and enum unjudged. */
+static void test_param_types(void **state)
+{
+    (void)state;
+    assert_errors(
+        MINIMAL(
+            "", "",
+            "\"parameters\":["
+            "{\"name\":\"A\",\"type\":\"integer\",\"default\":\"3\"},"
+            "{\"name\":\"B\",\"type\":\"int\",\"default\":\"3\"},"
+            "{\"name\":\"C\",\"type\":3},"
+            "{\"name\":\"D\",\"type\":\"number\",\"default\":true},"
+            "{\"name\":\"E\",\"type\":\"boolean\",\"default\":\"true\"},"
+            "{\"name\":\"F\",\"type\":\"array\",\"default\":{}},"
+            "{\"name\":\"G\",\"type\":\"map\",\"default\":[]},"
+            "{\"name\":\"H\",\"type\":\"integer\",\"default\":2.5},"
+            "{\"name\":\"I\",\"default\":[\"a\"]},"
+            "{\"name\":\"J\",\"type\":\"integer\",\"enum\":[1,\"2\",1,3.0]},"
+            "{\"name\":\"K\",\"enum\":[],\"default\":\"x\"},"
+            "{\"name\":\"L\",\"enum\":[\"a\",\"b\"],\"default\":\"c\"},"
+            "{\"name\":\"M\",\"type\":\"number\",\"enum\":[1,2.5],"
+            "\"default\":1.0},"
+            "{\"name\":\"N\",\"enum\":\"a\",\"immutable\":\"yes\"},"
+            "{\"name\":\"O\",\"tpye\":\"string\"}],"),
+        "parameters[14].tpye: Forbidden: unknown field \"tpye\" (did you "
+        "mean \"type\"?)\n"
+        "parameters[2].type: Invalid type: must be a string\n"
+        "parameters[13].enum: Invalid type: must be an array\n"
+        "parameters[13].immutable: Invalid type: must be a boolean\n"
+        "parameters[0].default: Invalid type: the parameter is of type "
+        "integer: must be an integer (such as 3)\n"
+        "parameters[1].type: Unsupported value: \"int\": supported values: "
+        "\"array\", \"boolean\", \"integer\", \"map\", \"number\", "
+        "\"string\"\n"
+        "parameters[3].default: Invalid type: the parameter is of type "
+        "number: must be a number (such as 2.5)\n"
+        "parameters[4].default: Invalid type: the parameter is of type "
+        "boolean: must be a boolean (true or false)\n"
+        "parameters[5].default: Invalid type: the parameter is of type "
+        "array: must be an array (JSON such as [\"a\",\"b\"])\n"
+        "parameters[6].default: Invalid type: the parameter is of type map: "
+        "must be a map (a JSON object such as {\"k\":\"v\"})\n"
+        "parameters[7].default: Invalid type: the parameter is of type "
+        "integer: must be an integer (such as 3)\n"
+        "parameters[8].default: Invalid type: the parameter is of type "
+        "string: must be a string\n"
+        "parameters[9].enum[1]: Invalid type: the parameter is of type "
+        "integer: must be an integer (such as 3)\n"
+        "parameters[9].enum[2]: Duplicate value: 1\n"
+        "parameters[9].enum[3]: Invalid type: the parameter is of type "
+        "integer: must be an integer (such as 3)\n"
+        "parameters[10].enum: Required value: must list at least one value\n"
+        "parameters[11].default: Unsupported value: \"c\": not one of the "
+        "values in enum\n");
+    /* Valid: typed defaults, null for none, enums of the type. */
+    pctl_def_free(decode_ok(
+        MINIMAL("", "",
+                "\"parameters\":["
+                "{\"name\":\"A\",\"type\":\"integer\",\"default\":3,"
+                "\"enum\":[1,3],\"immutable\":true},"
+                "{\"name\":\"B\",\"type\":\"number\",\"default\":3},"
+                "{\"name\":\"C\",\"type\":\"boolean\",\"default\":null},"
+                "{\"name\":\"D\",\"type\":\"array\",\"default\":[1,\"a\"]},"
+                "{\"name\":\"E\",\"type\":\"map\",\"default\":{\"k\":[1]}},"
+                "{\"name\":\"F\",\"default\":5,\"enum\":[\"5\",\"6\"]},"
+                "{\"name\":\"G\",\"type\":\"string\",\"required\":true}],")));
+}
+
+static void test_param_model(void **state)
+{
+    pctl_def *d = decode_ok(
+        MINIMAL("", "",
+                "\"parameters\":["
+                "{\"name\":\"A\",\"type\":\"integer\",\"default\":3,"
+                "\"enum\":[1, 3],\"immutable\":true},"
+                "{\"name\":\"B\",\"type\":\"map\",\"default\":{\"k\":[1]}},"
+                "{\"name\":\"C\",\"type\":\"boolean\",\"default\":null},"
+                "{\"name\":\"D\",\"required\":true}],"));
+    const pctl_param_def *p = pctl_def_param(d, "A");
+
+    (void)state;
+    assert_int_equal(p->type, PCTL_PTYPE_INTEGER);
+    assert_string_equal(p->default_json, "3");
+    assert_string_equal(p->enum_json, "[1,3]");
+    assert_int_equal(p->immutable, 1);
+    assert_int_equal(p->required, 0);
+    p = pctl_def_param(d, "B");
+    assert_int_equal(p->type, PCTL_PTYPE_MAP);
+    assert_string_equal(p->default_json, "{\"k\":[1]}");
+    p = pctl_def_param(d, "C");
+    assert_null(p->default_json); /* null: no value */
+    assert_int_equal(p->required, 0);
+    p = pctl_def_param(d, "D");
+    assert_int_equal(p->type, PCTL_PTYPE_STRING);
+    assert_int_equal(p->required, 1);
+    assert_int_equal(p->immutable, 0);
+    pctl_def_free(d);
 }
 
 static void test_tasks(void **state)
@@ -1241,7 +1344,8 @@ static void test_all_rules(void **state)
     static const char json[] =
         "{\"nmae\": \"zk\", \"version\": \"1 0\",\n"
         " \"parameters\": [{\"name\": \"A\", \"trigger\": \"updte\"},\n"
-        "   {\"name\": \"A\", \"default\": null}, {\"name\": \"a\"}],\n"
+        "   {\"name\": \"A\", \"type\": \"integr\", \"enum\": \"x\"}, "
+        "{\"name\": \"a\"}],\n"
         " \"tasks\": [{\"name\": \"t\", \"kind\": \"shell\", \"spec\": "
         "{\"argv\": [], \"env\": {\"PLANCTL_X\": \"1\"}}},\n"
         "   {\"name\": \"u\", \"kind\": \"Dumy\"},\n"
@@ -1264,8 +1368,7 @@ static void test_all_rules(void **state)
         "field \"jitter\"\n"
         "name: Required value\n"
         "plans.update.phases[2].name: Required value\n"
-        "parameters[1].default: Invalid type: must be a string, a number or a "
-        "boolean\n"
+        "parameters[1].enum: Invalid type: must be an array\n"
         "plans.update.phases[1].steps: Invalid type: must be an array\n"
         "version: Invalid value: \"1 0\": must be 1-64 characters of letters, "
         "digits, '.', '+', '_', '-'\n"
@@ -1289,6 +1392,9 @@ static void test_all_rules(void **state)
         "least one task\n"
         "plans.update.phases[2].steps: Required value: must have at least one "
         "step\n"
+        "parameters[1].type: Unsupported value: \"integr\": supported values: "
+        "\"array\", \"boolean\", \"integer\", \"map\", \"number\", "
+        "\"string\" (did you mean \"integer\"?)\n"
         "plans.update.preflight[0].task: Not found: \"tt\" (did you mean "
         "\"t\"?)\n"
         "plans.update.phases[0].steps[0].tasks[2]: Not found: \"x\" (did you "
@@ -1664,6 +1770,8 @@ int main(void)
         cmocka_unit_test(test_document),
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_parameters),
+        cmocka_unit_test(test_param_types),
+        cmocka_unit_test(test_param_model),
         cmocka_unit_test(test_tasks),
         cmocka_unit_test(test_plans),
         cmocka_unit_test(test_plan_deadline),

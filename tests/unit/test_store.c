@@ -692,6 +692,58 @@ static void expect_json(const char *got, const char *want)
 
 /* A run with steps in every status a step can have, and plans in
  * NEVER_RUN, CANCELLED and IN_PROGRESS; checked field by field. */
+/* Unsetting through the C API: planctl_admit_options.unset (version 2);
+ * a version 1 struct is still taken and has no unset. */
+static void test_unset_api(void **state)
+{
+    fixture *f = *state;
+    planctl_param mem = {"MEMORY", "2Gi"};
+    const char *const names[] = {"MEMORY"};
+    planctl_admit_options o = PLANCTL_ADMIT_OPTIONS_INIT;
+    planctl_admitted a;
+    char *reason;
+
+    create(f, "zk", &mem, 1);
+    assert_int_equal(planctl_run_cancel(NULL, f->p, "zk", NULL), 0);
+    /* Version 1: the fields after preflight_skip are not read. */
+    o.version = 1;
+    o.unset = names;
+    o.nunset = 1;
+    assert_int_equal(planctl_admit_set(&a, f->p, "zk", NULL, 0, &o),
+                     PLANCTL_EINVAL);
+    assert_string_equal(planctl_errmsg(f->p),
+                        "no parameter given; use -p NAME=VALUE or --unset "
+                        "NAME");
+    o.version = 3;
+    assert_int_equal(planctl_admit_set(&a, f->p, "zk", NULL, 0, &o),
+                     PLANCTL_EINVAL);
+    assert_string_equal(planctl_errmsg(f->p),
+                        "admission options of version 3: this library knows "
+                        "versions 1 to 2");
+    o.version = PLANCTL_ADMIT_OPTIONS_VERSION;
+    o.unset = NULL;
+    assert_int_equal(planctl_admit_set(&a, f->p, "zk", NULL, 0, &o),
+                     PLANCTL_EINVAL);
+    o.unset = names;
+    /* Unset: the default applies again; a change of MEMORY (no trigger:
+     * update). */
+    assert_int_equal(planctl_admit_set(&a, f->p, "zk", NULL, 0, &o), 0);
+    assert_true(a.run > 0);
+    assert_string_equal(a.plan, "update");
+    reason = tu_text(f->db, "SELECT reason FROM runs WHERE id = %lld",
+                     (long long)a.run);
+    assert_string_equal(reason, "parameters changed: MEMORY");
+    free(reason);
+    planctl_admitted_clear(&a);
+    assert_int_equal(tu_scalar(f->db, "SELECT params = '{}' FROM instances"),
+                     1);
+    assert_int_equal(planctl_run_cancel(NULL, f->p, "zk", NULL), 0);
+    /* Not set explicitly any more: nothing to do, nothing admitted. */
+    assert_int_equal(planctl_admit_set(&a, f->p, "zk", NULL, 0, &o), 0);
+    assert_int_equal(a.run, 0);
+    planctl_admitted_clear(&a);
+}
+
 static void test_status_document(void **state)
 {
     fixture *f = *state;
@@ -754,7 +806,9 @@ static void test_status_document(void **state)
         "    \"created_at\": \"2026-11-21T14:03:06.000Z\","
         "    \"started_at\": \"2026-11-21T14:03:07.000Z\","
         "    \"finished_at\": null, \"duration_ms\": 14000,"
-        "    \"message\": null, \"phases\": ["
+        "    \"message\": null,"
+        "    \"params\": {\"MEMORY\": \"1Gi\", \"NODE_COUNT\": \"3\"},"
+        "    \"phases\": ["
         "     {\"name\": \"nodes\", \"strategy\": \"parallel\","
         "      \"status\": \"IN_PROGRESS\","
         "      \"started_at\": \"2026-11-21T14:03:07.000Z\","
@@ -785,7 +839,9 @@ static void test_status_document(void **state)
         "    \"reason\": null, \"retry_of\": null,"
         "    \"created_at\": \"2026-11-21T14:03:06.000Z\","
         "    \"started_at\": null, \"finished_at\": null,"
-        "    \"duration_ms\": null, \"message\": null, \"phases\": ["
+        "    \"duration_ms\": null, \"message\": null,"
+        "    \"params\": {\"MEMORY\": \"1Gi\", \"NODE_COUNT\": \"3\"},"
+        "    \"phases\": ["
         "     {\"name\": \"roll\", \"strategy\": \"serial\","
         "      \"status\": \"PENDING\", \"started_at\": null,"
         "      \"finished_at\": null, \"message\": null, \"steps\": ["
@@ -1113,6 +1169,7 @@ int main(void)
         T(test_delete_with_cleanup),
         T(test_delete_without_cleanup_and_force),
         T(test_status_document),
+        T(test_unset_api),
         T(test_history_document),
         T(test_instances_document),
         T(test_events_document),

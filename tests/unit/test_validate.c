@@ -153,7 +153,7 @@ static void test_defaults_fill(void **state)
         "{\"name\":\"v\",\"tasks\":[\"t\"],\"retry\":{\"backoff\":\"1m\"}}"
         "]}]}}}");
     assert_json(
-        doc, "{\"parameters\":[{\"name\":\"A\",\"required\":true},"
+        doc, "{\"parameters\":[{\"name\":\"A\",\"required\":false},"
              "{\"name\":\"B\",\"default\":1,\"required\":false}],"
              "\"tasks\":[{\"name\":\"t\",\"kind\":\"Dummy\",\"spec\":{}}],"
              "\"plans\":{\"deploy\":{\"strategy\":\"serial\",\"phases\":[{"
@@ -687,7 +687,9 @@ static char *large_definition(void)
     sb b = {NULL, 0, 0};
     int i, j, k;
 
-    sb_add(&b, "{\"nmae\":1,\"version\":\"1 0\",\"parameters\":[");
+    sb_add(&b, "{\"nmae\":1,\"version\":\"1 0\","
+               "\"parameters\":[{\"name\":\"T1\",\"type\":\"integer\","
+               "\"default\":\"3\",\"enum\":[1,\"2\"]},");
     for (i = 0; i < 50; i++)
         sb_add(&b, "{\"name\":\"P%d\",\"default\":%d,\"trigger\":\"%s\"},", i,
                i, i % 7 ? "p1" : "p_1");
