@@ -336,7 +336,11 @@ planctl_kind_register(planctl *p, const char *kind,
 
 /* Every registered definition version: {"schema":1,"definitions":[{"name",
  * "version","created_at","plans":[..]}]} sorted by name, then registration
- * order.  Errors: EINVAL, EBUSY, EIO, ENOMEM. */
+ * order.  A definition's metadata is there only when it has it:
+ * "description", "appVersion", "url" (strings), "maintainers" ([{"name",
+ * "email"}], email only when given) and "upgradableFrom" (a list of
+ * versions; absent: any version may upgrade to it).  Errors: EINVAL,
+ * EBUSY, EIO, ENOMEM. */
 PLANCTL_API int planctl_definitions_json(char **out, planctl *p);
 
 /* ---- instances and runs ------------------------------------------------ */
@@ -479,9 +483,9 @@ PLANCTL_API int planctl_instance_set(int64_t *out, planctl *p, const char *name,
  * that exists.  Values the new version does not define are dropped; an
  * immutable parameter that has a value keeps it (when the new version's
  * default differs, the value is kept as an explicit one).  *out receives
- * the run id.  Errors: ENOTFOUND, ECONFLICT, EINVAL (same version,
- * unknown or missing parameters, an immutable parameter given another
- * value). */
+ * the run id.  Errors: ENOTFOUND, ECONFLICT, EINVAL (same version, a
+ * version the new one's upgradableFrom does not list, unknown or missing
+ * parameters, an immutable parameter given another value). */
 PLANCTL_API int planctl_instance_upgrade(int64_t *out, planctl *p,
                                          const char *name, const char *version,
                                          const planctl_param *params,

@@ -69,7 +69,8 @@ const cli_command cli_cmd_upgrade = {
     "new ones), and admits its upgrade plan, or update, or deploy: the first\n"
     "that exists.  Values the new version does not define are dropped; an\n"
     "immutable parameter keeps the value it has, whatever the new\n"
-    "version's default.  Refused while a run is active (exit 3).\n"
+    "version's default.  Refused while a run is active (exit 3), and from a\n"
+    "version the new one's upgradableFrom does not list (exit 2).\n"
     "\n" CLI_PREFLIGHT_HELP,
     pos,
     flags,

@@ -160,8 +160,66 @@ void cli_render_instances(FILE *f, const json_t *doc, const cli_term *t)
     cli_table_free(tb);
 }
 
+/* ", "-separated strings of list (each cleaned) after label. */
+static void add_list(cli_buf *b, const char *label, const json_t *list)
+{
+    const json_t *v;
+    size_t i;
+
+    cli_buf_add(b, label);
+    json_array_foreach(list, i, v)
+    {
+        const char *email = cli_jstr(v, "email");
+
+        if (i)
+            cli_buf_add(b, ", ");
+        cli_buf_add_clean(b, json_is_string(v) ? json_string_value(v)
+                                               : cli_jstr(v, "name"));
+        if (email) {
+            cli_buf_add(b, " <");
+            cli_buf_add_clean(b, email);
+            cli_buf_add(b, ">");
+        }
+    }
+    cli_buf_add(b, "\n");
+}
+
+/* A definition's metadata, under the table: only for the definitions
+ * that have some, so a list without any reads as it always did. */
+static void definition_meta(cli_buf *b, const json_t *def)
+{
+    static const char *const fields[] = {"description", "appVersion", "url"};
+    static const char *const labels[] = {
+        "  description: ", "  app version: ", "  url: "};
+    const json_t *from = json_object_get(def, "upgradableFrom");
+    size_t i;
+
+    if (!cli_jstr(def, "description") && !cli_jstr(def, "appVersion") &&
+        !cli_jstr(def, "url") && !json_object_get(def, "maintainers") && !from)
+        return;
+    cli_buf_add(b, "\n");
+    cli_buf_add_clean(b, cli_jstr(def, "name"));
+    cli_buf_add(b, "@");
+    cli_buf_add_clean(b, cli_jstr(def, "version"));
+    cli_buf_add(b, "\n");
+    for (i = 0; i < 3; i++) {
+        if (!cli_jstr(def, fields[i]))
+            continue;
+        cli_buf_add(b, labels[i]);
+        cli_buf_add_clean(b, cli_jstr(def, fields[i]));
+        cli_buf_add(b, "\n");
+    }
+    if (json_object_get(def, "maintainers"))
+        add_list(b, "  maintainers: ", json_object_get(def, "maintainers"));
+    if (from && json_array_size(from) == 0)
+        cli_buf_add(b, "  upgradable from: no version\n");
+    else if (from)
+        add_list(b, "  upgradable from: ", from);
+}
+
 void cli_render_definitions(FILE *f, const json_t *doc, const cli_term *t)
 {
+    cli_buf meta = CLI_BUF_INIT;
     static const char *const headers[] = {"NAME", "VERSION", "PLANS",
                                           "CREATED"};
     const json_t *list = json_object_get(doc, "definitions");
@@ -191,9 +249,12 @@ void cli_render_definitions(FILE *f, const json_t *doc, const cli_term *t)
             time_cell(created, sizeof(created), def, "created_at")};
         cli_table_row(tb, cells, (size_t)-1, NULL);
         cli_buf_free(&plans);
+        definition_meta(&meta, def);
     }
     cli_table_print(tb, f, t);
     cli_table_free(tb);
+    fputs(cli_buf_str(&meta), f);
+    cli_buf_free(&meta);
 }
 
 void cli_render_history(FILE *f, const json_t *doc, const cli_term *t,

@@ -83,6 +83,36 @@ static int build_param(pctl_param_def *p, const json_t *o)
     return copy(&p->description, pctl_get_string(o, "description"));
 }
 
+/* The definition's metadata: all optional. */
+static int build_meta(pctl_def *d, const json_t *doc)
+{
+    const json_t *m = json_object_get(doc, "maintainers");
+    const json_t *u = json_object_get(doc, "upgradableFrom");
+    size_t i;
+    void *p;
+
+    PCTL_CHECK(copy(&d->description, pctl_get_string(doc, "description")));
+    PCTL_CHECK(copy(&d->url, pctl_get_string(doc, "url")));
+    PCTL_CHECK(copy(&d->app_version, pctl_get_string(doc, "appVersion")));
+    PCTL_CHECK(alloc_items(&p, json_array_size(m), sizeof(*d->maintainers)));
+    d->maintainers = p;
+    d->nmaintainers = json_array_size(m);
+    for (i = 0; i < d->nmaintainers; i++) {
+        const json_t *e = json_array_get(m, i);
+
+        PCTL_CHECK(copy(&d->maintainers[i].name, pctl_get_string(e, "name")));
+        PCTL_CHECK(copy(&d->maintainers[i].email, pctl_get_string(e, "email")));
+    }
+    d->has_upgradable_from = u != NULL;
+    PCTL_CHECK(alloc_items(&p, json_array_size(u), sizeof(char *)));
+    d->upgradable_from = p;
+    d->nupgradable_from = json_array_size(u);
+    for (i = 0; i < d->nupgradable_from; i++)
+        PCTL_CHECK(
+            copy(&d->upgradable_from[i], pctl_string(json_array_get(u, i))));
+    return 0;
+}
+
 static int build_task(pctl_task_def *t, const json_t *o)
 {
     const json_t *spec = json_object_get(o, "spec");
@@ -196,6 +226,7 @@ static int build(pctl_def *d, const json_t *doc, const pctl_names *tasks)
 
     PCTL_CHECK(copy(&d->name, pctl_get_string(doc, "name")));
     PCTL_CHECK(copy(&d->version, pctl_get_string(doc, "version")));
+    PCTL_CHECK(build_meta(d, doc));
     PCTL_CHECK(alloc_items(&p, json_array_size(params), sizeof(*d->params)));
     d->params = p;
     d->nparams = json_array_size(params);

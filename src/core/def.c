@@ -53,6 +53,17 @@ void pctl_def_free(pctl_def *d)
     for (i = 0; i < d->nplans; i++)
         plan_free(&d->plans[i]);
     pctl_free(d->plans);
+    for (i = 0; i < d->nmaintainers; i++) {
+        pctl_free(d->maintainers[i].name);
+        pctl_free(d->maintainers[i].email);
+    }
+    pctl_free(d->maintainers);
+    for (i = 0; i < d->nupgradable_from; i++)
+        pctl_free(d->upgradable_from[i]);
+    pctl_free(d->upgradable_from);
+    pctl_free(d->description);
+    pctl_free(d->url);
+    pctl_free(d->app_version);
     pctl_free(d->name);
     pctl_free(d->version);
     pctl_free(d);

@@ -30,6 +30,8 @@
 #define PCTL_DEF_MAX_STEP_TASKS 100 /* per step */
 #define PCTL_DEF_MAX_CHECKS 100     /* preflight checks per plan */
 #define PCTL_DEF_MAX_ENUM 1000      /* allowed values per parameter */
+#define PCTL_DEF_MAX_MAINTAINERS 100
+#define PCTL_DEF_MAX_UPGRADABLE 1000 /* versions in upgradableFrom */
 /* JSON nested deeper than this is refused before anything walks it. */
 #define PCTL_DEF_MAX_DEPTH 64
 /* The decoder stops recording after this many errors (and says so in one
@@ -59,6 +61,12 @@ typedef struct pctl_param_def {
     char *trigger;     /* plan name, or NULL */
     char *description; /* or NULL */
 } pctl_param_def;
+
+/* A maintainer (KUDO's {name, email}). */
+typedef struct pctl_maintainer {
+    char *name;
+    char *email; /* or NULL */
+} pctl_maintainer;
 
 typedef struct pctl_task_def {
     char *name;
@@ -106,6 +114,17 @@ typedef struct pctl_plan_def {
 typedef struct pctl_def {
     char *name;
     char *version;
+    /* Metadata, each NULL (or none) when absent. */
+    char *description;
+    char *url;
+    char *app_version;
+    size_t nmaintainers;
+    pctl_maintainer *maintainers;
+    /* The versions an upgrade may start from; has_upgradable_from 0: any
+     * version (the field is absent). */
+    int has_upgradable_from;
+    size_t nupgradable_from;
+    char **upgradable_from;
     size_t nparams;
     pctl_param_def *params;
     size_t ntasks;

@@ -14,7 +14,8 @@ static const pctl_validator values[] = {
     {"durations", pctl_rule_durations, NULL, NULL, 0},
     {"retry ranges", pctl_rule_retry, NULL, NULL, 0},
     {"non-empty lists", pctl_rule_not_empty, NULL, NULL, 0},
-    {"parameter values", pctl_rule_param_values, NULL, NULL, 0}};
+    {"parameter values", pctl_rule_param_values, NULL, NULL, 0},
+    {"metadata", pctl_rule_meta, NULL, NULL, 0}};
 
 static const pctl_validator refs[] = {
     {"task references", pctl_rule_task_refs, NULL, NULL, 0},

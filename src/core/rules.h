@@ -40,6 +40,7 @@ int pctl_rule_not_empty(const pctl_vin *in, pctl_sink *s, void *data);
 
 /* rules_params.c: parameter types, defaults and enums; metadata. */
 int pctl_rule_param_values(const pctl_vin *in, pctl_sink *s, void *data);
+int pctl_rule_meta(const pctl_vin *in, pctl_sink *s, void *data);
 
 /* rules_refs.c: what refers to what. */
 int pctl_rule_task_refs(const pctl_vin *in, pctl_sink *s, void *data);

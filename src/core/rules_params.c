@@ -1,7 +1,8 @@
 /*
  * rules_params.c - the rules about a parameter's type and values (its
  * type is one planctl knows, its default and its enum's values are of
- * that type, the default is one of the enum's values).
+ * that type, the default is one of the enum's values) and about the
+ * definition's metadata (maintainers, upgradableFrom).
  */
 #include <stdio.h>
 #include <string.h>
@@ -151,4 +152,71 @@ int pctl_rule_param_values(const pctl_vin *in, pctl_sink *s, void *data)
 {
     (void)data;
     return walk_nodes(in, s, param_values_node);
+}
+
+/* ---- metadata ------------------------------------------------------------ */
+
+/* maintainers[i]: {"name": string (required), "email": string}. */
+static int maintainer(pctl_sink *s, const json_t *m)
+{
+    static const char *const known[] = {"name", "email"};
+    size_t i;
+
+    if (!json_is_object(m))
+        return pctl_sink_fail(s, NULL, PCTL_FERR_TYPE, NULL,
+                              "must be an object");
+    PCTL_CHECK(pctl_sink_unknown(s, m, known, PCTL_COUNT(known)));
+    if (!json_object_get(m, "name"))
+        PCTL_CHECK(
+            pctl_sink_fail(s, "name", PCTL_FERR_REQUIRED, NULL, "%s", ""));
+    for (i = 0; i < PCTL_COUNT(known); i++) {
+        const json_t *f = json_object_get(m, known[i]);
+
+        if (f && !json_is_string(f))
+            PCTL_CHECK(pctl_sink_fail(s, known[i], PCTL_FERR_TYPE, NULL,
+                                      "must be a string"));
+    }
+    return 0;
+}
+
+static int meta_node(pctl_sink *s, const pctl_visit *v, void *data)
+{
+    const json_t *list;
+    size_t i, mark;
+    char msg[sizeof(pctl_qbuf) + 80];
+    pctl_qbuf q;
+
+    (void)data;
+    if (v->node != PCTL_NODE_ROOT)
+        return 0;
+    list = pctl_get_array(v->value, "maintainers", PCTL_DEF_MAX_MAINTAINERS);
+    for (i = 0; i < json_array_size(list); i++) {
+        mark = pctl_sink_mark(s);
+        PCTL_CHECK(pctl_sink_key(s, "maintainers"));
+        PCTL_CHECK(pctl_sink_index(s, i));
+        PCTL_CHECK(maintainer(s, json_array_get(list, i)));
+        pctl_sink_back(s, mark);
+    }
+    list = pctl_get_array(v->value, "upgradableFrom", PCTL_DEF_MAX_UPGRADABLE);
+    for (i = 0; i < json_array_size(list); i++) {
+        const json_t *e = json_array_get(list, i);
+        const char *ver = pctl_string(e);
+
+        if (!json_is_string(e)) {
+            PCTL_CHECK(fail_at(s, "upgradableFrom", i, PCTL_FERR_TYPE,
+                               "must be a string"));
+        } else if (!pctl_version_valid(ver)) {
+            snprintf(msg, sizeof msg, "%s: %s",
+                     pctl_quote(&q, json_string_value(e)), pctl_version_rule);
+            PCTL_CHECK(fail_at(s, "upgradableFrom", i, PCTL_FERR_INVALID, msg));
+        }
+    }
+    return 0;
+}
+
+/* Maintainers are {name, email}; upgradableFrom lists versions. */
+int pctl_rule_meta(const pctl_vin *in, pctl_sink *s, void *data)
+{
+    (void)data;
+    return walk_nodes(in, s, meta_node);
 }

@@ -35,6 +35,10 @@ static const field root_fields[] = {
     {"name", T_STRING, 1, 0, NULL},
     {"version", T_STRING, 1, 0, NULL},
     {"description", T_STRING, 0, 0, NULL},
+    {"appVersion", T_STRING, 0, 0, NULL},
+    {"url", T_STRING, 0, 0, NULL},
+    {"maintainers", T_ARRAY, 0, PCTL_DEF_MAX_MAINTAINERS, "maintainers"},
+    {"upgradableFrom", T_ARRAY, 0, PCTL_DEF_MAX_UPGRADABLE, "versions"},
     {"parameters", T_ARRAY, 0, PCTL_DEF_MAX_PARAMS, "parameters"},
     {"tasks", T_ARRAY, 0, PCTL_DEF_MAX_TASKS, "tasks"},
     {"plans", T_OBJECT, 1, PCTL_DEF_MAX_PLANS, "plans"}};

@@ -269,6 +269,46 @@ int pctl_def_load(pctl_def **out, planctl *p, int64_t id)
     return rc;
 }
 
+/* o.key = s, when s is not NULL.  Returns 0 or -1 (out of memory). */
+static int set_str(json_t *o, const char *key, const char *s)
+{
+    return s ? json_object_set_new(o, key, json_string(s)) : 0;
+}
+
+/* The definition's metadata, each field only when the definition has it
+ * (a definition without any lists as it always did). */
+static int add_meta(json_t *o, const pctl_def *def)
+{
+    json_t *list;
+    size_t i;
+
+    if (set_str(o, "description", def->description) < 0 ||
+        set_str(o, "appVersion", def->app_version) < 0 ||
+        set_str(o, "url", def->url) < 0)
+        return -1;
+    if (def->nmaintainers) {
+        if (json_object_set_new(o, "maintainers", list = json_array()) < 0)
+            return -1;
+        for (i = 0; i < def->nmaintainers; i++) {
+            json_t *m = json_object();
+
+            if (json_array_append_new(list, m) < 0 ||
+                set_str(m, "name", def->maintainers[i].name) < 0 ||
+                set_str(m, "email", def->maintainers[i].email) < 0)
+                return -1;
+        }
+    }
+    if (def->has_upgradable_from) {
+        if (json_object_set_new(o, "upgradableFrom", list = json_array()) < 0)
+            return -1;
+        for (i = 0; i < def->nupgradable_from; i++)
+            if (json_array_append_new(list,
+                                      json_string(def->upgradable_from[i])) < 0)
+                return -1;
+    }
+    return 0;
+}
+
 int planctl_definitions_json(char **out, planctl *p)
 {
     pctl_stmt *st;
@@ -307,6 +347,8 @@ int planctl_definitions_json(char **out, planctl *p)
             if (json_array_append_new(plans, json_string(def->plans[i].name)) <
                 0)
                 plans = NULL;
+        if (plans && add_meta(o, def) < 0)
+            plans = NULL;
         if (!plans || json_array_append_new(arr, o) < 0) {
             if (!plans)
                 json_decref(o);

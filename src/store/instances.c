@@ -213,6 +213,44 @@ typedef struct change_req {
     pctl_preflight_gate *pf;
 } change_req;
 
+/* An upgrade to def from version from must be one def allows
+ * (upgradableFrom; absent: any). */
+static int check_upgradable(planctl *p, const pctl_def *def, const char *from,
+                            const char *instance)
+{
+    char *allowed = pctl_strdup(""), *n;
+    size_t i;
+    int rc;
+
+    if (!def->has_upgradable_from)
+        return 0;
+    for (i = 0; i < def->nupgradable_from; i++)
+        if (strcmp(def->upgradable_from[i], from) == 0) {
+            pctl_free(allowed);
+            return 0;
+        }
+    for (i = 0; allowed && i < def->nupgradable_from; i++) {
+        n = pctl_asprintf("%s%s%s", allowed, i ? ", " : "",
+                          def->upgradable_from[i]);
+        pctl_free(allowed);
+        allowed = n;
+    }
+    if (!allowed)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if (def->nupgradable_from == 0)
+        rc = pctl_err(p, PLANCTL_EINVAL,
+                      "%s@%s cannot be upgraded to: its upgradableFrom lists "
+                      "no version (instance \"%s\" is at %s)",
+                      def->name, def->version, instance, from);
+    else
+        rc = pctl_err(p, PLANCTL_EINVAL,
+                      "%s@%s can be upgraded to only from %s (its "
+                      "upgradableFrom); instance \"%s\" is at %s",
+                      def->name, def->version, allowed, instance, from);
+    pctl_free(allowed);
+    return rc;
+}
+
 static int change_instance(planctl_admitted *out, planctl *p,
                            const change_req *req)
 {
@@ -262,6 +300,8 @@ static int change_instance(planctl_admitted *out, planctl *p,
         busy)
         rc = pctl_err(p, PLANCTL_ECONFLICT,
                       "%s; cancel it or wait for it to finish", busy);
+    if (rc == 0 && req->version)
+        rc = check_upgradable(p, def, old_def->version, req->name);
     if (rc == 0 && !(explicit_obj = json_loads(row.params, 0, NULL)))
         rc = pctl_err(p, PLANCTL_EIO,
                       "instance \"%s\" has unreadable "

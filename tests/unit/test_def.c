@@ -680,7 +680,62 @@ static void test_param_model(void **state)
     assert_int_equal(p->type, PCTL_PTYPE_STRING);
     assert_int_equal(p->required, 1);
     assert_int_equal(p->immutable, 0);
+    /* No metadata: none in the model. */
+    assert_null(d->description);
+    assert_null(d->url);
+    assert_null(d->app_version);
+    assert_int_equal(d->nmaintainers, 0);
+    assert_int_equal(d->has_upgradable_from, 0);
     pctl_def_free(d);
+}
+
+static void test_metadata(void **state)
+{
+    pctl_def *d = decode_ok(MINIMAL(
+        "", "",
+        "\"description\":\"ZooKeeper\",\"appVersion\":\"3.4.14\","
+        "\"url\":\"https://zookeeper.apache.org/\","
+        "\"maintainers\":[{\"name\":\"Ann\",\"email\":\"ann@example.com\"},"
+        "{\"name\":\"Bob\"}],\"upgradableFrom\":[\"0.1.0\",\"0.2.0\"],"));
+
+    (void)state;
+    assert_string_equal(d->description, "ZooKeeper");
+    assert_string_equal(d->app_version, "3.4.14");
+    assert_string_equal(d->url, "https://zookeeper.apache.org/");
+    assert_int_equal(d->nmaintainers, 2);
+    assert_string_equal(d->maintainers[0].name, "Ann");
+    assert_string_equal(d->maintainers[0].email, "ann@example.com");
+    assert_string_equal(d->maintainers[1].name, "Bob");
+    assert_null(d->maintainers[1].email);
+    assert_int_equal(d->has_upgradable_from, 1);
+    assert_int_equal(d->nupgradable_from, 2);
+    assert_string_equal(d->upgradable_from[1], "0.2.0");
+    pctl_def_free(d);
+    /* An empty list: no version may upgrade. */
+    d = decode_ok(MINIMAL("", "", "\"upgradableFrom\":[],"));
+    assert_int_equal(d->has_upgradable_from, 1);
+    assert_int_equal(d->nupgradable_from, 0);
+    pctl_def_free(d);
+
+    assert_errors(
+        MINIMAL("", "",
+                "\"appVersion\":3,\"url\":[],\"maintainers\":[\"Ann\","
+                "{\"email\":1,\"nmae\":\"x\"}],"
+                "\"upgradableFrom\":[1,\"0.1 beta\",\"0.2\"],"),
+        "appVersion: Invalid type: must be a string\n"
+        "url: Invalid type: must be a string\n"
+        "maintainers[0]: Invalid type: must be an object\n"
+        "maintainers[1].nmae: Forbidden: unknown field \"nmae\" (did you mean "
+        "\"name\"?)\n"
+        "maintainers[1].name: Required value\n"
+        "maintainers[1].email: Invalid type: must be a string\n"
+        "upgradableFrom[0]: Invalid type: must be a string\n"
+        "upgradableFrom[1]: Invalid value: \"0.1 beta\": must be 1-64 "
+        "characters of letters, digits, '.', '+', '_', '-'\n");
+    assert_errors(
+        MINIMAL("", "", "\"maintainers\":{},\"upgradableFrom\":\"x\","),
+        "maintainers: Invalid type: must be an array\n"
+        "upgradableFrom: Invalid type: must be an array\n");
 }
 
 static void test_tasks(void **state)
@@ -1342,7 +1397,8 @@ static void test_depth(void **state)
 static void test_all_rules(void **state)
 {
     static const char json[] =
-        "{\"nmae\": \"zk\", \"version\": \"1 0\",\n"
+        "{\"nmae\": \"zk\", \"version\": \"1 0\", \"upgradableFrom\": "
+        "[\"a b\"],\n"
         " \"parameters\": [{\"name\": \"A\", \"trigger\": \"updte\"},\n"
         "   {\"name\": \"A\", \"type\": \"integr\", \"enum\": \"x\"}, "
         "{\"name\": \"a\"}],\n"
@@ -1395,6 +1451,8 @@ static void test_all_rules(void **state)
         "parameters[1].type: Unsupported value: \"integr\": supported values: "
         "\"array\", \"boolean\", \"integer\", \"map\", \"number\", "
         "\"string\" (did you mean \"integer\"?)\n"
+        "upgradableFrom[0]: Invalid value: \"a b\": must be 1-64 characters of "
+        "letters, digits, '.', '+', '_', '-'\n"
         "plans.update.preflight[0].task: Not found: \"tt\" (did you mean "
         "\"t\"?)\n"
         "plans.update.phases[0].steps[0].tasks[2]: Not found: \"x\" (did you "
@@ -1772,6 +1830,7 @@ int main(void)
         cmocka_unit_test(test_parameters),
         cmocka_unit_test(test_param_types),
         cmocka_unit_test(test_param_model),
+        cmocka_unit_test(test_metadata),
         cmocka_unit_test(test_tasks),
         cmocka_unit_test(test_plans),
         cmocka_unit_test(test_plan_deadline),

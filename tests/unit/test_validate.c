@@ -687,7 +687,8 @@ static char *large_definition(void)
     sb b = {NULL, 0, 0};
     int i, j, k;
 
-    sb_add(&b, "{\"nmae\":1,\"version\":\"1 0\","
+    sb_add(&b, "{\"nmae\":1,\"version\":\"1 0\",\"maintainers\":[{\"nmae\":"
+               "\"x\"}],\"upgradableFrom\":[\"0.1\",\"a b\"],"
                "\"parameters\":[{\"name\":\"T1\",\"type\":\"integer\","
                "\"default\":\"3\",\"enum\":[1,\"2\"]},");
     for (i = 0; i < 50; i++)
