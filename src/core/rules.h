@@ -19,6 +19,11 @@
  * specs.  Can't fail. */
 const pctl_validators *pctl_rules(void);
 
+/* Runs fn on every node of in's document with its path (walk.h): most
+ * rules are what they do with one node.  Returns what the walk returns. */
+int pctl_rule_walk(const pctl_vin *in, pctl_sink *s,
+                   int (*fn)(pctl_sink *, const pctl_visit *, void *));
+
 /* What a version must be, for messages (rules_values.c). */
 extern const char pctl_version_rule[];
 

@@ -13,16 +13,6 @@
 #include "planctl.h"
 #include "rules.h"
 
-static int walk_nodes(const pctl_vin *in, pctl_sink *s,
-                      int (*fn)(pctl_sink *, const pctl_visit *, void *))
-{
-    pctl_visitor vis;
-
-    vis.node = fn;
-    vis.list = NULL;
-    return pctl_walk(in->doc, s, &vis, NULL);
-}
-
 /* A value as compact JSON for a message, cut at PCTL_ECHO_MAX bytes
  * with "..." (on a UTF-8 boundary).  Returns q->s.  Can't fail: without
  * memory it says "a value". */
@@ -151,7 +141,7 @@ static int param_values_node(pctl_sink *s, const pctl_visit *v, void *data)
 int pctl_rule_param_values(const pctl_vin *in, pctl_sink *s, void *data)
 {
     (void)data;
-    return walk_nodes(in, s, param_values_node);
+    return pctl_rule_walk(in, s, param_values_node);
 }
 
 /* ---- metadata ------------------------------------------------------------ */
@@ -218,5 +208,5 @@ static int meta_node(pctl_sink *s, const pctl_visit *v, void *data)
 int pctl_rule_meta(const pctl_vin *in, pctl_sink *s, void *data)
 {
     (void)data;
-    return walk_nodes(in, s, meta_node);
+    return pctl_rule_walk(in, s, meta_node);
 }

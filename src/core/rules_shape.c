@@ -110,18 +110,6 @@ static const field *fields_of(pctl_node node, size_t *n)
     return NULL;
 }
 
-/* Runs fn on every node with its fields: a rule of this file is what it
- * does with one node. */
-static int walk_nodes(const pctl_vin *in, pctl_sink *s,
-                      int (*fn)(pctl_sink *, const pctl_visit *, void *))
-{
-    pctl_visitor vis;
-
-    vis.node = fn;
-    vis.list = NULL;
-    return pctl_walk(in->doc, s, &vis, NULL);
-}
-
 /* ---- unknown fields ------------------------------------------------------ */
 
 static int unknown_node(pctl_sink *s, const pctl_visit *v, void *data)
@@ -142,7 +130,7 @@ static int unknown_node(pctl_sink *s, const pctl_visit *v, void *data)
 int pctl_rule_unknown_fields(const pctl_vin *in, pctl_sink *s, void *data)
 {
     (void)data;
-    return walk_nodes(in, s, unknown_node);
+    return pctl_rule_walk(in, s, unknown_node);
 }
 
 /* ---- required fields ----------------------------------------------------- */
@@ -166,7 +154,7 @@ static int required_node(pctl_sink *s, const pctl_visit *v, void *data)
 int pctl_rule_required(const pctl_vin *in, pctl_sink *s, void *data)
 {
     (void)data;
-    return walk_nodes(in, s, required_node);
+    return pctl_rule_walk(in, s, required_node);
 }
 
 /* ---- types --------------------------------------------------------------- */
@@ -241,7 +229,7 @@ static int types_node(pctl_sink *s, const pctl_visit *v, void *data)
 int pctl_rule_types(const pctl_vin *in, pctl_sink *s, void *data)
 {
     (void)data;
-    return walk_nodes(in, s, types_node);
+    return pctl_rule_walk(in, s, types_node);
 }
 
 /* ---- limits -------------------------------------------------------------- */
@@ -286,5 +274,5 @@ static int limits_node(pctl_sink *s, const pctl_visit *v, void *data)
 int pctl_rule_limits(const pctl_vin *in, pctl_sink *s, void *data)
 {
     (void)data;
-    return walk_nodes(in, s, limits_node);
+    return pctl_rule_walk(in, s, limits_node);
 }

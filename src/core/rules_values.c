@@ -23,16 +23,6 @@ static const char DURATION_RULE[] =
 
 static const char *const strategies[] = {"parallel", "serial"};
 
-static int walk_nodes(const pctl_vin *in, pctl_sink *s,
-                      int (*fn)(pctl_sink *, const pctl_visit *, void *))
-{
-    pctl_visitor vis;
-
-    vis.node = fn;
-    vis.list = NULL;
-    return pctl_walk(in->doc, s, &vis, NULL);
-}
-
 /* ---- names --------------------------------------------------------------- */
 
 static int names_node(pctl_sink *s, const pctl_visit *v, void *data)
@@ -66,7 +56,7 @@ static int names_node(pctl_sink *s, const pctl_visit *v, void *data)
 int pctl_rule_names(const pctl_vin *in, pctl_sink *s, void *data)
 {
     (void)data;
-    return walk_nodes(in, s, names_node);
+    return pctl_rule_walk(in, s, names_node);
 }
 
 /* ---- unique names -------------------------------------------------------- */
@@ -305,7 +295,7 @@ static int strategies_node(pctl_sink *s, const pctl_visit *v, void *data)
 int pctl_rule_strategies(const pctl_vin *in, pctl_sink *s, void *data)
 {
     (void)data;
-    return walk_nodes(in, s, strategies_node);
+    return pctl_rule_walk(in, s, strategies_node);
 }
 
 /* ---- durations ----------------------------------------------------------- */
@@ -349,7 +339,7 @@ static int durations_node(pctl_sink *s, const pctl_visit *v, void *data)
 int pctl_rule_durations(const pctl_vin *in, pctl_sink *s, void *data)
 {
     (void)data;
-    return walk_nodes(in, s, durations_node);
+    return pctl_rule_walk(in, s, durations_node);
 }
 
 /* ---- retry ranges -------------------------------------------------------- */
@@ -393,7 +383,7 @@ static int retry_node(pctl_sink *s, const pctl_visit *v, void *data)
 int pctl_rule_retry(const pctl_vin *in, pctl_sink *s, void *data)
 {
     (void)data;
-    return walk_nodes(in, s, retry_node);
+    return pctl_rule_walk(in, s, retry_node);
 }
 
 /* ---- lists that must not be empty ---------------------------------------- */

@@ -39,6 +39,19 @@ static int add_problem(char **msg, char *text)
     return 0;
 }
 
+/* The end of a call that gathered problems: rc when it failed (out of
+ * memory), else EINVAL with every problem when there is one, else 0.
+ * Frees problems. */
+static int finish(planctl *p, int rc, char *problems)
+{
+    if (rc < 0)
+        rc = pctl_err(p, rc, "out of memory");
+    else if (problems)
+        rc = pctl_err(p, PLANCTL_EINVAL, "%s", problems);
+    pctl_free(problems);
+    return rc;
+}
+
 /* The unknown-name line, with the closest known name. */
 static char *unknown_line(const pctl_def *def, const char *name)
 {
@@ -349,15 +362,7 @@ static int merge_params(planctl *p, json_t *explicit_obj, json_t *removed,
             merge_value(&problems, explicit_obj, def, ch->values, i, ch->files);
     for (i = 0; rc == 0 && i < ch->nunset; i++)
         rc = unset_value(&problems, explicit_obj, removed, def, ch, i);
-    if (rc < 0) {
-        pctl_free(problems);
-        return pctl_err(p, rc, "out of memory");
-    }
-    if (problems) {
-        rc = pctl_err(p, PLANCTL_EINVAL, "%s", problems);
-        pctl_free(problems);
-    }
-    return rc;
+    return finish(p, rc, problems);
 }
 
 int pctl_params_resolve(char **out, planctl *p, const pctl_def *def,
@@ -401,15 +406,7 @@ int pctl_params_resolve(char **out, planctl *p, const pctl_def *def,
     }
     json_decref(explicit_obj);
     json_decref(snap);
-    if (rc == PLANCTL_ENOMEM) {
-        pctl_free(problems);
-        return pctl_err(p, rc, "out of memory");
-    }
-    if (problems) {
-        rc = pctl_err(p, PLANCTL_EINVAL, "%s", problems);
-        pctl_free(problems);
-    }
-    return rc;
+    return finish(p, rc, problems);
 }
 
 /*
@@ -530,13 +527,5 @@ int pctl_params_check_immutable(planctl *p, const pctl_def *def,
                                            "another value",
                                            pd->name));
     }
-    if (rc < 0) {
-        pctl_free(problems);
-        return pctl_err(p, rc, "out of memory");
-    }
-    if (problems) {
-        rc = pctl_err(p, PLANCTL_EINVAL, "%s", problems);
-        pctl_free(problems);
-    }
-    return rc;
+    return finish(p, rc, problems);
 }
