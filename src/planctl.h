@@ -943,8 +943,12 @@ typedef struct planctl_task_info {
     const char *instance, *plan, *phase, *step;
     const char *task; /* the task's name */
     const char *kind;
-    const char *spec;   /* the task's spec, a JSON object */
-    const char *params; /* the run's parameter snapshot, a JSON object */
+    const char *spec; /* the task's spec, a JSON object */
+    /* The run's parameter snapshot, a JSON object of values of each
+     * parameter's type ("BROKERS": 3, "ZONES": ["a"]; strings for values
+     * stored before parameters had types); a parameter with no value is
+     * absent. */
+    const char *params;
     int64_t run;
     int attempt;         /* 1-based try of the step */
     int64_t deadline_ms; /* the step's timeout as an absolute time, or 0 */

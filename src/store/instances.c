@@ -218,17 +218,16 @@ typedef struct change_req {
 static int check_upgradable(planctl *p, const pctl_def *def, const char *from,
                             const char *instance)
 {
-    char *allowed = pctl_strdup(""), *n;
+    char *allowed, *n;
     size_t i;
     int rc;
 
     if (!def->has_upgradable_from)
         return 0;
     for (i = 0; i < def->nupgradable_from; i++)
-        if (strcmp(def->upgradable_from[i], from) == 0) {
-            pctl_free(allowed);
+        if (strcmp(def->upgradable_from[i], from) == 0)
             return 0;
-        }
+    allowed = pctl_strdup("");
     for (i = 0; allowed && i < def->nupgradable_from; i++) {
         n = pctl_asprintf("%s%s%s", allowed, i ? ", " : "",
                           def->upgradable_from[i]);
