@@ -821,17 +821,26 @@ static pid_t act_when(const char *path, const char *what, const char *cond,
     assert_true(pid >= 0);
     if (pid == 0) {
         sqlite3 *db;
+        sqlite3_stmt *st;
         planctl *p;
-        int rc, i;
+        int rc, i, met = 0;
 
-        if (sqlite3_open(path, &db) != SQLITE_OK)
+        /* Plain SQLite here: a failed assertion must not go on in the
+         * child as if it were the test. */
+        if (sqlite3_open(path, &db) != SQLITE_OK ||
+            sqlite3_prepare_v2(db, cond, -1, &st, NULL) != SQLITE_OK)
             _exit(11);
         sqlite3_busy_timeout(db, 5000);
-        for (i = 0; tu_scalar(db, "%s", cond) != 1; i++) {
+        for (i = 0; !met; i++) {
             if (i == 60000)
                 _exit(12); /* a minute: the test fails, it does not hang */
-            usleep(1000);
+            if (sqlite3_step(st) == SQLITE_ROW)
+                met = sqlite3_column_int(st, 0) == 1;
+            sqlite3_reset(st);
+            if (!met)
+                usleep(1000);
         }
+        sqlite3_finalize(st);
         sqlite3_close(db);
         if (planctl_open(&p, path, NULL) != 0)
             _exit(10);

@@ -16,17 +16,14 @@
 #include "core/alloc.h"
 #include "core/heap.h"
 #include "planctl.h"
+#include "testutil.h"
 
 /* A fixed-seed generator (splitmix64), so a failure can be replayed. */
 static uint64_t rng_state;
 
 static uint64_t rng(void)
 {
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15u);
-
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    return z ^ (z >> 31);
+    return tu_splitmix64(&rng_state);
 }
 
 /* The reference: an unordered array, its smallest found by a scan. */

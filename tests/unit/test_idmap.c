@@ -16,6 +16,7 @@
 #include "core/alloc.h"
 #include "core/idmap.h"
 #include "planctl.h"
+#include "testutil.h"
 
 /* Values are addresses in here: distinct, never NULL. */
 static char vals[1024];
@@ -27,11 +28,7 @@ static uint64_t rng_state;
 
 static uint64_t rng(void)
 {
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15u);
-
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    return z ^ (z >> 31);
+    return tu_splitmix64(&rng_state);
 }
 
 static size_t home(const pctl_idmap *m, int64_t id)

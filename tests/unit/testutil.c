@@ -112,6 +112,15 @@ static sqlite3_stmt *query(sqlite3 *db, const char *fmt, va_list ap)
     return st;
 }
 
+uint64_t tu_splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15u);
+
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
+}
+
 int64_t tu_scalar(sqlite3 *db, const char *fmt, ...)
 {
     va_list ap;

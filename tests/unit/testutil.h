@@ -19,6 +19,9 @@ char *tu_read_file(const char *path, size_t *len);
 int tu_write_file(const char *path, const void *data, size_t len);
 /* malloc'd printf. */
 char *tu_fmt(const char *fmt, ...);
+/* The next number of a fixed-seed generator (splitmix64) whose state is
+ * *state, so that a failure can be replayed from its seed. */
+uint64_t tu_splitmix64(uint64_t *state);
 
 struct sqlite3;
 
