@@ -576,7 +576,8 @@ int pctl_active_work(pctl_active *a, int64_t now, pctl_run_row ***out,
         return PLANCTL_ENOMEM;
     }
     c->ndirty = 0;
-    qsort(v, *n, sizeof *v, by_id);
+    if (*n > 1) /* v is NULL when nothing is to do: qsort() wants an array */
+        qsort(v, *n, sizeof *v, by_id);
     *out = v;
     return 0;
 }
