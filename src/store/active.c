@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/idmap.h"
 #include "core/status.h"
 #include "store/store.h"
 
@@ -40,7 +41,7 @@ typedef struct tphase {
 } tphase;
 
 typedef struct tstep {
-    int64_t run_id, phase_idx, idx;
+    int64_t run_id, phase_id, phase_idx, idx;
     pctl_step_view v;
     pctl_step_row r;
 } tstep;
@@ -182,7 +183,7 @@ static int read_steps(rows *w, planctl *p, pctl_stmt *st)
         t = &w->steps[w->nsteps++];
         memset(t, 0, sizeof *t);
         t->run_id = pctl_col_i64(st, 0);
-        t->phase_idx = pctl_col_i64(st, 1);
+        t->phase_id = pctl_col_i64(st, 1);
         t->r.id = pctl_col_i64(st, 2);
         t->idx = pctl_col_i64(st, 3);
         t->r.name = col_dup(st, 4);
@@ -237,14 +238,38 @@ static int step_order(const void *x, const void *y)
                                         : cmp_i64(a->idx, b->idx);
 }
 
-static void sort_rows(rows *w)
+/* Each step's phase index, from the phases read (an id map from phase
+ * id to index + 1); a step of a phase not read gets -1, which
+ * build_run() refuses.  0, or ENOMEM. */
+static int place_steps(rows *w)
 {
+    pctl_idmap m = PCTL_IDMAP_INIT;
+    size_t i;
+
+    for (i = 0; i < w->nphases; i++)
+        if (pctl_idmap_put(&m, w->phases[i].r.id,
+                           (void *)(uintptr_t)(w->phases[i].idx + 1)) < 0) {
+            pctl_idmap_free(&m);
+            return PLANCTL_ENOMEM;
+        }
+    for (i = 0; i < w->nsteps; i++)
+        w->steps[i].phase_idx =
+            (int64_t)(uintptr_t)pctl_idmap_get(&m, w->steps[i].phase_id) - 1;
+    pctl_idmap_free(&m);
+    return 0;
+}
+
+static int sort_rows(rows *w, planctl *p)
+{
+    if (place_steps(w) < 0)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     if (w->nruns > 1)
         qsort(w->runs, w->nruns, sizeof *w->runs, run_order);
     if (w->nphases > 1)
         qsort(w->phases, w->nphases, sizeof *w->phases, phase_order);
     if (w->nsteps > 1)
         qsort(w->steps, w->nsteps, sizeof *w->steps, step_order);
+    return 0;
 }
 
 /* Gives run r its phases w->phases[*pi..] and steps w->steps[*si..] (in
@@ -361,10 +386,8 @@ int pctl_active_read(pctl_run_row ***out, size_t *n, planctl *p)
                                                    : PLANCTL_ERROR;
     if (began)
         pctl_tx_read_end(p);
-    if (rc == 0) {
-        sort_rows(&w);
+    if (rc == 0 && (rc = sort_rows(&w, p)) == 0)
         rc = cut_runs(out, n, p, &w);
-    }
     rows_free(&w);
     return rc;
 }
@@ -394,7 +417,7 @@ int pctl_active_read_run(pctl_run_row **out, planctl *p, int64_t run_id)
         if (i == 0 && w.nruns == 0)
             break; /* not active (any more) */
     }
-    if (rc == 0)
+    if (rc == 0 && (rc = sort_rows(&w, p)) == 0)
         rc = cut_runs(&v, &n, p, &w);
     if (rc == 0 && n == 1) {
         *out = v[0];

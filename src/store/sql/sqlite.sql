@@ -274,11 +274,12 @@ FROM runs AS r JOIN phases AS ph ON ph.run_id = r.id
 WHERE r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
    OR r.status = 'PAUSED';
 
+-- Each step names its phase by id: the phase's index comes from the
+-- phases read just before (store/active.c), not from a lookup per step.
 -- name: active_steps
-SELECT s.run_id, ph.idx, s.id, s.idx, s.name, s.status, s.attempt,
+SELECT s.run_id, s.phase_id, s.id, s.idx, s.name, s.status, s.attempt,
     s.max_attempts, s.next_attempt_at, s.deadline_at, s.task_index, s.message
 FROM runs AS r JOIN steps AS s ON s.run_id = r.id
-JOIN phases AS ph ON ph.id = s.phase_id
 WHERE r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
    OR r.status = 'PAUSED';
 
@@ -593,11 +594,9 @@ FROM phases AS ph WHERE ph.run_id = ?1
 ORDER BY ph.idx;
 
 -- name: active_steps_of_run
-SELECT s.run_id, ph.idx, s.id, s.idx, s.name, s.status, s.attempt,
+SELECT s.run_id, s.phase_id, s.id, s.idx, s.name, s.status, s.attempt,
     s.max_attempts, s.next_attempt_at, s.deadline_at, s.task_index, s.message
-FROM steps AS s JOIN phases AS ph ON ph.id = s.phase_id
-WHERE s.run_id = ?1
-ORDER BY ph.idx, s.idx;
+FROM steps AS s WHERE s.run_id = ?1;
 
 -- Names a mistyped one is compared with, for "did you mean" (hints.c).
 -- name: hint_instance_names
