@@ -144,7 +144,9 @@ CREATE TABLE phases (
 
 -- attempt counts the tries started so far; task_index is the task a retry
 -- resumes at; deadline_at is the current try's timeout as an absolute time,
--- so it survives a restart.
+-- so it survives a restart.  outputs (0004) is what the later tasks of the
+-- run see: the outputs of the attempt that completed it, or carried over
+-- by a retry; NULL when none.
 CREATE TABLE steps (
     id              INTEGER PRIMARY KEY,
     run_id          INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
@@ -160,12 +162,15 @@ CREATE TABLE steps (
     started_at      INTEGER,
     finished_at     INTEGER,
     message         TEXT,
+    outputs         TEXT,
     UNIQUE (phase_id, idx)
 );
 CREATE INDEX steps_by_run ON steps (run_id);
 
 -- One row per try of a step.  status is IN_PROGRESS while it runs, then
--- the status the step left IN_PROGRESS for.
+-- the status the step left IN_PROGRESS for.  outputs (0004) is what its
+-- tasks wrote for the later tasks of the run, whatever the outcome, as
+-- JSON ({"KEY": "value", "SECRET": {"secret": "value"}}); NULL when none.
 CREATE TABLE attempts (
     id          INTEGER PRIMARY KEY,
     step_id     INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,
@@ -176,6 +181,7 @@ CREATE TABLE attempts (
     exit_code   INTEGER,
     message     TEXT,
     output      TEXT,
+    outputs     TEXT,
     UNIQUE (step_id, number)
 );
 -- Never two tries of one step in flight.

@@ -953,6 +953,15 @@ typedef struct planctl_task_info {
     int attempt;         /* 1-based try of the step */
     int64_t deadline_ms; /* the step's timeout as an absolute time, or 0 */
     const char *run_uid; /* the run's random uid, unique across databases */
+    /* The outputs this task may use (added last, with task outputs: an
+     * executor reading it needs a library with planctl_job_add_output),
+     * a JSON object {"STEP": {"KEY": "value", ...}, ...} of the steps of
+     * the run that completed with outputs (carried-over ones included,
+     * in definition order), and of the tasks before this one in this
+     * attempt of its own step, under its own name.  Secret values are
+     * given as they are.  NULL when there are none, and always for the
+     * built-in Dummy kind, which has no use for them. */
+    const char *outputs;
 } planctl_task_info;
 
 /*
@@ -990,6 +999,27 @@ typedef struct planctl_executor {
  */
 PLANCTL_API int planctl_step_finish(planctl_job *job, planctl_outcome outcome,
                                     const char *message);
+
+/*
+ * Task outputs (KUDO's Pipe tasks): adds one output of the job, for the
+ * later tasks of its run, which see it in their task info's outputs (and
+ * a shell task as the variable PLANCTL_OUTPUT_<STEP>_<KEY>, README
+ * "Task outputs").  Call before planctl_step_finish, from the thread that
+ * will call it.  key is letters, digits and _, not starting with a digit
+ * (case counts); value is UTF-8 without NUL bytes (copied); a key added
+ * twice keeps the last value.  flags: 0, or PLANCTL_OUTPUT_SECRET for a
+ * value planctl never prints (shown as "***" in status, left out of
+ * exports unless asked).  The outputs of the tasks of one attempt are
+ * recorded with the attempt whatever its outcome, in the transaction
+ * that ends it; its keys and values may hold 64 KiB in all.  Returns 0,
+ * PLANCTL_EINVAL (NULL argument, already reported, a bad key or value,
+ * or beyond 64 KiB: the output is not added, and the attempt then fails
+ * ERROR with a message saying why even if the job reports DONE) or
+ * PLANCTL_ENOMEM.
+ */
+#define PLANCTL_OUTPUT_SECRET 1u
+PLANCTL_API int planctl_job_add_output(planctl_job *job, const char *key,
+                                       const char *value, unsigned int flags);
 
 /* Records an exit code and the tail of the task's output with the job's
  * attempt (shell does); call before planctl_step_finish, from the thread

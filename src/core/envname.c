@@ -33,14 +33,16 @@ int pctl_env_name_reserved(const char *name)
     return strncmp(name, PCTL_ENV_RESERVED, strlen(PCTL_ENV_RESERVED)) == 0;
 }
 
-char *pctl_env_param_name(const char *name)
+/* prefix, name mapped (a-z upper-cased, all but A-Z, 0-9 and '_' made
+ * '_'), then suffix as it is, in a new string; NULL when out of memory. */
+static char *mapped(const char *prefix, const char *name, const char *suffix)
 {
-    size_t pre = strlen(PCTL_ENV_PARAM), len = strlen(name), i;
-    char *out = pctl_malloc(pre + len + 1);
+    size_t pre = strlen(prefix), len = strlen(name), suf = strlen(suffix), i;
+    char *out = pctl_malloc(pre + len + suf + 1);
 
     if (!out)
         return NULL;
-    memcpy(out, PCTL_ENV_PARAM, pre);
+    memcpy(out, prefix, pre);
     for (i = 0; i < len; i++) {
         char c = name[i];
 
@@ -50,6 +52,26 @@ char *pctl_env_param_name(const char *name)
             c = '_';
         out[pre + i] = c;
     }
-    out[pre + len] = '\0';
+    memcpy(out + pre + len, suffix, suf + 1);
+    return out;
+}
+
+char *pctl_env_param_name(const char *name)
+{
+    return mapped(PCTL_ENV_PARAM, name, "");
+}
+
+char *pctl_env_step_name(const char *step)
+{
+    return mapped(PCTL_ENV_OUTPUT, step, "");
+}
+
+char *pctl_env_output_name(const char *step, const char *key)
+{
+    char *pre = pctl_env_step_name(step), *out = NULL;
+
+    if (pre)
+        out = pctl_asprintf("%s_%s", pre, key);
+    pctl_free(pre);
     return out;
 }

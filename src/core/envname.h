@@ -35,4 +35,21 @@ int pctl_env_name_reserved(const char *name);
  */
 char *pctl_env_param_name(const char *name);
 
+/* A step's outputs reach the later tasks of its run as this, the step's
+ * name mapped as a parameter's, '_' and the output's key as written. */
+#define PCTL_ENV_OUTPUT "PLANCTL_OUTPUT_"
+/* The file a shell task writes its outputs to is named by this. */
+#define PCTL_ENV_OUTPUT_FILE "PLANCTL_OUTPUT"
+
+/* PCTL_ENV_OUTPUT and step's name mapped as pctl_env_param_name() maps
+ * a parameter's ("gen-cert": PLANCTL_OUTPUT_GEN_CERT): two steps of a plan
+ * may not share it.  In a new string, or NULL when out of memory. */
+char *pctl_env_step_name(const char *step);
+
+/* The variable output key of step reaches later tasks as:
+ * pctl_env_step_name(step), '_', key ("gen-cert", "PEM":
+ * PLANCTL_OUTPUT_GEN_CERT_PEM).  In a new string, or NULL when out of
+ * memory. */
+char *pctl_env_output_name(const char *step, const char *key);
+
 #endif

@@ -87,6 +87,12 @@ typedef struct ejob {
     int finished;      /* job's outcome delivered, waiting for the pass */
     int start_pending; /* start the current task after the commit */
     ejob_fx fx;        /* what the pass decided for it (pass.c) */
+    /* The outputs of this attempt's tasks so far (core/outputs.h), NULL
+     * until one has some, and their size; seed: resumed at a later task,
+     * the earlier tasks' outputs are the previous attempt's. */
+    json_t *outputs;
+    size_t outputs_size;
+    int seed;
     planctl_engine *engine;
 } ejob;
 

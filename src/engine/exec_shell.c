@@ -71,8 +71,10 @@
 #include "core/alloc.h"
 #include "core/def.h"
 #include "core/envname.h"
+#include "core/outputs.h"
 #include "core/ptype.h"
 #include "core/shellspec.h"
+#include "engine/outfile.h"
 
 #define TAIL_MAX 4096      /* output kept: the last 4 KiB */
 #define KILL_GRACE_MS 5000 /* from SIGTERM to SIGKILL */
@@ -106,6 +108,7 @@ typedef struct shell {
     int failed;               /* before the process ran: */
     planctl_outcome outcome;  /* ...the outcome */
     char *message;            /* ...and its message, owned */
+    pctl_outfile out;         /* $PLANCTL_OUTPUT */
     uint64_t total;           /* output bytes seen */
     size_t pos; /* the next write in tail (its oldest byte once full) */
     char tail[TAIL_MAX];
@@ -230,6 +233,34 @@ static int put_params(envv *e, char **err, const char *text)
     return rc;
 }
 
+/* Adds the outputs the task is given (JSON text, planctl_task_info's;
+ * NULL: none) as PLANCTL_OUTPUT_<STEP>_<KEY>, in the order given, so of
+ * two that map to one variable the later step's wins.  A secret left out
+ * of an imported bundle has no value and sets nothing.  Returns 0 or
+ * PLANCTL_ENOMEM. */
+static int put_outputs(envv *e, const char *text)
+{
+    json_t *all = text ? json_loads(text, 0, NULL) : NULL, *set, *v;
+    const char *step, *key, *value;
+    int rc = 0;
+
+    json_object_foreach(all, step, set)
+    {
+        json_object_foreach(set, key, v)
+        {
+            char *name;
+
+            if (rc || !(value = pctl_output_value(v, NULL)))
+                continue;
+            name = pctl_env_output_name(step, key);
+            rc = env_put(e, name ? pctl_asprintf("%s=%s", name, value) : NULL);
+            pctl_free(name);
+        }
+    }
+    json_decref(all);
+    return rc;
+}
+
 /*
  * The engine's environment, then spec.env, then the engine's own
  * variables (the parameters', PLANCTL_INSTANCE and the rest), each
@@ -242,7 +273,7 @@ static int put_params(envv *e, char **err, const char *text)
  * PLANCTL_ENOMEM.
  */
 static int build_env(envv *e, char **err, const planctl_task_info *info,
-                     const pctl_shell_spec *sp)
+                     const pctl_shell_spec *sp, const char *outfile)
 {
     /* PLANCTL_RUN_UID with STEP and ATTEMPT also mark the process and its
      * children, so a restarted engine can find what a dead one left
@@ -267,6 +298,10 @@ static int build_env(envv *e, char **err, const planctl_task_info *info,
     }
     if (!rc)
         rc = put_params(e, err, info->params);
+    if (!rc)
+        rc = put_outputs(e, info->outputs);
+    if (!rc && outfile)
+        rc = env_put(e, pctl_asprintf("%s=%s", PCTL_ENV_OUTPUT_FILE, outfile));
     for (i = 0; i < sizeof names / sizeof names[0] && !rc; i++)
         if (values[i])
             rc =
@@ -459,7 +494,20 @@ static void report(shell *s)
         o = PLANCTL_OUTCOME_DONE;
     else if (!s->stop && !s->term_signal && code < 256 && s->fatal[code])
         o = PLANCTL_OUTCOME_FATAL;
-    if (s->stop == STOP_CANCEL) /* its outcome is ignored anyway */
+    /* What it wrote to $PLANCTL_OUTPUT: a malformed file fails a task
+     * that succeeded (its refusal is the message), and is no news for one
+     * that failed. */
+    if (s->stop != STOP_CANCEL && s->out.path &&
+        pctl_outfile_read(&s->out, s->job, &msg) == PLANCTL_EINVAL &&
+        o == PLANCTL_OUTCOME_DONE) {
+        o = PLANCTL_OUTCOME_ERROR;
+    } else {
+        pctl_free(msg);
+        msg = NULL;
+    }
+    if (msg)
+        ;                            /* the refusal of its outputs */
+    else if (s->stop == STOP_CANCEL) /* its outcome is ignored anyway */
         msg = pctl_strdup("cancelled");
     else if (o != PLANCTL_OUTCOME_DONE && len)
         msg = pctl_asprintf("%s: %.*s", head, (int)len, line);
@@ -480,6 +528,7 @@ static void finish(shell *s)
         planctl_step_finish(s->job, s->outcome, s->message);
     else
         report(s);
+    pctl_outfile_remove(&s->out);
     pctl_free(s->message);
     pctl_free(s);
 }
@@ -715,8 +764,20 @@ static int shell_start(planctl_job *job, const planctl_task_info *info,
     s->proc.data = s->timer.data = s->drain.data = s;
     s->pipes[0].data = s->pipes[1].data = s;
     rc = parse(&sp, &root, &msg, info->spec);
+    if (rc == 0 && (rc = pctl_outfile_make(&s->out)) < 0) {
+        /* The machine's trouble, not the spec's: out of descriptors is
+         * waited out as a spawn's is (spawn()); the rest is retried. */
+        o = rc == UV_EMFILE || rc == UV_ENFILE ? PLANCTL_OUTCOME_NOT_DONE
+                                               : PLANCTL_OUTCOME_ERROR;
+        msg = pctl_asprintf("%scannot make the PLANCTL_OUTPUT file: %s",
+                            o == PLANCTL_OUTCOME_NOT_DONE
+                                ? "waiting for resources to start the task: "
+                                : "",
+                            uv_strerror(rc));
+        rc = msg ? PLANCTL_EINVAL : PLANCTL_ENOMEM;
+    }
     if (rc == 0)
-        rc = build_env(&e, &msg, info, &sp);
+        rc = build_env(&e, &msg, info, &sp, s->out.path);
     snprintf(pid, sizeof pid, "%ld", (long)getpid());
     if (rc == 0 && !(argv = build_argv(&sp, setpriv, pid)))
         rc = PLANCTL_ENOMEM;
@@ -728,8 +789,10 @@ static int shell_start(planctl_job *job, const planctl_task_info *info,
     if (rc == PLANCTL_EINVAL) {
         planctl_step_finish(job, o, msg);
         rc = 0;
+        pctl_outfile_remove(&s->out);
         pctl_free(s);
     } else if (rc < 0) {
+        pctl_outfile_remove(&s->out);
         pctl_free(s);
     } else if ((rc = uv_timer_init(loop, &s->timer)) < 0 ||
                (rc = uv_timer_init(loop, &s->drain)) < 0 ||

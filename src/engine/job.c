@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/outputs.h"
 #include "core/utf8.h"
 
 #define OUTPUT_TAIL 4096
@@ -80,6 +81,8 @@ void pctl_job_free(planctl_job *job)
         return;
     pctl_free(job->message);
     pctl_free(job->output);
+    json_decref(job->outputs);
+    pctl_free(job->outputs_error);
     pctl_free(job);
 }
 
@@ -130,6 +133,27 @@ int planctl_job_set_output(planctl_job *job, int exit_code, const char *output)
     }
     job->output = pctl_utf8_clean(output, len);
     return job->output ? 0 : PLANCTL_ENOMEM;
+}
+
+int planctl_job_add_output(planctl_job *job, const char *key, const char *value,
+                           unsigned int flags)
+{
+    char err[256];
+    int rc;
+
+    if (!job || !key || !value || job->finished)
+        return PLANCTL_EINVAL;
+    if (!job->outputs && !(job->outputs = json_object()))
+        return PLANCTL_ENOMEM;
+    rc = pctl_outputs_put(job->outputs, &job->outputs_size, err, sizeof err,
+                          key, value, strlen(value),
+                          (flags & PLANCTL_OUTPUT_SECRET) != 0);
+    /* The first refusal fails the attempt, so an executor that does not
+     * check the return cannot have an output go missing silently. */
+    if (rc == PLANCTL_EINVAL && !job->outputs_error &&
+        !(job->outputs_error = pctl_strdup(err)))
+        rc = PLANCTL_ENOMEM;
+    return rc;
 }
 
 uv_loop_t *planctl_job_loop(const planctl_job *job)

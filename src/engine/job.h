@@ -12,6 +12,7 @@
 #ifndef PCTL_ENGINE_JOB_H
 #define PCTL_ENGINE_JOB_H
 
+#include <jansson.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -34,7 +35,13 @@ struct planctl_job {
     planctl_outcome outcome;
     char *message;
     char *output;
-    int exit_code;     /* -1: none */
+    int exit_code; /* -1: none */
+    /* Outputs (planctl_job_add_output): the set (core/outputs.h, NULL
+     * until one is added), its size, and the first refusal, which fails
+     * the attempt. */
+    json_t *outputs;
+    size_t outputs_size;
+    char *outputs_error;
     planctl_job *next; /* the hub's queue */
 };
 

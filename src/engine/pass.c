@@ -34,6 +34,7 @@
 
 #include "core/alloc.h"
 #include "core/decide.h"
+#include "core/outputs.h"
 #include "engine/cache.h"
 #include "engine/engine.h"
 #include "engine/metrics.h"
@@ -110,7 +111,7 @@ static int defer_cancel(pass *ps, ejob *j)
 static int step_change_as(planctl_engine *e, int64_t id, planctl_status from,
                           planctl_status to, const char *msg, int64_t next,
                           int64_t deadline, int exit_code, const char *output,
-                          int grant)
+                          int grant, const char *outputs)
 {
     pctl_change c = PCTL_CHANGE_INIT;
     int rc;
@@ -126,6 +127,7 @@ static int step_change_as(planctl_engine *e, int64_t id, planctl_status from,
     c.exit_code = exit_code;
     c.output = output;
     c.grant_attempt = grant;
+    c.outputs = outputs;
     rc = pctl_gate(e->p, &c);
     return rc == PLANCTL_ESTALE || rc == PLANCTL_ENOTFOUND ? 1 : rc;
 }
@@ -135,7 +137,47 @@ static int step_change(planctl_engine *e, int64_t id, planctl_status from,
                        int64_t deadline, int exit_code, const char *output)
 {
     return step_change_as(e, id, from, to, msg, next, deadline, exit_code,
-                          output, 0);
+                          output, 0, NULL);
+}
+
+/*
+ * Adds what job output to its attempt's outputs (j->outputs).  Applying
+ * one report twice (a pass rolled back, then the next) gives the same set.
+ * A refusal (the executor's, or the attempt's 64 KiB) is written into why
+ * and *refused set: the attempt then fails.  Returns 0 or ENOMEM.
+ */
+static int gather_outputs(planctl_engine *e, ejob *j, const planctl_job *job,
+                          char *why, size_t size, int *refused)
+{
+    int rc;
+
+    *refused = 0;
+    if (job->outputs_error) {
+        snprintf(why, size, "%s", job->outputs_error);
+        *refused = 1;
+        return 0;
+    }
+    if (!job->outputs || !json_object_size(job->outputs))
+        return 0;
+    if (!j->outputs && !(j->outputs = json_object()))
+        return pctl_err(e->p, PLANCTL_ENOMEM, "out of memory");
+    rc = pctl_outputs_merge(j->outputs, &j->outputs_size, why, size,
+                            job->outputs);
+    *refused = rc == PLANCTL_EINVAL;
+    return rc == PLANCTL_ENOMEM ? pctl_err(e->p, rc, "out of memory") : 0;
+}
+
+/* The attempt's outputs as the gate records them: JSON text (pctl_free),
+ * or NULL when there are none.  Sets *rc to ENOMEM on failure. */
+static char *outputs_text(planctl_engine *e, const ejob *j, int *rc)
+{
+    char *text;
+
+    if (!j->outputs || !json_object_size(j->outputs))
+        return NULL;
+    if (!(text = json_dumps(j->outputs, JSON_COMPACT)))
+        *rc = pctl_err(e->p, PLANCTL_ENOMEM, "out of memory");
+    return text;
 }
 
 static int64_t next_try(const pctl_retry *retry, int attempt, int64_t now)
@@ -145,12 +187,24 @@ static int64_t next_try(const pctl_retry *retry, int attempt, int64_t now)
 
 /* ---- 1. outcomes ---- */
 
+/* j's run has outputs now: the tasks that start later read them. */
+static void mark_outputs(planctl_engine *e, const ejob *j)
+{
+    pctl_run_row *r;
+    size_t pi, si;
+
+    if (pctl_active_find_step(e->active, j->step_id, &r, &pi, &si))
+        r->outputs = 2;
+}
+
 static int apply_outcome(pass *ps, ejob *j)
 {
     planctl_engine *e = ps->e;
     planctl_job *job = j->job;
     planctl_status to;
-    int rc;
+    char why[320], *outputs = NULL;
+    const char *msg;
+    int rc = 0, refused = 0;
 
     if (j->cancel == EJOB_GONE) {
         j->fx = EJOB_FX_DROP;
@@ -163,11 +217,18 @@ static int apply_outcome(pass *ps, ejob *j)
          * tries, so that a task which stops its engine cannot loop for
          * ever.  A crash (recovery in reconcile()) counts. */
         j->fx = EJOB_FX_DROP;
-        rc = step_change_as(e, j->step_id, PLANCTL_STATUS_IN_PROGRESS,
-                            PLANCTL_STATUS_ERROR, "interrupted: engine stopped",
-                            next_try(j->retry, j->attempt, ps->r.now), 0,
-                            job ? job->exit_code : -1, job ? job->output : NULL,
-                            j->max_attempts < 2 * j->retry->attempts);
+        if (job &&
+            (rc = gather_outputs(e, j, job, why, sizeof why, &refused)) < 0)
+            return rc;
+        outputs = outputs_text(e, j, &rc);
+        if (rc == 0)
+            rc = step_change_as(
+                e, j->step_id, PLANCTL_STATUS_IN_PROGRESS, PLANCTL_STATUS_ERROR,
+                "interrupted: engine stopped",
+                next_try(j->retry, j->attempt, ps->r.now), 0,
+                job ? job->exit_code : -1, job ? job->output : NULL,
+                j->max_attempts < 2 * j->retry->attempts, outputs);
+        pctl_free(outputs);
         return rc < 0 ? rc : 0;
     }
     if (!job) /* cannot happen: only cancels finish a job-less ejob */
@@ -175,36 +236,50 @@ static int apply_outcome(pass *ps, ejob *j)
                         "step %lld finished without a "
                         "task",
                         (long long)j->step_id);
-    switch (job->outcome) {
-    case PLANCTL_OUTCOME_DONE:
-        if ((size_t)j->task_index + 1 < j->sdef->ntasks) {
-            j->fx = EJOB_FX_NEXT_TASK;
-            return pctl_step_set_task(e->p, j->step_id, j->task_index + 1);
+    if ((rc = gather_outputs(e, j, job, why, sizeof why, &refused)) < 0)
+        return rc;
+    /* Outputs refused fail a task that did not fail by itself. */
+    if (refused && (job->outcome == PLANCTL_OUTCOME_DONE ||
+                    job->outcome == PLANCTL_OUTCOME_NOT_DONE)) {
+        to = j->attempt < j->max_attempts ? PLANCTL_STATUS_ERROR
+                                          : PLANCTL_STATUS_FATAL_ERROR;
+        msg = why;
+    } else {
+        switch (job->outcome) {
+        case PLANCTL_OUTCOME_DONE:
+            if ((size_t)j->task_index + 1 < j->sdef->ntasks) {
+                j->fx = EJOB_FX_NEXT_TASK;
+                return pctl_step_set_task(e->p, j->step_id, j->task_index + 1);
+            }
+            to = PLANCTL_STATUS_COMPLETE;
+            msg = job->message;
+            break;
+        case PLANCTL_OUTCOME_NOT_DONE:
+            j->fx = EJOB_FX_POLL;
+            return 0;
+        case PLANCTL_OUTCOME_ERROR:
+        case PLANCTL_OUTCOME_FATAL:
+        default:
+            to = job->outcome == PLANCTL_OUTCOME_ERROR &&
+                         j->attempt < j->max_attempts
+                     ? PLANCTL_STATUS_ERROR
+                     : PLANCTL_STATUS_FATAL_ERROR;
+            msg = job->message ? job->message : "failed";
+            break;
         }
-        j->fx = EJOB_FX_DROP;
-        rc = step_change(e, j->step_id, PLANCTL_STATUS_IN_PROGRESS,
-                         PLANCTL_STATUS_COMPLETE, job->message, 0, 0,
-                         job->exit_code, job->output);
-        return rc < 0 ? rc : 0;
-    case PLANCTL_OUTCOME_NOT_DONE:
-        j->fx = EJOB_FX_POLL;
-        return 0;
-    case PLANCTL_OUTCOME_ERROR:
-    case PLANCTL_OUTCOME_FATAL:
-    default:
-        to = job->outcome == PLANCTL_OUTCOME_ERROR &&
-                     j->attempt < j->max_attempts
-                 ? PLANCTL_STATUS_ERROR
-                 : PLANCTL_STATUS_FATAL_ERROR;
-        j->fx = EJOB_FX_DROP;
-        rc = step_change(e, j->step_id, PLANCTL_STATUS_IN_PROGRESS, to,
-                         job->message ? job->message : "failed",
-                         to == PLANCTL_STATUS_ERROR
-                             ? next_try(j->retry, j->attempt, ps->r.now)
-                             : 0,
-                         0, job->exit_code, job->output);
-        return rc < 0 ? rc : 0;
     }
+    j->fx = EJOB_FX_DROP;
+    outputs = outputs_text(e, j, &rc);
+    if (rc == 0 && outputs && to == PLANCTL_STATUS_COMPLETE)
+        mark_outputs(e, j);
+    if (rc == 0)
+        rc = step_change_as(e, j->step_id, PLANCTL_STATUS_IN_PROGRESS, to, msg,
+                            to == PLANCTL_STATUS_ERROR
+                                ? next_try(j->retry, j->attempt, ps->r.now)
+                                : 0,
+                            0, job->exit_code, job->output, 0, outputs);
+    pctl_free(outputs);
+    return rc < 0 ? rc : 0;
 }
 
 /* ---- 3. reconcile ---- */

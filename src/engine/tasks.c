@@ -16,8 +16,10 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/outputs.h"
 #include "engine/cache.h"
 #include "engine/engine.h"
+#include "engine/executors.h"
 #include "store/store.h"
 
 /* ---- the engine's lists of jobs ---- */
@@ -116,6 +118,57 @@ static void fail_now(planctl_engine *e, ejob *j, planctl_job *job,
     pctl_engine_job_finished(e, j);
 }
 
+/*
+ * The outputs j's task is given (planctl_task_info.outputs) in *out, a new
+ * string or NULL when none: those of the run's steps that completed with
+ * some, and those of the earlier tasks of j's own attempt under its own
+ * step.  Dummy tasks get none: nothing is read for them, so a run without
+ * outputs costs what it did before outputs existed; and a run known to
+ * have none is not read again.  A step resumed at a later task first
+ * takes the outputs its previous attempt recorded.  Errors: those of the
+ * store (the message on the handle), ENOMEM.
+ */
+static int task_outputs(planctl_engine *e, ejob *j, char **out)
+{
+    json_t *all = NULL, *prev = NULL, *own;
+    pctl_run_row *r = NULL;
+    size_t pi, si;
+    char why[256];
+    int rc = 0;
+
+    *out = NULL;
+    if (j->seed) {
+        j->seed = 0;
+        rc = pctl_attempt_outputs(&prev, e->p, j->step_id, j->attempt - 1);
+        if (rc == 0 && prev && !j->outputs && !(j->outputs = json_object()))
+            rc = PLANCTL_ENOMEM;
+        /* Within the limit when it was recorded; a refusal cannot come. */
+        if (rc == 0 && prev &&
+            pctl_outputs_merge(j->outputs, &j->outputs_size, why, sizeof why,
+                               prev) == PLANCTL_ENOMEM)
+            rc = PLANCTL_ENOMEM;
+        json_decref(prev);
+    }
+    if (rc < 0 || j->ex->start == pctl_executor_dummy()->start)
+        return rc;
+    if (pctl_active_find_step(e->active, j->step_id, &r, &pi, &si) &&
+        r->outputs == 1)
+        all = json_object();
+    else if ((rc = pctl_run_outputs(&all, e->p, j->run_id)) == 0 && r)
+        r->outputs = json_object_size(all) ? 2 : 1;
+    if (rc == 0 && !all)
+        rc = PLANCTL_ENOMEM;
+    if (rc == 0 && j->outputs && json_object_size(j->outputs) &&
+        (!(own = json_deep_copy(j->outputs)) ||
+         json_object_set_new(all, j->step, own) < 0))
+        rc = PLANCTL_ENOMEM;
+    if (rc == 0 && json_object_size(all) &&
+        !(*out = json_dumps(all, JSON_COMPACT)))
+        rc = PLANCTL_ENOMEM;
+    json_decref(all);
+    return rc;
+}
+
 void pctl_engine_start_task(planctl_engine *e, ejob *j)
 {
     const pctl_def *def = NULL;
@@ -123,7 +176,7 @@ void pctl_engine_start_task(planctl_engine *e, ejob *j)
     const pctl_task_def *td;
     planctl_task_info info;
     planctl_job *job;
-    char msg[256];
+    char msg[256], *outputs = NULL;
     int rc;
 
     if ((d = pctl_engine_defent(e, j->def_id)))
@@ -151,6 +204,13 @@ void pctl_engine_start_task(planctl_engine *e, ejob *j)
         fail_now(e, j, job, PLANCTL_OUTCOME_FATAL, msg);
         return;
     }
+    if ((rc = task_outputs(e, j, &outputs)) < 0) {
+        snprintf(msg, sizeof msg, "cannot read the outputs of run %lld: %s",
+                 (long long)j->run_id,
+                 rc == PLANCTL_ENOMEM ? "out of memory" : planctl_errmsg(e->p));
+        fail_now(e, j, job, PLANCTL_OUTCOME_ERROR, msg);
+        return;
+    }
     memset(&info, 0, sizeof info);
     info.instance = j->instance;
     info.plan = j->plan;
@@ -164,8 +224,10 @@ void pctl_engine_start_task(planctl_engine *e, ejob *j)
     info.attempt = j->attempt;
     info.deadline_ms = j->deadline_at;
     info.run_uid = j->run_uid;
+    info.outputs = outputs;
     j->job = job;
     rc = j->ex->start(job, &info, j->ex->data);
+    pctl_free(outputs);
     if (rc < 0) {
         snprintf(msg, sizeof msg, "cannot start task \"%s\": %s", td->name,
                  planctl_strerror(rc));
@@ -213,6 +275,7 @@ void pctl_engine_drop_job(planctl_engine *e, ejob *j)
         r->phases[pi].steps[si].job == j)
         r->phases[pi].steps[si].job = NULL;
     pctl_job_free(j->job);
+    json_decref(j->outputs);
     pctl_free(j->strings);
     pctl_free(j);
 }
@@ -289,6 +352,7 @@ void pctl_engine_apply_jobs(planctl_engine *e, pctl_pass_result *res)
         nj->step = s->step;
         nj->params = s->params;
         nj->run_uid = s->run_uid;
+        nj->seed = s->task_index > 0 && s->attempt > 1;
         s->strings = NULL;
         nj->start_pending = 1;
         pctl_engine_add_job(e, nj);

@@ -54,6 +54,9 @@ typedef struct pctl_run_row {
     int hungry;      /* on the cache's list of runs waiting for a slot */
     int ended;       /* written terminal since read: dropped at the sync */
     uint64_t mark;   /* the pass that last took it up */
+    /* Whether its steps have outputs for later tasks: 0 not known (read
+     * them when a task that uses them starts), 1 none, 2 some. */
+    int outputs;
 } pctl_run_row;
 
 /* Reads every PENDING, IN_PROGRESS and PAUSED run, in id order, with its

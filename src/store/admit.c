@@ -93,10 +93,12 @@ static char *take_json(json_t *obj)
 }
 
 /* Was (phase idx / step sidx) COMPLETE in the run being retried?  On yes,
- * copies its start and finish so durations stay meaningful. */
+ * copies its start and finish so durations stay meaningful, and a step's
+ * outputs (outputs, for steps only: a new string or NULL) so the later
+ * tasks of the retry see them. */
 static int carried(planctl *p, int64_t retry_of, size_t idx, long sidx,
                    const char *name, int64_t *started, int64_t *finished,
-                   int *yes)
+                   int *yes, char **outputs)
 {
     pctl_stmt *st =
         pctl_q(p, sidx < 0 ? PCTL_Q_phase_carry : PCTL_Q_step_carry);
@@ -115,6 +117,11 @@ static int carried(planctl *p, int64_t retry_of, size_t idx, long sidx,
         *yes = 1;
         *started = pctl_col_i64(st, 0);
         *finished = pctl_col_i64(st, 1);
+        if (outputs && !pctl_col_null(st, 2) &&
+            !(*outputs = pctl_strdup(pctl_col_text(st, 2)))) {
+            pctl_reset(st);
+            return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        }
     }
     pctl_reset(st);
     return rc == PCTL_ROW || rc == PCTL_DONE ? 0 : pctl_q_fail(st, rc);
@@ -129,14 +136,17 @@ static int insert_step(planctl *p, const pctl_admission *a, int64_t run_id,
     int64_t started = 0, finished = 0, id;
     int rc, yes = 0;
     pctl_event ev = {0};
-    char *data;
+    char *data, *outputs = NULL;
+    json_t *o;
 
     if (retry_of > 0 && (rc = carried(p, retry_of, pidx, (long)sidx, sd->name,
-                                      &started, &finished, &yes)) < 0)
+                                      &started, &finished, &yes, &outputs)) < 0)
         return rc;
     st = pctl_q(p, PCTL_Q_step_insert);
-    if (!st)
+    if (!st) {
+        pctl_free(outputs);
         return PLANCTL_ERROR;
+    }
     pctl_bind_i64(st, 1, run_id);
     pctl_bind_i64(st, 2, phase_id);
     pctl_bind_i64(st, 3, (int64_t)sidx);
@@ -147,21 +157,31 @@ static int insert_step(planctl *p, const pctl_admission *a, int64_t run_id,
         pctl_bind_i64(st, 7, started);
         pctl_bind_i64(st, 8, finished);
         pctl_bind_text(st, 9, carry_msg);
+        pctl_bind_text(st, 10, outputs);
     }
     rc = pctl_step(st);
     id = rc == PCTL_ROW ? pctl_col_i64(st, 0) : 0;
     pctl_reset(st);
-    if (rc != PCTL_ROW)
+    if (rc != PCTL_ROW) {
+        pctl_free(outputs);
         return pctl_q_fail(st, rc);
+    }
 
-    /* A carried-over step keeps its times: replay needs them. */
-    data = take_json(
-        yes ? json_pack("{s:s, s:I, s:i, s:I, s:I}", "name", sd->name, "index",
+    /* A carried-over step keeps its times and outputs: replay needs
+     * them. */
+    o = yes ? json_pack("{s:s, s:I, s:i, s:I, s:I}", "name", sd->name, "index",
                         (json_int_t)sidx, "max_attempts", sd->retry.attempts,
                         "started_at", (json_int_t)started, "finished_at",
                         (json_int_t)finished)
             : json_pack("{s:s, s:I, s:i}", "name", sd->name, "index",
-                        (json_int_t)sidx, "max_attempts", sd->retry.attempts));
+                        (json_int_t)sidx, "max_attempts", sd->retry.attempts);
+    if (o && outputs &&
+        json_object_set_new(o, "outputs", json_loads(outputs, 0, NULL)) < 0) {
+        json_decref(o);
+        o = NULL;
+    }
+    pctl_free(outputs);
+    data = take_json(o);
     if (!data)
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     ev.entity = PLANCTL_ENTITY_STEP;
@@ -189,7 +209,7 @@ static int insert_phase(planctl *p, const pctl_admission *a, int64_t run_id,
     char *data;
 
     if (retry_of > 0 && (rc = carried(p, retry_of, idx, -1, pd->name, &started,
-                                      &finished, &yes)) < 0)
+                                      &finished, &yes, NULL)) < 0)
         return rc;
     st = pctl_q(p, PCTL_Q_phase_insert);
     if (!st)

@@ -28,6 +28,7 @@
 
 #include "core/alloc.h"
 #include "core/buf.h"
+#include "core/outputs.h"
 #include "core/timefmt.h"
 #include "store/bundle.h"
 #include "store/store.h"
@@ -122,6 +123,47 @@ static int put_json(sink *o, json_t *v, const char *what, int64_t id)
     return rc;
 }
 
+/* A secret output's value is left out of a bundle (README "Task
+ * outputs"): in a row's outputs column, and in an event's data. */
+static int scrub(json_t *o)
+{
+    json_t *v = json_object_get(o, "outputs"), *d = json_object_get(o, "data");
+    json_t *data, *outs;
+    char *text;
+    int changed = 0, rc = 0;
+
+    if (json_is_string(v) && strstr(json_string_value(v), "\"secret\"")) {
+        if (!(text = pctl_outputs_scrubbed(json_string_value(v), &changed)))
+            return PLANCTL_ENOMEM;
+        if (changed)
+            rc = json_object_set_new(o, "outputs", json_string(text));
+        pctl_free(text);
+    }
+    if (rc == 0 && json_is_string(d) &&
+        strstr(json_string_value(d), "\"secret\"") &&
+        (data = json_loads(json_string_value(d), 0, NULL))) {
+        outs = json_object_get(data, "outputs");
+        if (json_is_object(outs) &&
+            (text = json_dumps(outs, JSON_COMPACT)) != NULL) {
+            char *clean = pctl_outputs_scrubbed(text, &changed);
+
+            pctl_free(text);
+            if (!clean)
+                rc = -1;
+            else if (changed)
+                rc = json_object_set_new(data, "outputs",
+                                         json_loads(clean, 0, NULL));
+            pctl_free(clean);
+            if (rc == 0 && changed && (text = json_dumps(data, JSON_COMPACT))) {
+                rc = json_object_set_new(o, "data", json_string(text));
+                pctl_free(text);
+            }
+        }
+        json_decref(data);
+    }
+    return rc < 0 ? PLANCTL_ENOMEM : 0;
+}
+
 /* Writes every row of the named query for instance_id (?1) and run_id
  * (?2) as an array of objects keyed by column name. */
 static int rows_json(sink *w, pctl_query q, int64_t iid, int64_t run_id,
@@ -153,7 +195,7 @@ static int rows_json(sink *w, pctl_query q, int64_t iid, int64_t run_id,
                           "fix the row with sqlite3",
                           what, pctl_col_name(st, i - 1),
                           (long long)pctl_col_i64(st, 0));
-        else if (!o)
+        else if (!o || scrub(o) < 0)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
         else if (!first)
             rc = put(w, ",", 1);

@@ -58,14 +58,15 @@ static const cols run_cols = {"TTTtTIiiit",
 static const cols phase_cols = {
     "ITTiit",
     {"idx", "name", "strategy", "started_at", "finished_at", "message"}};
-static const cols step_cols = {"ITIIIiiiit",
-                               {"idx", "name", "attempt", "max_attempts",
-                                "task_index", "next_attempt_at", "deadline_at",
-                                "started_at", "finished_at", "message"}};
-static const cols attempt_cols = {"ITIiitt",
+/* outputs (0004) is absent from bundles written before it: null. */
+static const cols step_cols = {
+    "ITIIIiiiitt",
+    {"idx", "name", "attempt", "max_attempts", "task_index", "next_attempt_at",
+     "deadline_at", "started_at", "finished_at", "message", "outputs"}};
+static const cols attempt_cols = {"ITIiittt",
                                   {"number", "status", "started_at",
                                    "finished_at", "exit_code", "message",
-                                   "output"}};
+                                   "output", "outputs"}};
 static const cols event_cols = {"ITttitTt",
                                 {"at", "entity", "from_status", "to_status",
                                  "attempt", "message", "actor", "data"}};
@@ -425,7 +426,7 @@ static int insert_child(bundle_imp *m, int tbl, bundle_row *r, bundle_row *run,
     bundle_row *parent = tbl == T_STEP ? phase : run;
     pctl_stmt *st = pctl_q(m->p, tbl == T_STEP ? PCTL_Q_bundle_step_insert
                                                : PCTL_Q_bundle_phase_insert);
-    int rc, k = tbl == T_STEP ? 11 : 7;
+    int rc, k = tbl == T_STEP ? 12 : 7;
 
     if (!st)
         return PLANCTL_ERROR;
@@ -726,7 +727,7 @@ static int import_attempt(bundle_imp *m, bundle_row *a, void *unused)
             &status, json_string_value(json_object_get(a->o, "status"))) < 0)
         return pctl_bundle_bad(m, "attempt %lld: unknown status",
                                (long long)a->id);
-    pctl_bind_i64(st, 8, step->nid);
+    pctl_bind_i64(st, 9, step->nid);
     return exec(m, st, &a->nid, NULL, "attempt", a->id);
 }
 

@@ -53,6 +53,7 @@ static int step_attempt(planctl *p, const pctl_change *c, int64_t now,
                         int attempt)
 {
     pctl_stmt *st;
+    int rc;
 
     if (c->from == PLANCTL_STATUS_IN_PROGRESS) {
         st = pctl_q(p, PCTL_Q_attempt_close);
@@ -65,6 +66,16 @@ static int step_attempt(planctl *p, const pctl_change *c, int64_t now,
             pctl_bind_i64(st, 4, c->exit_code);
         pctl_bind_text(st, 5, c->message);
         pctl_bind_text(st, 6, c->output);
+        pctl_bind_text(st, 7, c->outputs);
+        if ((rc = pctl_q_exec(st)) < 0 || !c->outputs ||
+            c->to != PLANCTL_STATUS_COMPLETE)
+            return rc;
+        /* What the later tasks of the run see; only a step that has
+         * outputs pays for this write. */
+        if (!(st = pctl_q(p, PCTL_Q_step_set_outputs)))
+            return PLANCTL_ERROR;
+        pctl_bind_i64(st, 1, c->id);
+        pctl_bind_text(st, 2, c->outputs);
         return pctl_q_exec(st);
     }
     if (c->to == PLANCTL_STATUS_IN_PROGRESS) {
@@ -138,7 +149,7 @@ static int run_ended(planctl *p, int64_t run_id, int64_t instance_id,
 /*
  * What an event must carry beyond from/to/message for the rows to be
  * rebuilt from the events alone (replay.c): deadlines and the next try's
- * time as they are set, a try's exit code and output as it ends.  NULL
+ * time as they are set, a try's exit code, output and outputs as it ends.  NULL
  * when there is nothing more.
  */
 /* Whether c grants its step another try (only an interrupted try that
@@ -156,7 +167,8 @@ static int change_data(char **out, const pctl_change *c)
         ended = step && c->from == PLANCTL_STATUS_IN_PROGRESS;
     int deadline = c->to == PLANCTL_STATUS_IN_PROGRESS && c->deadline_at > 0,
         next = step && c->to == PLANCTL_STATUS_ERROR && c->next_attempt_at > 0,
-        exit_code = ended && c->exit_code >= 0, output = ended && c->output;
+        exit_code = ended && c->exit_code >= 0, output = ended && c->output,
+        outputs = ended && c->outputs;
     json_t *o;
     int rc = 0;
 
@@ -164,7 +176,7 @@ static int change_data(char **out, const pctl_change *c)
     /* Most changes carry nothing more (a step that starts with no
      * timeout, one that completes with no output): no JSON object is
      * made for them. */
-    if (!deadline && !next && !exit_code && !output && !grants(c))
+    if (!deadline && !next && !exit_code && !output && !outputs && !grants(c))
         return 0;
     if (!(o = json_object()))
         return PLANCTL_ENOMEM;
@@ -180,6 +192,13 @@ static int change_data(char **out, const pctl_change *c)
         rc |= json_object_set_new(o, "output", json_string(c->output));
     if (grants(c))
         rc |= json_object_set_new(o, "grant_attempt", json_integer(1));
+    /* As an object, not text in a string: replay and export read it as
+     * the attempt's (and a completed step's) outputs. */
+    if (outputs) {
+        json_t *v = json_loads(c->outputs, 0, NULL);
+
+        rc |= v ? json_object_set_new(o, "outputs", v) : -1;
+    }
     if (rc == 0 && !(*out = json_dumps(o, JSON_COMPACT)))
         rc = -1;
     json_decref(o);

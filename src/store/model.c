@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/outputs.h"
 #include "core/timefmt.h"
 
 char *pctl_m_params(const char *text)
@@ -32,10 +33,12 @@ void pctl_m_run_clear(pctl_m_run *r)
             for (k = 0; k < s->nattempts; k++) {
                 pctl_free(s->attempts[k].message);
                 pctl_free(s->attempts[k].output);
+                pctl_free(s->attempts[k].outputs);
             }
             pctl_free(s->attempts);
             pctl_free(s->name);
             pctl_free(s->message);
+            pctl_free(s->outputs);
         }
         pctl_free(ph->steps);
         pctl_free(ph->name);
@@ -107,11 +110,11 @@ static json_t *status_json(planctl_status s)
 static json_t *attempt_json(const pctl_m_attempt *a)
 {
     return json_pack(
-        "{s:i, s:o, s:o, s:o, s:o, s:o}", "number", a->number, "status",
+        "{s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "number", a->number, "status",
         status_json(a->status), "started_at", time_or_null(a->started_at),
         "finished_at", time_or_null(a->finished_at), "exit_code",
         a->exit_code >= 0 ? json_integer(a->exit_code) : json_null(), "message",
-        text_or_null(a->message));
+        text_or_null(a->message), "outputs", pctl_outputs_masked(a->outputs));
 }
 
 static json_t *step_json(const pctl_m_step *s, int with_attempts)
@@ -129,6 +132,11 @@ static json_t *step_json(const pctl_m_step *s, int with_attempts)
 
     if (!o || !with_attempts)
         return o;
+    if (json_object_set_new(o, "outputs", pctl_outputs_masked(s->outputs)) <
+        0) {
+        json_decref(o);
+        return NULL;
+    }
     arr = json_array();
     if (!arr || json_object_set_new(o, "attempts", arr) < 0) {
         json_decref(o);
@@ -282,6 +290,7 @@ static int step_diff(char *buf, size_t size, const char *where,
     if (a->status == PLANCTL_STATUS_IN_PROGRESS)
         DIFF_INT("deadline_at", a->deadline_at, b->deadline_at);
     DIFF_STR("message", a->message, b->message);
+    DIFF_STR("outputs", a->outputs, b->outputs);
     DIFF_INT("attempts", (int64_t)a->nattempts, (int64_t)b->nattempts);
     for (k = 0; k < a->nattempts; k++) {
         const pctl_m_attempt *x = &a->attempts[k], *y = &b->attempts[k];
@@ -299,6 +308,7 @@ static int step_diff(char *buf, size_t size, const char *where,
             DIFF_INT("exit_code", x->exit_code, y->exit_code);
             DIFF_STR("message", x->message, y->message);
             DIFF_STR("output", x->output, y->output);
+            DIFF_STR("outputs", x->outputs, y->outputs);
             where = saved;
         }
     }

@@ -23,6 +23,7 @@ typedef struct pctl_m_attempt {
     int64_t started_at, finished_at; /* 0: none */
     int exit_code;                   /* -1: none */
     char *message, *output;
+    char *outputs; /* JSON text (core/outputs.h), or NULL */
 } pctl_m_attempt;
 
 typedef struct pctl_m_step {
@@ -32,6 +33,7 @@ typedef struct pctl_m_step {
     int attempt, max_attempts;
     int64_t next_attempt_at, deadline_at, started_at, finished_at;
     char *message;
+    char *outputs; /* JSON text: what later tasks see, or NULL */
     size_t nattempts;
     pctl_m_attempt *attempts;
 } pctl_m_step;
@@ -67,8 +69,9 @@ void pctl_m_run_clear(pctl_m_run *r);
 
 /* The run object of DESIGN §8: with phases for status (with_phases 1),
  * without for history (0).  with_phases 2 also gives each step its
- * "attempts" (number, status, started_at, finished_at, exit_code,
- * message), for the status of a run chosen by id.  now is for the
+ * "outputs" and "attempts" (number, status, started_at, finished_at,
+ * exit_code, message, outputs), for the status of a run chosen by id;
+ * outputs are objects (secret values "***") or null.  now is for the
  * duration of a run still going.  NULL on allocation failure. */
 json_t *pctl_m_run_json(const pctl_m_run *r, int64_t now, int with_phases);
 

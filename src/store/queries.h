@@ -14,6 +14,9 @@
     X(step_set_result)                                                         \
     X(attempt_open)                                                            \
     X(attempt_close)                                                           \
+    X(step_set_outputs)                                                        \
+    X(run_outputs)                                                             \
+    X(attempt_outputs)                                                         \
     X(event_insert_admin)                                                      \
     X(instance_mark_applied)                                                   \
     X(instance_remove_after_cleanup)                                           \

@@ -237,6 +237,20 @@ static int on_phase(replay *r, const ev *e)
                   e->to, e->msg, e->at);
 }
 
+/* The outputs an event carries (gate.c, admit.c) as the tables hold
+ * them: compact JSON text, or NULL.  Sets *oom on allocation failure. */
+static char *outputs_of(const ev *e, int *oom)
+{
+    json_t *v = json_object_get(e->data, "outputs");
+    char *text;
+
+    if (!json_is_object(v))
+        return NULL;
+    if (!(text = json_dumps(v, JSON_COMPACT)))
+        *oom = 1;
+    return text;
+}
+
 static int on_step(replay *r, const ev *e)
 {
     pctl_m_step *s;
@@ -258,6 +272,7 @@ static int on_step(replay *r, const ev *e)
         s->status = e->to;
         s->started_at = jint(e->data, "started_at");
         s->finished_at = jint(e->data, "finished_at");
+        s->outputs = outputs_of(e, &oom); /* carried over by a retry */
         if (e->msg && !(s->message = pctl_strdup(e->msg)))
             oom = 1;
         f = &r->steps[r->nsteps++];
@@ -284,10 +299,18 @@ static int on_step(replay *r, const ev *e)
         /* A bad log may close one attempt twice: keep the last word. */
         pctl_free(a->message);
         pctl_free(a->output);
+        pctl_free(a->outputs);
         a->message = NULL;
         if (e->msg && !(a->message = pctl_strdup(e->msg)))
             return PLANCTL_ENOMEM;
         a->output = jstr(e->data, "output", &oom);
+        a->outputs = outputs_of(e, &oom);
+        /* The step keeps the outputs it completed with (gate.c). */
+        if (e->to == PLANCTL_STATUS_COMPLETE && a->outputs) {
+            pctl_free(s->outputs);
+            if (!(s->outputs = pctl_strdup(a->outputs)))
+                oom = 1;
+        }
         if (oom)
             return PLANCTL_ENOMEM;
     }

@@ -149,11 +149,14 @@ typedef struct pctl_change {
     int grant_attempt;       /* IN_PROGRESS -> ERROR: the try does not count;
                                 max_attempts grows by one (recorded in the
                                 event as "grant_attempt") */
+    const char *outputs;     /* closing a try: what its tasks output
+                                (core/outputs.h, JSON text), or NULL; also
+                                the step's when it completes */
 } pctl_change;
 
 #define PCTL_CHANGE_INIT                                                       \
     {                                                                          \
-        PLANCTL_ENTITY_RUN, 0, 0, 0, NULL, NULL, 0, 0, -1, NULL, 0             \
+        PLANCTL_ENTITY_RUN, 0, 0, 0, NULL, NULL, 0, 0, -1, NULL, 0, NULL       \
     }
 
 /* ---- the observer of what the store writes (observe.c) ----
@@ -278,6 +281,17 @@ int pctl_event_admin(planctl *p, int64_t instance_id, const char *entity,
  * transaction. */
 int pctl_close_children(planctl *p, int64_t run_id, planctl_status run_end,
                         const char *msg_started, const char *actor);
+
+/* ---- task outputs (outputs.c) ---- */
+
+/* The outputs of the steps of run_id that have some, as one object
+ * {"STEP": {outputs}} in definition order (an empty one when none).
+ * *out is the caller's (json_decref).  Errors: EIO, ENOMEM. */
+int pctl_run_outputs(json_t **out, planctl *p, int64_t run_id);
+
+/* What try number of step_id recorded as its outputs: an object, or
+ * NULL when none.  *out is the caller's.  Errors: EIO. */
+int pctl_attempt_outputs(json_t **out, planctl *p, int64_t step_id, int number);
 
 /* ---- the engine's lease (lease.c) ---- */
 

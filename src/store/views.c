@@ -111,6 +111,7 @@ static int load_attempts(pctl_m_step *s, planctl *p)
             a->exit_code = pctl_col_int(st, 4);
         a->message = dup_col(st, 5, &oom);
         a->output = dup_col(st, 6, &oom);
+        a->outputs = dup_col(st, 7, &oom);
         if (oom)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
@@ -158,7 +159,7 @@ static int load_children(pctl_m_run *r, planctl *p, int with_attempts)
     /* Steps of the whole run in (phase idx, step idx) order; one query per
      * run rather than one per phase.  Columns: 0 phase idx, 1 name,
      * 2 status, 3 attempt, 4 max_attempts, 5 next_attempt_at, 6 started,
-     * 7 finished, 8 message, 9 id, 10 deadline_at. */
+     * 7 finished, 8 message, 9 id, 10 deadline_at, 11 outputs. */
     st = pctl_q(p, PCTL_Q_view_steps);
     if (!st)
         return PLANCTL_ERROR;
@@ -186,6 +187,7 @@ static int load_children(pctl_m_run *r, planctl *p, int with_attempts)
         s->message = dup_col(st, 8, &oom);
         s->id = pctl_col_i64(st, 9);
         s->deadline_at = pctl_col_i64(st, 10);
+        s->outputs = dup_col(st, 11, &oom);
         if (oom)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }

@@ -142,7 +142,8 @@ static planctl_task_info info_for(const char *kind, const char *spec)
     planctl_task_info i = {
         "zk",     "deploy", "nodes", "node-0",
         "render", kind,     spec,    "{\"NODE_COUNT\":\"3\"}",
-        7,        1,        0,       "0123456789abcdef0123456789abcdef"};
+        7,        1,        0,       "0123456789abcdef0123456789abcdef",
+        NULL};
 
     return i;
 }

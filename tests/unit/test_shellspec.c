@@ -121,8 +121,8 @@ static void on_finish(planctl_job *job, void *owner)
 static char *executor(const char *spec, planctl_outcome *outcome)
 {
     const planctl_executor *ex = pctl_executor_shell();
-    planctl_task_info info = {"zk", "deploy", "p", "s", "t", "shell",
-                              spec, "{}",     1,   1,   0,   "0123"};
+    planctl_task_info info = {"zk", "deploy", "p", "s", "t",    "shell", spec,
+                              "{}", 1,        1,   0,   "0123", NULL};
     report r = {0, PLANCTL_OUTCOME_DONE, NULL};
     planctl_job *job;
     uv_loop_t loop;

@@ -1,0 +1,61 @@
+/* outputs.c - reading task outputs back for the tasks that use them (the
+ * gate and admission write them; see core/outputs.h for their form). */
+#include <jansson.h>
+
+#include "core/alloc.h"
+#include "store/store.h"
+
+int pctl_run_outputs(json_t **out, planctl *p, int64_t run_id)
+{
+    pctl_stmt *st = pctl_q(p, PCTL_Q_run_outputs);
+    int rc = 0, step;
+
+    *out = NULL;
+    if (!st)
+        return PLANCTL_ERROR;
+    if (!(*out = json_object()))
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    pctl_bind_i64(st, 1, run_id);
+    while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
+        json_t *v = json_loads(pctl_col_text(st, 1), 0, NULL);
+
+        /* Only the gate and admission write the column, as an object. */
+        if (json_is_object(v))
+            rc = json_object_set_new(*out, pctl_col_text(st, 0), v) < 0
+                     ? pctl_err(p, PLANCTL_ENOMEM, "out of memory")
+                     : 0;
+        else
+            json_decref(v);
+    }
+    if (rc == 0 && step != PCTL_DONE)
+        rc = pctl_q_fail(st, step);
+    pctl_reset(st);
+    if (rc < 0) {
+        json_decref(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+int pctl_attempt_outputs(json_t **out, planctl *p, int64_t step_id, int number)
+{
+    pctl_stmt *st = pctl_q(p, PCTL_Q_attempt_outputs);
+    int rc;
+
+    *out = NULL;
+    if (!st)
+        return PLANCTL_ERROR;
+    pctl_bind_i64(st, 1, step_id);
+    pctl_bind_i64(st, 2, number);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW && !pctl_col_null(st, 0))
+        *out = json_loads(pctl_col_text(st, 0), 0, NULL);
+    pctl_reset(st);
+    if (rc != PCTL_ROW && rc != PCTL_DONE)
+        return pctl_q_fail(st, rc);
+    if (*out && !json_is_object(*out)) {
+        json_decref(*out);
+        *out = NULL;
+    }
+    return 0;
+}
