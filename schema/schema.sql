@@ -144,9 +144,7 @@ CREATE TABLE phases (
 
 -- attempt counts the tries started so far; task_index is the task a retry
 -- resumes at; deadline_at is the current try's timeout as an absolute time,
--- so it survives a restart.  outputs (0004) is what the later tasks of the
--- run see: the outputs of the attempt that completed it, or carried over
--- by a retry; NULL when none.
+-- so it survives a restart.
 CREATE TABLE steps (
     id              INTEGER PRIMARY KEY,
     run_id          INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
@@ -162,15 +160,12 @@ CREATE TABLE steps (
     started_at      INTEGER,
     finished_at     INTEGER,
     message         TEXT,
-    outputs         TEXT,
     UNIQUE (phase_id, idx)
 );
 CREATE INDEX steps_by_run ON steps (run_id);
 
 -- One row per try of a step.  status is IN_PROGRESS while it runs, then
--- the status the step left IN_PROGRESS for.  outputs (0004) is what its
--- tasks wrote for the later tasks of the run, whatever the outcome, as
--- JSON ({"KEY": "value", "SECRET": {"secret": "value"}}); NULL when none.
+-- the status the step left IN_PROGRESS for.
 CREATE TABLE attempts (
     id          INTEGER PRIMARY KEY,
     step_id     INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,
@@ -181,12 +176,25 @@ CREATE TABLE attempts (
     exit_code   INTEGER,
     message     TEXT,
     output      TEXT,
-    outputs     TEXT,
     UNIQUE (step_id, number)
 );
 -- Never two tries of one step in flight.
 CREATE UNIQUE INDEX attempts_one_open ON attempts (step_id)
     WHERE finished_at IS NULL;
+
+-- Task outputs (0004; KUDO's Pipe tasks), JSON text: {"KEY": "value",
+-- "SECRET_KEY": {"secret": "value"}}.  attempt is a try's number: what its
+-- tasks wrote, whatever its outcome (those of its earlier tasks while it
+-- runs); or 0: the step's own, what later tasks of its run see (those of
+-- the try that completed it, or carried over by a retry).  Kept apart
+-- from steps and attempts so that their rows, rewritten whole by every
+-- UPDATE, are no wider for outputs.
+CREATE TABLE task_outputs (
+    step_id INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,
+    attempt INTEGER NOT NULL CHECK (attempt >= 0),
+    outputs TEXT NOT NULL,
+    PRIMARY KEY (step_id, attempt)
+) WITHOUT ROWID;
 
 -- The append-only event log: one row per status change or admin action,
 -- written in the same transaction as the change.  phase_id and step_id are

@@ -157,7 +157,6 @@ static int insert_step(planctl *p, const pctl_admission *a, int64_t run_id,
         pctl_bind_i64(st, 7, started);
         pctl_bind_i64(st, 8, finished);
         pctl_bind_text(st, 9, carry_msg);
-        pctl_bind_text(st, 10, outputs);
     }
     rc = pctl_step(st);
     id = rc == PCTL_ROW ? pctl_col_i64(st, 0) : 0;
@@ -165,6 +164,10 @@ static int insert_step(planctl *p, const pctl_admission *a, int64_t run_id,
     if (rc != PCTL_ROW) {
         pctl_free(outputs);
         return pctl_q_fail(st, rc);
+    }
+    if (outputs && (rc = pctl_outputs_record(p, id, 0, outputs)) < 0) {
+        pctl_free(outputs);
+        return rc;
     }
 
     /* A carried-over step keeps its times and outputs: replay needs

@@ -58,15 +58,14 @@ static const cols run_cols = {"TTTtTIiiit",
 static const cols phase_cols = {
     "ITTiit",
     {"idx", "name", "strategy", "started_at", "finished_at", "message"}};
-/* outputs (0004) is absent from bundles written before it: null. */
-static const cols step_cols = {
-    "ITIIIiiiitt",
-    {"idx", "name", "attempt", "max_attempts", "task_index", "next_attempt_at",
-     "deadline_at", "started_at", "finished_at", "message", "outputs"}};
-static const cols attempt_cols = {"ITIiittt",
+static const cols step_cols = {"ITIIIiiiit",
+                               {"idx", "name", "attempt", "max_attempts",
+                                "task_index", "next_attempt_at", "deadline_at",
+                                "started_at", "finished_at", "message"}};
+static const cols attempt_cols = {"ITIiitt",
                                   {"number", "status", "started_at",
                                    "finished_at", "exit_code", "message",
-                                   "output", "outputs"}};
+                                   "output"}};
 static const cols event_cols = {"ITttitTt",
                                 {"at", "entity", "from_status", "to_status",
                                  "attempt", "message", "actor", "data"}};
@@ -127,6 +126,34 @@ static int exec(bundle_imp *m, pctl_stmt *st, int64_t *id, char **uid,
             rc = step;
     }
     pctl_reset(st);
+    return rc;
+}
+
+/* The "outputs" of a step row (attempt 0) or an attempt row (0004; absent
+ * from bundles written before it), into task_outputs under the new step
+ * id: a JSON object as text, its secret values there or left out
+ * ({"secret": null}), or null. */
+static int put_outputs(bundle_imp *m, const bundle_row *r, int64_t step_nid,
+                       int attempt)
+{
+    json_t *v = json_object_get(r->o, "outputs"), *o;
+    const char *what = attempt ? "attempt" : "step";
+    int rc;
+
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_string(v))
+        return pctl_bundle_bad(m,
+                               "%s %lld: \"outputs\" must be a string or null",
+                               what, (long long)r->id);
+    o = json_loads(json_string_value(v), 0, NULL);
+    rc = json_is_object(o);
+    json_decref(o);
+    if (!rc)
+        return pctl_bundle_bad(m, "%s %lld: \"outputs\" is not a JSON object",
+                               what, (long long)r->id);
+    rc = pctl_outputs_record(m->p, step_nid, attempt, json_string_value(v));
+    m->dbrc = rc;
     return rc;
 }
 
@@ -426,7 +453,7 @@ static int insert_child(bundle_imp *m, int tbl, bundle_row *r, bundle_row *run,
     bundle_row *parent = tbl == T_STEP ? phase : run;
     pctl_stmt *st = pctl_q(m->p, tbl == T_STEP ? PCTL_Q_bundle_step_insert
                                                : PCTL_Q_bundle_phase_insert);
-    int rc, k = tbl == T_STEP ? 12 : 7;
+    int rc, k = tbl == T_STEP ? 11 : 7;
 
     if (!st)
         return PLANCTL_ERROR;
@@ -446,7 +473,8 @@ static int insert_child(bundle_imp *m, int tbl, bundle_row *r, bundle_row *run,
         pctl_bind_i64(st, k++, phase->nid);
     pctl_bind_text(st, k, status);
     if ((rc = exec(m, st, &r->nid, NULL, pctl_bundle_tables[tbl].what, r->id)) <
-        0)
+            0 ||
+        (tbl == T_STEP && (rc = put_outputs(m, r, r->nid, 0)) < 0))
         return rc;
     return pctl_stage_save(m, tbl, r);
 }
@@ -727,8 +755,12 @@ static int import_attempt(bundle_imp *m, bundle_row *a, void *unused)
             &status, json_string_value(json_object_get(a->o, "status"))) < 0)
         return pctl_bundle_bad(m, "attempt %lld: unknown status",
                                (long long)a->id);
-    pctl_bind_i64(st, 9, step->nid);
-    return exec(m, st, &a->nid, NULL, "attempt", a->id);
+    pctl_bind_i64(st, 8, step->nid);
+    if ((rc = exec(m, st, &a->nid, NULL, "attempt", a->id)) < 0)
+        return rc;
+    return put_outputs(
+        m, a, step->nid,
+        (int)json_integer_value(json_object_get(a->o, "number")));
 }
 
 static int finish_rows(bundle_imp *m)

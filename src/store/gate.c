@@ -56,6 +56,12 @@ static int step_attempt(planctl *p, const pctl_change *c, int64_t now,
     int rc;
 
     if (c->from == PLANCTL_STATUS_IN_PROGRESS) {
+        /* Outputs are written by statements of their own, only when there
+         * are some: a try without outputs (every Dummy step) runs the same
+         * statements as before outputs existed (tools/bench/limit.c). */
+        if (c->outputs &&
+            (rc = pctl_outputs_record(p, c->id, attempt, c->outputs)) < 0)
+            return rc;
         st = pctl_q(p, PCTL_Q_attempt_close);
         if (!st)
             return PLANCTL_ERROR;
@@ -66,17 +72,11 @@ static int step_attempt(planctl *p, const pctl_change *c, int64_t now,
             pctl_bind_i64(st, 4, c->exit_code);
         pctl_bind_text(st, 5, c->message);
         pctl_bind_text(st, 6, c->output);
-        pctl_bind_text(st, 7, c->outputs);
         if ((rc = pctl_q_exec(st)) < 0 || !c->outputs ||
             c->to != PLANCTL_STATUS_COMPLETE)
             return rc;
-        /* What the later tasks of the run see; only a step that has
-         * outputs pays for this write. */
-        if (!(st = pctl_q(p, PCTL_Q_step_set_outputs)))
-            return PLANCTL_ERROR;
-        pctl_bind_i64(st, 1, c->id);
-        pctl_bind_text(st, 2, c->outputs);
-        return pctl_q_exec(st);
+        /* What the later tasks of the run see. */
+        return pctl_outputs_record(p, c->id, 0, c->outputs);
     }
     if (c->to == PLANCTL_STATUS_IN_PROGRESS) {
         st = pctl_q(p, PCTL_Q_attempt_open);

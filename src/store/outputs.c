@@ -1,5 +1,6 @@
-/* outputs.c - reading task outputs back for the tasks that use them (the
- * gate and admission write them; see core/outputs.h for their form). */
+/* outputs.c - the task_outputs table (migration 0004): written by the
+ * gate, admission and import, read back for the tasks that use them (see
+ * core/outputs.h for their form). */
 #include <jansson.h>
 
 #include "core/alloc.h"
@@ -58,4 +59,17 @@ int pctl_attempt_outputs(json_t **out, planctl *p, int64_t step_id, int number)
         *out = NULL;
     }
     return 0;
+}
+
+int pctl_outputs_record(planctl *p, int64_t step_id, int attempt,
+                        const char *outputs)
+{
+    pctl_stmt *st = pctl_q(p, PCTL_Q_outputs_put);
+
+    if (!st)
+        return PLANCTL_ERROR;
+    pctl_bind_i64(st, 1, step_id);
+    pctl_bind_i64(st, 2, attempt);
+    pctl_bind_text(st, 3, outputs);
+    return pctl_q_exec(st);
 }

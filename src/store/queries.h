@@ -14,7 +14,7 @@
     X(step_set_result)                                                         \
     X(attempt_open)                                                            \
     X(attempt_close)                                                           \
-    X(step_set_outputs)                                                        \
+    X(outputs_put)                                                             \
     X(run_outputs)                                                             \
     X(attempt_outputs)                                                         \
     X(event_insert_admin)                                                      \

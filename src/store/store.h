@@ -293,6 +293,13 @@ int pctl_run_outputs(json_t **out, planctl *p, int64_t run_id);
  * NULL when none.  *out is the caller's.  Errors: EIO. */
 int pctl_attempt_outputs(json_t **out, planctl *p, int64_t step_id, int number);
 
+/* Records outputs (JSON text, not NULL) as those of try attempt of
+ * step_id, or with attempt 0 as the step's own, replacing what was there
+ * (gate.c).  Only the gate, admission and import call it, inside their
+ * transactions.  Errors: those of the store (EIO). */
+int pctl_outputs_record(planctl *p, int64_t step_id, int attempt,
+                        const char *outputs);
+
 /* ---- the engine's lease (lease.c) ---- */
 
 /* Takes the database's engine lease: refused (ECONFLICT, naming the

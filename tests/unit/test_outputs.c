@@ -101,6 +101,12 @@ static void expect_file(const char *path, const char *want)
 
 /* A one-phase serial plan of the given steps, each with one task of the
  * same name; tasks is the "tasks" array's inside. */
+/* The step's own outputs (task_outputs attempt 0), of steps s chosen by
+ * what follows. */
+#define STEP_OUTPUTS                                                           \
+    "SELECT o.outputs FROM task_outputs o JOIN steps s ON s.id = o.step_id "   \
+    "AND o.attempt = 0 "
+
 #define DEF(name, tasks, steps)                                                \
     "{\"name\":\"" name "\",\"version\":\"1\",\"tasks\":[" tasks "],"          \
     "\"plans\":{\"deploy\":{\"phases\":[{\"name\":\"p\",\"steps\":[" steps     \
@@ -145,19 +151,18 @@ static void test_passed_to_a_later_step(void **state)
     expect_text(f,
                 "{\"CERT\":\"abc=d\",\"PEM\":\"line 1\\n\\nline 3\","
                 "\"PASS\":{\"secret\":\"hunter2\"}}",
-                "SELECT a.outputs FROM attempts a JOIN steps s ON s.id = "
-                "a.step_id WHERE s.name = 'gen-cert'");
+                "SELECT o.outputs FROM task_outputs o JOIN steps s ON s.id = "
+                "o.step_id WHERE s.name = 'gen-cert' AND o.attempt = 1");
     expect_text(f, "1",
-                "SELECT count(*) FROM steps WHERE name = 'gen-cert' AND "
-                "outputs = (SELECT outputs FROM attempts WHERE step_id = "
-                "steps.id)");
+                "SELECT count(DISTINCT outputs) FROM task_outputs WHERE "
+                "step_id = (SELECT id FROM steps WHERE name = 'gen-cert')");
     expect_text(f, "hunter2",
                 "SELECT json_extract(data, '$.outputs.PASS.secret') FROM "
                 "events WHERE entity = 'step' AND to_status = 'COMPLETE' AND "
                 "step_id = (SELECT id FROM steps WHERE name = 'gen-cert')");
-    expect_text(f, "NULL",
-                "SELECT coalesce(outputs, 'NULL') FROM steps WHERE name = "
-                "'use'");
+    expect_text(f, "0",
+                "SELECT count(*) FROM task_outputs WHERE step_id = (SELECT id "
+                "FROM steps WHERE name = 'use')");
 
     /* status shows them per step and attempt, the secret masked. */
     so.run = run;
@@ -203,7 +208,9 @@ static void test_export_import(void **state)
         fail_msg("verify: %s", planctl_errmsg(q));
     planctl_close(q);
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    got = tu_text(db, "SELECT outputs FROM steps WHERE name = 'gen-cert'");
+    got = tu_text(db, "SELECT o.outputs FROM task_outputs o JOIN steps s ON "
+                      "s.id = o.step_id WHERE s.name = 'gen-cert' AND "
+                      "o.attempt = 0");
     assert_string_equal(got, "{\"CERT\":\"abc=d\",\"PEM\":\"line 1\\n\\nline "
                              "3\",\"PASS\":{\"secret\":null}}");
     free(got);
@@ -271,11 +278,10 @@ static void test_retries(void **state)
     run = create(f, "r", "retry");
     assert_int_equal(tu_engine_until_idle(f->p), 0);
     expect_text(f, "{\"N\":\"1\"}|{\"N\":\"2\"}",
-                "SELECT group_concat(outputs, '|') FROM (SELECT a.outputs "
-                "FROM attempts a JOIN steps s ON s.id = a.step_id WHERE "
-                "s.name = 'gen' ORDER BY a.number)");
-    expect_text(f, "{\"N\":\"2\"}",
-                "SELECT outputs FROM steps WHERE name = 'gen'");
+                "SELECT group_concat(outputs, '|') FROM (SELECT o.outputs "
+                "FROM task_outputs o JOIN steps s ON s.id = o.step_id WHERE "
+                "s.name = 'gen' AND o.attempt > 0 ORDER BY o.attempt)");
+    expect_text(f, "{\"N\":\"2\"}", STEP_OUTPUTS "WHERE s.name = 'gen'");
     expect_text(f, "FATAL_ERROR", "SELECT status FROM runs WHERE id = %lld",
                 (long long)run);
 
@@ -287,8 +293,7 @@ static void test_retries(void **state)
                 (long long)again);
     expect_file("seen", "2");
     expect_text(f, "{\"N\":\"2\"}",
-                "SELECT outputs FROM steps WHERE name = 'gen' AND run_id = "
-                "%lld",
+                STEP_OUTPUTS "WHERE s.name = 'gen' AND s.run_id = %lld",
                 (long long)again);
 }
 

@@ -64,24 +64,29 @@ VALUES (?1, ?2, 'IN_PROGRESS', ?3);
 
 -- name: attempt_close
 UPDATE attempts SET status = ?2, finished_at = ?3, exit_code = ?4,
-    message = ?5, output = ?6, outputs = ?7
+    message = ?5, output = ?6
 WHERE step_id = ?1 AND finished_at IS NULL;
 
--- The outputs a step completed with (0004), for the later tasks of its run.
--- name: step_set_outputs
-UPDATE steps SET outputs = ?2 WHERE id = ?1;
+-- The outputs of try ?2 of a step (0004), or with ?2 = 0 the step's own
+-- (what the later tasks of its run see): written only when there are
+-- some, so a try without outputs runs the statements it ran before
+-- outputs existed.
+-- name: outputs_put
+INSERT INTO task_outputs (step_id, attempt, outputs) VALUES (?1, ?2, ?3)
+ON CONFLICT (step_id, attempt) DO UPDATE SET outputs = excluded.outputs;
 
 -- The outputs of the completed steps of a run, for a task about to start:
 -- read only when the run has some (the engine keeps whether it has).
 -- name: run_outputs
-SELECT s.name, s.outputs FROM steps AS s JOIN phases AS ph ON ph.id = s.phase_id
-WHERE s.run_id = ?1 AND s.outputs IS NOT NULL
+SELECT s.name, o.outputs FROM steps AS s JOIN phases AS ph ON ph.id = s.phase_id
+JOIN task_outputs AS o ON o.step_id = s.id AND o.attempt = 0
+WHERE s.run_id = ?1
 ORDER BY ph.idx, s.idx;
 
 -- What an earlier try of a step recorded, for a retry that resumes at a
--- later task.
+-- later task (or recovery closing a try its engine left).
 -- name: attempt_outputs
-SELECT outputs FROM attempts WHERE step_id = ?1 AND number = ?2;
+SELECT outputs FROM task_outputs WHERE step_id = ?1 AND attempt = ?2;
 
 -- name: event_insert_admin
 INSERT INTO events (at, instance_id, entity, message, actor, data)
@@ -143,8 +148,8 @@ RETURNING id;
 
 -- name: step_insert
 INSERT INTO steps (run_id, phase_id, idx, name, status, max_attempts,
-                   started_at, finished_at, message, outputs)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                   started_at, finished_at, message)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
 RETURNING id;
 
 -- name: phase_carry
@@ -152,7 +157,9 @@ SELECT started_at, finished_at FROM phases
 WHERE run_id = ?1 AND idx = ?2 AND name = ?3 AND status = 'COMPLETE';
 
 -- name: step_carry
-SELECT s.started_at, s.finished_at, s.outputs
+SELECT s.started_at, s.finished_at,
+    (SELECT o.outputs FROM task_outputs AS o
+     WHERE o.step_id = s.id AND o.attempt = 0)
 FROM phases AS ph JOIN steps AS s ON s.phase_id = ph.id
 WHERE ph.run_id = ?1 AND ph.idx = ?2 AND s.idx = ?4 AND s.name = ?3
   AND s.status = 'COMPLETE';
@@ -251,7 +258,9 @@ FROM phases WHERE run_id = ?1 ORDER BY idx;
 -- name: view_steps
 SELECT ph.idx, s.name, s.status, s.attempt, s.max_attempts,
     s.next_attempt_at, s.started_at, s.finished_at, s.message, s.id,
-    s.deadline_at, s.outputs
+    s.deadline_at,
+    (SELECT o.outputs FROM task_outputs AS o
+     WHERE o.step_id = s.id AND o.attempt = 0) AS outputs
 FROM steps AS s JOIN phases AS ph ON ph.id = s.phase_id
 WHERE s.run_id = ?1
 ORDER BY ph.idx, s.idx;
@@ -381,9 +390,11 @@ WHERE status = 'PENDING' OR status = 'IN_PROGRESS' OR status = 'PAUSED';
 SELECT params FROM runs WHERE id = ?1;
 
 -- name: view_attempts
-SELECT number, status, started_at, finished_at, exit_code, message, output,
-    outputs
-FROM attempts WHERE step_id = ?1 ORDER BY number;
+SELECT a.number, a.status, a.started_at, a.finished_at, a.exit_code,
+    a.message, a.output,
+    (SELECT o.outputs FROM task_outputs AS o
+     WHERE o.step_id = a.step_id AND o.attempt = a.number) AS outputs
+FROM attempts AS a WHERE a.step_id = ?1 ORDER BY a.number;
 
 -- name: replay_all
 SELECT seq, at, instance_id, run_id, phase_id, step_id, entity,
@@ -451,13 +462,17 @@ WHERE r.instance_id = ?1 ORDER BY ph.id;
 -- name: bundle_steps
 SELECT s.id, s.run_id, s.phase_id, s.idx, s.name, s.status, s.attempt,
     s.max_attempts, s.task_index, s.next_attempt_at, s.deadline_at,
-    s.started_at, s.finished_at, s.message, s.outputs
+    s.started_at, s.finished_at, s.message,
+    (SELECT o.outputs FROM task_outputs AS o
+     WHERE o.step_id = s.id AND o.attempt = 0) AS outputs
 FROM steps AS s JOIN runs AS r ON r.id = s.run_id
 WHERE r.instance_id = ?1 ORDER BY s.id;
 
 -- name: bundle_attempts
 SELECT a.id, a.step_id, a.number, a.status, a.started_at, a.finished_at,
-    a.exit_code, a.message, a.output, a.outputs
+    a.exit_code, a.message, a.output,
+    (SELECT o.outputs FROM task_outputs AS o
+     WHERE o.step_id = a.step_id AND o.attempt = a.number) AS outputs
 FROM attempts AS a JOIN steps AS s ON s.id = a.step_id
 JOIN runs AS r ON r.id = s.run_id
 WHERE r.instance_id = ?1 ORDER BY a.id;
@@ -497,12 +512,16 @@ FROM phases WHERE run_id = ?2 ORDER BY id;
 -- name: archive_steps
 SELECT id, run_id, phase_id, idx, name, status, attempt, max_attempts,
     task_index, next_attempt_at, deadline_at, started_at, finished_at,
-    message, outputs
+    message,
+    (SELECT o.outputs FROM task_outputs AS o
+     WHERE o.step_id = steps.id AND o.attempt = 0) AS outputs
 FROM steps WHERE run_id = ?2 ORDER BY id;
 
 -- name: archive_attempts
 SELECT a.id, a.step_id, a.number, a.status, a.started_at, a.finished_at,
-    a.exit_code, a.message, a.output, a.outputs
+    a.exit_code, a.message, a.output,
+    (SELECT o.outputs FROM task_outputs AS o
+     WHERE o.step_id = a.step_id AND o.attempt = a.number) AS outputs
 FROM attempts AS a JOIN steps AS s ON s.id = a.step_id
 WHERE s.run_id = ?2 ORDER BY a.id;
 
@@ -557,8 +576,8 @@ UPDATE phases SET status = ?3 WHERE id = ?1 AND status = ?2;
 -- name: bundle_step_insert
 INSERT INTO steps (idx, name, attempt, max_attempts, task_index,
                    next_attempt_at, deadline_at, started_at, finished_at,
-                   message, outputs, run_id, phase_id, status)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                   message, run_id, phase_id, status)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
 RETURNING id;
 
 -- name: bundle_step_status
@@ -566,8 +585,8 @@ UPDATE steps SET status = ?3 WHERE id = ?1 AND status = ?2;
 
 -- name: bundle_attempt_insert
 INSERT INTO attempts (number, status, started_at, finished_at, exit_code,
-                      message, output, outputs, step_id)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9);
+                      message, output, step_id)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8);
 
 -- name: bundle_event_insert
 INSERT INTO events (at, entity, from_status, to_status, attempt, message,
