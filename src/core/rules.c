@@ -17,7 +17,8 @@ int pctl_rule_walk(const pctl_vin *in, pctl_sink *s,
 static const pctl_validator names[] = {
     {"name syntax", pctl_rule_names, NULL, NULL, 0},
     {"unique names", pctl_rule_unique, NULL, NULL, 0},
-    {"parameter variables", pctl_rule_param_vars, NULL, NULL, 0}};
+    {"parameter variables", pctl_rule_param_vars, NULL, NULL, 0},
+    {"step output variables", pctl_rule_step_vars, NULL, NULL, 0}};
 
 static const pctl_validator values[] = {
     {"strategies", pctl_rule_strategies, NULL, NULL, 0},

@@ -38,6 +38,9 @@ int pctl_rule_names(const pctl_vin *in, pctl_sink *s, void *data);
 int pctl_rule_unique(const pctl_vin *in, pctl_sink *s, void *data);
 /* Only when in->kinds is set, as the specs. */
 int pctl_rule_param_vars(const pctl_vin *in, pctl_sink *s, void *data);
+/* Only when in->kinds is set: two steps of a plan whose outputs would
+ * reach later tasks under one PLANCTL_OUTPUT_<STEP>_ prefix. */
+int pctl_rule_step_vars(const pctl_vin *in, pctl_sink *s, void *data);
 int pctl_rule_strategies(const pctl_vin *in, pctl_sink *s, void *data);
 int pctl_rule_durations(const pctl_vin *in, pctl_sink *s, void *data);
 int pctl_rule_retry(const pctl_vin *in, pctl_sink *s, void *data);

@@ -271,6 +271,173 @@ int pctl_rule_param_vars(const pctl_vin *in, pctl_sink *s, void *data)
     return pctl_walk(in->doc, s, &vis, NULL);
 }
 
+/* ---- steps' output variables -------------------------------------------- */
+
+typedef struct svar {
+    char *var;           /* owned: pctl_env_step_name() of name */
+    const char *name;    /* borrowed from the document */
+    size_t order;        /* in document order within the plan */
+    size_t phase, index; /* phases[phase].steps[index] */
+} svar;
+
+/* By variable, then by position: the steps of one phase and one name
+ * (the unique rule's duplicates) next to each other. */
+static int svar_cmp(const void *a, const void *b)
+{
+    const svar *x = a, *y = b;
+    int c = strcmp(x->var, y->var);
+
+    if (c)
+        return c;
+    if (x->phase != y->phase)
+        return x->phase < y->phase ? -1 : 1;
+    if ((c = strcmp(x->name, y->name)) != 0)
+        return c;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* The steps of plan with a valid name, in document order, with their
+ * variables, into *out (n of them).  Only the lists the walk descends
+ * into are read.  Returns 0 or ENOMEM (*out then freed). */
+static int plan_steps(svar **out, size_t *n, const json_t *plan)
+{
+    const json_t *phases = pctl_get_array(plan, "phases", PCTL_DEF_MAX_PHASES);
+    size_t i, k, cap = 0;
+    svar *v = NULL;
+
+    *out = NULL;
+    *n = 0;
+    for (i = 0; i < json_array_size(phases); i++) {
+        const json_t *steps = pctl_get_array(json_array_get(phases, i), "steps",
+                                             PCTL_DEF_MAX_STEPS);
+
+        cap += json_array_size(steps);
+    }
+    if (cap < 2)
+        return 0;
+    if (!(v = pctl_calloc(cap, sizeof(*v))))
+        return PLANCTL_ENOMEM;
+    for (i = 0; i < json_array_size(phases); i++) {
+        const json_t *steps = pctl_get_array(json_array_get(phases, i), "steps",
+                                             PCTL_DEF_MAX_STEPS);
+
+        for (k = 0; k < json_array_size(steps); k++) {
+            const char *name = param_name(steps, k);
+
+            if (!name || !pctl_name_valid(name))
+                continue;
+            v[*n].name = name;
+            v[*n].order = *n;
+            v[*n].phase = i;
+            v[*n].index = k;
+            if (!(v[(*n)++].var = pctl_env_step_name(name))) {
+                for (k = 0; k < *n; k++)
+                    pctl_free(v[k].var);
+                pctl_free(v);
+                *n = 0;
+                return PLANCTL_ENOMEM;
+            }
+        }
+    }
+    *out = v;
+    return 0;
+}
+
+/* Reports step v (at the plan's path) as having first's variable. */
+static int step_var_fail(pctl_sink *s, const svar *v, const svar *first)
+{
+    size_t mark = pctl_sink_mark(s);
+    pctl_qbuf q, qf;
+    int rc = pctl_sink_key(s, "phases");
+
+    if (rc == 0)
+        rc = pctl_sink_index(s, v->phase);
+    if (rc == 0)
+        rc = pctl_sink_key(s, "steps");
+    if (rc == 0)
+        rc = pctl_sink_index(s, v->index);
+    if (rc == 0)
+        rc = pctl_sink_fail(s, "name", PCTL_FERR_DUPLICATE, SAME_VAR_HINT,
+                            "%s: its outputs would be %s_<KEY>, as those of %s "
+                            "(phases[%zu].steps[%zu]) are",
+                            pctl_quote(&q, v->name), v->var,
+                            pctl_quote(&qf, first->name), first->phase,
+                            first->index);
+    pctl_sink_back(s, mark);
+    return rc;
+}
+
+/*
+ * The outputs of a step reach the later tasks of its run as
+ * PLANCTL_OUTPUT_<STEP>_<KEY>, <STEP> made of its name by
+ * pctl_env_step_name(), which does not tell "gen-cert" from "gen_cert": a
+ * task would see one step's outputs under the other's name.  A run is one
+ * plan's, so within each plan every step whose variable the plan's first
+ * step of that variable has under another name is reported, in document
+ * order, naming that first step.  One name in two phases is not: step
+ * names are unique per phase, definitions reuse them across phases (a
+ * phase per environment, each with its "deploy" step) whether or not they
+ * use outputs, and the later step's outputs then win, as documented;
+ * two steps of one name in one phase are the unique rule's.
+ */
+static int step_vars_node(pctl_sink *s, const pctl_visit *vis, void *data)
+{
+    svar *v = NULL;
+    size_t n = 0, i, j, k, f;
+    size_t *first = NULL, *at = NULL;
+    int rc;
+
+    (void)data;
+    if (vis->node != PCTL_NODE_PLAN)
+        return 0;
+    if ((rc = plan_steps(&v, &n, vis->value)) < 0 || n < 2)
+        goto done;
+    first = pctl_malloc(n * sizeof(*first));
+    at = pctl_malloc(n * sizeof(*at));
+    if (!first || !at) {
+        rc = PLANCTL_ENOMEM;
+        goto done;
+    }
+    qsort(v, n, sizeof(*v), svar_cmp);
+    for (i = 0; i < n; i = j) {
+        f = i; /* the group's first step in document order */
+        for (j = i + 1; j < n && strcmp(v[j].var, v[i].var) == 0; j++)
+            if (v[j].order < v[f].order)
+                f = j;
+        for (k = i; k < j; k++) {
+            at[v[k].order] = k;
+            first[v[k].order] =
+                strcmp(v[k].name, v[f].name) == 0 ||
+                        (k > i && v[k].phase == v[k - 1].phase &&
+                         strcmp(v[k].name, v[k - 1].name) == 0)
+                    ? SIZE_MAX
+                    : f;
+        }
+    }
+    /* Reported in document order. */
+    for (i = 0; i < n && rc == 0; i++)
+        if (first[i] != SIZE_MAX)
+            rc = step_var_fail(s, &v[at[i]], &v[first[i]]);
+
+done:
+    for (i = 0; v && i < n; i++)
+        pctl_free(v[i].var);
+    pctl_free(v);
+    pctl_free(first);
+    pctl_free(at);
+    return rc;
+}
+
+/* Only when the caller said which kinds exist, as for parameters'
+ * variables: a definition stored before this rule must still load. */
+int pctl_rule_step_vars(const pctl_vin *in, pctl_sink *s, void *data)
+{
+    (void)data;
+    if (!in->kinds)
+        return 0;
+    return pctl_rule_walk(in, s, step_vars_node);
+}
+
 /* ---- strategies ---------------------------------------------------------- */
 
 static int strategies_node(pctl_sink *s, const pctl_visit *v, void *data)

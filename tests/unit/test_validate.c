@@ -725,13 +725,16 @@ static char *large_definition(void)
 
             sb_add(&b, "%s{\"name\":\"ph%d\",\"steps\":[", j ? "," : "",
                    j % 4 ? j : 0);
+            /* Step names unique in their plan, but for one whose
+             * outputs' variables would be another's. */
             for (k = 0; k < 20; k++)
                 sb_add(&b,
-                       "%s{\"name\":\"s%d\",\"tasks\":[\"t%d\",\"t%d\"],"
+                       "%s{\"name\":\"%s%d-%d\",\"tasks\":[\"t%d\",\"t%d\"],"
                        "\"timeout\":\"%s\",\"retry\":{\"attempts\":%d,"
                        "\"backoff\":\"%s\",\"max_backoff\":\"%s\","
                        "\"multiplier\":%s}}",
-                       k ? "," : "", k, k, (k * 7) % 70,
+                       k ? "," : "", i == 7 && j == 2 && k == 3 ? "S" : "s",
+                       i == 7 && j == 2 && k == 3 ? 1 : j, k, k, (k * 7) % 70,
                        bad && k == 9 ? "5 m" : "5m", bad && k == 11 ? 0 : 3,
                        bad && k == 13 ? "2s" : "1s",
                        bad && k == 13 ? "1s" : "1m",
@@ -812,6 +815,10 @@ static void test_no_mutation(void **state)
     assert_string_equal(one, four);
     assert_non_null(
         strstr(one, "tasks[62].spec: Invalid value: \"bad\" is not allowed\n"));
+    assert_non_null(strstr(one, "plans.p7.phases[2].steps[3].name: Duplicate "
+                                "value: \"S1-3\": its outputs would be "
+                                "PLANCTL_OUTPUT_S1_3_<KEY>, as those of "
+                                "\"s1-3\" (phases[1].steps[3]) are"));
     free(one);
     free(four);
 
@@ -1019,6 +1026,105 @@ static void test_api_env_names(void **state)
     free(dir);
 }
 
+/* Steps of one plan whose different names would give their outputs one
+ * PLANCTL_OUTPUT_<STEP>_ prefix are refused, each naming the first in
+ * document order.  One name in two phases is allowed, steps of different
+ * plans never share a run, and two of one name in one phase are only the
+ * unique rule's. */
+#define STEP_NAMED(name) "{\"name\":\"" name "\",\"tasks\":[\"t\"]}"
+#define SAME_PREFIX(at, name, var, first, where)                               \
+    "{\"path\":\"plans.deploy." at ".name\",\"type\":\"Duplicate value\","     \
+    "\"message\":\"\\\"" name "\\\": its outputs would be PLANCTL_OUTPUT_" var \
+    "_<KEY>, as those of \\\"" first "\\\" (" where ") are\",\"hint\":"        \
+    "\"rename one of them: case and '-', '.', '_' do not tell variables "      \
+    "apart\"}"
+
+static void test_api_step_output_vars(void **state)
+{
+    static const char json[] =
+        "{\"name\":\"d\",\"version\":\"1\",\"tasks\":[{\"name\":\"t\","
+        "\"kind\":\"Dummy\"}],\"plans\":{"
+        "\"deploy\":{\"phases\":["
+        "{\"name\":\"p\",\"steps\":[" STEP_NAMED("gen-cert") "," STEP_NAMED("x") "," STEP_NAMED(
+            "x") "]},"
+                 "{\"name\":\"q\",\"steps\":[" STEP_NAMED("gen_cert") "," STEP_NAMED("X") "," STEP_NAMED(
+                     "GEN.CERT") "," STEP_NAMED("gen-cert") "]}]},"
+                                                            "\"other\":{"
+                                                            "\"phases\":[{"
+                                                            "\"name\":\"p\","
+                                                            "\"steps\":"
+                                                            "[" STEP_NAMED("gen"
+                                                                           "_ce"
+                                                                           "rt") "," STEP_NAMED(
+                                                                "s") "]}]}}}";
+    char *dir = tu_mkdtemp(), *path = tu_fmt("%s/e.db", dir), *out;
+    planctl *p;
+
+    (void)state;
+    assert_int_equal(
+        planctl_definition_check(&out, json, strlen(json), "d.json", NULL), 0);
+    assert_string_equal(
+        out,
+        "{\"schema\":1,\"valid\":false,\"errors\":["
+        "{\"path\":\"plans.deploy.phases[0].steps[2].name\","
+        "\"type\":"
+        "\"Duplicate "
+        "value\",\"message\":\"\\\"x\\\"\",\"hint\":null}"
+        "," SAME_PREFIX("phases[1].steps[0]", "gen_cert", "GEN_CERT", "gen-cert", "phases[0].steps[0]") "," SAME_PREFIX(
+            "phases[1].steps[1]", "X", "X", "x",
+            "phases[0].steps[1]") "," SAME_PREFIX("phases["
+                                                  "1]."
+                                                  "steps["
+                                                  "2]",
+                                                  "GEN."
+                                                  "CERT",
+                                                  "GEN_"
+                                                  "CERT",
+                                                  "gen-"
+                                                  "cert",
+                                                  "phases["
+                                                  "0]."
+                                                  "steps["
+                                                  "0]") "]"
+                                                        "}");
+    planctl_free(out);
+
+    /* apply refuses it the same way, naming the first and counting the
+     * rest. */
+    assert_int_equal(planctl_open(&p, path, NULL), 0);
+    assert_int_equal(apply(p, json), PLANCTL_EDEFINITION);
+    assert_string_equal(planctl_errmsg(p),
+                        "d.json: plans.deploy.phases[0].steps[2].name: "
+                        "Duplicate value: \"x\" (and 3 more; see 'planctl "
+                        "validate')");
+    planctl_close(p);
+    tu_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
+/* Names that only look alike ("gen-cert", "gen-certs") map apart. */
+static void test_api_step_output_vars_ok(void **state)
+{
+    static const char json[] =
+        "{\"name\":\"d\",\"version\":\"1\",\"tasks\":[{\"name\":\"t\","
+        "\"kind\":\"Dummy\"}],\"plans\":{\"deploy\":{\"phases\":["
+        "{\"name\":\"p\",\"steps\":[" STEP_NAMED("gen-cert") "," STEP_NAMED(
+            "gen-certs") "]},{\"name\":\"q\",\"steps\":[" STEP_NAMED("use") "]}"
+                                                                            "]}"
+                                                                            "}"
+                                                                            "}";
+    char *out;
+
+    (void)state;
+    assert_int_equal(
+        planctl_definition_check(&out, json, strlen(json), "d.json", NULL), 0);
+    assert_string_equal(out, "{\"schema\":1,\"valid\":true,\"errors\":[]}");
+    planctl_free(out);
+}
+#undef SAME_PREFIX
+#undef STEP_NAMED
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1036,6 +1142,8 @@ int main(void)
         cmocka_unit_test(test_api_kind_register),
         cmocka_unit_test(test_api_check),
         cmocka_unit_test(test_api_env_names),
+        cmocka_unit_test(test_api_step_output_vars),
+        cmocka_unit_test(test_api_step_output_vars_ok),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
