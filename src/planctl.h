@@ -827,6 +827,36 @@ PLANCTL_API int planctl_export_stream(planctl *p, const char *instance,
                                       planctl_write_fn write, void *data);
 
 /*
+ * What an export writes beyond the default.  include_secrets: the values
+ * of secret task outputs (planctl_job_add_output() with
+ * PLANCTL_OUTPUT_SECRET, "::secret::" in $PLANCTL_OUTPUT) in clear, as
+ * {"secret": "value"}, in the rows' "outputs" and the events' data; by
+ * default they are left out ({"secret": null}), so a bundle attached to a
+ * bug report gives none away.  Import takes either: an imported secret
+ * without a value has no variable in later tasks.  (Parameters have no
+ * secret values: a bundle always holds them all.)
+ */
+typedef struct planctl_export_options {
+    unsigned int version; /* PLANCTL_EXPORT_OPTIONS_VERSION */
+    int include_secrets;  /* secret outputs in clear */
+} planctl_export_options;
+
+#define PLANCTL_EXPORT_OPTIONS_VERSION 1
+#define PLANCTL_EXPORT_OPTIONS_INIT                                            \
+    {                                                                          \
+        PLANCTL_EXPORT_OPTIONS_VERSION, 0                                      \
+    }
+
+/* planctl_export_json() and planctl_export_stream() with options (NULL:
+ * the defaults, which they are).  Errors: theirs, and EINVAL for an
+ * unknown version. */
+PLANCTL_API int planctl_export(char **out, planctl *p, const char *instance,
+                               const planctl_export_options *opts);
+PLANCTL_API int planctl_export_stream_opts(planctl *p, const char *instance,
+                                           const planctl_export_options *opts,
+                                           planctl_write_fn write, void *data);
+
+/*
  * Loads a bundle of planctl_export_json() (len bytes, need not be
  * NUL-terminated) into the database in one transaction, as instance
  * as_name (NULL: the bundle's name).  Ids are remapped (runs.retry_of of a

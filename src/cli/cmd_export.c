@@ -17,10 +17,15 @@ static const char *const pos[] = {"NAME", NULL};
 static const cli_flag flags[] = {
     {"out", 0, CLI_FLAG_VALUE, 0, "FILE",
      "write the bundle to FILE instead of standard output"},
+    {"include-secrets", 0, CLI_FLAG_BOOL, 0, NULL,
+     "write the values of secret task outputs in clear (by default they are "
+     "left out: {\"secret\": null})"},
     {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
 
 static const char *const examples[] = {"planctl export zk --out zk-bundle.json",
                                        "planctl export zk | gzip > zk.json.gz",
+                                       "planctl export zk --include-secrets "
+                                       "--out zk-full.json",
                                        NULL};
 
 /* Where the bundle goes, and why it could not. */
@@ -81,6 +86,7 @@ static int open_out(dest *d, char **tmp, const char *path)
 static int run(cli_ctx *ctx, const cli_args *a)
 {
     const char *name = a->pos[0], *path = cli_arg(a, "out");
+    planctl_export_options opts = PLANCTL_EXPORT_OPTIONS_INIT;
     dest d = {1, "standard output", 0};
     char *tmp = NULL;
     int rc;
@@ -96,7 +102,8 @@ static int run(cli_ctx *ctx, const cli_args *a)
     }
     /* Row by row as they are read: memory stays small whatever the
      * instance's size. */
-    rc = planctl_export_stream(ctx->db, name, put, &d);
+    opts.include_secrets = cli_arg_count(a, "include-secrets") > 0;
+    rc = planctl_export_stream_opts(ctx->db, name, &opts, put, &d);
     if (rc == 0 && put(&d, "\n", 1) < 0)
         rc = PLANCTL_EIO;
     if (rc == 0 && tmp && (fsync(d.fd) != 0 || rename(tmp, path) != 0)) {
@@ -125,14 +132,15 @@ static int run(cli_ctx *ctx, const cli_args *a)
 const cli_command cli_cmd_export = {
     "export",
     "Write one instance's whole state as a bundle",
-    "NAME [--out FILE]",
+    "NAME [--out FILE] [--include-secrets]",
     "Writes the instance with its definition versions, runs, phases, steps,\n"
     "attempts and events as one versioned JSON bundle.  'planctl import'\n"
     "loads it into another database, where status, history, replay and\n"
     "verify answer the same: attach it to a bug report.  It is written row\n"
     "by row, in little memory whatever the instance's size; --out FILE is\n"
     "written beside FILE and renamed at the end, so FILE never holds half a\n"
-    "bundle.",
+    "bundle.  The values of secret task outputs are left out ({\"secret\":\n"
+    "null}) unless --include-secrets is given; import takes either.",
     pos,
     flags,
     examples,

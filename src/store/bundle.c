@@ -69,6 +69,7 @@ typedef struct sink {
     planctl_write_fn write;
     void *data;
     int in_memory; /* write() fails only for want of memory */
+    int secrets;   /* secret outputs in clear (export --include-secrets) */
     size_t n;
     char buf[65536];
 } sink;
@@ -123,8 +124,9 @@ static int put_json(sink *o, json_t *v, const char *what, int64_t id)
     return rc;
 }
 
-/* A secret output's value is left out of a bundle (README "Task
- * outputs"): in a row's outputs column, and in an event's data. */
+/* A secret output's value is left out of a bundle unless asked for
+ * (README "Task outputs"): in a row's outputs column, and in an event's
+ * data. */
 static int scrub(json_t *o)
 {
     json_t *v = json_object_get(o, "outputs"), *d = json_object_get(o, "data");
@@ -195,7 +197,7 @@ static int rows_json(sink *w, pctl_query q, int64_t iid, int64_t run_id,
                           "fix the row with sqlite3",
                           what, pctl_col_name(st, i - 1),
                           (long long)pctl_col_i64(st, 0));
-        else if (!o || scrub(o) < 0)
+        else if (!o || (!w->secrets && scrub(o) < 0))
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
         else if (!first)
             rc = put(w, ",", 1);
@@ -345,9 +347,10 @@ static int to_text(void *data, const char *buf, size_t len)
     return pctl_buf_add(data, buf, len);
 }
 
-/* build() into a new string: what failed to grow it is ENOMEM. */
+/* build() into a new string: what failed to grow it is ENOMEM.  secrets:
+ * secret outputs in clear. */
 static int build_text(char **outp, planctl *p, int64_t iid, const char *name,
-                      int64_t run_id)
+                      int64_t run_id, int secrets)
 {
     pctl_buf t = PCTL_BUF_INIT;
     sink *w = pctl_calloc(1, sizeof *w);
@@ -360,6 +363,7 @@ static int build_text(char **outp, planctl *p, int64_t iid, const char *name,
     w->write = to_text;
     w->data = &t;
     w->in_memory = 1;
+    w->secrets = secrets;
     rc = build(w, iid, name, run_id);
     pctl_free(w);
     if (rc < 0)
@@ -372,12 +376,13 @@ static int build_text(char **outp, planctl *p, int64_t iid, const char *name,
 int pctl_bundle_run_json(char **outp, planctl *p, int64_t instance_id,
                          const char *instance, int64_t run_id)
 {
-    return build_text(outp, p, instance_id, instance, run_id);
+    return build_text(outp, p, instance_id, instance, run_id, 0);
 }
 
 /* The instance's bundle through w, from one snapshot: a plain BEGIN is a
  * read transaction until it writes, which this never does. */
-static int export(planctl *p, const char *instance, sink *w, char **text_out)
+static int export(planctl *p, const char *instance, sink *w, char **text_out,
+                  int secrets)
 {
     pctl_instance_row row = {0};
     int rc;
@@ -385,37 +390,72 @@ static int export(planctl *p, const char *instance, sink *w, char **text_out)
     if ((rc = pctl_tx_read(p)) < 0)
         return rc;
     if ((rc = pctl_instance_find(&row, p, instance)) == 0)
-        rc = text_out ? build_text(text_out, p, row.id, instance, 0)
+        rc = text_out ? build_text(text_out, p, row.id, instance, 0, secrets)
                       : build(w, row.id, instance, 0);
     pctl_tx_read_end(p);
     pctl_instance_row_clear(&row);
     return rc;
 }
 
-int planctl_export_json(char **outp, planctl *p, const char *instance)
+/* Whether opts (NULL: the defaults) ask for secrets; EINVAL on the
+ * handle for an unknown version. */
+static int export_secrets(planctl *p, const planctl_export_options *opts,
+                          int *secrets)
 {
+    *secrets = 0;
+    if (!opts)
+        return 0;
+    if (opts->version < 1 || opts->version > PLANCTL_EXPORT_OPTIONS_VERSION)
+        return pctl_err(p, PLANCTL_EINVAL, "unknown export options version %u",
+                        opts->version);
+    *secrets = opts->include_secrets != 0;
+    return 0;
+}
+
+int planctl_export(char **outp, planctl *p, const char *instance,
+                   const planctl_export_options *opts)
+{
+    int secrets, rc;
+
     if (!outp || !p || !instance)
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
                  : PLANCTL_EINVAL;
     *outp = NULL;
-    return export(p, instance, NULL, outp);
+    if ((rc = export_secrets(p, opts, &secrets)) < 0)
+        return rc;
+    return export(p, instance, NULL, outp, secrets);
 }
 
-int planctl_export_stream(planctl *p, const char *instance,
-                          planctl_write_fn write, void *data)
+int planctl_export_json(char **outp, planctl *p, const char *instance)
+{
+    return planctl_export(outp, p, instance, NULL);
+}
+
+int planctl_export_stream_opts(planctl *p, const char *instance,
+                               const planctl_export_options *opts,
+                               planctl_write_fn write, void *data)
 {
     sink *w;
-    int rc;
+    int rc, secrets;
 
     if (!p || !instance || !write)
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
                  : PLANCTL_EINVAL;
+    if ((rc = export_secrets(p, opts, &secrets)) < 0)
+        return rc;
     if (!(w = pctl_calloc(1, sizeof *w)))
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     w->p = p;
     w->write = write;
     w->data = data;
-    rc = export(p, instance, w, NULL);
+    w->secrets = secrets;
+    rc = export(p, instance, w, NULL, secrets);
     pctl_free(w);
     return rc;
+}
+
+int planctl_export_stream(planctl *p, const char *instance,
+                          planctl_write_fn write, void *data)
+{
+    return planctl_export_stream_opts(p, instance, NULL, write, data);
 }

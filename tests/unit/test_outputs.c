@@ -99,6 +99,12 @@ static void expect_file(const char *path, const char *want)
     free(got);
 }
 
+/* The step's own outputs (task_outputs attempt 0), of steps s chosen by
+ * what follows. */
+#define STEP_OUTPUTS                                                           \
+    "SELECT o.outputs FROM task_outputs o JOIN steps s ON s.id = o.step_id "   \
+    "AND o.attempt = 0 "
+
 /* A one-phase serial plan of the given steps, each with one task of the
  * same name; tasks is the "tasks" array's inside. */
 /* The step's own outputs (task_outputs attempt 0), of steps s chosen by
@@ -217,6 +223,58 @@ static void test_export_import(void **state)
     sqlite3_close(db);
     planctl_free(bundle);
     planctl_free(verify);
+    free(path);
+}
+
+/* Asked for, the bundle holds the secret in clear, in the rows and in the
+ * events; imported, the value is back where it was, verify agrees and
+ * status still masks it.  An unknown options version is refused. */
+static void test_export_include_secrets(void **state)
+{
+    fixture *f = *state;
+    planctl_export_options eo = PLANCTL_EXPORT_OPTIONS_INIT;
+    planctl_status_options so = PLANCTL_STATUS_OPTIONS_INIT;
+    planctl *q;
+    char *bundle = NULL, *verify = NULL, *status = NULL,
+         *path = tu_fmt("%s/b.db", f->dir);
+    sqlite3 *db;
+    char *got;
+
+    apply(f, pass_def);
+    create(f, "zk", "pipe");
+    assert_int_equal(tu_engine_until_idle(f->p), 0);
+    eo.include_secrets = 1;
+    if (planctl_export(&bundle, f->p, "zk", &eo))
+        fail_msg("export: %s", planctl_errmsg(f->p));
+    /* The step's and the attempt's rows, and the completion event. */
+    assert_int_equal(tu_count(bundle, "\\\"secret\\\":\\\"hunter2\\\""), 3);
+    assert_null(strstr(bundle, "secret\\\":null"));
+    assert_int_equal(planctl_open(&q, path, NULL), 0);
+    if (planctl_import_json(NULL, q, bundle, strlen(bundle), "zk2"))
+        fail_msg("import: %s", planctl_errmsg(q));
+    if (planctl_verify(&verify, q))
+        fail_msg("verify: %s", planctl_errmsg(q));
+    so.run = 1;
+    assert_int_equal(planctl_status_json(&status, q, "zk2", &so), 0);
+    assert_non_null(strstr(status, "\"PASS\":\"***\""));
+    assert_null(strstr(status, "hunter2"));
+    planctl_close(q);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    got = tu_text(db, "%s", STEP_OUTPUTS "WHERE s.name = 'gen-cert'");
+    assert_string_equal(got, "{\"CERT\":\"abc=d\",\"PEM\":\"line 1\\n\\nline "
+                             "3\",\"PASS\":{\"secret\":\"hunter2\"}}");
+    free(got);
+    sqlite3_close(db);
+
+    planctl_free(bundle);
+    bundle = NULL;
+    eo.version = PLANCTL_EXPORT_OPTIONS_VERSION + 1;
+    assert_int_equal(planctl_export(&bundle, f->p, "zk", &eo), PLANCTL_EINVAL);
+    assert_string_equal(planctl_errmsg(f->p),
+                        "unknown export options version 2");
+    assert_null(bundle);
+    planctl_free(verify);
+    planctl_free(status);
     free(path);
 }
 
@@ -377,6 +435,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_passed_to_a_later_step, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_export_import, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_export_include_secrets, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_executor_outputs, setup, teardown),

@@ -101,6 +101,17 @@ char *tu_fmt(const char *fmt, ...)
     return s;
 }
 
+size_t tu_count(const char *hay, const char *needle)
+{
+    size_t n = 0, len = strlen(needle);
+
+    while ((hay = strstr(hay, needle)) != NULL) {
+        n++;
+        hay += len;
+    }
+    return n;
+}
+
 static sqlite3_stmt *query(sqlite3 *db, const char *fmt, va_list ap)
 {
     char sql[4096];

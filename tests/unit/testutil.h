@@ -22,6 +22,8 @@ char *tu_fmt(const char *fmt, ...);
 /* The next number of a fixed-seed generator (splitmix64) whose state is
  * *state, so that a failure can be replayed from its seed. */
 uint64_t tu_splitmix64(uint64_t *state);
+/* How many times needle (not empty) occurs in hay, not overlapping. */
+size_t tu_count(const char *hay, const char *needle);
 
 struct sqlite3;
 
