@@ -111,7 +111,7 @@ static int defer_cancel(pass *ps, ejob *j)
 static int step_change_as(planctl_engine *e, int64_t id, planctl_status from,
                           planctl_status to, const char *msg, int64_t next,
                           int64_t deadline, int exit_code, const char *output,
-                          int grant, const char *outputs)
+                          int grant, const char *outputs, int known)
 {
     pctl_change c = PCTL_CHANGE_INIT;
     int rc;
@@ -128,6 +128,8 @@ static int step_change_as(planctl_engine *e, int64_t id, planctl_status from,
     c.output = output;
     c.grant_attempt = grant;
     c.outputs = outputs;
+    /* A try ended here with its job's outputs in hand has no others. */
+    c.outputs_known = known;
     rc = pctl_gate(e->p, &c);
     return rc == PLANCTL_ESTALE || rc == PLANCTL_ENOTFOUND ? 1 : rc;
 }
@@ -137,7 +139,7 @@ static int step_change(planctl_engine *e, int64_t id, planctl_status from,
                        int64_t deadline, int exit_code, const char *output)
 {
     return step_change_as(e, id, from, to, msg, next, deadline, exit_code,
-                          output, 0, NULL);
+                          output, 0, NULL, 0);
 }
 
 /*
@@ -227,7 +229,7 @@ static int apply_outcome(pass *ps, ejob *j)
                 "interrupted: engine stopped",
                 next_try(j->retry, j->attempt, ps->r.now), 0,
                 job ? job->exit_code : -1, job ? job->output : NULL,
-                j->max_attempts < 2 * j->retry->attempts, outputs);
+                j->max_attempts < 2 * j->retry->attempts, outputs, 1);
         pctl_free(outputs);
         return rc < 0 ? rc : 0;
     }
@@ -248,8 +250,15 @@ static int apply_outcome(pass *ps, ejob *j)
         switch (job->outcome) {
         case PLANCTL_OUTCOME_DONE:
             if ((size_t)j->task_index + 1 < j->sdef->ntasks) {
+                /* The outputs so far go with the task index, so that a
+                 * retry after a crash resumes with them. */
                 j->fx = EJOB_FX_NEXT_TASK;
-                return pctl_step_set_task(e->p, j->step_id, j->task_index + 1);
+                outputs = outputs_text(e, j, &rc);
+                if (rc == 0)
+                    rc = pctl_step_set_task(e->p, j->step_id, j->task_index + 1,
+                                            j->attempt, outputs);
+                pctl_free(outputs);
+                return rc;
             }
             to = PLANCTL_STATUS_COMPLETE;
             msg = job->message;
@@ -277,7 +286,7 @@ static int apply_outcome(pass *ps, ejob *j)
                             to == PLANCTL_STATUS_ERROR
                                 ? next_try(j->retry, j->attempt, ps->r.now)
                                 : 0,
-                            0, job->exit_code, job->output, 0, outputs);
+                            0, job->exit_code, job->output, 0, outputs, 1);
     pctl_free(outputs);
     return rc < 0 ? rc : 0;
 }

@@ -428,7 +428,8 @@ int pctl_active_read_run(pctl_run_row **out, planctl *p, int64_t run_id)
     return rc;
 }
 
-int pctl_step_set_task(planctl *p, int64_t step_id, int task_index)
+int pctl_step_set_task(planctl *p, int64_t step_id, int task_index, int attempt,
+                       const char *outputs)
 {
     pctl_stmt *st = pctl_q(p, PCTL_Q_step_set_task);
     int rc;
@@ -439,9 +440,12 @@ int pctl_step_set_task(planctl *p, int64_t step_id, int task_index)
     pctl_bind_i64(st, 2, task_index);
     if ((rc = pctl_q_exec(st)) < 0)
         return rc;
-    if (pctl_changes(st) != 1)
+    if (pctl_changes(st) != 1) {
         pctl_observed_missed(p);
-    else
-        pctl_observed_task(p, step_id, task_index);
+        return 0; /* not IN_PROGRESS: not ours to record for */
+    }
+    if (outputs && (rc = pctl_outputs_record(p, step_id, attempt, outputs)) < 0)
+        return rc;
+    pctl_observed_task(p, step_id, task_index);
     return 0;
 }

@@ -74,8 +74,13 @@ int pctl_active_read_run(pctl_run_row **out, planctl *p, int64_t run_id);
 void pctl_run_row_free(pctl_run_row *r);
 void pctl_run_rows_free(pctl_run_row **v, size_t n);
 
-/* Records the task a step is at (steps.task_index) and tells the
- * handle's observer.  Inside a transaction.  Errors: EIO, EBUSY. */
-int pctl_step_set_task(planctl *p, int64_t step_id, int task_index);
+/* Records the task a step IN_PROGRESS is at (steps.task_index) and,
+ * when outputs is not NULL, the outputs its try number attempt has so far
+ * (task_outputs, JSON text), so that a retry after a crash between two
+ * tasks resumes with them; then tells the handle's observer.  Inside the
+ * caller's transaction, so both are written or neither.  Errors: EIO,
+ * EBUSY. */
+int pctl_step_set_task(planctl *p, int64_t step_id, int task_index, int attempt,
+                       const char *outputs);
 
 #endif

@@ -278,19 +278,18 @@ static int check_cached(planctl *p, const pctl_change *c, const pctl_marks *m,
         (long long)x.deadline_at, (long long)w->deadline_at);
 }
 
+static int changed(planctl *p, const pctl_change *c, int64_t now,
+                   const written *wp);
+
 int pctl_gate(planctl *p, const pctl_change *c)
 {
     pctl_stmt *st;
-    int64_t now = pctl_now(p), run_id = 0, phase_id = 0, next_at = 0;
-    int64_t deadline = 0, instance_id = 0;
-    int rc, attempt = 0, cached;
+    int64_t now = pctl_now(p);
+    int rc, cached;
     pctl_known_row known;
     pctl_marks marks;
     written w;
-    pctl_written wr;
     const char *ent;
-    pctl_event ev = {0};
-    char *data = NULL;
 
     if ((unsigned)c->entity >= PLANCTL_ENTITY__COUNT)
         return pctl_err(p, PLANCTL_EINVAL, "unknown entity %d", c->entity);
@@ -348,6 +347,42 @@ int pctl_gate(planctl *p, const pctl_change *c)
         if (cached && (rc = check_cached(p, c, &marks, &known, &w)) < 0)
             return rc;
     }
+    /* A try ended by one who does not know its outputs (recovery after a
+     * crash reads them itself; cancel, a failed sibling and
+     * planctl_transition do not) keeps those its earlier tasks recorded
+     * as it moved on (pctl_step_set_task), and its event carries them
+     * for replay.  The engine always knows: a step without outputs reads
+     * nothing here. */
+    if (c->entity == PLANCTL_ENTITY_STEP &&
+        c->from == PLANCTL_STATUS_IN_PROGRESS && !c->outputs &&
+        !c->outputs_known) {
+        pctl_change kept = *c;
+        char *text = NULL;
+
+        if ((rc = pctl_attempt_outputs_text(&text, p, c->id, w.attempt)) < 0)
+            return rc;
+        if (text) {
+            kept.outputs = text;
+            rc = changed(p, &kept, now, &w);
+            pctl_free(text);
+            return rc;
+        }
+    }
+    return changed(p, c, now, &w);
+}
+
+/* The rest of pctl_gate() once the row is changed (w as written): the
+ * attempt, the event, the observer, a run's end. */
+static int changed(planctl *p, const pctl_change *c, int64_t now,
+                   const written *wp)
+{
+    written w = *wp;
+    int64_t run_id, phase_id, next_at, deadline, instance_id;
+    int rc, attempt;
+    pctl_written wr;
+    pctl_event ev = {0};
+    char *data = NULL;
+
     run_id = w.run_id;
     phase_id = w.phase_id;
     attempt = w.attempt;

@@ -38,7 +38,8 @@ int pctl_run_outputs(json_t **out, planctl *p, int64_t run_id)
     return rc;
 }
 
-int pctl_attempt_outputs(json_t **out, planctl *p, int64_t step_id, int number)
+int pctl_attempt_outputs_text(char **out, planctl *p, int64_t step_id,
+                              int number)
 {
     pctl_stmt *st = pctl_q(p, PCTL_Q_attempt_outputs);
     int rc;
@@ -49,16 +50,28 @@ int pctl_attempt_outputs(json_t **out, planctl *p, int64_t step_id, int number)
     pctl_bind_i64(st, 1, step_id);
     pctl_bind_i64(st, 2, number);
     rc = pctl_step(st);
-    if (rc == PCTL_ROW && !pctl_col_null(st, 0))
-        *out = json_loads(pctl_col_text(st, 0), 0, NULL);
+    if (rc == PCTL_ROW) {
+        const char *text = pctl_col_text(st, 0); /* NOT NULL */
+
+        if (!text || !(*out = pctl_strdup(text)))
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
     pctl_reset(st);
-    if (rc != PCTL_ROW && rc != PCTL_DONE)
-        return pctl_q_fail(st, rc);
+    return rc < 0 ? rc : 0; /* the message is set */
+}
+
+int pctl_attempt_outputs(json_t **out, planctl *p, int64_t step_id, int number)
+{
+    char *text;
+    int rc = pctl_attempt_outputs_text(&text, p, step_id, number);
+
+    *out = text ? json_loads(text, 0, NULL) : NULL;
+    pctl_free(text);
     if (*out && !json_is_object(*out)) {
         json_decref(*out);
         *out = NULL;
     }
-    return 0;
+    return rc;
 }
 
 int pctl_outputs_record(planctl *p, int64_t step_id, int attempt,

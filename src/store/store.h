@@ -152,11 +152,15 @@ typedef struct pctl_change {
     const char *outputs;     /* closing a try: what its tasks output
                                 (core/outputs.h, JSON text), or NULL; also
                                 the step's when it completes */
+    int outputs_known;       /* closing a try: outputs is all it has (the
+                                engine); otherwise, with outputs NULL, the
+                                gate takes what its earlier tasks recorded
+                                (pctl_step_set_task) */
 } pctl_change;
 
 #define PCTL_CHANGE_INIT                                                       \
     {                                                                          \
-        PLANCTL_ENTITY_RUN, 0, 0, 0, NULL, NULL, 0, 0, -1, NULL, 0, NULL       \
+        PLANCTL_ENTITY_RUN, 0, 0, 0, NULL, NULL, 0, 0, -1, NULL, 0, NULL, 0    \
     }
 
 /* ---- the observer of what the store writes (observe.c) ----
@@ -292,6 +296,11 @@ int pctl_run_outputs(json_t **out, planctl *p, int64_t run_id);
 /* What try number of step_id recorded as its outputs: an object, or
  * NULL when none.  *out is the caller's.  Errors: EIO. */
 int pctl_attempt_outputs(json_t **out, planctl *p, int64_t step_id, int number);
+
+/* The same as text as stored (pctl_free), or NULL when none.  Errors:
+ * EIO, ENOMEM. */
+int pctl_attempt_outputs_text(char **out, planctl *p, int64_t step_id,
+                              int number);
 
 /* Records outputs (JSON text, not NULL) as those of try attempt of
  * step_id, or with attempt 0 as the step's own, replacing what was there

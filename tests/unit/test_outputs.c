@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -355,6 +356,99 @@ static void test_retries(void **state)
                 (long long)again);
 }
 
+/* ---- a crash between two tasks of one step ---- */
+
+/* gen's first task writes A=1; its second records what it sees, and in
+ * the first try then waits to be killed (its pid in "started"). */
+static const char crash_def[] = "{\"name\":\"crash\",\"version\":\"1\","
+                                "\"tasks\":[" SH("t1", "echo A=1 > "
+                                                       "\\\"$PLANCTL_"
+                                                       "OUTPUT\\\"") "," SH(
+                                    "t2",
+                                    "printf %s "
+                                    "\\\"$PLANCTL_OUTPUT_"
+                                    "GEN_A\\\" > "
+                                    "seen$PLANCTL_"
+                                    "ATTEMPT; if [ "
+                                    "$PLANCTL_ATTEMPT = "
+                                    "1 ]; then echo $$ > "
+                                    "s.tmp && mv s.tmp "
+                                    "started && exec "
+                                    "sleep 30; fi") "],\"plans\":{\"deploy\":{"
+                                                    "\"phases\":[{\"name\":"
+                                                    "\"p\",\"steps\":["
+                                                    "{\"name\":\"gen\","
+                                                    "\"tasks\":[\"t1\",\"t2\"],"
+                                                    "\"retry\":{\"attempts\":2,"
+                                                    "\"backoff\":\"10ms\"}}]}]}"
+                                                    "}}";
+
+/* The engine (a real `planctl run` child) is killed with SIGKILL while
+ * the step is between its tasks: the first done, the second running.
+ * The outputs of the first were recorded with the move to the second, so
+ * the retry after the restart, which resumes at the second task, sees
+ * them; the interrupted try keeps them, and its event carries them. */
+static void test_crash_between_tasks(void **state)
+{
+    fixture *f = *state;
+    const char *bin = getenv("PLANCTL_BIN");
+    char *verify = NULL, *pidtext = NULL;
+    int64_t run;
+    pid_t pid;
+    int st, i;
+
+    if (!bin)
+        fail_msg("PLANCTL_BIN is not set: run this test with ctest, or set "
+                 "it to the planctl binary");
+    apply(f, crash_def);
+    run = create(f, "c", "crash");
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stdout) ||
+            !freopen("engine.err", "w", stderr))
+            _exit(126);
+        execl(bin, bin, "--db", f->path, "run", (char *)NULL);
+        _exit(127);
+    }
+    for (i = 0; i < 1000 && !(pidtext = tu_read_file("started", NULL)); i++)
+        usleep(10000);
+    if (!pidtext) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        fail_msg("the second task never started");
+    }
+    expect_text(f, "1", "SELECT task_index FROM steps WHERE name = 'gen'");
+    assert_int_equal(kill(pid, SIGKILL), 0);
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    expect_text(f, "IN_PROGRESS",
+                "SELECT status FROM steps WHERE name = "
+                "'gen'");
+
+    /* Restarted: recovery ends the try, the retry resumes at t2. */
+    assert_int_equal(tu_engine_until_idle(f->p), 0);
+    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                (long long)run);
+    expect_file("seen1", "1");
+    expect_file("seen2", "1");
+    expect_text(f, "ERROR|interrupted: engine stopped|{\"A\":\"1\"}",
+                "SELECT a.status || '|' || a.message || '|' || o.outputs "
+                "FROM attempts a JOIN task_outputs o ON o.step_id = "
+                "a.step_id AND o.attempt = a.number WHERE a.number = 1");
+    expect_text(f, "{\"A\":\"1\"}", STEP_OUTPUTS "WHERE s.name = 'gen'");
+    expect_text(f, "1",
+                "SELECT json_extract(data, '$.outputs.A') FROM events WHERE "
+                "entity = 'step' AND from_status = 'IN_PROGRESS' AND "
+                "to_status = 'ERROR'");
+    if (planctl_verify(&verify, f->p))
+        fail_msg("verify: %s", planctl_errmsg(f->p));
+    /* The killed engine's task did not outlive it. */
+    tu_expect_gone(atoi(pidtext), "the interrupted task");
+    planctl_free(verify);
+    free(pidtext);
+}
+
 /* ---- an embedder's executor ---- */
 
 static int cert_start(planctl_job *job, const planctl_task_info *info,
@@ -439,6 +533,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_crash_between_tasks, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_executor_outputs, setup, teardown),
     };
 

@@ -389,11 +389,15 @@ WHERE status = 'PENDING' OR status = 'IN_PROGRESS' OR status = 'PAUSED';
 -- name: run_params
 SELECT params FROM runs WHERE id = ?1;
 
+-- A try's outputs show once it has ended: those its earlier tasks
+-- recorded while it runs (pctl_step_set_task) are in no event yet, and
+-- status must say what replay says.
 -- name: view_attempts
 SELECT a.number, a.status, a.started_at, a.finished_at, a.exit_code,
     a.message, a.output,
-    (SELECT o.outputs FROM task_outputs AS o
-     WHERE o.step_id = a.step_id AND o.attempt = a.number) AS outputs
+    CASE WHEN a.finished_at IS NOT NULL THEN
+        (SELECT o.outputs FROM task_outputs AS o
+         WHERE o.step_id = a.step_id AND o.attempt = a.number) END AS outputs
 FROM attempts AS a WHERE a.step_id = ?1 ORDER BY a.number;
 
 -- name: replay_all
