@@ -1031,21 +1031,45 @@ PLANCTL_API int planctl_step_finish(planctl_job *job, planctl_outcome outcome,
                                     const char *message);
 
 /*
- * Task outputs (KUDO's Pipe tasks): adds one output of the job, for the
- * later tasks of its run, which see it in their task info's outputs (and
- * a shell task as the variable PLANCTL_OUTPUT_<STEP>_<KEY>, README
- * "Task outputs").  Call before planctl_step_finish, from the thread that
- * will call it.  key is letters, digits and _, not starting with a digit
- * (case counts); value is UTF-8 without NUL bytes (copied); a key added
- * twice keeps the last value.  flags: 0, or PLANCTL_OUTPUT_SECRET for a
- * value planctl never prints (shown as "***" in status, left out of
- * exports unless asked).  The outputs of the tasks of one attempt are
- * recorded with the attempt whatever its outcome, in the transaction
- * that ends it; its keys and values may hold 64 KiB in all.  Returns 0,
- * PLANCTL_EINVAL (NULL argument, already reported, a bad key or value,
- * or beyond 64 KiB: the output is not added, and the attempt then fails
- * ERROR with a message saying why even if the job reports DONE) or
- * PLANCTL_ENOMEM.
+ * Task outputs (KUDO's Pipe tasks): adds one output of job, a value handed
+ * to the later tasks of its run (a certificate one step generates and a
+ * later one installs).
+ *
+ * job:   the job of a running task, before planctl_step_finish(); from
+ *        the thread that will call it (as planctl_job_set_output()).
+ * key:   letters, digits and _, not starting with a digit; case counts.
+ *        Copied.  A key added twice (by this task or an earlier task of
+ *        the same attempt) keeps the last value.
+ * value: UTF-8 without NUL bytes, possibly empty or multi-line.  Copied.
+ * flags: 0, or PLANCTL_OUTPUT_SECRET for a value planctl never prints:
+ *        "***" in status, {"secret": null} in export unless
+ *        planctl_export_options.include_secrets, never printed by
+ *        events or history.  The database holds it in clear.
+ *
+ * Who sees it: every task of the run that starts after the step has
+ * completed, in planctl_task_info.outputs (JSON {"STEP": {"KEY": "value",
+ * "SECRET": {"secret": "value"}}}) and, for a shell task, as the variable
+ * PLANCTL_OUTPUT_<STEP>_<KEY> (STEP the step's name upper-cased, other
+ * characters than letters and digits made _); the later tasks of the same
+ * step and attempt see it at once, under their own step's name.  The
+ * built-in Dummy kind is given none.
+ *
+ * Where it is kept: with the attempt, whatever its outcome, in the
+ * transaction that ends it (and, for a step of several tasks, as it moves
+ * to its next task, so a retry after a crash resumes with it); with the
+ * step when that attempt completes it; in the step's event, so replay,
+ * verify, export and import carry it.  A retry resuming at a later task
+ * starts from what the previous attempt recorded; planctl_run_retry()
+ * carries the outputs of the steps it carries over.
+ *
+ * The keys and values of one attempt (all its tasks) hold at most 64 KiB.
+ *
+ * Returns 0; PLANCTL_EINVAL for a NULL argument, a job already reported,
+ * a bad key or value, or an attempt past 64 KiB: that output is not added,
+ * and (but for a NULL argument or a job already reported) the attempt
+ * then fails ERROR (retried by its policy) with a message saying why, even
+ * if the job reports DONE, so that an executor which does not check the
+ * return cannot lose an output silently; PLANCTL_ENOMEM.
  */
 #define PLANCTL_OUTPUT_SECRET 1u
 PLANCTL_API int planctl_job_add_output(planctl_job *job, const char *key,

@@ -280,7 +280,15 @@ const cli_command cli_cmd_run = {
     "--metrics-addr serves GET /metrics (Prometheus text) and GET /healthz\n"
     "(200 while the engine runs with its lease, else 503); a port alone\n"
     "listens on 127.0.0.1, another host only when named.  --log-format and\n"
-    "--log-level turn stderr into one log record per engine event.",
+    "--log-level turn stderr into one log record per engine event.\n"
+    "\n"
+    "Task outputs: a shell task may hand values to the later tasks of its\n"
+    "run by writing lines KEY=VALUE, or KEY<<DELIM, the value's lines and\n"
+    "DELIM, either after ::secret:: for a secret, to the file named by\n"
+    "$PLANCTL_OUTPUT.  Later tasks get them as PLANCTL_OUTPUT_<STEP>_<KEY>\n"
+    "(<STEP> is the step's name upper-cased, other than letters and digits\n"
+    "made _).  A malformed line fails the attempt, naming the line; the\n"
+    "outputs of one attempt hold at most 64 KiB.",
     NULL,
     flags,
     examples,

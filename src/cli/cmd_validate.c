@@ -64,9 +64,10 @@ const cli_command cli_cmd_validate = {
     "strategies, durations, retries, task references, task kinds and their\n"
     "specs, triggers, unknown fields, limits, and the environment of shell\n"
     "tasks: no two parameters that become one PLANCTL_PARAM_ variable, no\n"
-    "spec.env name that is not a variable name or starts with PLANCTL_) and\n"
-    "prints every error as \"path: Type: message\", in a fixed order.  Exits\n"
-    "2 when there is any.\n"
+    "two steps of a plan whose names make one PLANCTL_OUTPUT_<STEP>_ prefix,\n"
+    "no spec.env name that is not a variable name or starts with PLANCTL_)\n"
+    "and prints every error as \"path: Type: message\", in a fixed order.\n"
+    "Exits 2 when there is any.\n"
     "No database is opened.  Task kinds other than Dummy and shell are\n"
     "refused unless named with --kind or in PLANCTL_KINDS (comma-separated);\n"
     "their specs are not checked.",

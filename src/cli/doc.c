@@ -228,6 +228,21 @@ static const struct {
      "normal (the default) or full: full syncs every commit to disk; with "
      "normal a power failure or an OS crash may lose the last commits, "
      "never consistency.  planctl run --durability overrides it."},
+    {"PLANCTL_OUTPUT",
+     "Set by planctl run for each shell task: the file (new and empty) "
+     "where the task may write its outputs for the later tasks of its run, "
+     "one per line: KEY=VALUE, or KEY<<DELIM followed by the value's lines "
+     "and a line DELIM; ::secret:: before either marks a secret, shown as "
+     "*** by status and left out of export unless --include-secrets.  A "
+     "malformed line fails the attempt, naming the line; the outputs of "
+     "one attempt hold at most 64 KiB."},
+    {"PLANCTL_OUTPUT_<STEP>_<KEY>",
+     "Set by planctl run for each shell task: output KEY of step STEP of "
+     "the same run, once that step has completed (and of the earlier tasks "
+     "of the task's own step).  STEP is the step's name upper-cased, "
+     "characters other than letters and digits made _: gen-cert gives "
+     "PLANCTL_OUTPUT_GEN_CERT_PEM.  status --run ID -o json shows them as "
+     "\"outputs\"."},
     {"NO_COLOR", "When set and not empty, the output is never coloured, as "
                  "with --no-color."},
     {"TZ", "The time zone of times in text output.  JSON output is always "

@@ -51,6 +51,10 @@ void cli_help_global(FILE *f, const cli_command *const *cmds, size_t ncmds)
           "invalid input,\n3 refused by a conflict, 4 not found, 5 a "
           "waited-for run ended FATAL_ERROR\nor CANCELLED, 6 timed out "
           "waiting.\n\n"
+          "Task outputs: a shell task writes KEY=VALUE lines to the file "
+          "named by\n$PLANCTL_OUTPUT; later tasks of its run get them as "
+          "PLANCTL_OUTPUT_<STEP>_<KEY>,\nand status --run ID -o json shows "
+          "them as \"outputs\" (see 'planctl run --help').\n\n"
           "Run 'planctl COMMAND --help' for a command's flags and "
           "examples.\n",
           f);

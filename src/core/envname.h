@@ -43,7 +43,8 @@ char *pctl_env_param_name(const char *name);
 
 /* PCTL_ENV_OUTPUT and step's name mapped as pctl_env_param_name() maps
  * a parameter's ("gen-cert": PLANCTL_OUTPUT_GEN_CERT): two steps of a plan
- * may not share it.  In a new string, or NULL when out of memory. */
+ * with different names may not share it (rules_values.c).  In a new
+ * string, or NULL when out of memory. */
 char *pctl_env_step_name(const char *step);
 
 /* The variable output key of step reaches later tasks as:
