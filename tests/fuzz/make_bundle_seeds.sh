@@ -2,8 +2,9 @@
 # make_bundle_seeds.sh - writes real bundles for the bundle fuzzer's seed
 # corpus: a workload run through the real CLI and engine (retries, a fatal
 # step, a cancelled run, a retry of a failed run, a queued run, parameter
-# changes, an upgrade, a shell step with output, a pause), each instance
-# exported.
+# changes, an upgrade, a shell step with output, a pause, task outputs
+# plain and secret), each instance exported; the one with task outputs
+# also with --include-secrets.
 #
 # Usage: sh tests/fuzz/make_bundle_seeds.sh PLANCTL_BINARY OUT_DIR
 #
@@ -104,7 +105,26 @@ sleep 2
 pc resume paused >/dev/null
 wait "$engine"
 
-for i in ok failed cancelled paused; do
+# outputs: one step writes a plain, a multi-line and a secret output, a
+# later step of two tasks reads one and writes its own.
+cat > outputs.json <<'EOF'
+{"name": "certs", "version": "1",
+ "tasks": [
+   {"name": "gen", "kind": "shell",
+    "spec": {"command": "printf 'CERT=abc\\nPEM<<END\\nl1\\nl2\\nEND\\n::secret::PASS=hunter2\\n' > \"$PLANCTL_OUTPUT\""}},
+   {"name": "use", "kind": "shell",
+    "spec": {"command": "echo \"U=$PLANCTL_OUTPUT_GEN_CERT_CERT\" > \"$PLANCTL_OUTPUT\""}},
+   {"name": "ok", "kind": "Dummy", "spec": {}}],
+ "plans": {"deploy": {"phases": [{"name": "p", "steps": [
+   {"name": "gen-cert", "tasks": ["gen"]},
+   {"name": "use", "tasks": ["use", "ok"]}]}]}}}
+EOF
+pc apply -f outputs.json >/dev/null
+pc create outputs --definition certs >/dev/null
+pc run --until-idle >/dev/null
+
+for i in ok failed cancelled paused outputs; do
     pc export "$i" --out "$out/$i.json" 2>/dev/null
 done
+pc export outputs --include-secrets --out "$out/outputs-secret.json" 2>/dev/null
 ls "$out"
