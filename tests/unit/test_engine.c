@@ -33,70 +33,17 @@
 #include "store/store.h"
 #include "testutil.h"
 
-typedef struct fixture {
-    char *dir, *path;
-    planctl *p;
-    sqlite3 *db; /* raw connection for looking at rows */
-} fixture;
+typedef tu_db fixture;
 
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-
-    f->dir = tu_mkdtemp();
-    f->path = tu_fmt("%s/engine.db", f->dir);
-    assert_int_equal(planctl_open(&f->p, f->path, NULL), 0);
-    assert_int_equal(sqlite3_open(f->path, &f->db), SQLITE_OK);
-    sqlite3_busy_timeout(f->db, 10000);
-    *state = f;
+    *state = tu_db_open("engine.db", 0);
     return 0;
 }
 
 static int teardown(void **state)
 {
-    fixture *f = *state;
-
-    /* Some tests work inside the temp dir; leave it before removing it. */
-    if (chdir("/") != 0)
-        return -1;
-
-    sqlite3_close(f->db);
-    planctl_close(f->p);
-    tu_rmtree(f->dir);
-    free(f->path);
-    free(f->dir);
-    free(f);
-    return 0;
-}
-
-static void apply(fixture *f, const char *json)
-{
-    if (planctl_definition_apply(NULL, f->p, json, strlen(json), "t.json"))
-        fail_msg("apply: %s", planctl_errmsg(f->p));
-}
-
-static int64_t create(fixture *f, const char *name, const char *def)
-{
-    int64_t run = 0;
-
-    if (planctl_instance_create(&run, f->p, name, def, NULL, NULL, 0))
-        fail_msg("create: %s", planctl_errmsg(f->p));
-    return run;
-}
-
-static void expect_text(fixture *f, const char *want, const char *fmt, ...)
-{
-    va_list ap;
-    char sql[2048];
-    char *got;
-
-    va_start(ap, fmt);
-    vsnprintf(sql, sizeof sql, fmt, ap);
-    va_end(ap);
-    got = tu_text(f->db, "%s", sql);
-    if (!got || strcmp(got, want) != 0)
-        fail_msg("%s\n  got:  %s\n  want: %s", sql, got ? got : "(null)", want);
-    free(got);
+    return tu_db_close(*state);
 }
 
 /* Nothing is left open: every run terminal, no open child, no open try. */
@@ -248,7 +195,8 @@ static void test_serial_and_parallel(void **state)
     int64_t run;
     char *started, *done;
 
-    apply(f, DEF_HEAD("order") "\"plans\":{\"deploy\":{\"phases\":["
+    tu_apply(f->p,
+             DEF_HEAD("order") "\"plans\":{\"deploy\":{\"phases\":["
                                "{\"name\":\"a\",\"steps\":["
                                "{\"name\":\"a1\",\"tasks\":[\"slow\"]},"
                                "{\"name\":\"a2\",\"tasks\":[\"quick\"]}]},"
@@ -257,10 +205,10 @@ static void test_serial_and_parallel(void **state)
                                "{\"name\":\"b1\",\"tasks\":[\"slower\"]},"
                                "{\"name\":\"b2\",\"tasks\":[\"quick\"]},"
                                "{\"name\":\"b3\",\"tasks\":[\"slow\"]}]}]}}}");
-    run = create(f, "i", "order");
+    run = tu_create(f->p, "i", "order");
     assert_int_equal(run_until_idle(f), 0);
-    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
-                (long long)run);
+    tu_expect_text(f->db, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                   (long long)run);
     started = order(f, run, "IN_PROGRESS");
     done = order(f, run, "COMPLETE");
     /* Serial: a1 runs alone to completion before a2.  Parallel: b1..b3
@@ -292,13 +240,13 @@ static void test_parallel_phases(void **state)
     fixture *f = *state;
     int64_t run;
 
-    apply(f, DEF_HEAD("pp") "\"plans\":{\"deploy\":{\"strategy\":"
-                            "\"parallel\",\"phases\":["
-                            "{\"name\":\"x\",\"steps\":[{\"name\":\"x1\","
-                            "\"tasks\":[\"slow\"]}]},"
-                            "{\"name\":\"y\",\"steps\":[{\"name\":\"y1\","
-                            "\"tasks\":[\"quick\"]}]}]}}}");
-    run = create(f, "i", "pp");
+    tu_apply(f->p, DEF_HEAD("pp") "\"plans\":{\"deploy\":{\"strategy\":"
+                                  "\"parallel\",\"phases\":["
+                                  "{\"name\":\"x\",\"steps\":[{\"name\":\"x1\","
+                                  "\"tasks\":[\"slow\"]}]},"
+                                  "{\"name\":\"y\",\"steps\":[{\"name\":\"y1\","
+                                  "\"tasks\":[\"quick\"]}]}]}}}");
+    run = tu_create(f->p, "i", "pp");
     assert_int_equal(run_until_idle(f), 0);
     assert_int_equal(tu_scalar(f->db,
                                "SELECT max(started_at) - min(started_at) "
@@ -315,7 +263,8 @@ static void test_retry_backoff(void **state)
     fixture *f = *state;
     int64_t ok, bad;
 
-    apply(f, DEF_HEAD("retry") "\"plans\":{"
+    tu_apply(f->p,
+             DEF_HEAD("retry") "\"plans\":{"
                                "\"deploy\":{\"phases\":[{\"name\":\"p\","
                                "\"steps\":[{\"name\":\"s\",\"tasks\":["
                                "\"flaky\"],\"retry\":{\"attempts\":3,"
@@ -324,20 +273,21 @@ static void test_retry_backoff(void **state)
                                "\"steps\":[{\"name\":\"s\",\"tasks\":["
                                "\"flaky\"],\"retry\":{\"attempts\":2,"
                                "\"backoff\":\"50ms\"}}]}]}}}");
-    ok = create(f, "ok", "retry");
+    ok = tu_create(f->p, "ok", "retry");
     assert_int_equal(run_until_idle(f), 0);
-    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
-                (long long)ok);
+    tu_expect_text(f->db, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                   (long long)ok);
     assert_int_equal(tu_scalar(f->db,
                                "SELECT count(*) FROM attempts a JOIN steps s "
                                "ON s.id = a.step_id WHERE s.run_id = %lld",
                                (long long)ok),
                      3);
-    expect_text(f, "ERROR,ERROR,COMPLETE",
-                "SELECT group_concat(status, ',') FROM (SELECT a.status FROM "
-                "attempts a JOIN steps s ON s.id = a.step_id WHERE s.run_id "
-                "= %lld ORDER BY a.number)",
-                (long long)ok);
+    tu_expect_text(
+        f->db, "ERROR,ERROR,COMPLETE",
+        "SELECT group_concat(status, ',') FROM (SELECT a.status FROM "
+        "attempts a JOIN steps s ON s.id = a.step_id WHERE s.run_id "
+        "= %lld ORDER BY a.number)",
+        (long long)ok);
     /* The waits: 100ms before try 2, 300ms before try 3 (x3), measured
      * from the rows with 50ms tolerance upward only. */
     {
@@ -361,11 +311,11 @@ static void test_retry_backoff(void **state)
     }
     assert_int_equal(planctl_plan_trigger(&bad, f->p, "ok", "update", NULL), 0);
     assert_int_equal(run_until_idle(f), 0);
-    expect_text(f, "FATAL_ERROR", "SELECT status FROM runs WHERE id = %lld",
-                (long long)bad);
-    expect_text(f, "failTimes: attempt 2 of the first 2 fails",
-                "SELECT message FROM steps WHERE run_id = %lld",
-                (long long)bad);
+    tu_expect_text(f->db, "FATAL_ERROR",
+                   "SELECT status FROM runs WHERE id = %lld", (long long)bad);
+    tu_expect_text(f->db, "failTimes: attempt 2 of the first 2 fails",
+                   "SELECT message FROM steps WHERE run_id = %lld",
+                   (long long)bad);
     assert_int_equal(tu_scalar(f->db,
                                "SELECT attempt FROM steps WHERE run_id = "
                                "%lld",
@@ -395,18 +345,19 @@ static void test_clock_fixed_start(void **state)
     int64_t run, t0 = fixed_2030(NULL);
 
     planctl_set_clock(f->p, fixed_2030, NULL);
-    apply(f, DEF_HEAD("fixed") "\"plans\":{\"deploy\":{\"phases\":[{"
+    tu_apply(f->p,
+             DEF_HEAD("fixed") "\"plans\":{\"deploy\":{\"phases\":[{"
                                "\"name\":\"p\",\"steps\":[{\"name\":\"s\","
                                "\"tasks\":[\"flaky\"],\"retry\":{"
                                "\"backoff\":\"100ms\"}}]}]}}}");
-    run = create(f, "i", "fixed");
+    run = tu_create(f->p, "i", "fixed");
     o.until_idle = 1;
     o.change_poll_ms = 20;
     /* A frozen engine would wait for its backoff forever: stopped after
      * 20 s, the run is then not COMPLETE. */
     assert_int_equal(run_engine(f->p, &o, 20000, stop_late, NULL), 0);
-    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
-                (long long)run);
+    tu_expect_text(f->db, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                   (long long)run);
     assert_true(tu_scalar(f->db, "SELECT started_at FROM runs WHERE id = %lld",
                           (long long)run) >= t0);
     /* Two backoffs (100ms, 200ms) passed on the engine's clock... */
@@ -432,7 +383,8 @@ static void test_retry_resumes_at_failed_task(void **state)
     char *log, *path;
 
     assert_int_equal(chdir(f->dir), 0);
-    apply(f, "{\"name\":\"resume\",\"version\":\"1\",\"tasks\":["
+    tu_apply(f->p,
+             "{\"name\":\"resume\",\"version\":\"1\",\"tasks\":["
              "{\"name\":\"mark\",\"kind\":\"shell\",\"spec\":{\"command\":"
              "\"echo A >> log\"}},"
              "{\"name\":\"once\",\"kind\":\"shell\",\"spec\":{\"command\":"
@@ -441,10 +393,10 @@ static void test_retry_resumes_at_failed_task(void **state)
              "\"plans\":{\"deploy\":{\"phases\":[{\"name\":\"p\",\"steps\":["
              "{\"name\":\"s\",\"tasks\":[\"mark\",\"once\"],\"retry\":{"
              "\"attempts\":3,\"backoff\":\"10ms\"}}]}]}}}");
-    run = create(f, "i", "resume");
+    run = tu_create(f->p, "i", "resume");
     assert_int_equal(run_until_idle(f), 0);
-    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
-                (long long)run);
+    tu_expect_text(f->db, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                   (long long)run);
     path = tu_fmt("%s/log", f->dir);
     log = tu_read_file(path, NULL);
     assert_non_null(log);
@@ -460,17 +412,18 @@ static void test_run_deadline(void **state)
     fixture *f = *state;
     int64_t run;
 
-    apply(f, DEF_HEAD("dl") "\"plans\":{\"deploy\":{\"deadline\":\"300ms\","
+    tu_apply(f->p,
+             DEF_HEAD("dl") "\"plans\":{\"deploy\":{\"deadline\":\"300ms\","
                             "\"phases\":[{\"name\":\"p\",\"steps\":["
                             "{\"name\":\"s\",\"tasks\":[\"forever\"]}]},"
                             "{\"name\":\"q\",\"steps\":[{\"name\":\"t\","
                             "\"tasks\":[\"quick\"]}]}]}}}");
-    run = create(f, "i", "dl");
+    run = tu_create(f->p, "i", "dl");
     assert_int_equal(run_until_idle(f), 0);
-    expect_text(f, "FATAL_ERROR", "SELECT status FROM runs WHERE id = %lld",
-                (long long)run);
-    expect_text(f, "deadline of 300ms passed",
-                "SELECT message FROM runs WHERE id = %lld", (long long)run);
+    tu_expect_text(f->db, "FATAL_ERROR",
+                   "SELECT status FROM runs WHERE id = %lld", (long long)run);
+    tu_expect_text(f->db, "deadline of 300ms passed",
+                   "SELECT message FROM runs WHERE id = %lld", (long long)run);
     /* deadline_at was stored as an absolute time when the run started. */
     assert_int_equal(tu_scalar(f->db,
                                "SELECT deadline_at - started_at FROM runs "
@@ -481,10 +434,10 @@ static void test_run_deadline(void **state)
                           "SELECT finished_at - started_at FROM runs WHERE "
                           "id = %lld",
                           (long long)run) >= 300);
-    expect_text(f, "cancelled: run ended FATAL_ERROR",
-                "SELECT message FROM steps WHERE name = 's'");
-    expect_text(f, "not started: run ended FATAL_ERROR",
-                "SELECT message FROM steps WHERE name = 't'");
+    tu_expect_text(f->db, "cancelled: run ended FATAL_ERROR",
+                   "SELECT message FROM steps WHERE name = 's'");
+    tu_expect_text(f->db, "not started: run ended FATAL_ERROR",
+                   "SELECT message FROM steps WHERE name = 't'");
     expect_all_settled(f);
 }
 
@@ -499,19 +452,21 @@ static void test_run_event_limits(void **state)
 
     assert_int_equal(planctl_set_event_limits(f->p, -1, 0), PLANCTL_EINVAL);
     assert_int_equal(planctl_set_event_limits(f->p, 10, 30), 0);
-    apply(f, "{\"name\":\"ev\",\"version\":\"1\",\"tasks\":[{\"name\":"
+    tu_apply(f->p,
+             "{\"name\":\"ev\",\"version\":\"1\",\"tasks\":[{\"name\":"
              "\"no\",\"kind\":\"Dummy\",\"spec\":{\"wantErr\":true}}],"
              "\"plans\":{\"deploy\":{\"phases\":[{\"name\":\"p\","
              "\"steps\":[{\"name\":\"s\",\"tasks\":[\"no\"],\"retry\":{"
              "\"attempts\":100,\"backoff\":\"1ms\",\"multiplier\":1}}]}]}}}");
-    run = create(f, "i", "ev");
+    run = tu_create(f->p, "i", "ev");
     assert_int_equal(run_until_idle(f), 0);
-    expect_text(f, "FATAL_ERROR", "SELECT status FROM runs WHERE id = %lld",
-                (long long)run);
-    expect_text(f,
-                "reached the limit of 30 events per run; see 'planctl events "
-                "i --run 1'",
-                "SELECT message FROM runs WHERE id = %lld", (long long)run);
+    tu_expect_text(f->db, "FATAL_ERROR",
+                   "SELECT status FROM runs WHERE id = %lld", (long long)run);
+    tu_expect_text(
+        f->db,
+        "reached the limit of 30 events per run; see 'planctl events "
+        "i --run 1'",
+        "SELECT message FROM runs WHERE id = %lld", (long long)run);
     /* It stopped there, far from its 100 attempts. */
     assert_true(tu_scalar(f->db, "SELECT attempt FROM steps") < 20);
     assert_int_equal(
@@ -546,18 +501,19 @@ static void test_concurrency_limit(void **state)
     fixture *f = *state;
     planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
 
-    apply(f, DEF_HEAD("cc") "\"plans\":{\"deploy\":{\"phases\":[{\"name\":"
+    tu_apply(f->p,
+             DEF_HEAD("cc") "\"plans\":{\"deploy\":{\"phases\":[{\"name\":"
                             "\"p\",\"strategy\":\"parallel\",\"steps\":["
                             "{\"name\":\"s1\",\"tasks\":[\"slow\"]},"
                             "{\"name\":\"s2\",\"tasks\":[\"slow\"]},"
                             "{\"name\":\"s3\",\"tasks\":[\"slow\"]},"
                             "{\"name\":\"s4\",\"tasks\":[\"slow\"]},"
                             "{\"name\":\"s5\",\"tasks\":[\"slow\"]}]}]}}}");
-    create(f, "i", "cc");
+    tu_create(f->p, "i", "cc");
     o.until_idle = 1;
     o.concurrency = 2;
     assert_int_equal(run_engine(f->p, &o, 0, NULL, NULL), 0);
-    expect_text(f, "COMPLETE", "SELECT status FROM runs");
+    tu_expect_text(f->db, "COMPLETE", "SELECT status FROM runs");
     /* The most attempts overlapping any attempt's start. */
     assert_int_equal(tu_scalar(f->db,
                                "SELECT max(c) FROM (SELECT (SELECT count(*) "
@@ -580,7 +536,7 @@ static void test_slots_oldest_first(void **state)
     int64_t prev_run = 0, prev_step = 0, n = 0;
     int i;
 
-    apply(f, DEF_HEAD("one") "\"plans\":{\"deploy\":{\"phases\":[{\"name\":"
+    tu_apply(f->p, DEF_HEAD("one") "\"plans\":{\"deploy\":{\"phases\":[{\"name\":"
                              "\"p\",\"steps\":[{\"name\":\"a\",\"tasks\":["
                              "\"quick\"]},{\"name\":\"b\",\"tasks\":["
                              "\"quick\"]}]}]}}}");
@@ -588,7 +544,7 @@ static void test_slots_oldest_first(void **state)
         char name[8];
 
         snprintf(name, sizeof name, "i%d", i);
-        create(f, name, "one");
+        tu_create(f->p, name, "one");
     }
     o.until_idle = 1;
     o.concurrency = 1;
@@ -630,7 +586,8 @@ static void test_fatal_propagation(void **state)
     fixture *f = *state;
     int64_t run;
 
-    apply(f, DEF_HEAD("fatal") "\"plans\":{\"deploy\":{\"phases\":["
+    tu_apply(f->p,
+             DEF_HEAD("fatal") "\"plans\":{\"deploy\":{\"phases\":["
                                "{\"name\":\"a\",\"strategy\":\"parallel\","
                                "\"steps\":["
                                "{\"name\":\"long\",\"tasks\":[\"forever\"]},"
@@ -639,28 +596,30 @@ static void test_fatal_propagation(void **state)
                                "{\"name\":\"ok\",\"tasks\":[\"quick\"]}]},"
                                "{\"name\":\"b\",\"steps\":[{\"name\":\"never"
                                "\",\"tasks\":[\"quick\"]}]}]}}}");
-    run = create(f, "i", "fatal");
+    run = tu_create(f->p, "i", "fatal");
     assert_int_equal(run_until_idle(f), 0);
-    expect_text(f, "FATAL_ERROR", "SELECT status FROM runs WHERE id = %lld",
-                (long long)run);
-    expect_text(f, "phase \"a\" failed",
-                "SELECT message FROM runs WHERE id = %lld", (long long)run);
-    expect_text(f, "FATAL_ERROR",
-                "SELECT status FROM steps WHERE name = "
-                "'bad'");
-    expect_text(f, "fatal: true",
-                "SELECT message FROM steps WHERE name = "
-                "'bad'");
+    tu_expect_text(f->db, "FATAL_ERROR",
+                   "SELECT status FROM runs WHERE id = %lld", (long long)run);
+    tu_expect_text(f->db, "phase \"a\" failed",
+                   "SELECT message FROM runs WHERE id = %lld", (long long)run);
+    tu_expect_text(f->db, "FATAL_ERROR",
+                   "SELECT status FROM steps WHERE name = "
+                   "'bad'");
+    tu_expect_text(f->db, "fatal: true",
+                   "SELECT message FROM steps WHERE name = "
+                   "'bad'");
     /* The running sibling was cancelled, the finished one kept. */
-    expect_text(f, "CANCELLED",
-                "SELECT status FROM steps WHERE name = "
-                "'long'");
-    expect_text(f, "cancelled: run ended FATAL_ERROR",
-                "SELECT message FROM steps WHERE name = 'long'");
-    expect_text(f, "COMPLETE", "SELECT status FROM steps WHERE name = 'ok'");
-    expect_text(f, "not started: run ended FATAL_ERROR",
-                "SELECT message FROM steps WHERE name = 'never'");
-    expect_text(f, "CANCELLED", "SELECT status FROM phases WHERE name = 'b'");
+    tu_expect_text(f->db, "CANCELLED",
+                   "SELECT status FROM steps WHERE name = "
+                   "'long'");
+    tu_expect_text(f->db, "cancelled: run ended FATAL_ERROR",
+                   "SELECT message FROM steps WHERE name = 'long'");
+    tu_expect_text(f->db, "COMPLETE",
+                   "SELECT status FROM steps WHERE name = 'ok'");
+    tu_expect_text(f->db, "not started: run ended FATAL_ERROR",
+                   "SELECT message FROM steps WHERE name = 'never'");
+    tu_expect_text(f->db, "CANCELLED",
+                   "SELECT status FROM phases WHERE name = 'b'");
     expect_all_settled(f);
 }
 
@@ -693,11 +652,11 @@ static void test_shell_steps(void **state)
     char *pwned = tu_fmt("%s/pwned", f->dir), *gc, *path;
     int64_t r2, r3;
 
-    apply(f, def);
-    run = create(f, "i", "sh");
+    tu_apply(f->p, def);
+    run = tu_create(f->p, "i", "sh");
     assert_int_equal(run_until_idle(f), 0);
-    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
-                (long long)run);
+    tu_expect_text(f->db, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                   (long long)run);
     /* The parameter reached the process as an environment value, verbatim,
      * and did nothing else. */
     {
@@ -705,7 +664,7 @@ static void test_shell_steps(void **state)
                             "step=greet\n",
                             f->dir, (long long)run);
 
-        expect_text(f, want, "SELECT output FROM attempts");
+        tu_expect_text(f->db, want, "SELECT output FROM attempts");
         free(want);
     }
     assert_int_not_equal(access(pwned, F_OK), 0);
@@ -714,12 +673,13 @@ static void test_shell_steps(void **state)
     /* A fatal exit code: no retry. */
     assert_int_equal(planctl_plan_trigger(&r2, f->p, "i", "update", NULL), 0);
     assert_int_equal(run_until_idle(f), 0);
-    expect_text(f, "FATAL_ERROR",
-                "SELECT status FROM steps WHERE run_id = "
-                "%lld",
-                (long long)r2);
-    expect_text(f, "exit status 3: nope",
-                "SELECT message FROM steps WHERE run_id = %lld", (long long)r2);
+    tu_expect_text(f->db, "FATAL_ERROR",
+                   "SELECT status FROM steps WHERE run_id = "
+                   "%lld",
+                   (long long)r2);
+    tu_expect_text(f->db, "exit status 3: nope",
+                   "SELECT message FROM steps WHERE run_id = %lld",
+                   (long long)r2);
     assert_int_equal(tu_scalar(f->db,
                                "SELECT count(*) FROM attempts a JOIN steps s "
                                "ON s.id = a.step_id WHERE s.run_id = %lld",
@@ -729,8 +689,9 @@ static void test_shell_steps(void **state)
     /* A step timeout kills the process and its children. */
     assert_int_equal(planctl_plan_trigger(&r3, f->p, "i", "backup", NULL), 0);
     assert_int_equal(run_until_idle(f), 0);
-    expect_text(f, "timed out after 700ms",
-                "SELECT message FROM steps WHERE run_id = %lld", (long long)r3);
+    tu_expect_text(f->db, "timed out after 700ms",
+                   "SELECT message FROM steps WHERE run_id = %lld",
+                   (long long)r3);
     path = tu_fmt("%s/grandchild", f->dir);
     gc = tu_read_file(path, NULL);
     assert_non_null(gc);
@@ -786,20 +747,21 @@ static void test_cancel_from_another_process(void **state)
     char *path;
     char *pidtxt;
 
-    apply(f, DEF_HEAD("cx") "\"plans\":{\"deploy\":{\"phases\":[{\"name\":"
+    tu_apply(f->p,
+             DEF_HEAD("cx") "\"plans\":{\"deploy\":{\"phases\":[{\"name\":"
                             "\"p\",\"strategy\":\"parallel\",\"steps\":["
                             "{\"name\":\"dummy\",\"tasks\":[\"forever\"]},"
                             "{\"name\":\"shell\",\"tasks\":[\"sh-forever\"]}"
                             "]}]}}}");
-    run = create(f, "i", "cx");
+    run = tu_create(f->p, "i", "cx");
     assert_int_equal(chdir(f->dir), 0); /* sh-forever writes pid files */
     pid = act_later(f->path, "cancel", 400);
     assert_int_equal(run_until_idle(f), 0);
     wait_ok(pid);
-    expect_text(f, "CANCELLED", "SELECT status FROM runs WHERE id = %lld",
-                (long long)run);
-    expect_text(f, "cancelled: from another process",
-                "SELECT message FROM steps WHERE name = 'shell'");
+    tu_expect_text(f->db, "CANCELLED",
+                   "SELECT status FROM runs WHERE id = %lld", (long long)run);
+    tu_expect_text(f->db, "cancelled: from another process",
+                   "SELECT message FROM steps WHERE name = 'shell'");
     /* The shell and its child were killed, not left behind. */
     path = tu_fmt("%s/child.i.shell", f->dir);
     pidtxt = tu_read_file(path, NULL);
@@ -870,8 +832,8 @@ static void test_pause_resume_from_another_process(void **state)
     int64_t run;
     pid_t p1, p2;
 
-    apply(f, def);
-    run = create(f, "i", "pz");
+    tu_apply(f->p, def);
+    run = tu_create(f->p, "i", "pz");
     /* Paused while a1 runs; a1 is let finish only then, and the run is
      * resumed once it has: b1 must not start before the resume. */
     p1 = act_when(f->path, "pause",
@@ -885,8 +847,8 @@ static void test_pause_resume_from_another_process(void **state)
     assert_int_equal(run_until_idle(f), 0);
     wait_ok(p1);
     wait_ok(p2);
-    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
-                (long long)run);
+    tu_expect_text(f->db, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                   (long long)run);
     /* a1 finished while paused (running steps finish); b1 started after
      * the resume event. */
     assert_true(tu_scalar(f->db,
@@ -1009,7 +971,8 @@ static void test_sigkill_and_recovery(void **state)
     assert_int_equal(chdir(f->dir), 0);
     /* Two Dummy steps, and a shell step whose first attempt leaves a
      * grandchild running (the later attempts finish at once). */
-    apply(f, DEF_HEAD("crash") "\"plans\":{\"deploy\":{\"phases\":["
+    tu_apply(f->p,
+             DEF_HEAD("crash") "\"plans\":{\"deploy\":{\"phases\":["
                                "{\"name\":\"p\",\"strategy\":\"parallel\","
                                "\"steps\":["
                                "{\"name\":\"s1\",\"tasks\":[\"slower\"],"
@@ -1021,7 +984,7 @@ static void test_sigkill_and_recovery(void **state)
                                "{\"name\":\"s3\",\"tasks\":[\"gc\"],"
                                "\"retry\":{\"attempts\":3,\"backoff\":"
                                "\"10ms\"}}]}]}}}");
-    run = create(f, "i", "crash");
+    run = tu_create(f->p, "i", "crash");
     pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
@@ -1064,8 +1027,8 @@ static void test_sigkill_and_recovery(void **state)
     /* The restart does not wait for the lease to expire: the dead
      * engine's OS lock is gone. */
     assert_int_equal(run_until_idle(f), 0);
-    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
-                (long long)run);
+    tu_expect_text(f->db, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                   (long long)run);
     assert_int_equal(tu_scalar(f->db,
                                "SELECT count(*) FROM attempts a JOIN steps s "
                                "ON s.id = a.step_id WHERE s.run_id = %lld "
@@ -1105,24 +1068,25 @@ static void test_shutdown_does_not_use_tries(void **state)
     int64_t run;
     int i;
 
-    apply(f, DEF_HEAD("stops") "\"plans\":{\"deploy\":{\"phases\":[{"
+    tu_apply(f->p,
+             DEF_HEAD("stops") "\"plans\":{\"deploy\":{\"phases\":[{"
                                "\"name\":\"p\",\"steps\":[{\"name\":\"s\","
                                "\"tasks\":[\"slower\"],\"retry\":{"
                                "\"attempts\":2,\"backoff\":\"10ms\"}}]}]}}}");
-    run = create(f, "i", "stops");
+    run = tu_create(f->p, "i", "stops");
     o.change_poll_ms = 20;
     for (i = 0; i < 3; i++) {
         /* Stopped while its 400ms task runs: interrupted, not counted. */
         assert_int_equal(run_engine(f->p, &o, 150, stop_late, NULL), 0);
-        expect_text(f, "interrupted: engine stopped",
-                    "SELECT message FROM steps WHERE run_id = %lld",
-                    (long long)run);
+        tu_expect_text(f->db, "interrupted: engine stopped",
+                       "SELECT message FROM steps WHERE run_id = %lld",
+                       (long long)run);
     }
     assert_int_equal(tu_scalar(f->db, "SELECT max_attempts FROM steps"), 4);
     o.until_idle = 1;
     assert_int_equal(run_engine(f->p, &o, 0, NULL, NULL), 0);
-    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
-                (long long)run);
+    tu_expect_text(f->db, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                   (long long)run);
     assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM attempts"), 4);
     assert_int_equal(planctl_verify(&summary, f->p), 0);
     planctl_free(summary);
@@ -1139,8 +1103,8 @@ static void test_shutdown_does_not_use_tries(void **state)
                      4);
     o.until_idle = 1;
     assert_int_equal(run_engine(f->p, &o, 0, NULL, NULL), 0);
-    expect_text(f, "FATAL_ERROR", "SELECT status FROM runs WHERE id = %lld",
-                (long long)run);
+    tu_expect_text(f->db, "FATAL_ERROR",
+                   "SELECT status FROM runs WHERE id = %lld", (long long)run);
     assert_int_equal(planctl_verify(&summary, f->p), 0);
     planctl_free(summary);
 }
@@ -1153,7 +1117,8 @@ static void test_shutdown_under_load(void **state)
     int i;
 
     assert_int_equal(chdir(f->dir), 0);
-    apply(f, DEF_HEAD("load") "\"plans\":{\"deploy\":{\"phases\":[{\"name\":"
+    tu_apply(f->p,
+             DEF_HEAD("load") "\"plans\":{\"deploy\":{\"phases\":[{\"name\":"
                               "\"p\",\"strategy\":\"parallel\",\"steps\":["
                               "{\"name\":\"d\",\"tasks\":[\"forever\"]},"
                               "{\"name\":\"q\",\"tasks\":[\"quick\"]},"
@@ -1161,7 +1126,7 @@ static void test_shutdown_under_load(void **state)
                               "]}]}}}");
     for (i = 0; i < 20; i++) {
         snprintf(name, sizeof name, "i%d", i);
-        create(f, name, "load");
+        tu_create(f->p, name, "load");
     }
     o.concurrency = 200;
     assert_int_equal(run_engine(f->p, &o, 500, stop_now_ish, NULL), 0);
@@ -1248,22 +1213,23 @@ static void test_embedder_executor_from_thread(void **state)
     ex.data = &t;
     /* The definition names a kind the handle must know before apply. */
     assert_int_equal(planctl_kind_register(f->p, "Threaded", NULL, NULL), 0);
-    apply(f, "{\"name\":\"th\",\"version\":\"1\",\"tasks\":[{\"name\":\"w\","
+    tu_apply(f->p,
+             "{\"name\":\"th\",\"version\":\"1\",\"tasks\":[{\"name\":\"w\","
              "\"kind\":\"Threaded\",\"spec\":{\"work\":1}}],\"plans\":{"
              "\"deploy\":{\"phases\":[{\"name\":\"p\",\"strategy\":"
              "\"parallel\",\"steps\":[{\"name\":\"a\",\"tasks\":[\"w\"]},"
              "{\"name\":\"b\",\"tasks\":[\"w\",\"w\"]}]}]}}}");
-    run = create(f, "i", "th");
+    run = tu_create(f->p, "i", "th");
     o.until_idle = 1;
     assert_int_equal(run_with_executor(f->p, &o, "Threaded", &ex), 0);
     for (i = 0; i < t.n; i++)
         pthread_join(t.threads[i], NULL);
     assert_int_equal(t.n, 3); /* a once, b's two tasks in order */
-    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
-                (long long)run);
-    expect_text(f, "done in a thread\n",
-                "SELECT output FROM attempts a JOIN steps s ON s.id = "
-                "a.step_id WHERE s.name = 'b'");
+    tu_expect_text(f->db, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                   (long long)run);
+    tu_expect_text(f->db, "done in a thread\n",
+                   "SELECT output FROM attempts a JOIN steps s ON s.id = "
+                   "a.step_id WHERE s.name = 'b'");
 }
 
 /* A task that reports DONE in the same pass in which another process
@@ -1324,11 +1290,12 @@ static void test_done_and_cancelled_together(void **state)
     m.f = f;
     ex.data = &m;
     assert_int_equal(planctl_kind_register(f->p, "Manual", NULL, NULL), 0);
-    apply(f, "{\"name\":\"m\",\"version\":\"1\",\"tasks\":[{\"name\":\"a\","
+    tu_apply(f->p,
+             "{\"name\":\"m\",\"version\":\"1\",\"tasks\":[{\"name\":\"a\","
              "\"kind\":\"Manual\"},{\"name\":\"b\",\"kind\":\"Manual\"}],"
              "\"plans\":{\"deploy\":{\"phases\":[{\"name\":\"p\",\"steps\":["
              "{\"name\":\"s\",\"tasks\":[\"a\",\"b\"]}]}]}}}");
-    create(f, "i", "m");
+    tu_create(f->p, "i", "m");
     memset(&r, 0, sizeof r);
     o.until_idle = 1;
     o.change_poll_ms = 1000; /* the task's report wakes the engine first */
@@ -1344,8 +1311,8 @@ static void test_done_and_cancelled_together(void **state)
     planctl_engine_free(r.e);
     assert_int_equal(uv_loop_close(&r.loop), 0);
     assert_int_equal(m.starts, 1); /* task b never started */
-    expect_text(f, "CANCELLED", "SELECT status FROM steps");
-    expect_text(f, "cancelled: mid-step", "SELECT message FROM steps");
+    tu_expect_text(f->db, "CANCELLED", "SELECT status FROM steps");
+    tu_expect_text(f->db, "cancelled: mid-step", "SELECT message FROM steps");
     expect_all_settled(f);
 }
 
@@ -1378,29 +1345,30 @@ static void test_unknown_kind(void **state)
     /* Known to the handle (so the definition validates), but no executor
      * is registered with the first engine. */
     assert_int_equal(planctl_kind_register(f->p, "Nope", NULL, NULL), 0);
-    apply(f, "{\"name\":\"uk\",\"version\":\"1\",\"tasks\":[{\"name\":\"w\","
+    tu_apply(f->p,
+             "{\"name\":\"uk\",\"version\":\"1\",\"tasks\":[{\"name\":\"w\","
              "\"kind\":\"Nope\"},{\"name\":\"d\",\"kind\":\"Dummy\"}],"
              "\"plans\":{\"deploy\":{\"phases\":[{\"name\":\"p\",\"steps\":["
              "{\"name\":\"a\",\"tasks\":[\"d\"]},{\"name\":\"s\",\"tasks\":"
              "[\"w\"]}]}]},\"other\":{\"phases\":[{\"name\":\"p\",\"steps\":"
              "[{\"name\":\"a\",\"tasks\":[\"d\"]}]}]}}}");
-    run = create(f, "i", "uk");
-    create(f, "j", "uk");
+    run = tu_create(f->p, "i", "uk");
+    tu_create(f->p, "j", "uk");
     assert_int_equal(planctl_run_cancel(NULL, f->p, "j", NULL), 0);
     assert_int_equal(planctl_plan_trigger(&other, f->p, "j", "other", NULL), 0);
     /* Twice: the second engine says it again, once. */
     assert_int_equal(run_until_idle(f), 0);
     assert_int_equal(run_until_idle(f), 0);
-    expect_text(f, "PENDING", "SELECT status FROM runs WHERE id = %lld",
-                (long long)run);
+    tu_expect_text(f->db, "PENDING", "SELECT status FROM runs WHERE id = %lld",
+                   (long long)run);
     assert_int_equal(tu_scalar(f->db,
                                "SELECT count(*) FROM steps WHERE run_id = %lld "
                                "AND status = 'PENDING'",
                                (long long)run),
                      2);
     /* The run that needs no such kind went on. */
-    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
-                (long long)other);
+    tu_expect_text(f->db, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                   (long long)other);
     assert_int_equal(tu_scalar(f->db,
                                "SELECT count(*) FROM events WHERE message = "
                                "'run %lld (plan \"deploy\") waits for an "
@@ -1413,8 +1381,8 @@ static void test_unknown_kind(void **state)
     o.until_idle = 1;
     o.change_poll_ms = 20;
     assert_int_equal(run_with_executor(f->p, &o, "Nope", &ex), 0);
-    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
-                (long long)run);
+    tu_expect_text(f->db, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                   (long long)run);
     expect_all_settled(f);
 }
 
@@ -1518,8 +1486,8 @@ static void test_stored_env_cannot_override(void **state)
     if (planctl_instance_create(&run, f->p, "i", "envdef", NULL, &a, 1))
         fail_msg("create: %s", planctl_errmsg(f->p));
     assert_int_equal(run_until_idle(f), 0);
-    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
-                (long long)run);
+    tu_expect_text(f->db, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                   (long long)run);
 
     uid =
         tu_text(f->db, "SELECT uid FROM runs WHERE id = %lld", (long long)run);
@@ -1577,15 +1545,15 @@ static void test_pass_ignores_history(void **state)
     int small, big, i;
     char sql[256];
 
-    apply(f, DEF_HEAD("h") "\"plans\":{\"deploy\":{\"phases\":[{\"name\":"
-                           "\"p\",\"steps\":[{\"name\":\"s\",\"tasks\":["
-                           "\"quick\"]}]}]}}}");
-    create(f, "i", "h");
+    tu_apply(f->p, DEF_HEAD("h") "\"plans\":{\"deploy\":{\"phases\":[{\"name\":"
+                                 "\"p\",\"steps\":[{\"name\":\"s\",\"tasks\":["
+                                 "\"quick\"]}]}]}}}");
+    tu_create(f->p, "i", "h");
     assert_int_equal(run_until_idle(f), 0);
-    create(f, "j", "h");
+    tu_create(f->p, "j", "h");
     assert_int_equal(run_until_idle(f), 0);
     vm_steps(f->p); /* reset the counters */
-    create(f, "k", "h");
+    tu_create(f->p, "k", "h");
     assert_int_equal(run_until_idle(f), 0);
     small = vm_steps(f->p);
 
@@ -1606,7 +1574,7 @@ static void test_pass_ignores_history(void **state)
     }
     assert_int_equal(sqlite3_exec(f->db, "COMMIT", NULL, NULL, NULL),
                      SQLITE_OK);
-    create(f, "l", "h");
+    tu_create(f->p, "l", "h");
     vm_steps(f->p);
     assert_int_equal(run_until_idle(f), 0);
     big = vm_steps(f->p);
@@ -1633,20 +1601,20 @@ static void test_no_empty_passes(void **state)
     runner r;
     int i;
 
-    apply(f, DEF_HEAD("e") "\"plans\":{\"deploy\":{\"phases\":["
-                           "{\"name\":\"a\",\"steps\":["
-                           "{\"name\":\"a1\",\"tasks\":[\"quick\"]},"
-                           "{\"name\":\"a2\",\"tasks\":[\"quick\"]}]},"
-                           "{\"name\":\"b\",\"strategy\":\"parallel\","
-                           "\"steps\":["
-                           "{\"name\":\"b1\",\"tasks\":[\"quick\"]},"
-                           "{\"name\":\"b2\",\"tasks\":[\"quick\"]}]}]},"
-                           "\"update\":{\"phases\":[{\"name\":\"u\","
-                           "\"steps\":[{\"name\":\"u1\",\"tasks\":["
-                           "\"quick\"]}]}]}}}");
+    tu_apply(f->p, DEF_HEAD("e") "\"plans\":{\"deploy\":{\"phases\":["
+                                 "{\"name\":\"a\",\"steps\":["
+                                 "{\"name\":\"a1\",\"tasks\":[\"quick\"]},"
+                                 "{\"name\":\"a2\",\"tasks\":[\"quick\"]}]},"
+                                 "{\"name\":\"b\",\"strategy\":\"parallel\","
+                                 "\"steps\":["
+                                 "{\"name\":\"b1\",\"tasks\":[\"quick\"]},"
+                                 "{\"name\":\"b2\",\"tasks\":[\"quick\"]}]}]},"
+                                 "\"update\":{\"phases\":[{\"name\":\"u\","
+                                 "\"steps\":[{\"name\":\"u1\",\"tasks\":["
+                                 "\"quick\"]}]}]}}}");
     for (i = 0; i < 12; i++) {
         snprintf(name, sizeof name, "i%d", i);
-        create(f, name, "e");
+        tu_create(f->p, name, "e");
     }
     topt.queue = 1;
     assert_int_equal(planctl_plan_trigger(&queued, f->p, "i3", "update", &topt),
@@ -1672,8 +1640,8 @@ static void test_no_empty_passes(void **state)
     planctl_free(text);
     planctl_engine_free(r.e);
     assert_int_equal(uv_loop_close(&r.loop), 0);
-    expect_text(f, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
-                (long long)queued);
+    tu_expect_text(f->db, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                   (long long)queued);
     assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM runs WHERE "
                                       "status = 'COMPLETE'"),
                      13);

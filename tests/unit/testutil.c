@@ -242,3 +242,63 @@ void tu_replay_workload(planctl *p)
     assert_int_equal(planctl_run_cancel(NULL, p, "kafka", "not today"), 0);
     assert_int_equal(planctl_plan_trigger(&r, p, "kafka", "backup", NULL), 0);
 }
+
+tu_db *tu_db_open(const char *file, int chdir_to)
+{
+    tu_db *f = calloc(1, sizeof *f);
+
+    assert_non_null(f);
+    f->dir = tu_mkdtemp();
+    assert_non_null(f->dir);
+    f->path = tu_fmt("%s/%s", f->dir, file);
+    assert_int_equal(planctl_open(&f->p, f->path, NULL), 0);
+    assert_int_equal(sqlite3_open(f->path, &f->db), SQLITE_OK);
+    sqlite3_busy_timeout(f->db, 10000);
+    if (chdir_to)
+        assert_int_equal(chdir(f->dir), 0);
+    return f;
+}
+
+int tu_db_close(tu_db *f)
+{
+    /* Some tests work inside the temp dir; leave it before removing it. */
+    if (chdir("/") != 0)
+        return -1;
+    sqlite3_close(f->db);
+    planctl_close(f->p);
+    tu_rmtree(f->dir);
+    free(f->path);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
+void tu_apply(planctl *p, const char *json)
+{
+    if (planctl_definition_apply(NULL, p, json, strlen(json), "t.json"))
+        fail_msg("apply: %s", planctl_errmsg(p));
+}
+
+int64_t tu_create(planctl *p, const char *name, const char *def)
+{
+    int64_t run = 0;
+
+    if (planctl_instance_create(&run, p, name, def, NULL, NULL, 0))
+        fail_msg("create: %s", planctl_errmsg(p));
+    return run;
+}
+
+void tu_expect_text(sqlite3 *db, const char *want, const char *fmt, ...)
+{
+    va_list ap;
+    char sql[2048];
+    char *got;
+
+    va_start(ap, fmt);
+    vsnprintf(sql, sizeof sql, fmt, ap);
+    va_end(ap);
+    got = tu_text(db, "%s", sql);
+    if (!got || strcmp(got, want) != 0)
+        fail_msg("%s\n  got:  %s\n  want: %s", sql, got ? got : "(null)", want);
+    free(got);
+}

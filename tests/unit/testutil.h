@@ -50,6 +50,34 @@ struct planctl;
  * status (0, or why it stopped). */
 int tu_engine_until_idle(struct planctl *p);
 
+/* A database under test: a fresh temporary directory, the file name in
+ * it, a handle on it and a raw connection for looking at rows (busy
+ * timeout 10 s).  tu_db_open() fails the test on any error; with chdir
+ * set the process works in the directory (shell tasks write there).
+ * tu_db_close() leaves the directory first, then frees everything;
+ * -1 when it could not leave it. */
+typedef struct tu_db {
+    char *dir, *path;
+    struct planctl *p;
+    struct sqlite3 *db;
+} tu_db;
+tu_db *tu_db_open(const char *file, int chdir_to);
+int tu_db_close(tu_db *f);
+
+/* Registers the definition json on p (file name "t.json"); fails the test
+ * with planctl's message on error. */
+void tu_apply(struct planctl *p, const char *json);
+/* Creates instance name of definition def on p and returns the id of the
+ * run its creation admitted (0: none); fails the test on error. */
+int64_t tu_create(struct planctl *p, const char *name, const char *def);
+/* Fails the test, showing the query and both values, unless the query
+ * (printf-formatted) gives the text want on db. */
+void tu_expect_text(struct sqlite3 *db, const char *want, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 /* The debugging workload (test_replay.c, test_bundle.c): definition "rp"
  * (TU_RP_DEF) applied, then instance "zk": deploy with retries completes;
  * update fails fatally, a retry of it carries its COMPLETE step over and
