@@ -149,8 +149,8 @@ static int run_ended(planctl *p, int64_t run_id, int64_t instance_id,
 /*
  * What an event must carry beyond from/to/message for the rows to be
  * rebuilt from the events alone (replay.c): deadlines and the next try's
- * time as they are set, a try's exit code, output and outputs as it ends.  NULL
- * when there is nothing more.
+ * time as they are set, a try's exit code, output and outputs as it
+ * ends.  NULL when there is nothing more.
  */
 /* Whether c grants its step another try (only an interrupted try that
  * ends ERROR can). */
@@ -347,12 +347,12 @@ int pctl_gate(planctl *p, const pctl_change *c)
         if (cached && (rc = check_cached(p, c, &marks, &known, &w)) < 0)
             return rc;
     }
-    /* A try ended by one who does not know its outputs (recovery after a
-     * crash reads them itself; cancel, a failed sibling and
-     * planctl_transition do not) keeps those its earlier tasks recorded
-     * as it moved on (pctl_step_set_task), and its event carries them
-     * for replay.  The engine always knows: a step without outputs reads
-     * nothing here. */
+    /* A try ended by one who does not know its outputs (the engine's
+     * recovery after a crash and its timeouts; cancel, a failed sibling,
+     * planctl_transition) keeps those its earlier tasks recorded as it
+     * moved on (pctl_step_set_task), and its event carries them for
+     * replay.  A try ended with its job's outcome in hand (outputs_known)
+     * reads nothing here: a step without outputs costs what it did. */
     if (c->entity == PLANCTL_ENTITY_STEP &&
         c->from == PLANCTL_STATUS_IN_PROGRESS && !c->outputs &&
         !c->outputs_known) {

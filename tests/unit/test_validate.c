@@ -1031,62 +1031,49 @@ static void test_api_env_names(void **state)
  * document order.  One name in two phases is allowed, steps of different
  * plans never share a run, and two of one name in one phase are only the
  * unique rule's. */
-#define STEP_NAMED(name) "{\"name\":\"" name "\",\"tasks\":[\"t\"]}"
-#define SAME_PREFIX(at, name, var, first, where)                               \
-    "{\"path\":\"plans.deploy." at ".name\",\"type\":\"Duplicate value\","     \
-    "\"message\":\"\\\"" name "\\\": its outputs would be PLANCTL_OUTPUT_" var \
-    "_<KEY>, as those of \\\"" first "\\\" (" where ") are\",\"hint\":"        \
-    "\"rename one of them: case and '-', '.', '_' do not tell variables "      \
-    "apart\"}"
-
 static void test_api_step_output_vars(void **state)
 {
     static const char json[] =
         "{\"name\":\"d\",\"version\":\"1\",\"tasks\":[{\"name\":\"t\","
-        "\"kind\":\"Dummy\"}],\"plans\":{"
-        "\"deploy\":{\"phases\":["
-        "{\"name\":\"p\",\"steps\":[" STEP_NAMED("gen-cert") "," STEP_NAMED("x") "," STEP_NAMED(
-            "x") "]},"
-                 "{\"name\":\"q\",\"steps\":[" STEP_NAMED("gen_cert") "," STEP_NAMED("X") "," STEP_NAMED(
-                     "GEN.CERT") "," STEP_NAMED("gen-cert") "]}]},"
-                                                            "\"other\":{"
-                                                            "\"phases\":[{"
-                                                            "\"name\":\"p\","
-                                                            "\"steps\":"
-                                                            "[" STEP_NAMED("gen"
-                                                                           "_ce"
-                                                                           "rt") "," STEP_NAMED(
-                                                                "s") "]}]}}}";
+        "\"kind\":\"Dummy\"}],\"plans\":{\"deploy\":{\"phases\":["
+        "{\"name\":\"p\",\"steps\":["
+        "{\"name\":\"gen-cert\",\"tasks\":[\"t\"]},"
+        "{\"name\":\"x\",\"tasks\":[\"t\"]},"
+        "{\"name\":\"x\",\"tasks\":[\"t\"]}]},"
+        "{\"name\":\"q\",\"steps\":["
+        "{\"name\":\"gen_cert\",\"tasks\":[\"t\"]},"
+        "{\"name\":\"X\",\"tasks\":[\"t\"]},"
+        "{\"name\":\"GEN.CERT\",\"tasks\":[\"t\"]},"
+        "{\"name\":\"gen-cert\",\"tasks\":[\"t\"]}]}]},"
+        "\"other\":{\"phases\":[{\"name\":\"p\",\"steps\":["
+        "{\"name\":\"gen_cert\",\"tasks\":[\"t\"]},"
+        "{\"name\":\"s\",\"tasks\":[\"t\"]}]}]}}}";
+    static const char errors[] =
+        "{\"schema\":1,\"valid\":false,\"errors\":["
+        "{\"path\":\"plans.deploy.phases[0].steps[2].name\",\"type\":"
+        "\"Duplicate value\",\"message\":\"\\\"x\\\"\",\"hint\":null},"
+        "{\"path\":\"plans.deploy.phases[1].steps[0].name\",\"type\":"
+        "\"Duplicate value\",\"message\":\"\\\"gen_cert\\\": its outputs "
+        "would be PLANCTL_OUTPUT_GEN_CERT_<KEY>, as those of \\\"gen-cert\\\" "
+        "(phases[0].steps[0]) are\",\"hint\":\"rename one of them: case and "
+        "'-', '.', '_' do not tell variables apart\"},"
+        "{\"path\":\"plans.deploy.phases[1].steps[1].name\",\"type\":"
+        "\"Duplicate value\",\"message\":\"\\\"X\\\": its outputs would be "
+        "PLANCTL_OUTPUT_X_<KEY>, as those of \\\"x\\\" (phases[0].steps[1]) "
+        "are\",\"hint\":\"rename one of them: case and '-', '.', '_' do not "
+        "tell variables apart\"},"
+        "{\"path\":\"plans.deploy.phases[1].steps[2].name\",\"type\":"
+        "\"Duplicate value\",\"message\":\"\\\"GEN.CERT\\\": its outputs "
+        "would be PLANCTL_OUTPUT_GEN_CERT_<KEY>, as those of \\\"gen-cert\\\" "
+        "(phases[0].steps[0]) are\",\"hint\":\"rename one of them: case and "
+        "'-', '.', '_' do not tell variables apart\"}]}";
     char *dir = tu_mkdtemp(), *path = tu_fmt("%s/e.db", dir), *out;
     planctl *p;
 
     (void)state;
     assert_int_equal(
         planctl_definition_check(&out, json, strlen(json), "d.json", NULL), 0);
-    assert_string_equal(
-        out,
-        "{\"schema\":1,\"valid\":false,\"errors\":["
-        "{\"path\":\"plans.deploy.phases[0].steps[2].name\","
-        "\"type\":"
-        "\"Duplicate "
-        "value\",\"message\":\"\\\"x\\\"\",\"hint\":null}"
-        "," SAME_PREFIX("phases[1].steps[0]", "gen_cert", "GEN_CERT", "gen-cert", "phases[0].steps[0]") "," SAME_PREFIX(
-            "phases[1].steps[1]", "X", "X", "x",
-            "phases[0].steps[1]") "," SAME_PREFIX("phases["
-                                                  "1]."
-                                                  "steps["
-                                                  "2]",
-                                                  "GEN."
-                                                  "CERT",
-                                                  "GEN_"
-                                                  "CERT",
-                                                  "gen-"
-                                                  "cert",
-                                                  "phases["
-                                                  "0]."
-                                                  "steps["
-                                                  "0]") "]"
-                                                        "}");
+    assert_string_equal(out, errors);
     planctl_free(out);
 
     /* apply refuses it the same way, naming the first and counting the
@@ -1109,11 +1096,10 @@ static void test_api_step_output_vars_ok(void **state)
     static const char json[] =
         "{\"name\":\"d\",\"version\":\"1\",\"tasks\":[{\"name\":\"t\","
         "\"kind\":\"Dummy\"}],\"plans\":{\"deploy\":{\"phases\":["
-        "{\"name\":\"p\",\"steps\":[" STEP_NAMED("gen-cert") "," STEP_NAMED(
-            "gen-certs") "]},{\"name\":\"q\",\"steps\":[" STEP_NAMED("use") "]}"
-                                                                            "]}"
-                                                                            "}"
-                                                                            "}";
+        "{\"name\":\"p\",\"steps\":["
+        "{\"name\":\"gen-cert\",\"tasks\":[\"t\"]},"
+        "{\"name\":\"gen-certs\",\"tasks\":[\"t\"]}]},"
+        "{\"name\":\"q\",\"steps\":[{\"name\":\"use\",\"tasks\":[\"t\"]}]}]}}}";
     char *out;
 
     (void)state;
@@ -1122,8 +1108,6 @@ static void test_api_step_output_vars_ok(void **state)
     assert_string_equal(out, "{\"schema\":1,\"valid\":true,\"errors\":[]}");
     planctl_free(out);
 }
-#undef SAME_PREFIX
-#undef STEP_NAMED
 
 int main(void)
 {
