@@ -536,7 +536,8 @@ static void test_slots_oldest_first(void **state)
     int64_t prev_run = 0, prev_step = 0, n = 0;
     int i;
 
-    tu_apply(f->p, DEF_HEAD("one") "\"plans\":{\"deploy\":{\"phases\":[{\"name\":"
+    tu_apply(f->p,
+             DEF_HEAD("one") "\"plans\":{\"deploy\":{\"phases\":[{\"name\":"
                              "\"p\",\"steps\":[{\"name\":\"a\",\"tasks\":["
                              "\"quick\"]},{\"name\":\"b\",\"tasks\":["
                              "\"quick\"]}]}]}}}");
