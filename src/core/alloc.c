@@ -102,3 +102,11 @@ int pctl_grow(void **v, size_t n, size_t *cap, size_t sz)
     *cap = ncap;
     return 0;
 }
+
+int pctl_push_id(int64_t **v, size_t *n, size_t *cap, int64_t id)
+{
+    if (pctl_grow((void **)v, *n, cap, sizeof **v) < 0)
+        return PLANCTL_ENOMEM;
+    (*v)[(*n)++] = id;
+    return 0;
+}

@@ -6,6 +6,7 @@
 #define PCTL_CORE_ALLOC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* malloc/calloc/realloc/free/strdup through the installed hooks.  They
  * return NULL on failure like their libc namesakes. */
@@ -26,6 +27,10 @@ char *pctl_asprintf(const char *fmt, ...)
  * with room for *cap: doubles it (16 at first) when it is full.  0, or
  * PLANCTL_ENOMEM with *v and *cap unchanged. */
 int pctl_grow(void **v, size_t n, size_t *cap, size_t sz);
+
+/* Appends id to *v, an array of *n ids with room for *cap, growing it as
+ * pctl_grow() does.  0, or PLANCTL_ENOMEM with nothing changed. */
+int pctl_push_id(int64_t **v, size_t *n, size_t *cap, int64_t id);
 
 typedef struct pctl_alloc_hooks {
     void *(*malloc_fn)(size_t);

@@ -292,11 +292,7 @@ static int orphan_jobs(pctl_active *a, const pctl_run_row *old)
 /* Adds run id to a->gone.  0, or ENOMEM. */
 static int add_gone(pctl_active *a, int64_t id)
 {
-    if (pctl_grow((void **)&a->gone, a->ngone, &a->capgone, sizeof *a->gone) <
-        0)
-        return PLANCTL_ENOMEM;
-    a->gone[a->ngone++] = id;
-    return 0;
+    return pctl_push_id(&a->gone, &a->ngone, &a->capgone, id);
 }
 
 /* Reads run id again, or drops it when it is no longer active. */
@@ -352,12 +348,8 @@ static int follow_feed(pctl_active *a, planctl *p, int *full, size_t *reread)
         const pctl_run_row *r =
             pctl_idmap_get(&a->cache->by_instance, f.instances[i]);
 
-        if (!r)
-            continue;
-        if (pctl_grow((void **)&f.runs, f.nruns, &cap, sizeof *f.runs) < 0)
+        if (r && pctl_push_id(&f.runs, &f.nruns, &cap, r->id) < 0)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-        else
-            f.runs[f.nruns++] = r->id;
     }
     for (i = 0; rc == 0 && i < f.nruns; i++)
         rc = refresh_run(a, p, f.runs[i]);
@@ -501,11 +493,8 @@ void pctl_active_requeue(pctl_active *a, pctl_run_row *r)
     struct pctl_active_cache *c = a->cache;
 
     r->dirty = 1;
-    if (pctl_grow((void **)&c->dirty, c->ndirty, &c->capdirty,
-                  sizeof *c->dirty) < 0)
+    if (pctl_push_id(&c->dirty, &c->ndirty, &c->capdirty, r->id) < 0)
         c->stale = 1; /* the next sync reads (and marks) everything */
-    else
-        c->dirty[c->ndirty++] = r->id;
 }
 
 void pctl_active_dirty(pctl_active *a, pctl_run_row *r)
@@ -664,11 +653,8 @@ void pctl_active_decided(pctl_active *a, pctl_run_row *r, int64_t wake)
     r->wake_at = wake;
     if (r->quiet)
         return;
-    if (pctl_grow((void **)&c->settle, c->nsettle, &c->capsettle,
-                  sizeof *c->settle) < 0)
+    if (pctl_push_id(&c->settle, &c->nsettle, &c->capsettle, r->id) < 0)
         c->stale = 1;
-    else
-        c->settle[c->nsettle++] = r->id;
 }
 
 void pctl_active_settle(pctl_active *a)
@@ -810,12 +796,10 @@ static void run_written(pctl_active *a, const pctl_written *w)
          * its own decisions into it): dropped at the next sync. */
         if (!run->ended && !pctl_status_active(c->to)) {
             run->ended = 1;
-            if (pctl_grow((void **)&ac->ended, ac->nended, &ac->capended,
-                          sizeof *ac->ended) < 0 ||
+            if (pctl_push_id(&ac->ended, &ac->nended, &ac->capended, run->id) <
+                    0 ||
                 add_gone(a, run->id) < 0)
                 ac->stale = 1;
-            else
-                ac->ended[ac->nended++] = run->id;
             ac->inactive++;
         }
         run->view.status = c->to;
@@ -823,11 +807,9 @@ static void run_written(pctl_active *a, const pctl_written *w)
         pctl_active_dirty(a, run);
     } else if (c->to == PLANCTL_STATUS_PENDING) {
         /* Promoted from the queue: read at the next sync. */
-        if (pctl_grow((void **)&ac->promoted, ac->npromoted, &ac->cappromoted,
-                      sizeof *ac->promoted) < 0)
+        if (pctl_push_id(&ac->promoted, &ac->npromoted, &ac->cappromoted,
+                         c->id) < 0)
             ac->stale = 1;
-        else
-            ac->promoted[ac->npromoted++] = c->id;
     } else if (pctl_status_active(c->to)) {
         ac->stale = 1;
     }

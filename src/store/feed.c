@@ -21,15 +21,6 @@ int pctl_feed_last(int64_t *out, planctl *p)
     return rc == PCTL_ROW ? 0 : pctl_q_fail(st, rc);
 }
 
-/* Appends id to *v (n items, room for *cap). */
-static int add_id(int64_t **v, size_t *n, size_t *cap, int64_t id)
-{
-    if (pctl_grow((void **)v, *n, cap, sizeof **v) < 0)
-        return PLANCTL_ENOMEM;
-    (*v)[(*n)++] = id;
-    return 0;
-}
-
 /* Reads the groups of events in (after, f->last]; *count receives how
  * many events they hold. */
 static int read_groups(pctl_feed *f, planctl *p, int64_t after, int64_t *count)
@@ -46,10 +37,11 @@ static int read_groups(pctl_feed *f, planctl *p, int64_t after, int64_t *count)
     while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
         *count += pctl_col_i64(st, 2);
         if (!pctl_col_null(st, 0))
-            rc = add_id(&f->runs, &f->nruns, &caprun, pctl_col_i64(st, 0));
+            rc =
+                pctl_push_id(&f->runs, &f->nruns, &caprun, pctl_col_i64(st, 0));
         else if (!pctl_col_null(st, 1))
-            rc = add_id(&f->instances, &f->ninstances, &capinst,
-                        pctl_col_i64(st, 1));
+            rc = pctl_push_id(&f->instances, &f->ninstances, &capinst,
+                              pctl_col_i64(st, 1));
     }
     pctl_reset(st);
     if (rc < 0)
