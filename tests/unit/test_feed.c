@@ -25,7 +25,6 @@
 
 #include "planctl.h"
 #include "store/feed.h"
-#include "store/sqlite/sqlite.h"
 #include "store/store.h"
 #include "testutil.h"
 
@@ -39,8 +38,8 @@ static const char *const def_json =
     "\"tasks\":[\"t\"]}]}]}}}";
 
 typedef struct fixture {
-    char *dir, *path;
-    planctl *p;  /* the engine's handle */
+    tu_db *d;
+    planctl *p;  /* the engine's handle (d's) */
     planctl *p2; /* another writer's */
 } fixture;
 
@@ -48,15 +47,12 @@ static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
 
-    f->dir = tu_mkdtemp();
-    f->path = tu_fmt("%s/feed.db", f->dir);
-    assert_int_equal(planctl_open(&f->p, f->path, NULL), 0);
-    assert_int_equal(planctl_open(&f->p2, f->path, NULL), 0);
+    f->d = tu_db_open("feed.db", 0);
+    f->p = f->d->p;
+    assert_int_equal(planctl_open(&f->p2, f->d->path, NULL), 0);
     assert_int_equal(planctl_kind_register(f->p, "Hold", NULL, NULL), 0);
     assert_int_equal(planctl_kind_register(f->p2, "Hold", NULL, NULL), 0);
-    if (planctl_definition_apply(NULL, f->p, def_json, strlen(def_json),
-                                 "h.json"))
-        fail_msg("apply: %s", planctl_errmsg(f->p));
+    tu_apply(f->p, def_json);
     *state = f;
     return 0;
 }
@@ -66,21 +62,14 @@ static int teardown(void **state)
     fixture *f = *state;
 
     planctl_close(f->p2);
-    planctl_close(f->p);
-    tu_rmtree(f->dir);
-    free(f->path);
-    free(f->dir);
+    tu_db_close(f->d);
     free(f);
     return 0;
 }
 
 static int64_t create(planctl *p, const char *name)
 {
-    int64_t run = 0;
-
-    if (planctl_instance_create(&run, p, name, "h", NULL, NULL, 0))
-        fail_msg("create %s: %s", name, planctl_errmsg(p));
-    return run;
+    return tu_create(p, name, "h");
 }
 
 /* Deletes instance name at once (it has no active run). */
@@ -161,14 +150,11 @@ static void test_feed_names_instances(void **state)
     pctl_feed fd;
     int64_t last, run = 0, inst;
 
-    if (planctl_definition_apply(NULL, f->p, checked, strlen(checked),
-                                 "pf.json"))
-        fail_msg("apply: %s", planctl_errmsg(f->p));
+    tu_apply(f->p, checked);
     assert_int_equal(pctl_feed_last(&last, f->p), 0);
     assert_int_equal(
         planctl_instance_create(&run, f->p2, "d", "pf", NULL, NULL, 0), 0);
-    inst = tu_scalar(pctl_sqlite_db(f->p),
-                     "SELECT id FROM instances WHERE name = 'd'");
+    inst = tu_scalar(f->d->db, "SELECT id FROM instances WHERE name = 'd'");
     assert_int_equal(pctl_feed_read(&fd, f->p, last), 0);
     assert_int_equal(fd.gap, 0);
     assert_true(has(&fd, run));
@@ -351,14 +337,13 @@ static void test_engine_follows_other_writers(void **state)
     assert_int_equal(uv_loop_close(&d.loop), 0);
     /* The cancel reached the task; nothing else was stopped but by the
      * engine's own stop. */
-    assert_int_equal(tu_scalar(pctl_sqlite_db(f->p),
+    assert_int_equal(tu_scalar(f->d->db,
                                "SELECT count(*) FROM instances WHERE name = "
                                "'i3'"),
                      0);
     /* i3 went; new and warm came. */
-    assert_int_equal(
-        tu_scalar(pctl_sqlite_db(f->p), "SELECT count(*) FROM instances"),
-        NRUNS + 1);
+    assert_int_equal(tu_scalar(f->d->db, "SELECT count(*) FROM instances"),
+                     NRUNS + 1);
 }
 
 int main(void)
