@@ -69,6 +69,11 @@ int64_t bench_scalar(sqlite3 *db, const char *sql);
  * ones are no error. */
 void bench_remove_db(const char *path);
 
+/* Makes room for one more item in *v, an array of n items of sz bytes
+ * with room for *cap: doubles it (first items at first) when full, or
+ * dies. */
+void bench_grow(void **v, size_t n, size_t *cap, size_t sz, size_t first);
+
 /* Waits for child pid; dies naming what it was unless it exited 0. */
 void bench_wait_ok(pid_t pid, const char *what);
 

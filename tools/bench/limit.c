@@ -129,15 +129,7 @@ static int terminal(const char *to)
 
 static lev *add_event(lprog *pg)
 {
-    if (pg->nev == pg->capev) {
-        size_t ncap = pg->capev ? pg->capev * 2 : 1024;
-        lev *n = realloc(pg->ev, ncap * sizeof *n);
-
-        if (!n)
-            bench_die("out of memory");
-        pg->ev = n;
-        pg->capev = ncap;
-    }
+    bench_grow((void **)&pg->ev, pg->nev, &pg->capev, sizeof *pg->ev, 1024);
     memset(&pg->ev[pg->nev], 0, sizeof pg->ev[0]);
     return &pg->ev[pg->nev++];
 }
@@ -227,12 +219,7 @@ static void load_counts(counts *c, sqlite3 *db)
                            -1, &st, NULL) != SQLITE_OK)
         bench_die("%s", sqlite3_errmsg(db));
     while (sqlite3_step(st) == SQLITE_ROW) {
-        if (c->n == cap) {
-            cap = cap ? cap * 2 : 1024;
-            c->v = realloc(c->v, cap * sizeof *c->v);
-            if (!c->v)
-                bench_die("out of memory");
-        }
+        bench_grow((void **)&c->v, c->n, &cap, sizeof *c->v, 1024);
         c->v[c->n].run_id = sqlite3_column_int64(st, 0);
         c->v[c->n].count = sqlite3_column_int64(st, 1);
         c->n++;
@@ -242,15 +229,7 @@ static void load_counts(counts *c, sqlite3 *db)
 
 static void add_count(lprog *pg, int64_t run_id, int64_t count)
 {
-    if (pg->ncnt == pg->capcnt) {
-        size_t ncap = pg->capcnt ? pg->capcnt * 2 : 1024;
-        lcount *n = realloc(pg->cnt, ncap * sizeof *n);
-
-        if (!n)
-            bench_die("out of memory");
-        pg->cnt = n;
-        pg->capcnt = ncap;
-    }
+    bench_grow((void **)&pg->cnt, pg->ncnt, &pg->capcnt, sizeof *pg->cnt, 1024);
     pg->cnt[pg->ncnt].run_id = run_id;
     pg->cnt[pg->ncnt].count = count;
     pg->ncnt++;

@@ -20,15 +20,7 @@
 
 static void push(int64_t **v, size_t *n, size_t *cap, int64_t x)
 {
-    if (*n == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 1024;
-        int64_t *nv = realloc(*v, ncap * sizeof *nv);
-
-        if (!nv)
-            bench_die("out of memory");
-        *v = nv;
-        *cap = ncap;
-    }
+    bench_grow((void **)v, *n, cap, sizeof **v, 1024);
     (*v)[(*n)++] = x;
 }
 

@@ -10,6 +10,20 @@
 
 #include "bench.h"
 
+void bench_grow(void **v, size_t n, size_t *cap, size_t sz, size_t first)
+{
+    size_t ncap;
+    void *nv;
+
+    if (n < *cap)
+        return;
+    ncap = *cap ? *cap * 2 : first;
+    if (!(nv = realloc(*v, ncap * sz)))
+        bench_die("out of memory");
+    *v = nv;
+    *cap = ncap;
+}
+
 void bench_remove_db(const char *path)
 {
     static const char *const ext[] = {"", "-wal", "-shm", "-engine"};

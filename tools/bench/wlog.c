@@ -37,15 +37,7 @@ static int table_of(const char *name)
 
 static void push_op(bench_wlog *w, char op, int table, int64_t rowid)
 {
-    if (w->nops == w->capops) {
-        size_t ncap = w->capops ? w->capops * 2 : 4096;
-        bench_wop *n = realloc(w->ops, ncap * sizeof *n);
-
-        if (!n)
-            bench_die("out of memory");
-        w->ops = n;
-        w->capops = ncap;
-    }
+    bench_grow((void **)&w->ops, w->nops, &w->capops, sizeof *w->ops, 4096);
     w->ops[w->nops].rowid = rowid;
     w->ops[w->nops].op = op;
     w->ops[w->nops].table = (unsigned char)table;
@@ -54,15 +46,8 @@ static void push_op(bench_wlog *w, char op, int table, int64_t rowid)
 
 static void push_end(bench_wlog *w)
 {
-    if (w->ncommits == w->capends) {
-        size_t ncap = w->capends ? w->capends * 2 : 256;
-        size_t *n = realloc(w->ends, ncap * sizeof *n);
-
-        if (!n)
-            bench_die("out of memory");
-        w->ends = n;
-        w->capends = ncap;
-    }
+    bench_grow((void **)&w->ends, w->ncommits, &w->capends, sizeof *w->ends,
+               256);
     w->ends[w->ncommits++] = w->nops;
 }
 
