@@ -336,11 +336,11 @@ planctl_kind_register(planctl *p, const char *kind,
 
 /* Every registered definition version: {"schema":1,"definitions":[{"name",
  * "version","created_at","plans":[..]}]} sorted by name, then registration
- * order.  A definition's metadata is there only when it has it:
- * "description", "appVersion", "url" (strings), "maintainers" ([{"name",
- * "email"}], email only when given) and "upgradableFrom" (a list of
- * versions; absent: any version may upgrade to it).  Errors: EINVAL,
- * EBUSY, EIO, ENOMEM. */
+ * order.  Each definition also has its metadata, null where it has none
+ * (absent values are null, never left out): "description", "appVersion",
+ * "url" (strings), "maintainers" ([{"name", "email"}], email null when
+ * not given) and "upgradableFrom" (a list of versions; null: any version
+ * may upgrade to it, []: none).  Errors: EINVAL, EBUSY, EIO, ENOMEM. */
 PLANCTL_API int planctl_definitions_json(char **out, planctl *p);
 
 /* ---- instances and runs ------------------------------------------------ */

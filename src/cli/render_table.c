@@ -191,11 +191,17 @@ static void definition_meta(cli_buf *b, const json_t *def)
     static const char *const fields[] = {"description", "appVersion", "url"};
     static const char *const labels[] = {
         "  description: ", "  app version: ", "  url: "};
-    const json_t *from = json_object_get(def, "upgradableFrom");
+    const json_t *from = json_object_get(def, "upgradableFrom"),
+                 *maintainers = json_object_get(def, "maintainers");
     size_t i;
 
+    /* Absent fields are null. */
+    if (!json_is_array(from))
+        from = NULL;
+    if (!json_is_array(maintainers))
+        maintainers = NULL;
     if (!cli_jstr(def, "description") && !cli_jstr(def, "appVersion") &&
-        !cli_jstr(def, "url") && !json_object_get(def, "maintainers") && !from)
+        !cli_jstr(def, "url") && !maintainers && !from)
         return;
     cli_buf_add(b, "\n");
     cli_buf_add_clean(b, cli_jstr(def, "name"));
@@ -209,8 +215,8 @@ static void definition_meta(cli_buf *b, const json_t *def)
         cli_buf_add_clean(b, cli_jstr(def, fields[i]));
         cli_buf_add(b, "\n");
     }
-    if (json_object_get(def, "maintainers"))
-        add_list(b, "  maintainers: ", json_object_get(def, "maintainers"));
+    if (maintainers)
+        add_list(b, "  maintainers: ", maintainers);
     if (from && json_array_size(from) == 0)
         cli_buf_add(b, "  upgradable from: no version\n");
     else if (from)

@@ -269,18 +269,26 @@ int pctl_def_load(pctl_def **out, planctl *p, int64_t id)
     return rc;
 }
 
-/* o.key = s, when s is not NULL.  Returns 0 or -1 (out of memory). */
+/* o.key = s, or null when s is NULL (absent values are null in every
+ * JSON document, never left out).  Returns 0 or -1 (out of memory). */
 static int set_str(json_t *o, const char *key, const char *s)
 {
-    return s ? json_object_set_new(o, key, json_string(s)) : 0;
+    return json_object_set_new(o, key, s ? json_string(s) : json_null());
 }
 
-/* The definition's metadata, each field only when the definition has it
- * (a definition without any lists as it always did). */
+/* The definition's metadata; a field the definition does not have is
+ * null (for upgradableFrom: any version may upgrade to it, where [] is
+ * none). */
 static int add_meta(json_t *o, const pctl_def *def)
 {
     json_t *list;
     size_t i;
+
+    if ((!def->nmaintainers &&
+         json_object_set_new(o, "maintainers", json_null()) < 0) ||
+        (!def->has_upgradable_from &&
+         json_object_set_new(o, "upgradableFrom", json_null()) < 0))
+        return -1;
 
     if (set_str(o, "description", def->description) < 0 ||
         set_str(o, "appVersion", def->app_version) < 0 ||
