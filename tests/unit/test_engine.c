@@ -807,8 +807,11 @@ static pid_t act_when(const char *path, const char *what, const char *cond,
         sqlite3_close(db);
         if (planctl_open(&p, path, NULL) != 0)
             _exit(10);
-        rc = strcmp(what, "pause") == 0 ? planctl_run_pause(NULL, p, "i")
-                                        : planctl_run_resume(NULL, p, "i");
+        rc = strcmp(what, "pause") == 0    ? planctl_run_pause(NULL, p, "i")
+             : strcmp(what, "cancel") == 0 ? planctl_run_cancel(NULL, p, "i",
+                                                                "from another "
+                                                                "process")
+                                           : planctl_run_resume(NULL, p, "i");
         planctl_close(p);
         if (rc == 0 && go)
             tu_write_file(go, "", 0);
@@ -1387,6 +1390,62 @@ static void test_unknown_kind(void **state)
     expect_all_settled(f);
 }
 
+static void never_idle(runner *r)
+{
+    (void)r;
+    fail_msg("the engine did not go idle: a run noted waiting for a task "
+             "kind still counts after another process cancelled it");
+}
+
+/* A run noted as waiting for a kind that another process cancels leaves
+ * the engine's count of waiting runs (engine/defs.c forgets it through the
+ * cache's list of runs gone): an until-idle engine then stops once the
+ * other run ends, where the stale count kept it from ever being idle. */
+static void test_waiting_run_cancelled_elsewhere(void **state)
+{
+    fixture *f = *state;
+    planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
+    char *go = tu_fmt("%s/go", f->dir);
+    char *def = tu_fmt(
+        "{\"name\":\"wc\",\"version\":\"1\",\"tasks\":[{\"name\":"
+        "\"gate\",\"kind\":\"shell\",\"spec\":{\"command\":\"while [ ! -e "
+        "'%s' ]; do sleep 0.01; done\"}},{\"name\":\"w\",\"kind\":\"Nope\"}],"
+        "\"plans\":{\"deploy\":{\"phases\":[{\"name\":\"p\",\"steps\":["
+        "{\"name\":\"s\",\"tasks\":[\"w\"]}]}]},\"hold\":{\"phases\":[{"
+        "\"name\":\"p\",\"steps\":[{\"name\":\"s\",\"tasks\":[\"gate\"]}]"
+        "}]}}}",
+        go);
+    int64_t waiting, held;
+    pid_t pid;
+
+    assert_int_equal(planctl_kind_register(f->p, "Nope", NULL, NULL), 0);
+    tu_apply(f->p, def);
+    waiting = tu_create(f->p, "i", "wc");
+    tu_create(f->p, "g", "wc");
+    assert_int_equal(planctl_run_cancel(NULL, f->p, "g", NULL), 0);
+    assert_int_equal(planctl_plan_trigger(&held, f->p, "g", "hold", NULL), 0);
+    /* Once the engine has noted i's run waiting and runs g's step: i is
+     * cancelled from another process, then g's step let finish. */
+    pid = act_when(f->path, "cancel",
+                   "SELECT (SELECT count(*) FROM events WHERE message LIKE "
+                   "'%waits for an engine with task kind \"Nope\"%') > 0 AND "
+                   "(SELECT count(*) FROM steps s JOIN runs r ON r.id = "
+                   "s.run_id WHERE r.plan = 'hold' AND s.status = "
+                   "'IN_PROGRESS') = 1",
+                   go);
+    o.until_idle = 1;
+    o.change_poll_ms = 20;
+    assert_int_equal(run_engine(f->p, &o, 60000, never_idle, NULL), 0);
+    wait_ok(pid);
+    tu_expect_text(f->db, "CANCELLED",
+                   "SELECT status FROM runs WHERE id = %lld",
+                   (long long)waiting);
+    tu_expect_text(f->db, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
+                   (long long)held);
+    free(def);
+    free(go);
+}
+
 /* ---- a stored definition cannot override the engine's variables ---- */
 
 /* Prints the PLANCTL_* lines of an env(1) listing, for a failure. */
@@ -1662,6 +1721,7 @@ int main(void)
         T(test_run_event_limits),
         T(test_concurrency_limit),
         T(test_slots_oldest_first),
+        T(test_waiting_run_cancelled_elsewhere),
         T(test_fatal_propagation),
         T(test_shell_steps),
         T(test_cancel_from_another_process),
