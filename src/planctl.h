@@ -1230,6 +1230,12 @@ typedef struct planctl_log_record {
     int attempt;        /* the step's attempt */
     const char *status; /* the status it went to */
     const char *detail; /* the step's or run's message, an error */
+    /* Records grow only at their end; the library fills them, so a
+     * callback built before a field existed reads what it knows. */
+    const char *phase; /* a phase's change: the phase's name */
+    const char *actor; /* a change another writer made (the CLI, another
+                          handle): its event's actor ("user", "planctl");
+                          NULL for the engine's own */
 } planctl_log_record;
 
 /*
@@ -1243,7 +1249,10 @@ typedef struct planctl_log_record {
  * such a run is left as it is, never failed), lease lost (error),
  * stopping, stopped.  The library never
  * prints: cb formats and writes.  Status changes are reported once
- * committed.  cb runs on the loop thread and must not call the engine.
+ * committed; those other writers committed (another handle, the CLI) when
+ * the engine reads them from the event log at its next pass, with
+ * rec->actor set (at most 64 per pass one by one, then one line with the
+ * count).  cb runs on the loop thread and must not call the engine.
  * cb NULL turns the log off.  Errors: EINVAL (NULL engine, bad level).
  */
 PLANCTL_API int

@@ -284,7 +284,9 @@ static void obs_written(void *data, const pctl_written *w)
         w->change->from == PLANCTL_STATUS_QUEUED &&
         w->change->to == PLANCTL_STATUS_PENDING)
         e->promoted++;
-    pctl_metrics_change(e, w->change, w->run_id, w->attempt);
+    if (e->in_pass)
+        pctl_metrics_change(e, w->change, w->run_id, w->instance_id,
+                            w->attempt);
 }
 
 static void obs_task(void *data, int64_t step_id, int task_index)

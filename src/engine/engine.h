@@ -135,6 +135,9 @@ struct planctl_engine {
     int64_t backoff_ms; /* after a failed pass */
     int promoted; /* queued runs promoted since the pass began (the observer,
                      engine.c) */
+    int in_pass;  /* inside pctl_engine_pass: the changes the observer
+                     reports are the pass's; others' (this handle's outside
+                     a pass too) reach the metrics through the feed */
     int swept;    /* a pass has reaped what stopped attempts left (pass.c) */
     uint64_t sweep_until; /* uv_now() until which passes look again */
 

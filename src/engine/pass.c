@@ -849,7 +849,7 @@ static int shift_clock(planctl_engine *e, pctl_active *a, int64_t delta)
 int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
 {
     pass ps;
-    pctl_sync_info sync = {0, 0};
+    pctl_sync_info sync;
     pctl_active *a;
     ejob *j;
     int64_t shift;
@@ -864,16 +864,19 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
     e->promoted = 0; /* counted by the observer (engine.c) */
     if ((rc = pctl_engine_tx_begin(e->p, e->token)) < 0)
         return rc;
+    e->in_pass = 1;
     /* One pass is one commit and one moment: every time it records is the
      * same, so what started together reads as having started together. */
     pctl_clock_freeze(e->p, ps.r.now);
     /* Its events are written together before the commit
      * (store/journal.c). */
     rc = pctl_events_defer(e->p, 1);
+    memset(&sync, 0, sizeof sync);
     if (rc == 0)
         rc = pctl_active_sync(&e->active, e->p, &sync);
     a = e->active;
-    pctl_metrics_sync(e, sync.full, sync.reread);
+    pctl_metrics_sync(e, &sync);
+    pctl_feed_clear(&sync.others);
     shift = e->clock_shift;
     if (rc == 0 && shift)
         rc = shift_clock(e, a, shift);
@@ -921,6 +924,7 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
     if (rc == 0)
         rc = pctl_active_mark(e->active, e->p);
     rc = pctl_tx_end(e->p, rc);
+    e->in_pass = 0;
     pctl_events_defer(e->p, 0);
     pctl_metrics_pass_end(e, rc, uv_hrtime() - t_commit, uv_hrtime() - t0);
     if (rc < 0) {

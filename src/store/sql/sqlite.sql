@@ -704,3 +704,17 @@ SELECT run_id, instance_id, count(*)
   FROM events
  WHERE seq > ?1 AND seq <= ?2
  GROUP BY run_id, instance_id;
+
+-- The status changes among those events, with the names a log line of
+-- them needs (feed.c, for the engine's log and metrics of what others
+-- did).  Rows gone since (an instance deleted) leave their names NULL.
+-- name: feed_changes
+SELECT e.entity, e.from_status, e.to_status, e.run_id, e.attempt, e.actor,
+       e.message, i.name, r.plan, ph.name, s.name
+  FROM events AS e
+  LEFT JOIN instances AS i ON i.id = e.instance_id
+  LEFT JOIN runs AS r ON r.id = e.run_id
+  LEFT JOIN phases AS ph ON ph.id = e.phase_id
+  LEFT JOIN steps AS s ON s.id = e.step_id
+ WHERE e.seq > ?1 AND e.seq <= ?2 AND e.to_status IS NOT NULL
+ ORDER BY e.seq;
