@@ -436,7 +436,8 @@ typedef struct planctl_admitted {
      * NULL when none ran (the plan has none, the admission was refused
      * before they ran, or preflight itself failed: out of memory, no
      * loop).  The caller's: planctl_admitted_clear() frees it.
-     *     {"schema":1, "plan":"backup", "outcome":"passed|failed|error",
+     *     {"schema":1, "plan":"backup",
+     *      "outcome":"passed|failed|error|skipped",
      *      "checks":[{"name":"Sleepy", "status":"error",
      *                 "message":"timed out after 10s"}, ...],
      *      "warnings":["preflight check Quorum skipped", ...]}
@@ -444,7 +445,8 @@ typedef struct planctl_admitted {
      * with "status" "passed", "failed", "error" (it could not run or
      * missed the deadline) or "skipped", and "message" its cause (null
      * when it passed or was skipped).  "outcome" is "error" when any
-     * check is "error", else "failed" when any failed, else "passed".
+     * check is "error", else "failed" when any failed, else "skipped"
+     * when every check was skipped, else "passed".
      * "warnings" has one line per skipped check. */
     char *preflight_report;
 } planctl_admitted;
