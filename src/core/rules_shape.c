@@ -276,3 +276,20 @@ int pctl_rule_limits(const pctl_vin *in, pctl_sink *s, void *data)
     (void)data;
     return pctl_rule_walk(in, s, limits_node);
 }
+
+/* ---- the tables, for the reference --------------------------------------- */
+
+int pctl_shape_field_at(pctl_node node, size_t i, pctl_shape_field *out)
+{
+    const field *f;
+    size_t n;
+
+    f = fields_of(node, &n);
+    if (!f || i >= n)
+        return 0;
+    out->name = f[i].name;
+    out->type = type_name(f[i].type);
+    out->required = f[i].required;
+    out->max = f[i].max;
+    return 1;
+}

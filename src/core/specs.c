@@ -26,8 +26,8 @@
 /* Room for an embedder's message about a spec. */
 #define CHECK_MSG_MAX 512
 
-static const char *const dummy_fields[] = {"done", "wantErr", "fatal", "sleep",
-                                           "failTimes"};
+const char *const pctl_dummy_spec_fields[5] = {"done", "wantErr", "fatal",
+                                               "sleep", "failTimes"};
 
 /* ---- kinds --------------------------------------------------------------- */
 
@@ -183,7 +183,8 @@ static int dummy_spec(pctl_sink *s, const json_t *spec)
     size_t i;
 
     PCTL_CHECK(
-        pctl_sink_unknown(s, spec, dummy_fields, PCTL_COUNT(dummy_fields)));
+        pctl_sink_unknown(s, spec, pctl_dummy_spec_fields,
+                          PCTL_COUNT(pctl_dummy_spec_fields)));
     for (i = 0; i < PCTL_COUNT(flags); i++) {
         v = json_object_get(spec, flags[i]);
         if (v && !json_is_boolean(v))
