@@ -159,6 +159,11 @@ int cli_flag_shadowed(const cli_flag *fl, const cli_flag *by);
 int cli_doc_command(int argc, char **argv, const cli_command *const *cmds,
                     size_t ncmds);
 
+struct cli_buf;
+/* Appends every path `planctl explain` knows, separated by spaces, for
+ * the completion (cmd_explain.c). */
+void cli_explain_paths(struct cli_buf *b);
+
 /* ---- the run context ---------------------------------------------------- */
 
 /* What the output may use: decided once from isatty, NO_COLOR and the

@@ -15,6 +15,7 @@
 
 #define CLI_COMMANDS(X)                                                        \
     X(validate)                                                                \
+    X(explain)                                                                 \
     X(apply)                                                                   \
     X(definitions)                                                             \
     X(create)                                                                  \

@@ -228,10 +228,8 @@ static const pctl_schema_field step_fields[] = {
     {"tasks", "[]string", 1, NULL, PCTL_DEF_MAX_STEP_TASKS,
      "The tasks the step runs, by name, one after another (at least one)",
      NULL, NULL},
-    {"retry", "object", 0,
-     "{\"attempts\": 3, \"backoff\": \"1s\", \"multiplier\": 2, "
-     "\"max_backoff\": \"1m\"}",
-     0, "How often a failed step is tried again, and when", NULL,
+    {"retry", "object", 0, "(each field's default)", 0,
+     "How often a failed step is tried again, and when", NULL,
      "plans.phases.steps.retry"},
     {"timeout", "duration", 0, NULL, 0,
      "The longest one attempt may take; then it fails (more than 0s)", NULL,
