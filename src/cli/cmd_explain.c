@@ -42,7 +42,7 @@ static const pctl_schema_field *field_of(const pctl_schema_node *node)
  * each line. */
 static void wrap(FILE *f, const char *text, int indent)
 {
-    int col = 0;
+    int col = 0, gap = 1;
 
     while (*text) {
         size_t len;
@@ -52,18 +52,19 @@ static void wrap(FILE *f, const char *text, int indent)
         len = strcspn(text, " \n");
         if (!len)
             break;
-        if (col > 0 && col + 1 + (int)len > 76) {
+        if (col > 0 && col + gap + (int)len > 76) {
             fputc('\n', f);
             col = 0;
         }
         if (col == 0)
             col = fprintf(f, "%*s", indent, "");
         else
-            col += fprintf(f, " ");
+            col += fprintf(f, "%*s", gap, "");
         col += fprintf(f, "%.*s", (int)len, text);
         /* Two spaces after a full stop, as the texts are written. */
-        if (text[len] == ' ' && text[len + 1] == ' ' && text[len - 1] == '.')
-            col += fprintf(f, " ");
+        gap = text[len - 1] == '.' && text[len] == ' ' && text[len + 1] == ' '
+                  ? 2
+                  : 1;
         text += len;
     }
     if (col)
@@ -291,7 +292,7 @@ static int unknown(const char *path, const pctl_schema_node *at, size_t bad)
     }
     cli_buf b = CLI_BUF_INIT;
     if (!word[0])
-        cli_buf_addf(&b, "invalid field path \"%s\": empty segment", path);
+        cli_buf_addf(&b, "invalid field path \"%s\": an empty segment.", path);
     else if (at->path[0])
         cli_buf_addf(&b, "unknown field \"%s\" in %s", word, at->path);
     else

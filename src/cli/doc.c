@@ -738,36 +738,50 @@ static const jfield bundle_doc[] = {
              "events, every column under its name, times in epoch "
              "milliseconds"},
     {"phases", NULL}, {"steps", NULL}, {"attempts", NULL}, {"events", NULL},
+    {"actor", NULL}, {"at", NULL}, {"attempt", NULL}, {"body", NULL},
+    {"created_at", NULL}, {"data", NULL}, {"deadline_at", NULL},
+    {"definition", NULL}, {"definition_id", NULL}, {"deleting", NULL},
+    {"entity", NULL}, {"exit_code", NULL}, {"finished_at", NULL},
+    {"from_status", NULL}, {"id", NULL}, {"idx", NULL}, {"instance_id", NULL},
+    {"last_applied", NULL}, {"max_attempts", NULL}, {"message", NULL},
+    {"name", NULL}, {"next_attempt_at", NULL}, {"number", NULL},
+    {"output", NULL}, {"outputs", NULL}, {"params", NULL}, {"phase_id", NULL},
+    {"plan", NULL}, {"reason", NULL}, {"retry_of", NULL}, {"run_id", NULL},
+    {"seq", NULL}, {"started_at", NULL}, {"status", NULL}, {"step_id", NULL},
+    {"strategy", NULL}, {"task_index", NULL}, {"to_status", NULL},
+    {"trigger", NULL}, {"uid", NULL}, {"updated_at", NULL},
     {NULL, NULL}};
 
 static const struct {
     const char *title;    /* the section */
     const char *commands; /* who prints it */
     const jfield *fields;
+    const char *other; /* the text of a field listed without one */
 } json_docs[] = {
-    {"validate", "validate -o json", validate_doc},
-    {"apply", "apply -o json", apply_doc},
-    {"definitions", "definitions -o json", definitions_doc},
-    {"instances", "instances -o json", instances_doc},
+    {"validate", "validate -o json", validate_doc, NULL},
+    {"apply", "apply -o json", apply_doc, NULL},
+    {"definitions", "definitions -o json", definitions_doc, NULL},
+    {"instances", "instances -o json", instances_doc, NULL},
     {"run", "create, set, upgrade, delete, trigger, retry, cancel, pause and "
             "resume with -o json",
-     run_ref},
+     run_ref, NULL},
     {"preflight", "a command that admits a run, -o json, when preflight "
                   "checks refuse it (on stdout, beside the error on stderr)",
-     preflight_doc},
+     preflight_doc, NULL},
     {"wait", "trigger, retry and status with --wait or --watch, -o json",
-     wait_doc},
+     wait_doc, NULL},
     {"status", "status -o json (--run ID adds attempts and outputs)",
-     status_doc},
-    {"history", "history -o json", history_doc},
+     status_doc, NULL},
+    {"history", "history -o json", history_doc, NULL},
     {"events", "events -o json, events -o jsonl (one event a line)",
-     events_doc},
-    {"replay", "replay -o json", replay_doc},
-    {"verify", "verify -o json", verify_doc},
-    {"import", "import -o json", import_doc},
-    {"gc", "gc -o json", gc_doc},
-    {"explain", "explain -o json", explain_doc},
-    {"bundle", "export (the file), gc --archive (each file)", bundle_doc},
+     events_doc, NULL},
+    {"replay", "replay -o json", replay_doc, NULL},
+    {"verify", "verify -o json", verify_doc, NULL},
+    {"import", "import -o json", import_doc, NULL},
+    {"gc", "gc -o json", gc_doc, NULL},
+    {"explain", "explain -o json", explain_doc, NULL},
+    {"bundle", "export (the file), gc --archive (each file)", bundle_doc,
+     "A table's column, or a field of instance or definitions."},
 };
 
 static int print_man_json(FILE *f, const cli_command *const *cmds,
@@ -826,7 +840,9 @@ static int print_man_json(FILE *f, const cli_command *const *cmds,
             fputs(".TP\n\\fB", f);
             roff(f, jf->name, 0);
             fputs("\\fR\n", f);
-            man_text(f, jf->text ? jf->text : "As in status.");
+            man_text(f, jf->text              ? jf->text
+                        : json_docs[i].other ? json_docs[i].other
+                                             : "As in status.");
         }
     }
     fputs(".SH SEE ALSO\n"
