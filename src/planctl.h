@@ -8,7 +8,7 @@
  * planctl::planctl (or planctl::planctl_static).  Only planctl_* symbols
  * are exported.  tools/examples/controller/ is a complete embedder.
  *
- * Conventions (see STYLE.md):
+ * Conventions:
  *   - Functions return 0 on success or a negative PLANCTL_E* code.
  *     planctl_errmsg() then holds a one-line detail for the handle (none
  *     can be recorded when the handle itself is NULL).  A function
@@ -126,7 +126,7 @@ PLANCTL_API void planctl_free(void *ptr);
 
 /* ---- statuses ---------------------------------------------------------- */
 
-/* The exact status strings of DESIGN §3, also stored in the database. */
+/* The exact status strings of planctl-json(7), also stored in the database. */
 #define PLANCTL_STATUS_MAP(X)                                                  \
     X(NEVER_RUN)                                                               \
     X(QUEUED)                                                                  \
@@ -161,9 +161,9 @@ PLANCTL_API const char *planctl_status_name(planctl_status s);
  * PLANCTL_EINVAL for anything else (case matters). */
 PLANCTL_API int planctl_status_parse(planctl_status *out, const char *text);
 
-/* Returns 1 if (from -> to) is a legal transition of entity per DESIGN §3,
- * 0 otherwise.  from == PLANCTL_STATUS__COUNT stands for "(new)", a row
- * being created.  Can't fail. */
+/* Returns 1 if (from -> to) is a legal transition of entity per
+ * planctl-json(7), 0 otherwise.  from == PLANCTL_STATUS__COUNT stands for
+ * "(new)", a row being created.  Can't fail. */
 PLANCTL_API int planctl_transition_legal(planctl_entity entity,
                                          planctl_status from,
                                          planctl_status to);
@@ -262,13 +262,13 @@ PLANCTL_API void planctl_set_clock(planctl *p, int64_t (*now_ms)(void *data),
                                    void *data);
 
 /*
- * The safety net on events per run (DESIGN §10).  Every event of a run is
- * counted in runs.event_count.  When a run's count reaches warn_at, the
- * writer appends a note to the log (entity "instance", the run's id, actor
- * "planctl") naming the threshold.  When it reaches max, an engine ends
- * the run at its next pass: FATAL_ERROR, "reached the limit of N events
- * per run", its open phases and steps closed (which still adds their
- * events).  0 keeps a default: PLANCTL_RUN_EVENTS_WARN and
+ * The safety net on events per run (README, "Debugging: events, replay, verify,
+ * gc").  Every event of a run is counted in runs.event_count.  When a run's
+ * count reaches warn_at, the writer appends a note to the log (entity
+ * "instance", the run's id, actor "planctl") naming the threshold.  When it
+ * reaches max, an engine ends the run at its next pass: FATAL_ERROR, "reached
+ * the limit of N events per run", its open phases and steps closed (which still
+ * adds their events).  0 keeps a default: PLANCTL_RUN_EVENTS_WARN and
  * PLANCTL_RUN_EVENTS_MAX.  The settings belong to the handle (the warning
  * is written by whichever handle writes the event; the limit is applied by
  * the engine of this handle).  Errors: EINVAL (negative).
@@ -281,8 +281,8 @@ PLANCTL_API int planctl_set_event_limits(planctl *p, int64_t warn_at,
 /* ---- definitions ------------------------------------------------------- */
 
 /*
- * Decodes and checks a definition (DESIGN §2, §9) and registers it under
- * its (name, version).  Task kinds must be built-in ("Dummy", "shell") or
+ * Decodes and checks a definition (planctl-definition(5)) and registers it
+ * under its (name, version).  Task kinds must be built-in ("Dummy", "shell") or
  * registered on this handle with planctl_kind_register(), and every spec
  * one its kind accepts.  origin names the source for messages ("zk.json");
  * NULL means "<definition>".  Registering the same content again is a no-op;
@@ -467,10 +467,10 @@ planctl_instance_create(int64_t *out, planctl *p, const char *name,
                         const planctl_param *params, size_t nparams);
 
 /*
- * Changes parameter values and admits the plan they select (DESIGN §4).
- * *out receives the run id, or 0 when no value actually changed (nothing
- * is admitted then).  Errors: EINVAL (unknown parameter, a value not of
- * its type or enum, an immutable parameter that has a value given
+ * Changes parameter values and admits the plan they select (README, "Plan for a
+ * parameter change"). *out receives the run id, or 0 when no value actually
+ * changed (nothing is admitted then).  Errors: EINVAL (unknown parameter, a
+ * value not of its type or enum, an immutable parameter that has a value given
  * another, or changed parameters naming different trigger plans),
  * ENOTFOUND, ECONFLICT (an active run, named in the message).  To remove
  * values, use planctl_admit_set() with planctl_admit_options.unset.
@@ -617,7 +617,7 @@ typedef struct planctl_status_options {
         PLANCTL_STATUS_OPTIONS_VERSION, NULL, 0                                \
     }
 
-/* The status document of DESIGN §8 for one instance, read from one
+/* The status document of planctl-json(7) for one instance, read from one
  * snapshot.  opts may be NULL.  The run chosen with opts->run also gives
  * each of its steps "attempts":[{"number","status","started_at",
  * "finished_at","exit_code","message"}], oldest first.  Errors: EINVAL,
@@ -639,7 +639,7 @@ typedef struct planctl_history_options {
         PLANCTL_HISTORY_OPTIONS_VERSION, NULL, 0, 0                            \
     }
 
-/* The history document of DESIGN §8, newest run first.  opts may be NULL.
+/* The history document of planctl-json(7), newest run first.  opts may be NULL.
  * Errors: ENOTFOUND, EINVAL (negative limit), ENOMEM, EIO. */
 PLANCTL_API int planctl_history_json(char **out, planctl *p,
                                      const char *instance,
@@ -934,7 +934,7 @@ PLANCTL_API int planctl_import_stream(char **out, planctl *p,
 
 /*
  * The engine advances the active runs of one database on a libuv loop
- * (DESIGN §6).  Its life:
+ * (README, "How the engine works").  Its life:
  *
  *   planctl_engine_new(&e, p, loop, NULL);      p: a handle for the engine
  *   planctl_engine_register(e, "File", &ex);    your task kinds

@@ -5,7 +5,7 @@
  *
  * The CLI talks to the library only through planctl.h.  Every view is
  * rendered from the JSON document the library returns, so `-o json` and the
- * text output can never disagree (DESIGN §7).
+ * text output can never disagree (planctl-json(7)).
  */
 #ifndef PLANCTL_CLI_H
 #define PLANCTL_CLI_H
@@ -18,7 +18,7 @@
 
 #include "planctl.h"
 
-/* Exit codes of DESIGN §8. */
+/* Exit codes (planctl-json(7)). */
 enum {
     CLI_EXIT_OK = 0,
     CLI_EXIT_ERROR = 1,
@@ -27,7 +27,7 @@ enum {
     CLI_EXIT_NOTFOUND = 4
 };
 
-/* Exit codes of DESIGN §8 for the commands that wait for a run (--wait,
+/* Exit codes (planctl-json(7)) for the commands that wait for a run (--wait,
  * status --watch). */
 enum {
     CLI_EXIT_RUN_FAILED = 5, /* it ended FATAL_ERROR or CANCELLED */
@@ -196,7 +196,7 @@ int cli_open_db(cli_ctx *ctx, cli_db_mode mode);
 
 /* ---- errors ----------------------------------------------------------- */
 
-/* The exit code of DESIGN §8 for a PLANCTL_E* code.  Can't fail. */
+/* The exit code (planctl-json(7)) for a PLANCTL_E* code.  Can't fail. */
 int cli_exit_code(int rc);
 
 /* Prints "planctl: <message>" on stderr. */
@@ -329,7 +329,7 @@ int cli_jtime(int64_t *out, const json_t *obj, const char *key);
 /* ---- renderers: pure functions of a document, testable alone ----------- */
 
 /*
- * The status tree of DESIGN §8.  The document names runs outside the plans
+ * The status tree of planctl(1).  The document names runs outside the plans
  * it shows by id only; extra, if not NULL, gives their plans where the
  * caller looked them up.  now is the time durations of unfinished runs are
  * measured to.

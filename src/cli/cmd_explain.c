@@ -234,8 +234,8 @@ static int print_json(const pctl_schema_node *node,
         json_object_set_new(doc, "fields", json_null());
     } else {
         char *text = joined(node->description);
-        const char *desc = json_string_value(json_object_get(doc,
-                                                             "description"));
+        const char *desc =
+            json_string_value(json_object_get(doc, "description"));
         cli_buf b = CLI_BUF_INIT;
 
         cli_buf_addf(&b, "%s%s%s", desc ? desc : "", desc ? "  " : "", text);

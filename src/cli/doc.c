@@ -205,13 +205,15 @@ static const char man_description[] =
     "read the same rows and a past state can be replayed.\n"
     "\n"
     "A definition (a versioned JSON document with parameters, tasks and\n"
-    "plans) is registered with apply.  create makes an instance of it and\n"
-    "admits its deploy plan; set, upgrade and delete admit the plans the\n"
-    "change selects; trigger admits any other plan.  An instance has at most\n"
-    "one active run (PENDING, IN_PROGRESS or PAUSED): another is refused\n"
-    "with exit status 3, naming the active run, or queued with trigger\n"
-    "--queue.  Runs advance only while an engine runs: planctl run, or a\n"
-    "controller that embeds libplanctl; there is one engine per database.\n"
+    "plans; planctl-definition(5) lists every field, and planctl explain\n"
+    "FIELD shows one) is registered with apply.  create makes an instance\n"
+    "of it and admits its deploy plan; set, upgrade and delete admit the\n"
+    "plans the change selects; trigger admits any other plan.  An instance\n"
+    "has at most one active run (PENDING, IN_PROGRESS or PAUSED): another\n"
+    "is refused with exit status 3, naming the active run, or queued with\n"
+    "trigger --queue.  Runs advance only while an engine runs: planctl run,\n"
+    "or a controller that embeds libplanctl; there is one engine per\n"
+    "database.\n"
     "\n"
     "Parameters have a type (string, the default, integer, number, boolean,\n"
     "array or map): -p K=V parses V by it, an array or a map as JSON or\n"
@@ -230,7 +232,8 @@ static const char man_description[] =
     "command takes -h.  Text output uses colour and box drawing only on a\n"
     "terminal.  With -o json each command prints a JSON document with\n"
     "\"schema\": 1, times in RFC 3339 UTC and absent values as null; these\n"
-    "documents are a stable contract for scripts.";
+    "documents are a stable contract for scripts: planctl-json(7) lists\n"
+    "their fields, the statuses and their transitions.";
 
 static const struct {
     const char *name, *text;
@@ -336,6 +339,8 @@ static int print_man(FILE *f, const cli_command *const *cmds, size_t ncmds)
         fputc('\n', f);
     }
     fputs(".SH SEE ALSO\n"
+          ".BR planctl-definition (5),\n"
+          ".BR planctl-json (7),\n"
           ".BR sqlite3 (1),\n"
           ".BR flock (2)\n",
           f);
@@ -432,8 +437,7 @@ static int print_man_definition(FILE *f, const cli_command *const *cmds,
 
     (void)cmds;
     (void)ncmds;
-    man_head(f, "planctl-definition.5", "PLANCTL-DEFINITION", 5,
-             "File Formats",
+    man_head(f, "planctl-definition.5", "PLANCTL-DEFINITION", 5, "File Formats",
              "planctl-definition \\- the format of a planctl definition");
     fputs(".SH SYNOPSIS\n.nf\n"
           "{\"name\": \\fINAME\\fR, \"version\": \\fIVERSION\\fR,\n"
@@ -646,10 +650,18 @@ static const jfield history_doc[] = {
     {"runs", "newest first, each {id, uid, plan, status, trigger, reason, "
              "retry_of, created_at, started_at, finished_at, duration_ms, "
              "message}, as in status"},
-    {"id", NULL}, {"uid", NULL}, {"plan", NULL}, {"status", NULL},
-    {"trigger", NULL}, {"reason", NULL}, {"retry_of", NULL},
-    {"created_at", NULL}, {"started_at", NULL}, {"finished_at", NULL},
-    {"duration_ms", NULL}, {"message", NULL},
+    {"id", NULL},
+    {"uid", NULL},
+    {"plan", NULL},
+    {"status", NULL},
+    {"trigger", NULL},
+    {"reason", NULL},
+    {"retry_of", NULL},
+    {"created_at", NULL},
+    {"started_at", NULL},
+    {"finished_at", NULL},
+    {"duration_ms", NULL},
+    {"message", NULL},
     {NULL, NULL}};
 static const jfield events_doc[] = {
     {"schema", "1 (not in -o jsonl, which prints one event a line)"},
@@ -737,19 +749,51 @@ static const jfield bundle_doc[] = {
     {"runs", "the rows of the tables runs, phases, steps, attempts and "
              "events, every column under its name, times in epoch "
              "milliseconds"},
-    {"phases", NULL}, {"steps", NULL}, {"attempts", NULL}, {"events", NULL},
-    {"actor", NULL}, {"at", NULL}, {"attempt", NULL}, {"body", NULL},
-    {"created_at", NULL}, {"data", NULL}, {"deadline_at", NULL},
-    {"definition", NULL}, {"definition_id", NULL}, {"deleting", NULL},
-    {"entity", NULL}, {"exit_code", NULL}, {"finished_at", NULL},
-    {"from_status", NULL}, {"id", NULL}, {"idx", NULL}, {"instance_id", NULL},
-    {"last_applied", NULL}, {"max_attempts", NULL}, {"message", NULL},
-    {"name", NULL}, {"next_attempt_at", NULL}, {"number", NULL},
-    {"output", NULL}, {"outputs", NULL}, {"params", NULL}, {"phase_id", NULL},
-    {"plan", NULL}, {"reason", NULL}, {"retry_of", NULL}, {"run_id", NULL},
-    {"seq", NULL}, {"started_at", NULL}, {"status", NULL}, {"step_id", NULL},
-    {"strategy", NULL}, {"task_index", NULL}, {"to_status", NULL},
-    {"trigger", NULL}, {"uid", NULL}, {"updated_at", NULL},
+    {"phases", NULL},
+    {"steps", NULL},
+    {"attempts", NULL},
+    {"events", NULL},
+    {"actor", NULL},
+    {"at", NULL},
+    {"attempt", NULL},
+    {"body", NULL},
+    {"created_at", NULL},
+    {"data", NULL},
+    {"deadline_at", NULL},
+    {"definition", NULL},
+    {"definition_id", NULL},
+    {"deleting", NULL},
+    {"entity", NULL},
+    {"exit_code", NULL},
+    {"finished_at", NULL},
+    {"from_status", NULL},
+    {"id", NULL},
+    {"idx", NULL},
+    {"instance_id", NULL},
+    {"last_applied", NULL},
+    {"max_attempts", NULL},
+    {"message", NULL},
+    {"name", NULL},
+    {"next_attempt_at", NULL},
+    {"number", NULL},
+    {"output", NULL},
+    {"outputs", NULL},
+    {"params", NULL},
+    {"phase_id", NULL},
+    {"plan", NULL},
+    {"reason", NULL},
+    {"retry_of", NULL},
+    {"run_id", NULL},
+    {"seq", NULL},
+    {"started_at", NULL},
+    {"status", NULL},
+    {"step_id", NULL},
+    {"strategy", NULL},
+    {"task_index", NULL},
+    {"to_status", NULL},
+    {"trigger", NULL},
+    {"uid", NULL},
+    {"updated_at", NULL},
     {NULL, NULL}};
 
 static const struct {
@@ -762,19 +806,21 @@ static const struct {
     {"apply", "apply -o json", apply_doc, NULL},
     {"definitions", "definitions -o json", definitions_doc, NULL},
     {"instances", "instances -o json", instances_doc, NULL},
-    {"run", "create, set, upgrade, delete, trigger, retry, cancel, pause and "
-            "resume with -o json",
+    {"run",
+     "create, set, upgrade, delete, trigger, retry, cancel, pause and "
+     "resume with -o json",
      run_ref, NULL},
-    {"preflight", "a command that admits a run, -o json, when preflight "
-                  "checks refuse it (on stdout, beside the error on stderr)",
+    {"preflight",
+     "a command that admits a run, -o json, when preflight "
+     "checks refuse it (on stdout, beside the error on stderr)",
      preflight_doc, NULL},
     {"wait", "trigger, retry and status with --wait or --watch, -o json",
      wait_doc, NULL},
     {"status", "status -o json (--run ID adds attempts and outputs)",
      status_doc, NULL},
     {"history", "history -o json", history_doc, NULL},
-    {"events", "events -o json, events -o jsonl (one event a line)",
-     events_doc, NULL},
+    {"events", "events -o json, events -o jsonl (one event a line)", events_doc,
+     NULL},
     {"replay", "replay -o json", replay_doc, NULL},
     {"verify", "verify -o json", verify_doc, NULL},
     {"import", "import -o json", import_doc, NULL},
@@ -784,8 +830,7 @@ static const struct {
      "A table's column, or a field of instance or definitions."},
 };
 
-static int print_man_json(FILE *f, const cli_command *const *cmds,
-                          size_t ncmds)
+static int print_man_json(FILE *f, const cli_command *const *cmds, size_t ncmds)
 {
     (void)cmds;
     (void)ncmds;
@@ -840,7 +885,7 @@ static int print_man_json(FILE *f, const cli_command *const *cmds,
             fputs(".TP\n\\fB", f);
             roff(f, jf->name, 0);
             fputs("\\fR\n", f);
-            man_text(f, jf->text              ? jf->text
+            man_text(f, jf->text             ? jf->text
                         : json_docs[i].other ? json_docs[i].other
                                              : "As in status.");
         }

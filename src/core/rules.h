@@ -1,5 +1,5 @@
 /*
- * rules.h - the rules a definition must follow (DESIGN §2, §9), each a
+ * rules.h - the rules a definition must follow (planctl-definition(5)), each a
  * validator for the runner of validate.h, and their registration order.
  *
  * Every rule walks the whole document (walk.h) and reports only its own

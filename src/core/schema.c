@@ -27,8 +27,8 @@ static const pctl_schema_field root_fields[] = {
      "Registering a name and version again with other content is refused; "
      "create --definition NAME@VERSION picks one, NAME alone the latest.",
      NULL},
-    {"description", "string", 0, NULL, 0, "What the definition is (text)",
-     NULL, NULL},
+    {"description", "string", 0, NULL, 0, "What the definition is (text)", NULL,
+     NULL},
     {"appVersion", "string", 0, NULL, 0,
      "The version of the software the definition runs (text)", NULL, NULL},
     {"url", "string", 0, NULL, 0, "Where to read more (text)", NULL, NULL},
@@ -40,8 +40,7 @@ static const pctl_schema_field root_fields[] = {
      "refused with exit status 2.  Each entry is a version (as \"version\").",
      NULL},
     {"parameters", "[]object", 0, NULL, PCTL_DEF_MAX_PARAMS,
-     "The parameters an instance sets with -p NAME=VALUE", NULL,
-     "parameters"},
+     "The parameters an instance sets with -p NAME=VALUE", NULL, "parameters"},
     {"tasks", "[]object", 0, NULL, PCTL_DEF_MAX_TASKS,
      "The tasks the steps of the plans run, by name", NULL, "tasks"},
     {"plans", "map[string]object", 1, NULL, PCTL_DEF_MAX_PLANS,
@@ -101,8 +100,7 @@ static const pctl_schema_field param_fields[] = {
      "true: the value is shown as *** everywhere and left out of exports "
      "unless --include-secrets",
      NULL, NULL},
-    {"trigger", "string", 0, NULL, 0,
-     "The plan a change of the parameter runs",
+    {"trigger", "string", 0, NULL, 0, "The plan a change of the parameter runs",
      "A plan of the definition.  A change of parameters with triggers runs "
      "their plan (two different plans are refused); one of parameters "
      "without a trigger runs update if the definition has it, else deploy.",
@@ -117,16 +115,17 @@ static const pctl_schema_field param_fields[] = {
 
 static const pctl_schema_field task_fields[] = {
     {"name", "string", 1, NULL, 0,
-     "The task's name, unique in the definition; steps list tasks by it",
-     NULL, NULL},
+     "The task's name, unique in the definition; steps list tasks by it", NULL,
+     NULL},
     {"kind", "string", 1, NULL, 0,
      "Dummy, shell, or a kind the embedder registered",
      "What runs the task: the built-in Dummy and shell, or a kind an "
      "embedding program registered (planctl_kind_register, "
      "planctl_engine_register).",
      NULL},
-    {"spec", "object", 0, "{}", 0, "What the task does; its fields depend on "
-                                   "kind (explain tasks.spec)",
+    {"spec", "object", 0, "{}", 0,
+     "What the task does; its fields depend on "
+     "kind (explain tasks.spec)",
      NULL, "tasks.spec"},
 };
 
@@ -142,12 +141,10 @@ static const pctl_schema_field dummy_fields[] = {
     {"done", "boolean", 0, "true", 0,
      "false: report not done yet, so the step is polled again", NULL, NULL},
     {"wantErr", "boolean", 0, "false", 0,
-     "true: fail the attempt (the step is retried by its policy)", NULL,
-     NULL},
+     "true: fail the attempt (the step is retried by its policy)", NULL, NULL},
     {"fatal", "boolean", 0, "false", 0,
      "true with wantErr: fail fatally, with no retry",
-     "As in KUDO, fatal alone is no error: {\"fatal\": true} completes.",
-     NULL},
+     "As in KUDO, fatal alone is no error: {\"fatal\": true} completes.", NULL},
     {"sleep", "duration", 0, NULL, 0, "How long the task takes", NULL, NULL},
     {"failTimes", "integer", 0, "0", 0,
      "The first N attempts fail, the next succeed (0 or more)", NULL, NULL},
@@ -186,8 +183,8 @@ static const pctl_schema_field plan_fields[] = {
      "serial: one phase after another; parallel: all phases at once", NULL,
      NULL},
     {"deadline", "duration", 0, NULL, 0,
-     "A run must end this long after it starts, or fails (more than 0s)",
-     NULL, NULL},
+     "A run must end this long after it starts, or fails (more than 0s)", NULL,
+     NULL},
     {"preflight", "[]object", 0, NULL, PCTL_DEF_MAX_CHECKS,
      "Checks that must pass before a run of the plan is admitted",
      "They run together, for 10s at most, when create, set, upgrade, trigger "
@@ -210,11 +207,10 @@ static const pctl_schema_field check_fields[] = {
 };
 
 static const pctl_schema_field phase_fields[] = {
-    {"name", "string", 1, NULL, 0, "The phase's name, unique in the plan",
-     NULL, NULL},
-    {"strategy", "string", 0, "\"serial\"", 0,
-     "serial: one step after another; parallel: all steps at once", NULL,
+    {"name", "string", 1, NULL, 0, "The phase's name, unique in the plan", NULL,
      NULL},
+    {"strategy", "string", 0, "\"serial\"", 0,
+     "serial: one step after another; parallel: all steps at once", NULL, NULL},
     {"steps", "[]object", 1, NULL, PCTL_DEF_MAX_STEPS,
      "The steps of the phase (at least one)", NULL, "plans.phases.steps"},
 };
@@ -226,8 +222,8 @@ static const pctl_schema_field step_fields[] = {
      "whose names map to one <STEP> are refused.",
      NULL},
     {"tasks", "[]string", 1, NULL, PCTL_DEF_MAX_STEP_TASKS,
-     "The tasks the step runs, by name, one after another (at least one)",
-     NULL, NULL},
+     "The tasks the step runs, by name, one after another (at least one)", NULL,
+     NULL},
     {"retry", "object", 0, "(each field's default)", 0,
      "How often a failed step is tried again, and when", NULL,
      "plans.phases.steps.retry"},
@@ -263,8 +259,9 @@ static const pctl_schema_node nodes[] = {
      "A plan is made of phases, a phase of steps, a step of tasks.  An\n"
      "unknown field anywhere is refused, with the closest known name.\n",
      PCTL_SCHEMA_SRC_SHAPE, PCTL_NODE_ROOT, FIELDS(root_fields)},
-    {"maintainers", "[]object", "A maintainer", "Who maintains the definition.\n",
-     PCTL_SCHEMA_SRC_MAINTAINER, 0, FIELDS(maintainer_fields)},
+    {"maintainers", "[]object", "A maintainer",
+     "Who maintains the definition.\n", PCTL_SCHEMA_SRC_MAINTAINER, 0,
+     FIELDS(maintainer_fields)},
     {"parameters", "[]object", "A parameter",
      "A value an instance gives with -p NAME=VALUE (create, set, upgrade),\n"
      "as KUDO's params.yaml.  Tasks get it in PLANCTL_PARAM_<NAME>: a\n"

@@ -1,6 +1,6 @@
 /*
  * preflight.c - a plan's preflight checks, run before a run is admitted
- * (DESIGN §9).
+ * (README, "Preflight checks").
  *
  * A check is a task run as a check, by the same executors as steps: the
  * built-ins and any the process registered (planctl_engine_register puts

@@ -1,4 +1,5 @@
-/* model.c - runs in memory: rendering to DESIGN §8 JSON, and comparing. */
+/* model.c - runs in memory: rendering to the JSON of planctl-json(7), and
+ * comparing. */
 #include "store/model.h"
 
 #include <stdio.h>

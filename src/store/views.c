@@ -1,5 +1,5 @@
 /*
- * views.c - the status, history and instances documents of DESIGN §8.
+ * views.c - the status, history and instances documents of planctl-json(7).
  *
  * Every lookup here is an index seek: the newest run of each plan
  * (runs_by_plan), the active run (runs_one_active), the queue

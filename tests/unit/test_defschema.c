@@ -131,7 +131,8 @@ static const pctl_schema_node *node_of_shape(pctl_node shape)
     const pctl_schema_node *nodes = pctl_def_schema_nodes(&n);
 
     for (size_t i = 0; i < n; i++)
-        if (nodes[i].src == PCTL_SCHEMA_SRC_SHAPE && nodes[i].shape == (int)shape)
+        if (nodes[i].src == PCTL_SCHEMA_SRC_SHAPE &&
+            nodes[i].shape == (int)shape)
             return &nodes[i];
     return NULL;
 }
@@ -140,9 +141,8 @@ static const pctl_schema_node *node_of_shape(pctl_node shape)
 static void test_every_validator_field_described(void **state)
 {
     static const pctl_node shapes[] = {
-        PCTL_NODE_ROOT,  PCTL_NODE_PARAM, PCTL_NODE_TASK,
-        PCTL_NODE_PLAN,  PCTL_NODE_CHECK, PCTL_NODE_PHASE,
-        PCTL_NODE_STEP,  PCTL_NODE_RETRY};
+        PCTL_NODE_ROOT,  PCTL_NODE_PARAM, PCTL_NODE_TASK, PCTL_NODE_PLAN,
+        PCTL_NODE_CHECK, PCTL_NODE_PHASE, PCTL_NODE_STEP, PCTL_NODE_RETRY};
     pctl_shape_field sf;
     const pctl_schema_field *f;
 
@@ -186,10 +186,11 @@ static void test_every_validator_field_described(void **state)
         PCTL_SHELL_SPEC(ROW)
 #undef ROW
     };
-    static const char *const shown[] = {
-        [PCTL_F_STRINGS] = "[]string",    [PCTL_F_STRING] = "string",
-        [PCTL_F_ENV] = "map[string]string", [PCTL_F_DURATION] = "duration",
-        [PCTL_F_CODES] = "[]integer"};
+    static const char *const shown[] = {[PCTL_F_STRINGS] = "[]string",
+                                        [PCTL_F_STRING] = "string",
+                                        [PCTL_F_ENV] = "map[string]string",
+                                        [PCTL_F_DURATION] = "duration",
+                                        [PCTL_F_CODES] = "[]integer"};
     for (size_t i = 0; i < N(shell); i++) {
         f = described(sh, shell[i].name);
         if (!f)
@@ -219,9 +220,8 @@ static void test_paths(void **state)
     for (size_t i = 0; i < n; i++) {
         assert_non_null(nodes[i].title);
         assert_true(nodes[i].description && nodes[i].description[0]);
-        assert_int_equal(pctl_def_schema_resolve(nodes[i].path, &node, &got,
-                                                 &bad),
-                         1);
+        assert_int_equal(
+            pctl_def_schema_resolve(nodes[i].path, &node, &got, &bad), 1);
         assert_ptr_equal(node, &nodes[i]);
         assert_null(got);
         for (size_t j = 0; (f = pctl_def_schema_field(&nodes[i], j)); j++) {
@@ -393,9 +393,8 @@ static void test_types_and_durations(void **state)
             snprintf(path, sizeof path, "%s%s%s", at, at[0] ? "." : "",
                      f->name);
             if (strcmp(cls, "any JSON value") != 0) {
-                json_t *wrong = strcmp(cls, "a string") == 0
-                                    ? json_integer(12)
-                                    : json_string("x");
+                json_t *wrong = strcmp(cls, "a string") == 0 ? json_integer(12)
+                                                             : json_string("x");
                 errs = errors_with(nodes[i].path, f->name, wrong);
                 if (!has_line(errs, path))
                     fail_msg("%s of type %s: a value of another type is not "
