@@ -313,7 +313,7 @@ static void test_defaults(void **state)
             checked++;
         }
     }
-    assert_true(checked >= 8);
+    assert_true(checked >= 7);
     json_decref(doc);
     pctl_ferr_list_clear(&errs);
 }
