@@ -276,8 +276,8 @@ static const struct {
 } man_files[] = {
     {"./planctl.db",
      "The database used when neither --db nor PLANCTL_DB names one.  Only "
-     "apply creates a database (mode 0600); the other commands report a "
-     "missing one (exit status 4)."},
+     "apply and import create a database (mode 0600; its directory must "
+     "exist); the other commands report a missing one (exit status 4)."},
     {"DB-wal, DB-shm",
      "SQLite's write-ahead log and its index, next to the database DB.  "
      "They are part of the database while it is in use: copy or move the "
