@@ -620,11 +620,22 @@ typedef struct planctl_status_options {
 /* The status document of planctl-json(7) for one instance, read from one
  * snapshot.  opts may be NULL.  The run chosen with opts->run also gives
  * each of its steps "attempts":[{"number","status","started_at",
- * "finished_at","exit_code","message"}], oldest first.  Errors: EINVAL,
- * ENOTFOUND (instance, plan or run), ENOMEM, EIO. */
+ * "finished_at","exit_code","message"}], oldest first.  "engine" is the
+ * engine that holds the database, as in planctl_engines_json() but without
+ * "token", or null when none does.  Errors: EINVAL, ENOTFOUND (instance,
+ * plan or run), ENOMEM, EIO. */
 PLANCTL_API int planctl_status_json(char **out, planctl *p,
                                     const char *instance,
                                     const planctl_status_options *opts);
+
+/* {"schema":1,"engines":[{"pid","host","since","last_seen","alive",
+ * "token"}]}: the engines that hold the database (on SQLite at most one,
+ * the lease's holder; [] when none does).  "since" is when it took the
+ * lease, "last_seen" its last heartbeat, "token" its fencing token.
+ * "alive" is false for a holder that no longer counts as running: on this
+ * host, its process is gone; anywhere, its heartbeat is older than 15 s
+ * (the default lease TTL).  Errors: EINVAL, ENOMEM, EIO. */
+PLANCTL_API int planctl_engines_json(char **out, planctl *p);
 
 typedef struct planctl_history_options {
     unsigned int version; /* PLANCTL_HISTORY_OPTIONS_VERSION */

@@ -377,6 +377,37 @@ typedef struct cli_run_info {
 int cli_run_lookup(cli_run_info *out, cli_ctx *ctx, const char *instance,
                    int64_t id);
 
+/* ---- the engine (engine_note.c) ----------------------------------------- */
+
+/* Appends the line that says which engine holds the database, from a
+ * status document's "engine" (JSON null or absent: none), e.g. "no engine
+ * is running on ./planctl.db; start one with 'planctl run'".  Can't
+ * fail. */
+void cli_engine_line(cli_buf *b, const cli_ctx *ctx, const json_t *engine);
+
+/* Whether a command that follows a run has warned that no engine moves
+ * it. */
+typedef struct cli_engine_watch {
+    int64_t after_ms;   /* PLANCTL_ENGINE_WARN_AFTER, default 5s */
+    int64_t down_since; /* monotonic ms since no live engine, or -1 */
+    int warned;         /* the warning is out, and no engine came since */
+} cli_engine_watch;
+
+/* Reads PLANCTL_ENGINE_WARN_AFTER (a duration; "0" warns at once).  Can't
+ * fail. */
+void cli_engine_watch_init(cli_engine_watch *w);
+
+/*
+ * Looks at the "engine" of a status document read while following run:
+ * once no live engine held the database for w->after_ms, appends to msg
+ * the one warning to print ("warning: run 12 is waiting for an engine: no
+ * engine is running on ..."); when an engine turns up after a warning,
+ * one line saying so, and the next absence warns again.  Returns 1 when
+ * msg has a line for cli_errorf(), else 0.  Can't fail.
+ */
+int cli_engine_watch_check(cli_engine_watch *w, cli_buf *msg,
+                           const cli_ctx *ctx, const json_t *doc, int64_t run);
+
 /* Prints the outcome of a command that admitted or acted on a run: the
  * document {"schema":1,"run":ID|null} with -o json, or text that the
  * caller formats from the run info. */

@@ -89,7 +89,8 @@ static void names_free(names *nm)
     free((void *)nm->queued_ptrs);
 }
 
-/* Draws the tree of a status document. */
+/* Draws the tree of a status document, and under it, when a run waits
+ * for an engine (active or queued), which engine holds the database. */
 static void render(cli_ctx *ctx, const char *instance, const json_t *doc)
 {
     names nm;
@@ -97,6 +98,13 @@ static void render(cli_ctx *ctx, const char *instance, const json_t *doc)
     names_fill(&nm, &extra, ctx, instance, doc);
     cli_render_status(stdout, doc, &ctx->term, ctx->now_ms, &extra);
     names_free(&nm);
+    if (json_is_integer(json_object_get(doc, "active_run")) ||
+        json_array_size(json_object_get(doc, "queued"))) {
+        cli_line line = CLI_LINE_INIT;
+        cli_engine_line(&line.text, ctx, json_object_get(doc, "engine"));
+        cli_line_emit(&line, stdout, &ctx->term);
+        cli_line_free(&line);
+    }
 }
 
 /* Reads the status document.  Returns 0, or the exit code after printing
@@ -129,6 +137,7 @@ typedef struct watcher {
     int redraw;     /* the tree on a terminal: redrawn in place */
     int shown;      /* documents printed so far */
     char *last;     /* the last one printed, without what only time moves */
+    cli_engine_watch engine;
 } watcher;
 
 /* The document as text without the durations of unfinished runs, which
@@ -148,6 +157,10 @@ static char *comparable(const json_t *doc)
         if (json_is_object(run) && !cli_jstr(run, "finished_at"))
             json_object_set_new(run, "duration_ms", json_null());
     }
+    /* An engine's heartbeat is no change either. */
+    json_t *engine = json_object_get(copy, "engine");
+    if (json_is_object(engine))
+        json_object_set_new(engine, "last_seen", json_null());
     char *text = json_dumps(copy, JSON_COMPACT);
     json_decref(copy);
     if (!text)
@@ -190,6 +203,11 @@ static int watch_check(void *data, int changed)
     fflush(stdout);
     const json_t *run = cli_doc_find_run(doc, w->target);
     int code = run ? cli_run_exit_code(cli_jstr(run, "status")) : -1;
+    cli_buf msg = CLI_BUF_INIT;
+    if (code < 0 &&
+        cli_engine_watch_check(&w->engine, &msg, w->ctx, doc, w->target))
+        cli_errorf("%s", cli_buf_str(&msg));
+    cli_buf_free(&msg);
     json_decref(doc);
     if (!run) {
         cli_errorf("run %lld is not in the status of \"%s\" any more",
@@ -259,6 +277,7 @@ static int watch(cli_ctx *ctx, const char *instance,
      * the same plan is newer. */
     w.opts.run = w.target;
     w.redraw = ctx->term.tty && !ctx->json;
+    cli_engine_watch_init(&w.engine);
     rc = cli_poll_run(ctx, 0, watch_check, &w);
     free(w.last);
     /* Interrupting a watch is how it ends: no message, and the exit
@@ -306,13 +325,25 @@ const cli_command cli_cmd_status = {
     "--run ID its steps and their attempts also carry \"outputs\", the task\n"
     "outputs they recorded (null when none), secret values as \"***\".\n"
     "\n"
+    "When a run waits (one is active or queued), a last line says which\n"
+    "engine moves it, one of:\n"
+    "  engine pid 1887 on vm since 14:03:05, last seen 2s ago\n"
+    "  no engine is running on ./planctl.db; start one with 'planctl run'\n"
+    "  engine pid 1887 on vm stopped renewing 3m ago; start one with ...\n"
+    "the last for an engine whose process is gone (on this host) or whose\n"
+    "heartbeat is older than 15s.  The document's \"engine\" is {\"pid\",\n"
+    "\"host\", \"since\", \"last_seen\", \"alive\"}, or null when no engine\n"
+    "holds the database (see 'planctl engines').\n"
+    "\n"
     "--watch follows one run as the engine advances it: the active run, or\n"
     "--run ID, or with --plan P that plan's latest run.  On a terminal the\n"
     "tree is redrawn in place; otherwise each changed tree (or document,\n"
     "with -o json) is printed after a blank line.  It ends when the run\n"
     "does: exit 0 when COMPLETE, 5 when FATAL_ERROR or CANCELLED, 130 when\n"
     "interrupted by SIGINT (143: SIGTERM).  With no run to follow it shows\n"
-    "the status once, says so on stderr and exits 0.",
+    "the status once, says so on stderr and exits 0.  Once no engine has run\n"
+    "for 5s (PLANCTL_ENGINE_WARN_AFTER) it warns once on stderr, as\n"
+    "'planctl trigger --wait' does, and goes on watching.",
     pos,
     flags,
     examples,

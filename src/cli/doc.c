@@ -250,6 +250,10 @@ static const struct {
      "normal (the default) or full: full syncs every commit to disk; with "
      "normal a power failure or an OS crash may lose the last commits, "
      "never consistency.  planctl run --durability overrides it."},
+    {"PLANCTL_ENGINE_WARN_AFTER",
+     "How long --wait and status --watch follow a run while no engine runs "
+     "before they warn on stderr: a duration such as 5s (the default), 1m, "
+     "or 0 to warn at once.  Anything else keeps the default."},
     {"PLANCTL_OUTPUT",
      "Set by planctl run for each shell task: the file (new and empty) "
      "where the task may write its outputs for the later tasks of its run, "

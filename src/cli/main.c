@@ -32,6 +32,7 @@
     X(history)                                                                 \
     X(events)                                                                  \
     X(run)                                                                     \
+    X(engines)                                                                 \
     X(replay)                                                                  \
     X(verify)                                                                  \
     X(export)                                                                  \

@@ -20,6 +20,7 @@
 #include <sys/resource.h>
 
 #include "core/alloc.h"
+#include "core/enginfo.h"
 #include "core/kinds.h"
 #include "engine/cache.h"
 #include "engine/executors.h"
@@ -30,7 +31,6 @@
 #define DEFAULT_CONCURRENCY 64
 #define DEFAULT_CHANGE_POLL_MS 100
 #define DEFAULT_TASK_POLL_MS 1000
-#define DEFAULT_LEASE_TTL_MS 15000
 #define MAX_BACKOFF_MS 5000
 
 /* Fenced off: another engine owns the database now and nothing more may
@@ -500,7 +500,7 @@ int planctl_engine_new(planctl_engine **out, planctl *p, uv_loop_t *loop,
     if (!e->o.task_poll_ms)
         e->o.task_poll_ms = DEFAULT_TASK_POLL_MS;
     if (!e->o.lease_ttl_ms)
-        e->o.lease_ttl_ms = DEFAULT_LEASE_TTL_MS;
+        e->o.lease_ttl_ms = PCTL_LEASE_TTL_DEFAULT_MS;
     if (planctl_engine_register(e, "Dummy", pctl_executor_dummy()) < 0 ||
         planctl_engine_register(e, "shell", pctl_executor_shell()) < 0) {
         planctl_engine_free(e);

@@ -328,6 +328,11 @@ int pctl_lease_release(planctl *p, int64_t token);
 /* Drops the OS lock of an engine that lost its lease (nothing written).
  * Can't fail. */
 void pctl_lease_abandon(planctl *p);
+/* The engine the lease names, as status and `engines` show it: {"pid",
+ * "host", "since", "last_seen", "alive"} (and "token" when with_token),
+ * or JSON null when no engine holds the lease.  Inside a read.  Errors:
+ * ENOMEM, EIO. */
+int pctl_lease_json(json_t **out, planctl *p, int with_token);
 /* The change token's "others" (sql.h): moves when another connection
  * commits. */
 int pctl_data_version(int64_t *out, planctl *p);

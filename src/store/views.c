@@ -386,6 +386,13 @@ int planctl_status_json(char **out, planctl *p, const char *instance,
         queued = json_object_get(doc, "queued");
         rc = ids_into(p, PCTL_Q_run_queued_ids, row.id, queued);
     }
+    if (rc == 0) {
+        json_t *engine;
+
+        if ((rc = pctl_lease_json(&engine, p, 0)) == 0 &&
+            json_object_set_new(doc, "engine", engine) < 0)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
     plans = doc ? json_object_get(doc, "plans") : NULL;
     for (i = 0; rc == 0 && i < def->nplans; i++) {
         const pctl_plan_def *pd = &def->plans[i];

@@ -792,7 +792,7 @@ static void test_status_document(void **state)
     want = tu_fmt(
         "{\"schema\": 1, \"instance\": \"zk\","
         " \"definition\": {\"name\": \"zookeeper\", \"version\": \"0.2.0\"},"
-        " \"active_run\": 2, \"queued\": [3],"
+        " \"active_run\": 2, \"queued\": [3], \"engine\": null,"
         " \"plans\": ["
         "  {\"name\": \"backup\", \"strategy\": \"serial\","
         "   \"status\": \"NEVER_RUN\", \"run\": null},"
