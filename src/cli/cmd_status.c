@@ -89,15 +89,112 @@ static void names_free(names *nm)
     free((void *)nm->queued_ptrs);
 }
 
-/* Draws the tree of a status document, and under it, when a run waits
+/* Longest value shown in text; -o json has the whole value. */
+#define PARAM_TEXT_MAX 60
+
+/* Appends a value as a task gets it: a string as it is, anything else as
+ * compact JSON; cut to PARAM_TEXT_MAX characters with an ellipsis. */
+static void add_value(cli_buf *b, const json_t *v, const cli_term *t)
+{
+    /* An empty string would read as nothing at all: "" says it is one. */
+    char *text =
+        json_is_string(v) && json_string_length(v) == 0 ? cli_xstrdup("\"\"")
+        : json_is_string(v)
+            ? cli_xstrdup(json_string_value(v))
+            : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_SORT_KEYS);
+    size_t len, cut = 0, chars = 0;
+
+    if (!text)
+        cli_oom();
+    len = strlen(text);
+    /* Cut at a character boundary, never inside a UTF-8 sequence. */
+    for (cut = 0; cut < len; cut++)
+        if (((unsigned char)text[cut] & 0xc0) != 0x80 &&
+            chars++ == PARAM_TEXT_MAX)
+            break;
+    text[cut] = '\0';
+    cli_buf_add_clean(b, text);
+    if (cut < len)
+        cli_buf_add(b, t->unicode ? "\xe2\x80\xa6" : "...");
+    free(text);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* "Parameters:" and one line each: "  NAME = VALUE (default)", or
+ * "  NAME (no value)". */
+static void render_parameters(cli_ctx *ctx, const json_t *doc, int64_t run)
+{
+    const json_t *list = json_object_get(doc, "parameters"), *param;
+    const json_t *found = run > 0 ? cli_doc_find_run(doc, run) : NULL;
+    size_t i;
+
+    if (found) {
+        /* The snapshot the run used, in name order. */
+        const json_t *snap = json_object_get(found, "params");
+        const char **keys = NULL;
+        const char *key;
+        json_t *v;
+        size_t n = 0;
+
+        if (json_object_size(snap) == 0)
+            return;
+        keys = cli_xmalloc(json_object_size(snap) * sizeof *keys);
+        json_object_foreach((json_t *)snap, key, v) keys[n++] = key;
+        qsort(keys, n, sizeof *keys, cmp_str);
+        printf("Parameters of run %lld:\n", (long long)run);
+        for (i = 0; i < n; i++) {
+            cli_line line = CLI_LINE_INIT;
+            cli_buf_add(&line.text, "  ");
+            cli_buf_add_clean(&line.text, keys[i]);
+            cli_buf_add(&line.text, " = ");
+            add_value(&line.text, json_object_get(snap, keys[i]), &ctx->term);
+            cli_line_emit(&line, stdout, &ctx->term);
+            cli_line_free(&line);
+        }
+        free(keys);
+        return;
+    }
+    if (json_array_size(list) == 0)
+        return;
+    puts("Parameters:");
+    json_array_foreach(list, i, param)
+    {
+        cli_line line = CLI_LINE_INIT;
+        const json_t *v = json_object_get(param, "value");
+
+        cli_buf_add(&line.text, "  ");
+        cli_buf_add_clean(&line.text, cli_jstr(param, "name")
+                                          ? cli_jstr(param, "name")
+                                          : "?");
+        if (json_is_null(v) || !v) {
+            cli_buf_add(&line.text, " (no value)");
+        } else {
+            cli_buf_add(&line.text, " = ");
+            add_value(&line.text, v, &ctx->term);
+            if (json_is_true(json_object_get(param, "default")))
+                cli_buf_add(&line.text, " (default)");
+        }
+        cli_line_emit(&line, stdout, &ctx->term);
+        cli_line_free(&line);
+    }
+}
+
+/* Draws the tree of a status document, the parameters (those of run, when
+ * one was asked for), and under it, when a run waits
  * for an engine (active or queued), which engine holds the database. */
-static void render(cli_ctx *ctx, const char *instance, const json_t *doc)
+static void render(cli_ctx *ctx, const char *instance, const json_t *doc,
+                   int64_t run)
 {
     names nm;
     cli_status_extra extra;
     names_fill(&nm, &extra, ctx, instance, doc);
     cli_render_status(stdout, doc, &ctx->term, ctx->now_ms, &extra);
     names_free(&nm);
+    render_parameters(ctx, doc, run);
     if (json_is_integer(json_object_get(doc, "active_run")) ||
         json_array_size(json_object_get(doc, "queued"))) {
         cli_line line = CLI_LINE_INIT;
@@ -183,7 +280,7 @@ static int watch_check(void *data, int changed)
     cli_now_refresh(w->ctx);
     if (w->redraw) {
         fputs("\033[H\033[J", stdout);
-        render(w->ctx, w->instance, doc);
+        render(w->ctx, w->instance, doc, w->opts.run);
         w->shown++;
     } else {
         char *now = comparable(doc);
@@ -193,7 +290,7 @@ static int watch_check(void *data, int changed)
             if (w->ctx->json)
                 cli_json_print_obj(json_incref(doc));
             else
-                render(w->ctx, w->instance, doc);
+                render(w->ctx, w->instance, doc, w->opts.run);
             free(w->last);
             w->last = now;
         } else {
@@ -250,7 +347,7 @@ static int watch(cli_ctx *ctx, const char *instance,
         if (ctx->json)
             rc = cli_json_print_obj(json_incref(doc));
         else
-            render(ctx, instance, doc);
+            render(ctx, instance, doc, opts->run);
         json_decref(doc);
         if (opts->plan)
             cli_errorf("plan \"%s\" of \"%s\" has never run: nothing to "
@@ -309,7 +406,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
     if (ctx->json)
         rc = cli_json_print_obj(json_incref(doc));
     else
-        render(ctx, name, doc);
+        render(ctx, name, doc, opts.run);
     json_decref(doc);
     return rc;
 }
@@ -324,6 +421,11 @@ const cli_command cli_cmd_status = {
     "-o json it prints the status document the tree is drawn from; with\n"
     "--run ID its steps and their attempts also carry \"outputs\", the task\n"
     "outputs they recorded (null when none), secret values as \"***\".\n"
+    "\n"
+    "Under the tree, the instance's parameters: 'NAME = VALUE (default)',\n"
+    "'NAME (no value)', values cut to 60 characters, a secret one as ***;\n"
+    "with --run ID the snapshot that run used.  The document has them as\n"
+    "\"parameters\": [{\"name\", \"value\", \"default\", \"secret\"}].\n"
     "\n"
     "When a run waits (one is active or queued), a last line says which\n"
     "engine moves it, one of:\n"

@@ -57,6 +57,7 @@ typedef struct pctl_param_def {
     char *default_json;
     int required;      /* only "required": true */
     int immutable;     /* the value set at create never changes */
+    int secret;        /* the value is shown as "***", never in clear */
     char *enum_json;   /* the allowed values, a JSON array; NULL: any */
     char *trigger;     /* plan name, or NULL */
     char *description; /* or NULL */

@@ -50,6 +50,7 @@ static const field param_fields[] = {
     {"required", T_BOOL, 0, 0, NULL},
     {"enum", T_ARRAY, 0, PCTL_DEF_MAX_ENUM, "values"},
     {"immutable", T_BOOL, 0, 0, NULL},
+    {"secret", T_BOOL, 0, 0, NULL},
     {"trigger", T_STRING, 0, 0, NULL},
     {"description", T_STRING, 0, 0, NULL},
     {"displayName", T_STRING, 0, 0, NULL}};

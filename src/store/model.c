@@ -219,13 +219,14 @@ json_t *pctl_m_run_json(const pctl_m_run *r, int64_t now, int with_phases)
 json_t *pctl_m_status_doc(const char *instance, const char *def_name,
                           const char *def_version, int64_t active_run)
 {
-    /* "engine" is null here, and in what replay rebuilds (the log does not
-     * record engines); planctl_status_json() fills in the lease's holder. */
-    return json_pack("{s:i, s:s, s:{s:s, s:s}, s:o, s:[], s:n, s:[]}",
+    /* "engine" and "parameters" are null here, and in what replay
+     * rebuilds (the log records neither engines nor an instance's values
+     * as such); planctl_status_json() fills them in. */
+    return json_pack("{s:i, s:s, s:{s:s, s:s}, s:o, s:[], s:n, s:n, s:[]}",
                      "schema", 1, "instance", instance, "definition", "name",
                      def_name, "version", def_version, "active_run",
                      active_run ? json_integer(active_run) : json_null(),
-                     "queued", "engine", "plans");
+                     "queued", "engine", "parameters", "plans");
 }
 
 json_t *pctl_m_history_doc(const char *instance)

@@ -77,8 +77,9 @@ json_t *pctl_m_run_json(const pctl_m_run *r, int64_t now, int with_phases);
 
 /* The envelopes of the status and history documents, shared by views.c
  * and replay.c so the two cannot differ: {schema, instance, definition,
- * active_run, queued:[], engine:null, plans:[]} and {schema, instance, runs:[]}.  The
- * caller fills the arrays.  NULL on allocation failure. */
+ * active_run, queued:[], engine:null, parameters:null, plans:[]} and {schema,
+ * instance, runs:[]}.  The caller fills the arrays.  NULL on allocation
+ * failure. */
 json_t *pctl_m_status_doc(const char *instance, const char *def_name,
                           const char *def_version, int64_t active_run);
 json_t *pctl_m_history_doc(const char *instance);

@@ -319,6 +319,63 @@ static int add_plan(planctl *p, json_t *plans, const pctl_plan_def *pd,
     return 0;
 }
 
+/* The instance's parameters, in definition order: [{"name", "value",
+ * "default", "secret"}], value the explicit one, else the default (then
+ * "default" is true), else null; a secret's value is "***".  Explicit
+ * values of names the definition does not define are not shown. */
+static json_t *parameters_json(const pctl_def *def, const char *explicit_json)
+{
+    json_t *explicit_obj =
+        json_loads(explicit_json ? explicit_json : "{}", 0, NULL);
+    json_t *list = json_array();
+    size_t i;
+
+    if (!list)
+        goto fail;
+    for (i = 0; i < def->nparams; i++) {
+        const pctl_param_def *pd = &def->params[i];
+        json_t *v = json_object_get(explicit_obj, pd->name), *o;
+        int from_default = !v;
+
+        if (v)
+            json_incref(v);
+        else if (pd->default_json &&
+                 !(v = json_loads(pd->default_json, JSON_DECODE_ANY, NULL)))
+            goto fail;
+        if (v && pd->secret) {
+            json_decref(v);
+            v = json_string("***");
+        }
+        o = json_pack("{s:s, s:o, s:b, s:b}", "name", pd->name, "value",
+                      v ? v : json_null(), "default", from_default && v,
+                      "secret", pd->secret);
+        if (!o || json_array_append_new(list, o) < 0)
+            goto fail;
+    }
+    json_decref(explicit_obj);
+    return list;
+fail:
+    json_decref(explicit_obj);
+    json_decref(list);
+    return NULL;
+}
+
+/* Shows the values of def's secret parameters in a run object's "params"
+ * snapshot as "***".  Returns 0 or PLANCTL_ENOMEM. */
+static int mask_run_params(json_t *run, const pctl_def *def)
+{
+    json_t *params = json_object_get(run, "params");
+    size_t i;
+
+    for (i = 0; json_is_object(params) && i < def->nparams; i++)
+        if (def->params[i].secret &&
+            json_object_get(params, def->params[i].name) &&
+            json_object_set_new(params, def->params[i].name,
+                                json_string("***")) < 0)
+            return PLANCTL_ENOMEM;
+    return 0;
+}
+
 int planctl_status_json(char **out, planctl *p, const char *instance,
                         const planctl_status_options *opts)
 {
@@ -393,6 +450,12 @@ int planctl_status_json(char **out, planctl *p, const char *instance,
             json_object_set_new(doc, "engine", engine) < 0)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
+    if (rc == 0) {
+        json_t *params = parameters_json(def, row.params);
+
+        if (!params || json_object_set_new(doc, "parameters", params) < 0)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
     plans = doc ? json_object_get(doc, "plans") : NULL;
     for (i = 0; rc == 0 && i < def->nplans; i++) {
         const pctl_plan_def *pd = &def->plans[i];
@@ -404,6 +467,10 @@ int planctl_status_json(char **out, planctl *p, const char *instance,
                                                                         : NULL);
     }
     pctl_tx_read_end(p);
+    for (i = 0; rc == 0 && plans && i < json_array_size(plans); i++)
+        if (mask_run_params(json_object_get(json_array_get(plans, i), "run"),
+                            def) < 0)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     if (rc == 0 && !(*out = json_dumps(doc, JSON_COMPACT)))
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     json_decref(doc);
