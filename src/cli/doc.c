@@ -647,6 +647,27 @@ static const jfield status_doc[] = {
     {"exit_code", "a shell task's exit status, or null"},
     {"outputs", "with --run ID: the step's or attempt's outputs, KEY to "
                 "value, a secret as \"***\""},
+    {"parameters", "the instance's parameters in definition order (with "
+                   "--run ID, the run's snapshot), each {name, value, "
+                   "default, secret}; null in replay"},
+    {"value", "the parameter's value (typed), \"***\" for a secret, or "
+              "null when it has none"},
+    {"default", "true when the value is the definition's default"},
+    {"secret", "true for a parameter marked secret"},
+    {"engine", "the engine holding the database, {pid, host, since, "
+               "last_seen, alive}, or null (always null in replay)"},
+    {"pid", "the engine's process id"},
+    {"host", "the host it runs on"},
+    {"since", "when it took the database"},
+    {"last_seen", "its last heartbeat"},
+    {"alive", "false once its heartbeat is older than 15 s or, on this "
+              "host, its process is gone"},
+    {NULL, NULL}};
+static const jfield engines_doc[] = {
+    {"schema", "1"},
+    {"engines", "the engines holding the database, each {pid, host, since, "
+                "last_seen, alive, token} as in status, and token the "
+                "lease's fencing token; [] when none"},
     {NULL, NULL}};
 static const jfield history_doc[] = {
     {"schema", "1"},
@@ -822,6 +843,7 @@ static const struct {
      wait_doc, NULL},
     {"status", "status -o json (--run ID adds attempts and outputs)",
      status_doc, NULL},
+    {"engines", "engines -o json", engines_doc, NULL},
     {"history", "history -o json", history_doc, NULL},
     {"events", "events -o json, events -o jsonl (one event a line)", events_doc,
      NULL},
