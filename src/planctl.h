@@ -809,7 +809,7 @@ PLANCTL_API int planctl_gc(char **out, planctl *p,
  * {"format":"planctl-bundle","version":1,"exported_at":RFC3339,
  * "instance":{"id","name","params":{..},"last_applied":{..}|null,
  * "deleting":bool,"created_at","updated_at","definition":{"name",
- * "version"}},"definitions":[{"id","name","version","body","created_at"}],
+ * "version"},"withheld":[..]},"definitions":[{"id","name","version","body","created_at"}],
  * "runs":[..],"phases":[..],"steps":[..],"attempts":[..],"events":[..]}.
  * Each row holds every column of its table under the column's name, as
  * stored: original ids, times as integer milliseconds, JSON columns as
@@ -846,12 +846,17 @@ PLANCTL_API int planctl_export_stream(planctl *p, const char *instance,
  * {"secret": "value"}, in the rows' "outputs" and the events' data; by
  * default they are left out ({"secret": null}), so a bundle attached to a
  * bug report gives none away.  Import takes either: an imported secret
- * without a value has no variable in later tasks.  (Parameters have no
- * secret values: a bundle always holds them all.)
+ * without a value has no variable in later tasks.  The values of secret
+ * parameters ("secret": true) are left out too: null in the instance's
+ * "params" and "last_applied", in each run's "params" and in the data of
+ * its creation event, their names listed in the instance's "withheld"
+ * (always there, [] when nothing is left out); importing such a bundle
+ * needs them again (planctl_import_options.params).  A secret's default
+ * is part of its definition, which a bundle carries as it is.
  */
 typedef struct planctl_export_options {
     unsigned int version; /* PLANCTL_EXPORT_OPTIONS_VERSION */
-    int include_secrets;  /* secret outputs in clear */
+    int include_secrets;  /* secret outputs and parameters in clear */
 } planctl_export_options;
 
 #define PLANCTL_EXPORT_OPTIONS_VERSION 1
@@ -910,12 +915,22 @@ typedef struct planctl_import_options {
     unsigned int version; /* PLANCTL_IMPORT_OPTIONS_VERSION */
     const char *as_name;  /* import under this name (one instance), or NULL */
     int keep_active;      /* leave active runs active */
+    /* Since version 2: the values of the secret parameters the bundle
+     * leaves out (its instance's "withheld"), as -p NAME=VALUE gives them
+     * (parsed by the parameter's type).  Each withheld name needs one
+     * (else EINVAL, naming them), and only those may be given (else
+     * EINVAL).  The value takes the place of every null the bundle put
+     * for it: in the instance's values and last_applied, each run's
+     * snapshot and its creation event, so a retry of an imported run has
+     * it too. */
+    const planctl_param *params;
+    size_t nparams;
 } planctl_import_options;
 
-#define PLANCTL_IMPORT_OPTIONS_VERSION 1
+#define PLANCTL_IMPORT_OPTIONS_VERSION 2
 #define PLANCTL_IMPORT_OPTIONS_INIT                                            \
     {                                                                          \
-        PLANCTL_IMPORT_OPTIONS_VERSION, NULL, 0                                \
+        PLANCTL_IMPORT_OPTIONS_VERSION, NULL, 0, NULL, 0                       \
     }
 
 PLANCTL_API int planctl_import(char **out, planctl *p, const char *bundle,

@@ -18,12 +18,16 @@ static const cli_flag flags[] = {
     {"keep-active", 0, CLI_FLAG_BOOL, 0, NULL,
      "leave an active run active (by default it is paused, so that the next "
      "engine here does not run the bundle's tasks)"},
+    {"param", 'p', CLI_FLAG_LIST, 0, "K=V",
+     "the value of a secret parameter the bundle leaves out (exported "
+     "without --include-secrets)"},
     {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
 
 static const char *const examples[] = {
     "planctl --db debug.db import zk-bundle.json",
     "planctl import zk-bundle.json --as zk-copy",
-    "planctl --db old.db import old-runs.jsonl", NULL};
+    "planctl --db old.db import old-runs.jsonl",
+    "planctl import zk-bundle.json -p PASSWORD=\"$(cat pass.txt)\"", NULL};
 
 /* Closes and removes the database file (and its -wal, -shm) at
  * ctx->db_path. */
@@ -71,7 +75,8 @@ static int run(cli_ctx *ctx, const cli_args *a)
     const char *path = a->pos[0];
     source src = {0, "<stdin>", 0};
     int own = strcmp(path, "-") != 0;
-    char *out = NULL;
+    planctl_param *params = NULL;
+    char *out = NULL, *storage = NULL;
     int rc, fresh;
 
     if (own) {
@@ -91,7 +96,17 @@ static int run(cli_ctx *ctx, const cli_args *a)
     }
     opts.as_name = cli_arg(a, "as");
     opts.keep_active = cli_arg_count(a, "keep-active") > 0;
+    {
+        size_t n = 0;
+        const char *const *list = cli_arg_list(a, "param", &n);
+
+        cli_parse_params(&params, &storage, list, n);
+        opts.params = params;
+        opts.nparams = n;
+    }
     rc = planctl_import_stream(&out, ctx->db, &opts, take, &src);
+    free(params);
+    free(storage);
     if (own)
         close(src.fd);
     if (rc < 0) {
@@ -134,7 +149,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
 const cli_command cli_cmd_import = {
     "import",
     "Load a bundle written by export",
-    "FILE [--as NAME] [--keep-active]",
+    "FILE [--as NAME] [--keep-active] [-p K=V]...",
     "Loads a bundle written by 'planctl export' (FILE, or - for standard\n"
     "input) in one transaction: ids are renumbered, the order of events is\n"
     "kept, and a name that is taken, a bundle from a newer planctl or a\n"
@@ -145,7 +160,14 @@ const cli_command cli_cmd_import = {
     "database does not run a bundle's tasks: 'planctl resume NAME' runs it;\n"
     "--keep-active imports it as it was.  A bundle of any size is read a\n"
     "row at a time, staged in a temporary file ($TMPDIR or /tmp, about the\n"
-    "bundle's size, removed after); one row over 64 MiB is refused.",
+    "bundle's size, removed after); one row over 64 MiB is refused.\n"
+    "\n"
+    "A bundle exported without --include-secrets leaves out the values of\n"
+    "secret parameters: give each with -p NAME=VALUE (only those; change\n"
+    "other values with 'planctl set' after), or the import is refused,\n"
+    "naming them.  A value given is taken as the one the instance had: in\n"
+    "its values and in the snapshot of every run imported, so a retry of\n"
+    "one has it too.",
     pos,
     flags,
     examples,

@@ -768,7 +768,10 @@ static const jfield bundle_doc[] = {
     {"version", "1; and a definition's version"},
     {"exported_at", "when"},
     {"instance", "{id, name, params, last_applied, deleting, created_at, "
-                 "updated_at, definition}"},
+                 "updated_at, definition, withheld}"},
+    {"withheld", "the secret parameters whose values the bundle leaves out "
+                 "(null in their place), sorted; [] with --include-secrets. "
+                 "import needs them again: -p NAME=VALUE"},
     {"definitions", "each definition version named: {id, name, version, "
                     "body, created_at}"},
     {"runs", "the rows of the tables runs, phases, steps, attempts and "

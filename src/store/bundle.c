@@ -30,6 +30,7 @@
 #include "core/alloc.h"
 #include "core/buf.h"
 #include "core/outputs.h"
+#include "core/secrets.h"
 #include "core/timefmt.h"
 #include "store/bundle.h"
 #include "store/store.h"
@@ -69,8 +70,9 @@ typedef struct sink {
     planctl *p;
     planctl_write_fn write;
     void *data;
-    int in_memory; /* write() fails only for want of memory */
-    int secrets;   /* secret outputs in clear (export --include-secrets) */
+    int in_memory;    /* write() fails only for want of memory */
+    int secrets;      /* secret outputs in clear (export --include-secrets) */
+    json_t *withhold; /* names of secret parameters to leave out, or NULL */
     size_t n;
     char buf[65536];
 } sink;
@@ -167,6 +169,47 @@ static int scrub(json_t *o)
     return rc < 0 ? PLANCTL_ENOMEM : 0;
 }
 
+/* Leaves the values of the secret parameters names out of the JSON text
+ * held by o's key (a run's "params"), or of its "params" member (an
+ * event's "data"): null stands for each, and found (when not NULL)
+ * receives their names.  0, or -1 when out of memory. */
+static int withhold_text(json_t *o, const char *key, int in_member,
+                         const json_t *names, json_t *found)
+{
+    json_t *col = json_object_get(o, key), *v;
+    char *text;
+    int n, rc = 0;
+
+    if (!json_is_string(col) ||
+        !strstr(json_string_value(col), in_member ? "\"params\"" : "\""))
+        return 0;
+    /* A row that is not JSON is exported as it is: import judges it. */
+    if (!(v = json_loads(json_string_value(col), 0, NULL)))
+        return 0;
+    n = pctl_secrets_withhold(in_member ? json_object_get(v, "params") : v,
+                              names, found);
+    if (n < 0)
+        rc = -1;
+    else if (n > 0 && !(text = json_dumps(v, JSON_COMPACT)))
+        rc = -1;
+    else if (n > 0) {
+        rc = json_object_set_new(o, key, json_string(text));
+        pctl_free(text);
+    }
+    json_decref(v);
+    return rc < 0 ? -1 : 0;
+}
+
+/* A secret parameter's value is left out of a bundle unless asked for
+ * (README "Parameters"): in a run's snapshot, and in the data of the
+ * event that created it. */
+static int withhold_row(json_t *o, const json_t *names, json_t *found)
+{
+    if (withhold_text(o, "params", 0, names, found) < 0)
+        return -1;
+    return withhold_text(o, "data", 1, names, found);
+}
+
 /* Writes every row of the named query for instance_id (?1) and run_id
  * (?2) as an array of objects keyed by column name. */
 static int rows_json(sink *w, pctl_query q, int64_t iid, int64_t run_id,
@@ -198,7 +241,8 @@ static int rows_json(sink *w, pctl_query q, int64_t iid, int64_t run_id,
                           "fix the row with sqlite3",
                           what, pctl_col_name(st, i - 1),
                           (long long)pctl_col_i64(st, 0));
-        else if (!o || (!w->secrets && scrub(o) < 0))
+        else if (!o || (!w->secrets && scrub(o) < 0) ||
+                 (w->withhold && withhold_row(o, w->withhold, NULL) < 0))
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
         else if (!first)
             rc = put(w, ",", 1);
@@ -302,6 +346,99 @@ static const struct section {
      "event"},
 };
 
+/* The names of the secret parameters of the definitions the bundle
+ * carries (query q, as the "definitions" section reads them) into
+ * w->withhold. */
+static int secret_names(sink *w, pctl_query q, int64_t iid, int64_t run_id)
+{
+    planctl *p = w->p;
+    pctl_stmt *st = pctl_q(p, q);
+    int64_t *ids = NULL;
+    size_t n = 0, cap = 0, i;
+    int rc = 0, step;
+
+    if (!st)
+        return PLANCTL_ERROR;
+    pctl_bind_i64(st, 1, iid);
+    pctl_bind_i64(st, 2, run_id);
+    while ((step = pctl_step(st)) == PCTL_ROW) {
+        if (pctl_grow((void **)&ids, n, &cap, sizeof *ids)) {
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+            break;
+        }
+        ids[n++] = pctl_col_i64(st, 0);
+    }
+    if (rc == 0 && step != PCTL_DONE)
+        rc = pctl_q_fail(st, step);
+    pctl_reset(st);
+    if (rc == 0 && !(w->withhold = json_array()))
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    /* Read by SQLite from the bodies as stored: decoding a definition of
+     * 100,000 steps would take more memory than the whole export. */
+    for (i = 0; rc == 0 && i < n; i++) {
+        if (!(st = pctl_q(p, PCTL_Q_def_secret_params))) {
+            rc = PLANCTL_ERROR;
+            break;
+        }
+        pctl_bind_i64(st, 1, ids[i]);
+        while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW)
+            if (pctl_col_text(st, 0) &&
+                pctl_secrets_add_name(w->withhold, pctl_col_text(st, 0)) < 0)
+                rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        if (rc == 0 && step != PCTL_DONE)
+            rc = pctl_q_fail(st, step);
+        pctl_reset(st);
+    }
+    pctl_free(ids);
+    return rc;
+}
+
+/* Unless the export includes secrets: leaves the values of secret
+ * parameters out of the instance's params and last_applied, and lists
+ * in its "withheld" the names whose value the bundle leaves out anywhere
+ * (there, or in a run's snapshot), which import asks for again. */
+static int withhold_instance(sink *w, json_t *inst, int64_t iid, int64_t run_id)
+{
+    planctl *p = w->p;
+    json_t *found = json_array();
+    pctl_stmt *st;
+    int rc = 0, step;
+
+    if (!found || json_object_set_new(inst, "withheld", found) < 0)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if (w->secrets)
+        return 0;
+    if ((rc = secret_names(
+             w, run_id ? PCTL_Q_archive_definitions : PCTL_Q_bundle_definitions,
+             iid, run_id)) < 0)
+        return rc;
+    if (json_array_size(w->withhold) == 0)
+        return 0;
+    if (pctl_secrets_withhold(json_object_get(inst, "params"), w->withhold,
+                              found) < 0 ||
+        pctl_secrets_withhold(json_object_get(inst, "last_applied"),
+                              w->withhold, found) < 0)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    /* The runs are read twice: here only for the names their snapshots
+     * hold, as the instance comes first in the bundle. */
+    if (!(st = pctl_q(p, run_id ? PCTL_Q_archive_runs : PCTL_Q_bundle_runs)))
+        return PLANCTL_ERROR;
+    pctl_bind_i64(st, 1, iid);
+    pctl_bind_i64(st, 2, run_id);
+    while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
+        const char *text = pctl_col_text(st, 9); /* runs.params */
+        json_t *o = text ? json_pack("{s:s}", "params", text) : NULL;
+
+        if (text && (!o || withhold_row(o, w->withhold, found) < 0))
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        json_decref(o);
+    }
+    if (rc == 0 && step != PCTL_DONE)
+        rc = pctl_q_fail(st, step);
+    pctl_reset(st);
+    return rc;
+}
+
 /* Writes the bundle of instance iid (named name), or of its run run_id
  * only: the header, the instance, then each section, row by row. */
 static int build(sink *w, int64_t iid, const char *name, int64_t run_id)
@@ -326,6 +463,8 @@ static int build(sink *w, int64_t iid, const char *name, int64_t run_id)
     if (rc == 0)
         rc = instance_json(&inst, p, iid, name);
     if (rc == 0)
+        rc = withhold_instance(w, inst, iid, run_id);
+    if (rc == 0)
         rc = put(w, ",\"instance\":", 12);
     if (rc == 0)
         rc = put_json(w, inst, "instance", iid);
@@ -339,7 +478,10 @@ static int build(sink *w, int64_t iid, const char *name, int64_t run_id)
     }
     if (rc == 0)
         rc = put(w, "}", 1);
-    return rc < 0 ? rc : flush(w);
+    rc = rc < 0 ? rc : flush(w);
+    json_decref(w->withhold);
+    w->withhold = NULL;
+    return rc;
 }
 
 /* A bundle into memory. */

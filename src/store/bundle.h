@@ -54,9 +54,35 @@ typedef struct bundle_imp {
     size_t ndefs;
     bundle_row cache[T__COUNT]; /* the row of each table fetched last */
     int64_t inst_id, inst_nid;
+    const planctl_import_options *opts;
+    json_t *secrets;  /* withheld name -> the value given for it, or NULL */
+    json_t *used;     /* the names of opts->params some instance withheld */
     int dbrc;         /* the code of the last failed statement, or 0 */
     int data_changed; /* the current event's data was rewritten */
 } bundle_imp;
+
+/* ---- bundle_secrets.c ---- */
+
+/* The instance's "withheld" (in: its bundle object), with the definitions
+ * imported: each name's value from m->opts->params, parsed by its
+ * parameter's type, into m->secrets; each name given and used is added
+ * to m->used.  EINVAL, naming them, when some are not given or a value
+ * is not of its type; ENOMEM. */
+int pctl_bundle_secrets_take(bundle_imp *m, const json_t *in);
+
+/* Puts the values in m->secrets back where the bundle has null for them:
+ * in the object params, or in the JSON text of o's key (of its "params"
+ * member when in_member).  Returns 1 when something was put back (o's
+ * key then holds the new text), 0, or ENOMEM. */
+int pctl_bundle_secrets_put(bundle_imp *m, json_t *params);
+int pctl_bundle_secrets_put_text(bundle_imp *m, json_t *o, const char *key,
+                                 int in_member);
+
+/* After every instance: EINVAL for a value of opts->params that no
+ * instance withheld (used: the names some did), or one given twice. */
+int pctl_bundle_secrets_check_unused(planctl *p,
+                                     const planctl_import_options *opts,
+                                     const json_t *used);
 
 /* ---- bundle_stage.c ---- */
 

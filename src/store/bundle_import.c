@@ -323,6 +323,11 @@ static int import_instance(bundle_imp *m, json_t *in, const char *name)
                         name);
     if (rc != PLANCTL_ENOTFOUND)
         return rc;
+    if ((rc = pctl_bundle_secrets_take(m, in)) < 0 ||
+        (rc = pctl_bundle_secrets_put(m, params)) < 0 ||
+        (!json_is_null(applied) &&
+         (rc = pctl_bundle_secrets_put(m, applied)) < 0))
+        return rc;
     {
         const pctl_def *pd;
 
@@ -416,7 +421,9 @@ static int insert_run(bundle_imp *m, bundle_row *r, const char *status,
         return pctl_bundle_bad(
             m, "run %lld belongs to another instance than the bundle's",
             (long long)r->id);
-    if ((rc = bind_cols(m, st, r, &run_cols, T_RUN)) < 0 ||
+    /* A secret value the bundle left out goes back before the row does. */
+    if ((rc = pctl_bundle_secrets_put_text(m, r->o, "params", 0)) < 0 ||
+        (rc = bind_cols(m, st, r, &run_cols, T_RUN)) < 0 ||
         (rc = check_run(m, r, def)) < 0)
         return rc;
     pctl_bind_i64(st, 11, m->inst_nid);
@@ -634,6 +641,16 @@ static int import_event(bundle_imp *m, bundle_row *ev, void *unused)
     m->data_changed = 0;
     if (text)
         data = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+    /* As in the run's row (insert_run), so replay agrees with it. */
+    if (tbl == T_RUN && creation && json_is_object(data)) {
+        rc = pctl_bundle_secrets_put(m, json_object_get(data, "params"));
+        if (rc < 0) {
+            json_decref(data);
+            return rc;
+        }
+        m->data_changed |= rc;
+        rc = 0;
+    }
     if (tbl >= 0 && creation) {
         bundle_row *r = tbl == T_RUN ? run : tbl == T_PHASE ? phase : step;
 
@@ -1018,8 +1035,9 @@ static int same_name(bundle_stage *stage, planctl *p, int64_t a, int64_t b)
 static int import_groups(bundle_stage *stage, planctl *p, int64_t count,
                          const planctl_import_options *opts, json_t *report)
 {
+    json_t *used = json_array();
     int64_t grp;
-    int rc = 0;
+    int rc = used ? 0 : pctl_err(p, PLANCTL_ENOMEM, "out of memory");
 
     for (grp = 1; rc == 0 && grp <= count; grp++) {
         char *name = NULL, *text = NULL;
@@ -1030,6 +1048,8 @@ static int import_groups(bundle_stage *stage, planctl *p, int64_t count,
         m.p = p;
         m.stage = stage;
         m.grp = grp;
+        m.opts = opts;
+        m.used = used;
         rc = pctl_stage_group(stage, p, grp, &name, &text);
         if (rc == 0 && !(instance = json_loads(text, 0, NULL)))
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
@@ -1037,10 +1057,14 @@ static int import_groups(bundle_stage *stage, planctl *p, int64_t count,
             rc =
                 import_group(&m, instance, opts->as_name ? opts->as_name : name,
                              report, opts->keep_active);
+        json_decref(m.secrets);
         json_decref(instance);
         pctl_free(name);
         pctl_free(text);
     }
+    if (rc == 0)
+        rc = pctl_bundle_secrets_check_unused(p, opts, used);
+    json_decref(used);
     return rc;
 }
 

@@ -16,6 +16,7 @@
 
 #include "core/alloc.h"
 #include "core/pipeline.h"
+#include "core/secrets.h"
 #include "core/utf8.h"
 #include "core/walk.h"
 #include "store/store.h"
@@ -192,8 +193,10 @@ static int parse_value(json_t **out, char **line, const pctl_param_def *pd,
     pctl_free(content);
     if (rc != PLANCTL_EINVAL)
         return rc;
-    given = from_file ? pctl_asprintf("the content of %s", text + 1)
-                      : pctl_strdup(pctl_quote(&q, text));
+    /* A secret's value is not repeated, even a wrong one. */
+    given = from_file    ? pctl_asprintf("the content of %s", text + 1)
+            : pd->secret ? pctl_strdup(PCTL_SECRET_MASK)
+                         : pctl_strdup(pctl_quote(&q, text));
     if (given)
         *line = pctl_asprintf("parameter \"%s\" must be %s, not %s", pd->name,
                               pctl_ptype_expect(pd->type), given);
@@ -208,7 +211,9 @@ static char *enum_line(const pctl_param_def *pd, const json_t *v)
     char *allowed = enum_list(pd->enum_json), *given = NULL, *line = NULL;
     pctl_qbuf q;
 
-    if (json_is_string(v))
+    if (pd->secret)
+        given = pctl_strdup(PCTL_SECRET_MASK);
+    else if (json_is_string(v))
         given = pctl_strdup(pctl_quote(&q, json_string_value(v)));
     else if (pctl_json_encode(&given, v, JSON_ENCODE_ANY | JSON_COMPACT) < 0)
         given = NULL;

@@ -81,6 +81,7 @@
     X(gc_delete_run)                                                           \
     X(bundle_instance)                                                         \
     X(bundle_definitions)                                                      \
+    X(def_secret_params)                                                       \
     X(bundle_runs)                                                             \
     X(bundle_phases)                                                           \
     X(bundle_steps)                                                            \

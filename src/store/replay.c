@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/secrets.h"
 #include "core/status.h"
 #include "core/timefmt.h"
 #include "store/model.h"
@@ -506,7 +507,10 @@ static int instance_doc(json_t **out, planctl *p, replay *r, int64_t iid,
             if (r->runs[i].instance_id == iid &&
                 !strcmp(r->runs[i].m.plan, def->plans[k].name))
                 latest = &r->runs[i];
-        if (latest && !(run = pctl_m_run_json(&latest->m, now, 1)))
+        /* A secret parameter's value is "***" here as in status. */
+        if (latest &&
+            (!(run = pctl_m_run_json(&latest->m, now, 1)) ||
+             pctl_secrets_mask(json_object_get(run, "params"), def) < 0))
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
         else if (json_array_append_new(
                      plans,
@@ -733,13 +737,12 @@ int planctl_verify(char **out, planctl *p)
     if (rc == 0)
         rc = check_event_counts(p);
     pctl_tx_read_end(p);
-    if (rc == 0 &&
-        !(*out = pctl_asprintf("verified %lld run%s against %lld event%s: "
-                               "tables and events agree; integrity and "
-                               "foreign keys ok",
-                               (long long)nruns, nruns == 1 ? "" : "s",
-                               (long long)r.nevents,
-                               r.nevents == 1 ? "" : "s")))
+    if (rc == 0 && !(*out = pctl_asprintf(
+                         "verified %lld run%s against %lld event%s: "
+                         "tables and events agree; integrity and "
+                         "foreign keys ok",
+                         (long long)nruns, nruns == 1 ? "" : "s",
+                         (long long)r.nevents, r.nevents == 1 ? "" : "s")))
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     replay_free(&r);
     return rc;

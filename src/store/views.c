@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/secrets.h"
 #include "core/timefmt.h"
 #include "store/model.h"
 #include "store/store.h"
@@ -344,7 +345,7 @@ static json_t *parameters_json(const pctl_def *def, const char *explicit_json)
             goto fail;
         if (v && pd->secret) {
             json_decref(v);
-            v = json_string("***");
+            v = json_string(PCTL_SECRET_MASK);
         }
         o = json_pack("{s:s, s:o, s:b, s:b}", "name", pd->name, "value",
                       v ? v : json_null(), "default", from_default && v,
@@ -364,16 +365,9 @@ fail:
  * snapshot as "***".  Returns 0 or PLANCTL_ENOMEM. */
 static int mask_run_params(json_t *run, const pctl_def *def)
 {
-    json_t *params = json_object_get(run, "params");
-    size_t i;
-
-    for (i = 0; json_is_object(params) && i < def->nparams; i++)
-        if (def->params[i].secret &&
-            json_object_get(params, def->params[i].name) &&
-            json_object_set_new(params, def->params[i].name,
-                                json_string("***")) < 0)
-            return PLANCTL_ENOMEM;
-    return 0;
+    return pctl_secrets_mask(json_object_get(run, "params"), def) < 0
+               ? PLANCTL_ENOMEM
+               : 0;
 }
 
 int planctl_status_json(char **out, planctl *p, const char *instance,

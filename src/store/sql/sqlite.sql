@@ -451,6 +451,12 @@ WHERE id = (SELECT definition_id FROM instances WHERE id = ?1)
         FROM events WHERE instance_id = ?1 AND json_valid(data))
 ORDER BY id;
 
+-- name: def_secret_params
+SELECT json_extract(p.value, '$.name')
+FROM definitions d, json_each(d.body, '$.parameters') p
+WHERE d.id = ?1 AND json_valid(d.body)
+  AND json_extract(p.value, '$.secret') = 1;
+
 -- name: bundle_runs
 SELECT id, uid, instance_id, definition_id, plan, status, trigger, reason,
     retry_of, params, created_at, started_at, finished_at, deadline_at,
