@@ -18,8 +18,8 @@ static const cli_flag flags[] = {
     {"out", 0, CLI_FLAG_VALUE, 0, "FILE",
      "write the bundle to FILE instead of standard output"},
     {"include-secrets", 0, CLI_FLAG_BOOL, 0, NULL,
-     "write the values of secret task outputs in clear (by default they are "
-     "left out: {\"secret\": null})"},
+     "write the values of secret task outputs and secret parameters in "
+     "clear (by default they are left out: {\"secret\": null}, null)"},
     {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
 
 static const char *const examples[] = {"planctl export zk --out zk-bundle.json",
@@ -140,7 +140,9 @@ const cli_command cli_cmd_export = {
     "by row, in little memory whatever the instance's size; --out FILE is\n"
     "written beside FILE and renamed at the end, so FILE never holds half a\n"
     "bundle.  The values of secret task outputs are left out ({\"secret\":\n"
-    "null}) unless --include-secrets is given; import takes either.",
+    "null}) unless --include-secrets is given; import takes either.  So are\n"
+    "those of secret parameters (null, named in the instance's\n"
+    "\"withheld\"): import then needs each again with -p NAME=VALUE.",
     pos,
     flags,
     examples,

@@ -632,7 +632,8 @@ static const jfield status_doc[] = {
     {"finished_at", "when it ended, or null"},
     {"duration_ms", "how long it ran, or null"},
     {"message", "the last message (why it failed), or null"},
-    {"params", "the run's parameter snapshot: name to typed value"},
+    {"params", "the run's parameter snapshot: name to typed value, a "
+               "secret as \"***\""},
     {"phases", "{name, strategy, status, started_at, finished_at, message, "
                "steps}"},
     {"steps", "{name, status, attempt, max_attempts, next_attempt_at, "
