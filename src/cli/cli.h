@@ -342,9 +342,10 @@ void cli_render_definitions(FILE *f, const json_t *doc, const cli_term *t);
  * hint. */
 void cli_render_history(FILE *f, const json_t *doc, const cli_term *t,
                         int64_t now, int limit);
-/* Each error of a validate document as "path: Type: message (hint)".
- * Returns the number of errors. */
-size_t cli_render_validate(FILE *f, const json_t *doc);
+/* Each error of a validate document as "path: Type: message (hint)",
+ * after "origin:line: " when the error has a line.  Returns the number
+ * of errors. */
+size_t cli_render_validate(FILE *f, const json_t *doc, const char *origin);
 
 /* An aligned table with a header row, like kubectl's. */
 typedef struct cli_table cli_table;
@@ -408,6 +409,31 @@ int cli_print_doc(cli_ctx *ctx, char *text,
 /* Reads a whole file, or stdin for "-".  Prints the error and returns
  * CLI_EXIT_ERROR when it cannot.  Free *out with free(). */
 int cli_read_input(char **out, size_t *len, const char *path);
+
+/* A definition file as read: JSON handed on as it is, YAML as the same
+ * value in JSON with each node's line; YAML that cannot be read becomes
+ * the validate document saying why (refusal; json is then NULL). */
+typedef struct cli_definition {
+    char *json; /* what the library takes, len bytes */
+    size_t len;
+    const char *origin; /* the path, or "<stdin>" */
+    json_t *lines;      /* YAML: path -> line (cli_yaml_line()) */
+    json_t *refusal;
+} cli_definition;
+
+/* Reads the definition at path ("-": stdin).  YAML by the name (.yaml,
+ * .yml), JSON by the name (.json), any other by the content (JSON when it
+ * starts with '{' or '[').  Returns 0 or, having printed why, the exit
+ * code.  Free d with cli_definition_free() either way. */
+int cli_definition_read(cli_definition *d, const char *path);
+void cli_definition_free(cli_definition *d);
+
+/* The validate document of d (planctl_definition_check()'s, or the
+ * refusal), every error with its "line" in a YAML file (null when it has
+ * none).  NULL with the library's code in *rc when the check failed.
+ * kinds as planctl_definition_check() takes them. */
+json_t *cli_definition_check(int *rc, const cli_definition *d,
+                             const char *const *kinds);
 
 /* Refuses, as a usage error, a file a command would write (flag names it
  * in the message) that is the database ctx->db_path or its -wal, -shm or

@@ -185,9 +185,9 @@ static const char man_description[] =
     "one transaction that also appends an event, so status and history\n"
     "read the same rows and a past state can be replayed.\n"
     "\n"
-    "A definition (a versioned JSON document with parameters, tasks and\n"
-    "plans) is registered with apply.  create makes an instance of it and\n"
-    "admits its deploy plan; set, upgrade and delete admit the plans the\n"
+    "A definition (a versioned JSON or YAML document with parameters, tasks\n"
+    "and plans) is registered with apply.  create makes an instance of it\n"
+    "and admits its deploy plan; set, upgrade and delete admit the plans the\n"
     "change selects; trigger admits any other plan.  An instance has at most\n"
     "one active run (PENDING, IN_PROGRESS or PAUSED): another is refused\n"
     "with exit status 3, naming the active run, or queued with trigger\n"
@@ -211,7 +211,19 @@ static const char man_description[] =
     "command takes -h.  Text output uses colour and box drawing only on a\n"
     "terminal.  With -o json each command prints a JSON document with\n"
     "\"schema\": 1, times in RFC 3339 UTC and absent values as null; these\n"
-    "documents are a stable contract for scripts.";
+    "documents are a stable contract for scripts.\n"
+    "\n"
+    "Definitions are read as YAML when the file name ends in .yaml or .yml,\n"
+    "as JSON when it ends in .json, and otherwise (standard input included)\n"
+    "by the content: JSON when it starts with { or [, YAML otherwise.  YAML\n"
+    "follows the YAML 1.2 core schema: a plain true, false, null, ~, an\n"
+    "integer or a float is that value, anything quoted is text, and yes, no,\n"
+    "on and off are text.  Anchors and aliases are supported; merge keys\n"
+    "(<<), duplicate keys, keys that are not text, tags other than the\n"
+    "standard ones, a second document and aliases adding more than 100000\n"
+    "values are refused with the line.  A YAML definition is registered as\n"
+    "the same JSON a JSON file with that content registers, and its errors\n"
+    "start with FILE:LINE.";
 
 static const struct {
     const char *name, *text;
@@ -363,7 +375,8 @@ static const struct {
     /* The global -o, which main.c checks; a command that knows more
      * formats has its own -o and spells them in its usage line
      * ("-o text|json|jsonl"), which usage_choices() finds. */
-    {"FORMAT", "mapfile -t COMPREPLY < <(compgen -W 'text json' -- \"$2\")"},
+    {"FORMAT",
+     "mapfile -t COMPREPLY < <(compgen -W 'text json' -- \"$2\")"},
     {"FILE", FILE_NAMES},
     {"PATH", FILE_NAMES},
     {"NAME", "mapfile -t COMPREPLY < <(compgen -W \"$(_planctl_instances "

@@ -5,6 +5,7 @@
  */
 #include "cli.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -315,7 +316,7 @@ void cli_render_history(FILE *f, const json_t *doc, const cli_term *t,
         fprintf(f, "(more: --before %lld)\n", (long long)last);
 }
 
-size_t cli_render_validate(FILE *f, const json_t *doc)
+size_t cli_render_validate(FILE *f, const json_t *doc, const char *origin)
 {
     const json_t *errors = json_object_get(doc, "errors");
     size_t i;
@@ -330,6 +331,11 @@ size_t cli_render_validate(FILE *f, const json_t *doc)
 
         /* A syntax error's message already says file:line:col. */
         int syntax = type && strcmp(type, "Syntax error") == 0;
+        int64_t at;
+        if (!syntax && cli_jint(&at, e, "line")) {
+            cli_buf_add_clean(&line, origin);
+            cli_buf_addf(&line, ":%" PRId64 ": ", at);
+        }
         if (!syntax && path && path[0]) {
             cli_buf_add_clean(&line, path);
             cli_buf_add(&line, ": ");
