@@ -172,7 +172,7 @@ typedef struct cli_term {
 
 typedef struct cli_ctx {
     const char *db_path;
-    int json;           /* -o json */
+    int json;           /* -o json or -o yaml: the document */
     const char *output; /* the global -o, for a command with its own */
     cli_term term;
     int64_t now_ms;      /* PLANCTL_NOW, or the time the command started */
@@ -311,10 +311,13 @@ void cli_duration_format(char *buf, size_t size, int64_t ms);
 /* Parses a document the library returned.  NULL (after printing why) if it
  * is not JSON, which would be a library bug. */
 json_t *cli_json_parse(const char *text);
-/* Prints a document indented by two spaces. */
+/* Prints a document indented by two spaces (as YAML after
+ * cli_output_yaml()). */
 int cli_json_print(const char *text);
 /* Prints a document built by the CLI itself, then frees it. */
 int cli_json_print_obj(json_t *doc);
+/* -o yaml: from now on documents are printed as YAML. */
+void cli_output_yaml(void);
 
 /* Field accessors that tolerate absent and null fields.  Can't fail. */
 const char *cli_jstr(const json_t *obj, const char *key);

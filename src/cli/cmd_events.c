@@ -26,9 +26,9 @@ static const cli_flag flags[] = {
      "only events after this sequence number"},
     {"follow", 'f', CLI_FLAG_BOOL, 0, NULL,
      "then print new events as they come, until interrupted"},
-    /* The command's own -o: the global one knows only text and json. */
+    /* The command's own -o: the global one knows no jsonl. */
     {"output", 'o', CLI_FLAG_VALUE, 0, "FORMAT",
-     "text (default), json or jsonl (one event a line)"},
+     "text (default), json, yaml or jsonl (one event a line)"},
     {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
 
 static const char *const examples[] = {
@@ -288,12 +288,15 @@ static int parse_format(format *out, cli_ctx *ctx, const char *text)
         *out = FMT_TEXT;
     else if (strcmp(text, "json") == 0)
         *out = FMT_JSON;
-    else if (strcmp(text, "jsonl") == 0)
+    else if (strcmp(text, "yaml") == 0) {
+        *out = FMT_JSON; /* the same document, printed as YAML */
+        cli_output_yaml();
+    } else if (strcmp(text, "jsonl") == 0)
         *out = FMT_JSONL;
     else
         return cli_usage_error(&cli_cmd_events,
                                "invalid output format \"%s\"; expected "
-                               "text, json or jsonl",
+                               "text, json, yaml or jsonl",
                                text);
     return 0;
 }
@@ -337,7 +340,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
     if (follow && e.fmt == FMT_JSON)
         return cli_usage_error(&cli_cmd_events,
                                "--follow streams events: use -o jsonl (one "
-                               "event a line) or text, not json");
+                               "event a line) or text, not json or yaml");
     if ((rc = cli_open_db(ctx, CLI_DB_EXISTING)) != 0)
         return rc;
     if (e.fmt == FMT_JSON && !(e.all = json_array()))
@@ -374,14 +377,15 @@ static int run(cli_ctx *ctx, const cli_args *a)
 const cli_command cli_cmd_events = {
     "events",
     "Show the event log, or follow it",
-    "[NAME] [--run ID] [--since SEQ] [--follow] [-o text|json|jsonl]",
+    "[NAME] [--run ID] [--since SEQ] [--follow] [-o text|json|yaml|jsonl]",
     "Shows the event log oldest first: every status change of a run, phase\n"
     "or step, and the admin actions, each with its sequence number.  NAME\n"
     "limits it to one instance, --run to one run, --since to the events\n"
     "after a sequence number.  -o json prints one document {schema, events,\n"
-    "last_seq}; -o jsonl prints one event object a line and nothing else,\n"
-    "the stable format for scripts: {seq, at, instance, run, phase, step,\n"
-    "entity, from, to, attempt, message, actor}.\n"
+    "last_seq} (-o yaml: the same document in YAML); -o jsonl prints one\n"
+    "event object a line and nothing else, the stable format for scripts:\n"
+    "{seq, at, instance, run, phase, step, entity, from, to, attempt,\n"
+    "message, actor}.\n"
     "\n"
     "--follow then keeps printing events as other processes (the engine,\n"
     "other planctl commands) commit them, within about 100ms, until SIGINT\n"

@@ -211,7 +211,11 @@ static const char man_description[] =
     "command takes -h.  Text output uses colour and box drawing only on a\n"
     "terminal.  With -o json each command prints a JSON document with\n"
     "\"schema\": 1, times in RFC 3339 UTC and absent values as null; these\n"
-    "documents are a stable contract for scripts.\n"
+    "documents are a stable contract for scripts.  -o yaml prints the same\n"
+    "document as YAML 1.2 (block style, keys in the same order, a string\n"
+    "quoted whenever it could read as anything else; documents after the\n"
+    "first of one command, as status --watch prints them, follow a ---\n"
+    "line).\n"
     "\n"
     "Definitions are read as YAML when the file name ends in .yaml or .yml,\n"
     "as JSON when it ends in .json, and otherwise (standard input included)\n"
@@ -376,7 +380,7 @@ static const struct {
      * formats has its own -o and spells them in its usage line
      * ("-o text|json|jsonl"), which usage_choices() finds. */
     {"FORMAT",
-     "mapfile -t COMPREPLY < <(compgen -W 'text json' -- \"$2\")"},
+     "mapfile -t COMPREPLY < <(compgen -W 'text json yaml' -- \"$2\")"},
     {"FILE", FILE_NAMES},
     {"PATH", FILE_NAMES},
     {"NAME", "mapfile -t COMPREPLY < <(compgen -W \"$(_planctl_instances "

@@ -155,13 +155,17 @@ static int run(cli_ctx *ctx, const cli_globals *g, const cli_args *a)
     ctx->output = g->output;
     if (g->output && strcmp(g->output, "json") == 0) {
         ctx->json = 1;
+    } else if (g->output && strcmp(g->output, "yaml") == 0) {
+        ctx->json = 1;
+        cli_output_yaml();
     } else if (g->output && strcmp(g->output, "text") != 0 &&
                !has_own_output(a->cmd)) {
-        cli_errorf("invalid output format \"%s\"; expected text or json%s",
-                   g->output,
-                   strcmp(g->output, "jsonl") == 0
-                       ? " (jsonl is for the stream of 'planctl events')"
-                       : "");
+        cli_errorf(
+            "invalid output format \"%s\"; expected text, json or yaml%s",
+            g->output,
+            strcmp(g->output, "jsonl") == 0
+                ? " (jsonl is for the stream of 'planctl events')"
+                : "");
         return CLI_EXIT_USAGE;
     }
     const char *env_db = getenv("PLANCTL_DB");
