@@ -20,6 +20,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "core/buf.h"
 #include "core/def.h"
 #include "core/walk.h"
 
@@ -37,8 +38,7 @@ typedef struct reader {
     const char *origin;
     cli_yaml_error *err;
     json_t *lines;
-    char *path; /* the current node's path */
-    size_t plen, pcap;
+    pctl_buf path; /* the current node's path */
     anchor *anchors;
     size_t nanchors, acap;
     size_t alias_nodes; /* values aliases added so far */
@@ -84,21 +84,21 @@ static int next(reader *r, yaml_event_t *ev)
 
 static int path_put(reader *r, const char *s, size_t n)
 {
-    if (r->plen + n + 1 > r->pcap) {
-        size_t cap = r->pcap ? r->pcap : 256;
-        char *p;
+    return pctl_buf_add(&r->path, s, n) < 0 ? CLI_YAML_NOMEM : 0;
+}
 
-        while (cap < r->plen + n + 1)
-            cap *= 2;
-        if (!(p = realloc(r->path, cap)))
-            return CLI_YAML_NOMEM;
-        r->path = p;
-        r->pcap = cap;
-    }
-    memcpy(r->path + r->plen, s, n);
-    r->plen += n;
-    r->path[r->plen] = '\0';
-    return 0;
+/* Back to the path as it was at mark (its length then). */
+static void path_back(reader *r, size_t mark)
+{
+    r->path.len = mark;
+    if (r->path.s)
+        r->path.s[mark] = '\0';
+}
+
+/* The current path ("" at the top). */
+static const char *path_str(const reader *r)
+{
+    return r->path.s ? r->path.s : "";
 }
 
 /* Appends a member's segment as validation errors write it (walk.c): .key
@@ -109,7 +109,7 @@ static int path_key(reader *r, const char *key)
     int rc;
 
     if (pctl_name_valid(key)) {
-        if (r->plen && (rc = path_put(r, ".", 1)) < 0)
+        if (r->path.len && (rc = path_put(r, ".", 1)) < 0)
             return rc;
         return path_put(r, key, strlen(key));
     }
@@ -134,10 +134,10 @@ static int record_line(reader *r, yaml_mark_t at)
 {
     json_t *n;
 
-    if (!r->lines || json_object_get(r->lines, r->path ? r->path : ""))
+    if (!r->lines || json_object_get(r->lines, path_str(r)))
         return 0;
     n = json_integer((json_int_t)at.line + 1);
-    if (!n || json_object_set_new(r->lines, r->path ? r->path : "", n) < 0)
+    if (!n || json_object_set_new(r->lines, path_str(r), n) < 0)
         return CLI_YAML_NOMEM;
     return 0;
 }
@@ -485,7 +485,7 @@ static int key_text(reader *r, json_t **key, yaml_event_t *ev)
 
 static int mapping(reader *r, json_t *obj, shape *sh, int depth)
 {
-    size_t mark = r->plen;
+    size_t mark = r->path.len;
     yaml_event_t ev;
     json_t *key, *v;
     shape csh;
@@ -505,7 +505,7 @@ static int mapping(reader *r, json_t *obj, shape *sh, int depth)
             size_t first;
 
             if ((rc = path_key(r, json_string_value(key))) == 0) {
-                first = cli_yaml_line(r->lines, r->path);
+                first = cli_yaml_line(r->lines, path_str(r));
                 rc = first ? fail(r, ev.start_mark,
                                   "duplicate key %s (first at line %zu)",
                                   pctl_quote(&q, json_string_value(key)), first)
@@ -532,14 +532,13 @@ static int mapping(reader *r, json_t *obj, shape *sh, int depth)
         json_decref(key);
         if (rc < 0)
             return rc;
-        r->plen = mark;
-        r->path[mark] = '\0';
+        path_back(r, mark);
     }
 }
 
 static int sequence(reader *r, json_t *arr, shape *sh, int depth)
 {
-    size_t mark = r->plen, i;
+    size_t mark = r->path.len, i;
     yaml_event_t ev;
     json_t *v;
     shape csh;
@@ -565,8 +564,7 @@ static int sequence(reader *r, json_t *arr, shape *sh, int depth)
             sh->depth = csh.depth + 1;
         if (json_array_append_new(arr, v) < 0)
             return CLI_YAML_NOMEM;
-        r->plen = mark;
-        r->path[mark] = '\0';
+        path_back(r, mark);
     }
 }
 
@@ -719,7 +717,7 @@ done:
         json_decref(r.anchors[i].value);
     }
     free(r.anchors);
-    free(r.path);
+    pctl_buf_free(&r.path);
     yaml_parser_delete(&r.p);
     if (rc == 0 && lines) {
         *lines = r.lines;
