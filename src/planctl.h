@@ -649,12 +649,16 @@ typedef struct planctl_events_options {
     int64_t run;          /* only this run's events, or 0 */
     int64_t since;        /* only events with a larger seq, or 0 */
     int limit;            /* at most this many; 0 means 1000 */
+    /* Version 2: only the last this many of the events the fields above
+     * select (after since), read from the first of them on; 0: from the
+     * first event after since. */
+    int tail;
 } planctl_events_options;
 
-#define PLANCTL_EVENTS_OPTIONS_VERSION 1
+#define PLANCTL_EVENTS_OPTIONS_VERSION 2
 #define PLANCTL_EVENTS_OPTIONS_INIT                                            \
     {                                                                          \
-        PLANCTL_EVENTS_OPTIONS_VERSION, NULL, 0, 0, 0                          \
+        PLANCTL_EVENTS_OPTIONS_VERSION, NULL, 0, 0, 0, 0                       \
     }
 
 /*
@@ -663,8 +667,10 @@ typedef struct planctl_events_options {
  * "last_seq":N} where last_seq is the seq of the last event returned (or
  * opts->since when none), for asking again with since = last_seq.
  * instance, phase and step are names; run is the run id.  opts may be
- * NULL (every event, up to the default limit).  Errors: ENOTFOUND
- * (instance or run), EINVAL, ENOMEM, EIO.
+ * NULL (every event, up to the default limit).  A caller built with
+ * version 1 of the options (no tail) keeps working.  Errors: ENOTFOUND
+ * (instance or run), EINVAL (a negative number, an unknown options
+ * version), ENOMEM, EIO.
  */
 PLANCTL_API int planctl_events_json(char **out, planctl *p,
                                     const planctl_events_options *opts);

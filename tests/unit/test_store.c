@@ -1066,6 +1066,46 @@ static void test_events_document(void **state)
     eo.run = 99;
     assert_int_equal(planctl_events_json(&out, f->p, &eo), PLANCTL_ENOTFOUND);
 
+    /* tail: the last N of what instance, run and since select, oldest
+     * first; more than there are is all of them.  zk's events are seqs 1-7
+     * and 15-20, zk2's 8-14. */
+    eo.instance = "zk";
+    eo.run = 0;
+    eo.since = 0;
+    eo.tail = 3;
+    assert_int_equal(planctl_events_json(&out, f->p, &eo), 0);
+    doc = json_loads(out, 0, NULL);
+    planctl_free(out);
+    evs = json_object_get(doc, "events");
+    assert_int_equal(json_array_size(evs), 3);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_array_get(evs, 0), "seq")), 18);
+    json_decref(doc);
+    eo.instance = NULL;
+    eo.run = other;
+    eo.since = 9;
+    eo.tail = 100;
+    assert_int_equal(planctl_events_json(&out, f->p, &eo), 0);
+    doc = json_loads(out, 0, NULL);
+    planctl_free(out);
+    evs = json_object_get(doc, "events");
+    assert_int_equal(json_array_size(evs), 5);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_array_get(evs, 0), "seq")), 10);
+    json_decref(doc);
+    eo.tail = -1;
+    assert_int_equal(planctl_events_json(&out, f->p, &eo), PLANCTL_EINVAL);
+    /* A caller of version 1 has no tail: whatever follows is not read. */
+    eo.version = 1;
+    eo.since = 0;
+    assert_int_equal(planctl_events_json(&out, f->p, &eo), 0);
+    doc = json_loads(out, 0, NULL);
+    planctl_free(out);
+    assert_int_equal(json_array_size(json_object_get(doc, "events")), 6);
+    json_decref(doc);
+    eo.version = 3;
+    assert_int_equal(planctl_events_json(&out, f->p, &eo), PLANCTL_EINVAL);
+
     /* data_version moves when another connection commits. */
     assert_int_equal(planctl_data_version(&dv1, f->p), 0);
     assert_int_equal(planctl_open(&p2, f->path, NULL), 0);

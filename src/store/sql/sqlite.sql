@@ -353,6 +353,20 @@ LEFT JOIN steps AS s ON s.id = e.step_id
 WHERE e.run_id = ?3 AND e.seq > ?1
 ORDER BY e.seq LIMIT ?2;
 
+-- Where --tail starts: the seq before the last ?2 events after ?1 (no row
+-- when there are fewer), found backwards along the same index.
+-- name: events_all_tail
+SELECT seq - 1 FROM events WHERE seq > ?1
+ORDER BY seq DESC LIMIT 1 OFFSET ?2 - 1;
+
+-- name: events_instance_tail
+SELECT seq - 1 FROM events WHERE instance_id = ?3 AND seq > ?1
+ORDER BY seq DESC LIMIT 1 OFFSET ?2 - 1;
+
+-- name: events_run_tail
+SELECT seq - 1 FROM events WHERE run_id = ?3 AND seq > ?1
+ORDER BY seq DESC LIMIT 1 OFFSET ?2 - 1;
+
 -- name: run_instance
 SELECT instance_id FROM runs WHERE id = ?1;
 
