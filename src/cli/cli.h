@@ -301,8 +301,21 @@ const char *cli_status_sgr(const char *status);
 /* Parses RFC 3339 ("2026-11-21T14:03:05.000Z", any offset).  Returns 0, or
  * -1 for anything else. */
 int cli_time_parse(int64_t *out_ms, const char *text);
+/* Reads a time a user gave: every form the CLI prints (RFC 3339, the text
+ * form "2026-11-21 14:03:05" with or without a zone, zone-less meaning
+ * local), "now", and "2h" or "2h ago" before ctx->now_ms
+ * (pctl_time_read()).  Returns 0, or -1 for anything else. */
+int cli_time_read(int64_t *out_ms, const cli_ctx *ctx, const char *text);
+/* The message part naming what cli_time_read() takes. */
+#define CLI_TIME_FORMS                                                         \
+    "a time such as \"2026-11-21 14:03:05\" (local; add Z, UTC or +01:00 "     \
+    "for another zone), \"2026-11-21T14:03:05Z\", \"14:03\" (today), "         \
+    "\"2h ago\" or \"1d\""
 /* "2026-11-21 14:03:05" in local time.  buf holds at least 32 bytes. */
 void cli_time_format(char *buf, size_t size, int64_t ms);
+/* The same with the zone's abbreviation: "2026-11-21 14:03:05 UTC", which
+ * cli_time_read() reads back.  buf holds at least 48 bytes. */
+void cli_time_format_zone(char *buf, size_t size, int64_t ms);
 /* "450ms", "12s", "1m12s", "2h3m", "3d4h".  buf holds at least 32 bytes. */
 void cli_duration_format(char *buf, size_t size, int64_t ms);
 

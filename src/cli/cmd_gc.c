@@ -17,17 +17,20 @@ static const cli_flag flags[] = {
     {"keep-last", 0, CLI_FLAG_VALUE, 0, "N",
      "newest runs kept per instance and plan (default 10, at least 1)"},
     {"older-than", 0, CLI_FLAG_VALUE, 0, "D",
-     "only runs that finished longer ago than D (units: ms, s, m, h)"},
+     "only runs that finished longer ago than D (a duration, units ms, s, "
+     "m, h, d), or before D (a time, as status prints one)"},
     {"dry-run", 0, CLI_FLAG_BOOL, 0, NULL,
      "only list what would be removed (writes no archive)"},
     {"archive", 0, CLI_FLAG_VALUE, 0, "FILE",
      "first append each removed run to FILE, one bundle per line"},
     {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
 
-static const char *const examples[] = {
-    "planctl gc --dry-run", "planctl gc --keep-last 3",
-    "planctl gc --older-than 720h", "planctl gc --archive old-runs.jsonl",
-    NULL};
+static const char *const examples[] = {"planctl gc --dry-run",
+                                       "planctl gc --keep-last 3",
+                                       "planctl gc --older-than 30d",
+                                       "planctl gc --older-than 2026-11-01",
+                                       "planctl gc --archive old-runs.jsonl",
+                                       NULL};
 
 /* The archive file: bundles are appended as they come; at the end of
  * each batch (before it commits) they are synced.  A failed write cuts
@@ -108,6 +111,29 @@ static int archive_open(archive *ar, const char *path)
     return CLI_EXIT_OK;
 }
 
+/* --older-than: a duration ("30d"), or a time runs must have finished
+ * before, read as replay --at reads one ("2026-11-01", "1d ago"). */
+static int parse_older(int64_t *out, cli_ctx *ctx, const char *text)
+{
+    int64_t at;
+
+    if (pctl_duration_parse(out, text) == 0)
+        return 0;
+    if (cli_time_read(&at, ctx, text) != 0)
+        return cli_usage_error(&cli_cmd_gc,
+                               "--older-than must be a duration such as "
+                               "\"30d\" or \"720h\", or " CLI_TIME_FORMS
+                               ", not \"%s\"",
+                               text);
+    if (at > ctx->now_ms)
+        return cli_usage_error(&cli_cmd_gc,
+                               "--older-than \"%s\" is in the future; give "
+                               "a time before now, or a duration",
+                               text);
+    *out = ctx->now_ms - at;
+    return 0;
+}
+
 static int run(cli_ctx *ctx, const cli_args *a)
 {
     planctl_gc_options o = PLANCTL_GC_OPTIONS_INIT;
@@ -132,11 +158,8 @@ static int run(cli_ctx *ctx, const cli_args *a)
                                    keep);
         o.keep_last = (int)v;
     }
-    if (older && pctl_duration_parse(&o.older_than_ms, older) < 0)
-        return cli_usage_error(&cli_cmd_gc,
-                               "--older-than must be a duration such as "
-                               "\"720h\", not \"%s\"",
-                               older);
+    if (older && (rc = parse_older(&o.older_than_ms, ctx, older)) != 0)
+        return rc;
     if (archive_path && !o.dry_run &&
         (rc = cli_outfile_check(ctx, "--archive", archive_path)) != 0)
         return rc;

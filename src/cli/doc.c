@@ -219,7 +219,9 @@ static const struct {
     {"PLANCTL_DB", "The database file when --db is not given.  The default "
                    "is ./planctl.db."},
     {"PLANCTL_NOW",
-     "Fixes the clock: an RFC 3339 time or milliseconds since the epoch.  "
+     "Fixes the clock: a time as planctl prints one (2026-11-21T14:03:05Z, "
+     "or \"2026-11-21 14:03:05\", local unless it names a zone) or "
+     "milliseconds since the epoch.  "
      "planctl records it as the time of every change and measures "
      "durations to it, for reproducible output in tests and documentation.  "
      "planctl run starts its clock at it and advances it by the monotonic "

@@ -150,6 +150,11 @@ static void render_step(tree *tr, const json_t *step, int last)
     if (finished_duration(&dur, step)) {
         cli_duration_format(d, sizeof(d), dur);
         add_detail(tr, &n, d);
+    } else if (status && !strcmp(status, "IN_PROGRESS") &&
+               cli_jtime(&dur, step, "started_at")) {
+        /* How long it has been running, as the run's line shows. */
+        cli_duration_format(d, sizeof(d), tr->now - dur);
+        add_detail(tr, &n, d);
     }
     add_message(tr, step);
     cli_line_emit(&tr->line, tr->f, tr->t);
@@ -183,11 +188,12 @@ static void render_phase(tree *tr, const json_t *phase, int last)
     tr->prefix.s[before] = '\0';
 }
 
-/* " run 12, started 2026-11-21 14:03:05, 1m12s" and the like. */
+/* " run 12, started 2026-11-21 14:03:05 UTC, 1m12s" and the like: the
+ * zone is named here, where a time is read back into --at. */
 static void add_run_details(tree *tr, const json_t *run)
 {
     int64_t id = 0, other, created, started, finished, dur;
-    char tmp[96], when[32], d[32];
+    char tmp[128], when[64], d[32];
     int n = 0;
 
     cli_jint(&id, run, "id");
@@ -206,15 +212,15 @@ static void add_run_details(tree *tr, const json_t *run)
     int has_start = cli_jtime(&started, run, "started_at");
     int has_end = cli_jtime(&finished, run, "finished_at");
     if (has_end) {
-        cli_time_format(when, sizeof(when), finished);
+        cli_time_format_zone(when, sizeof(when), finished);
         snprintf(tmp, sizeof(tmp), "finished %s", when);
         add_detail(tr, &n, tmp);
     } else if (has_start) {
-        cli_time_format(when, sizeof(when), started);
+        cli_time_format_zone(when, sizeof(when), started);
         snprintf(tmp, sizeof(tmp), "started %s", when);
         add_detail(tr, &n, tmp);
     } else if (cli_jtime(&created, run, "created_at")) {
-        cli_time_format(when, sizeof(when), created);
+        cli_time_format_zone(when, sizeof(when), created);
         snprintf(tmp, sizeof(tmp), "created %s", when);
         add_detail(tr, &n, tmp);
     }
