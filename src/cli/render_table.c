@@ -282,16 +282,27 @@ void cli_render_history(FILE *f, const json_t *doc, const cli_term *t,
     {
         const char *status = cli_jstr(run, "status");
         const char *msg = cli_jstr(run, "message");
+        const char *trigger = cli_jstr(run, "trigger");
+        const char *reason = cli_jstr(run, "reason");
         char id[32], started[32], dur[32];
         int64_t ms, start, end;
+        cli_buf why = CLI_BUF_INIT;
 
+        /* The trigger with its reason: "manual (disk swap)"; a retry's
+         * reason says it all ("retry of run 3"). */
+        if (trigger && !strcmp(trigger, "retry") && reason && reason[0])
+            cli_buf_add(&why, reason);
+        else
+            cli_buf_add(&why, trigger ? trigger : "-");
+        if (reason && reason[0] && !(trigger && !strcmp(trigger, "retry")))
+            cli_buf_addf(&why, " (%s)", reason);
         cli_jint(&last, run, "id");
         snprintf(id, sizeof(id), "%lld", (long long)last);
         const char *cells[7] = {
             id,
             cli_jstr(run, "plan"),
             status,
-            cli_jstr(run, "trigger"),
+            cli_buf_str(&why),
             time_cell(started, sizeof(started), run, "started_at"),
             NULL,
             msg ? msg : ""};
@@ -307,6 +318,7 @@ void cli_render_history(FILE *f, const json_t *doc, const cli_term *t,
             cells[5] = dur;
         }
         cli_table_row(tb, cells, 2, cli_status_sgr(status));
+        cli_buf_free(&why);
     }
     cli_table_print(tb, f, t);
     cli_table_free(tb);

@@ -199,6 +199,15 @@ static void add_run_details(tree *tr, const json_t *run)
     cli_jint(&id, run, "id");
     snprintf(tmp, sizeof(tmp), "run %lld", (long long)id);
     add_detail(tr, &n, tmp);
+    /* Why it runs: the --reason given, "parameters changed: N"; a retry's
+     * reason is the detail after. */
+    const char *reason = cli_jstr(run, "reason");
+    const char *trigger = cli_jstr(run, "trigger");
+    if (reason && reason[0] && !(trigger && !strcmp(trigger, "retry"))) {
+        add(tr, " (");
+        cli_buf_add_clean(&tr->line.text, reason);
+        add(tr, ")");
+    }
     if (cli_jint(&other, run, "retry_of")) {
         snprintf(tmp, sizeof(tmp), "retry of run %lld", (long long)other);
         add_detail(tr, &n, tmp);
