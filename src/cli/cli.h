@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "planctl.h"
 
@@ -417,6 +418,28 @@ int cli_report_run(cli_ctx *ctx, const char *instance, int64_t run,
 int cli_print_doc(cli_ctx *ctx, char *text,
                   void (*render)(FILE *f, const json_t *doc,
                                  const cli_term *t));
+
+/* The archive file: bundles are appended as they come; at the end of
+ * each batch (before it commits) they are synced.  A failed write cuts
+ * the file back to the end of the last complete batch, so the file only
+ * ever holds whole lines. */
+typedef struct cli_archive {
+    const char *path;
+    int fd;
+    off_t good;  /* the size after the last synced batch */
+    int err;     /* the errno of the failure, 0 if none */
+    size_t runs; /* lines written */
+} cli_archive;
+
+/* Opens path for appending bundles (created 0600).  Prints the error and
+ * returns CLI_EXIT_ERROR when it cannot, or when it is not a regular
+ * file.  Close ar->fd when done. */
+int cli_archive_open(cli_archive *ar, const char *path);
+/* The archive callback of planctl_gc_options and planctl_delete_options
+ * (data: the cli_archive): a bundle appends a line, NULL syncs.  Returns 0,
+ * or -1 with ar->err set after cutting the file back to its last synced
+ * size. */
+int cli_archive_write(void *data, const char *bundle, size_t len);
 
 /* Reads a whole file, or stdin for "-".  Prints the error and returns
  * CLI_EXIT_ERROR when it cannot.  Free *out with free(). */

@@ -32,85 +32,6 @@ static const char *const examples[] = {"planctl gc --dry-run",
                                        "planctl gc --archive old-runs.jsonl",
                                        NULL};
 
-/* The archive file: bundles are appended as they come; at the end of
- * each batch (before it commits) they are synced.  A failed write cuts
- * the file back to the end of the last complete batch, so the file only
- * ever holds whole lines. */
-typedef struct archive {
-    const char *path;
-    int fd;
-    off_t good;  /* the size after the last synced batch */
-    int err;     /* the errno of the failure, 0 if none */
-    size_t runs; /* lines written */
-} archive;
-
-static int write_all(int fd, const char *s, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, s, n);
-
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        s += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-static int archive_write(void *data, const char *bundle, size_t len)
-{
-    archive *ar = data;
-    int ok;
-
-    if (bundle) {
-        ok = write_all(ar->fd, bundle, len) == 0 &&
-             write_all(ar->fd, "\n", 1) == 0;
-        ar->runs += ok;
-    } else {
-        struct stat sb;
-
-        ok = fsync(ar->fd) == 0 && fstat(ar->fd, &sb) == 0;
-        if (ok)
-            ar->good = sb.st_size;
-    }
-    if (!ok) {
-        ar->err = errno ? errno : EIO;
-        /* Best effort: the runs stay in the database either way. */
-        if (ftruncate(ar->fd, ar->good) != 0)
-            ar->err = errno;
-        return -1;
-    }
-    return 0;
-}
-
-static int archive_open(archive *ar, const char *path)
-{
-    struct stat sb;
-
-    memset(ar, 0, sizeof *ar);
-    ar->path = path;
-    ar->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-    if (ar->fd < 0 || fstat(ar->fd, &sb) != 0) {
-        cli_errorf("cannot open the archive %s: %s; give a writable file "
-                   "with --archive",
-                   path, strerror(errno));
-        if (ar->fd >= 0)
-            close(ar->fd);
-        return CLI_EXIT_ERROR;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        cli_errorf("the archive %s is not a regular file; give a file with "
-                   "--archive",
-                   path);
-        close(ar->fd);
-        return CLI_EXIT_ERROR;
-    }
-    ar->good = sb.st_size;
-    return CLI_EXIT_OK;
-}
-
 /* --older-than: a duration ("30d"), or a time runs must have finished
  * before, read as replay --at reads one ("2026-11-01", "1d ago"). */
 static int parse_older(int64_t *out, cli_ctx *ctx, const char *text)
@@ -140,7 +61,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
     const char *keep = cli_arg(a, "keep-last"),
                *older = cli_arg(a, "older-than"),
                *archive_path = cli_arg(a, "archive");
-    archive ar = {NULL, -1, 0, 0, 0};
+    cli_archive ar = {NULL, -1, 0, 0, 0};
     json_t *doc, *runs, *r;
     char *out = NULL;
     size_t i;
@@ -166,9 +87,9 @@ static int run(cli_ctx *ctx, const cli_args *a)
     if ((rc = cli_open_db(ctx, CLI_DB_EXISTING)) != 0)
         return rc;
     if (archive_path && !o.dry_run) {
-        if ((rc = archive_open(&ar, archive_path)) != 0)
+        if ((rc = cli_archive_open(&ar, archive_path)) != 0)
             return rc;
-        o.archive = archive_write;
+        o.archive = cli_archive_write;
         o.archive_data = &ar;
     }
     rc = planctl_gc(&out, ctx->db, &o);
