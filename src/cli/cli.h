@@ -180,6 +180,7 @@ typedef struct cli_ctx {
     int fixed_now;       /* PLANCTL_NOW was set */
     int signal;          /* the signal that interrupted a poll (wait.c), or 0 */
     int durability_full; /* PLANCTL_DURABILITY=full, or run --durability */
+    int all_steps;       /* status --all: big phases not summarised */
     planctl *db;         /* open when the command's db mode asks for it */
 } cli_ctx;
 
@@ -346,7 +347,13 @@ int cli_jtime(int64_t *out, const json_t *obj, const char *key);
 typedef struct cli_status_extra {
     const char *active_plan;         /* the active run's plan, or NULL */
     const char *const *queued_plans; /* per "queued" entry, NULL: unknown */
+    int all_steps; /* every step of a big phase, not the summary */
 } cli_status_extra;
+
+/* A phase with more steps than this is summarised in the tree: counts by
+ * status and its steps that are not COMPLETE, up to CLI_BIG_PHASE_LIST. */
+#define CLI_BIG_PHASE 20
+#define CLI_BIG_PHASE_LIST 10
 
 void cli_render_status(FILE *f, const json_t *doc, const cli_term *t,
                        int64_t now, const cli_status_extra *extra);

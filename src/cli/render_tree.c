@@ -15,6 +15,7 @@ typedef struct tree {
     FILE *f;
     const cli_term *t;
     int64_t now;
+    int all_steps;        /* no summary of big phases */
     const json_t *queued; /* the document's "queued" array */
     cli_line line;
     cli_buf prefix; /* the stems of the levels above */
@@ -160,6 +161,71 @@ static void render_step(tree *tr, const json_t *step, int last)
     cli_line_emit(&tr->line, tr->f, tr->t);
 }
 
+static int is_complete(const json_t *step)
+{
+    const char *s = cli_jstr(step, "status");
+    return s && !strcmp(s, "COMPLETE");
+}
+
+/* A phase of many steps: one line of counts by status ("398/400
+ * COMPLETE, 2 ERROR"), then the steps that are not COMPLETE, the first
+ * CLI_BIG_PHASE_LIST of them, and how many more. */
+static void render_big_phase(tree *tr, const json_t *steps)
+{
+    static const char *const order[] = {"COMPLETE",    "IN_PROGRESS", "ERROR",
+                                        "PENDING",     "PAUSED",      "QUEUED",
+                                        "FATAL_ERROR", "CANCELLED",   NULL};
+    size_t i, j, count = json_array_size(steps), rest = 0, shown = 0, other;
+    const json_t *step;
+    char tmp[96];
+
+    /* Counts in a fixed order, whatever order the steps are in. */
+    begin(tr, 0);
+    for (j = 0; order[j]; j++) {
+        size_t n = 0;
+        json_array_foreach(steps, i, step)
+        {
+            const char *s = cli_jstr(step, "status");
+            n += s && !strcmp(s, order[j]);
+        }
+        if (j == 0)
+            snprintf(tmp, sizeof(tmp), "%zu/%zu steps ", n, count);
+        else if (n == 0)
+            continue;
+        else
+            snprintf(tmp, sizeof(tmp), ", %zu ", n);
+        add(tr, tmp);
+        cli_line_add_color(&tr->line, order[j], cli_status_sgr(order[j]));
+        rest += n;
+    }
+    if ((other = count - rest) > 0) {
+        snprintf(tmp, sizeof(tmp), ", %zu other", other);
+        add(tr, tmp);
+    }
+    add(tr, " (--all shows every step)");
+    cli_line_emit(&tr->line, tr->f, tr->t);
+
+    size_t pending = 0;
+    json_array_foreach(steps, i, step)
+    {
+        pending += !is_complete(step);
+    }
+    json_array_foreach(steps, i, step)
+    {
+        if (is_complete(step) || shown == CLI_BIG_PHASE_LIST)
+            continue;
+        shown++;
+        render_step(tr, step, shown == pending);
+    }
+    if (pending > shown) {
+        begin(tr, 1);
+        snprintf(tmp, sizeof(tmp), "... and %zu more steps not COMPLETE",
+                 pending - shown);
+        add(tr, tmp);
+        cli_line_emit(&tr->line, tr->f, tr->t);
+    }
+}
+
 static void render_phase(tree *tr, const json_t *phase, int last)
 {
     int64_t dur;
@@ -180,9 +246,13 @@ static void render_phase(tree *tr, const json_t *phase, int last)
     size_t before = tr->prefix.len, i, count = json_array_size(steps);
     const json_t *step;
     cli_buf_add(&tr->prefix, stem(tr, last));
-    json_array_foreach(steps, i, step)
-    {
-        render_step(tr, step, i + 1 == count);
+    if (count > CLI_BIG_PHASE && !tr->all_steps) {
+        render_big_phase(tr, steps);
+    } else {
+        json_array_foreach(steps, i, step)
+        {
+            render_step(tr, step, i + 1 == count);
+        }
     }
     tr->prefix.len = before;
     tr->prefix.s[before] = '\0';
@@ -355,8 +425,13 @@ static void render_queue(tree *tr, const json_t *doc,
 void cli_render_status(FILE *f, const json_t *doc, const cli_term *t,
                        int64_t now, const cli_status_extra *extra)
 {
-    tree tr = {
-        f, t, now, json_object_get(doc, "queued"), CLI_LINE_INIT, CLI_BUF_INIT};
+    tree tr = {f,
+               t,
+               now,
+               extra ? extra->all_steps : 0,
+               json_object_get(doc, "queued"),
+               CLI_LINE_INIT,
+               CLI_BUF_INIT};
     const json_t *plans = json_object_get(doc, "plans");
     size_t i, count = json_array_size(plans);
     const json_t *plan;
