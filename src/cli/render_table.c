@@ -266,8 +266,9 @@ void cli_render_definitions(FILE *f, const json_t *doc, const cli_term *t)
 void cli_render_history(FILE *f, const json_t *doc, const cli_term *t,
                         int64_t now, int limit)
 {
-    static const char *const headers[] = {
-        "RUN", "PLAN", "STATUS", "TRIGGER", "STARTED", "DURATION", "MESSAGE"};
+    static const char *const headers[] = {"RUN",      "PLAN",    "VERSION",
+                                          "STATUS",   "TRIGGER", "STARTED",
+                                          "DURATION", "MESSAGE"};
     const json_t *runs = json_object_get(doc, "runs");
     size_t i, n = json_array_size(runs);
     const json_t *run;
@@ -277,7 +278,7 @@ void cli_render_history(FILE *f, const json_t *doc, const cli_term *t,
         fputs("no runs\n", f);
         return;
     }
-    cli_table *tb = cli_table_new(headers, 7);
+    cli_table *tb = cli_table_new(headers, 8);
     json_array_foreach(runs, i, run)
     {
         const char *status = cli_jstr(run, "status");
@@ -298,9 +299,10 @@ void cli_render_history(FILE *f, const json_t *doc, const cli_term *t,
             cli_buf_addf(&why, " (%s)", reason);
         cli_jint(&last, run, "id");
         snprintf(id, sizeof(id), "%lld", (long long)last);
-        const char *cells[7] = {
+        const char *cells[8] = {
             id,
             cli_jstr(run, "plan"),
+            cli_jstr(run, "definition_version"),
             status,
             cli_buf_str(&why),
             time_cell(started, sizeof(started), run, "started_at"),
@@ -315,9 +317,9 @@ void cli_render_history(FILE *f, const json_t *doc, const cli_term *t,
         }
         if (has) {
             cli_duration_format(dur, sizeof(dur), ms);
-            cells[5] = dur;
+            cells[6] = dur;
         }
-        cli_table_row(tb, cells, 2, cli_status_sgr(status));
+        cli_table_row(tb, cells, 3, cli_status_sgr(status));
         cli_buf_free(&why);
     }
     cli_table_print(tb, f, t);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 typedef struct tree {
+    const char *version; /* the instance's definition version */
     FILE *f;
     const cli_term *t;
     int64_t now;
@@ -282,6 +283,14 @@ static void add_run_details(tree *tr, const json_t *run)
         snprintf(tmp, sizeof(tmp), "retry of run %lld", (long long)other);
         add_detail(tr, &n, tmp);
     }
+    /* The version it runs, when not the one the header names (a run from
+     * before an upgrade, or its retry). */
+    const char *version = cli_jstr(run, "definition_version");
+    if (version && tr->version && strcmp(version, tr->version) != 0) {
+        add(tr, n++ ? ", " : " ");
+        add(tr, "version ");
+        cli_buf_add_clean(&tr->line.text, version);
+    }
     int pos = queue_position(tr, id);
     if (pos > 0) {
         snprintf(tmp, sizeof(tmp), "position %d in queue", pos);
@@ -425,7 +434,8 @@ static void render_queue(tree *tr, const json_t *doc,
 void cli_render_status(FILE *f, const json_t *doc, const cli_term *t,
                        int64_t now, const cli_status_extra *extra)
 {
-    tree tr = {f,
+    tree tr = {cli_jstr(json_object_get(doc, "definition"), "version"),
+               f,
                t,
                now,
                extra ? extra->all_steps : 0,

@@ -806,7 +806,7 @@ static void test_status_document(void **state)
         "    \"created_at\": \"2026-11-21T14:03:06.000Z\","
         "    \"started_at\": \"2026-11-21T14:03:07.000Z\","
         "    \"finished_at\": null, \"duration_ms\": 14000,"
-        "    \"message\": null,"
+        "    \"message\": null, \"definition_version\": \"0.2.0\","
         "    \"params\": {\"MEMORY\": \"1Gi\", \"NODE_COUNT\": \"3\"},"
         "    \"phases\": ["
         "     {\"name\": \"nodes\", \"strategy\": \"parallel\","
@@ -840,6 +840,7 @@ static void test_status_document(void **state)
         "    \"created_at\": \"2026-11-21T14:03:06.000Z\","
         "    \"started_at\": null, \"finished_at\": null,"
         "    \"duration_ms\": null, \"message\": null,"
+        "    \"definition_version\": \"0.2.0\","
         "    \"params\": {\"MEMORY\": \"1Gi\", \"NODE_COUNT\": \"3\"},"
         "    \"phases\": ["
         "     {\"name\": \"roll\", \"strategy\": \"serial\","
@@ -930,13 +931,22 @@ static void test_history_document(void **state)
                          5 - i);
     {
         json_t *first = json_array_get(runs, 4);
-        const char *keys[] = {"id",          "uid",         "plan",
-                              "status",      "trigger",     "reason",
-                              "retry_of",    "created_at",  "started_at",
-                              "finished_at", "duration_ms", "message"};
+        const char *keys[] = {"id",
+                              "uid",
+                              "plan",
+                              "status",
+                              "trigger",
+                              "reason",
+                              "retry_of",
+                              "created_at",
+                              "started_at",
+                              "finished_at",
+                              "duration_ms",
+                              "message",
+                              "definition_version"};
         size_t k;
 
-        assert_int_equal(json_object_size(first), 12);
+        assert_int_equal(json_object_size(first), 13);
         for (k = 0; k < sizeof keys / sizeof keys[0]; k++)
             assert_non_null(json_object_get(first, keys[k]));
         assert_string_equal(

@@ -227,13 +227,15 @@ WHERE instance_id = ?1 ORDER BY id DESC LIMIT 1;
 
 -- name: run_latest_of_plan
 SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
-    started_at, finished_at, message, deadline_at
+    started_at, finished_at, message, deadline_at,
+    (SELECT version FROM definitions WHERE id = runs.definition_id)
 FROM runs WHERE instance_id = ?1 AND plan = ?2
 ORDER BY id DESC LIMIT 1;
 
 -- name: run_of_instance
 SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
-    started_at, finished_at, message, deadline_at
+    started_at, finished_at, message, deadline_at,
+    (SELECT version FROM definitions WHERE id = runs.definition_id)
 FROM runs WHERE instance_id = ?1 AND id = ?2;
 
 -- name: run_queued_ids
@@ -241,13 +243,15 @@ SELECT id FROM runs WHERE instance_id = ?1 AND status = 'QUEUED' ORDER BY id;
 
 -- name: history
 SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
-    started_at, finished_at, message, deadline_at
+    started_at, finished_at, message, deadline_at,
+    (SELECT version FROM definitions WHERE id = runs.definition_id)
 FROM runs WHERE instance_id = ?1 AND id < ?2
 ORDER BY id DESC LIMIT ?3;
 
 -- name: history_plan
 SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
-    started_at, finished_at, message, deadline_at
+    started_at, finished_at, message, deadline_at,
+    (SELECT version FROM definitions WHERE id = runs.definition_id)
 FROM runs WHERE instance_id = ?1 AND plan = ?4 AND id < ?2
 ORDER BY id DESC LIMIT ?3;
 
@@ -372,7 +376,8 @@ SELECT instance_id FROM runs WHERE id = ?1;
 
 -- name: run_by_id
 SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
-    started_at, finished_at, message, deadline_at
+    started_at, finished_at, message, deadline_at,
+    (SELECT version FROM definitions WHERE id = runs.definition_id)
 FROM runs WHERE id = ?1;
 
 -- The engine's clock re-anchored to a wall clock that jumped (ident.c's
