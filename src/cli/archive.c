@@ -8,6 +8,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+int cli_archive_begin(cli_archive *ar, cli_ctx *ctx, const char *path)
+{
+    int rc;
+
+    memset(ar, 0, sizeof *ar);
+    ar->fd = -1;
+    if (path && (rc = cli_outfile_check(ctx, "--archive", path)) != 0)
+        return rc;
+    if ((rc = cli_open_db(ctx, CLI_DB_EXISTING)) != 0)
+        return rc;
+    return path ? cli_archive_open(ar, path) : 0;
+}
+
 static int write_all(int fd, const char *s, size_t n)
 {
     while (n > 0) {

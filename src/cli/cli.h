@@ -442,6 +442,11 @@ typedef struct cli_archive {
  * returns CLI_EXIT_ERROR when it cannot, or when it is not a regular
  * file.  Close ar->fd when done. */
 int cli_archive_open(cli_archive *ar, const char *path);
+/* What gc and delete do before writing: refuses path if it is the
+ * database (cli_outfile_check()), opens the database, then the archive
+ * (path NULL: none; ar->fd stays -1).  Returns 0 or the exit code after
+ * printing the error. */
+int cli_archive_begin(cli_archive *ar, cli_ctx *ctx, const char *path);
 /* The archive callback of planctl_gc_options and planctl_delete_options
  * (data: the cli_archive): a bundle appends a line, NULL syncs.  Returns 0,
  * or -1 with ar->err set after cutting the file back to its last synced

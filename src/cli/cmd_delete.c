@@ -60,20 +60,15 @@ static int run(cli_ctx *ctx, const cli_args *a)
     const char *name = a->pos[0];
     const char *archive_path = cli_arg(a, "archive");
     planctl_delete_options o = PLANCTL_DELETE_OPTIONS_INIT;
-    cli_archive ar = {NULL, -1, 0, 0, 0};
+    cli_archive ar;
     int64_t id = 0;
     int rc;
 
     o.force = cli_arg_count(a, "force") > 0;
     o.dry_run = cli_arg_count(a, "dry-run") > 0;
-    if (archive_path && !o.dry_run &&
-        (rc = cli_outfile_check(ctx, "--archive", archive_path)) != 0)
+    if ((rc = cli_archive_begin(&ar, ctx, o.dry_run ? NULL : archive_path)))
         return rc;
-    if ((rc = cli_open_db(ctx, CLI_DB_EXISTING)) != 0)
-        return rc;
-    if (archive_path && !o.dry_run) {
-        if ((rc = cli_archive_open(&ar, archive_path)) != 0)
-            return rc;
+    if (ar.fd >= 0) {
         o.archive = cli_archive_write;
         o.archive_data = &ar;
     }

@@ -235,6 +235,23 @@ static void emit(events *e, const json_t *ev)
     e->printed++;
 }
 
+/* One page of events as the library's document.  Returns 0,
+ * PLANCTL_EBUSY untouched, or the exit code after printing the error. */
+static int fetch(json_t **doc, cli_ctx *ctx, const planctl_events_options *o)
+{
+    char *text = NULL;
+    int rc = planctl_events_json(&text, ctx->db, o);
+
+    *doc = NULL;
+    if (rc == PLANCTL_EBUSY)
+        return rc;
+    if (rc < 0)
+        return cli_fail(ctx, rc);
+    *doc = cli_json_parse(text);
+    planctl_free(text);
+    return *doc ? 0 : CLI_EXIT_ERROR;
+}
+
 /*
  * Reads every event after opts.since, page by page, handing each to
  * emit() and moving opts.since on.  Returns 0, PLANCTL_EBUSY untouched (the
@@ -243,21 +260,15 @@ static void emit(events *e, const json_t *ev)
 static int read_all(events *e)
 {
     for (;;) {
-        char *text = NULL;
         if (e->limit && (int64_t)e->printed >= e->limit)
             return 0;
         e->opts.limit = PAGE;
         if (e->limit && e->limit - (int64_t)e->printed < PAGE)
             e->opts.limit = (int)(e->limit - (int64_t)e->printed);
-        int rc = planctl_events_json(&text, e->ctx->db, &e->opts);
-        if (rc == PLANCTL_EBUSY)
+        json_t *doc;
+        int rc = fetch(&doc, e->ctx, &e->opts);
+        if (rc)
             return rc;
-        if (rc < 0)
-            return cli_fail(e->ctx, rc);
-        json_t *doc = cli_json_parse(text);
-        planctl_free(text);
-        if (!doc)
-            return CLI_EXIT_ERROR;
         const json_t *list = json_object_get(doc, "events");
         size_t i, n = json_array_size(list);
         const json_t *ev;
@@ -315,18 +326,16 @@ static int follow_check(void *data, int changed)
 static int find_run_instance(events *e)
 {
     planctl_events_options o = e->opts;
-    char *text = NULL;
+    json_t *doc;
 
     o.since = 0;
     o.limit = 1;
     o.tail = 0;
-    int rc = planctl_events_json(&text, e->ctx->db, &o);
-    if (rc < 0)
+    int rc = fetch(&doc, e->ctx, &o);
+    if (rc == PLANCTL_EBUSY)
         return cli_fail(e->ctx, rc);
-    json_t *doc = cli_json_parse(text);
-    planctl_free(text);
-    if (!doc)
-        return CLI_EXIT_ERROR;
+    if (rc)
+        return rc;
     const char *name =
         cli_jstr(json_array_get(json_object_get(doc, "events"), 0), "instance");
     if (name)

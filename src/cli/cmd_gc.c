@@ -61,7 +61,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
     const char *keep = cli_arg(a, "keep-last"),
                *older = cli_arg(a, "older-than"),
                *archive_path = cli_arg(a, "archive");
-    cli_archive ar = {NULL, -1, 0, 0, 0};
+    cli_archive ar;
     json_t *doc, *runs, *r;
     char *out = NULL;
     size_t i;
@@ -81,14 +81,9 @@ static int run(cli_ctx *ctx, const cli_args *a)
     }
     if (older && (rc = parse_older(&o.older_than_ms, ctx, older)) != 0)
         return rc;
-    if (archive_path && !o.dry_run &&
-        (rc = cli_outfile_check(ctx, "--archive", archive_path)) != 0)
+    if ((rc = cli_archive_begin(&ar, ctx, o.dry_run ? NULL : archive_path)))
         return rc;
-    if ((rc = cli_open_db(ctx, CLI_DB_EXISTING)) != 0)
-        return rc;
-    if (archive_path && !o.dry_run) {
-        if ((rc = cli_archive_open(&ar, archive_path)) != 0)
-            return rc;
+    if (ar.fd >= 0) {
         o.archive = cli_archive_write;
         o.archive_data = &ar;
     }

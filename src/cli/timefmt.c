@@ -21,25 +21,26 @@ int cli_time_read(int64_t *out_ms, const cli_ctx *ctx, const char *text)
     return pctl_time_read(out_ms, text, &ctx->now_ms) == 0 ? 0 : -1;
 }
 
-void cli_time_format(char *buf, size_t size, int64_t ms)
+static void local_format(char *buf, size_t size, int64_t ms, int zone)
 {
     /* Floor division, so times before 1970 still land on their second. */
     int64_t secs = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
     time_t t = (time_t)secs;
     struct tm tm;
     if (!localtime_r(&t, &tm) ||
-        strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+        (zone ? strftime(buf, size, "%Y-%m-%d %H:%M:%S %Z", &tm)
+              : strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm)) == 0)
         snprintf(buf, size, "@%lld", (long long)ms);
+}
+
+void cli_time_format(char *buf, size_t size, int64_t ms)
+{
+    local_format(buf, size, ms, 0);
 }
 
 void cli_time_format_zone(char *buf, size_t size, int64_t ms)
 {
-    int64_t secs = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
-    time_t t = (time_t)secs;
-    struct tm tm;
-    if (!localtime_r(&t, &tm) ||
-        strftime(buf, size, "%Y-%m-%d %H:%M:%S %Z", &tm) == 0)
-        snprintf(buf, size, "@%lld", (long long)ms);
+    local_format(buf, size, ms, 1);
 }
 
 void cli_duration_format(char *buf, size_t size, int64_t ms)
