@@ -1091,8 +1091,10 @@ PLANCTL_API int planctl_job_add_output(planctl_job *job, const char *key,
 /* Records an exit code and the tail of the task's output with the job's
  * attempt (shell does); call before planctl_step_finish, from the thread
  * that will call it.  output (may be NULL) is copied, keeping its last
- * 4 KiB.  Returns 0, PLANCTL_EINVAL (NULL job, or already reported) or
- * PLANCTL_ENOMEM. */
+ * bytes (the engine's output_size, 64 KiB by default) from a character
+ * boundary; its whole length is recorded as the bytes the attempt wrote
+ * (what `planctl logs` reports of output not kept).  Returns 0, PLANCTL_EINVAL
+ * (NULL job, or already reported) or PLANCTL_ENOMEM. */
 PLANCTL_API int planctl_job_set_output(planctl_job *job, int exit_code,
                                        const char *output);
 
@@ -1115,12 +1117,19 @@ typedef struct planctl_engine_options {
     int64_t task_poll_ms;   /* restart of a NOT_DONE task; 0: 1000 */
     int64_t lease_ttl_ms;   /* a lease older than this is stale; 0: 15000 */
     int until_idle;         /* stop by itself when nothing is left to do */
+    /* Since version 2 (a version 1 struct ends above, and is still
+     * taken): the bytes of output kept with each attempt (its last ones,
+     * from a character boundary: planctl_job_set_output, the shell's
+     * stdout and stderr); 0: 65536 (64 KiB); at most 1048576 (1 MiB).
+     * A shell task's failure message takes the last line of its output
+     * whatever this keeps. */
+    int64_t output_size;
 } planctl_engine_options;
 
-#define PLANCTL_ENGINE_OPTIONS_VERSION 1
+#define PLANCTL_ENGINE_OPTIONS_VERSION 2
 #define PLANCTL_ENGINE_OPTIONS_INIT                                            \
     {                                                                          \
-        PLANCTL_ENGINE_OPTIONS_VERSION, 0, 0, 0, 0, 0                          \
+        PLANCTL_ENGINE_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0                       \
     }
 
 /*

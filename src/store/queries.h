@@ -15,6 +15,8 @@
     X(attempt_open)                                                            \
     X(attempt_close)                                                           \
     X(outputs_put)                                                             \
+    X(output_bytes_put)                                                        \
+    X(attempt_live_output)                                                     \
     X(run_outputs)                                                             \
     X(attempt_outputs)                                                         \
     X(event_insert_admin)                                                      \

@@ -156,11 +156,15 @@ typedef struct pctl_change {
                                 engine); otherwise, with outputs NULL, the
                                 gate takes what its earlier tasks recorded
                                 (pctl_step_set_task) */
+    int64_t output_bytes;    /* closing a try with output: the bytes it
+                                wrote in all (output keeps the last), or
+                                -1: not known */
 } pctl_change;
 
 #define PCTL_CHANGE_INIT                                                       \
     {                                                                          \
-        PLANCTL_ENTITY_RUN, 0, 0, 0, NULL, NULL, 0, 0, -1, NULL, 0, NULL, 0    \
+        PLANCTL_ENTITY_RUN, 0, 0, 0, NULL, NULL, 0, 0, -1, NULL, 0, NULL, 0,   \
+            -1                                                                 \
     }
 
 /* ---- the observer of what the store writes (observe.c) ----
@@ -285,6 +289,27 @@ int pctl_event_admin(planctl *p, int64_t instance_id, const char *entity,
  * transaction. */
 int pctl_close_children(planctl *p, int64_t run_id, planctl_status run_end,
                         const char *msg_started, const char *actor);
+
+/* ---- output of tries (attempts.c) ---- */
+
+/* The output so far of a try that still runs. */
+typedef struct pctl_live_output {
+    int64_t step_id;
+    int attempt;
+    const char *output; /* its last bytes, as attempts.output keeps them */
+    int64_t bytes;      /* written in all */
+} pctl_live_output;
+
+/* Writes the output of each of out[0..n) that is still open, in one
+ * transaction of the engine holding token.  Errors: those of
+ * pctl_engine_tx_begin (ESTALE when fenced off) and of the store. */
+int pctl_attempt_live_output(planctl *p, int64_t token,
+                             const pctl_live_output *out, size_t n);
+
+/* Records the bytes of output try attempt of step_id wrote in all.
+ * Errors: those of the store. */
+int pctl_output_bytes_record(planctl *p, int64_t step_id, int attempt,
+                             int64_t bytes);
 
 /* ---- task outputs (outputs.c) ---- */
 

@@ -67,6 +67,18 @@ UPDATE attempts SET status = ?2, finished_at = ?3, exit_code = ?4,
     message = ?5, output = ?6
 WHERE step_id = ?1 AND finished_at IS NULL;
 
+-- How many bytes of output try ?2 of a step wrote in all (0005): written
+-- with its output, only for a try that wrote some.
+-- name: output_bytes_put
+INSERT INTO attempt_output_bytes (step_id, attempt, bytes) VALUES (?1, ?2, ?3)
+ON CONFLICT (step_id, attempt) DO UPDATE SET bytes = excluded.bytes;
+
+-- The output of a try that still runs, so far (the engine, at most once a
+-- second while its task writes some).
+-- name: attempt_live_output
+UPDATE attempts SET output = ?3
+WHERE step_id = ?1 AND number = ?2 AND finished_at IS NULL;
+
 -- The outputs of try ?2 of a step (0004), or with ?2 = 0 the step's own
 -- (what the later tasks of its run see): written only when there are
 -- some, so a try without outputs runs the statements it ran before
@@ -391,10 +403,11 @@ SELECT params FROM runs WHERE id = ?1;
 
 -- A try's outputs show once it has ended: those its earlier tasks
 -- recorded while it runs (pctl_step_set_task) are in no event yet, and
--- status must say what replay says.
+-- status must say what replay says.  So does its output (written while
+-- it runs too: `planctl logs` shows that).
 -- name: view_attempts
 SELECT a.number, a.status, a.started_at, a.finished_at, a.exit_code,
-    a.message, a.output,
+    a.message, CASE WHEN a.finished_at IS NOT NULL THEN a.output END,
     CASE WHEN a.finished_at IS NOT NULL THEN
         (SELECT o.outputs FROM task_outputs AS o
          WHERE o.step_id = a.step_id AND o.attempt = a.number) END AS outputs
