@@ -656,6 +656,37 @@ PLANCTL_API int planctl_history_json(char **out, planctl *p,
                                      const char *instance,
                                      const planctl_history_options *opts);
 
+typedef struct planctl_logs_options {
+    unsigned int version; /* PLANCTL_LOGS_OPTIONS_VERSION */
+    int64_t run;      /* this run of the instance, or 0: its active run, else
+                         its latest that started, else its latest */
+    const char *step; /* only this step, "STEP" or "PHASE/STEP"; NULL: all */
+    int attempt;      /* with step: only this try of it; 0: every try */
+} planctl_logs_options;
+
+#define PLANCTL_LOGS_OPTIONS_VERSION 1
+#define PLANCTL_LOGS_OPTIONS_INIT                                              \
+    {                                                                          \
+        PLANCTL_LOGS_OPTIONS_VERSION, 0, NULL, 0                               \
+    }
+
+/*
+ * The output of the attempts of one run (`planctl logs`), read from one
+ * snapshot: {"schema":1, "instance", "run":{"id","plan","status"},
+ * "step": null or {"phase","name","status"} (the step opts->step chose),
+ * "attempts":[{"run","phase","step","attempt","status","exit_code",
+ * "started_at","finished_at","message","output","output_bytes"}]} in
+ * definition order (phase, step, then attempt number).  output is what
+ * the attempt keeps (its last bytes, the engine's output_size; written
+ * while the attempt runs, at most once a second), output_bytes how many
+ * it wrote in all; absent values are null.  opts may be NULL.  Errors:
+ * ENOTFOUND (the instance, a run, a step or an attempt it does not have,
+ * the message listing what it has), EINVAL (a step name two phases share,
+ * an attempt without a step, bad options), EBUSY, EIO, ENOMEM.
+ */
+PLANCTL_API int planctl_logs_json(char **out, planctl *p, const char *instance,
+                                  const planctl_logs_options *opts);
+
 typedef struct planctl_events_options {
     unsigned int version; /* PLANCTL_EVENTS_OPTIONS_VERSION */
     const char *instance; /* only this instance's events, or NULL for all */

@@ -31,6 +31,7 @@
     X(status)                                                                  \
     X(history)                                                                 \
     X(events)                                                                  \
+    X(logs)                                                                    \
     X(run)                                                                     \
     X(engines)                                                                 \
     X(replay)                                                                  \

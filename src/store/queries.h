@@ -17,6 +17,10 @@
     X(outputs_put)                                                             \
     X(output_bytes_put)                                                        \
     X(attempt_live_output)                                                     \
+    X(logs_run)                                                                \
+    X(logs_default_run)                                                        \
+    X(logs_steps)                                                              \
+    X(logs_attempts)                                                           \
     X(run_outputs)                                                             \
     X(attempt_outputs)                                                         \
     X(event_insert_admin)                                                      \

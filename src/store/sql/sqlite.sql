@@ -731,3 +731,26 @@ SELECT e.entity, e.from_status, e.to_status, e.run_id, e.attempt, e.actor,
   LEFT JOIN steps AS s ON s.id = e.step_id
  WHERE e.seq > ?1 AND e.seq <= ?2 AND e.to_status IS NOT NULL
  ORDER BY e.seq;
+
+-- `planctl logs`: the run asked for, or the instance's active run, else
+-- its latest that started, else its latest.
+-- name: logs_run
+SELECT id, plan, status FROM runs WHERE instance_id = ?1 AND id = ?2;
+
+-- name: logs_default_run
+SELECT id, plan, status FROM runs WHERE instance_id = ?1
+ORDER BY status = 'PENDING' OR status = 'IN_PROGRESS' OR status = 'PAUSED'
+    DESC, started_at IS NOT NULL DESC, id DESC
+LIMIT 1;
+
+-- name: logs_steps
+SELECT ph.name, s.name, s.id, s.status
+FROM steps AS s JOIN phases AS ph ON ph.id = s.phase_id
+WHERE s.run_id = ?1 ORDER BY ph.idx, s.idx;
+
+-- name: logs_attempts
+SELECT a.number, a.status, a.started_at, a.finished_at, a.exit_code,
+    a.message, a.output, b.bytes
+FROM attempts AS a LEFT JOIN attempt_output_bytes AS b
+    ON b.step_id = a.step_id AND b.attempt = a.number
+WHERE a.step_id = ?1 ORDER BY a.number;
