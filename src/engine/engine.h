@@ -96,6 +96,7 @@ typedef struct ejob {
     /* Bytes of output this attempt's earlier tasks wrote: a task's own
      * count starts after them, so the attempt's count only grows. */
     int64_t output_base;
+    char *output_prev; /* what they kept of it (NULL: none), owned */
     planctl_engine *engine;
 } ejob;
 

@@ -126,6 +126,15 @@ char *pctl_job_output_tail(const char *output, size_t max)
     return pctl_utf8_clean(output, len);
 }
 
+char *pctl_job_output_join(const char *prev, const char *cur, size_t max)
+{
+    char *both = pctl_asprintf("%s%s", prev ? prev : "", cur ? cur : "");
+    char *kept = both ? pctl_job_output_tail(both, max) : NULL;
+
+    pctl_free(both);
+    return kept;
+}
+
 int planctl_job_set_output(planctl_job *job, int exit_code, const char *output)
 {
     if (!job || job->finished)

@@ -98,6 +98,11 @@ void pctl_job_output_grew(planctl_job *job,
  * valid UTF-8: a new string, NULL on allocation failure. */
 char *pctl_job_output_tail(const char *output, size_t max);
 
+/* The last max bytes of prev then cur (either may be NULL), as
+ * pctl_job_output_tail keeps them: a new string, NULL on allocation
+ * failure. */
+char *pctl_job_output_join(const char *prev, const char *cur, size_t max);
+
 /* Frees a job: after its finish was delivered, or one never started.
  * NULL is allowed.  Can't fail. */
 void pctl_job_free(planctl_job *job);

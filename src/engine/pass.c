@@ -202,11 +202,26 @@ static void mark_outputs(planctl_engine *e, const ejob *j)
 }
 
 /* The bytes of output j's attempt wrote in all, its last task's included
- * (-1: its task recorded no output). */
+ * (-1: none of its tasks recorded output). */
 static int64_t output_bytes(const ejob *j, const planctl_job *job)
 {
-    return job && job->output_bytes >= 0 ? j->output_base + job->output_bytes
-                                         : -1;
+    if (job && job->output_bytes >= 0)
+        return j->output_base + job->output_bytes;
+    return j->output_prev ? j->output_base : -1;
+}
+
+/* The output j's attempt keeps: its earlier tasks' then its last one's.
+ * Points into j or job, or at *own (pctl_free). */
+static const char *attempt_output(char **own, const ejob *j,
+                                  const planctl_job *job)
+{
+    const char *cur = job ? job->output : NULL;
+
+    *own = NULL;
+    if (!j->output_prev || !cur)
+        return cur ? cur : j->output_prev;
+    *own = pctl_job_output_join(j->output_prev, cur, job->output_max);
+    return *own ? *own : cur; /* out of memory: the last task's alone */
 }
 
 static int apply_outcome(pass *ps, ejob *j)
@@ -214,7 +229,7 @@ static int apply_outcome(pass *ps, ejob *j)
     planctl_engine *e = ps->e;
     planctl_job *job = j->job;
     planctl_status to;
-    char why[320], *outputs = NULL;
+    char why[320], *outputs = NULL, *own = NULL;
     const char *msg;
     int rc = 0, refused = 0;
 
@@ -238,10 +253,11 @@ static int apply_outcome(pass *ps, ejob *j)
                 e, j->step_id, PLANCTL_STATUS_IN_PROGRESS, PLANCTL_STATUS_ERROR,
                 "interrupted: engine stopped",
                 next_try(j->retry, j->attempt, ps->r.now), 0,
-                job ? job->exit_code : -1, job ? job->output : NULL,
+                job ? job->exit_code : -1, attempt_output(&own, j, job),
                 output_bytes(j, job), j->max_attempts < 2 * j->retry->attempts,
                 outputs, 1);
         pctl_free(outputs);
+        pctl_free(own);
         return rc < 0 ? rc : 0;
     }
     if (!job) /* cannot happen: only cancels finish a job-less ejob */
@@ -264,8 +280,16 @@ static int apply_outcome(pass *ps, ejob *j)
                 /* The outputs so far go with the task index, so that a
                  * retry after a crash resumes with them. */
                 j->fx = EJOB_FX_NEXT_TASK;
-                if (job->output_bytes > 0)
+                if (job->output_bytes > 0) {
+                    char *kept = pctl_job_output_join(
+                        j->output_prev, job->output, job->output_max);
+
+                    if (!kept)
+                        return pctl_err(e->p, PLANCTL_ENOMEM, "out of memory");
+                    pctl_free(j->output_prev);
+                    j->output_prev = kept;
                     j->output_base += job->output_bytes;
+                }
                 outputs = outputs_text(e, j, &rc);
                 if (rc == 0)
                     rc = pctl_step_set_task(e->p, j->step_id, j->task_index + 1,
@@ -299,9 +323,10 @@ static int apply_outcome(pass *ps, ejob *j)
                             to == PLANCTL_STATUS_ERROR
                                 ? next_try(j->retry, j->attempt, ps->r.now)
                                 : 0,
-                            0, job->exit_code, job->output,
+                            0, job->exit_code, attempt_output(&own, j, job),
                             output_bytes(j, job), 0, outputs, 1);
     pctl_free(outputs);
+    pctl_free(own);
     return rc < 0 ? rc : 0;
 }
 

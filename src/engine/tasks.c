@@ -146,6 +146,17 @@ int pctl_engine_write_output(planctl_engine *e)
         }
         out[n].step_id = j->step_id;
         out[n].attempt = j->attempt;
+        if (j->output_prev) {
+            char *both =
+                pctl_job_output_join(j->output_prev, text, job->output_max);
+
+            pctl_free(text);
+            if (!(text = both)) {
+                job->live_dirty = 1;
+                rc = PLANCTL_ENOMEM;
+                break;
+            }
+        }
         out[n].output = text;
         out[n].bytes = j->output_base + bytes;
         n++;
@@ -335,6 +346,7 @@ void pctl_engine_drop_job(planctl_engine *e, ejob *j)
         r->phases[pi].steps[si].job = NULL;
     pctl_job_free(j->job);
     json_decref(j->outputs);
+    pctl_free(j->output_prev);
     pctl_free(j->strings);
     pctl_free(j);
 }

@@ -111,11 +111,13 @@ static json_t *status_json(planctl_status s)
 static json_t *attempt_json(const pctl_m_attempt *a)
 {
     return json_pack(
-        "{s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "number", a->number, "status",
-        status_json(a->status), "started_at", time_or_null(a->started_at),
-        "finished_at", time_or_null(a->finished_at), "exit_code",
+        "{s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "number", a->number,
+        "status", status_json(a->status), "started_at",
+        time_or_null(a->started_at), "finished_at",
+        time_or_null(a->finished_at), "exit_code",
         a->exit_code >= 0 ? json_integer(a->exit_code) : json_null(), "message",
-        text_or_null(a->message), "outputs", pctl_outputs_masked(a->outputs));
+        text_or_null(a->message), "output", text_or_null(a->output), "outputs",
+        pctl_outputs_masked(a->outputs));
 }
 
 static json_t *step_json(const pctl_m_step *s, int with_attempts)
