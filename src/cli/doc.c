@@ -176,8 +176,10 @@ static const char *const exit_codes[] = {
     "Refused by a conflict with the current state: the instance has an "
     "active run, an engine is already running, a name is taken, the run "
     "is already paused, is not paused, or did not fail (retry)",
-    "Not found: the database, an instance, a plan, a run or a definition",
-    "A run waited for ended FATAL_ERROR or CANCELLED",
+    "Not found: the database, an instance, a plan, a run, a definition, or "
+    "a step or attempt (logs)",
+    "A run waited for ended FATAL_ERROR or CANCELLED (logs --follow: the "
+    "run, step or attempt it followed did not end COMPLETE)",
     "Timed out waiting for a run",
 };
 
@@ -191,7 +193,8 @@ static void man_exit_codes(FILE *f)
     fputs(".TP\n\\fB130\\fR, \\fB143\\fR\n", f);
     roff(f,
          "Interrupted by SIGINT or SIGTERM (128 + the signal, as shells "
-         "report it) while status --watch, events --follow or --wait waited; "
+         "report it) while status --watch, events --follow, logs --follow or "
+         "--wait waited; "
          "the run goes on",
          0);
     fputs(".\n", f);
