@@ -6,34 +6,10 @@
 
 #include "core/alloc.h"
 #include "core/ferr.h"
-#include "core/timefmt.h"
 #include "store/store.h"
 
 /* Steps named in a not-found message, at most. */
 #define LIST_MAX 10
-
-static json_t *time_or_null(pctl_stmt *st, int col)
-{
-    char buf[PCTL_TIME_BUF];
-
-    if (pctl_col_null(st, col))
-        return json_null();
-    pctl_time_rfc3339(buf, pctl_col_i64(st, col));
-    return json_string(buf);
-}
-
-static json_t *text_or_null(pctl_stmt *st, int col)
-{
-    const char *t = pctl_col_null(st, col) ? NULL : pctl_col_text(st, col);
-
-    return t ? json_string(t) : json_null();
-}
-
-static json_t *int_or_null(pctl_stmt *st, int col)
-{
-    return pctl_col_null(st, col) ? json_null()
-                                  : json_integer(pctl_col_i64(st, col));
-}
 
 /* The run: opts->run, or the default one.  *run is {"id","plan","status"}.
  * Errors: ENOTFOUND, those of the store. */
@@ -212,9 +188,11 @@ static int add_attempts(json_t *arr, int *count, planctl *p, int64_t run_id,
             "s:o}",
             "run", (json_int_t)run_id, "phase", jtext(s, "phase"), "step",
             jtext(s, "name"), "attempt", number, "status", pctl_col_text(st, 1),
-            "exit_code", int_or_null(st, 4), "started_at", time_or_null(st, 2),
-            "finished_at", time_or_null(st, 3), "message", text_or_null(st, 5),
-            "output", text_or_null(st, 6), "output_bytes", int_or_null(st, 7));
+            "exit_code", pctl_col_json_int(st, 4), "started_at",
+            pctl_col_json_time(st, 2), "finished_at", pctl_col_json_time(st, 3),
+            "message", pctl_col_json_text(st, 5), "output",
+            pctl_col_json_text(st, 6), "output_bytes",
+            pctl_col_json_int(st, 7));
         if (json_array_append_new(arr, o) < 0)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }

@@ -290,6 +290,15 @@ int pctl_event_admin(planctl *p, int64_t instance_id, const char *entity,
 int pctl_close_children(planctl *p, int64_t run_id, planctl_status run_end,
                         const char *msg_started, const char *actor);
 
+/* ---- columns as JSON values (views.c) ---- */
+
+/* Column col of st's row as JSON: a time as RFC 3339 text, text, an
+ * integer; null for SQL NULL.  NULL when out of memory (a json_pack()
+ * given it then fails). */
+json_t *pctl_col_json_time(pctl_stmt *st, int col);
+json_t *pctl_col_json_text(pctl_stmt *st, int col);
+json_t *pctl_col_json_int(pctl_stmt *st, int col);
+
 /* ---- output of tries (attempts.c) ---- */
 
 /* The output so far of a try that still runs. */
