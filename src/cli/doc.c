@@ -648,6 +648,8 @@ static const jfield status_doc[] = {
                  "finished_at, exit_code, message, outputs}"},
     {"number", "the attempt's number"},
     {"exit_code", "a shell task's exit status, or null"},
+    {"output", "with --run ID: the last part of what the attempt's tasks "
+               "printed (see logs), or null until it ended"},
     {"outputs", "with --run ID: the step's or attempt's outputs, KEY to "
                 "value, a secret as \"***\""},
     {"parameters", "the instance's parameters in definition order (with "
@@ -665,6 +667,28 @@ static const jfield status_doc[] = {
     {"last_seen", "its last heartbeat"},
     {"alive", "false once its heartbeat is older than 15 s or, on this "
               "host, its process is gone"},
+    {NULL, NULL}};
+static const jfield logs_doc[] = {
+    {"schema", "1"},
+    {"instance", "the instance's name"},
+    {"run", "the run shown: {id, plan, status}"},
+    {"id", "the run's id"},
+    {"plan", "the run's plan"},
+    {"status", "of the run or an attempt"},
+    {"step", "the --step asked for, or null"},
+    {"attempts", "in definition order (phase, step, attempt), each {run, "
+                 "phase, step, attempt, status, exit_code, started_at, "
+                 "finished_at, message, output, output_bytes}"},
+    {"phase", "the attempt's phase"},
+    {"attempt", "the attempt's number"},
+    {"exit_code", "a shell task's exit status, or null"},
+    {"started_at", "when the attempt started, or null"},
+    {"finished_at", "when it ended, or null"},
+    {"message", "its message (why it failed), or null"},
+    {"output", "the last part of what its tasks printed (--tail: the last "
+               "lines of it), or null"},
+    {"output_bytes", "how many bytes its tasks printed in all, kept or not, "
+                     "or null (an imported attempt)"},
     {NULL, NULL}};
 static const jfield engines_doc[] = {
     {"schema", "1"},
@@ -846,6 +870,7 @@ static const struct {
      wait_doc, NULL},
     {"status", "status -o json (--run ID adds attempts and outputs)",
      status_doc, NULL},
+    {"logs", "logs -o json", logs_doc, NULL},
     {"engines", "engines -o json", engines_doc, NULL},
     {"history", "history -o json", history_doc, NULL},
     {"events", "events -o json, events -o jsonl (one event a line)", events_doc,
