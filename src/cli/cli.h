@@ -5,7 +5,7 @@
  *
  * The CLI talks to the library only through planctl.h.  Every view is
  * rendered from the JSON document the library returns, so `-o json` and the
- * text output can never disagree (DESIGN §7).
+ * text output can never disagree (planctl-json(7)).
  */
 #ifndef PLANCTL_CLI_H
 #define PLANCTL_CLI_H
@@ -19,7 +19,7 @@
 
 #include "planctl.h"
 
-/* Exit codes of DESIGN §8. */
+/* Exit codes (planctl-json(7)). */
 enum {
     CLI_EXIT_OK = 0,
     CLI_EXIT_ERROR = 1,
@@ -28,7 +28,7 @@ enum {
     CLI_EXIT_NOTFOUND = 4
 };
 
-/* Exit codes of DESIGN §8 for the commands that wait for a run (--wait,
+/* Exit codes (planctl-json(7)) for the commands that wait for a run (--wait,
  * status --watch). */
 enum {
     CLI_EXIT_RUN_FAILED = 5, /* it ended FATAL_ERROR or CANCELLED */
@@ -160,6 +160,11 @@ int cli_flag_shadowed(const cli_flag *fl, const cli_flag *by);
 int cli_doc_command(int argc, char **argv, const cli_command *const *cmds,
                     size_t ncmds);
 
+struct cli_buf;
+/* Appends every path `planctl explain` knows, separated by spaces, for
+ * the completion (cmd_explain.c). */
+void cli_explain_paths(struct cli_buf *b);
+
 /* ---- the run context ---------------------------------------------------- */
 
 /* What the output may use: decided once from isatty, NO_COLOR and the
@@ -193,7 +198,7 @@ int cli_open_db(cli_ctx *ctx, cli_db_mode mode);
 
 /* ---- errors ----------------------------------------------------------- */
 
-/* The exit code of DESIGN §8 for a PLANCTL_E* code.  Can't fail. */
+/* The exit code (planctl-json(7)) for a PLANCTL_E* code.  Can't fail. */
 int cli_exit_code(int rc);
 
 /* Prints "planctl: <message>" on stderr. */
@@ -339,7 +344,7 @@ int cli_jtime(int64_t *out, const json_t *obj, const char *key);
 /* ---- renderers: pure functions of a document, testable alone ----------- */
 
 /*
- * The status tree of DESIGN §8.  The document names runs outside the plans
+ * The status tree of planctl(1).  The document names runs outside the plans
  * it shows by id only; extra, if not NULL, gives their plans where the
  * caller looked them up.  now is the time durations of unfinished runs are
  * measured to.
@@ -392,6 +397,37 @@ typedef struct cli_run_info {
  * (the caller then prints less detail; nothing is printed here). */
 int cli_run_lookup(cli_run_info *out, cli_ctx *ctx, const char *instance,
                    int64_t id);
+
+/* ---- the engine (engine_note.c) ----------------------------------------- */
+
+/* Appends the line that says which engine holds the database, from a
+ * status document's "engine" (JSON null or absent: none), e.g. "no engine
+ * is running on ./planctl.db; start one with 'planctl run'".  Can't
+ * fail. */
+void cli_engine_line(cli_buf *b, const cli_ctx *ctx, const json_t *engine);
+
+/* Whether a command that follows a run has warned that no engine moves
+ * it. */
+typedef struct cli_engine_watch {
+    int64_t after_ms;   /* PLANCTL_ENGINE_WARN_AFTER, default 5s */
+    int64_t down_since; /* monotonic ms since no live engine, or -1 */
+    int warned;         /* the warning is out, and no engine came since */
+} cli_engine_watch;
+
+/* Reads PLANCTL_ENGINE_WARN_AFTER (a duration; "0" warns at once).  Can't
+ * fail. */
+void cli_engine_watch_init(cli_engine_watch *w);
+
+/*
+ * Looks at the "engine" of a status document read while following run:
+ * once no live engine held the database for w->after_ms, appends to msg
+ * the one warning to print ("warning: run 12 is waiting for an engine: no
+ * engine is running on ..."); when an engine turns up after a warning,
+ * one line saying so, and the next absence warns again.  Returns 1 when
+ * msg has a line for cli_errorf(), else 0.  Can't fail.
+ */
+int cli_engine_watch_check(cli_engine_watch *w, cli_buf *msg,
+                           const cli_ctx *ctx, const json_t *doc, int64_t run);
 
 /* Prints the outcome of a command that admitted or acted on a run: the
  * document {"schema":1,"run":ID|null} with -o json, or text that the

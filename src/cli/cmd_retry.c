@@ -75,7 +75,8 @@ const cli_command cli_cmd_retry = {
     "\n" CLI_PREFLIGHT_HELP "\n"
     "\n"
     "--wait then waits until the new run ends, as 'planctl trigger --wait'\n"
-    "does: one line with the outcome (-o json: {\"schema\":1,\"run\":{...}}),\n"
+    "does (warning on stderr when no engine runs): one line with the outcome "
+    "(-o json: {\"schema\":1,\"run\":{...}}),\n"
     "exit 0 when COMPLETE, 5 when FATAL_ERROR or CANCELLED, 6 when --timeout\n"
     "elapsed first, 130 when interrupted by SIGINT (143: SIGTERM); the run\n"
     "goes on in the last two.",

@@ -17,6 +17,7 @@
 
 #define CLI_COMMANDS(X)                                                        \
     X(validate)                                                                \
+    X(explain)                                                                 \
     X(apply)                                                                   \
     X(definitions)                                                             \
     X(create)                                                                  \
@@ -32,7 +33,9 @@
     X(status)                                                                  \
     X(history)                                                                 \
     X(events)                                                                  \
+    X(logs)                                                                    \
     X(run)                                                                     \
+    X(engines)                                                                 \
     X(replay)                                                                  \
     X(verify)                                                                  \
     X(export)                                                                  \

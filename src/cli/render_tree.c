@@ -1,5 +1,5 @@
 /*
- * render_tree.c - the `planctl status` tree of DESIGN §8, rendered from the
+ * render_tree.c - the `planctl status` tree of planctl(1), rendered from the
  * status document alone so that it always agrees with `status -o json`.
  *
  * Every plan shows its latest run (or NEVER_RUN), the run's times and

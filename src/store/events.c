@@ -1,4 +1,4 @@
-/* events.c - reading the event log (DESIGN §8 `events`). */
+/* events.c - reading the event log (`events`, planctl-json(7)). */
 #include <jansson.h>
 
 #include "core/alloc.h"
