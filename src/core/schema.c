@@ -172,7 +172,15 @@ static const pctl_schema_field shell_fields[] = {
     {"fatal_exit_codes", "[]integer", 0, NULL, 0,
      "Exit statuses (1 to 255) that fail the step with no retry",
      "Exit status 0 is done; a listed status is fatal; any other is an "
-     "error, retried by the step's policy.",
+     "error, retried by the step's policy, except 126 and 127 (see "
+     "retry_exit_codes).",
+     NULL},
+    {"retry_exit_codes", "[]integer", 0, NULL, 0,
+     "Exit statuses 126 and 127 to retry as errors",
+     "126 (not executable) and 127 (not found), and a program that cannot "
+     "be started at all, are fatal by default: a retry does not mend them.  "
+     "Listing 126 or 127 here makes it an error retried by the step's "
+     "policy; a status in both lists is fatal.",
      NULL},
 };
 
