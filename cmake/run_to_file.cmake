@@ -4,10 +4,11 @@
 # committed and neither can drift from the command table.
 #
 # Run as: cmake -DPROGRAM=path/to/planctl -DARG=__man -DOUT=planctl.1
+# (ARG may be a list: "-DARG=__man;planctl-json.7")
 #               -P run_to_file.cmake
 
 execute_process(
-    COMMAND "${PROGRAM}" "${ARG}"
+    COMMAND "${PROGRAM}" ${ARG}
     OUTPUT_FILE "${OUT}.tmp"
     ERROR_VARIABLE err
     RESULT_VARIABLE rc)

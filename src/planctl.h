@@ -8,7 +8,7 @@
  * planctl::planctl (or planctl::planctl_static).  Only planctl_* symbols
  * are exported.  tools/examples/controller/ is a complete embedder.
  *
- * Conventions (see STYLE.md):
+ * Conventions:
  *   - Functions return 0 on success or a negative PLANCTL_E* code.
  *     planctl_errmsg() then holds a one-line detail for the handle (none
  *     can be recorded when the handle itself is NULL).  A function
@@ -126,7 +126,7 @@ PLANCTL_API void planctl_free(void *ptr);
 
 /* ---- statuses ---------------------------------------------------------- */
 
-/* The exact status strings of DESIGN §3, also stored in the database. */
+/* The exact status strings of planctl-json(7), also stored in the database. */
 #define PLANCTL_STATUS_MAP(X)                                                  \
     X(NEVER_RUN)                                                               \
     X(QUEUED)                                                                  \
@@ -161,9 +161,9 @@ PLANCTL_API const char *planctl_status_name(planctl_status s);
  * PLANCTL_EINVAL for anything else (case matters). */
 PLANCTL_API int planctl_status_parse(planctl_status *out, const char *text);
 
-/* Returns 1 if (from -> to) is a legal transition of entity per DESIGN §3,
- * 0 otherwise.  from == PLANCTL_STATUS__COUNT stands for "(new)", a row
- * being created.  Can't fail. */
+/* Returns 1 if (from -> to) is a legal transition of entity per
+ * planctl-json(7), 0 otherwise.  from == PLANCTL_STATUS__COUNT stands for
+ * "(new)", a row being created.  Can't fail. */
 PLANCTL_API int planctl_transition_legal(planctl_entity entity,
                                          planctl_status from,
                                          planctl_status to);
@@ -262,13 +262,13 @@ PLANCTL_API void planctl_set_clock(planctl *p, int64_t (*now_ms)(void *data),
                                    void *data);
 
 /*
- * The safety net on events per run (DESIGN §10).  Every event of a run is
- * counted in runs.event_count.  When a run's count reaches warn_at, the
- * writer appends a note to the log (entity "instance", the run's id, actor
- * "planctl") naming the threshold.  When it reaches max, an engine ends
- * the run at its next pass: FATAL_ERROR, "reached the limit of N events
- * per run", its open phases and steps closed (which still adds their
- * events).  0 keeps a default: PLANCTL_RUN_EVENTS_WARN and
+ * The safety net on events per run (README, "Debugging: events, replay, verify,
+ * gc").  Every event of a run is counted in runs.event_count.  When a run's
+ * count reaches warn_at, the writer appends a note to the log (entity
+ * "instance", the run's id, actor "planctl") naming the threshold.  When it
+ * reaches max, an engine ends the run at its next pass: FATAL_ERROR, "reached
+ * the limit of N events per run", its open phases and steps closed (which still
+ * adds their events).  0 keeps a default: PLANCTL_RUN_EVENTS_WARN and
  * PLANCTL_RUN_EVENTS_MAX.  The settings belong to the handle (the warning
  * is written by whichever handle writes the event; the limit is applied by
  * the engine of this handle).  Errors: EINVAL (negative).
@@ -281,8 +281,8 @@ PLANCTL_API int planctl_set_event_limits(planctl *p, int64_t warn_at,
 /* ---- definitions ------------------------------------------------------- */
 
 /*
- * Decodes and checks a definition (DESIGN §2, §9) and registers it under
- * its (name, version).  Task kinds must be built-in ("Dummy", "shell") or
+ * Decodes and checks a definition (planctl-definition(5)) and registers it
+ * under its (name, version).  Task kinds must be built-in ("Dummy", "shell") or
  * registered on this handle with planctl_kind_register(), and every spec
  * one its kind accepts.  origin names the source for messages ("zk.json");
  * NULL means "<definition>".  Registering the same content again is a no-op;
@@ -436,7 +436,8 @@ typedef struct planctl_admitted {
      * NULL when none ran (the plan has none, the admission was refused
      * before they ran, or preflight itself failed: out of memory, no
      * loop).  The caller's: planctl_admitted_clear() frees it.
-     *     {"schema":1, "plan":"backup", "outcome":"passed|failed|error",
+     *     {"schema":1, "plan":"backup",
+     *      "outcome":"passed|failed|error|skipped",
      *      "checks":[{"name":"Sleepy", "status":"error",
      *                 "message":"timed out after 10s"}, ...],
      *      "warnings":["preflight check Quorum skipped", ...]}
@@ -444,7 +445,8 @@ typedef struct planctl_admitted {
      * with "status" "passed", "failed", "error" (it could not run or
      * missed the deadline) or "skipped", and "message" its cause (null
      * when it passed or was skipped).  "outcome" is "error" when any
-     * check is "error", else "failed" when any failed, else "passed".
+     * check is "error", else "failed" when any failed, else "skipped"
+     * when every check was skipped, else "passed".
      * "warnings" has one line per skipped check. */
     char *preflight_report;
 } planctl_admitted;
@@ -465,10 +467,10 @@ planctl_instance_create(int64_t *out, planctl *p, const char *name,
                         const planctl_param *params, size_t nparams);
 
 /*
- * Changes parameter values and admits the plan they select (DESIGN §4).
- * *out receives the run id, or 0 when no value actually changed (nothing
- * is admitted then).  Errors: EINVAL (unknown parameter, a value not of
- * its type or enum, an immutable parameter that has a value given
+ * Changes parameter values and admits the plan they select (README, "Plan for a
+ * parameter change"). *out receives the run id, or 0 when no value actually
+ * changed (nothing is admitted then).  Errors: EINVAL (unknown parameter, a
+ * value not of its type or enum, an immutable parameter that has a value given
  * another, or changed parameters naming different trigger plans),
  * ENOTFOUND, ECONFLICT (an active run, named in the message).  To remove
  * values, use planctl_admit_set() with planctl_admit_options.unset.
@@ -499,6 +501,41 @@ PLANCTL_API int planctl_instance_upgrade(int64_t *out, planctl *p,
  */
 PLANCTL_API int planctl_instance_delete(int64_t *out, planctl *p,
                                         const char *name, int force);
+
+/*
+ * What planctl_instance_delete_opts() does beyond the plain delete.
+ * dry_run: every check and every write as they would be, then rolled
+ * back, so *out and the errors say what the delete would do and nothing
+ * changes.  archive (when not NULL, and not on a dry run): the instance
+ * is about to be removed at once, so archive(archive_data, bundle, len)
+ * gets its whole history first, as the one-line bundle of
+ * planctl_export_json() (what gc's archive holds of one run, for the
+ * whole instance), inside the delete's transaction; then once with NULL
+ * and 0 just before the commit (make it durable then).  A nonzero return
+ * removes nothing (EIO).  An instance that would run its cleanup plan is
+ * not removed by this call, so archive is refused there (EINVAL: use
+ * force, or export it after cleanup).
+ */
+typedef struct planctl_delete_options {
+    unsigned int version; /* PLANCTL_DELETE_OPTIONS_VERSION */
+    int force;            /* as planctl_instance_delete()'s */
+    int dry_run;
+    int (*archive)(void *data, const char *bundle, size_t len);
+    void *archive_data;
+} planctl_delete_options;
+
+#define PLANCTL_DELETE_OPTIONS_VERSION 1
+#define PLANCTL_DELETE_OPTIONS_INIT                                            \
+    {                                                                          \
+        PLANCTL_DELETE_OPTIONS_VERSION, 0, 0, NULL, NULL                       \
+    }
+
+/* planctl_instance_delete() with options (NULL: the defaults).  Errors:
+ * its own, EINVAL (unknown version, archive where cleanup would run), EIO
+ * (archive() refused). */
+PLANCTL_API int
+planctl_instance_delete_opts(int64_t *out, planctl *p, const char *name,
+                             const planctl_delete_options *opts);
 
 /* {"schema":1,"instances":[{"name","definition":{"name","version"},
  * "status","active_run","deleting","created_at"}]} sorted by name; status
@@ -615,14 +652,25 @@ typedef struct planctl_status_options {
         PLANCTL_STATUS_OPTIONS_VERSION, NULL, 0                                \
     }
 
-/* The status document of DESIGN §8 for one instance, read from one
+/* The status document of planctl-json(7) for one instance, read from one
  * snapshot.  opts may be NULL.  The run chosen with opts->run also gives
  * each of its steps "attempts":[{"number","status","started_at",
- * "finished_at","exit_code","message"}], oldest first.  Errors: EINVAL,
- * ENOTFOUND (instance, plan or run), ENOMEM, EIO. */
+ * "finished_at","exit_code","message"}], oldest first.  "engine" is the
+ * engine that holds the database, as in planctl_engines_json() but without
+ * "token", or null when none does.  Errors: EINVAL, ENOTFOUND (instance,
+ * plan or run), ENOMEM, EIO. */
 PLANCTL_API int planctl_status_json(char **out, planctl *p,
                                     const char *instance,
                                     const planctl_status_options *opts);
+
+/* {"schema":1,"engines":[{"pid","host","since","last_seen","alive",
+ * "token"}]}: the engines that hold the database (on SQLite at most one,
+ * the lease's holder; [] when none does).  "since" is when it took the
+ * lease, "last_seen" its last heartbeat, "token" its fencing token.
+ * "alive" is false for a holder that no longer counts as running: on this
+ * host, its process is gone; anywhere, its heartbeat is older than 15 s
+ * (the default lease TTL).  Errors: EINVAL, ENOMEM, EIO. */
+PLANCTL_API int planctl_engines_json(char **out, planctl *p);
 
 typedef struct planctl_history_options {
     unsigned int version; /* PLANCTL_HISTORY_OPTIONS_VERSION */
@@ -637,11 +685,42 @@ typedef struct planctl_history_options {
         PLANCTL_HISTORY_OPTIONS_VERSION, NULL, 0, 0                            \
     }
 
-/* The history document of DESIGN §8, newest run first.  opts may be NULL.
+/* The history document of planctl-json(7), newest run first.  opts may be NULL.
  * Errors: ENOTFOUND, EINVAL (negative limit), ENOMEM, EIO. */
 PLANCTL_API int planctl_history_json(char **out, planctl *p,
                                      const char *instance,
                                      const planctl_history_options *opts);
+
+typedef struct planctl_logs_options {
+    unsigned int version; /* PLANCTL_LOGS_OPTIONS_VERSION */
+    int64_t run;      /* this run of the instance, or 0: its active run, else
+                         its latest that started, else its latest */
+    const char *step; /* only this step, "STEP" or "PHASE/STEP"; NULL: all */
+    int attempt;      /* with step: only this try of it; 0: every try */
+} planctl_logs_options;
+
+#define PLANCTL_LOGS_OPTIONS_VERSION 1
+#define PLANCTL_LOGS_OPTIONS_INIT                                              \
+    {                                                                          \
+        PLANCTL_LOGS_OPTIONS_VERSION, 0, NULL, 0                               \
+    }
+
+/*
+ * The output of the attempts of one run (`planctl logs`), read from one
+ * snapshot: {"schema":1, "instance", "run":{"id","plan","status"},
+ * "step": null or {"phase","name","status"} (the step opts->step chose),
+ * "attempts":[{"run","phase","step","attempt","status","exit_code",
+ * "started_at","finished_at","message","output","output_bytes"}]} in
+ * definition order (phase, step, then attempt number).  output is what
+ * the attempt keeps (its last bytes, the engine's output_size; written
+ * while the attempt runs, at most once a second), output_bytes how many
+ * it wrote in all; absent values are null.  opts may be NULL.  Errors:
+ * ENOTFOUND (the instance, a run, a step or an attempt it does not have,
+ * the message listing what it has), EINVAL (a step name two phases share,
+ * an attempt without a step, bad options), EBUSY, EIO, ENOMEM.
+ */
+PLANCTL_API int planctl_logs_json(char **out, planctl *p, const char *instance,
+                                  const planctl_logs_options *opts);
 
 typedef struct planctl_events_options {
     unsigned int version; /* PLANCTL_EVENTS_OPTIONS_VERSION */
@@ -649,12 +728,16 @@ typedef struct planctl_events_options {
     int64_t run;          /* only this run's events, or 0 */
     int64_t since;        /* only events with a larger seq, or 0 */
     int limit;            /* at most this many; 0 means 1000 */
+    /* Version 2: only the last this many of the events the fields above
+     * select (after since), read from the first of them on; 0: from the
+     * first event after since. */
+    int tail;
 } planctl_events_options;
 
-#define PLANCTL_EVENTS_OPTIONS_VERSION 1
+#define PLANCTL_EVENTS_OPTIONS_VERSION 2
 #define PLANCTL_EVENTS_OPTIONS_INIT                                            \
     {                                                                          \
-        PLANCTL_EVENTS_OPTIONS_VERSION, NULL, 0, 0, 0                          \
+        PLANCTL_EVENTS_OPTIONS_VERSION, NULL, 0, 0, 0, 0                       \
     }
 
 /*
@@ -663,8 +746,10 @@ typedef struct planctl_events_options {
  * "last_seq":N} where last_seq is the seq of the last event returned (or
  * opts->since when none), for asking again with since = last_seq.
  * instance, phase and step are names; run is the run id.  opts may be
- * NULL (every event, up to the default limit).  Errors: ENOTFOUND
- * (instance or run), EINVAL, ENOMEM, EIO.
+ * NULL (every event, up to the default limit).  A caller built with
+ * version 1 of the options (no tail) keeps working.  Errors: ENOTFOUND
+ * (instance or run), EINVAL (a negative number, an unknown options
+ * version), ENOMEM, EIO.
  */
 PLANCTL_API int planctl_events_json(char **out, planctl *p,
                                     const planctl_events_options *opts);
@@ -932,7 +1017,7 @@ PLANCTL_API int planctl_import_stream(char **out, planctl *p,
 
 /*
  * The engine advances the active runs of one database on a libuv loop
- * (DESIGN §6).  Its life:
+ * (README, "How the engine works").  Its life:
  *
  *   planctl_engine_new(&e, p, loop, NULL);      p: a handle for the engine
  *   planctl_engine_register(e, "File", &ex);    your task kinds
@@ -1078,8 +1163,10 @@ PLANCTL_API int planctl_job_add_output(planctl_job *job, const char *key,
 /* Records an exit code and the tail of the task's output with the job's
  * attempt (shell does); call before planctl_step_finish, from the thread
  * that will call it.  output (may be NULL) is copied, keeping its last
- * 4 KiB.  Returns 0, PLANCTL_EINVAL (NULL job, or already reported) or
- * PLANCTL_ENOMEM. */
+ * bytes (the engine's output_size, 64 KiB by default) from a character
+ * boundary; its whole length is recorded as the bytes the attempt wrote
+ * (what `planctl logs` reports of output not kept).  Returns 0, PLANCTL_EINVAL
+ * (NULL job, or already reported) or PLANCTL_ENOMEM. */
 PLANCTL_API int planctl_job_set_output(planctl_job *job, int exit_code,
                                        const char *output);
 
@@ -1102,12 +1189,19 @@ typedef struct planctl_engine_options {
     int64_t task_poll_ms;   /* restart of a NOT_DONE task; 0: 1000 */
     int64_t lease_ttl_ms;   /* a lease older than this is stale; 0: 15000 */
     int until_idle;         /* stop by itself when nothing is left to do */
+    /* Since version 2 (a version 1 struct ends above, and is still
+     * taken): the bytes of output kept with each attempt (its last ones,
+     * from a character boundary: planctl_job_set_output, the shell's
+     * stdout and stderr); 0: 65536 (64 KiB); at most 1048576 (1 MiB).
+     * A shell task's failure message takes the last line of its output
+     * whatever this keeps. */
+    int64_t output_size;
 } planctl_engine_options;
 
-#define PLANCTL_ENGINE_OPTIONS_VERSION 1
+#define PLANCTL_ENGINE_OPTIONS_VERSION 2
 #define PLANCTL_ENGINE_OPTIONS_INIT                                            \
     {                                                                          \
-        PLANCTL_ENGINE_OPTIONS_VERSION, 0, 0, 0, 0, 0                          \
+        PLANCTL_ENGINE_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0                       \
     }
 
 /*
@@ -1230,6 +1324,12 @@ typedef struct planctl_log_record {
     int attempt;        /* the step's attempt */
     const char *status; /* the status it went to */
     const char *detail; /* the step's or run's message, an error */
+    /* Records grow only at their end; the library fills them, so a
+     * callback built before a field existed reads what it knows. */
+    const char *phase; /* a phase's change: the phase's name */
+    const char *actor; /* a change another writer made (the CLI, another
+                          handle): its event's actor ("user", "planctl");
+                          NULL for the engine's own */
 } planctl_log_record;
 
 /*
@@ -1243,7 +1343,10 @@ typedef struct planctl_log_record {
  * such a run is left as it is, never failed), lease lost (error),
  * stopping, stopped.  The library never
  * prints: cb formats and writes.  Status changes are reported once
- * committed.  cb runs on the loop thread and must not call the engine.
+ * committed; those other writers committed (another handle, the CLI) when
+ * the engine reads them from the event log at its next pass, with
+ * rec->actor set (at most 64 per pass one by one, then one line with the
+ * count).  cb runs on the loop thread and must not call the engine.
  * cb NULL turns the log off.  Errors: EINVAL (NULL engine, bad level).
  */
 PLANCTL_API int

@@ -5,7 +5,7 @@
  *
  * The CLI talks to the library only through planctl.h.  Every view is
  * rendered from the JSON document the library returns, so `-o json` and the
- * text output can never disagree (DESIGN §7).
+ * text output can never disagree (planctl-json(7)).
  */
 #ifndef PLANCTL_CLI_H
 #define PLANCTL_CLI_H
@@ -15,10 +15,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "planctl.h"
 
-/* Exit codes of DESIGN §8. */
+/* Exit codes (planctl-json(7)). */
 enum {
     CLI_EXIT_OK = 0,
     CLI_EXIT_ERROR = 1,
@@ -27,7 +28,7 @@ enum {
     CLI_EXIT_NOTFOUND = 4
 };
 
-/* Exit codes of DESIGN §8 for the commands that wait for a run (--wait,
+/* Exit codes (planctl-json(7)) for the commands that wait for a run (--wait,
  * status --watch). */
 enum {
     CLI_EXIT_RUN_FAILED = 5, /* it ended FATAL_ERROR or CANCELLED */
@@ -159,6 +160,11 @@ int cli_flag_shadowed(const cli_flag *fl, const cli_flag *by);
 int cli_doc_command(int argc, char **argv, const cli_command *const *cmds,
                     size_t ncmds);
 
+struct cli_buf;
+/* Appends every path `planctl explain` knows, separated by spaces, for
+ * the completion (cmd_explain.c). */
+void cli_explain_paths(struct cli_buf *b);
+
 /* ---- the run context ---------------------------------------------------- */
 
 /* What the output may use: decided once from isatty, NO_COLOR and the
@@ -179,6 +185,7 @@ typedef struct cli_ctx {
     int fixed_now;       /* PLANCTL_NOW was set */
     int signal;          /* the signal that interrupted a poll (wait.c), or 0 */
     int durability_full; /* PLANCTL_DURABILITY=full, or run --durability */
+    int all_steps;       /* status --all: big phases not summarised */
     planctl *db;         /* open when the command's db mode asks for it */
 } cli_ctx;
 
@@ -191,7 +198,7 @@ int cli_open_db(cli_ctx *ctx, cli_db_mode mode);
 
 /* ---- errors ----------------------------------------------------------- */
 
-/* The exit code of DESIGN §8 for a PLANCTL_E* code.  Can't fail. */
+/* The exit code (planctl-json(7)) for a PLANCTL_E* code.  Can't fail. */
 int cli_exit_code(int rc);
 
 /* Prints "planctl: <message>" on stderr. */
@@ -301,8 +308,21 @@ const char *cli_status_sgr(const char *status);
 /* Parses RFC 3339 ("2026-11-21T14:03:05.000Z", any offset).  Returns 0, or
  * -1 for anything else. */
 int cli_time_parse(int64_t *out_ms, const char *text);
+/* Reads a time a user gave: every form the CLI prints (RFC 3339, the text
+ * form "2026-11-21 14:03:05" with or without a zone, zone-less meaning
+ * local), "now", and "2h" or "2h ago" before ctx->now_ms
+ * (pctl_time_read()).  Returns 0, or -1 for anything else. */
+int cli_time_read(int64_t *out_ms, const cli_ctx *ctx, const char *text);
+/* The message part naming what cli_time_read() takes. */
+#define CLI_TIME_FORMS                                                         \
+    "a time such as \"2026-11-21 14:03:05\" (local; add Z, UTC or +01:00 "     \
+    "for another zone), \"2026-11-21T14:03:05Z\", \"14:03\" (today), "         \
+    "\"2h ago\" or \"1d\""
 /* "2026-11-21 14:03:05" in local time.  buf holds at least 32 bytes. */
 void cli_time_format(char *buf, size_t size, int64_t ms);
+/* The same with the zone's abbreviation: "2026-11-21 14:03:05 UTC", which
+ * cli_time_read() reads back.  buf holds at least 48 bytes. */
+void cli_time_format_zone(char *buf, size_t size, int64_t ms);
 /* "450ms", "12s", "1m12s", "2h3m", "3d4h".  buf holds at least 32 bytes. */
 void cli_duration_format(char *buf, size_t size, int64_t ms);
 
@@ -327,7 +347,7 @@ int cli_jtime(int64_t *out, const json_t *obj, const char *key);
 /* ---- renderers: pure functions of a document, testable alone ----------- */
 
 /*
- * The status tree of DESIGN §8.  The document names runs outside the plans
+ * The status tree of planctl(1).  The document names runs outside the plans
  * it shows by id only; extra, if not NULL, gives their plans where the
  * caller looked them up.  now is the time durations of unfinished runs are
  * measured to.
@@ -335,7 +355,13 @@ int cli_jtime(int64_t *out, const json_t *obj, const char *key);
 typedef struct cli_status_extra {
     const char *active_plan;         /* the active run's plan, or NULL */
     const char *const *queued_plans; /* per "queued" entry, NULL: unknown */
+    int all_steps; /* every step of a big phase, not the summary */
 } cli_status_extra;
+
+/* A phase with more steps than this is summarised in the tree: counts by
+ * status and its steps that are not COMPLETE, up to CLI_BIG_PHASE_LIST. */
+#define CLI_BIG_PHASE 20
+#define CLI_BIG_PHASE_LIST 10
 
 void cli_render_status(FILE *f, const json_t *doc, const cli_term *t,
                        int64_t now, const cli_status_extra *extra);
@@ -376,6 +402,37 @@ typedef struct cli_run_info {
 int cli_run_lookup(cli_run_info *out, cli_ctx *ctx, const char *instance,
                    int64_t id);
 
+/* ---- the engine (engine_note.c) ----------------------------------------- */
+
+/* Appends the line that says which engine holds the database, from a
+ * status document's "engine" (JSON null or absent: none), e.g. "no engine
+ * is running on ./planctl.db; start one with 'planctl run'".  Can't
+ * fail. */
+void cli_engine_line(cli_buf *b, const cli_ctx *ctx, const json_t *engine);
+
+/* Whether a command that follows a run has warned that no engine moves
+ * it. */
+typedef struct cli_engine_watch {
+    int64_t after_ms;   /* PLANCTL_ENGINE_WARN_AFTER, default 5s */
+    int64_t down_since; /* monotonic ms since no live engine, or -1 */
+    int warned;         /* the warning is out, and no engine came since */
+} cli_engine_watch;
+
+/* Reads PLANCTL_ENGINE_WARN_AFTER (a duration; "0" warns at once).  Can't
+ * fail. */
+void cli_engine_watch_init(cli_engine_watch *w);
+
+/*
+ * Looks at the "engine" of a status document read while following run:
+ * once no live engine held the database for w->after_ms, appends to msg
+ * the one warning to print ("warning: run 12 is waiting for an engine: no
+ * engine is running on ..."); when an engine turns up after a warning,
+ * one line saying so, and the next absence warns again.  Returns 1 when
+ * msg has a line for cli_errorf(), else 0.  Can't fail.
+ */
+int cli_engine_watch_check(cli_engine_watch *w, cli_buf *msg,
+                           const cli_ctx *ctx, const json_t *doc, int64_t run);
+
 /* Prints the outcome of a command that admitted or acted on a run: the
  * document {"schema":1,"run":ID|null} with -o json, or text that the
  * caller formats from the run info. */
@@ -408,6 +465,33 @@ int cli_report_run(cli_ctx *ctx, const char *instance, int64_t run,
 int cli_print_doc(cli_ctx *ctx, char *text,
                   void (*render)(FILE *f, const json_t *doc,
                                  const cli_term *t));
+
+/* The archive file: bundles are appended as they come; at the end of
+ * each batch (before it commits) they are synced.  A failed write cuts
+ * the file back to the end of the last complete batch, so the file only
+ * ever holds whole lines. */
+typedef struct cli_archive {
+    const char *path;
+    int fd;
+    off_t good;  /* the size after the last synced batch */
+    int err;     /* the errno of the failure, 0 if none */
+    size_t runs; /* lines written */
+} cli_archive;
+
+/* Opens path for appending bundles (created 0600).  Prints the error and
+ * returns CLI_EXIT_ERROR when it cannot, or when it is not a regular
+ * file.  Close ar->fd when done. */
+int cli_archive_open(cli_archive *ar, const char *path);
+/* What gc and delete do before writing: refuses path if it is the
+ * database (cli_outfile_check()), opens the database, then the archive
+ * (path NULL: none; ar->fd stays -1).  Returns 0 or the exit code after
+ * printing the error. */
+int cli_archive_begin(cli_archive *ar, cli_ctx *ctx, const char *path);
+/* The archive callback of planctl_gc_options and planctl_delete_options
+ * (data: the cli_archive): a bundle appends a line, NULL syncs.  Returns 0,
+ * or -1 with ar->err set after cutting the file back to its last synced
+ * size. */
+int cli_archive_write(void *data, const char *bundle, size_t len);
 
 /* Reads a whole file, or stdin for "-".  Prints the error and returns
  * CLI_EXIT_ERROR when it cannot.  Free *out with free(). */

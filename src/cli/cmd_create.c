@@ -35,7 +35,8 @@ static int run(cli_ctx *ctx, const cli_args *a)
     int rc = cli_parse_params(&params, &storage, list, n);
     if (rc)
         return rc;
-    /* Names cannot hold '@' (DESIGN §2), so the first one splits. */
+    /* Names cannot hold '@' (planctl-definition(5)), so the first one splits.
+     */
     defname = cli_xstrdup(def);
     char *at = strchr(defname, '@');
     if (at) {

@@ -16,6 +16,8 @@ static const cli_flag flags[] = {
      "show this run instead of its plan's latest"},
     {"watch", 'w', CLI_FLAG_BOOL, 0, NULL,
      "redraw as the run advances, until it ends"},
+    {"all", 0, CLI_FLAG_BOOL, 0, NULL,
+     "every step of a phase of more than 20 steps, not a summary"},
     {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
 
 static const char *const examples[] = {
@@ -89,14 +91,120 @@ static void names_free(names *nm)
     free((void *)nm->queued_ptrs);
 }
 
-/* Draws the tree of a status document. */
-static void render(cli_ctx *ctx, const char *instance, const json_t *doc)
+/* Longest value shown in text; -o json has the whole value. */
+#define PARAM_TEXT_MAX 60
+
+/* Appends a value as a task gets it: a string as it is, anything else as
+ * compact JSON; cut to PARAM_TEXT_MAX characters with an ellipsis. */
+static void add_value(cli_buf *b, const json_t *v, const cli_term *t)
+{
+    /* An empty string would read as nothing at all: "" says it is one. */
+    char *text =
+        json_is_string(v) && json_string_length(v) == 0 ? cli_xstrdup("\"\"")
+        : json_is_string(v)
+            ? cli_xstrdup(json_string_value(v))
+            : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_SORT_KEYS);
+    size_t len, cut = 0, chars = 0;
+
+    if (!text)
+        cli_oom();
+    len = strlen(text);
+    /* Cut at a character boundary, never inside a UTF-8 sequence. */
+    for (cut = 0; cut < len; cut++)
+        if (((unsigned char)text[cut] & 0xc0) != 0x80 &&
+            chars++ == PARAM_TEXT_MAX)
+            break;
+    text[cut] = '\0';
+    cli_buf_add_clean(b, text);
+    if (cut < len)
+        cli_buf_add(b, t->unicode ? "\xe2\x80\xa6" : "...");
+    free(text);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* "Parameters:" and one line each: "  NAME = VALUE (default)", or
+ * "  NAME (no value)". */
+static void render_parameters(cli_ctx *ctx, const json_t *doc, int64_t run)
+{
+    const json_t *list = json_object_get(doc, "parameters"), *param;
+    const json_t *found = run > 0 ? cli_doc_find_run(doc, run) : NULL;
+    size_t i;
+
+    if (found) {
+        /* The snapshot the run used, in name order. */
+        const json_t *snap = json_object_get(found, "params");
+        const char **keys = NULL;
+        const char *key;
+        json_t *v;
+        size_t n = 0;
+
+        if (json_object_size(snap) == 0)
+            return;
+        keys = cli_xmalloc(json_object_size(snap) * sizeof *keys);
+        json_object_foreach((json_t *)snap, key, v) keys[n++] = key;
+        qsort(keys, n, sizeof *keys, cmp_str);
+        printf("Parameters of run %lld:\n", (long long)run);
+        for (i = 0; i < n; i++) {
+            cli_line line = CLI_LINE_INIT;
+            cli_buf_add(&line.text, "  ");
+            cli_buf_add_clean(&line.text, keys[i]);
+            cli_buf_add(&line.text, " = ");
+            add_value(&line.text, json_object_get(snap, keys[i]), &ctx->term);
+            cli_line_emit(&line, stdout, &ctx->term);
+            cli_line_free(&line);
+        }
+        free(keys);
+        return;
+    }
+    if (json_array_size(list) == 0)
+        return;
+    puts("Parameters:");
+    json_array_foreach(list, i, param)
+    {
+        cli_line line = CLI_LINE_INIT;
+        const json_t *v = json_object_get(param, "value");
+
+        cli_buf_add(&line.text, "  ");
+        cli_buf_add_clean(&line.text, cli_jstr(param, "name")
+                                          ? cli_jstr(param, "name")
+                                          : "?");
+        if (json_is_null(v) || !v) {
+            cli_buf_add(&line.text, " (no value)");
+        } else {
+            cli_buf_add(&line.text, " = ");
+            add_value(&line.text, v, &ctx->term);
+            if (json_is_true(json_object_get(param, "default")))
+                cli_buf_add(&line.text, " (default)");
+        }
+        cli_line_emit(&line, stdout, &ctx->term);
+        cli_line_free(&line);
+    }
+}
+
+/* Draws the tree of a status document, the parameters (those of run, when
+ * one was asked for), and under it, when a run waits
+ * for an engine (active or queued), which engine holds the database. */
+static void render(cli_ctx *ctx, const char *instance, const json_t *doc,
+                   int64_t run)
 {
     names nm;
     cli_status_extra extra;
     names_fill(&nm, &extra, ctx, instance, doc);
+    extra.all_steps = ctx->all_steps;
     cli_render_status(stdout, doc, &ctx->term, ctx->now_ms, &extra);
     names_free(&nm);
+    render_parameters(ctx, doc, run);
+    if (json_is_integer(json_object_get(doc, "active_run")) ||
+        json_array_size(json_object_get(doc, "queued"))) {
+        cli_line line = CLI_LINE_INIT;
+        cli_engine_line(&line.text, ctx, json_object_get(doc, "engine"));
+        cli_line_emit(&line, stdout, &ctx->term);
+        cli_line_free(&line);
+    }
 }
 
 /* Reads the status document.  Returns 0, or the exit code after printing
@@ -129,6 +237,7 @@ typedef struct watcher {
     int redraw;     /* the tree on a terminal: redrawn in place */
     int shown;      /* documents printed so far */
     char *last;     /* the last one printed, without what only time moves */
+    cli_engine_watch engine;
 } watcher;
 
 /* The document as text without the durations of unfinished runs, which
@@ -148,6 +257,10 @@ static char *comparable(const json_t *doc)
         if (json_is_object(run) && !cli_jstr(run, "finished_at"))
             json_object_set_new(run, "duration_ms", json_null());
     }
+    /* An engine's heartbeat is no change either. */
+    json_t *engine = json_object_get(copy, "engine");
+    if (json_is_object(engine))
+        json_object_set_new(engine, "last_seen", json_null());
     char *text = json_dumps(copy, JSON_COMPACT);
     json_decref(copy);
     if (!text)
@@ -170,7 +283,7 @@ static int watch_check(void *data, int changed)
     cli_now_refresh(w->ctx);
     if (w->redraw) {
         fputs("\033[H\033[J", stdout);
-        render(w->ctx, w->instance, doc);
+        render(w->ctx, w->instance, doc, w->opts.run);
         w->shown++;
     } else {
         char *now = comparable(doc);
@@ -180,7 +293,7 @@ static int watch_check(void *data, int changed)
             if (w->ctx->json)
                 cli_json_print_obj(json_incref(doc));
             else
-                render(w->ctx, w->instance, doc);
+                render(w->ctx, w->instance, doc, w->opts.run);
             free(w->last);
             w->last = now;
         } else {
@@ -190,6 +303,11 @@ static int watch_check(void *data, int changed)
     fflush(stdout);
     const json_t *run = cli_doc_find_run(doc, w->target);
     int code = run ? cli_run_exit_code(cli_jstr(run, "status")) : -1;
+    cli_buf msg = CLI_BUF_INIT;
+    if (code < 0 &&
+        cli_engine_watch_check(&w->engine, &msg, w->ctx, doc, w->target))
+        cli_errorf("%s", cli_buf_str(&msg));
+    cli_buf_free(&msg);
     json_decref(doc);
     if (!run) {
         cli_errorf("run %lld is not in the status of \"%s\" any more",
@@ -232,7 +350,7 @@ static int watch(cli_ctx *ctx, const char *instance,
         if (ctx->json)
             rc = cli_json_print_obj(json_incref(doc));
         else
-            render(ctx, instance, doc);
+            render(ctx, instance, doc, opts->run);
         json_decref(doc);
         if (opts->plan)
             cli_errorf("plan \"%s\" of \"%s\" has never run: nothing to "
@@ -259,6 +377,7 @@ static int watch(cli_ctx *ctx, const char *instance,
      * the same plan is newer. */
     w.opts.run = w.target;
     w.redraw = ctx->term.tty && !ctx->json;
+    cli_engine_watch_init(&w.engine);
     rc = cli_poll_run(ctx, 0, watch_check, &w);
     free(w.last);
     /* Interrupting a watch is how it ends: no message, and the exit
@@ -280,6 +399,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
     int rc = cli_open_db(ctx, CLI_DB_EXISTING);
     if (rc)
         return rc;
+    ctx->all_steps = cli_arg_count(a, "all") > 0;
     if (cli_arg_count(a, "watch"))
         return watch(ctx, name, &opts);
 
@@ -290,7 +410,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
     if (ctx->json)
         rc = cli_json_print_obj(json_incref(doc));
     else
-        render(ctx, name, doc);
+        render(ctx, name, doc, opts.run);
     json_decref(doc);
     return rc;
 }
@@ -298,7 +418,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
 const cli_command cli_cmd_status = {
     "status",
     "Show the plans of an instance as a tree",
-    "NAME [--plan P] [--run ID] [--watch]",
+    "NAME [--plan P] [--run ID] [--watch] [--all]",
     "Shows every plan of the instance with its latest run (or NEVER_RUN):\n"
     "the run's id, times and duration, then its phases and steps with\n"
     "attempts, the next retry and messages, and the queued runs.  With\n"
@@ -306,13 +426,35 @@ const cli_command cli_cmd_status = {
     "--run ID its steps and their attempts also carry \"outputs\", the task\n"
     "outputs they recorded (null when none), secret values as \"***\".\n"
     "\n"
+    "Under the tree, the instance's parameters: 'NAME = VALUE (default)',\n"
+    "'NAME (no value)', values cut to 60 characters, a secret one as ***;\n"
+    "with --run ID the snapshot that run used.  The document has them as\n"
+    "\"parameters\": [{\"name\", \"value\", \"default\", \"secret\"}].\n"
+    "\n"
+    "When a run waits (one is active or queued), a last line says which\n"
+    "engine moves it, one of:\n"
+    "  engine pid 1887 on vm since 14:03:05, last seen 2s ago\n"
+    "  no engine is running on ./planctl.db; start one with 'planctl run'\n"
+    "  engine pid 1887 on vm stopped renewing 3m ago; start one with ...\n"
+    "the last for an engine whose process is gone (on this host) or whose\n"
+    "heartbeat is older than 15s.  The document's \"engine\" is {\"pid\",\n"
+    "\"host\", \"since\", \"last_seen\", \"alive\"}, or null when no engine\n"
+    "holds the database (see 'planctl engines').\n"
+    "\n"
     "--watch follows one run as the engine advances it: the active run, or\n"
     "--run ID, or with --plan P that plan's latest run.  On a terminal the\n"
     "tree is redrawn in place; otherwise each changed tree (or document,\n"
     "with -o json) is printed after a blank line.  It ends when the run\n"
     "does: exit 0 when COMPLETE, 5 when FATAL_ERROR or CANCELLED, 130 when\n"
     "interrupted by SIGINT (143: SIGTERM).  With no run to follow it shows\n"
-    "the status once, says so on stderr and exits 0.",
+    "the status once, says so on stderr and exits 0.  Once no engine has run\n"
+    "for 5s (PLANCTL_ENGINE_WARN_AFTER) it warns once on stderr, as\n"
+    "'planctl trigger --wait' does, and goes on watching.\n"
+    "\n"
+    "A phase of more than 20 steps is summarised: one line of counts by\n"
+    "status (\"398/400 steps COMPLETE, 2 ERROR\"), then its steps that are\n"
+    "not COMPLETE (the first 10, and how many more); --all shows every\n"
+    "step.  -o json always has every step.",
     pos,
     flags,
     examples,

@@ -12,6 +12,10 @@
 #include <ctype.h>
 #include <string.h>
 
+#include "core/def.h"
+#include "core/schema.h"
+#include "core/status.h"
+
 /* ---- roff ---------------------------------------------------------------- */
 
 /* Whether the word starting at s (up to a space, or up to a space outside
@@ -160,8 +164,7 @@ static void man_command(FILE *f, const cli_command *cmd)
     }
 }
 
-/* The exit codes of DESIGN §8, all of them, whichever commands use them
- * today. */
+/* The exit codes, all of them, whichever commands use them today. */
 static const char *const exit_codes[] = {
     "Success",
     "An internal or I/O error: the database cannot be read or written, is "
@@ -173,10 +176,29 @@ static const char *const exit_codes[] = {
     "Refused by a conflict with the current state: the instance has an "
     "active run, an engine is already running, a name is taken, the run "
     "is already paused, is not paused, or did not fail (retry)",
-    "Not found: the database, an instance, a plan, a run or a definition",
-    "A run waited for ended FATAL_ERROR or CANCELLED",
+    "Not found: the database, an instance, a plan, a run, a definition, or "
+    "a step or attempt (logs)",
+    "A run waited for ended FATAL_ERROR or CANCELLED (logs --follow: the "
+    "run, step or attempt it followed did not end COMPLETE)",
     "Timed out waiting for a run",
 };
+
+static void man_exit_codes(FILE *f)
+{
+    for (size_t i = 0; i < sizeof(exit_codes) / sizeof(exit_codes[0]); i++) {
+        fprintf(f, ".TP\n\\fB%zu\\fR\n", i);
+        roff(f, exit_codes[i], 0);
+        fputs(".\n", f);
+    }
+    fputs(".TP\n\\fB130\\fR, \\fB143\\fR\n", f);
+    roff(f,
+         "Interrupted by SIGINT or SIGTERM (128 + the signal, as shells "
+         "report it) while status --watch, events --follow, logs --follow or "
+         "--wait waited; "
+         "the run goes on",
+         0);
+    fputs(".\n", f);
+}
 
 static const char man_description[] =
     "planctl runs the plans of instances and shows what they did.  A plan is\n"
@@ -186,13 +208,15 @@ static const char man_description[] =
     "read the same rows and a past state can be replayed.\n"
     "\n"
     "A definition (a versioned JSON or YAML document with parameters, tasks\n"
-    "and plans) is registered with apply.  create makes an instance of it\n"
-    "and admits its deploy plan; set, upgrade and delete admit the plans the\n"
-    "change selects; trigger admits any other plan.  An instance has at most\n"
-    "one active run (PENDING, IN_PROGRESS or PAUSED): another is refused\n"
-    "with exit status 3, naming the active run, or queued with trigger\n"
-    "--queue.  Runs advance only while an engine runs: planctl run, or a\n"
-    "controller that embeds libplanctl; there is one engine per database.\n"
+    "and plans; planctl-definition(5) lists every field, and planctl explain\n"
+    "FIELD shows one) is registered with apply.  create makes an instance\n"
+    "of it and admits its deploy plan; set, upgrade and delete admit the\n"
+    "plans the change selects; trigger admits any other plan.  An instance\n"
+    "has at most one active run (PENDING, IN_PROGRESS or PAUSED): another\n"
+    "is refused with exit status 3, naming the active run, or queued with\n"
+    "trigger --queue.  Runs advance only while an engine runs: planctl run,\n"
+    "or a controller that embeds libplanctl; there is one engine per\n"
+    "database.\n"
     "\n"
     "Parameters have a type (string, the default, integer, number, boolean,\n"
     "array or map): -p K=V parses V by it, an array or a map as JSON or\n"
@@ -211,7 +235,9 @@ static const char man_description[] =
     "command takes -h.  Text output uses colour and box drawing only on a\n"
     "terminal.  With -o json each command prints a JSON document with\n"
     "\"schema\": 1, times in RFC 3339 UTC and absent values as null; these\n"
-    "documents are a stable contract for scripts.  -o yaml prints the same\n"
+    "documents are a stable contract for scripts: planctl-json(7) lists\n"
+    "their fields, the statuses and their transitions.  -o yaml prints the "
+    "same\n"
     "document as YAML 1.2 (block style, keys in the same order, a string\n"
     "quoted whenever it could read as anything else; documents after the\n"
     "first of one command, as status --watch prints them, follow a ---\n"
@@ -235,7 +261,9 @@ static const struct {
     {"PLANCTL_DB", "The database file when --db is not given.  The default "
                    "is ./planctl.db."},
     {"PLANCTL_NOW",
-     "Fixes the clock: an RFC 3339 time or milliseconds since the epoch.  "
+     "Fixes the clock: a time as planctl prints one (2026-11-21T14:03:05Z, "
+     "or \"2026-11-21 14:03:05\", local unless it names a zone) or "
+     "milliseconds since the epoch.  "
      "planctl records it as the time of every change and measures "
      "durations to it, for reproducible output in tests and documentation.  "
      "planctl run starts its clock at it and advances it by the monotonic "
@@ -244,6 +272,10 @@ static const struct {
      "normal (the default) or full: full syncs every commit to disk; with "
      "normal a power failure or an OS crash may lose the last commits, "
      "never consistency.  planctl run --durability overrides it."},
+    {"PLANCTL_ENGINE_WARN_AFTER",
+     "How long --wait and status --watch follow a run while no engine runs "
+     "before they warn on stderr: a duration such as 5s (the default), 1m, "
+     "or 0 to warn at once.  Anything else keeps the default."},
     {"PLANCTL_OUTPUT",
      "Set by planctl run for each shell task: the file (new and empty) "
      "where the task may write its outputs for the later tasks of its run, "
@@ -270,8 +302,8 @@ static const struct {
 } man_files[] = {
     {"./planctl.db",
      "The database used when neither --db nor PLANCTL_DB names one.  Only "
-     "apply creates a database (mode 0600); the other commands report a "
-     "missing one (exit status 4)."},
+     "apply and import create a database (mode 0600; its directory must "
+     "exist); the other commands report a missing one (exit status 4)."},
     {"DB-wal, DB-shm",
      "SQLite's write-ahead log and its index, next to the database DB.  "
      "They are part of the database while it is in use: copy or move the "
@@ -323,18 +355,7 @@ static int print_man(FILE *f, const cli_command *const *cmds, size_t ncmds)
         fputc('\n', f);
     }
     fputs(".SH EXIT STATUS\n", f);
-    for (size_t i = 0; i < sizeof(exit_codes) / sizeof(exit_codes[0]); i++) {
-        fprintf(f, ".TP\n\\fB%zu\\fR\n", i);
-        roff(f, exit_codes[i], 0);
-        fputs(".\n", f);
-    }
-    fputs(".TP\n\\fB130\\fR, \\fB143\\fR\n", f);
-    roff(f,
-         "Interrupted by SIGINT or SIGTERM (128 + the signal, as shells "
-         "report it) while status --watch, events --follow or --wait waited; "
-         "the run goes on",
-         0);
-    fputs(".\n", f);
+    man_exit_codes(f);
     fputs(".SH FILES\n", f);
     for (size_t i = 0; i < sizeof(man_files) / sizeof(man_files[0]); i++) {
         fputs(".TP\n\\fI", f);
@@ -344,8 +365,612 @@ static int print_man(FILE *f, const cli_command *const *cmds, size_t ncmds)
         fputc('\n', f);
     }
     fputs(".SH SEE ALSO\n"
+          ".BR planctl-definition (5),\n"
+          ".BR planctl-json (7),\n"
           ".BR sqlite3 (1),\n"
           ".BR flock (2)\n",
+          f);
+    return CLI_EXIT_OK;
+}
+
+/* ---- planctl-definition(5) ---------------------------------------------- */
+
+/* The header of a page: generated, no date (the same on every build). */
+static void man_head(FILE *f, const char *file, const char *title, int sec,
+                     const char *manual, const char *name_line)
+{
+    fprintf(f,
+            ".\\\" %s - generated by 'planctl __man %s'; do not edit.\n"
+            ".TH %s %d \"\" \"planctl %s\" \"%s\"\n"
+            ".ad l\n"
+            ".SH NAME\n%s\n",
+            file, file, title, sec, PLANCTL_VERSION, manual, name_line);
+}
+
+static void man_text(FILE *f, const char *s)
+{
+    roff(f, s, 0);
+    fputc('\n', f);
+}
+
+/* One field as a tagged paragraph: "name (type, required, default D, at
+ * most N)", then what it is. */
+static void man_schema_field(FILE *f, const pctl_schema_field *fl)
+{
+    char extra[96] = "";
+
+    fputs(".TP\n\\fB", f);
+    roff(f, fl->name, 0);
+    fputs("\\fR (", f);
+    roff(f, fl->type, 0);
+    fputs(fl->required ? ", required" : ", optional", f);
+    if (fl->def) {
+        fputs(", default ", f);
+        roff(f, fl->def, 0);
+    }
+    if (fl->max)
+        snprintf(extra, sizeof extra, ", at most %zu", fl->max);
+    fprintf(f, "%s)\n", extra);
+    roff(f, fl->description, 0);
+    fputs(".", f);
+    if (fl->details) {
+        fputs("  ", f);
+        roff(f, fl->details, 0);
+    }
+    if (fl->child) {
+        fputs("  See \\fB", f);
+        roff(f, fl->child, 0);
+        fputs("\\fR below.", f);
+    }
+    fputc('\n', f);
+}
+
+static const struct {
+    const char *name, *text;
+} task_env[] = {
+    {"PLANCTL_PARAM_<NAME>",
+     "Each parameter that has a value: NAME upper-cased, characters other "
+     "than letters and digits made _.  A string as it is, an integer in "
+     "decimal, a number as the shortest decimal that reads back as the same "
+     "double, a boolean as true or false, an array or a map as compact JSON "
+     "with sorted keys.  A parameter with no value leaves it unset."},
+    {"PLANCTL_INSTANCE, PLANCTL_PLAN, PLANCTL_PHASE, PLANCTL_STEP, "
+     "PLANCTL_TASK",
+     "The names of the instance, plan, phase, step and task."},
+    {"PLANCTL_RUN, PLANCTL_RUN_UID, PLANCTL_ATTEMPT",
+     "The run's id and its random uid, and the step's attempt number (from "
+     "1)."},
+    {"PLANCTL_OUTPUT",
+     "A new empty file where the task may write outputs for the later "
+     "tasks of its run, one per line: KEY=VALUE, or KEY<<DELIM, the value's "
+     "lines, then a line DELIM; ::secret:: before either marks a secret.  "
+     "KEY is letters, digits and _, not starting with a digit.  A malformed "
+     "line fails the attempt; the outputs of one attempt hold at most 64 "
+     "KiB."},
+    {"PLANCTL_OUTPUT_<STEP>_<KEY>",
+     "Output KEY of step STEP of the same run, once that step has "
+     "completed (and of the earlier tasks of the task's own step).  STEP is "
+     "the step's name mapped as a parameter's: gen-cert gives "
+     "PLANCTL_OUTPUT_GEN_CERT_PEM."},
+};
+
+static int print_man_definition(FILE *f, const cli_command *const *cmds,
+                                size_t ncmds)
+{
+    size_t n;
+    const pctl_schema_node *nodes = pctl_def_schema_nodes(&n);
+    const pctl_schema_field *fl;
+
+    (void)cmds;
+    (void)ncmds;
+    man_head(f, "planctl-definition.5", "PLANCTL-DEFINITION", 5, "File Formats",
+             "planctl-definition \\- the format of a planctl definition");
+    fputs(".SH SYNOPSIS\n.nf\n"
+          "{\"name\": \\fINAME\\fR, \"version\": \\fIVERSION\\fR,\n"
+          " \"parameters\": [...], \"tasks\": [...],\n"
+          " \"plans\": {\"deploy\": {\"phases\": [{\"name\": ..., \"steps\": "
+          "[...]}]}}}\n"
+          ".fi\n.SH DESCRIPTION\n",
+          f);
+    man_text(f, nodes[0].description);
+    man_text(f, "\nThis page is generated from the tables the validator's "
+                "are tied to: it lists every field planctl accepts.  "
+                "planctl explain FIELD prints one object or field of it, "
+                "such as planctl explain plans.phases.steps.retry.  A path "
+                "leaves out the names of plans and the positions of list "
+                "entries.  Where a field has a default, the document is "
+                "validated and run as if it held it; a default in "
+                "parentheses is described rather than written.  The "
+                "document is JSON, at most 4 MiB, nested at most 64 "
+                "deep.");
+    fputs(".SH FIELDS\n", f);
+    for (size_t i = 0; i < n; i++) {
+        fputs(".SS ", f);
+        roff(f, nodes[i].path[0] ? nodes[i].path : "(the definition)", 0);
+        fputs("\n", f);
+        roff(f, nodes[i].title, 0);
+        fputs(" (", f);
+        roff(f, nodes[i].type, 0);
+        fputs(").  ", f);
+        /* The definition's own is the DESCRIPTION above. */
+        man_text(f, i > 0 ? nodes[i].description : "");
+        if (nodes[i].src == PCTL_SCHEMA_SRC_KINDS)
+            fputs(".PP\nThe built-in kinds:\n", f);
+        for (size_t j = 0; (fl = pctl_def_schema_field(&nodes[i], j)); j++)
+            man_schema_field(f, fl);
+    }
+    fputs(".SH DURATIONS\n", f);
+    man_text(f, pctl_def_schema_duration_text);
+    man_text(f, "\nThe durations: plans.deadline, plans.phases.steps.timeout, "
+                "plans.phases.steps.retry.backoff and max_backoff, "
+                "tasks.spec.shell.timeout and tasks.spec.Dummy.sleep.");
+    fputs(".SH NAMES\n", f);
+    man_text(f, "The names of the definition, parameters, tasks, plans, "
+                "preflight checks, phases and steps are 1-63 characters of "
+                "letters, digits, '_', '.' and '-', starting with a letter "
+                "or digit, and unique among their siblings.  A version is "
+                "1-64 characters of letters, digits, '.', '+', '_' and "
+                "'-'.");
+    fputs(".SH PARAMETER TYPES\n", f);
+    fputs(".TP\n\\fBstring\\fR\nText (the default type).\n"
+          ".TP\n\\fBinteger\\fR\nA JSON integer (3, \\-2).\n"
+          ".TP\n\\fBnumber\\fR\nA JSON number (2.5, 1e3).\n"
+          ".TP\n\\fBboolean\\fR\ntrue or false.\n"
+          ".TP\n\\fBarray\\fR\nA JSON array ([\"a\", \"b\"]).\n"
+          ".TP\n\\fBmap\\fR\nA JSON object ({\"k\": \"v\"}).\n",
+          f);
+    fputs(".SH LIMITS\n", f);
+    fprintf(f,
+            "A definition holds at most %d parameters, %d tasks and %d "
+            "plans; a plan at most %d phases and %d preflight checks; a "
+            "phase at most %d steps; a step at most %d tasks; a parameter's "
+            "enum at most %d values; maintainers at most %d; upgradableFrom "
+            "at most %d versions.  A string other than in a task's spec "
+            "holds at most %d bytes.  Validation reports at most %d "
+            "errors.\n",
+            PCTL_DEF_MAX_PARAMS, PCTL_DEF_MAX_TASKS, PCTL_DEF_MAX_PLANS,
+            PCTL_DEF_MAX_PHASES, PCTL_DEF_MAX_CHECKS, PCTL_DEF_MAX_STEPS,
+            PCTL_DEF_MAX_STEP_TASKS, PCTL_DEF_MAX_ENUM,
+            PCTL_DEF_MAX_MAINTAINERS, PCTL_DEF_MAX_UPGRADABLE,
+            PCTL_DEF_MAX_STRING, PCTL_DEF_MAX_ERRORS);
+    fputs(".SH ENVIRONMENT OF A TASK\n", f);
+    man_text(f, "A shell task's process gets its parameters, the engine's "
+                "variables and the run's outputs in its environment, set "
+                "after spec.env.  There are no templates: a definition's "
+                "strings are passed as they are written, and a task reads "
+                "values from its environment.  An embedder's executor gets "
+                "the same as planctl_task_info.");
+    for (size_t i = 0; i < sizeof(task_env) / sizeof(task_env[0]); i++) {
+        fputs(".TP\n\\fB", f);
+        roff(f, task_env[i].name, 0);
+        fputs("\\fR\n", f);
+        man_text(f, task_env[i].text);
+    }
+    fputs(".SH EXAMPLE\n.nf\n", f);
+    man_text(f, pctl_def_schema_example);
+    fputs(".fi\n.SH SEE ALSO\n"
+          ".BR planctl (1),\n"
+          ".BR planctl-json (7)\n",
+          f);
+    return CLI_EXIT_OK;
+}
+
+/* ---- planctl-json(7) ----------------------------------------------------- */
+
+/* What each status means, by planctl_status. */
+static const struct {
+    planctl_status status;
+    const char *text;
+} status_text[] = {
+    {PLANCTL_STATUS_NEVER_RUN, "A plan with no run yet (status only)."},
+    {PLANCTL_STATUS_QUEUED, "A run waiting behind the instance's active run "
+                            "(trigger --queue)."},
+    {PLANCTL_STATUS_PENDING,
+     "Admitted, not started by an engine yet.  Active."},
+    {PLANCTL_STATUS_IN_PROGRESS, "Running.  Active."},
+    {PLANCTL_STATUS_PAUSED,
+     "A run paused: running steps finish, nothing new starts.  Active."},
+    {PLANCTL_STATUS_ERROR,
+     "A step whose attempt failed and that will be tried again."},
+    {PLANCTL_STATUS_COMPLETE, "Done.  Terminal."},
+    {PLANCTL_STATUS_FATAL_ERROR,
+     "Failed for good: a fatal failure, no attempt left, a timeout or a "
+     "deadline.  Terminal."},
+    {PLANCTL_STATUS_CANCELLED, "Cancelled.  Terminal."},
+};
+
+typedef struct jfield {
+    const char *name, *text;
+} jfield;
+
+/* Field lists of the JSON documents, by hand; the CLI case docs_json
+ * checks that every key the commands print is listed under its
+ * document. */
+static const jfield run_ref[] = {
+    {"schema", "1"},
+    {"run", "the id of the run the command admitted or acted on, or null "
+            "when none was (set with nothing to run)"},
+    {NULL, NULL}};
+static const jfield validate_doc[] = {
+    {"schema", "1"},
+    {"valid", "true or false"},
+    {"errors", "each problem: {path, line, type, message, hint}"},
+    {"path", "where, such as plans.deploy.phases[0].steps[1].retry"},
+    {"line", "the line of a YAML file it is on, or null (a JSON file, or "
+             "the whole file)"},
+    {"type", "Required value, Invalid type, Unsupported value, ..."},
+    {"message", "what is wrong"},
+    {"hint", "how to fix it (did you mean ...), or null"},
+    {NULL, NULL}};
+static const jfield apply_doc[] = {
+    {"schema", "1"},
+    {"name", "the definition's name"},
+    {"version", "its version"},
+    {"created", "false when the same version was registered already"},
+    {NULL, NULL}};
+static const jfield definitions_doc[] = {
+    {"schema", "1"},
+    {"definitions", "every registered version, each with the fields below"},
+    {"name", "the definition's name"},
+    {"version", "its version"},
+    {"created_at", "when it was registered"},
+    {"plans", "its plan names"},
+    {"description", "metadata, null when the definition has none"},
+    {"appVersion", "metadata, or null"},
+    {"url", "metadata, or null"},
+    {"maintainers", "metadata, [{name, email}], or null"},
+    {"upgradableFrom", "metadata, or null (any version may upgrade)"},
+    {NULL, NULL}};
+static const jfield instances_doc[] = {
+    {"schema", "1"},
+    {"instances", "each instance, by name"},
+    {"name", "the instance's name; definition.name the definition's"},
+    {"definition", "{name, version}"},
+    {"version", "the definition's version"},
+    {"status", "the status of its active or latest run, or NEVER_RUN"},
+    {"active_run", "the active run's id, or null"},
+    {"created_at", "when it was created"},
+    {"deleting", "true once delete has begun"},
+    {NULL, NULL}};
+static const jfield status_doc[] = {
+    {"schema", "1"},
+    {"instance", "the instance's name"},
+    {"definition", "{name, version}"},
+    {"name", "of the definition, a plan, a phase or a step"},
+    {"version", "the definition's version"},
+    {"active_run", "the active run's id, or null"},
+    {"queued", "the ids of the queued runs, in order"},
+    {"plans", "every plan of the definition: {name, strategy, status, run}"},
+    {"strategy", "serial or parallel, of a plan or a phase"},
+    {"status", "of a plan (its latest run's), run, phase, step or attempt"},
+    {"run", "the plan's active or latest run, or null: the fields below"},
+    {"id", "the run's id"},
+    {"uid", "the run's random uid"},
+    {"plan", "the run's plan"},
+    {"definition_version", "the definition version the run executes (a "
+                           "retry: the retried run's)"},
+    {"trigger", "what admitted it: create, set, upgrade, delete, trigger, "
+                "retry"},
+    {"reason", "the --reason given, or null"},
+    {"retry_of", "the run this one retries, or null"},
+    {"created_at", "when the run was admitted"},
+    {"started_at", "when it (a phase, a step, an attempt) started, or null"},
+    {"finished_at", "when it ended, or null"},
+    {"duration_ms", "how long it ran, or null"},
+    {"message", "the last message (why it failed), or null"},
+    {"params", "the run's parameter snapshot: name to typed value"},
+    {"phases", "{name, strategy, status, started_at, finished_at, message, "
+               "steps}"},
+    {"steps", "{name, status, attempt, max_attempts, next_attempt_at, "
+              "started_at, finished_at, message}"},
+    {"attempt", "the step's current attempt number"},
+    {"max_attempts", "its retry attempts"},
+    {"next_attempt_at", "when the next attempt starts (an ERROR step), or "
+                        "null"},
+    {"attempts", "with --run ID: each attempt {number, status, started_at, "
+                 "finished_at, exit_code, message, outputs}"},
+    {"number", "the attempt's number"},
+    {"exit_code", "a shell task's exit status, or null"},
+    {"output", "with --run ID: the last part of what the attempt's tasks "
+               "printed (see logs), or null until it ended"},
+    {"outputs", "with --run ID: the step's or attempt's outputs, KEY to "
+                "value, a secret as \"***\""},
+    {"parameters", "the instance's parameters in definition order (with "
+                   "--run ID, the run's snapshot), each {name, value, "
+                   "default, secret}; null in replay"},
+    {"value", "the parameter's value (typed), \"***\" for a secret, or "
+              "null when it has none"},
+    {"default", "true when the value is the definition's default"},
+    {"secret", "true for a parameter marked secret"},
+    {"engine", "the engine holding the database, {pid, host, since, "
+               "last_seen, alive}, or null (always null in replay)"},
+    {"pid", "the engine's process id"},
+    {"host", "the host it runs on"},
+    {"since", "when it took the database"},
+    {"last_seen", "its last heartbeat"},
+    {"alive", "false once its heartbeat is older than 15 s or, on this "
+              "host, its process is gone"},
+    {NULL, NULL}};
+static const jfield logs_doc[] = {
+    {"schema", "1"},
+    {"instance", "the instance's name"},
+    {"run", "the run shown: {id, plan, status}"},
+    {"id", "the run's id"},
+    {"plan", "the run's plan"},
+    {"status", "of the run or an attempt"},
+    {"step", "the --step asked for, or null"},
+    {"attempts", "in definition order (phase, step, attempt), each {run, "
+                 "phase, step, attempt, status, exit_code, started_at, "
+                 "finished_at, message, output, output_bytes}"},
+    {"phase", "the attempt's phase"},
+    {"attempt", "the attempt's number"},
+    {"exit_code", "a shell task's exit status, or null"},
+    {"started_at", "when the attempt started, or null"},
+    {"finished_at", "when it ended, or null"},
+    {"message", "its message (why it failed), or null"},
+    {"output", "the last part of what its tasks printed (--tail: the last "
+               "lines of it), or null"},
+    {"output_bytes", "how many bytes its tasks printed in all, kept or not, "
+                     "or null (an imported attempt)"},
+    {NULL, NULL}};
+static const jfield engines_doc[] = {
+    {"schema", "1"},
+    {"engines", "the engines holding the database, each {pid, host, since, "
+                "last_seen, alive, token} as in status, and token the "
+                "lease's fencing token; [] when none"},
+    {NULL, NULL}};
+static const jfield history_doc[] = {
+    {"schema", "1"},
+    {"instance", "the instance's name"},
+    {"runs", "newest first, each {id, uid, plan, status, trigger, reason, "
+             "retry_of, created_at, started_at, finished_at, duration_ms, "
+             "message}, as in status"},
+    {"id", NULL},
+    {"uid", NULL},
+    {"plan", NULL},
+    {"definition_version", NULL},
+    {"status", NULL},
+    {"trigger", NULL},
+    {"reason", NULL},
+    {"retry_of", NULL},
+    {"created_at", NULL},
+    {"started_at", NULL},
+    {"finished_at", NULL},
+    {"duration_ms", NULL},
+    {"message", NULL},
+    {NULL, NULL}};
+static const jfield events_doc[] = {
+    {"schema", "1 (not in -o jsonl, which prints one event a line)"},
+    {"events", "oldest first, each with the fields below"},
+    {"last_seq", "the last event's seq, for --since"},
+    {"seq", "the event's number, increasing over the database"},
+    {"at", "when"},
+    {"instance", "the instance's name"},
+    {"run", "the run's id, or null"},
+    {"entity", "run, phase, step or instance"},
+    {"phase", "the phase's name, or null"},
+    {"step", "the step's name, or null"},
+    {"attempt", "the step's attempt, or null"},
+    {"from", "the status before, or null"},
+    {"to", "the status after, or null"},
+    {"actor", "who: engine, cli, api"},
+    {"message", "what happened"},
+    {"data", "more, as an object, or null"},
+    {NULL, NULL}};
+static const jfield replay_doc[] = {
+    {"schema", "1"},
+    {"until_seq", "the last event applied"},
+    {"instances", "each instance as of then: {instance, status, history}"},
+    {"instance", "the instance's name"},
+    {"status", "its status document as of then (see status)"},
+    {"history", "its history document as of then (see history)"},
+    {NULL, NULL}};
+static const jfield verify_doc[] = {
+    {"schema", "1"},
+    {"ok", "true (a difference exits 1 with no document)"},
+    {"summary", "what was compared"},
+    {NULL, NULL}};
+static const jfield import_doc[] = {
+    {"schema", "1"},
+    {"instance", "the instance imported, or null for several"},
+    {"instances", "how many instances"},
+    {"runs", "how many runs"},
+    {"events", "how many events"},
+    {"paused", "how many active runs were imported PAUSED"},
+    {NULL, NULL}};
+static const jfield gc_doc[] = {
+    {"schema", "1"},
+    {"dry_run", "true with --dry-run: nothing was removed"},
+    {"keep_last", "the --keep-last given, or null"},
+    {"removed", "how many runs were (or would be) removed"},
+    {"runs", "each removed run: {instance, id, plan, status, finished_at}"},
+    {NULL, NULL}};
+static const jfield preflight_doc[] = {
+    {"schema", "1"},
+    {"plan", "the plan whose checks ran"},
+    {"outcome", "failed, or error when any check could not run"},
+    {"checks", "every check in order: {name, status, message}"},
+    {"name", "the check's name"},
+    {"status", "passed, failed, error or skipped"},
+    {"message", "its cause, or null"},
+    {"warnings", "the checks skipped"},
+    {NULL, NULL}};
+static const jfield wait_doc[] = {
+    {"schema", "1"},
+    {"run", "the run as it ended: its object of status (id, plan, status, "
+            "phases...)"},
+    {NULL, NULL}};
+static const jfield explain_doc[] = {
+    {"schema", "1"},
+    {"name", "the field's name (\"\" for the definition)"},
+    {"path", "its path"},
+    {"title", "what an object is, or null for a field of no object"},
+    {"type", "string, integer, duration, []object, map[string]object, ..."},
+    {"required", "true or false"},
+    {"default", "as JSON text, or words in parentheses, or null"},
+    {"max", "the most entries of a list or map, or null"},
+    {"description", "what it is"},
+    {"node", "the path of the object it holds, or null"},
+    {"fields", "the object's fields, each alike; null for a field of no "
+               "object"},
+    {NULL, NULL}};
+static const jfield bundle_doc[] = {
+    {"format", "\"planctl-bundle\""},
+    {"version", "1; and a definition's version"},
+    {"exported_at", "when"},
+    {"instance", "{id, name, params, last_applied, deleting, created_at, "
+                 "updated_at, definition}"},
+    {"definitions", "each definition version named: {id, name, version, "
+                    "body, created_at}"},
+    {"runs", "the rows of the tables runs, phases, steps, attempts and "
+             "events, every column under its name, times in epoch "
+             "milliseconds"},
+    {"phases", NULL},
+    {"steps", NULL},
+    {"attempts", NULL},
+    {"events", NULL},
+    {"actor", NULL},
+    {"at", NULL},
+    {"attempt", NULL},
+    {"body", NULL},
+    {"created_at", NULL},
+    {"data", NULL},
+    {"deadline_at", NULL},
+    {"definition", NULL},
+    {"definition_id", NULL},
+    {"deleting", NULL},
+    {"entity", NULL},
+    {"exit_code", NULL},
+    {"finished_at", NULL},
+    {"from_status", NULL},
+    {"id", NULL},
+    {"idx", NULL},
+    {"instance_id", NULL},
+    {"last_applied", NULL},
+    {"max_attempts", NULL},
+    {"message", NULL},
+    {"name", NULL},
+    {"next_attempt_at", NULL},
+    {"number", NULL},
+    {"output", NULL},
+    {"outputs", NULL},
+    {"params", NULL},
+    {"phase_id", NULL},
+    {"plan", NULL},
+    {"reason", NULL},
+    {"retry_of", NULL},
+    {"run_id", NULL},
+    {"seq", NULL},
+    {"started_at", NULL},
+    {"status", NULL},
+    {"step_id", NULL},
+    {"strategy", NULL},
+    {"task_index", NULL},
+    {"to_status", NULL},
+    {"trigger", NULL},
+    {"uid", NULL},
+    {"updated_at", NULL},
+    {NULL, NULL}};
+
+static const struct {
+    const char *title;    /* the section */
+    const char *commands; /* who prints it */
+    const jfield *fields;
+    const char *other; /* the text of a field listed without one */
+} json_docs[] = {
+    {"validate", "validate -o json", validate_doc, NULL},
+    {"apply", "apply -o json", apply_doc, NULL},
+    {"definitions", "definitions -o json", definitions_doc, NULL},
+    {"instances", "instances -o json", instances_doc, NULL},
+    {"run",
+     "create, set, upgrade, delete, trigger, retry, cancel, pause and "
+     "resume with -o json",
+     run_ref, NULL},
+    {"preflight",
+     "a command that admits a run, -o json, when preflight "
+     "checks refuse it (on stdout, beside the error on stderr)",
+     preflight_doc, NULL},
+    {"wait", "trigger, retry and status with --wait or --watch, -o json",
+     wait_doc, NULL},
+    {"status", "status -o json (--run ID adds attempts and outputs)",
+     status_doc, NULL},
+    {"logs", "logs -o json", logs_doc, NULL},
+    {"engines", "engines -o json", engines_doc, NULL},
+    {"history", "history -o json", history_doc, NULL},
+    {"events", "events -o json, events -o jsonl (one event a line)", events_doc,
+     NULL},
+    {"replay", "replay -o json", replay_doc, NULL},
+    {"verify", "verify -o json", verify_doc, NULL},
+    {"import", "import -o json", import_doc, NULL},
+    {"gc", "gc -o json", gc_doc, NULL},
+    {"explain", "explain -o json", explain_doc, NULL},
+    {"bundle", "export (the file), gc --archive (each file)", bundle_doc,
+     "A table's column, or a field of instance or definitions."},
+};
+
+static int print_man_json(FILE *f, const cli_command *const *cmds, size_t ncmds)
+{
+    (void)cmds;
+    (void)ncmds;
+    man_head(f, "planctl-json.7", "PLANCTL-JSON", 7, "Miscellaneous",
+             "planctl-json \\- statuses, transitions, exit codes and JSON "
+             "documents of planctl");
+    fputs(".SH DESCRIPTION\n", f);
+    man_text(f, "What scripts may rely on: the statuses of runs, phases and "
+                "steps and the transitions between them, the exit codes of "
+                "planctl(1), and the JSON documents its commands print with "
+                "-o json.  The statuses, the transitions and the exit codes "
+                "are generated from the tables planctl runs on.");
+    fputs(".SH STATUSES\n", f);
+    for (size_t i = 0; i < sizeof(status_text) / sizeof(status_text[0]); i++) {
+        fprintf(f, ".TP\n\\fB%s\\fR\n",
+                planctl_status_name(status_text[i].status));
+        man_text(f, status_text[i].text);
+    }
+    fputs(".SH TRANSITIONS\n", f);
+    man_text(f, "Every status change is one of these, checked by the "
+                "database; (new) is a row being created.  No edge leaves a "
+                "terminal status.");
+    for (int e = PLANCTL_ENTITY_RUN; e <= PLANCTL_ENTITY_STEP; e++) {
+        fprintf(f, ".TP\n\\fB%s\\fR\n", pctl_entity_name((planctl_entity)e));
+        for (int i = 0; i < pctl_edges_count; i++) {
+            const pctl_edge *ed = &pctl_edges[i];
+            if ((int)ed->entity != e)
+                continue;
+            fprintf(f, "%s \\(-> %s\n.br\n",
+                    ed->from == PCTL_NEW ? "(new)"
+                                         : planctl_status_name(ed->from),
+                    planctl_status_name(ed->to));
+        }
+    }
+    fputs(".SH EXIT STATUS\n", f);
+    man_exit_codes(f);
+    fputs(".SH JSON DOCUMENTS\n", f);
+    man_text(f, "Every document has \"schema\": 1 (a bundle: \"format\" and "
+                "\"version\"), which changes only when a document changes "
+                "incompatibly; new fields may be added.  Times are RFC 3339 "
+                "in UTC with milliseconds (a bundle's are epoch "
+                "milliseconds), absent values are null, never left out.  "
+                "The fields of each document, nested objects included:");
+    for (size_t i = 0; i < sizeof(json_docs) / sizeof(json_docs[0]); i++) {
+        fputs(".SS ", f);
+        roff(f, json_docs[i].title, 0);
+        fputs("\n", f);
+        roff(f, "Printed by ", 0);
+        roff(f, json_docs[i].commands, 0);
+        fputs(".\n", f);
+        for (const jfield *jf = json_docs[i].fields; jf->name; jf++) {
+            fputs(".TP\n\\fB", f);
+            roff(f, jf->name, 0);
+            fputs("\\fR\n", f);
+            man_text(f, jf->text             ? jf->text
+                        : json_docs[i].other ? json_docs[i].other
+                                             : "As in status.");
+        }
+    }
+    fputs(".SH SEE ALSO\n"
+          ".BR planctl (1),\n"
+          ".BR planctl-definition (5)\n",
           f);
     return CLI_EXIT_OK;
 }
@@ -640,6 +1265,13 @@ static int print_bash(FILE *f, const cli_command *const *cmds, size_t ncmds)
                 fprintf(f, "%s%s", j > i ? " | " : "", value_kinds[j].metavar);
         fprintf(f, ")\n        %s\n        ;;\n", value_kinds[i].action);
     }
+    /* explain's FIELD: the paths of the reference. */
+    cli_buf paths = CLI_BUF_INIT;
+    cli_explain_paths(&paths);
+    fputs("    FIELD)\n        mapfile -t COMPREPLY < <(compgen -W ", f);
+    sh_quote(f, cli_buf_str(&paths));
+    fputs(" -- \"$2\")\n        ;;\n", f);
+    cli_buf_free(&paths);
     fputs(
         "    *'|'*)\n"
         "        mapfile -t COMPREPLY < <(compgen -W \"${1//|/ }\" -- \"$2\")\n"
@@ -655,19 +1287,32 @@ static int print_bash(FILE *f, const cli_command *const *cmds, size_t ncmds)
 int cli_doc_command(int argc, char **argv, const cli_command *const *cmds,
                     size_t ncmds)
 {
-    int (*print)(FILE *, const cli_command *const *, size_t);
+    static const struct {
+        const char *page;
+        int (*print)(FILE *, const cli_command *const *, size_t);
+    } pages[] = {{"planctl.1", print_man},
+                 {"planctl-definition.5", print_man_definition},
+                 {"planctl-json.7", print_man_json}};
 
     if (argc < 2)
         return -1;
-    if (strcmp(argv[1], "__man") == 0)
-        print = print_man;
-    else if (strcmp(argv[1], "__bash-completion") == 0)
-        print = print_bash;
-    else
+    if (strcmp(argv[1], "__man") == 0) {
+        /* `__man` alone is planctl.1; `__man PAGE` any page. */
+        for (size_t i = 0; argc == 3 && i < sizeof(pages) / sizeof(pages[0]);
+             i++)
+            if (strcmp(argv[2], pages[i].page) == 0)
+                return pages[i].print(stdout, cmds, ncmds);
+        if (argc == 2)
+            return print_man(stdout, cmds, ncmds);
+        cli_errorf("__man takes no arguments, or one of planctl.1, "
+                   "planctl-definition.5, planctl-json.7");
+        return CLI_EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "__bash-completion") != 0)
         return -1;
     if (argc > 2) {
         cli_errorf("%s takes no arguments", argv[1]);
         return CLI_EXIT_USAGE;
     }
-    return print(stdout, cmds, ncmds);
+    return print_bash(stdout, cmds, ncmds);
 }

@@ -1,6 +1,6 @@
 /*
  * errors.c - how the CLI reports failure: one line on stderr starting with
- * "planctl: ", and the exit codes of DESIGN §8 mapped from library codes.
+ * "planctl: ", and the exit codes of planctl-json(7) mapped from library codes.
  */
 #include "cli.h"
 

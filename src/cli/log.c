@@ -120,11 +120,13 @@ static void write_json(const cli_log *l, const planctl_log_record *r,
     if (r->run > 0 && json_object_set_new(o, "run", json_integer(r->run)) < 0)
         cli_oom();
     set_str(o, "plan", r->plan);
+    set_str(o, "phase", r->phase);
     set_str(o, "step", r->step);
     if (r->attempt > 0 &&
         json_object_set_new(o, "attempt", json_integer(r->attempt)) < 0)
         cli_oom();
     set_str(o, "status", r->status);
+    set_str(o, "actor", r->actor);
     set_str(o, "detail", r->detail);
     text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(o);
@@ -147,12 +149,16 @@ static void write_text(const cli_log *l, const planctl_log_record *r,
         cli_buf_addf(&b, " run=%lld", (long long)r->run);
     if (r->plan)
         text_value(&b, "plan", r->plan);
+    if (r->phase)
+        text_value(&b, "phase", r->phase);
     if (r->step)
         text_value(&b, "step", r->step);
     if (r->attempt > 0)
         cli_buf_addf(&b, " attempt=%d", r->attempt);
     if (r->status)
         text_value(&b, "status", r->status);
+    if (r->actor)
+        text_value(&b, "actor", r->actor);
     if (r->detail)
         text_value(&b, "detail", r->detail);
     fprintf(l->f, "%s\n", cli_buf_str(&b));

@@ -13,8 +13,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/timefmt.h"
+
 #define CLI_COMMANDS(X)                                                        \
     X(validate)                                                                \
+    X(explain)                                                                 \
     X(apply)                                                                   \
     X(definitions)                                                             \
     X(create)                                                                  \
@@ -30,7 +33,9 @@
     X(status)                                                                  \
     X(history)                                                                 \
     X(events)                                                                  \
+    X(logs)                                                                    \
     X(run)                                                                     \
+    X(engines)                                                                 \
     X(replay)                                                                  \
     X(verify)                                                                  \
     X(export)                                                                  \
@@ -65,9 +70,10 @@ static int setup_now(cli_ctx *ctx)
                      !*end && !errno;
         if (is_int) {
             ctx->now_ms = v;
-        } else if (cli_time_parse(&ctx->now_ms, env) != 0) {
-            cli_errorf("invalid PLANCTL_NOW \"%s\"; expected an RFC 3339 "
-                       "time or milliseconds since the epoch",
+        } else if (pctl_time_read(&ctx->now_ms, env, NULL) != 0) {
+            cli_errorf("invalid PLANCTL_NOW \"%s\"; expected a time such as "
+                       "2026-11-21T14:03:05Z or \"2026-11-21 14:03:05\" "
+                       "(local), or milliseconds since the epoch",
                        env);
             return CLI_EXIT_USAGE;
         }

@@ -190,6 +190,7 @@ typedef struct waiter {
     int live_shown;        /* a progress line is on the screen */
     json_t *doc;           /* the last status document read */
     const json_t *run_obj; /* the run in doc */
+    cli_engine_watch engine;
 } waiter;
 
 /* Columns of the terminal on stderr, 0 when unknown. */
@@ -343,6 +344,12 @@ static int wait_check(void *data, int changed)
     int code = cli_run_exit_code(cli_jstr(run, "status"));
     if (code >= 0)
         return code;
+    cli_buf msg = CLI_BUF_INIT;
+    if (cli_engine_watch_check(&w->engine, &msg, w->ctx, doc, w->run)) {
+        live_clear(w);
+        cli_errorf("%s", cli_buf_str(&msg));
+    }
+    cli_buf_free(&msg);
     if (w->live)
         live_show(w);
     return CLI_POLL_AGAIN;
@@ -419,6 +426,7 @@ int cli_wait_run(cli_ctx *ctx, const char *instance, int64_t run,
     w.instance = instance;
     w.run = run;
     w.live = isatty(STDERR_FILENO);
+    cli_engine_watch_init(&w.engine);
     /* What was printed so far must not wait behind the progress line. */
     fflush(stdout);
     int rc = cli_poll_run(ctx, timeout_ms, wait_check, &w);

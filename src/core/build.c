@@ -68,6 +68,7 @@ static int build_param(pctl_param_def *p, const json_t *o)
         return PLANCTL_ERROR;
     p->required = json_is_true(req);
     p->immutable = json_is_true(json_object_get(o, "immutable"));
+    p->secret = json_is_true(json_object_get(o, "secret"));
     PCTL_CHECK(copy(&p->name, pctl_get_string(o, "name")));
     if (def && !json_is_null(def)) {
         if (!(v = pctl_ptype_default(p->type, def)))

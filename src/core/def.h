@@ -1,10 +1,10 @@
 /*
- * def.h - the in-memory model of a definition (DESIGN §2) and the pipeline
- * that produces it: decode, defaults, validate, build (see def.c).
+ * def.h - the in-memory model of a definition (planctl-definition(5)) and the
+ * pipeline that produces it: decode, defaults, validate, build (see def.c).
  *
  * The pipeline turns JSON text into a pctl_def, applying the defaults of
- * DESIGN §2 to absent fields only, and collecting every error it finds as
- * a field error (path, type, message, hint) instead of stopping at the
+ * planctl-definition(5) to absent fields only, and collecting every error it
+ * finds as a field error (path, type, message, hint) instead of stopping at the
  * first.  It is pure: no I/O, no globals.
  */
 #ifndef PCTL_CORE_DEF_H
@@ -57,6 +57,7 @@ typedef struct pctl_param_def {
     char *default_json;
     int required;      /* only "required": true */
     int immutable;     /* the value set at create never changes */
+    int secret;        /* the value is shown as "***", never in clear */
     char *enum_json;   /* the allowed values, a JSON array; NULL: any */
     char *trigger;     /* plan name, or NULL */
     char *description; /* or NULL */

@@ -55,8 +55,8 @@ void pctl_defaults_clear(pctl_defaults *ds);
 int pctl_defaults_run(const pctl_defaults *ds, json_t *doc,
                       pctl_ferr_list *errs);
 
-/* The built-in defaults of DESIGN §2, in order: a parameter's required
- * (true when it has no default), a task's spec ({}), plan and phase
+/* The built-in defaults of planctl-definition(5), in order: a parameter's
+ * required (true when it has no default), a task's spec ({}), plan and phase
  * strategy ("serial"), a step's retry (attempts 3, backoff "1s",
  * multiplier 2, max_backoff the larger of "1m" and backoff).  Can't
  * fail. */

@@ -1,4 +1,5 @@
-/* rollup.c - start order, roll-up and closing rules of DESIGN §3. */
+/* rollup.c - start order, roll-up and closing rules of the statuses
+ * (planctl-json(7)). */
 #include "rollup.h"
 
 #include "status.h"

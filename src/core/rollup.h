@@ -1,8 +1,8 @@
 /*
- * rollup.h - the aggregation rules of DESIGN §3 as pure functions: which
- * children may start, what a parent's status follows from its children's,
- * and how open children end when their run ends.  The engine's decision
- * function is built from these; the store uses the closing rule for
+ * rollup.h - the aggregation rules of the statuses (planctl-json(7)) as pure
+ * functions: which children may start, what a parent's status follows from its
+ * children's, and how open children end when their run ends.  The engine's
+ * decision function is built from these; the store uses the closing rule for
  * cancel.
  */
 #ifndef PCTL_CORE_ROLLUP_H

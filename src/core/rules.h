@@ -1,5 +1,5 @@
 /*
- * rules.h - the rules a definition must follow (DESIGN §2, §9), each a
+ * rules.h - the rules a definition must follow (planctl-definition(5)), each a
  * validator for the runner of validate.h, and their registration order.
  *
  * Every rule walks the whole document (walk.h) and reports only its own
@@ -33,6 +33,19 @@ int pctl_rule_required(const pctl_vin *in, pctl_sink *s, void *data);
 int pctl_rule_types(const pctl_vin *in, pctl_sink *s, void *data);
 int pctl_rule_limits(const pctl_vin *in, pctl_sink *s, void *data);
 
+/* One field of rules_shape.c's tables, for the reference (schema.h) and
+ * its test. */
+typedef struct pctl_shape_field {
+    const char *name;
+    const char *type; /* as the rules say it: "a string", "an array" */
+    int required;
+    size_t max; /* lists: the most elements; 0: none */
+} pctl_shape_field;
+
+/* The i-th field of node's table: 1 with *out filled, 0 past the last (or
+ * for a node without a table, a step's task).  Can't fail. */
+int pctl_shape_field_at(pctl_node node, size_t i, pctl_shape_field *out);
+
 /* rules_values.c: names and values. */
 int pctl_rule_names(const pctl_vin *in, pctl_sink *s, void *data);
 int pctl_rule_unique(const pctl_vin *in, pctl_sink *s, void *data);
@@ -49,6 +62,8 @@ int pctl_rule_not_empty(const pctl_vin *in, pctl_sink *s, void *data);
 /* rules_params.c: parameter types, defaults and enums; metadata. */
 int pctl_rule_param_values(const pctl_vin *in, pctl_sink *s, void *data);
 int pctl_rule_meta(const pctl_vin *in, pctl_sink *s, void *data);
+/* The fields of maintainers[i]: "name" (required) and "email". */
+extern const char *const pctl_maintainer_fields[2];
 
 /* rules_refs.c: what refers to what. */
 int pctl_rule_task_refs(const pctl_vin *in, pctl_sink *s, void *data);
@@ -59,5 +74,7 @@ int pctl_rule_deploy(const pctl_vin *in, pctl_sink *s, void *data);
  * in->kinds is set). */
 int pctl_rule_kinds(const pctl_vin *in, pctl_sink *s, void *data);
 int pctl_rule_specs(const pctl_vin *in, pctl_sink *s, void *data);
+/* The fields of a Dummy task's spec. */
+extern const char *const pctl_dummy_spec_fields[5];
 
 #endif

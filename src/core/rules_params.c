@@ -147,19 +147,22 @@ int pctl_rule_param_values(const pctl_vin *in, pctl_sink *s, void *data)
 /* ---- metadata ------------------------------------------------------------ */
 
 /* maintainers[i]: {"name": string (required), "email": string}. */
+const char *const pctl_maintainer_fields[2] = {"name", "email"};
+
 static int maintainer(pctl_sink *s, const json_t *m)
 {
-    static const char *const known[] = {"name", "email"};
+    const char *const *known = pctl_maintainer_fields;
     size_t i;
 
     if (!json_is_object(m))
         return pctl_sink_fail(s, NULL, PCTL_FERR_TYPE, NULL,
                               "must be an object");
-    PCTL_CHECK(pctl_sink_unknown(s, m, known, PCTL_COUNT(known)));
+    PCTL_CHECK(
+        pctl_sink_unknown(s, m, known, PCTL_COUNT(pctl_maintainer_fields)));
     if (!json_object_get(m, "name"))
         PCTL_CHECK(
             pctl_sink_fail(s, "name", PCTL_FERR_REQUIRED, NULL, "%s", ""));
-    for (i = 0; i < PCTL_COUNT(known); i++) {
+    for (i = 0; i < PCTL_COUNT(pctl_maintainer_fields); i++) {
         const json_t *f = json_object_get(m, known[i]);
 
         if (f && !json_is_string(f))

@@ -50,6 +50,7 @@ static const field param_fields[] = {
     {"required", T_BOOL, 0, 0, NULL},
     {"enum", T_ARRAY, 0, PCTL_DEF_MAX_ENUM, "values"},
     {"immutable", T_BOOL, 0, 0, NULL},
+    {"secret", T_BOOL, 0, 0, NULL},
     {"trigger", T_STRING, 0, 0, NULL},
     {"description", T_STRING, 0, 0, NULL},
     {"displayName", T_STRING, 0, 0, NULL}};
@@ -275,4 +276,21 @@ int pctl_rule_limits(const pctl_vin *in, pctl_sink *s, void *data)
 {
     (void)data;
     return pctl_rule_walk(in, s, limits_node);
+}
+
+/* ---- the tables, for the reference --------------------------------------- */
+
+int pctl_shape_field_at(pctl_node node, size_t i, pctl_shape_field *out)
+{
+    const field *f;
+    size_t n;
+
+    f = fields_of(node, &n);
+    if (!f || i >= n)
+        return 0;
+    out->name = f[i].name;
+    out->type = type_name(f[i].type);
+    out->required = f[i].required;
+    out->max = f[i].max;
+    return 1;
 }

@@ -26,8 +26,8 @@
 /* Room for an embedder's message about a spec. */
 #define CHECK_MSG_MAX 512
 
-static const char *const dummy_fields[] = {"done", "wantErr", "fatal", "sleep",
-                                           "failTimes"};
+const char *const pctl_dummy_spec_fields[5] = {"done", "wantErr", "fatal",
+                                               "sleep", "failTimes"};
 
 /* ---- kinds --------------------------------------------------------------- */
 
@@ -100,6 +100,7 @@ static int unsupported_kind(pctl_sink *s, const pctl_kinds *kinds,
     const char **v;
     char *list;
     size_t n;
+    const char *close;
     pctl_hbuf h;
     pctl_qbuf q;
     int rc;
@@ -110,9 +111,21 @@ static int unsupported_kind(pctl_sink *s, const pctl_kinds *kinds,
         pctl_free(v);
         return PLANCTL_ENOMEM;
     }
-    rc = pctl_sink_fail(s, "kind", PCTL_FERR_UNSUPPORTED,
-                        pctl_did_you_mean(&h, pctl_closest(kind, v, n)),
-                        "%s: supported values: %s", pctl_quote(&q, kind), list);
+    close = pctl_closest(kind, v, n);
+    /* Kinds are known per handle (an embedder's planctl_kind_register()
+     * on one handle says nothing to another): unless it is a typo, say
+     * so, and how. */
+    if (close)
+        rc = pctl_sink_fail(
+            s, "kind", PCTL_FERR_UNSUPPORTED, pctl_did_you_mean(&h, close),
+            "%s: supported values: %s", pctl_quote(&q, kind), list);
+    else
+        rc = pctl_sink_fail(
+            s, "kind", PCTL_FERR_UNSUPPORTED, NULL,
+            "%s: supported values: %s; other kinds are known only to the "
+            "handle that registered them (planctl_kind_register, an "
+            "engine's executor) or when named (--kind %s, PLANCTL_KINDS)",
+            pctl_quote(&q, kind), list, q.s);
     pctl_free(list);
     pctl_free(v);
     return rc;
@@ -182,8 +195,8 @@ static int dummy_spec(pctl_sink *s, const json_t *spec)
     const json_t *v;
     size_t i;
 
-    PCTL_CHECK(
-        pctl_sink_unknown(s, spec, dummy_fields, PCTL_COUNT(dummy_fields)));
+    PCTL_CHECK(pctl_sink_unknown(s, spec, pctl_dummy_spec_fields,
+                                 PCTL_COUNT(pctl_dummy_spec_fields)));
     for (i = 0; i < PCTL_COUNT(flags); i++) {
         v = json_object_get(spec, flags[i]);
         if (v && !json_is_boolean(v))

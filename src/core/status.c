@@ -1,4 +1,5 @@
-/* status.c - status names and the transition table of DESIGN §3. */
+/* status.c - status names and the transition table (planctl-json(7) prints it).
+ */
 #include "status.h"
 
 #include <string.h>

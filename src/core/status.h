@@ -1,8 +1,8 @@
 /*
  * status.h - statuses and the legal transitions between them, as data.
  *
- * The state machine of DESIGN §3 (the `transitions` table of the schema
- * mirrors PCTL_TRANSITIONS; a test checks they are equal):
+ * The state machine of planctl-json(7), TRANSITIONS (the `transitions` table of
+ * the schema mirrors PCTL_TRANSITIONS; a test checks they are equal):
  *
  *   run:    (new) -> QUEUED -> PENDING -> IN_PROGRESS <-> PAUSED
  *           (new) ---------> PENDING      IN_PROGRESS -> COMPLETE

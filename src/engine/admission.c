@@ -3,9 +3,9 @@
  * trigger, retry): preflight first, then the store's admission.
  *
  * Which plan runs, with which parameters, is decided by the store (plan
- * selection, DESIGN §4), in one write transaction that resolves the
- * instance and its definition once.  A plan without preflight checks is
- * admitted there.  A plan with checks stops the store just before it
+ * selection, README "Plan for a parameter change"), in one write transaction
+ * that resolves the instance and its definition once.  A plan without preflight
+ * checks is admitted there.  A plan with checks stops the store just before it
  * would admit (pctl_preflight_gate, store.h): the transaction rolls back,
  * the checks run outside any transaction (never holding the database's
  * write lock), and a second transaction re-checks everything and admits.
@@ -78,13 +78,12 @@ static int run_checks(planctl *p, call *c, pctl_preflight_gate *g,
         return rc;
     plan = pctl_def_plan(def, g->plan);
     pctl_free(c->report);
-    rc = pctl_preflight_run(&c->report, p, def, plan, g->instance, g->params,
-                            &c->checks);
+    rc = pctl_preflight_run(&c->report, msg, p, def, plan, g->instance,
+                            g->params, &c->checks);
     /* What the checks said goes in the log, passed or not; the refusal's
      * message is the handle's, kept around the record. */
-    *msg = rc < 0
-               ? pctl_strdup(planctl_errmsg(p))
-               : pctl_asprintf("preflight of plan \"%s\" passed", plan->name);
+    if (rc < 0)
+        *msg = pctl_strdup(planctl_errmsg(p));
     /* A new instance exists only after the real admission (the first
      * transaction's row was rolled back): its record waits until then,
      * and a refused create leaves no instance to record on. */

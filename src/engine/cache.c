@@ -330,11 +330,12 @@ static int refresh_run(pctl_active *a, planctl *p, int64_t id)
  * own.  *full is set when the log cannot tell (a gap), for the caller to
  * read everything.
  */
-static int follow_feed(pctl_active *a, planctl *p, int *full, size_t *reread)
+static int follow_feed(pctl_active *a, planctl *p, int *full,
+                       pctl_sync_info *info)
 {
     pctl_feed f;
     size_t i, cap;
-    int rc = pctl_feed_read(&f, p, a->cache->last_event);
+    int rc = pctl_feed_read_changes(&f, p, a->cache->last_event);
 
     *full = rc == 0 && f.gap;
     if (rc < 0 || *full) {
@@ -353,11 +354,19 @@ static int follow_feed(pctl_active *a, planctl *p, int *full, size_t *reread)
     }
     for (i = 0; rc == 0 && i < f.nruns; i++)
         rc = refresh_run(a, p, f.runs[i]);
-    *reread = i;
+    info->reread = i;
     /* The runs read again are dirty: their jobs are checked (engine/
      * pass.c reconcile()), and so are the orphaned ones. */
-    if (rc == 0)
+    if (rc == 0) {
         a->cache->last_event = f.last;
+        /* What they changed goes to the caller, for the log. */
+        memcpy(info->others.counts, f.counts, sizeof f.counts);
+        info->others.changes = f.changes;
+        info->others.nchanges = f.nchanges;
+        info->others.nmore = f.nmore;
+        f.changes = NULL;
+        f.nchanges = 0;
+    }
     pctl_feed_clear(&f);
     return rc;
 }
@@ -383,17 +392,14 @@ static void drop_ended(pctl_active *a)
     c->nended = 0;
 }
 
-int pctl_active_sync(pctl_active **cache, planctl *p, pctl_sync_info *info)
+static int sync(pctl_active **cache, planctl *p, pctl_sync_info *info)
 {
     pctl_active *a = *cache;
     struct pctl_active_cache *c;
     pctl_db_token now = {0, 0};
-    pctl_sync_info none;
     size_t i;
     int rc;
 
-    if (!info)
-        info = &none;
     memset(info, 0, sizeof *info);
     if (a)
         a->norphaned = 0;
@@ -406,7 +412,7 @@ int pctl_active_sync(pctl_active **cache, planctl *p, pctl_sync_info *info)
         /* Somebody else wrote since our last commit: what changed is
          * read again (in proportion to the change, not to the cache). */
         if (now.others != c->seen.others || now.own != c->seen.own)
-            rc = follow_feed(a, p, &full, &info->reread);
+            rc = follow_feed(a, p, &full, info);
         if (rc < 0 || full)
             goto reload;
         c->seen = now;
@@ -442,6 +448,18 @@ reload:
     a->fresh = a->members = 1;
     *cache = a;
     return 0;
+}
+
+int pctl_active_sync(pctl_active **cache, planctl *p, pctl_sync_info *info)
+{
+    pctl_sync_info none;
+    int rc;
+
+    if (info)
+        return sync(cache, p, info);
+    rc = sync(cache, p, &none);
+    pctl_feed_clear(&none.others);
+    return rc;
 }
 
 int pctl_active_mark(pctl_active *a, planctl *p)
@@ -484,6 +502,12 @@ void pctl_active_touch(pctl_active *a, int64_t run_id)
 pctl_run_row *pctl_active_find_run(const pctl_active *a, int64_t run_id)
 {
     return a ? pctl_idmap_get(&a->cache->runs, run_id) : NULL;
+}
+
+pctl_run_row *pctl_active_find_instance(const pctl_active *a,
+                                        int64_t instance_id)
+{
+    return a ? pctl_idmap_get(&a->cache->by_instance, instance_id) : NULL;
 }
 
 /* ---- what a pass looks at ---- */

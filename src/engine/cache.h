@@ -44,6 +44,7 @@
 #include <stdint.h>
 
 #include "store/active.h"
+#include "store/feed.h"
 #include "store/store.h"
 
 typedef struct pctl_active {
@@ -68,8 +69,10 @@ typedef struct pctl_active {
 
 /* What a sync read (for the engine's metrics). */
 typedef struct pctl_sync_info {
-    int full;      /* every active run, anew */
-    size_t reread; /* runs read again after another writer changed them */
+    int full;         /* every active run, anew */
+    size_t reread;    /* runs read again after another writer changed them */
+    pctl_feed others; /* the status changes others made, for the log and
+                         the counts (pctl_feed_clear after) */
 } pctl_sync_info;
 
 /*
@@ -107,6 +110,10 @@ void pctl_active_dirty(pctl_active *a, pctl_run_row *r);
 
 /* The cached run with this id, or NULL.  Can't fail. */
 pctl_run_row *pctl_active_find_run(const pctl_active *a, int64_t run_id);
+
+/* The cached run of this instance, or NULL.  Can't fail. */
+pctl_run_row *pctl_active_find_instance(const pctl_active *a,
+                                        int64_t instance_id);
 
 /*
  * What a pass at time now has to look at: every run marked dirty since

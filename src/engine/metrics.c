@@ -192,7 +192,7 @@ static const char *change_msg(planctl_entity entity, planctl_status from,
 /* Copies the names a log line of change c needs, from the engine's cache
  * of active runs (where the pass found the rows it changes). */
 static void name_change(pctl_pending *pd, planctl_engine *e,
-                        const struct pctl_change *c)
+                        const struct pctl_change *c, int64_t instance_id)
 {
     pctl_run_row *r = NULL;
     size_t pi, si, i;
@@ -202,6 +202,15 @@ static void name_change(pctl_pending *pd, planctl_engine *e,
         pd->step = pctl_strdup(r->phases[pi].steps[si].name);
     else
         r = pctl_active_find_run(e->active, pd->run_id);
+    if (!r && instance_id > 0) {
+        /* A queued run promoted: not in the cache yet, but the run of
+         * its instance that ended is, and names the instance. */
+        const pctl_run_row *other =
+            pctl_active_find_instance(e->active, instance_id);
+
+        if (other)
+            pd->instance = pctl_strdup(other->instance);
+    }
     if (r) {
         pd->instance = pctl_strdup(r->instance);
         pd->plan = pctl_strdup(r->plan);
@@ -214,10 +223,52 @@ static void name_change(pctl_pending *pd, planctl_engine *e,
         pd->message = pctl_strdup(c->message);
 }
 
-void pctl_metrics_sync(planctl_engine *e, int full, size_t reread)
+/* A log line of a status change another writer made (c). */
+static void log_other(pctl_metrics *m, const pctl_feed_change *c)
 {
-    e->metrics->cache_full_reads += full != 0;
-    e->metrics->cache_runs_reread += reread;
+    planctl_log_record rec;
+
+    memset(&rec, 0, sizeof rec);
+    rec.level = change_level(c->entity, c->to);
+    rec.msg = change_msg(c->entity, c->from, c->to);
+    rec.instance = c->instance;
+    rec.run = c->run_id;
+    rec.plan = c->plan;
+    rec.phase = c->entity == PLANCTL_ENTITY_PHASE ? c->phase : NULL;
+    rec.step = c->entity == PLANCTL_ENTITY_STEP ? c->step : NULL;
+    rec.attempt = c->attempt;
+    rec.status = planctl_status_name(c->to);
+    rec.detail = c->message;
+    rec.actor = c->actor;
+    emit(m, &rec);
+}
+
+void pctl_metrics_sync(planctl_engine *e, const pctl_sync_info *s)
+{
+    pctl_metrics *m = e->metrics;
+    size_t i, j;
+
+    m->cache_full_reads += s->full != 0;
+    m->cache_runs_reread += s->reread;
+    for (i = 0; i < PLANCTL_ENTITY__COUNT; i++)
+        for (j = 0; j < PLANCTL_STATUS__COUNT; j++)
+            m->transitions[i][j] += s->others.counts[i][j];
+    if (!m->log_cb)
+        return;
+    for (i = 0; i < s->others.nchanges; i++)
+        if (change_level(s->others.changes[i].entity,
+                         s->others.changes[i].to) >= m->log_min)
+            log_other(m, &s->others.changes[i]);
+    if (s->others.nmore > 0) {
+        char detail[128];
+
+        snprintf(detail, sizeof detail,
+                 "%zu more status changes by other writers, not logged one "
+                 "by one ('planctl events' lists them)",
+                 s->others.nmore);
+        pctl_metrics_log(e, PLANCTL_LOG_INFO, "changes by other writers",
+                         detail);
+    }
 }
 
 void pctl_metrics_decided(planctl_engine *e, size_t n)
@@ -226,7 +277,7 @@ void pctl_metrics_decided(planctl_engine *e, size_t n)
 }
 
 void pctl_metrics_change(planctl_engine *e, const struct pctl_change *c,
-                         int64_t run_id, int attempt)
+                         int64_t run_id, int64_t instance_id, int attempt)
 {
     pctl_metrics *m = e->metrics;
     pctl_pending *pd;
@@ -248,13 +299,12 @@ void pctl_metrics_change(planctl_engine *e, const struct pctl_change *c,
     pd->run_id = run_id;
     pd->attempt = c->entity == PLANCTL_ENTITY_STEP ? attempt : 0;
     if (m->log_cb && change_level(c->entity, c->to) >= m->log_min)
-        name_change(pd, e, c);
+        name_change(pd, e, c, instance_id);
 }
 
 static void log_change(pctl_metrics *m, const pctl_pending *pd)
 {
     planctl_log_record rec;
-    char detail[512];
 
     memset(&rec, 0, sizeof rec);
     rec.level = change_level(pd->entity, pd->to);
@@ -264,15 +314,11 @@ static void log_change(pctl_metrics *m, const pctl_pending *pd)
     rec.plan = pd->plan;
     rec.attempt = pd->attempt;
     rec.status = planctl_status_name(pd->to);
-    if (pd->entity == PLANCTL_ENTITY_PHASE) {
-        snprintf(detail, sizeof detail, "phase %s%s%s",
-                 pd->step ? pd->step : "?", pd->message ? ": " : "",
-                 pd->message ? pd->message : "");
-        rec.detail = detail;
-    } else {
+    if (pd->entity == PLANCTL_ENTITY_PHASE)
+        rec.phase = pd->step;
+    else
         rec.step = pd->step;
-        rec.detail = pd->message;
-    }
+    rec.detail = pd->message;
     emit(m, &rec);
 }
 

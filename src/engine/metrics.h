@@ -68,11 +68,13 @@ void pctl_hist_observe(pctl_hist *h, double v);
  * to the engine's observer (engine.c).  Can't fail (a change that cannot
  * be recorded for the log is still counted). */
 void pctl_metrics_change(planctl_engine *e, const struct pctl_change *c,
-                         int64_t run_id, int attempt);
+                         int64_t run_id, int64_t instance_id, int attempt);
 
-/* What a pass's sync of the active runs read: everything anew (full),
- * and runs read again after another writer changed them.  Can't fail. */
-void pctl_metrics_sync(planctl_engine *e, int full, size_t reread);
+/* What a pass's sync of the active runs read (everything anew, or the
+ * runs another writer changed) and the status changes others made, which
+ * are counted and logged here with who made them.  Can't fail. */
+struct pctl_sync_info;
+void pctl_metrics_sync(planctl_engine *e, const struct pctl_sync_info *s);
 
 /* A pass decided n runs (committed or not).  Can't fail. */
 void pctl_metrics_decided(planctl_engine *e, size_t n);

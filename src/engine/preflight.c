@@ -1,6 +1,6 @@
 /*
  * preflight.c - a plan's preflight checks, run before a run is admitted
- * (DESIGN §9).
+ * (README, "Preflight checks").
  *
  * A check is a task run as a check, by the same executors as steps: the
  * built-ins and any the process registered (planctl_engine_register puts
@@ -288,8 +288,37 @@ static int add_cause(char **causes, const check *c)
  * every internal error is a cause, listed in declaration order; an
  * internal error only decides the code, it hides no other cause.
  */
-static int conclude(char **report, planctl *p, const pctl_plan_def *plan,
-                    check *checks, size_t n)
+/* The line that records a preflight that let the plan through: passed,
+ * or skipped, naming the checks skipped. */
+static char *summarise(const pctl_plan_def *plan, const check *checks, size_t n)
+{
+    char *skipped = NULL, *line;
+    size_t i, nskipped = 0;
+
+    for (i = 0; i < n; i++) {
+        if (checks[i].status != CHECK_SKIPPED)
+            continue;
+        line = pctl_asprintf("%s%s%s", skipped ? skipped : "",
+                             skipped ? ", " : "", checks[i].def->name);
+        pctl_free(skipped);
+        if (!(skipped = line))
+            return NULL;
+        nskipped++;
+    }
+    if (nskipped == 0)
+        line = pctl_asprintf("preflight of plan \"%s\" passed", plan->name);
+    else if (nskipped == n)
+        line = pctl_asprintf("preflight of plan \"%s\" skipped: %s", plan->name,
+                             skipped);
+    else
+        line = pctl_asprintf("preflight of plan \"%s\" passed; skipped: %s",
+                             plan->name, skipped);
+    pctl_free(skipped);
+    return line;
+}
+
+static int conclude(char **report, char **summary, planctl *p,
+                    const pctl_plan_def *plan, check *checks, size_t n)
 {
     json_t *doc =
         json_pack("{s:i, s:s, s:s, s:[], s:[]}", "schema", 1, "plan",
@@ -297,7 +326,7 @@ static int conclude(char **report, planctl *p, const pctl_plan_def *plan,
     json_t *arr = json_object_get(doc, "checks");
     json_t *warn = json_object_get(doc, "warnings");
     char *causes = NULL, *line;
-    size_t i;
+    size_t i, nskipped = 0;
     int rc = doc ? 0 : PLANCTL_ENOMEM, internal = 0;
 
     for (i = 0; rc == 0 && i < n; i++) {
@@ -309,6 +338,7 @@ static int conclude(char **report, planctl *p, const pctl_plan_def *plan,
         if (!o || json_array_append_new(arr, o) < 0) {
             rc = PLANCTL_ENOMEM;
         } else if (c->status == CHECK_SKIPPED) {
+            nskipped++;
             line = pctl_asprintf("preflight check %s skipped", c->def->name);
             if (!line || json_array_append_new(warn, json_string(line)) < 0)
                 rc = PLANCTL_ENOMEM;
@@ -318,9 +348,13 @@ static int conclude(char **report, planctl *p, const pctl_plan_def *plan,
             rc = add_cause(&causes, c);
         }
     }
-    if (rc == 0 && causes &&
+    if (rc == 0 && (causes || nskipped == n) &&
         json_object_set_new(doc, "outcome",
-                            json_string(internal ? "error" : "failed")) < 0)
+                            json_string(!causes    ? "skipped"
+                                        : internal ? "error"
+                                                   : "failed")) < 0)
+        rc = PLANCTL_ENOMEM;
+    if (rc == 0 && !causes && !(*summary = summarise(plan, checks, n)))
         rc = PLANCTL_ENOMEM;
     /* No report rather than one that misses a check. */
     if (rc == 0 && !(*report = json_dumps(doc, JSON_COMPACT)))
@@ -335,15 +369,16 @@ static int conclude(char **report, planctl *p, const pctl_plan_def *plan,
     return rc;
 }
 
-int pctl_preflight_run(char **report, planctl *p, const pctl_def *def,
-                       const pctl_plan_def *plan, const char *instance,
-                       const char *params, const pctl_preflight_settings *set)
+int pctl_preflight_run(char **report, char **summary, planctl *p,
+                       const pctl_def *def, const pctl_plan_def *plan,
+                       const char *instance, const char *params,
+                       const pctl_preflight_settings *set)
 {
     runner r;
     size_t i;
     int rc, skip_all = pctl_preflight_skip_all(set->skip);
 
-    *report = NULL;
+    *report = *summary = NULL;
     if (plan->nchecks == 0)
         return 0;
     memset(&r, 0, sizeof r);
@@ -386,7 +421,7 @@ int pctl_preflight_run(char **report, planctl *p, const pctl_def *def,
     if (uv_loop_close(&r.loop) != 0)
         rc = pctl_err(p, PLANCTL_ERROR, "preflight left handles open");
     else
-        rc = conclude(report, p, plan, r.checks, r.n);
+        rc = conclude(report, summary, p, plan, r.checks, r.n);
     for (i = 0; i < r.n; i++)
         pctl_free(r.checks[i].message);
     pctl_free(r.checks);

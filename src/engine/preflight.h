@@ -16,14 +16,18 @@ typedef struct pctl_preflight_settings {
  * would get), skipping those set->skip names.  *report receives the
  * report (planctl_admitted.preflight_report; the caller's), or NULL when
  * the plan has no checks or preflight itself failed.  Blocks until every
- * check has reported or the deadline passed.  Returns 0 when every check
+ * check has reported or the deadline passed.  On success *summary (the
+ * caller's; NULL when the plan has no checks) receives the line that
+ * records it: 'preflight of plan "P" passed', '... passed; skipped: A, B'
+ * or '... skipped: A, B' when none ran.  Returns 0 when every check
  * passed or was skipped, PLANCTL_ERROR when one could not run or missed
  * the deadline, else PLANCTL_EPREFLIGHT when one failed; either way the
  * message lists every cause, in declaration order.  Or PLANCTL_ENOMEM.
  */
-int pctl_preflight_run(char **report, planctl *p, const pctl_def *def,
-                       const pctl_plan_def *plan, const char *instance,
-                       const char *params, const pctl_preflight_settings *set);
+int pctl_preflight_run(char **report, char **summary, planctl *p,
+                       const pctl_def *def, const pctl_plan_def *plan,
+                       const char *instance, const char *params,
+                       const pctl_preflight_settings *set);
 
 /* Whether a skip list ("A, b,,C") skips every check: "all" as its only
  * entry.  Can't fail. */

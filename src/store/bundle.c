@@ -1,6 +1,7 @@
 /*
  * bundle.c - exporting one instance, with everything needed to rebuild it
- * elsewhere, as one versioned JSON bundle (DESIGN §10).
+ * elsewhere, as one versioned JSON bundle (README, "Debugging: events, replay,
+ * verify, gc").
  *
  * A bundle is a machine format and must be lossless: every column of every
  * row is written as stored (times as integer milliseconds, JSON columns of

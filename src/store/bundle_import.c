@@ -923,7 +923,7 @@ static char *answer(json_t *report)
         events += json_integer_value(json_object_get(r, "events"));
     }
     o = json_pack("{s:i}", "schema", 1);
-    /* Never omitted (DESIGN §8): null when the text held several. */
+    /* Never omitted (planctl-json(7)): null when the text held several. */
     if (o && json_object_set(
                  o, "instance",
                  json_array_size(report) == 1

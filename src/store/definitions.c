@@ -14,7 +14,7 @@
 #include "core/timefmt.h"
 #include "store/store.h"
 
-/* Builds the validate document of DESIGN §8 from a list of errors. */
+/* Builds the validate document of planctl-json(7) from a list of errors. */
 static json_t *validate_doc(const pctl_ferr_list *errs)
 {
     json_t *doc = json_pack("{s:i, s:b, s:[]}", "schema", 1, "valid",

@@ -49,7 +49,87 @@ static int read_groups(pctl_feed *f, planctl *p, int64_t after, int64_t *count)
     return step == PCTL_DONE ? 0 : pctl_q_fail(st, step);
 }
 
-int pctl_feed_read(pctl_feed *out, planctl *p, int64_t after)
+/* The entity an event's text names, among those that have statuses. */
+static int entity_of(const char *text, planctl_entity *out)
+{
+    static const char *const names[] = {"run", "phase", "step"};
+
+    for (int i = 0; i < PLANCTL_ENTITY__COUNT; i++)
+        if (text && strcmp(text, names[i]) == 0) {
+            *out = (planctl_entity)i;
+            return 0;
+        }
+    return -1;
+}
+
+static char *col_dup(pctl_stmt *st, int col)
+{
+    return pctl_col_null(st, col) ? NULL : pctl_strdup(pctl_col_text(st, col));
+}
+
+/* Keeps the change of the current row of st with its names; -1 when out
+ * of memory. */
+static int keep_change(pctl_feed *f, pctl_stmt *st, const pctl_feed_change *c)
+{
+    pctl_feed_change *k = &f->changes[f->nchanges++];
+
+    *k = *c;
+    k->actor = col_dup(st, 5);
+    k->message = col_dup(st, 6);
+    k->instance = col_dup(st, 7);
+    k->plan = col_dup(st, 8);
+    k->phase = col_dup(st, 9);
+    k->step = col_dup(st, 10);
+    if ((!k->actor && !pctl_col_null(st, 5)) ||
+        (!k->message && !pctl_col_null(st, 6)) ||
+        (!k->instance && !pctl_col_null(st, 7)) ||
+        (!k->plan && !pctl_col_null(st, 8)) ||
+        (!k->phase && !pctl_col_null(st, 9)) ||
+        (!k->step && !pctl_col_null(st, 10)))
+        return -1;
+    return 0;
+}
+
+/* Reads the status changes among the events in (after, f->last]. */
+static int read_changes(pctl_feed *f, planctl *p, int64_t after)
+{
+    pctl_stmt *st = pctl_q(p, PCTL_Q_feed_changes);
+    int rc = 0, step;
+
+    if (!st)
+        return PLANCTL_ERROR;
+    f->changes = pctl_calloc(PCTL_FEED_MAX_CHANGES, sizeof *f->changes);
+    if (!f->changes)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    pctl_bind_i64(st, 1, after);
+    pctl_bind_i64(st, 2, f->last);
+    while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
+        pctl_feed_change c;
+
+        memset(&c, 0, sizeof c);
+        c.from = PLANCTL_STATUS__COUNT;
+        if (entity_of(pctl_col_text(st, 0), &c.entity) < 0 ||
+            planctl_status_parse(&c.to, pctl_col_text(st, 2)) < 0)
+            continue; /* an instance's or the engine's own record */
+        if (!pctl_col_null(st, 1) &&
+            planctl_status_parse(&c.from, pctl_col_text(st, 1)) < 0)
+            c.from = PLANCTL_STATUS__COUNT;
+        c.run_id = pctl_col_null(st, 3) ? 0 : pctl_col_i64(st, 3);
+        if (c.entity == PLANCTL_ENTITY_STEP && !pctl_col_null(st, 4))
+            c.attempt = pctl_col_int(st, 4);
+        f->counts[c.entity][c.to]++;
+        if (f->nchanges == PCTL_FEED_MAX_CHANGES)
+            f->nmore++;
+        else if (keep_change(f, st, &c) < 0)
+            rc = PLANCTL_ENOMEM;
+    }
+    pctl_reset(st);
+    if (rc < 0)
+        return pctl_err(p, rc, "out of memory");
+    return step == PCTL_DONE ? 0 : pctl_q_fail(st, step);
+}
+
+static int feed_read(pctl_feed *out, planctl *p, int64_t after, int changes)
 {
     int64_t count = 0;
     int rc, began;
@@ -61,6 +141,8 @@ int pctl_feed_read(pctl_feed *out, planctl *p, int64_t after)
         rc = pctl_feed_last(&out->last, p);
     if (rc == 0 && out->last > after)
         rc = read_groups(out, p, after, &count);
+    if (rc == 0 && changes && out->last > after && count == out->last - after)
+        rc = read_changes(out, p, after);
     if (began)
         pctl_tx_read_end(p);
     if (rc < 0) {
@@ -79,8 +161,29 @@ int pctl_feed_read(pctl_feed *out, planctl *p, int64_t after)
     return 0;
 }
 
+int pctl_feed_read(pctl_feed *out, planctl *p, int64_t after)
+{
+    return feed_read(out, p, after, 0);
+}
+
+int pctl_feed_read_changes(pctl_feed *out, planctl *p, int64_t after)
+{
+    return feed_read(out, p, after, 1);
+}
+
 void pctl_feed_clear(pctl_feed *f)
 {
+    for (size_t i = 0; i < f->nchanges; i++) {
+        pctl_feed_change *c = &f->changes[i];
+
+        pctl_free(c->actor);
+        pctl_free(c->message);
+        pctl_free(c->instance);
+        pctl_free(c->plan);
+        pctl_free(c->phase);
+        pctl_free(c->step);
+    }
+    pctl_free(f->changes);
     pctl_free(f->runs);
     pctl_free(f->instances);
     memset(f, 0, sizeof *f);

@@ -20,6 +20,21 @@
 
 #include "planctl.h"
 
+/* How many of the status changes a feed keeps with their names, for log
+ * lines; the others are only counted. */
+#define PCTL_FEED_MAX_CHANGES 64
+
+/* A status change another writer made (an event with a to_status). The
+ * names are NULL where the rows are gone since. */
+typedef struct pctl_feed_change {
+    planctl_entity entity;
+    planctl_status from; /* PLANCTL_STATUS__COUNT: the row was created */
+    planctl_status to;
+    int64_t run_id;
+    int attempt; /* a step's, else 0 */
+    char *actor, *message, *instance, *plan, *phase, *step;
+} pctl_feed_change;
+
 typedef struct pctl_feed {
     int64_t last;  /* the newest event's number; 0: none */
     int gap;       /* events after `after` are missing: what changed
@@ -29,6 +44,12 @@ typedef struct pctl_feed {
     int64_t *instances; /* instances with events of their own (a
                            preflight's record, a clock shift) */
     size_t ninstances;
+    /* With pctl_feed_read_changes only: */
+    pctl_feed_change *changes; /* the first PCTL_FEED_MAX_CHANGES */
+    size_t nchanges;
+    size_t nmore; /* status changes after those, counted only */
+    /* every status change, by entity and status it went to */
+    size_t counts[PLANCTL_ENTITY__COUNT][PLANCTL_STATUS__COUNT];
 } pctl_feed;
 
 /* The newest event's number (0: none).  Errors: EIO, EBUSY. */
@@ -38,6 +59,10 @@ int pctl_feed_last(int64_t *out, planctl *p);
  * one snapshot (inside the caller's transaction, or a read of its own).
  * *out is the caller's (pctl_feed_clear).  Errors: EIO, EBUSY, ENOMEM. */
 int pctl_feed_read(pctl_feed *out, planctl *p, int64_t after);
+
+/* As pctl_feed_read, and also the status changes among those events,
+ * oldest first (none when there is a gap). */
+int pctl_feed_read_changes(pctl_feed *out, planctl *p, int64_t after);
 
 /* Frees the lists and zeroes *f.  Can't fail. */
 void pctl_feed_clear(pctl_feed *f);

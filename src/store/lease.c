@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
+#include "core/enginfo.h"
 #include "core/timefmt.h"
 #include "store/store.h"
 
@@ -278,4 +279,78 @@ int pctl_lease_release(planctl *p, int64_t token)
 void pctl_lease_abandon(planctl *p)
 {
     os_unlock(p);
+}
+
+/* Whether a process with this pid exists here (one of another user, which
+ * kill() may not signal, does). */
+static int pid_exists(int64_t pid)
+{
+    return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+int pctl_lease_json(json_t **out, planctl *p, int with_token)
+{
+    pctl_stmt *st = pctl_q(p, PCTL_Q_lease_get);
+    char host[256], since[PCTL_TIME_BUF], seen[PCTL_TIME_BUF];
+    int rc;
+
+    *out = NULL;
+    if (!st)
+        return PLANCTL_ERROR;
+    hostname(host, sizeof host);
+    /* Columns: 0 host, 1 pid, 2 token, 3 acquired_at, 4 heartbeat_at. */
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW) {
+        const char *holder = pctl_col_text(st, 0);
+        int64_t pid = pctl_col_i64(st, 1), beat = pctl_col_i64(st, 4);
+        int same = strcmp(holder, host) == 0;
+        int alive =
+            pctl_engine_alive(same, same && !pid_exists(pid), pctl_now(p), beat,
+                              PCTL_LEASE_TTL_DEFAULT_MS);
+
+        pctl_time_rfc3339(since, pctl_col_i64(st, 3));
+        pctl_time_rfc3339(seen, beat);
+        *out = json_pack("{s:I, s:s, s:s, s:s, s:b}", "pid", (json_int_t)pid,
+                         "host", holder, "since", since, "last_seen", seen,
+                         "alive", alive);
+        if (*out && with_token &&
+            json_object_set_new(*out, "token",
+                                json_integer(pctl_col_i64(st, 2))) < 0) {
+            json_decref(*out);
+            *out = NULL;
+        }
+        rc = *out ? 0 : pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    } else if (rc == PCTL_DONE) {
+        *out = json_null();
+        rc = 0;
+    } else {
+        rc = pctl_q_fail(st, rc);
+    }
+    pctl_reset(st);
+    return rc;
+}
+
+int planctl_engines_json(char **out, planctl *p)
+{
+    json_t *doc = NULL, *engine = NULL;
+    int rc;
+
+    if (!out || !p)
+        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
+                 : PLANCTL_EINVAL;
+    *out = NULL;
+    if ((rc = pctl_tx_read(p)) < 0)
+        return rc;
+    rc = pctl_lease_json(&engine, p, 1);
+    pctl_tx_read_end(p);
+    if (rc == 0 && !(doc = json_pack("{s:i, s:[]}", "schema", 1, "engines")))
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if (rc == 0 && json_is_object(engine) &&
+        json_array_append(json_object_get(doc, "engines"), engine) < 0)
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if (rc == 0 && !(*out = json_dumps(doc, JSON_COMPACT)))
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    json_decref(engine);
+    json_decref(doc);
+    return rc;
 }

@@ -1,4 +1,5 @@
-/* model.c - runs in memory: rendering to DESIGN §8 JSON, and comparing. */
+/* model.c - runs in memory: rendering to the JSON of planctl-json(7), and
+ * comparing. */
 #include "store/model.h"
 
 #include <stdio.h>
@@ -50,6 +51,7 @@ void pctl_m_run_clear(pctl_m_run *r)
     pctl_free(r->plan);
     pctl_free(r->trigger);
     pctl_free(r->reason);
+    pctl_free(r->def_version);
     pctl_free(r->message);
     pctl_free(r->params);
     memset(r, 0, sizeof *r);
@@ -110,11 +112,13 @@ static json_t *status_json(planctl_status s)
 static json_t *attempt_json(const pctl_m_attempt *a)
 {
     return json_pack(
-        "{s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "number", a->number, "status",
-        status_json(a->status), "started_at", time_or_null(a->started_at),
-        "finished_at", time_or_null(a->finished_at), "exit_code",
+        "{s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "number", a->number,
+        "status", status_json(a->status), "started_at",
+        time_or_null(a->started_at), "finished_at",
+        time_or_null(a->finished_at), "exit_code",
         a->exit_code >= 0 ? json_integer(a->exit_code) : json_null(), "message",
-        text_or_null(a->message), "outputs", pctl_outputs_masked(a->outputs));
+        text_or_null(a->message), "output", text_or_null(a->output), "outputs",
+        pctl_outputs_masked(a->outputs));
 }
 
 static json_t *step_json(const pctl_m_step *s, int with_attempts)
@@ -191,6 +195,11 @@ json_t *pctl_m_run_json(const pctl_m_run *r, int64_t now, int with_phases)
             ? json_integer(end > r->started_at ? end - r->started_at : 0)
             : json_null(),
         "message", text_or_null(r->message));
+    if (o && json_object_set_new(o, "definition_version",
+                                 text_or_null(r->def_version)) < 0) {
+        json_decref(o);
+        return NULL;
+    }
     if (!o || !with_phases)
         return o;
     /* The snapshot the run has, with its values' types; null when it is
@@ -218,11 +227,14 @@ json_t *pctl_m_run_json(const pctl_m_run *r, int64_t now, int with_phases)
 json_t *pctl_m_status_doc(const char *instance, const char *def_name,
                           const char *def_version, int64_t active_run)
 {
-    return json_pack("{s:i, s:s, s:{s:s, s:s}, s:o, s:[], s:[]}", "schema", 1,
-                     "instance", instance, "definition", "name", def_name,
-                     "version", def_version, "active_run",
+    /* "engine" and "parameters" are null here, and in what replay
+     * rebuilds (the log records neither engines nor an instance's values
+     * as such); planctl_status_json() fills them in. */
+    return json_pack("{s:i, s:s, s:{s:s, s:s}, s:o, s:[], s:n, s:n, s:[]}",
+                     "schema", 1, "instance", instance, "definition", "name",
+                     def_name, "version", def_version, "active_run",
                      active_run ? json_integer(active_run) : json_null(),
-                     "queued", "plans");
+                     "queued", "engine", "parameters", "plans");
 }
 
 json_t *pctl_m_history_doc(const char *instance)
@@ -327,6 +339,7 @@ int pctl_m_run_diff(char *buf, size_t size, const pctl_m_run *a,
     DIFF_STATUS(a->status, b->status);
     DIFF_STR("trigger", a->trigger, b->trigger);
     DIFF_STR("reason", a->reason, b->reason);
+    DIFF_STR("definition_version", a->def_version, b->def_version);
     if (a->params && b->params)
         DIFF_STR("params", a->params, b->params);
     DIFF_INT("retry_of", a->retry_of, b->retry_of);

@@ -1,6 +1,6 @@
 /*
  * model.h - a run with its phases, steps and attempts in memory, and the
- * one renderer of the DESIGN §8 documents.
+ * one renderer of the documents of planctl-json(7).
  *
  * Two loaders fill it from independent sources: views.c from the tables,
  * replay.c from the events alone.  Because both render through
@@ -51,6 +51,7 @@ typedef struct pctl_m_phase {
 typedef struct pctl_m_run {
     int64_t id, retry_of;
     char *uid, *plan, *trigger, *reason, *message;
+    char *def_version; /* the definition version it runs */
     char *params; /* verify only: the snapshot, canonical (pctl_m_params) */
     planctl_status status;
     int64_t created_at, started_at, finished_at, deadline_at;
@@ -67,7 +68,7 @@ char *pctl_m_params(const char *text);
 /* Frees what a run owns (not the struct itself).  Can't fail. */
 void pctl_m_run_clear(pctl_m_run *r);
 
-/* The run object of DESIGN §8: with phases for status (with_phases 1),
+/* The run object of planctl-json(7): with phases for status (with_phases 1),
  * without for history (0).  with_phases 2 also gives each step its
  * "outputs" and "attempts" (number, status, started_at, finished_at,
  * exit_code, message, outputs), for the status of a run chosen by id;
@@ -77,8 +78,9 @@ json_t *pctl_m_run_json(const pctl_m_run *r, int64_t now, int with_phases);
 
 /* The envelopes of the status and history documents, shared by views.c
  * and replay.c so the two cannot differ: {schema, instance, definition,
- * active_run, queued:[], plans:[]} and {schema, instance, runs:[]}.  The
- * caller fills the arrays.  NULL on allocation failure. */
+ * active_run, queued:[], engine:null, parameters:null, plans:[]} and {schema,
+ * instance, runs:[]}.  The caller fills the arrays.  NULL on allocation
+ * failure. */
 json_t *pctl_m_status_doc(const char *instance, const char *def_name,
                           const char *def_version, int64_t active_run);
 json_t *pctl_m_history_doc(const char *instance);

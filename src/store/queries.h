@@ -15,6 +15,12 @@
     X(attempt_open)                                                            \
     X(attempt_close)                                                           \
     X(outputs_put)                                                             \
+    X(output_bytes_put)                                                        \
+    X(attempt_live_output)                                                     \
+    X(logs_run)                                                                \
+    X(logs_default_run)                                                        \
+    X(logs_steps)                                                              \
+    X(logs_attempts)                                                           \
     X(run_outputs)                                                             \
     X(attempt_outputs)                                                         \
     X(event_insert_admin)                                                      \
@@ -65,6 +71,9 @@
     X(events_all)                                                              \
     X(events_instance)                                                         \
     X(events_run)                                                              \
+    X(events_all_tail)                                                         \
+    X(events_instance_tail)                                                    \
+    X(events_run_tail)                                                         \
     X(run_instance)                                                            \
     X(run_by_id)                                                               \
     X(run_params)                                                              \
@@ -120,7 +129,8 @@
     X(run_event_count)                                                         \
     X(run_set_event_count)                                                     \
     X(feed_last)                                                               \
-    X(feed_since)
+    X(feed_since)                                                              \
+    X(feed_changes)
 
 typedef enum pctl_query {
 #define PCTL_X_(name) PCTL_Q_##name,

@@ -182,6 +182,8 @@ static int on_run(replay *r, const ev *e)
         run->m.trigger = jstr(e->data, "trigger", &oom);
         run->m.reason = jstr(e->data, "reason", &oom);
         run->m.retry_of = jint(e->data, "retry_of");
+        run->m.def_version =
+            jstr(json_object_get(e->data, "definition"), "version", &oom);
         if (json_object_get(e->data, "params")) {
             char *text = json_dumps(json_object_get(e->data, "params"),
                                     JSON_COMPACT | JSON_ENCODE_ANY);
@@ -734,10 +736,12 @@ int planctl_verify(char **out, planctl *p)
         rc = check_event_counts(p);
     pctl_tx_read_end(p);
     if (rc == 0 &&
-        !(*out = pctl_asprintf("verified %lld runs against %lld events: "
+        !(*out = pctl_asprintf("verified %lld run%s against %lld event%s: "
                                "tables and events agree; integrity and "
                                "foreign keys ok",
-                               (long long)nruns, (long long)r.nevents)))
+                               (long long)nruns, nruns == 1 ? "" : "s",
+                               (long long)r.nevents,
+                               r.nevents == 1 ? "" : "s")))
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     replay_free(&r);
     return rc;

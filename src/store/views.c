@@ -1,5 +1,5 @@
 /*
- * views.c - the status, history and instances documents of DESIGN §8.
+ * views.c - the status, history and instances documents of planctl-json(7).
  *
  * Every lookup here is an index seek: the newest run of each plan
  * (runs_by_plan), the active run (runs_one_active), the queue
@@ -16,7 +16,7 @@
 #include "store/model.h"
 #include "store/store.h"
 
-static json_t *time_or_null(pctl_stmt *st, int col)
+json_t *pctl_col_json_time(pctl_stmt *st, int col)
 {
     char buf[PCTL_TIME_BUF];
 
@@ -26,14 +26,14 @@ static json_t *time_or_null(pctl_stmt *st, int col)
     return json_string(buf);
 }
 
-static json_t *text_or_null(pctl_stmt *st, int col)
+json_t *pctl_col_json_text(pctl_stmt *st, int col)
 {
     if (pctl_col_null(st, col))
         return json_null();
     return json_string(pctl_col_text(st, col));
 }
 
-static json_t *int_or_null(pctl_stmt *st, int col)
+json_t *pctl_col_json_int(pctl_stmt *st, int col)
 {
     if (pctl_col_null(st, col))
         return json_null();
@@ -65,7 +65,8 @@ static int status_col(planctl *p, pctl_stmt *st, int col, planctl_status *out)
 
 /* Columns of the queries that select a run: 0 id, 1 uid, 2 plan,
  * 3 status, 4 trigger, 5 reason, 6 retry_of, 7 created_at, 8 started_at,
- * 9 finished_at, 10 message, 11 deadline_at. */
+ * 9 finished_at, 10 message, 11 deadline_at, 12 its definition's
+ * version. */
 static int run_row(pctl_m_run *r, planctl *p, pctl_stmt *st)
 {
     int oom = 0, rc;
@@ -83,6 +84,7 @@ static int run_row(pctl_m_run *r, planctl *p, pctl_stmt *st)
     r->finished_at = pctl_col_i64(st, 9);
     r->message = dup_col(st, 10, &oom);
     r->deadline_at = pctl_col_i64(st, 11);
+    r->def_version = dup_col(st, 12, &oom);
     if (oom)
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     return rc;
@@ -319,6 +321,63 @@ static int add_plan(planctl *p, json_t *plans, const pctl_plan_def *pd,
     return 0;
 }
 
+/* The instance's parameters, in definition order: [{"name", "value",
+ * "default", "secret"}], value the explicit one, else the default (then
+ * "default" is true), else null; a secret's value is "***".  Explicit
+ * values of names the definition does not define are not shown. */
+static json_t *parameters_json(const pctl_def *def, const char *explicit_json)
+{
+    json_t *explicit_obj =
+        json_loads(explicit_json ? explicit_json : "{}", 0, NULL);
+    json_t *list = json_array();
+    size_t i;
+
+    if (!list)
+        goto fail;
+    for (i = 0; i < def->nparams; i++) {
+        const pctl_param_def *pd = &def->params[i];
+        json_t *v = json_object_get(explicit_obj, pd->name), *o;
+        int from_default = !v;
+
+        if (v)
+            json_incref(v);
+        else if (pd->default_json &&
+                 !(v = json_loads(pd->default_json, JSON_DECODE_ANY, NULL)))
+            goto fail;
+        if (v && pd->secret) {
+            json_decref(v);
+            v = json_string("***");
+        }
+        o = json_pack("{s:s, s:o, s:b, s:b}", "name", pd->name, "value",
+                      v ? v : json_null(), "default", from_default && v,
+                      "secret", pd->secret);
+        if (!o || json_array_append_new(list, o) < 0)
+            goto fail;
+    }
+    json_decref(explicit_obj);
+    return list;
+fail:
+    json_decref(explicit_obj);
+    json_decref(list);
+    return NULL;
+}
+
+/* Shows the values of def's secret parameters in a run object's "params"
+ * snapshot as "***".  Returns 0 or PLANCTL_ENOMEM. */
+static int mask_run_params(json_t *run, const pctl_def *def)
+{
+    json_t *params = json_object_get(run, "params");
+    size_t i;
+
+    for (i = 0; json_is_object(params) && i < def->nparams; i++)
+        if (def->params[i].secret &&
+            json_object_get(params, def->params[i].name) &&
+            json_object_set_new(params, def->params[i].name,
+                                json_string("***")) < 0)
+            return PLANCTL_ENOMEM;
+    return 0;
+}
+
 int planctl_status_json(char **out, planctl *p, const char *instance,
                         const planctl_status_options *opts)
 {
@@ -386,6 +445,19 @@ int planctl_status_json(char **out, planctl *p, const char *instance,
         queued = json_object_get(doc, "queued");
         rc = ids_into(p, PCTL_Q_run_queued_ids, row.id, queued);
     }
+    if (rc == 0) {
+        json_t *engine;
+
+        if ((rc = pctl_lease_json(&engine, p, 0)) == 0 &&
+            json_object_set_new(doc, "engine", engine) < 0)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    if (rc == 0) {
+        json_t *params = parameters_json(def, row.params);
+
+        if (!params || json_object_set_new(doc, "parameters", params) < 0)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
     plans = doc ? json_object_get(doc, "plans") : NULL;
     for (i = 0; rc == 0 && i < def->nplans; i++) {
         const pctl_plan_def *pd = &def->plans[i];
@@ -397,6 +469,10 @@ int planctl_status_json(char **out, planctl *p, const char *instance,
                                                                         : NULL);
     }
     pctl_tx_read_end(p);
+    for (i = 0; rc == 0 && plans && i < json_array_size(plans); i++)
+        if (mask_run_params(json_object_get(json_array_get(plans, i), "run"),
+                            def) < 0)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     if (rc == 0 && !(*out = json_dumps(doc, JSON_COMPACT)))
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     json_decref(doc);
@@ -522,14 +598,15 @@ int planctl_instances_json(char **out, planctl *p)
     /* Columns: 0 name, 1 def name, 2 def version, 3 latest status,
      * 4 active run, 5 deleting, 6 created_at. */
     while ((rc = pctl_step(st)) == PCTL_ROW) {
-        json_t *o = json_pack(
-            "{s:o, s:{s:o, s:o}, s:o, s:o, s:b, s:o}", "name",
-            text_or_null(st, 0), "definition", "name", text_or_null(st, 1),
-            "version", text_or_null(st, 2), "status",
-            pctl_col_null(st, 3) ? json_string("NEVER_RUN")
-                                 : text_or_null(st, 3),
-            "active_run", int_or_null(st, 4), "deleting", pctl_col_int(st, 5),
-            "created_at", time_or_null(st, 6));
+        json_t *o = json_pack("{s:o, s:{s:o, s:o}, s:o, s:o, s:b, s:o}", "name",
+                              pctl_col_json_text(st, 0), "definition", "name",
+                              pctl_col_json_text(st, 1), "version",
+                              pctl_col_json_text(st, 2), "status",
+                              pctl_col_null(st, 3) ? json_string("NEVER_RUN")
+                                                   : pctl_col_json_text(st, 3),
+                              "active_run", pctl_col_json_int(st, 4),
+                              "deleting", pctl_col_int(st, 5), "created_at",
+                              pctl_col_json_time(st, 6));
 
         if (!o || json_array_append_new(arr, o) < 0) {
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");

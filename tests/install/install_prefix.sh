@@ -1,7 +1,7 @@
 #!/bin/sh
 # install_prefix.sh - `cmake --install` into a fresh prefix, then checks
 # what landed there: the libraries (SONAME and links), the header, the
-# binary with its man page and bash completion, the CMake package, and
+# binary with its man pages and bash completion, the CMake package, and
 # planctl.pc (pkg-config for shared and static linking), building a small
 # program against the installed header and library both ways.
 #
@@ -36,6 +36,7 @@ for f in "$bin/planctl" "$inc/planctl.h" "$lib/libplanctl.a" \
     "$lib/libplanctl.so.$PLANCTL_VERSION" "$lib/pkgconfig/planctl.pc" \
     "$cmakedir/planctlConfig.cmake" "$cmakedir/planctlConfigVersion.cmake" \
     "$cmakedir/planctlTargets.cmake" "$man/man1/planctl.1" \
+    "$man/man5/planctl-definition.5" "$man/man7/planctl-json.7" \
     "$data/bash-completion/completions/planctl"; do
     [ -f "$f" ] || fail "not installed: $f"
 done
@@ -58,6 +59,10 @@ out=$("$bin/planctl" --version) || fail "installed planctl --version failed"
     fail "installed planctl --version says \"$out\""
 grep -q '^\.TH PLANCTL 1' "$man/man1/planctl.1" ||
     fail "the man page has no .TH PLANCTL 1 header"
+grep -q '^\.TH PLANCTL-DEFINITION 5' "$man/man5/planctl-definition.5" ||
+    fail "planctl-definition.5 has no .TH PLANCTL-DEFINITION 5 header"
+grep -q '^\.TH PLANCTL-JSON 7' "$man/man7/planctl-json.7" ||
+    fail "planctl-json.7 has no .TH PLANCTL-JSON 7 header"
 grep -q 'complete .*planctl' "$data/bash-completion/completions/planctl" ||
     fail "the bash completion does not register with complete"
 if command -v bash >/dev/null; then

@@ -184,14 +184,14 @@ static void test_rollback_not_counted(void **state)
     c.id = 1;
     c.from = PLANCTL_STATUS_ERROR;
     c.to = PLANCTL_STATUS_IN_PROGRESS;
-    pctl_metrics_change(e, &c, 1, 2);
-    pctl_metrics_change(e, &c, 1, 2);
+    pctl_metrics_change(e, &c, 1, 0, 2);
+    pctl_metrics_change(e, &c, 1, 0, 2);
     pctl_metrics_pass_end(e, PLANCTL_EBUSY, 10, 20);
     assert_int_equal(m->attempts, 0);
     assert_int_equal(
         m->transitions[PLANCTL_ENTITY_STEP][PLANCTL_STATUS_IN_PROGRESS], 0);
     assert_int_equal(m->batch.count, 0);
-    pctl_metrics_change(e, &c, 1, 2);
+    pctl_metrics_change(e, &c, 1, 0, 2);
     pctl_metrics_pass_end(e, 0, 10, 20);
     assert_int_equal(m->attempts, 1);
     assert_int_equal(m->retries, 1);
@@ -228,10 +228,11 @@ static void logger(const planctl_log_record *rec, void *data)
     assert_true(rec->ts_ms > 0);
     if (s->nmsgs < MAX_RECORDS) {
         s->levels[s->nmsgs] = rec->level;
-        s->msgs[s->nmsgs++] = tu_fmt("%s|%s|%s|%d|%s", rec->msg,
-                                     rec->instance ? rec->instance : "",
-                                     rec->step ? rec->step : "", rec->attempt,
-                                     rec->status ? rec->status : "");
+        s->msgs[s->nmsgs++] = tu_fmt(
+            "%s|%s|%s|%d|%s|%s|%s", rec->msg,
+            rec->instance ? rec->instance : "", rec->step ? rec->step : "",
+            rec->attempt, rec->status ? rec->status : "",
+            rec->actor ? rec->actor : "", rec->phase ? rec->phase : "");
     }
 }
 
@@ -400,7 +401,7 @@ static void test_engine_metrics(void **state)
     assert_int_equal(logged(&s, "run started|i"), 5);
     assert_int_equal(logged(&s, "run ended|i"), 5);
     assert_int_equal(logged(&s, "run ended|i0||0|FATAL_ERROR"), 1);
-    assert_int_equal(logged(&s, "run promoted from the queue"), 1);
+    assert_int_equal(logged(&s, "run promoted from the queue|i0|"), 1);
     assert_int_equal(logged(&s, "step failed, retrying|i"), 4);
     assert_int_equal(logged(&s, "step failed, retrying|i1|b|1|ERROR"), 1);
     assert_int_equal(logged(&s, "step failed|i0|x|1|FATAL_ERROR"), 1);
@@ -415,6 +416,95 @@ static void test_engine_metrics(void **state)
     planctl_free(s.first);
     planctl_engine_free(s.e);
     assert_int_equal(uv_loop_close(&s.loop), 0);
+}
+
+/* ---- what others do, seen by the engine ---- */
+
+#define SLOW_DEF                                                               \
+    "{\"name\":\"s\",\"version\":\"1\",\"tasks\":["                            \
+    "{\"name\":\"slow\",\"kind\":\"Dummy\",\"spec\":{\"sleep\":\"1h\"}}],"     \
+    "\"plans\":{\"deploy\":{\"phases\":[{\"name\":\"p\",\"steps\":["           \
+    "{\"name\":\"a\",\"tasks\":[\"slow\"]}]}]}}}"
+
+typedef struct others {
+    scenario s;
+    planctl *second; /* another handle on the file, as another process */
+    int acted;
+} others;
+
+/* Once both steps run, o1 is cancelled through the second handle and o2
+ * through the engine's own, outside its passes. */
+static void cancel_both(uv_timer_t *t)
+{
+    others *o = t->data;
+
+    if (o->acted ||
+        tu_scalar(o->s.f->db, "SELECT count(*) FROM steps WHERE status = "
+                              "'IN_PROGRESS'") < 2)
+        return;
+    o->acted = 1;
+    assert_int_equal(planctl_run_cancel(NULL, o->second, "o1", "not needed"),
+                     0);
+    assert_int_equal(planctl_run_cancel(NULL, o->s.f->p, "o2", NULL), 0);
+    uv_timer_stop(t);
+}
+
+/* A cancel by another writer shows in the engine's log (once, with who
+ * made it) and in its transition counts, as its own changes do. */
+static void test_others_counted(void **state)
+{
+    fixture *f = *state;
+    planctl_engine_options opt = PLANCTL_ENGINE_OPTIONS_INIT;
+    others o;
+    char *text;
+    int64_t run = 0;
+    int i;
+
+    memset(&o, 0, sizeof o);
+    o.s.f = f;
+    assert_int_equal(planctl_definition_apply(NULL, f->p, SLOW_DEF,
+                                              strlen(SLOW_DEF), "s.json"),
+                     0);
+    assert_int_equal(
+        planctl_instance_create(&run, f->p, "o1", "s", NULL, NULL, 0), 0);
+    assert_int_equal(
+        planctl_instance_create(&run, f->p, "o2", "s", NULL, NULL, 0), 0);
+    assert_int_equal(planctl_open(&o.second, f->path, NULL), 0);
+    opt.until_idle = 1;
+    opt.change_poll_ms = 10;
+    assert_int_equal(uv_loop_init(&o.s.loop), 0);
+    assert_int_equal(planctl_engine_new(&o.s.e, f->p, &o.s.loop, &opt), 0);
+    assert_int_equal(
+        planctl_engine_set_logger(o.s.e, PLANCTL_LOG_DEBUG, logger, &o.s), 0);
+    assert_int_equal(planctl_engine_start(o.s.e, on_stopped, &o.s), 0);
+    uv_timer_init(&o.s.loop, &o.s.timer);
+    o.s.timer.data = &o;
+    uv_timer_start(&o.s.timer, cancel_both, 0, 5);
+    uv_run(&o.s.loop, UV_RUN_DEFAULT);
+    assert_true(o.s.stopped);
+    assert_true(o.acted);
+
+    assert_int_equal(logged(&o.s, "run ended|o1||0|CANCELLED|user|"), 1);
+    assert_int_equal(logged(&o.s, "run ended|o2||0|CANCELLED|user|"), 1);
+    assert_int_equal(logged(&o.s, "step cancelled|o1|a|"), 1);
+    assert_int_equal(logged(&o.s, "phase ended|o1||0|CANCELLED|user|p"), 1);
+    assert_int_equal(logged(&o.s, "step started|o1|a|1|IN_PROGRESS||"), 1);
+    assert_int_equal(planctl_engine_metrics(&text, o.s.e), 0);
+    assert_true(expo_value(text, "planctl_transitions_total{entity=\"run\","
+                                 "to=\"CANCELLED\"}") == 2);
+    assert_true(expo_value(text, "planctl_transitions_total{entity=\"step\","
+                                 "to=\"CANCELLED\"}") == 2);
+    /* Every change after the engine started counted once, whoever made
+     * it (the rows created before are the first read's). */
+    assert_true(total_transitions(text) ==
+                (double)tu_scalar(f->db, "SELECT count(*) FROM events WHERE "
+                                         "from_status IS NOT NULL"));
+    planctl_free(text);
+    for (i = 0; i < o.s.nmsgs; i++)
+        free(o.s.msgs[i]);
+    planctl_engine_free(o.s.e);
+    assert_int_equal(uv_loop_close(&o.s.loop), 0);
+    planctl_close(o.second);
 }
 
 /* Fenced off by another engine: no longer healthy, and the log says why. */
@@ -472,6 +562,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_engine_metrics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fenced_unhealthy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_others_counted, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

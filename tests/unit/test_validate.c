@@ -903,11 +903,24 @@ static void test_api_kind_register(void **state)
     (void)state;
     assert_int_equal(planctl_open(&p, path, NULL), 0);
     assert_int_equal(apply(p, DEF("S3", "{}")), PLANCTL_EDEFINITION);
-    assert_string_equal(planctl_errmsg(p),
-                        "d.json: tasks[0].kind: Unsupported value: \"S3\": "
-                        "supported values: \"Dummy\", \"shell\"");
+    assert_string_equal(
+        planctl_errmsg(p),
+        "d.json: tasks[0].kind: Unsupported value: \"S3\": supported values: "
+        "\"Dummy\", \"shell\"; other kinds are known only to the handle that "
+        "registered them (planctl_kind_register, an engine's executor) or "
+        "when named (--kind \"S3\", PLANCTL_KINDS)");
     assert_int_equal(planctl_kind_register(p, "S3", NULL, NULL), 0);
     assert_int_equal(apply(p, DEF("S3", "{\"anything\":[1]}")), 0);
+    /* Another handle on the same file knows nothing of it, and says how. */
+    {
+        planctl *other;
+
+        assert_int_equal(planctl_open(&other, path, NULL), 0);
+        assert_int_equal(apply(other, DEF("S3", "{}")), PLANCTL_EDEFINITION);
+        assert_non_null(strstr(planctl_errmsg(other),
+                               "known only to the handle that registered"));
+        planctl_close(other);
+    }
     assert_int_equal(apply(p, DEF("S4", "{}")), PLANCTL_EDEFINITION);
     assert_string_equal(planctl_errmsg(p),
                         "d.json: tasks[0].kind: Unsupported value: \"S4\": "

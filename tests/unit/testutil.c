@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 #include <ftw.h>
+#include <jansson.h>
 #include <sqlite3.h>
 #include <uv.h>
 
@@ -301,4 +302,17 @@ void tu_expect_text(sqlite3 *db, const char *want, const char *fmt, ...)
     if (!got || strcmp(got, want) != 0)
         fail_msg("%s\n  got:  %s\n  want: %s", sql, got ? got : "(null)", want);
     free(got);
+}
+
+char *tu_status_as_replayed(const char *status)
+{
+    json_t *doc = json_loads(status, 0, NULL);
+    char *out;
+
+    assert_non_null(doc);
+    json_object_set_new(doc, "parameters", json_null());
+    out = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    assert_non_null(out);
+    return out;
 }

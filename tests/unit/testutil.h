@@ -86,4 +86,9 @@ void tu_expect_text(struct sqlite3 *db, const char *want, const char *fmt, ...)
  * PENDING backup (runs 5, 6).  Fails the test on any error. */
 void tu_replay_workload(struct planctl *p);
 
+/* A status document (JSON text) as replay rebuilds it: "parameters" null,
+ * since the event log does not record an instance's values as such.
+ * Free with free(). */
+char *tu_status_as_replayed(const char *status);
+
 #endif

@@ -360,6 +360,34 @@ static int configure(pctl_sqlite_conn *sc, const planctl_open_options *o)
     return exec(sc, sql, NULL);
 }
 
+/* The directory the database should go in is missing (or is not a
+ * directory): named, with the fix; planctl makes no directories. */
+static int missing_dir(planctl *p)
+{
+    const char *slash = strrchr(p->path, '/');
+    int len = slash ? (int)(slash - p->path) : 0;
+    struct stat st;
+    char *dir;
+    int rc;
+
+    if (len == 0)
+        return pctl_err(p, PLANCTL_EIO, "cannot create database %s: %s",
+                        p->path, strerror(ENOENT));
+    if (!(dir = pctl_asprintf("%.*s", len, p->path)))
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
+        rc = pctl_err(p, PLANCTL_EIO,
+                      "cannot create database %s: %s is not a directory",
+                      p->path, dir);
+    else
+        rc = pctl_err(p, PLANCTL_EIO,
+                      "cannot create database %s: directory %s does not "
+                      "exist; create it first (mkdir -p %s)",
+                      p->path, dir, dir);
+    pctl_free(dir);
+    return rc;
+}
+
 /*
  * Creates path with mode 0600 if it does not exist.  Returns 0, or 1 if it
  * already existed, or a negative code.  The empty file is made under a
@@ -399,6 +427,8 @@ static int create_file(planctl *p)
     unlink(tmp);
 done:
     pctl_free(tmp);
+    if (err == ENOENT || err == ENOTDIR)
+        return missing_dir(p);
     if (err)
         return pctl_err(
             p, err == EACCES || err == EROFS ? PLANCTL_EREADONLY : PLANCTL_EIO,
