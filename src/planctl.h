@@ -343,6 +343,14 @@ planctl_kind_register(planctl *p, const char *kind,
  * may upgrade to it, []: none).  Errors: EINVAL, EBUSY, EIO, ENOMEM. */
 PLANCTL_API int planctl_definitions_json(char **out, planctl *p);
 
+/* The body of definition name@version (version NULL: the version
+ * registered last) as it is stored: the document registered, as compact
+ * JSON with its keys sorted.  Free *out with planctl_free().  Errors:
+ * EINVAL, ENOTFOUND (the message names the registered versions of name,
+ * or the closest registered name), EBUSY, EIO, ENOMEM. */
+PLANCTL_API int planctl_definition_body(char **out, planctl *p,
+                                        const char *name, const char *version);
+
 /* ---- instances and runs ------------------------------------------------ */
 
 /* One parameter value (both strings are copied by the call).  A NULL

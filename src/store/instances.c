@@ -83,10 +83,7 @@ static int find_definition(int64_t *out, planctl *p, const char *name,
     if (rc != PCTL_DONE)
         return pctl_q_fail(st, rc);
     if (version)
-        return pctl_err(p, PLANCTL_ENOTFOUND,
-                        "definition %s@%s is not registered; see 'planctl "
-                        "definitions'",
-                        name, version);
+        return pctl_err_no_version(p, name, version);
     return pctl_err_no_definition(p, name);
 }
 

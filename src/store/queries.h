@@ -46,6 +46,7 @@
     X(def_latest)                                                              \
     X(def_by_id)                                                               \
     X(def_body)                                                                \
+    X(def_latest_body)                                                         \
     X(def_insert)                                                              \
     X(def_list)                                                                \
     X(run_for_retry)                                                           \
@@ -122,6 +123,7 @@
     X(active_steps_of_run)                                                     \
     X(hint_instance_names)                                                     \
     X(hint_definition_names)                                                   \
+    X(hint_definition_versions)                                                \
     X(hint_plan_has_runs)                                                      \
     X(attempt_stopped)                                                         \
     X(event_insert_values)                                                     \

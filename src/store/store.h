@@ -402,6 +402,9 @@ int pctl_bundle_run_json(char **out, planctl *p, int64_t instance_id,
  * names met (EIO, ENOMEM, EBUSY). */
 int pctl_err_no_instance(planctl *p, const char *name);
 int pctl_err_no_definition(planctl *p, const char *name);
+/* ENOTFOUND for name@version, listing the registered versions of name
+ * (or, when it has none, as pctl_err_no_definition()). */
+int pctl_err_no_version(planctl *p, const char *name, const char *version);
 int pctl_err_no_plan(planctl *p, const pctl_def *def, const char *plan);
 
 /* ---- definitions ---- */

@@ -222,6 +222,9 @@ SELECT body FROM definitions WHERE id = ?1;
 -- name: def_body
 SELECT body FROM definitions WHERE name = ?1 AND version = ?2;
 
+-- name: def_latest_body
+SELECT body FROM definitions WHERE name = ?1 ORDER BY id DESC LIMIT 1;
+
 -- name: def_insert
 INSERT INTO definitions (name, version, body, created_at)
 VALUES (?1, ?2, ?3, ?4);
@@ -676,6 +679,9 @@ SELECT name FROM instances ORDER BY name;
 
 -- name: hint_definition_names
 SELECT DISTINCT name FROM definitions ORDER BY name;
+
+-- name: hint_definition_versions
+SELECT version FROM definitions WHERE name = ?1 ORDER BY id;
 
 -- name: hint_plan_has_runs
 SELECT 1 FROM runs WHERE instance_id = ?1 AND plan = ?2 LIMIT 1;
