@@ -227,6 +227,25 @@ static void test_apply_idempotent_and_conflict(void **state)
     assert_non_null(strstr(out, "\"plans\":[\"backup\",\"cleanup\","
                                 "\"deploy\",\"update\"]"));
     planctl_free(out);
+
+    /* A version's body, stored compact with sorted keys; the latest when
+     * no version is given; not-found messages name the choices. */
+    assert_int_equal(planctl_definition_body(&out, f->p, "simple", NULL), 0);
+    assert_true(out[0] == '{' && strstr(out, "\"version\":\"1\"") != NULL);
+    planctl_free(out);
+    assert_int_equal(planctl_definition_body(&out, f->p, "simple", "1"), 0);
+    assert_true(strstr(out, "\"name\":\"simple\"") != NULL);
+    planctl_free(out);
+    assert_int_equal(planctl_definition_body(&out, f->p, "simple", "9"),
+                     PLANCTL_ENOTFOUND);
+    assert_null(out);
+    assert_string_equal(planctl_errmsg(f->p), "definition simple@9 is not "
+                                              "registered; its versions: 1");
+    assert_int_equal(planctl_definition_body(&out, f->p, "simpel", NULL),
+                     PLANCTL_ENOTFOUND);
+    assert_non_null(strstr(planctl_errmsg(f->p), "did you mean \"simple\""));
+    assert_int_equal(planctl_definition_body(NULL, f->p, "simple", NULL),
+                     PLANCTL_EINVAL);
 }
 
 /* ---- create and parameters ---- */
