@@ -621,6 +621,8 @@ static const jfield definitions_doc[] = {
     {"maintainers", "metadata, [{name, email}], or null"},
     {"upgradableFrom", "metadata, or null (any version may upgrade)"},
     {NULL, NULL}};
+/* definitions NAME prints the definition itself: no fields of its own. */
+static const jfield definition_doc[] = {{NULL, NULL}};
 static const jfield instances_doc[] = {
     {"schema", "1"},
     {"instances", "each instance, by name"},
@@ -881,6 +883,11 @@ static const struct {
     {"validate", "validate -o json", validate_doc, NULL},
     {"apply", "apply -o json", apply_doc, NULL},
     {"definitions", "definitions -o json", definitions_doc, NULL},
+    {"definition",
+     "definitions NAME -o json: the definition version itself, as "
+     "registered, with its keys sorted, the fields planctl-definition(5) "
+     "describes and no schema",
+     definition_doc, NULL},
     {"instances", "instances -o json", instances_doc, NULL},
     {"run",
      "create, set, upgrade, delete, trigger, retry, cancel, pause and "
