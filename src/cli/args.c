@@ -232,6 +232,15 @@ static int parse_flag(cli_globals *g, cli_args *a, int argc, char **argv,
     return 0;
 }
 
+/* Whether cmd takes parameter values (-p K=V). */
+static int takes_params(const cli_command *cmd)
+{
+    for (size_t i = 0; cmd->flags[i].name; i++)
+        if (strcmp(cmd->flags[i].name, "param") == 0)
+            return 1;
+    return 0;
+}
+
 static size_t count_pos(const cli_command *cmd)
 {
     size_t n = 0;
@@ -293,6 +302,12 @@ int cli_args_parse(cli_globals *g, cli_args *a, const cli_command *const *cmds,
             if (!a->cmd)
                 return unknown_command(arg, cmds, ncmds);
         } else if (a->npos >= count_pos(a->cmd)) {
+            /* "REPLICAS=3" meant as a parameter value (set, create). */
+            if (takes_params(a->cmd) && arg[0] != '=' && strchr(arg, '='))
+                return cli_usage_error(a->cmd,
+                                       "unexpected argument \"%s\"; give a "
+                                       "parameter value with -p: -p %s",
+                                       arg, arg);
             return cli_usage_error(a->cmd, "unexpected argument \"%s\"", arg);
         } else {
             a->pos[a->npos++] = arg;
