@@ -502,6 +502,41 @@ PLANCTL_API int planctl_instance_upgrade(int64_t *out, planctl *p,
 PLANCTL_API int planctl_instance_delete(int64_t *out, planctl *p,
                                         const char *name, int force);
 
+/*
+ * What planctl_instance_delete_opts() does beyond the plain delete.
+ * dry_run: every check and every write as they would be, then rolled
+ * back, so *out and the errors say what the delete would do and nothing
+ * changes.  archive (when not NULL, and not on a dry run): the instance
+ * is about to be removed at once, so archive(archive_data, bundle, len)
+ * gets its whole history first, as the one-line bundle of
+ * planctl_export_json() (what gc's archive holds of one run, for the
+ * whole instance), inside the delete's transaction; then once with NULL
+ * and 0 just before the commit (make it durable then).  A nonzero return
+ * removes nothing (EIO).  An instance that would run its cleanup plan is
+ * not removed by this call, so archive is refused there (EINVAL: use
+ * force, or export it after cleanup).
+ */
+typedef struct planctl_delete_options {
+    unsigned int version; /* PLANCTL_DELETE_OPTIONS_VERSION */
+    int force;            /* as planctl_instance_delete()'s */
+    int dry_run;
+    int (*archive)(void *data, const char *bundle, size_t len);
+    void *archive_data;
+} planctl_delete_options;
+
+#define PLANCTL_DELETE_OPTIONS_VERSION 1
+#define PLANCTL_DELETE_OPTIONS_INIT                                            \
+    {                                                                          \
+        PLANCTL_DELETE_OPTIONS_VERSION, 0, 0, NULL, NULL                       \
+    }
+
+/* planctl_instance_delete() with options (NULL: the defaults).  Errors:
+ * its own, EINVAL (unknown version, archive where cleanup would run), EIO
+ * (archive() refused). */
+PLANCTL_API int
+planctl_instance_delete_opts(int64_t *out, planctl *p, const char *name,
+                             const planctl_delete_options *opts);
+
 /* {"schema":1,"instances":[{"name","definition":{"name","version"},
  * "status","active_run","deleting","created_at"}]} sorted by name; status
  * is the active run's, else the latest finished run's, else the latest
@@ -693,12 +728,16 @@ typedef struct planctl_events_options {
     int64_t run;          /* only this run's events, or 0 */
     int64_t since;        /* only events with a larger seq, or 0 */
     int limit;            /* at most this many; 0 means 1000 */
+    /* Version 2: only the last this many of the events the fields above
+     * select (after since), read from the first of them on; 0: from the
+     * first event after since. */
+    int tail;
 } planctl_events_options;
 
-#define PLANCTL_EVENTS_OPTIONS_VERSION 1
+#define PLANCTL_EVENTS_OPTIONS_VERSION 2
 #define PLANCTL_EVENTS_OPTIONS_INIT                                            \
     {                                                                          \
-        PLANCTL_EVENTS_OPTIONS_VERSION, NULL, 0, 0, 0                          \
+        PLANCTL_EVENTS_OPTIONS_VERSION, NULL, 0, 0, 0, 0                       \
     }
 
 /*
@@ -707,8 +746,10 @@ typedef struct planctl_events_options {
  * "last_seq":N} where last_seq is the seq of the last event returned (or
  * opts->since when none), for asking again with since = last_seq.
  * instance, phase and step are names; run is the run id.  opts may be
- * NULL (every event, up to the default limit).  Errors: ENOTFOUND
- * (instance or run), EINVAL, ENOMEM, EIO.
+ * NULL (every event, up to the default limit).  A caller built with
+ * version 1 of the options (no tail) keeps working.  Errors: ENOTFOUND
+ * (instance or run), EINVAL (a negative number, an unknown options
+ * version), ENOMEM, EIO.
  */
 PLANCTL_API int planctl_events_json(char **out, planctl *p,
                                     const planctl_events_options *opts);

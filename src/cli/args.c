@@ -13,7 +13,7 @@ const cli_flag cli_global_flags[] = {
     {"db", 0, CLI_FLAG_VALUE, 0, "PATH",
      "database file (env PLANCTL_DB, default ./planctl.db)"},
     {"output", 'o', CLI_FLAG_VALUE, 0, "FORMAT",
-     "output format: text (default) or json"},
+     "output format: text (default), json or yaml"},
     {"no-color", 0, CLI_FLAG_BOOL, 0, NULL,
      "never colour the output (also env NO_COLOR)"},
     {"help", 'h', CLI_FLAG_BOOL, 0, NULL, "show help and exit"},

@@ -44,6 +44,7 @@ typedef struct logs {
     planctl_logs_options opts;
     int64_t tail; /* lines; -1: all */
     int headers;  /* print a header before each attempt's output */
+    int follow;   /* headers without the status, which moves on */
     seen *seen;
     size_t nseen;
     const char *last; /* key of the attempt printed last (in seen) */
@@ -112,6 +113,13 @@ static void header(logs *l, const json_t *a, const char *key)
     if (!l->headers)
         return;
     end_line(l);
+    /* Followed, an attempt's header is printed once, whenever it is
+     * first seen: its status then would say when that was, not how the
+     * attempt did (the follow's exit code says how the run did). */
+    if (l->follow) {
+        printf("==> %s <==\n", key);
+        return;
+    }
     printf("==> %s [%s]", key, cli_jstr(a, "status"));
     if (cli_jint(&code, a, "exit_code"))
         printf(" exit %lld", (long long)code);
@@ -313,6 +321,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
         return rc;
     /* One attempt asked for by number prints bare, as `cat` would. */
     l.headers = !l.opts.attempt;
+    l.follow = follow;
     if (follow) {
         rc = cli_poll_run(ctx, 0, follow_check, &l);
         if (rc == CLI_POLL_SIGNAL)
@@ -360,7 +369,8 @@ const cli_command cli_cmd_logs = {
     "\n"
     "--follow then prints new output as the engine writes it to the\n"
     "database (at most once a second while a task runs), a header again\n"
-    "whenever it comes from another attempt, and \"... (N bytes not\n"
+    "whenever it comes from another attempt (\"==> PHASE/STEP attempt N\n"
+    "<==\", without the status, which moves on), and \"... (N bytes not\n"
     "kept)\" for output that came and went between two reads.  It ends\n"
     "when the run ends (with --step, the step; with --attempt, that\n"
     "attempt): exit 0 when it ended COMPLETE, 5 otherwise, 130 when\n"

@@ -207,8 +207,8 @@ static const char man_description[] =
     "one transaction that also appends an event, so status and history\n"
     "read the same rows and a past state can be replayed.\n"
     "\n"
-    "A definition (a versioned JSON document with parameters, tasks and\n"
-    "plans; planctl-definition(5) lists every field, and planctl explain\n"
+    "A definition (a versioned JSON or YAML document with parameters, tasks\n"
+    "and plans; planctl-definition(5) lists every field, and planctl explain\n"
     "FIELD shows one) is registered with apply.  create makes an instance\n"
     "of it and admits its deploy plan; set, upgrade and delete admit the\n"
     "plans the change selects; trigger admits any other plan.  An instance\n"
@@ -236,7 +236,24 @@ static const char man_description[] =
     "terminal.  With -o json each command prints a JSON document with\n"
     "\"schema\": 1, times in RFC 3339 UTC and absent values as null; these\n"
     "documents are a stable contract for scripts: planctl-json(7) lists\n"
-    "their fields, the statuses and their transitions.";
+    "their fields, the statuses and their transitions.  -o yaml prints the "
+    "same\n"
+    "document as YAML 1.2 (block style, keys in the same order, a string\n"
+    "quoted whenever it could read as anything else; documents after the\n"
+    "first of one command, as status --watch prints them, follow a ---\n"
+    "line).\n"
+    "\n"
+    "Definitions are read as YAML when the file name ends in .yaml or .yml,\n"
+    "as JSON when it ends in .json, and otherwise (standard input included)\n"
+    "by the content: JSON when it starts with { or [, YAML otherwise.  YAML\n"
+    "follows the YAML 1.2 core schema: a plain true, false, null, ~, an\n"
+    "integer or a float is that value, anything quoted is text, and yes, no,\n"
+    "on and off are text.  Anchors and aliases are supported; merge keys\n"
+    "(<<), duplicate keys, keys that are not text, tags other than the\n"
+    "standard ones, a second document and aliases adding more than 100000\n"
+    "values are refused with the line.  A YAML definition is registered as\n"
+    "the same JSON a JSON file with that content registers, and its errors\n"
+    "start with FILE:LINE.";
 
 static const struct {
     const char *name, *text;
@@ -244,7 +261,9 @@ static const struct {
     {"PLANCTL_DB", "The database file when --db is not given.  The default "
                    "is ./planctl.db."},
     {"PLANCTL_NOW",
-     "Fixes the clock: an RFC 3339 time or milliseconds since the epoch.  "
+     "Fixes the clock: a time as planctl prints one (2026-11-21T14:03:05Z, "
+     "or \"2026-11-21 14:03:05\", local unless it names a zone) or "
+     "milliseconds since the epoch.  "
      "planctl records it as the time of every change and measures "
      "durations to it, for reproducible output in tests and documentation.  "
      "planctl run starts its clock at it and advances it by the monotonic "
@@ -575,8 +594,10 @@ static const jfield run_ref[] = {
 static const jfield validate_doc[] = {
     {"schema", "1"},
     {"valid", "true or false"},
-    {"errors", "each problem: {path, type, message, hint}"},
+    {"errors", "each problem: {path, line, type, message, hint}"},
     {"path", "where, such as plans.deploy.phases[0].steps[1].retry"},
+    {"line", "the line of a YAML file it is on, or null (a JSON file, or "
+             "the whole file)"},
     {"type", "Required value, Invalid type, Unsupported value, ..."},
     {"message", "what is wrong"},
     {"hint", "how to fix it (did you mean ...), or null"},
@@ -626,6 +647,8 @@ static const jfield status_doc[] = {
     {"id", "the run's id"},
     {"uid", "the run's random uid"},
     {"plan", "the run's plan"},
+    {"definition_version", "the definition version the run executes (a "
+                           "retry: the retried run's)"},
     {"trigger", "what admitted it: create, set, upgrade, delete, trigger, "
                 "retry"},
     {"reason", "the --reason given, or null"},
@@ -705,6 +728,7 @@ static const jfield history_doc[] = {
     {"id", NULL},
     {"uid", NULL},
     {"plan", NULL},
+    {"definition_version", NULL},
     {"status", NULL},
     {"trigger", NULL},
     {"reason", NULL},
@@ -980,7 +1004,8 @@ static const struct {
     /* The global -o, which main.c checks; a command that knows more
      * formats has its own -o and spells them in its usage line
      * ("-o text|json|jsonl"), which usage_choices() finds. */
-    {"FORMAT", "mapfile -t COMPREPLY < <(compgen -W 'text json' -- \"$2\")"},
+    {"FORMAT",
+     "mapfile -t COMPREPLY < <(compgen -W 'text json yaml' -- \"$2\")"},
     {"FILE", FILE_NAMES},
     {"PATH", FILE_NAMES},
     {"NAME", "mapfile -t COMPREPLY < <(compgen -W \"$(_planctl_instances "

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/timefmt.h"
+
 #define CLI_COMMANDS(X)                                                        \
     X(validate)                                                                \
     X(explain)                                                                 \
@@ -68,9 +70,10 @@ static int setup_now(cli_ctx *ctx)
                      !*end && !errno;
         if (is_int) {
             ctx->now_ms = v;
-        } else if (cli_time_parse(&ctx->now_ms, env) != 0) {
-            cli_errorf("invalid PLANCTL_NOW \"%s\"; expected an RFC 3339 "
-                       "time or milliseconds since the epoch",
+        } else if (pctl_time_read(&ctx->now_ms, env, NULL) != 0) {
+            cli_errorf("invalid PLANCTL_NOW \"%s\"; expected a time such as "
+                       "2026-11-21T14:03:05Z or \"2026-11-21 14:03:05\" "
+                       "(local), or milliseconds since the epoch",
                        env);
             return CLI_EXIT_USAGE;
         }
@@ -158,13 +161,17 @@ static int run(cli_ctx *ctx, const cli_globals *g, const cli_args *a)
     ctx->output = g->output;
     if (g->output && strcmp(g->output, "json") == 0) {
         ctx->json = 1;
+    } else if (g->output && strcmp(g->output, "yaml") == 0) {
+        ctx->json = 1;
+        cli_output_yaml();
     } else if (g->output && strcmp(g->output, "text") != 0 &&
                !has_own_output(a->cmd)) {
-        cli_errorf("invalid output format \"%s\"; expected text or json%s",
-                   g->output,
-                   strcmp(g->output, "jsonl") == 0
-                       ? " (jsonl is for the stream of 'planctl events')"
-                       : "");
+        cli_errorf(
+            "invalid output format \"%s\"; expected text, json or yaml%s",
+            g->output,
+            strcmp(g->output, "jsonl") == 0
+                ? " (jsonl is for the stream of 'planctl events')"
+                : "");
         return CLI_EXIT_USAGE;
     }
     const char *env_db = getenv("PLANCTL_DB");

@@ -71,6 +71,9 @@
     X(events_all)                                                              \
     X(events_instance)                                                         \
     X(events_run)                                                              \
+    X(events_all_tail)                                                         \
+    X(events_instance_tail)                                                    \
+    X(events_run_tail)                                                         \
     X(run_instance)                                                            \
     X(run_by_id)                                                               \
     X(run_params)                                                              \

@@ -390,7 +390,8 @@ int pctl_verify_instance(planctl *p, int64_t instance_id);
 /* ---- bundles (bundle.c) ---- */
 
 /* The bundle of one run of instance_id (named instance), as `gc --archive`
- * writes it: JSON without newlines, in *out (free with pctl_free). */
+ * writes it, or with run_id 0 of the whole instance (`delete --archive`):
+ * JSON without newlines, in *out (free with pctl_free). */
 int pctl_bundle_run_json(char **out, planctl *p, int64_t instance_id,
                          const char *instance, int64_t run_id);
 

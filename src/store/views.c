@@ -65,7 +65,8 @@ static int status_col(planctl *p, pctl_stmt *st, int col, planctl_status *out)
 
 /* Columns of the queries that select a run: 0 id, 1 uid, 2 plan,
  * 3 status, 4 trigger, 5 reason, 6 retry_of, 7 created_at, 8 started_at,
- * 9 finished_at, 10 message, 11 deadline_at. */
+ * 9 finished_at, 10 message, 11 deadline_at, 12 its definition's
+ * version. */
 static int run_row(pctl_m_run *r, planctl *p, pctl_stmt *st)
 {
     int oom = 0, rc;
@@ -83,6 +84,7 @@ static int run_row(pctl_m_run *r, planctl *p, pctl_stmt *st)
     r->finished_at = pctl_col_i64(st, 9);
     r->message = dup_col(st, 10, &oom);
     r->deadline_at = pctl_col_i64(st, 11);
+    r->def_version = dup_col(st, 12, &oom);
     if (oom)
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     return rc;

@@ -239,13 +239,15 @@ WHERE instance_id = ?1 ORDER BY id DESC LIMIT 1;
 
 -- name: run_latest_of_plan
 SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
-    started_at, finished_at, message, deadline_at
+    started_at, finished_at, message, deadline_at,
+    (SELECT version FROM definitions WHERE id = runs.definition_id)
 FROM runs WHERE instance_id = ?1 AND plan = ?2
 ORDER BY id DESC LIMIT 1;
 
 -- name: run_of_instance
 SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
-    started_at, finished_at, message, deadline_at
+    started_at, finished_at, message, deadline_at,
+    (SELECT version FROM definitions WHERE id = runs.definition_id)
 FROM runs WHERE instance_id = ?1 AND id = ?2;
 
 -- name: run_queued_ids
@@ -253,13 +255,15 @@ SELECT id FROM runs WHERE instance_id = ?1 AND status = 'QUEUED' ORDER BY id;
 
 -- name: history
 SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
-    started_at, finished_at, message, deadline_at
+    started_at, finished_at, message, deadline_at,
+    (SELECT version FROM definitions WHERE id = runs.definition_id)
 FROM runs WHERE instance_id = ?1 AND id < ?2
 ORDER BY id DESC LIMIT ?3;
 
 -- name: history_plan
 SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
-    started_at, finished_at, message, deadline_at
+    started_at, finished_at, message, deadline_at,
+    (SELECT version FROM definitions WHERE id = runs.definition_id)
 FROM runs WHERE instance_id = ?1 AND plan = ?4 AND id < ?2
 ORDER BY id DESC LIMIT ?3;
 
@@ -365,12 +369,27 @@ LEFT JOIN steps AS s ON s.id = e.step_id
 WHERE e.run_id = ?3 AND e.seq > ?1
 ORDER BY e.seq LIMIT ?2;
 
+-- Where --tail starts: the seq before the last ?2 events after ?1 (no row
+-- when there are fewer), found backwards along the same index.
+-- name: events_all_tail
+SELECT seq - 1 FROM events WHERE seq > ?1
+ORDER BY seq DESC LIMIT 1 OFFSET ?2 - 1;
+
+-- name: events_instance_tail
+SELECT seq - 1 FROM events WHERE instance_id = ?3 AND seq > ?1
+ORDER BY seq DESC LIMIT 1 OFFSET ?2 - 1;
+
+-- name: events_run_tail
+SELECT seq - 1 FROM events WHERE run_id = ?3 AND seq > ?1
+ORDER BY seq DESC LIMIT 1 OFFSET ?2 - 1;
+
 -- name: run_instance
 SELECT instance_id FROM runs WHERE id = ?1;
 
 -- name: run_by_id
 SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
-    started_at, finished_at, message, deadline_at
+    started_at, finished_at, message, deadline_at,
+    (SELECT version FROM definitions WHERE id = runs.definition_id)
 FROM runs WHERE id = ?1;
 
 -- The engine's clock re-anchored to a wall clock that jumped (ident.c's
