@@ -136,6 +136,16 @@ int cli_parse_params(planctl_param **out, char **storage,
 const char *cli_closest(const char *word, const char *const *candidates,
                         size_t n);
 
+/* Prints "planctl: unknown command ..." with the closest command, or the
+ * one that does what a word of another tool means ("get": status), and
+ * returns CLI_EXIT_USAGE. */
+int cli_unknown_command(const char *word, const cli_command *const *cmds,
+                        size_t ncmds);
+
+/* The command table (main.c), in the order of --help. */
+extern const cli_command *const cli_commands[];
+extern const size_t cli_ncommands;
+
 /* ---- help ------------------------------------------------------------- */
 
 void cli_help_global(FILE *f, const cli_command *const *cmds, size_t ncmds);
