@@ -39,6 +39,7 @@
     X(export)                                                                  \
     X(import)                                                                  \
     X(gc)                                                                      \
+    X(completion)                                                              \
     X(help)
 
 #define CLI_DECLARE_(verb) extern const cli_command cli_cmd_##verb;
@@ -193,9 +194,11 @@ int main(int argc, char **argv)
     /* This process is planctl's: nothing here reads SQLite's memory
      * statistics, so their global mutex is not worth its cost. */
     (void)planctl_process_init();
-    /* The hidden commands print the man page and the bash completion from
-     * the same table (doc.c); the build runs them. */
-    int rc = cli_doc_command(argc, argv, cli_commands, cli_ncommands);
+    /* The hidden commands: the shell's completion asks __complete
+     * (complete.c), the build runs __man (doc.c). */
+    int rc = cli_complete_command(argc, argv);
+    if (rc < 0)
+        rc = cli_doc_command(argc, argv, cli_commands, cli_ncommands);
     if (rc < 0) {
         rc = cli_args_parse(&g, &a, cli_commands, cli_ncommands, argc, argv);
         if (rc == 0)
