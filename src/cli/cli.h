@@ -137,6 +137,16 @@ int cli_parse_params(planctl_param **out, char **storage,
 const char *cli_closest(const char *word, const char *const *candidates,
                         size_t n);
 
+/* Prints "planctl: unknown command ..." with the closest command, or the
+ * one that does what a word of another tool means ("get": status), and
+ * returns CLI_EXIT_USAGE. */
+int cli_unknown_command(const char *word, const cli_command *const *cmds,
+                        size_t ncmds);
+
+/* The command table (main.c), in the order of --help. */
+extern const cli_command *const cli_commands[];
+extern const size_t cli_ncommands;
+
 /* ---- help ------------------------------------------------------------- */
 
 void cli_help_global(FILE *f, const cli_command *const *cmds, size_t ncmds);
@@ -150,15 +160,26 @@ int cli_flag_shadowed(const cli_flag *fl, const cli_flag *by);
 /* ---- generated documentation (doc.c) ------------------------------------ */
 
 /*
- * The hidden commands, not listed in --help: `planctl __man` prints the man
- * page (roff, section 1) and `planctl __bash-completion` the bash
- * completion script, both generated from cmds and cli_global_flags, like
- * the help, so a new command or flag shows up in all three.  Returns -1
- * when argv[1] is no hidden command (main then parses as usual), else the
- * exit code.
+ * The hidden command `planctl __man [PAGE]`, not listed in --help: prints
+ * a man page (roff), generated from cmds and cli_global_flags, like the
+ * help, so a new command or flag shows up in both.  Returns -1 when
+ * argv[1] is no such command (main then parses as usual), else the exit
+ * code.
  */
 int cli_doc_command(int argc, char **argv, const cli_command *const *cmds,
                     size_t ncmds);
+
+/* ---- shell completion (complete.c) -------------------------------------- */
+
+/* The hidden command `planctl __complete CWORD WORD...`: the candidates
+ * for WORD number CWORD of a command line (WORD 0 the program), one a
+ * line.  Returns -1 when argv[1] is not __complete, else the exit code;
+ * never prints on stderr. */
+int cli_complete_command(int argc, char **argv);
+
+/* Writes the completion script for shell ("bash", "zsh", "fish") to f.
+ * Returns 0, or -1 for another shell. */
+int cli_completion_script(FILE *f, const char *shell);
 
 struct cli_buf;
 /* Appends every path `planctl explain` knows, separated by spaces, for

@@ -300,8 +300,8 @@ const cli_command cli_cmd_run = {
     "run",
     "Run the engine that advances the active plans",
     "[--until-idle] [--concurrency N] [--grace D] [--metrics-addr ADDR] "
-    "[--log-format F] [--log-level L] [--durability normal|full] "
-    "[--output-size SIZE]",
+    "[--log-format text|json] [--log-level debug|info|warn|error] "
+    "[--durability normal|full] [--output-size SIZE]",
     "Runs the engine in the foreground: it takes the database's engine lease\n"
     "(one engine per database; a second is refused, exit 3), retries the\n"
     "steps a stopped engine interrupted, and advances every active run,\n"

@@ -1,10 +1,10 @@
 /*
- * doc.c - the man page and the bash completion script, printed by the hidden
- * commands `planctl __man` and `planctl __bash-completion` from the command
- * table and the flag tables the help and the parser use, so that none of the
- * three can drift from what planctl accepts.
+ * doc.c - the man pages, printed by the hidden command `planctl __man` from
+ * the command table and the flag tables the help and the parser use (and,
+ * for planctl-definition(5) and planctl-json(7), the reference and the
+ * transition table), so that none can drift from what planctl accepts.
  *
- * The build runs both and installs their output (CMakeLists.txt); nothing
+ * The build runs it and installs the pages (CMakeLists.txt); nothing
  * generated here is committed.
  */
 #include "cli.h"
@@ -232,7 +232,12 @@ static const char man_description[] =
     "terminal COMPLETE, FATAL_ERROR and CANCELLED.\n"
     "\n"
     "Global flags are accepted before or after the command, and every\n"
-    "command takes -h.  Text output uses colour and box drawing only on a\n"
+    "command takes -h (planctl help COMMAND prints the same).  An unknown\n"
+    "command is a usage error naming the closest command, or the one that\n"
+    "does what the word means to users of kubectl, argo or git: get,\n"
+    "describe and show are status, list and ls instances, rm delete, stop\n"
+    "cancel; a word that reads never gets a command that writes.  Text output "
+    "uses colour and box drawing only on a\n"
     "terminal.  With -o json each command prints a JSON document with\n"
     "\"schema\": 1, times in RFC 3339 UTC and absent values as null; these\n"
     "documents are a stable contract for scripts: planctl-json(7) lists\n"
@@ -982,313 +987,6 @@ static int print_man_json(FILE *f, const cli_command *const *cmds, size_t ncmds)
     return CLI_EXIT_OK;
 }
 
-/* ---- bash completion ----------------------------------------------------- */
-
-/* s in single quotes, for the shell. */
-static void sh_quote(FILE *f, const char *s)
-{
-    fputc('\'', f);
-    for (; *s; s++) {
-        if (*s == '\'')
-            fputs("'\\''", f);
-        else
-            fputc(*s, f);
-    }
-    fputc('\'', f);
-}
-
-#define FILE_NAMES                                                             \
-    "compopt -o filenames 2>/dev/null\n"                                       \
-    "        mapfile -t COMPREPLY < <(compgen -f -- \"$2\")"
-
-/* How the value of a flag or positional is completed, chosen by its
- * metavariable: a new flag or argument named FILE completes file names
- * with no change here. */
-static const struct {
-    const char *metavar;
-    const char *action; /* bash, with $2 the word being completed */
-} value_kinds[] = {
-    /* The global -o, which main.c checks; a command that knows more
-     * formats has its own -o and spells them in its usage line
-     * ("-o text|json|jsonl"), which usage_choices() finds. */
-    {"FORMAT",
-     "mapfile -t COMPREPLY < <(compgen -W 'text json yaml' -- \"$2\")"},
-    {"FILE", FILE_NAMES},
-    {"PATH", FILE_NAMES},
-    {"NAME", "mapfile -t COMPREPLY < <(compgen -W \"$(_planctl_instances "
-             "\"$3\" \"$4\")\" -- \"$2\")"},
-};
-
-/* The flags of cmd as completion words: its own, then the global ones it
- * does not shadow.  cmd NULL: the global flags alone. */
-static void bash_flag_words(FILE *f, const cli_command *cmd)
-{
-    const cli_flag *own = cmd ? cmd->flags : NULL;
-    const char *sep = "";
-
-    for (int pass = 0; pass < 2; pass++) {
-        const cli_flag *flags = pass == 0 ? own : cli_global_flags;
-        for (size_t i = 0; flags && flags[i].name; i++) {
-            if (pass == 1 && cli_flag_shadowed(&flags[i], own))
-                continue;
-            if (flags[i].short_name) {
-                fprintf(f, "%s-%c", sep, flags[i].short_name);
-                sep = " ";
-            }
-            fprintf(f, "%s--%s", sep, flags[i].name);
-            sep = " ";
-        }
-    }
-}
-
-/* The values cmd's usage line spells for fl, as in "-o text|json|jsonl",
- * copied to buf; NULL when it spells none. */
-static const char *usage_choices(char *buf, size_t size, const cli_command *cmd,
-                                 const cli_flag *fl)
-{
-    char spelling[2][72];
-
-    snprintf(spelling[0], sizeof(spelling[0]), "--%s ", fl->name);
-    snprintf(spelling[1], sizeof(spelling[1]), "-%c ", fl->short_name);
-    for (int i = 0; cmd && i < (fl->short_name ? 2 : 1); i++) {
-        for (const char *p = cmd->usage; (p = strstr(p, spelling[i])); p++) {
-            if (p > cmd->usage && p[-1] != ' ' && p[-1] != '[')
-                continue;
-            const char *v = p + strlen(spelling[i]);
-            size_t len = strcspn(v, " ]");
-            if (memchr(v, '|', len) && len < size) {
-                memcpy(buf, v, len);
-                buf[len] = '\0';
-                return buf;
-            }
-        }
-    }
-    return NULL;
-}
-
-/* The case arm of _planctl_takes for fl: `'status --plan')`, or
- * `*' -o' | *' --output')` for a global flag (cmd NULL), which matches
- * after any command or none.  A boolean flag's arm fails, so that it also
- * hides a global flag of the same name that takes a value. */
-static void bash_takes_arm(FILE *f, const cli_command *cmd, const cli_flag *fl)
-{
-    const char *name = cmd ? cmd->name : "";
-    char arm[96], choices[96];
-
-    fputs("    ", f);
-    if (fl->short_name) {
-        snprintf(arm, sizeof(arm), "%s -%c", name, fl->short_name);
-        fputs(cmd ? "" : "*", f);
-        sh_quote(f, arm);
-        fputs(" | ", f);
-    }
-    snprintf(arm, sizeof(arm), "%s --%s", name, fl->name);
-    fputs(cmd ? "" : "*", f);
-    sh_quote(f, arm);
-    if (fl->kind == CLI_FLAG_BOOL) {
-        fputs(") return 1 ;;\n", f);
-    } else {
-        const char *c = usage_choices(choices, sizeof(choices), cmd, fl);
-        fputs(") meta=", f);
-        sh_quote(f, c ? c : fl->metavar);
-        fputs(" ;;\n", f);
-    }
-}
-
-static const char bash_main[] =
-    "# _planctl_instances PROG DB: the instance names, from `PROG instances\n"
-    "# -o json` on the same database; plain tr, grep and sed, no jq.\n"
-    "_planctl_instances() {\n"
-    "    local prog=$1 db=$2\n"
-    "    [[ $prog == \\~/* ]] && prog=$HOME/${prog#\\~/}\n"
-    "    [[ $db == \\~/* ]] && db=$HOME/${db#\\~/}\n"
-    "    \"$prog\" ${db:+--db \"$db\"} instances -o json 2>/dev/null |\n"
-    "        tr -d ' \\t\\n' | grep -o '{\"name\":\"[^\"]*\",\"definition\":' "
-    "|\n"
-    "        sed 's/^{\"name\":\"//; s/\".*//'\n"
-    "}\n"
-    "\n"
-    "_planctl() {\n"
-    "    local cur=${COMP_WORDS[COMP_CWORD]} end=$COMP_CWORD\n"
-    "    local prog=${COMP_WORDS[0]} cmd='' meta='' valmeta=''\n"
-    "    local flag='' prefix='' db='' w\n"
-    "    local i npos=0 dashdash=0\n"
-    "    COMPREPLY=()\n"
-    "\n"
-    "    # With '=' in COMP_WORDBREAKS (the default) bash splits --db=x into\n"
-    "    # \"--db\" \"=\" \"x\"; without it, --db=x is one word.\n"
-    "    if [[ $cur == = ]]; then\n"
-    "        cur='' end=$((COMP_CWORD - 1)) flag=${COMP_WORDS[COMP_CWORD - "
-    "1]}\n"
-    "    elif ((COMP_CWORD > 1)) && [[ ${COMP_WORDS[COMP_CWORD - 1]} == = ]]; "
-    "then\n"
-    "        end=$((COMP_CWORD - 2)) flag=${COMP_WORDS[COMP_CWORD - 2]}\n"
-    "    elif [[ $cur == --*=* ]]; then\n"
-    "        flag=${cur%%=*} prefix=${cur%%=*}= cur=${cur#*=}\n"
-    "    fi\n"
-    "\n"
-    "    # The database the command would use, for instance names.\n"
-    "    for ((i = 1; i < ${#COMP_WORDS[@]}; i++)); do\n"
-    "        ((i == COMP_CWORD)) && continue\n"
-    "        w=${COMP_WORDS[i]}\n"
-    "        if [[ $w == --db=* ]]; then\n"
-    "            db=${w#--db=}\n"
-    "        elif [[ $w == --db && ${COMP_WORDS[i + 1]} == = ]]; then\n"
-    "            ((i + 2 != COMP_CWORD)) && db=${COMP_WORDS[i + 2]}\n"
-    "        elif [[ $w == --db ]]; then\n"
-    "            ((i + 1 != COMP_CWORD)) && db=${COMP_WORDS[i + 1]}\n"
-    "        fi\n"
-    "    done\n"
-    "\n"
-    "    # The command, how many positionals precede the word, and whether\n"
-    "    # the word is a flag's value.\n"
-    "    for ((i = 1; i < end; i++)); do\n"
-    "        w=${COMP_WORDS[i]}\n"
-    "        if ((!dashdash)) && [[ $w == -?* ]]; then\n"
-    "            if [[ $w == -- ]]; then\n"
-    "                dashdash=1\n"
-    "            elif [[ ${COMP_WORDS[i + 1]} == = ]]; then\n"
-    "                ((i += 2))\n"
-    "            elif [[ $w == --*=* || ($w != --* && ${#w} -gt 2) ]]; then\n"
-    "                : # --flag=value, -ojson\n"
-    "            elif _planctl_takes \"$cmd\" \"$w\"; then\n"
-    "                if ((i + 1 == end)); then\n"
-    "                    valmeta=$meta\n"
-    "                    break\n"
-    "                fi\n"
-    "                ((i++))\n"
-    "            fi\n"
-    "        elif [[ -z $cmd ]]; then\n"
-    "            cmd=$w\n"
-    "        else\n"
-    "            ((npos++))\n"
-    "        fi\n"
-    "    done\n"
-    "    if [[ -n $flag ]]; then\n"
-    "        _planctl_takes \"$cmd\" \"$flag\" || return 0\n"
-    "        valmeta=$meta\n"
-    "    fi\n"
-    "\n"
-    "    if [[ -n $valmeta ]]; then\n"
-    "        _planctl_values \"$valmeta\" \"$cur\" \"$prog\" \"$db\"\n"
-    "    elif ((!dashdash)) && [[ $cur == -* ]]; then\n"
-    "        mapfile -t COMPREPLY < <(compgen -W \"$(_planctl_flags "
-    "\"$cmd\")\" -- \"$cur\")\n"
-    "    elif [[ -z $cmd ]]; then\n"
-    "        mapfile -t COMPREPLY < <(compgen -W \"$_planctl_commands\" -- "
-    "\"$cur\")\n"
-    "    elif _planctl_positional \"$cmd\" \"$npos\"; then\n"
-    "        _planctl_values \"$meta\" \"$cur\" \"$prog\" \"$db\"\n"
-    "    fi\n"
-    "    if [[ -n $prefix ]]; then\n"
-    "        COMPREPLY=(\"${COMPREPLY[@]/#/$prefix}\")\n"
-    "    fi\n"
-    "    return 0\n"
-    "}\n"
-    "\n"
-    "complete -F _planctl planctl\n";
-
-static int print_bash(FILE *f, const cli_command *const *cmds, size_t ncmds)
-{
-    fputs("# bash completion for planctl(1): commands, flags, output formats,"
-          "\n# file names and instance names.\n"
-          "# Generated by 'planctl __bash-completion' from the command table;"
-          " do not edit.\n\n",
-          f);
-
-    fputs("_planctl_commands=", f);
-    fputc('\'', f);
-    for (size_t i = 0; i < ncmds; i++)
-        fprintf(f, "%s%s", i ? " " : "", cmds[i]->name);
-    fputs("'\n\n", f);
-
-    fputs("# _planctl_flags CMD: the flags CMD takes, its own and the "
-          "global ones.\n"
-          "_planctl_flags() {\n    case $1 in\n",
-          f);
-    for (size_t i = 0; i < ncmds; i++) {
-        fprintf(f, "    %s) echo '", cmds[i]->name);
-        bash_flag_words(f, cmds[i]);
-        fputs("' ;;\n", f);
-    }
-    fputs("    *) echo '", f);
-    bash_flag_words(f, NULL);
-    fputs("' ;;\n    esac\n}\n\n", f);
-
-    /* A command's own flags come first: the parser looks them up before
-     * the global ones (`upgrade --version V`). */
-    fputs("# _planctl_takes CMD FLAG: succeeds, with the metavariable in $meta,"
-          "\n# when FLAG takes a value after CMD (CMD empty: before any "
-          "command).\n"
-          "_planctl_takes() {\n    case \"$1 $2\" in\n",
-          f);
-    for (size_t i = 0; i < ncmds; i++)
-        for (size_t j = 0; cmds[i]->flags[j].name; j++)
-            bash_takes_arm(f, cmds[i], &cmds[i]->flags[j]);
-    for (size_t j = 0; cli_global_flags[j].name; j++)
-        if (cli_global_flags[j].kind != CLI_FLAG_BOOL)
-            bash_takes_arm(f, NULL, &cli_global_flags[j]);
-    fputs("    *) return 1 ;;\n    esac\n}\n\n", f);
-
-    fputs("# _planctl_positional CMD N: succeeds, with the metavariable in "
-          "$meta,\n# when CMD takes an Nth positional argument (from 0).\n"
-          "_planctl_positional() {\n    case \"$1 $2\" in\n",
-          f);
-    for (size_t i = 0; i < ncmds; i++) {
-        for (size_t j = 0; cmds[i]->pos && cmds[i]->pos[j]; j++) {
-            char arm[96];
-            snprintf(arm, sizeof(arm), "%s %zu", cmds[i]->name, j);
-            fputs("    ", f);
-            sh_quote(f, arm);
-            fputs(") meta=", f);
-            /* "[NAME]" is an optional NAME, completed the same way. */
-            const char *pos = cmds[i]->pos[j];
-            char metavar[64];
-            if (pos[0] == '[')
-                pos++;
-            snprintf(metavar, sizeof(metavar), "%.*s", (int)strcspn(pos, "]"),
-                     pos);
-            sh_quote(f, metavar);
-            fputs(" ;;\n", f);
-        }
-    }
-    fputs("    *) return 1 ;;\n    esac\n}\n\n", f);
-
-    fputs("# _planctl_values METAVAR WORD PROG DB: fills COMPREPLY with the "
-          "values\n# a METAVAR (or a list such as text|json) may take that "
-          "start with WORD.\n"
-          "_planctl_values() {\n    case $1 in\n",
-          f);
-    size_t nkinds = sizeof(value_kinds) / sizeof(value_kinds[0]);
-    for (size_t i = 0; i < nkinds; i++) {
-        size_t j = 0;
-        while (strcmp(value_kinds[j].action, value_kinds[i].action) != 0)
-            j++;
-        if (j < i)
-            continue; /* listed with the first one of the same action */
-        fputs("    ", f);
-        for (j = i; j < nkinds; j++)
-            if (strcmp(value_kinds[j].action, value_kinds[i].action) == 0)
-                fprintf(f, "%s%s", j > i ? " | " : "", value_kinds[j].metavar);
-        fprintf(f, ")\n        %s\n        ;;\n", value_kinds[i].action);
-    }
-    /* explain's FIELD: the paths of the reference. */
-    cli_buf paths = CLI_BUF_INIT;
-    cli_explain_paths(&paths);
-    fputs("    FIELD)\n        mapfile -t COMPREPLY < <(compgen -W ", f);
-    sh_quote(f, cli_buf_str(&paths));
-    fputs(" -- \"$2\")\n        ;;\n", f);
-    cli_buf_free(&paths);
-    fputs(
-        "    *'|'*)\n"
-        "        mapfile -t COMPREPLY < <(compgen -W \"${1//|/ }\" -- \"$2\")\n"
-        "        ;;\n    esac\n}\n\n",
-        f);
-
-    fputs(bash_main, f);
-    return CLI_EXIT_OK;
-}
-
 /* ---- dispatch ------------------------------------------------------------ */
 
 int cli_doc_command(int argc, char **argv, const cli_command *const *cmds,
@@ -1315,11 +1013,5 @@ int cli_doc_command(int argc, char **argv, const cli_command *const *cmds,
                    "planctl-definition.5, planctl-json.7");
         return CLI_EXIT_USAGE;
     }
-    if (strcmp(argv[1], "__bash-completion") != 0)
-        return -1;
-    if (argc > 2) {
-        cli_errorf("%s takes no arguments", argv[1]);
-        return CLI_EXIT_USAGE;
-    }
-    return print_bash(stdout, cmds, ncmds);
+    return -1;
 }

@@ -265,7 +265,10 @@ static const pctl_schema_node nodes[] = {
      "run: its parameters, its tasks and its plans.  apply registers it\n"
      "under its name and version; validate checks it without a database.\n"
      "A plan is made of phases, a phase of steps, a step of tasks.  An\n"
-     "unknown field anywhere is refused, with the closest known name.\n",
+     "unknown field anywhere is refused, with the closest known name, or\n"
+     "the field meant when it is another tool's name for one (retries on a\n"
+     "step: retry.attempts; parallel on a phase: strategy; cmd in a shell\n"
+     "spec: command).\n",
      PCTL_SCHEMA_SRC_SHAPE, PCTL_NODE_ROOT, FIELDS(root_fields)},
     {"maintainers", "[]object", "A maintainer",
      "Who maintains the definition.\n", PCTL_SCHEMA_SRC_MAINTAINER, 0,
