@@ -196,6 +196,17 @@ CREATE TABLE task_outputs (
     PRIMARY KEY (step_id, attempt)
 ) WITHOUT ROWID;
 
+-- How many bytes of output a try wrote in all (0005), of which
+-- attempts.output keeps the last ones: written with the output, while the
+-- try runs and when it ends, only for a try that wrote some.  A table of
+-- its own, as task_outputs, so attempts rows are no wider for it.
+CREATE TABLE attempt_output_bytes (
+    step_id INTEGER NOT NULL REFERENCES steps (id) ON DELETE CASCADE,
+    attempt INTEGER NOT NULL CHECK (attempt >= 1),
+    bytes   INTEGER NOT NULL CHECK (bytes >= 0),
+    PRIMARY KEY (step_id, attempt)
+) WITHOUT ROWID;
+
 -- The append-only event log: one row per status change or admin action,
 -- written in the same transaction as the change.  phase_id and step_id are
 -- plain references: phases and steps only ever go away with their run,

@@ -343,6 +343,14 @@ planctl_kind_register(planctl *p, const char *kind,
  * may upgrade to it, []: none).  Errors: EINVAL, EBUSY, EIO, ENOMEM. */
 PLANCTL_API int planctl_definitions_json(char **out, planctl *p);
 
+/* The body of definition name@version (version NULL: the version
+ * registered last) as it is stored: the document registered, as compact
+ * JSON with its keys sorted.  Free *out with planctl_free().  Errors:
+ * EINVAL, ENOTFOUND (the message names the registered versions of name,
+ * or the closest registered name), EBUSY, EIO, ENOMEM. */
+PLANCTL_API int planctl_definition_body(char **out, planctl *p,
+                                        const char *name, const char *version);
+
 /* ---- instances and runs ------------------------------------------------ */
 
 /* One parameter value (both strings are copied by the call).  A NULL
@@ -502,6 +510,41 @@ PLANCTL_API int planctl_instance_upgrade(int64_t *out, planctl *p,
 PLANCTL_API int planctl_instance_delete(int64_t *out, planctl *p,
                                         const char *name, int force);
 
+/*
+ * What planctl_instance_delete_opts() does beyond the plain delete.
+ * dry_run: every check and every write as they would be, then rolled
+ * back, so *out and the errors say what the delete would do and nothing
+ * changes.  archive (when not NULL, and not on a dry run): the instance
+ * is about to be removed at once, so archive(archive_data, bundle, len)
+ * gets its whole history first, as the one-line bundle of
+ * planctl_export_json() (what gc's archive holds of one run, for the
+ * whole instance), inside the delete's transaction; then once with NULL
+ * and 0 just before the commit (make it durable then).  A nonzero return
+ * removes nothing (EIO).  An instance that would run its cleanup plan is
+ * not removed by this call, so archive is refused there (EINVAL: use
+ * force, or export it after cleanup).
+ */
+typedef struct planctl_delete_options {
+    unsigned int version; /* PLANCTL_DELETE_OPTIONS_VERSION */
+    int force;            /* as planctl_instance_delete()'s */
+    int dry_run;
+    int (*archive)(void *data, const char *bundle, size_t len);
+    void *archive_data;
+} planctl_delete_options;
+
+#define PLANCTL_DELETE_OPTIONS_VERSION 1
+#define PLANCTL_DELETE_OPTIONS_INIT                                            \
+    {                                                                          \
+        PLANCTL_DELETE_OPTIONS_VERSION, 0, 0, NULL, NULL                       \
+    }
+
+/* planctl_instance_delete() with options (NULL: the defaults).  Errors:
+ * its own, EINVAL (unknown version, archive where cleanup would run), EIO
+ * (archive() refused). */
+PLANCTL_API int
+planctl_instance_delete_opts(int64_t *out, planctl *p, const char *name,
+                             const planctl_delete_options *opts);
+
 /* {"schema":1,"instances":[{"name","definition":{"name","version"},
  * "status","active_run","deleting","created_at"}]} sorted by name; status
  * is the active run's, else the latest finished run's, else the latest
@@ -656,18 +699,53 @@ PLANCTL_API int planctl_history_json(char **out, planctl *p,
                                      const char *instance,
                                      const planctl_history_options *opts);
 
+typedef struct planctl_logs_options {
+    unsigned int version; /* PLANCTL_LOGS_OPTIONS_VERSION */
+    int64_t run;      /* this run of the instance, or 0: its active run, else
+                         its latest that started, else its latest */
+    const char *step; /* only this step, "STEP" or "PHASE/STEP"; NULL: all */
+    int attempt;      /* with step: only this try of it; 0: every try */
+} planctl_logs_options;
+
+#define PLANCTL_LOGS_OPTIONS_VERSION 1
+#define PLANCTL_LOGS_OPTIONS_INIT                                              \
+    {                                                                          \
+        PLANCTL_LOGS_OPTIONS_VERSION, 0, NULL, 0                               \
+    }
+
+/*
+ * The output of the attempts of one run (`planctl logs`), read from one
+ * snapshot: {"schema":1, "instance", "run":{"id","plan","status"},
+ * "step": null or {"phase","name","status"} (the step opts->step chose),
+ * "attempts":[{"run","phase","step","attempt","status","exit_code",
+ * "started_at","finished_at","message","output","output_bytes"}]} in
+ * definition order (phase, step, then attempt number).  output is what
+ * the attempt keeps (its last bytes, the engine's output_size; written
+ * while the attempt runs, at most once a second), output_bytes how many
+ * it wrote in all; absent values are null.  opts may be NULL.  Errors:
+ * ENOTFOUND (the instance, a run, a step or an attempt it does not have,
+ * the message listing what it has), EINVAL (a step name two phases share,
+ * an attempt without a step, bad options), EBUSY, EIO, ENOMEM.
+ */
+PLANCTL_API int planctl_logs_json(char **out, planctl *p, const char *instance,
+                                  const planctl_logs_options *opts);
+
 typedef struct planctl_events_options {
     unsigned int version; /* PLANCTL_EVENTS_OPTIONS_VERSION */
     const char *instance; /* only this instance's events, or NULL for all */
     int64_t run;          /* only this run's events, or 0 */
     int64_t since;        /* only events with a larger seq, or 0 */
     int limit;            /* at most this many; 0 means 1000 */
+    /* Version 2: only the last this many of the events the fields above
+     * select (after since), read from the first of them on; 0: from the
+     * first event after since. */
+    int tail;
 } planctl_events_options;
 
-#define PLANCTL_EVENTS_OPTIONS_VERSION 1
+#define PLANCTL_EVENTS_OPTIONS_VERSION 2
 #define PLANCTL_EVENTS_OPTIONS_INIT                                            \
     {                                                                          \
-        PLANCTL_EVENTS_OPTIONS_VERSION, NULL, 0, 0, 0                          \
+        PLANCTL_EVENTS_OPTIONS_VERSION, NULL, 0, 0, 0, 0                       \
     }
 
 /*
@@ -676,8 +754,10 @@ typedef struct planctl_events_options {
  * "last_seq":N} where last_seq is the seq of the last event returned (or
  * opts->since when none), for asking again with since = last_seq.
  * instance, phase and step are names; run is the run id.  opts may be
- * NULL (every event, up to the default limit).  Errors: ENOTFOUND
- * (instance or run), EINVAL, ENOMEM, EIO.
+ * NULL (every event, up to the default limit).  A caller built with
+ * version 1 of the options (no tail) keeps working.  Errors: ENOTFOUND
+ * (instance or run), EINVAL (a negative number, an unknown options
+ * version), ENOMEM, EIO.
  */
 PLANCTL_API int planctl_events_json(char **out, planctl *p,
                                     const planctl_events_options *opts);
@@ -1106,8 +1186,10 @@ PLANCTL_API int planctl_job_add_output(planctl_job *job, const char *key,
 /* Records an exit code and the tail of the task's output with the job's
  * attempt (shell does); call before planctl_step_finish, from the thread
  * that will call it.  output (may be NULL) is copied, keeping its last
- * 4 KiB.  Returns 0, PLANCTL_EINVAL (NULL job, or already reported) or
- * PLANCTL_ENOMEM. */
+ * bytes (the engine's output_size, 64 KiB by default) from a character
+ * boundary; its whole length is recorded as the bytes the attempt wrote
+ * (what `planctl logs` reports of output not kept).  Returns 0, PLANCTL_EINVAL
+ * (NULL job, or already reported) or PLANCTL_ENOMEM. */
 PLANCTL_API int planctl_job_set_output(planctl_job *job, int exit_code,
                                        const char *output);
 
@@ -1130,12 +1212,19 @@ typedef struct planctl_engine_options {
     int64_t task_poll_ms;   /* restart of a NOT_DONE task; 0: 1000 */
     int64_t lease_ttl_ms;   /* a lease older than this is stale; 0: 15000 */
     int until_idle;         /* stop by itself when nothing is left to do */
+    /* Since version 2 (a version 1 struct ends above, and is still
+     * taken): the bytes of output kept with each attempt (its last ones,
+     * from a character boundary: planctl_job_set_output, the shell's
+     * stdout and stderr); 0: 65536 (64 KiB); at most 1048576 (1 MiB).
+     * A shell task's failure message takes the last line of its output
+     * whatever this keeps. */
+    int64_t output_size;
 } planctl_engine_options;
 
-#define PLANCTL_ENGINE_OPTIONS_VERSION 1
+#define PLANCTL_ENGINE_OPTIONS_VERSION 2
 #define PLANCTL_ENGINE_OPTIONS_INIT                                            \
     {                                                                          \
-        PLANCTL_ENGINE_OPTIONS_VERSION, 0, 0, 0, 0, 0                          \
+        PLANCTL_ENGINE_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0                       \
     }
 
 /*

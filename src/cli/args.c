@@ -13,7 +13,7 @@ const cli_flag cli_global_flags[] = {
     {"db", 0, CLI_FLAG_VALUE, 0, "PATH",
      "database file (env PLANCTL_DB, default ./planctl.db)"},
     {"output", 'o', CLI_FLAG_VALUE, 0, "FORMAT",
-     "output format: text (default) or json"},
+     "output format: text (default), json or yaml"},
     {"no-color", 0, CLI_FLAG_BOOL, 0, NULL,
      "never colour the output (also env NO_COLOR)"},
     {"help", 'h', CLI_FLAG_BOOL, 0, NULL, "show help and exit"},
@@ -97,14 +97,76 @@ static const cli_flag *find_flag(const cli_flag *flags, const char *name,
     return NULL;
 }
 
-static int unknown_command(const char *word, const cli_command *const *cmds,
-                           size_t ncmds)
+/*
+ * The words users of kubectl, argo, helm and git type, and the planctl
+ * command that does what they mean.  Edit distance alone answers "get"
+ * with "set", a write for a read; so a reflex is looked up first, and a
+ * read word always maps to a command that only reads.  An entry whose
+ * command is not in the table is skipped, so a stale entry never names a
+ * command that does not exist.  say is what to suggest when the command
+ * alone is not it (NULL: the command's name).
+ */
+static const struct {
+    const char *word, *cmd, *say;
+} reflexes[] = {
+    {"get", "status", NULL},        {"describe", "status", NULL},
+    {"show", "status", NULL},       {"inspect", "status", NULL},
+    {"info", "status", NULL},       {"watch", "status", "status --watch"},
+    {"list", "instances", NULL},    {"ls", "instances", NULL},
+    {"ps", "instances", NULL},      {"tail", "logs", "logs --follow"},
+    {"rm", "delete", NULL},         {"remove", "delete", NULL},
+    {"destroy", "delete", NULL},    {"uninstall", "delete", NULL},
+    {"install", "create", NULL},    {"new", "create", NULL},
+    {"submit", "trigger", NULL},    {"stop", "cancel", NULL},
+    {"kill", "cancel", NULL},       {"terminate", "cancel", NULL},
+    {"abort", "cancel", NULL},      {"suspend", "pause", NULL},
+    {"unpause", "resume", NULL},    {"continue", "resume", NULL},
+    {"rerun", "retry", NULL},       {"restart", "retry", NULL},
+    {"update", "set", NULL},        {"edit", "set", NULL},
+    {"patch", "set", NULL},         {"lint", "validate", NULL},
+    {"check", "validate", NULL},    {"dump", "export", NULL},
+    {"restore", "import", NULL},    {"prune", "gc", NULL},
+    {"docs", "explain", NULL},      {"schema", "explain", NULL},
+    {"version", NULL, "--version"},
+};
+
+#define NREFLEXES (sizeof(reflexes) / sizeof(reflexes[0]))
+
+static int has_command(const char *name, const cli_command *const *cmds,
+                       size_t ncmds)
 {
-    const char *names[64];
+    for (size_t i = 0; i < ncmds; i++)
+        if (strcmp(cmds[i]->name, name) == 0)
+            return 1;
+    return 0;
+}
+
+int cli_unknown_command(const char *word, const cli_command *const *cmds,
+                        size_t ncmds)
+{
+    /* The commands first, so that a tie goes to one, then the reflexes
+     * whose command exists. */
+    const char *names[64 + NREFLEXES];
+    const char *say[64 + NREFLEXES];
     size_t n = 0;
-    for (size_t i = 0; i < ncmds && n < 64; i++)
-        names[n++] = cmds[i]->name;
+    for (size_t i = 0; i < ncmds && i < 64; i++) {
+        names[n] = cmds[i]->name;
+        say[n++] = cmds[i]->name;
+    }
+    for (size_t i = 0; i < NREFLEXES; i++) {
+        const char *cmd = reflexes[i].cmd;
+        if (cmd && !has_command(cmd, cmds, ncmds))
+            continue;
+        names[n] = reflexes[i].word;
+        say[n++] = reflexes[i].say ? reflexes[i].say : cmd;
+    }
     const char *hint = cli_closest(word, names, n);
+    for (size_t i = 0; hint && i < n; i++) {
+        if (names[i] == hint) {
+            hint = say[i];
+            break;
+        }
+    }
     if (hint)
         cli_errorf("unknown command \"%s\"; did you mean \"%s\"? "
                    "See 'planctl --help'.",
@@ -232,6 +294,15 @@ static int parse_flag(cli_globals *g, cli_args *a, int argc, char **argv,
     return 0;
 }
 
+/* Whether cmd takes parameter values (-p K=V). */
+static int takes_params(const cli_command *cmd)
+{
+    for (size_t i = 0; cmd->flags[i].name; i++)
+        if (strcmp(cmd->flags[i].name, "param") == 0)
+            return 1;
+    return 0;
+}
+
 static size_t count_pos(const cli_command *cmd)
 {
     size_t n = 0;
@@ -291,8 +362,14 @@ int cli_args_parse(cli_globals *g, cli_args *a, const cli_command *const *cmds,
                 if (strcmp(cmds[c]->name, arg) == 0)
                     a->cmd = cmds[c];
             if (!a->cmd)
-                return unknown_command(arg, cmds, ncmds);
+                return cli_unknown_command(arg, cmds, ncmds);
         } else if (a->npos >= count_pos(a->cmd)) {
+            /* "REPLICAS=3" meant as a parameter value (set, create). */
+            if (takes_params(a->cmd) && arg[0] != '=' && strchr(arg, '='))
+                return cli_usage_error(a->cmd,
+                                       "unexpected argument \"%s\"; give a "
+                                       "parameter value with -p: -p %s",
+                                       arg, arg);
             return cli_usage_error(a->cmd, "unexpected argument \"%s\"", arg);
         } else {
             a->pos[a->npos++] = arg;

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "planctl.h"
 
@@ -136,6 +137,16 @@ int cli_parse_params(planctl_param **out, char **storage,
 const char *cli_closest(const char *word, const char *const *candidates,
                         size_t n);
 
+/* Prints "planctl: unknown command ..." with the closest command, or the
+ * one that does what a word of another tool means ("get": status), and
+ * returns CLI_EXIT_USAGE. */
+int cli_unknown_command(const char *word, const cli_command *const *cmds,
+                        size_t ncmds);
+
+/* The command table (main.c), in the order of --help. */
+extern const cli_command *const cli_commands[];
+extern const size_t cli_ncommands;
+
 /* ---- help ------------------------------------------------------------- */
 
 void cli_help_global(FILE *f, const cli_command *const *cmds, size_t ncmds);
@@ -149,15 +160,26 @@ int cli_flag_shadowed(const cli_flag *fl, const cli_flag *by);
 /* ---- generated documentation (doc.c) ------------------------------------ */
 
 /*
- * The hidden commands, not listed in --help: `planctl __man` prints the man
- * page (roff, section 1) and `planctl __bash-completion` the bash
- * completion script, both generated from cmds and cli_global_flags, like
- * the help, so a new command or flag shows up in all three.  Returns -1
- * when argv[1] is no hidden command (main then parses as usual), else the
- * exit code.
+ * The hidden command `planctl __man [PAGE]`, not listed in --help: prints
+ * a man page (roff), generated from cmds and cli_global_flags, like the
+ * help, so a new command or flag shows up in both.  Returns -1 when
+ * argv[1] is no such command (main then parses as usual), else the exit
+ * code.
  */
 int cli_doc_command(int argc, char **argv, const cli_command *const *cmds,
                     size_t ncmds);
+
+/* ---- shell completion (complete.c) -------------------------------------- */
+
+/* The hidden command `planctl __complete CWORD WORD...`: the candidates
+ * for WORD number CWORD of a command line (WORD 0 the program), one a
+ * line.  Returns -1 when argv[1] is not __complete, else the exit code;
+ * never prints on stderr. */
+int cli_complete_command(int argc, char **argv);
+
+/* Writes the completion script for shell ("bash", "zsh", "fish") to f.
+ * Returns 0, or -1 for another shell. */
+int cli_completion_script(FILE *f, const char *shell);
 
 struct cli_buf;
 /* Appends every path `planctl explain` knows, separated by spaces, for
@@ -177,13 +199,14 @@ typedef struct cli_term {
 
 typedef struct cli_ctx {
     const char *db_path;
-    int json;           /* -o json */
+    int json;           /* -o json or -o yaml: the document */
     const char *output; /* the global -o, for a command with its own */
     cli_term term;
     int64_t now_ms;      /* PLANCTL_NOW, or the time the command started */
     int fixed_now;       /* PLANCTL_NOW was set */
     int signal;          /* the signal that interrupted a poll (wait.c), or 0 */
     int durability_full; /* PLANCTL_DURABILITY=full, or run --durability */
+    int all_steps;       /* status --all: big phases not summarised */
     planctl *db;         /* open when the command's db mode asks for it */
 } cli_ctx;
 
@@ -306,8 +329,21 @@ const char *cli_status_sgr(const char *status);
 /* Parses RFC 3339 ("2026-11-21T14:03:05.000Z", any offset).  Returns 0, or
  * -1 for anything else. */
 int cli_time_parse(int64_t *out_ms, const char *text);
+/* Reads a time a user gave: every form the CLI prints (RFC 3339, the text
+ * form "2026-11-21 14:03:05" with or without a zone, zone-less meaning
+ * local), "now", and "2h" or "2h ago" before ctx->now_ms
+ * (pctl_time_read()).  Returns 0, or -1 for anything else. */
+int cli_time_read(int64_t *out_ms, const cli_ctx *ctx, const char *text);
+/* The message part naming what cli_time_read() takes. */
+#define CLI_TIME_FORMS                                                         \
+    "a time such as \"2026-11-21 14:03:05\" (local; add Z, UTC or +01:00 "     \
+    "for another zone), \"2026-11-21T14:03:05Z\", \"14:03\" (today), "         \
+    "\"2h ago\" or \"1d\""
 /* "2026-11-21 14:03:05" in local time.  buf holds at least 32 bytes. */
 void cli_time_format(char *buf, size_t size, int64_t ms);
+/* The same with the zone's abbreviation: "2026-11-21 14:03:05 UTC", which
+ * cli_time_read() reads back.  buf holds at least 48 bytes. */
+void cli_time_format_zone(char *buf, size_t size, int64_t ms);
 /* "450ms", "12s", "1m12s", "2h3m", "3d4h".  buf holds at least 32 bytes. */
 void cli_duration_format(char *buf, size_t size, int64_t ms);
 
@@ -316,10 +352,13 @@ void cli_duration_format(char *buf, size_t size, int64_t ms);
 /* Parses a document the library returned.  NULL (after printing why) if it
  * is not JSON, which would be a library bug. */
 json_t *cli_json_parse(const char *text);
-/* Prints a document indented by two spaces. */
+/* Prints a document indented by two spaces (as YAML after
+ * cli_output_yaml()). */
 int cli_json_print(const char *text);
 /* Prints a document built by the CLI itself, then frees it. */
 int cli_json_print_obj(json_t *doc);
+/* -o yaml: from now on documents are printed as YAML. */
+void cli_output_yaml(void);
 
 /* Field accessors that tolerate absent and null fields.  Can't fail. */
 const char *cli_jstr(const json_t *obj, const char *key);
@@ -337,7 +376,13 @@ int cli_jtime(int64_t *out, const json_t *obj, const char *key);
 typedef struct cli_status_extra {
     const char *active_plan;         /* the active run's plan, or NULL */
     const char *const *queued_plans; /* per "queued" entry, NULL: unknown */
+    int all_steps; /* every step of a big phase, not the summary */
 } cli_status_extra;
+
+/* A phase with more steps than this is summarised in the tree: counts by
+ * status and its steps that are not COMPLETE, up to CLI_BIG_PHASE_LIST. */
+#define CLI_BIG_PHASE 20
+#define CLI_BIG_PHASE_LIST 10
 
 void cli_render_status(FILE *f, const json_t *doc, const cli_term *t,
                        int64_t now, const cli_status_extra *extra);
@@ -347,9 +392,10 @@ void cli_render_definitions(FILE *f, const json_t *doc, const cli_term *t);
  * hint. */
 void cli_render_history(FILE *f, const json_t *doc, const cli_term *t,
                         int64_t now, int limit);
-/* Each error of a validate document as "path: Type: message (hint)".
- * Returns the number of errors. */
-size_t cli_render_validate(FILE *f, const json_t *doc);
+/* Each error of a validate document as "path: Type: message (hint)",
+ * after "origin:line: " when the error has a line.  Returns the number
+ * of errors. */
+size_t cli_render_validate(FILE *f, const json_t *doc, const char *origin);
 
 /* An aligned table with a header row, like kubectl's. */
 typedef struct cli_table cli_table;
@@ -441,9 +487,61 @@ int cli_print_doc(cli_ctx *ctx, char *text,
                   void (*render)(FILE *f, const json_t *doc,
                                  const cli_term *t));
 
+/* The archive file: bundles are appended as they come; at the end of
+ * each batch (before it commits) they are synced.  A failed write cuts
+ * the file back to the end of the last complete batch, so the file only
+ * ever holds whole lines. */
+typedef struct cli_archive {
+    const char *path;
+    int fd;
+    off_t good;  /* the size after the last synced batch */
+    int err;     /* the errno of the failure, 0 if none */
+    size_t runs; /* lines written */
+} cli_archive;
+
+/* Opens path for appending bundles (created 0600).  Prints the error and
+ * returns CLI_EXIT_ERROR when it cannot, or when it is not a regular
+ * file.  Close ar->fd when done. */
+int cli_archive_open(cli_archive *ar, const char *path);
+/* What gc and delete do before writing: refuses path if it is the
+ * database (cli_outfile_check()), opens the database, then the archive
+ * (path NULL: none; ar->fd stays -1).  Returns 0 or the exit code after
+ * printing the error. */
+int cli_archive_begin(cli_archive *ar, cli_ctx *ctx, const char *path);
+/* The archive callback of planctl_gc_options and planctl_delete_options
+ * (data: the cli_archive): a bundle appends a line, NULL syncs.  Returns 0,
+ * or -1 with ar->err set after cutting the file back to its last synced
+ * size. */
+int cli_archive_write(void *data, const char *bundle, size_t len);
+
 /* Reads a whole file, or stdin for "-".  Prints the error and returns
  * CLI_EXIT_ERROR when it cannot.  Free *out with free(). */
 int cli_read_input(char **out, size_t *len, const char *path);
+
+/* A definition file as read: JSON handed on as it is, YAML as the same
+ * value in JSON with each node's line; YAML that cannot be read becomes
+ * the validate document saying why (refusal; json is then NULL). */
+typedef struct cli_definition {
+    char *json; /* what the library takes, len bytes */
+    size_t len;
+    const char *origin; /* the path, or "<stdin>" */
+    json_t *lines;      /* YAML: path -> line (cli_yaml_line()) */
+    json_t *refusal;
+} cli_definition;
+
+/* Reads the definition at path ("-": stdin).  YAML by the name (.yaml,
+ * .yml), JSON by the name (.json), any other by the content (JSON when it
+ * starts with '{' or '[').  Returns 0 or, having printed why, the exit
+ * code.  Free d with cli_definition_free() either way. */
+int cli_definition_read(cli_definition *d, const char *path);
+void cli_definition_free(cli_definition *d);
+
+/* The validate document of d (planctl_definition_check()'s, or the
+ * refusal), every error with its "line" in a YAML file (null when it has
+ * none).  NULL with the library's code in *rc when the check failed.
+ * kinds as planctl_definition_check() takes them. */
+json_t *cli_definition_check(int *rc, const cli_definition *d,
+                             const char *const *kinds);
 
 /* Refuses, as a usage error, a file a command would write (flag names it
  * in the message) that is the database ctx->db_path or its -wal, -shm or

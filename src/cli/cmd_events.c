@@ -10,6 +10,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,18 +25,24 @@ static const cli_flag flags[] = {
     {"run", 0, CLI_FLAG_VALUE, 0, "ID", "only the events of this run"},
     {"since", 0, CLI_FLAG_VALUE, 0, "SEQ",
      "only events after this sequence number"},
+    {"limit", 0, CLI_FLAG_VALUE, 0, "N",
+     "only the first N events (with --follow: stop after N)"},
+    {"tail", 0, CLI_FLAG_VALUE, 0, "N",
+     "only the last N events (with --follow: then the new ones)"},
     {"follow", 'f', CLI_FLAG_BOOL, 0, NULL,
-     "then print new events as they come, until interrupted"},
-    /* The command's own -o: the global one knows only text and json. */
+     "then print new events as they come, until interrupted or (--run) "
+     "until the run ends"},
+    /* The command's own -o: the global one knows no jsonl. */
     {"output", 'o', CLI_FLAG_VALUE, 0, "FORMAT",
-     "text (default), json or jsonl (one event a line)"},
+     "text (default), json, yaml or jsonl (one event a line)"},
     {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
 
 static const char *const examples[] = {
     "planctl events zk",
     "planctl events zk --run 12 -o json",
     "planctl events --since 1500 -o jsonl",
-    "planctl events zk --follow",
+    "planctl events zk --tail 20",
+    "planctl events zk --run 12 --follow",
     "planctl events --follow -o jsonl | jq -c 'select(.to == \"FATAL_ERROR\")'",
     NULL};
 
@@ -72,6 +79,8 @@ typedef struct events {
     table tb;
     json_t *all; /* -o json: every event, for the one document */
     size_t printed;
+    int64_t limit;      /* --limit: stop after this many; 0: no limit */
+    char *run_instance; /* --run --follow: the run's instance */
 } events;
 
 /* ---- the text table ----------------------------------------------------- */
@@ -226,6 +235,23 @@ static void emit(events *e, const json_t *ev)
     e->printed++;
 }
 
+/* One page of events as the library's document.  Returns 0,
+ * PLANCTL_EBUSY untouched, or the exit code after printing the error. */
+static int fetch(json_t **doc, cli_ctx *ctx, const planctl_events_options *o)
+{
+    char *text = NULL;
+    int rc = planctl_events_json(&text, ctx->db, o);
+
+    *doc = NULL;
+    if (rc == PLANCTL_EBUSY)
+        return rc;
+    if (rc < 0)
+        return cli_fail(ctx, rc);
+    *doc = cli_json_parse(text);
+    planctl_free(text);
+    return *doc ? 0 : CLI_EXIT_ERROR;
+}
+
 /*
  * Reads every event after opts.since, page by page, handing each to
  * emit() and moving opts.since on.  Returns 0, PLANCTL_EBUSY untouched (the
@@ -234,16 +260,15 @@ static void emit(events *e, const json_t *ev)
 static int read_all(events *e)
 {
     for (;;) {
-        char *text = NULL;
-        int rc = planctl_events_json(&text, e->ctx->db, &e->opts);
-        if (rc == PLANCTL_EBUSY)
+        if (e->limit && (int64_t)e->printed >= e->limit)
+            return 0;
+        e->opts.limit = PAGE;
+        if (e->limit && e->limit - (int64_t)e->printed < PAGE)
+            e->opts.limit = (int)(e->limit - (int64_t)e->printed);
+        json_t *doc;
+        int rc = fetch(&doc, e->ctx, &e->opts);
+        if (rc)
             return rc;
-        if (rc < 0)
-            return cli_fail(e->ctx, rc);
-        json_t *doc = cli_json_parse(text);
-        planctl_free(text);
-        if (!doc)
-            return CLI_EXIT_ERROR;
         const json_t *list = json_object_get(doc, "events");
         size_t i, n = json_array_size(list);
         const json_t *ev;
@@ -255,7 +280,9 @@ static int read_all(events *e)
         if (cli_jint(&last, doc, "last_seq"))
             e->opts.since = last;
         json_decref(doc);
-        if (n < PAGE)
+        /* --tail placed since once; the pages after go on from there. */
+        e->opts.tail = 0;
+        if (n < (size_t)e->opts.limit)
             return 0;
     }
 }
@@ -271,13 +298,50 @@ static void flush_out(events *e)
 static int follow_check(void *data, int changed)
 {
     events *e = data;
+    cli_run_info ri;
+    int ended = -1;
 
     (void)changed; /* reading after the last seq is one index lookup */
+    /* The run's status is read before its events: once it is terminal,
+     * the events read next include the last it will ever have (they are
+     * committed with the status).  A run that is gone is left to
+     * read_all(), which reports it. */
+    if (e->run_instance &&
+        cli_run_lookup(&ri, e->ctx, e->run_instance, e->opts.run) == 0)
+        ended = cli_run_exit_code(ri.status);
     int rc = read_all(e);
     flush_out(e);
     if (rc == PLANCTL_EBUSY)
         return CLI_POLL_AGAIN;
-    return rc ? rc : CLI_POLL_AGAIN;
+    if (rc)
+        return rc;
+    if (e->limit && (int64_t)e->printed >= e->limit)
+        return CLI_EXIT_OK;
+    return ended >= 0 ? ended : CLI_POLL_AGAIN;
+}
+
+/* The instance of run e->opts.run, from its first event, for following
+ * its status.  Returns 0, or the exit code after printing the error (the
+ * run or the instance named not found). */
+static int find_run_instance(events *e)
+{
+    planctl_events_options o = e->opts;
+    json_t *doc;
+
+    o.since = 0;
+    o.limit = 1;
+    o.tail = 0;
+    int rc = fetch(&doc, e->ctx, &o);
+    if (rc == PLANCTL_EBUSY)
+        return cli_fail(e->ctx, rc);
+    if (rc)
+        return rc;
+    const char *name =
+        cli_jstr(json_array_get(json_object_get(doc, "events"), 0), "instance");
+    if (name)
+        e->run_instance = cli_xstrdup(name);
+    json_decref(doc);
+    return 0;
 }
 
 static int parse_format(format *out, cli_ctx *ctx, const char *text)
@@ -288,13 +352,33 @@ static int parse_format(format *out, cli_ctx *ctx, const char *text)
         *out = FMT_TEXT;
     else if (strcmp(text, "json") == 0)
         *out = FMT_JSON;
-    else if (strcmp(text, "jsonl") == 0)
+    else if (strcmp(text, "yaml") == 0) {
+        *out = FMT_JSON; /* the same document, printed as YAML */
+        cli_output_yaml();
+    } else if (strcmp(text, "jsonl") == 0)
         *out = FMT_JSONL;
     else
         return cli_usage_error(&cli_cmd_events,
                                "invalid output format \"%s\"; expected "
-                               "text, json or jsonl",
+                               "text, json, yaml or jsonl",
                                text);
+    return 0;
+}
+
+/* --limit N or --tail N: a count from 1. */
+static int parse_count(int64_t *out, const char *flag, const char *text)
+{
+    char *end;
+    errno = 0;
+    long long v =
+        text[0] >= '0' && text[0] <= '9' ? strtoll(text, &end, 10) : -1;
+    if (v <= 0 || v > INT_MAX || errno || *end) {
+        cli_errorf("invalid %s \"%s\"; expected a number of events from 1 "
+                   "to %d",
+                   flag, text, INT_MAX);
+        return CLI_EXIT_USAGE;
+    }
+    *out = (int64_t)v;
     return 0;
 }
 
@@ -317,7 +401,9 @@ static int parse_since(int64_t *out, const char *text)
 static int run(cli_ctx *ctx, const cli_args *a)
 {
     const char *run_arg = cli_arg(a, "run"), *since = cli_arg(a, "since");
+    const char *limit = cli_arg(a, "limit"), *tail = cli_arg(a, "tail");
     int follow = cli_arg_count(a, "follow") > 0;
+    int64_t tail_n = 0;
     events e;
     int rc;
 
@@ -334,14 +420,27 @@ static int run(cli_ctx *ctx, const cli_args *a)
         return CLI_EXIT_USAGE;
     if (since && parse_since(&e.opts.since, since))
         return CLI_EXIT_USAGE;
+    if (limit && tail)
+        return cli_usage_error(&cli_cmd_events,
+                               "--limit (the first N events) and --tail (the "
+                               "last N) do not go together; choose one");
+    if (limit && parse_count(&e.limit, "--limit", limit))
+        return CLI_EXIT_USAGE;
+    if (tail && parse_count(&tail_n, "--tail", tail))
+        return CLI_EXIT_USAGE;
+    e.opts.tail = (int)tail_n;
     if (follow && e.fmt == FMT_JSON)
         return cli_usage_error(&cli_cmd_events,
                                "--follow streams events: use -o jsonl (one "
-                               "event a line) or text, not json");
+                               "event a line) or text, not json or yaml");
     if ((rc = cli_open_db(ctx, CLI_DB_EXISTING)) != 0)
         return rc;
     if (e.fmt == FMT_JSON && !(e.all = json_array()))
         cli_oom();
+    if (follow && e.opts.run && (rc = find_run_instance(&e)) != 0) {
+        json_decref(e.all);
+        return rc;
+    }
     if (follow) {
         memcpy(e.tb.widths, follow_widths, sizeof(e.tb.widths));
         /* The first check prints what exists, so the signal handlers are
@@ -368,25 +467,34 @@ static int run(cli_ctx *ctx, const cli_args *a)
     }
     json_decref(e.all);
     table_free(&e.tb);
+    free(e.run_instance);
     return rc < 0 ? CLI_EXIT_ERROR : rc;
 }
 
 const cli_command cli_cmd_events = {
     "events",
     "Show the event log, or follow it",
-    "[NAME] [--run ID] [--since SEQ] [--follow] [-o text|json|jsonl]",
+    "[NAME] [--run ID] [--since SEQ] [--limit N | --tail N] [--follow] "
+    "[-o text|json|yaml|jsonl]",
     "Shows the event log oldest first: every status change of a run, phase\n"
     "or step, and the admin actions, each with its sequence number.  NAME\n"
     "limits it to one instance, --run to one run, --since to the events\n"
-    "after a sequence number.  -o json prints one document {schema, events,\n"
-    "last_seq}; -o jsonl prints one event object a line and nothing else,\n"
-    "the stable format for scripts: {seq, at, instance, run, phase, step,\n"
-    "entity, from, to, attempt, message, actor}.\n"
+    "after a sequence number; of those, --limit N shows the first N and\n"
+    "--tail N the last N.  -o json prints one document {schema, events,\n"
+    "last_seq} (-o yaml: the same document in YAML); -o jsonl prints one\n"
+    "event object a line and nothing else, the stable format for scripts:\n"
+    "{seq, at, instance, run, phase, step, entity, from, to, attempt,\n"
+    "message, actor}.\n"
     "\n"
     "--follow then keeps printing events as other processes (the engine,\n"
     "other planctl commands) commit them, within about 100ms, until SIGINT\n"
     "(exit 130, as shells expect of an interrupted command) or SIGTERM\n"
-    "(exit 143).",
+    "(exit 143).  With --run ID it also ends when that run does, after its\n"
+    "last event, as status --watch does: exit 0 when it is COMPLETE, 5 when\n"
+    "FATAL_ERROR or CANCELLED (at once for a run that already ended).  An\n"
+    "instance's events (NAME without --run) are followed until interrupted:\n"
+    "an instance outlives its runs.  With --limit N it stops after N events\n"
+    "(exit 0); --tail N prints the last N before following.",
     pos,
     flags,
     examples,

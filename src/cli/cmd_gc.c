@@ -17,95 +17,42 @@ static const cli_flag flags[] = {
     {"keep-last", 0, CLI_FLAG_VALUE, 0, "N",
      "newest runs kept per instance and plan (default 10, at least 1)"},
     {"older-than", 0, CLI_FLAG_VALUE, 0, "D",
-     "only runs that finished longer ago than D (units: ms, s, m, h)"},
+     "only runs that finished longer ago than D (a duration, units ms, s, "
+     "m, h, d), or before D (a time, as status prints one)"},
     {"dry-run", 0, CLI_FLAG_BOOL, 0, NULL,
      "only list what would be removed (writes no archive)"},
     {"archive", 0, CLI_FLAG_VALUE, 0, "FILE",
      "first append each removed run to FILE, one bundle per line"},
     {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
 
-static const char *const examples[] = {
-    "planctl gc --dry-run", "planctl gc --keep-last 3",
-    "planctl gc --older-than 720h", "planctl gc --archive old-runs.jsonl",
-    NULL};
+static const char *const examples[] = {"planctl gc --dry-run",
+                                       "planctl gc --keep-last 3",
+                                       "planctl gc --older-than 30d",
+                                       "planctl gc --older-than 2026-11-01",
+                                       "planctl gc --archive old-runs.jsonl",
+                                       NULL};
 
-/* The archive file: bundles are appended as they come; at the end of
- * each batch (before it commits) they are synced.  A failed write cuts
- * the file back to the end of the last complete batch, so the file only
- * ever holds whole lines. */
-typedef struct archive {
-    const char *path;
-    int fd;
-    off_t good;  /* the size after the last synced batch */
-    int err;     /* the errno of the failure, 0 if none */
-    size_t runs; /* lines written */
-} archive;
-
-static int write_all(int fd, const char *s, size_t n)
+/* --older-than: a duration ("30d"), or a time runs must have finished
+ * before, read as replay --at reads one ("2026-11-01", "1d ago"). */
+static int parse_older(int64_t *out, cli_ctx *ctx, const char *text)
 {
-    while (n > 0) {
-        ssize_t w = write(fd, s, n);
+    int64_t at;
 
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        s += w;
-        n -= (size_t)w;
-    }
+    if (pctl_duration_parse(out, text) == 0)
+        return 0;
+    if (cli_time_read(&at, ctx, text) != 0)
+        return cli_usage_error(&cli_cmd_gc,
+                               "--older-than must be a duration such as "
+                               "\"30d\" or \"720h\", or " CLI_TIME_FORMS
+                               ", not \"%s\"",
+                               text);
+    if (at > ctx->now_ms)
+        return cli_usage_error(&cli_cmd_gc,
+                               "--older-than \"%s\" is in the future; give "
+                               "a time before now, or a duration",
+                               text);
+    *out = ctx->now_ms - at;
     return 0;
-}
-
-static int archive_write(void *data, const char *bundle, size_t len)
-{
-    archive *ar = data;
-    int ok;
-
-    if (bundle) {
-        ok = write_all(ar->fd, bundle, len) == 0 &&
-             write_all(ar->fd, "\n", 1) == 0;
-        ar->runs += ok;
-    } else {
-        struct stat sb;
-
-        ok = fsync(ar->fd) == 0 && fstat(ar->fd, &sb) == 0;
-        if (ok)
-            ar->good = sb.st_size;
-    }
-    if (!ok) {
-        ar->err = errno ? errno : EIO;
-        /* Best effort: the runs stay in the database either way. */
-        if (ftruncate(ar->fd, ar->good) != 0)
-            ar->err = errno;
-        return -1;
-    }
-    return 0;
-}
-
-static int archive_open(archive *ar, const char *path)
-{
-    struct stat sb;
-
-    memset(ar, 0, sizeof *ar);
-    ar->path = path;
-    ar->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-    if (ar->fd < 0 || fstat(ar->fd, &sb) != 0) {
-        cli_errorf("cannot open the archive %s: %s; give a writable file "
-                   "with --archive",
-                   path, strerror(errno));
-        if (ar->fd >= 0)
-            close(ar->fd);
-        return CLI_EXIT_ERROR;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        cli_errorf("the archive %s is not a regular file; give a file with "
-                   "--archive",
-                   path);
-        close(ar->fd);
-        return CLI_EXIT_ERROR;
-    }
-    ar->good = sb.st_size;
-    return CLI_EXIT_OK;
 }
 
 static int run(cli_ctx *ctx, const cli_args *a)
@@ -114,7 +61,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
     const char *keep = cli_arg(a, "keep-last"),
                *older = cli_arg(a, "older-than"),
                *archive_path = cli_arg(a, "archive");
-    archive ar = {NULL, -1, 0, 0, 0};
+    cli_archive ar;
     json_t *doc, *runs, *r;
     char *out = NULL;
     size_t i;
@@ -132,20 +79,12 @@ static int run(cli_ctx *ctx, const cli_args *a)
                                    keep);
         o.keep_last = (int)v;
     }
-    if (older && pctl_duration_parse(&o.older_than_ms, older) < 0)
-        return cli_usage_error(&cli_cmd_gc,
-                               "--older-than must be a duration such as "
-                               "\"720h\", not \"%s\"",
-                               older);
-    if (archive_path && !o.dry_run &&
-        (rc = cli_outfile_check(ctx, "--archive", archive_path)) != 0)
+    if (older && (rc = parse_older(&o.older_than_ms, ctx, older)) != 0)
         return rc;
-    if ((rc = cli_open_db(ctx, CLI_DB_EXISTING)) != 0)
+    if ((rc = cli_archive_begin(&ar, ctx, o.dry_run ? NULL : archive_path)))
         return rc;
-    if (archive_path && !o.dry_run) {
-        if ((rc = archive_open(&ar, archive_path)) != 0)
-            return rc;
-        o.archive = archive_write;
+    if (ar.fd >= 0) {
+        o.archive = cli_archive_write;
         o.archive_data = &ar;
     }
     rc = planctl_gc(&out, ctx->db, &o);

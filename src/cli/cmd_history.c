@@ -232,7 +232,8 @@ const cli_command cli_cmd_history = {
     "List the runs of an instance, newest first",
     "NAME [--plan P] [--limit N] [--before ID] [--svg FILE [--run ID]]",
     "Lists the runs of the instance, newest first, one line each with its\n"
-    "plan, status, trigger, start, duration and message.  When the page is\n"
+    "plan, status, trigger and its reason (\"manual (disk swap)\"), start,\n"
+    "duration and message.  When the page is\n"
     "full, the last line says how to get the next one.\n"
     "\n"
     "With --svg, draws one run instead: its phases, steps and every attempt\n"

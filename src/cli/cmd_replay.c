@@ -13,12 +13,17 @@ static const char *const pos[] = {"[NAME]", NULL};
 static const cli_flag flags[] = {
     {"until", 0, CLI_FLAG_VALUE, 0, "SEQ", "replay events up to this seq"},
     {"at", 0, CLI_FLAG_VALUE, 0, "TIME",
-     "replay events up to this time (RFC 3339)"},
+     "replay events up to this time: as status prints it (local unless it "
+     "names a zone), RFC 3339, or \"2h ago\""},
     {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
 
 static const char *const examples[] = {
-    "planctl replay zk", "planctl replay zk --until 1234",
-    "planctl replay --at 2026-11-21T14:03:05Z -o json", NULL};
+    "planctl replay zk",
+    "planctl replay zk --until 1234",
+    "planctl replay --at 2026-11-21T14:03:05Z -o json",
+    "planctl replay zk --at \"2026-11-21 14:03:05\"",
+    "planctl replay zk --at \"10m ago\"",
+    NULL};
 
 /* The active run's plan, for the tree's header. */
 static const char *active_plan(const json_t *status)
@@ -63,11 +68,9 @@ static int run(cli_ctx *ctx, const cli_args *a)
                                    until);
         o.until_seq = v;
     }
-    if (at && cli_time_parse(&o.at_ms, at) != 0)
-        return cli_usage_error(&cli_cmd_replay,
-                               "--at must be an RFC 3339 time such as "
-                               "2026-11-21T14:03:05Z, not \"%s\"",
-                               at);
+    if (at && cli_time_read(&o.at_ms, ctx, at) != 0)
+        return cli_usage_error(
+            &cli_cmd_replay, "--at must be " CLI_TIME_FORMS ", not \"%s\"", at);
     if ((rc = cli_open_db(ctx, CLI_DB_EXISTING)) != 0)
         return rc;
     rc = planctl_replay_json(&out, ctx->db, name, &o);

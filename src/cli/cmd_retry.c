@@ -65,8 +65,11 @@ const cli_command cli_cmd_retry = {
     "retry",
     "Retry a failed or cancelled run",
     "NAME [--run ID] [--wait [--timeout D]]",
-    "Admits a new run of the same plan with the same parameter snapshot;\n"
-    "phases and steps that were COMPLETE in the retried run start COMPLETE.\n"
+    "Admits a new run of the same plan with the same parameter snapshot and\n"
+    "the same definition version, even after an upgrade (status shows the\n"
+    "version a run executes when it is not the instance's; 'planctl\n"
+    "trigger' runs the instance's version); phases and steps that were\n"
+    "COMPLETE in the retried run start COMPLETE.\n"
     "Only a FATAL_ERROR or CANCELLED run can be retried.  'planctl trigger'\n"
     "starts a plan from scratch instead.\n"
     "\n" CLI_PREFLIGHT_HELP "\n"

@@ -9,6 +9,7 @@
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,9 @@ static const cli_flag flags[] = {
      "log engine events on stderr as text or json lines"},
     {"log-level", 0, CLI_FLAG_VALUE, 0, "LEVEL",
      "the least event logged: debug, info (default), warn or error"},
+    {"output-size", 0, CLI_FLAG_VALUE, 0, "SIZE",
+     "output kept per attempt: bytes, or with KiB or MiB (default 64KiB, at "
+     "most 1MiB)"},
     {"durability", 0, CLI_FLAG_VALUE, 0, "D",
      "normal (default; a power failure may lose the last commits) or full "
      "(every commit synced); also PLANCTL_DURABILITY"},
@@ -180,11 +184,35 @@ static int give_up(runner *r, int code)
     return code;
 }
 
+/* Parses --output-size: bytes ("65536") or a number of KiB or MiB
+ * ("64KiB", "1MiB"), from 1 byte to 1 MiB.  Returns 0, or -1. */
+static int parse_size(int64_t *out, const char *text)
+{
+    char *end;
+    long long v;
+
+    errno = 0;
+    v = text[0] >= '0' && text[0] <= '9' ? strtoll(text, &end, 10) : -1;
+    if (v < 0 || errno)
+        return -1;
+    if (!strcmp(end, "KiB"))
+        v = v > (1 << 20) ? -1 : v * 1024;
+    else if (!strcmp(end, "MiB"))
+        v = v > 1 ? -1 : v * 1024 * 1024;
+    else if (*end)
+        return -1;
+    if (v < 1 || v > 1024 * 1024)
+        return -1;
+    *out = v;
+    return 0;
+}
+
 static int run(cli_ctx *ctx, const cli_args *a)
 {
     planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
     const char *conc = cli_arg(a, "concurrency"), *grace = cli_arg(a, "grace");
     const char *durability = cli_arg(a, "durability");
+    const char *size = cli_arg(a, "output-size");
     struct sockaddr_storage maddr;
     runner r;
     int rc, status;
@@ -205,6 +233,11 @@ static int run(cli_ctx *ctx, const cli_args *a)
                                    conc);
         o.concurrency = (int)v;
     }
+    if (size && parse_size(&o.output_size, size) < 0)
+        return cli_usage_error(&cli_cmd_run,
+                               "--output-size must be a size from 1 byte to "
+                               "1MiB, such as 65536, 64KiB or 1MiB, not \"%s\"",
+                               size);
     if (durability && strcmp(durability, "full") != 0 &&
         strcmp(durability, "normal") != 0)
         return cli_usage_error(&cli_cmd_run,
@@ -267,7 +300,8 @@ const cli_command cli_cmd_run = {
     "run",
     "Run the engine that advances the active plans",
     "[--until-idle] [--concurrency N] [--grace D] [--metrics-addr ADDR] "
-    "[--log-format F] [--log-level L] [--durability normal|full]",
+    "[--log-format text|json] [--log-level debug|info|warn|error] "
+    "[--durability normal|full] [--output-size SIZE]",
     "Runs the engine in the foreground: it takes the database's engine lease\n"
     "(one engine per database; a second is refused, exit 3), retries the\n"
     "steps a stopped engine interrupted, and advances every active run,\n"
@@ -281,6 +315,12 @@ const cli_command cli_cmd_run = {
     "(200 while the engine runs with its lease, else 503); a port alone\n"
     "listens on 127.0.0.1, another host only when named.  --log-format and\n"
     "--log-level turn stderr into one log record per engine event.\n"
+    "--output-size is how much of its output (stdout and stderr) each\n"
+    "attempt keeps, its last bytes: 64KiB by default, at most 1MiB; the\n"
+    "output of a running task is written at most once a second, for\n"
+    "'planctl logs --follow'.  A shell task that exits 126 or 127 (its\n"
+    "program not executable, not found) fails for good at once, not\n"
+    "retried, unless its spec lists the code in retry_exit_codes.\n"
     "\n"
     "Task outputs: a shell task may hand values to the later tasks of its\n"
     "run by writing lines KEY=VALUE, or KEY<<DELIM, the value's lines and\n"

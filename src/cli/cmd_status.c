@@ -16,6 +16,8 @@ static const cli_flag flags[] = {
      "show this run instead of its plan's latest"},
     {"watch", 'w', CLI_FLAG_BOOL, 0, NULL,
      "redraw as the run advances, until it ends"},
+    {"all", 0, CLI_FLAG_BOOL, 0, NULL,
+     "every step of a phase of more than 20 steps, not a summary"},
     {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
 
 static const char *const examples[] = {
@@ -192,6 +194,7 @@ static void render(cli_ctx *ctx, const char *instance, const json_t *doc,
     names nm;
     cli_status_extra extra;
     names_fill(&nm, &extra, ctx, instance, doc);
+    extra.all_steps = ctx->all_steps;
     cli_render_status(stdout, doc, &ctx->term, ctx->now_ms, &extra);
     names_free(&nm);
     render_parameters(ctx, doc, run);
@@ -396,6 +399,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
     int rc = cli_open_db(ctx, CLI_DB_EXISTING);
     if (rc)
         return rc;
+    ctx->all_steps = cli_arg_count(a, "all") > 0;
     if (cli_arg_count(a, "watch"))
         return watch(ctx, name, &opts);
 
@@ -414,7 +418,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
 const cli_command cli_cmd_status = {
     "status",
     "Show the plans of an instance as a tree",
-    "NAME [--plan P] [--run ID] [--watch]",
+    "NAME [--plan P] [--run ID] [--watch] [--all]",
     "Shows every plan of the instance with its latest run (or NEVER_RUN):\n"
     "the run's id, times and duration, then its phases and steps with\n"
     "attempts, the next retry and messages, and the queued runs.  With\n"
@@ -445,7 +449,12 @@ const cli_command cli_cmd_status = {
     "interrupted by SIGINT (143: SIGTERM).  With no run to follow it shows\n"
     "the status once, says so on stderr and exits 0.  Once no engine has run\n"
     "for 5s (PLANCTL_ENGINE_WARN_AFTER) it warns once on stderr, as\n"
-    "'planctl trigger --wait' does, and goes on watching.",
+    "'planctl trigger --wait' does, and goes on watching.\n"
+    "\n"
+    "A phase of more than 20 steps is summarised: one line of counts by\n"
+    "status (\"398/400 steps COMPLETE, 2 ERROR\"), then its steps that are\n"
+    "not COMPLETE (the first 10, and how many more); --all shows every\n"
+    "step.  -o json always has every step.",
     pos,
     flags,
     examples,

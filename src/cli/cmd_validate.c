@@ -7,13 +7,14 @@
 
 static const cli_flag flags[] = {
     {"file", 'f', CLI_FLAG_VALUE, 1, "FILE",
-     "the definition, or - for standard input"},
+     "the definition (JSON or YAML), or - for standard input"},
     {"kind", 0, CLI_FLAG_LIST, 0, "NAME",
      "a task kind your program provides, besides Dummy and shell"},
     {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
 
 static const char *const examples[] = {
     "planctl validate -f zookeeper.json",
+    "planctl validate -f zookeeper.yaml",
     "render-def | planctl validate -f -",
     "planctl validate -f zookeeper.json -o json",
     "planctl validate -f backup.json --kind S3Upload --kind Snapshot",
@@ -22,38 +23,37 @@ static const char *const examples[] = {
 
 static int run(cli_ctx *ctx, const cli_args *a)
 {
-    const char *path = cli_arg(a, "file");
-    const char *origin = strcmp(path, "-") == 0 ? "<stdin>" : path;
-    char *text = NULL, *out = NULL, *storage;
-    size_t len;
+    cli_definition d;
+    char *storage;
 
-    int rc = cli_read_input(&text, &len, path);
-    if (rc)
+    int rc = cli_definition_read(&d, cli_arg(a, "file"));
+    if (rc) {
+        cli_definition_free(&d);
         return rc;
+    }
     const char **kinds = cli_extra_kinds(a, &storage);
-    rc = planctl_definition_check(&out, text, len, origin, kinds);
+    json_t *doc = cli_definition_check(&rc, &d, kinds);
     free(kinds);
     free(storage);
-    free(text);
-    if (rc < 0) {
+    if (!doc) {
+        cli_definition_free(&d);
+        if (rc == PLANCTL_ERROR)
+            return CLI_EXIT_ERROR; /* cli_json_parse() said why */
         cli_errorf("%s", planctl_strerror(rc));
         return cli_exit_code(rc);
     }
-    json_t *doc = cli_json_parse(out);
-    planctl_free(out);
-    if (!doc)
-        return CLI_EXIT_ERROR;
     int valid = json_is_true(json_object_get(doc, "valid"));
     if (ctx->json) {
         rc = cli_json_print_obj(doc);
-        return rc ? rc : valid ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    } else {
+        if (valid)
+            printf("%s is valid\n", d.origin);
+        else
+            cli_render_validate(stdout, doc, d.origin);
+        json_decref(doc);
     }
-    if (valid)
-        printf("%s is valid\n", origin);
-    else
-        cli_render_validate(stdout, doc);
-    json_decref(doc);
-    return valid ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    cli_definition_free(&d);
+    return rc ? rc : valid ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 }
 
 const cli_command cli_cmd_validate = {
@@ -66,8 +66,14 @@ const cli_command cli_cmd_validate = {
     "tasks: no two parameters that become one PLANCTL_PARAM_ variable, no\n"
     "two steps of a plan whose names make one PLANCTL_OUTPUT_<STEP>_ prefix,\n"
     "no spec.env name that is not a variable name or starts with PLANCTL_)\n"
-    "and prints every error as \"path: Type: message\", in a fixed order.\n"
-    "Exits 2 when there is any.\n"
+    "and prints every error as \"path: Type: message\", in a fixed order,\n"
+    "after \"FILE:LINE: \" for a YAML file.  Exits 2 when there is any.\n"
+    "A file is YAML when its name ends in .yaml or .yml, JSON when it ends\n"
+    "in .json, and otherwise (standard input too) JSON when it starts with\n"
+    "{ or [ and YAML when not.  YAML is read by the YAML 1.2 core schema\n"
+    "(yes/no/on/off are text; quote a value to make it text); merge keys,\n"
+    "duplicate keys, non-text keys, non-standard tags and a second document\n"
+    "are refused.  With -o json every error has its \"line\" (null for JSON).\n"
     "No database is opened.  Task kinds other than Dummy and shell are\n"
     "refused unless named with --kind or in PLANCTL_KINDS (comma-separated);\n"
     "their specs are not checked.",

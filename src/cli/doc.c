@@ -1,10 +1,10 @@
 /*
- * doc.c - the man page and the bash completion script, printed by the hidden
- * commands `planctl __man` and `planctl __bash-completion` from the command
- * table and the flag tables the help and the parser use, so that none of the
- * three can drift from what planctl accepts.
+ * doc.c - the man pages, printed by the hidden command `planctl __man` from
+ * the command table and the flag tables the help and the parser use (and,
+ * for planctl-definition(5) and planctl-json(7), the reference and the
+ * transition table), so that none can drift from what planctl accepts.
  *
- * The build runs both and installs their output (CMakeLists.txt); nothing
+ * The build runs it and installs the pages (CMakeLists.txt); nothing
  * generated here is committed.
  */
 #include "cli.h"
@@ -176,8 +176,10 @@ static const char *const exit_codes[] = {
     "Refused by a conflict with the current state: the instance has an "
     "active run, an engine is already running, a name is taken, the run "
     "is already paused, is not paused, or did not fail (retry)",
-    "Not found: the database, an instance, a plan, a run or a definition",
-    "A run waited for ended FATAL_ERROR or CANCELLED",
+    "Not found: the database, an instance, a plan, a run, a definition, or "
+    "a step or attempt (logs)",
+    "A run waited for ended FATAL_ERROR or CANCELLED (logs --follow: the "
+    "run, step or attempt it followed did not end COMPLETE)",
     "Timed out waiting for a run",
 };
 
@@ -191,7 +193,8 @@ static void man_exit_codes(FILE *f)
     fputs(".TP\n\\fB130\\fR, \\fB143\\fR\n", f);
     roff(f,
          "Interrupted by SIGINT or SIGTERM (128 + the signal, as shells "
-         "report it) while status --watch, events --follow or --wait waited; "
+         "report it) while status --watch, events --follow, logs --follow or "
+         "--wait waited; "
          "the run goes on",
          0);
     fputs(".\n", f);
@@ -204,8 +207,8 @@ static const char man_description[] =
     "one transaction that also appends an event, so status and history\n"
     "read the same rows and a past state can be replayed.\n"
     "\n"
-    "A definition (a versioned JSON document with parameters, tasks and\n"
-    "plans; planctl-definition(5) lists every field, and planctl explain\n"
+    "A definition (a versioned JSON or YAML document with parameters, tasks\n"
+    "and plans; planctl-definition(5) lists every field, and planctl explain\n"
     "FIELD shows one) is registered with apply.  create makes an instance\n"
     "of it and admits its deploy plan; set, upgrade and delete admit the\n"
     "plans the change selects; trigger admits any other plan.  An instance\n"
@@ -229,11 +232,33 @@ static const char man_description[] =
     "terminal COMPLETE, FATAL_ERROR and CANCELLED.\n"
     "\n"
     "Global flags are accepted before or after the command, and every\n"
-    "command takes -h.  Text output uses colour and box drawing only on a\n"
+    "command takes -h (planctl help COMMAND prints the same).  An unknown\n"
+    "command is a usage error naming the closest command, or the one that\n"
+    "does what the word means to users of kubectl, argo or git: get,\n"
+    "describe and show are status, list and ls instances, rm delete, stop\n"
+    "cancel; a word that reads never gets a command that writes.  Text output "
+    "uses colour and box drawing only on a\n"
     "terminal.  With -o json each command prints a JSON document with\n"
     "\"schema\": 1, times in RFC 3339 UTC and absent values as null; these\n"
     "documents are a stable contract for scripts: planctl-json(7) lists\n"
-    "their fields, the statuses and their transitions.";
+    "their fields, the statuses and their transitions.  -o yaml prints the "
+    "same\n"
+    "document as YAML 1.2 (block style, keys in the same order, a string\n"
+    "quoted whenever it could read as anything else; documents after the\n"
+    "first of one command, as status --watch prints them, follow a ---\n"
+    "line).\n"
+    "\n"
+    "Definitions are read as YAML when the file name ends in .yaml or .yml,\n"
+    "as JSON when it ends in .json, and otherwise (standard input included)\n"
+    "by the content: JSON when it starts with { or [, YAML otherwise.  YAML\n"
+    "follows the YAML 1.2 core schema: a plain true, false, null, ~, an\n"
+    "integer or a float is that value, anything quoted is text, and yes, no,\n"
+    "on and off are text.  Anchors and aliases are supported; merge keys\n"
+    "(<<), duplicate keys, keys that are not text, tags other than the\n"
+    "standard ones, a second document and aliases adding more than 100000\n"
+    "values are refused with the line.  A YAML definition is registered as\n"
+    "the same JSON a JSON file with that content registers, and its errors\n"
+    "start with FILE:LINE.";
 
 static const struct {
     const char *name, *text;
@@ -241,7 +266,9 @@ static const struct {
     {"PLANCTL_DB", "The database file when --db is not given.  The default "
                    "is ./planctl.db."},
     {"PLANCTL_NOW",
-     "Fixes the clock: an RFC 3339 time or milliseconds since the epoch.  "
+     "Fixes the clock: a time as planctl prints one (2026-11-21T14:03:05Z, "
+     "or \"2026-11-21 14:03:05\", local unless it names a zone) or "
+     "milliseconds since the epoch.  "
      "planctl records it as the time of every change and measures "
      "durations to it, for reproducible output in tests and documentation.  "
      "planctl run starts its clock at it and advances it by the monotonic "
@@ -572,8 +599,10 @@ static const jfield run_ref[] = {
 static const jfield validate_doc[] = {
     {"schema", "1"},
     {"valid", "true or false"},
-    {"errors", "each problem: {path, type, message, hint}"},
+    {"errors", "each problem: {path, line, type, message, hint}"},
     {"path", "where, such as plans.deploy.phases[0].steps[1].retry"},
+    {"line", "the line of a YAML file it is on, or null (a JSON file, or "
+             "the whole file)"},
     {"type", "Required value, Invalid type, Unsupported value, ..."},
     {"message", "what is wrong"},
     {"hint", "how to fix it (did you mean ...), or null"},
@@ -597,6 +626,8 @@ static const jfield definitions_doc[] = {
     {"maintainers", "metadata, [{name, email}], or null"},
     {"upgradableFrom", "metadata, or null (any version may upgrade)"},
     {NULL, NULL}};
+/* definitions NAME prints the definition itself: no fields of its own. */
+static const jfield definition_doc[] = {{NULL, NULL}};
 static const jfield instances_doc[] = {
     {"schema", "1"},
     {"instances", "each instance, by name"},
@@ -623,6 +654,8 @@ static const jfield status_doc[] = {
     {"id", "the run's id"},
     {"uid", "the run's random uid"},
     {"plan", "the run's plan"},
+    {"definition_version", "the definition version the run executes (a "
+                           "retry: the retried run's)"},
     {"trigger", "what admitted it: create, set, upgrade, delete, trigger, "
                 "retry"},
     {"reason", "the --reason given, or null"},
@@ -646,6 +679,8 @@ static const jfield status_doc[] = {
                  "finished_at, exit_code, message, outputs}"},
     {"number", "the attempt's number"},
     {"exit_code", "a shell task's exit status, or null"},
+    {"output", "with --run ID: the last part of what the attempt's tasks "
+               "printed (see logs), or null until it ended"},
     {"outputs", "with --run ID: the step's or attempt's outputs, KEY to "
                 "value, a secret as \"***\""},
     {"parameters", "the instance's parameters in definition order (with "
@@ -664,6 +699,28 @@ static const jfield status_doc[] = {
     {"alive", "false once its heartbeat is older than 15 s or, on this "
               "host, its process is gone"},
     {NULL, NULL}};
+static const jfield logs_doc[] = {
+    {"schema", "1"},
+    {"instance", "the instance's name"},
+    {"run", "the run shown: {id, plan, status}"},
+    {"id", "the run's id"},
+    {"plan", "the run's plan"},
+    {"status", "of the run or an attempt"},
+    {"step", "the --step asked for, or null"},
+    {"attempts", "in definition order (phase, step, attempt), each {run, "
+                 "phase, step, attempt, status, exit_code, started_at, "
+                 "finished_at, message, output, output_bytes}"},
+    {"phase", "the attempt's phase"},
+    {"attempt", "the attempt's number"},
+    {"exit_code", "a shell task's exit status, or null"},
+    {"started_at", "when the attempt started, or null"},
+    {"finished_at", "when it ended, or null"},
+    {"message", "its message (why it failed), or null"},
+    {"output", "the last part of what its tasks printed (--tail: the last "
+               "lines of it), or null"},
+    {"output_bytes", "how many bytes its tasks printed in all, kept or not, "
+                     "or null (an imported attempt)"},
+    {NULL, NULL}};
 static const jfield engines_doc[] = {
     {"schema", "1"},
     {"engines", "the engines holding the database, each {pid, host, since, "
@@ -679,6 +736,7 @@ static const jfield history_doc[] = {
     {"id", NULL},
     {"uid", NULL},
     {"plan", NULL},
+    {"definition_version", NULL},
     {"status", NULL},
     {"trigger", NULL},
     {"reason", NULL},
@@ -834,6 +892,11 @@ static const struct {
     {"validate", "validate -o json", validate_doc, NULL},
     {"apply", "apply -o json", apply_doc, NULL},
     {"definitions", "definitions -o json", definitions_doc, NULL},
+    {"definition",
+     "definitions NAME -o json: the definition version itself, as "
+     "registered, with its keys sorted, the fields planctl-definition(5) "
+     "describes and no schema",
+     definition_doc, NULL},
     {"instances", "instances -o json", instances_doc, NULL},
     {"run",
      "create, set, upgrade, delete, trigger, retry, cancel, pause and "
@@ -847,6 +910,7 @@ static const struct {
      wait_doc, NULL},
     {"status", "status -o json (--run ID adds attempts and outputs)",
      status_doc, NULL},
+    {"logs", "logs -o json", logs_doc, NULL},
     {"engines", "engines -o json", engines_doc, NULL},
     {"history", "history -o json", history_doc, NULL},
     {"events", "events -o json, events -o jsonl (one event a line)", events_doc,
@@ -927,312 +991,6 @@ static int print_man_json(FILE *f, const cli_command *const *cmds, size_t ncmds)
     return CLI_EXIT_OK;
 }
 
-/* ---- bash completion ----------------------------------------------------- */
-
-/* s in single quotes, for the shell. */
-static void sh_quote(FILE *f, const char *s)
-{
-    fputc('\'', f);
-    for (; *s; s++) {
-        if (*s == '\'')
-            fputs("'\\''", f);
-        else
-            fputc(*s, f);
-    }
-    fputc('\'', f);
-}
-
-#define FILE_NAMES                                                             \
-    "compopt -o filenames 2>/dev/null\n"                                       \
-    "        mapfile -t COMPREPLY < <(compgen -f -- \"$2\")"
-
-/* How the value of a flag or positional is completed, chosen by its
- * metavariable: a new flag or argument named FILE completes file names
- * with no change here. */
-static const struct {
-    const char *metavar;
-    const char *action; /* bash, with $2 the word being completed */
-} value_kinds[] = {
-    /* The global -o, which main.c checks; a command that knows more
-     * formats has its own -o and spells them in its usage line
-     * ("-o text|json|jsonl"), which usage_choices() finds. */
-    {"FORMAT", "mapfile -t COMPREPLY < <(compgen -W 'text json' -- \"$2\")"},
-    {"FILE", FILE_NAMES},
-    {"PATH", FILE_NAMES},
-    {"NAME", "mapfile -t COMPREPLY < <(compgen -W \"$(_planctl_instances "
-             "\"$3\" \"$4\")\" -- \"$2\")"},
-};
-
-/* The flags of cmd as completion words: its own, then the global ones it
- * does not shadow.  cmd NULL: the global flags alone. */
-static void bash_flag_words(FILE *f, const cli_command *cmd)
-{
-    const cli_flag *own = cmd ? cmd->flags : NULL;
-    const char *sep = "";
-
-    for (int pass = 0; pass < 2; pass++) {
-        const cli_flag *flags = pass == 0 ? own : cli_global_flags;
-        for (size_t i = 0; flags && flags[i].name; i++) {
-            if (pass == 1 && cli_flag_shadowed(&flags[i], own))
-                continue;
-            if (flags[i].short_name) {
-                fprintf(f, "%s-%c", sep, flags[i].short_name);
-                sep = " ";
-            }
-            fprintf(f, "%s--%s", sep, flags[i].name);
-            sep = " ";
-        }
-    }
-}
-
-/* The values cmd's usage line spells for fl, as in "-o text|json|jsonl",
- * copied to buf; NULL when it spells none. */
-static const char *usage_choices(char *buf, size_t size, const cli_command *cmd,
-                                 const cli_flag *fl)
-{
-    char spelling[2][72];
-
-    snprintf(spelling[0], sizeof(spelling[0]), "--%s ", fl->name);
-    snprintf(spelling[1], sizeof(spelling[1]), "-%c ", fl->short_name);
-    for (int i = 0; cmd && i < (fl->short_name ? 2 : 1); i++) {
-        for (const char *p = cmd->usage; (p = strstr(p, spelling[i])); p++) {
-            if (p > cmd->usage && p[-1] != ' ' && p[-1] != '[')
-                continue;
-            const char *v = p + strlen(spelling[i]);
-            size_t len = strcspn(v, " ]");
-            if (memchr(v, '|', len) && len < size) {
-                memcpy(buf, v, len);
-                buf[len] = '\0';
-                return buf;
-            }
-        }
-    }
-    return NULL;
-}
-
-/* The case arm of _planctl_takes for fl: `'status --plan')`, or
- * `*' -o' | *' --output')` for a global flag (cmd NULL), which matches
- * after any command or none.  A boolean flag's arm fails, so that it also
- * hides a global flag of the same name that takes a value. */
-static void bash_takes_arm(FILE *f, const cli_command *cmd, const cli_flag *fl)
-{
-    const char *name = cmd ? cmd->name : "";
-    char arm[96], choices[96];
-
-    fputs("    ", f);
-    if (fl->short_name) {
-        snprintf(arm, sizeof(arm), "%s -%c", name, fl->short_name);
-        fputs(cmd ? "" : "*", f);
-        sh_quote(f, arm);
-        fputs(" | ", f);
-    }
-    snprintf(arm, sizeof(arm), "%s --%s", name, fl->name);
-    fputs(cmd ? "" : "*", f);
-    sh_quote(f, arm);
-    if (fl->kind == CLI_FLAG_BOOL) {
-        fputs(") return 1 ;;\n", f);
-    } else {
-        const char *c = usage_choices(choices, sizeof(choices), cmd, fl);
-        fputs(") meta=", f);
-        sh_quote(f, c ? c : fl->metavar);
-        fputs(" ;;\n", f);
-    }
-}
-
-static const char bash_main[] =
-    "# _planctl_instances PROG DB: the instance names, from `PROG instances\n"
-    "# -o json` on the same database; plain tr, grep and sed, no jq.\n"
-    "_planctl_instances() {\n"
-    "    local prog=$1 db=$2\n"
-    "    [[ $prog == \\~/* ]] && prog=$HOME/${prog#\\~/}\n"
-    "    [[ $db == \\~/* ]] && db=$HOME/${db#\\~/}\n"
-    "    \"$prog\" ${db:+--db \"$db\"} instances -o json 2>/dev/null |\n"
-    "        tr -d ' \\t\\n' | grep -o '{\"name\":\"[^\"]*\",\"definition\":' "
-    "|\n"
-    "        sed 's/^{\"name\":\"//; s/\".*//'\n"
-    "}\n"
-    "\n"
-    "_planctl() {\n"
-    "    local cur=${COMP_WORDS[COMP_CWORD]} end=$COMP_CWORD\n"
-    "    local prog=${COMP_WORDS[0]} cmd='' meta='' valmeta=''\n"
-    "    local flag='' prefix='' db='' w\n"
-    "    local i npos=0 dashdash=0\n"
-    "    COMPREPLY=()\n"
-    "\n"
-    "    # With '=' in COMP_WORDBREAKS (the default) bash splits --db=x into\n"
-    "    # \"--db\" \"=\" \"x\"; without it, --db=x is one word.\n"
-    "    if [[ $cur == = ]]; then\n"
-    "        cur='' end=$((COMP_CWORD - 1)) flag=${COMP_WORDS[COMP_CWORD - "
-    "1]}\n"
-    "    elif ((COMP_CWORD > 1)) && [[ ${COMP_WORDS[COMP_CWORD - 1]} == = ]]; "
-    "then\n"
-    "        end=$((COMP_CWORD - 2)) flag=${COMP_WORDS[COMP_CWORD - 2]}\n"
-    "    elif [[ $cur == --*=* ]]; then\n"
-    "        flag=${cur%%=*} prefix=${cur%%=*}= cur=${cur#*=}\n"
-    "    fi\n"
-    "\n"
-    "    # The database the command would use, for instance names.\n"
-    "    for ((i = 1; i < ${#COMP_WORDS[@]}; i++)); do\n"
-    "        ((i == COMP_CWORD)) && continue\n"
-    "        w=${COMP_WORDS[i]}\n"
-    "        if [[ $w == --db=* ]]; then\n"
-    "            db=${w#--db=}\n"
-    "        elif [[ $w == --db && ${COMP_WORDS[i + 1]} == = ]]; then\n"
-    "            ((i + 2 != COMP_CWORD)) && db=${COMP_WORDS[i + 2]}\n"
-    "        elif [[ $w == --db ]]; then\n"
-    "            ((i + 1 != COMP_CWORD)) && db=${COMP_WORDS[i + 1]}\n"
-    "        fi\n"
-    "    done\n"
-    "\n"
-    "    # The command, how many positionals precede the word, and whether\n"
-    "    # the word is a flag's value.\n"
-    "    for ((i = 1; i < end; i++)); do\n"
-    "        w=${COMP_WORDS[i]}\n"
-    "        if ((!dashdash)) && [[ $w == -?* ]]; then\n"
-    "            if [[ $w == -- ]]; then\n"
-    "                dashdash=1\n"
-    "            elif [[ ${COMP_WORDS[i + 1]} == = ]]; then\n"
-    "                ((i += 2))\n"
-    "            elif [[ $w == --*=* || ($w != --* && ${#w} -gt 2) ]]; then\n"
-    "                : # --flag=value, -ojson\n"
-    "            elif _planctl_takes \"$cmd\" \"$w\"; then\n"
-    "                if ((i + 1 == end)); then\n"
-    "                    valmeta=$meta\n"
-    "                    break\n"
-    "                fi\n"
-    "                ((i++))\n"
-    "            fi\n"
-    "        elif [[ -z $cmd ]]; then\n"
-    "            cmd=$w\n"
-    "        else\n"
-    "            ((npos++))\n"
-    "        fi\n"
-    "    done\n"
-    "    if [[ -n $flag ]]; then\n"
-    "        _planctl_takes \"$cmd\" \"$flag\" || return 0\n"
-    "        valmeta=$meta\n"
-    "    fi\n"
-    "\n"
-    "    if [[ -n $valmeta ]]; then\n"
-    "        _planctl_values \"$valmeta\" \"$cur\" \"$prog\" \"$db\"\n"
-    "    elif ((!dashdash)) && [[ $cur == -* ]]; then\n"
-    "        mapfile -t COMPREPLY < <(compgen -W \"$(_planctl_flags "
-    "\"$cmd\")\" -- \"$cur\")\n"
-    "    elif [[ -z $cmd ]]; then\n"
-    "        mapfile -t COMPREPLY < <(compgen -W \"$_planctl_commands\" -- "
-    "\"$cur\")\n"
-    "    elif _planctl_positional \"$cmd\" \"$npos\"; then\n"
-    "        _planctl_values \"$meta\" \"$cur\" \"$prog\" \"$db\"\n"
-    "    fi\n"
-    "    if [[ -n $prefix ]]; then\n"
-    "        COMPREPLY=(\"${COMPREPLY[@]/#/$prefix}\")\n"
-    "    fi\n"
-    "    return 0\n"
-    "}\n"
-    "\n"
-    "complete -F _planctl planctl\n";
-
-static int print_bash(FILE *f, const cli_command *const *cmds, size_t ncmds)
-{
-    fputs("# bash completion for planctl(1): commands, flags, output formats,"
-          "\n# file names and instance names.\n"
-          "# Generated by 'planctl __bash-completion' from the command table;"
-          " do not edit.\n\n",
-          f);
-
-    fputs("_planctl_commands=", f);
-    fputc('\'', f);
-    for (size_t i = 0; i < ncmds; i++)
-        fprintf(f, "%s%s", i ? " " : "", cmds[i]->name);
-    fputs("'\n\n", f);
-
-    fputs("# _planctl_flags CMD: the flags CMD takes, its own and the "
-          "global ones.\n"
-          "_planctl_flags() {\n    case $1 in\n",
-          f);
-    for (size_t i = 0; i < ncmds; i++) {
-        fprintf(f, "    %s) echo '", cmds[i]->name);
-        bash_flag_words(f, cmds[i]);
-        fputs("' ;;\n", f);
-    }
-    fputs("    *) echo '", f);
-    bash_flag_words(f, NULL);
-    fputs("' ;;\n    esac\n}\n\n", f);
-
-    /* A command's own flags come first: the parser looks them up before
-     * the global ones (`upgrade --version V`). */
-    fputs("# _planctl_takes CMD FLAG: succeeds, with the metavariable in $meta,"
-          "\n# when FLAG takes a value after CMD (CMD empty: before any "
-          "command).\n"
-          "_planctl_takes() {\n    case \"$1 $2\" in\n",
-          f);
-    for (size_t i = 0; i < ncmds; i++)
-        for (size_t j = 0; cmds[i]->flags[j].name; j++)
-            bash_takes_arm(f, cmds[i], &cmds[i]->flags[j]);
-    for (size_t j = 0; cli_global_flags[j].name; j++)
-        if (cli_global_flags[j].kind != CLI_FLAG_BOOL)
-            bash_takes_arm(f, NULL, &cli_global_flags[j]);
-    fputs("    *) return 1 ;;\n    esac\n}\n\n", f);
-
-    fputs("# _planctl_positional CMD N: succeeds, with the metavariable in "
-          "$meta,\n# when CMD takes an Nth positional argument (from 0).\n"
-          "_planctl_positional() {\n    case \"$1 $2\" in\n",
-          f);
-    for (size_t i = 0; i < ncmds; i++) {
-        for (size_t j = 0; cmds[i]->pos && cmds[i]->pos[j]; j++) {
-            char arm[96];
-            snprintf(arm, sizeof(arm), "%s %zu", cmds[i]->name, j);
-            fputs("    ", f);
-            sh_quote(f, arm);
-            fputs(") meta=", f);
-            /* "[NAME]" is an optional NAME, completed the same way. */
-            const char *pos = cmds[i]->pos[j];
-            char metavar[64];
-            if (pos[0] == '[')
-                pos++;
-            snprintf(metavar, sizeof(metavar), "%.*s", (int)strcspn(pos, "]"),
-                     pos);
-            sh_quote(f, metavar);
-            fputs(" ;;\n", f);
-        }
-    }
-    fputs("    *) return 1 ;;\n    esac\n}\n\n", f);
-
-    fputs("# _planctl_values METAVAR WORD PROG DB: fills COMPREPLY with the "
-          "values\n# a METAVAR (or a list such as text|json) may take that "
-          "start with WORD.\n"
-          "_planctl_values() {\n    case $1 in\n",
-          f);
-    size_t nkinds = sizeof(value_kinds) / sizeof(value_kinds[0]);
-    for (size_t i = 0; i < nkinds; i++) {
-        size_t j = 0;
-        while (strcmp(value_kinds[j].action, value_kinds[i].action) != 0)
-            j++;
-        if (j < i)
-            continue; /* listed with the first one of the same action */
-        fputs("    ", f);
-        for (j = i; j < nkinds; j++)
-            if (strcmp(value_kinds[j].action, value_kinds[i].action) == 0)
-                fprintf(f, "%s%s", j > i ? " | " : "", value_kinds[j].metavar);
-        fprintf(f, ")\n        %s\n        ;;\n", value_kinds[i].action);
-    }
-    /* explain's FIELD: the paths of the reference. */
-    cli_buf paths = CLI_BUF_INIT;
-    cli_explain_paths(&paths);
-    fputs("    FIELD)\n        mapfile -t COMPREPLY < <(compgen -W ", f);
-    sh_quote(f, cli_buf_str(&paths));
-    fputs(" -- \"$2\")\n        ;;\n", f);
-    cli_buf_free(&paths);
-    fputs(
-        "    *'|'*)\n"
-        "        mapfile -t COMPREPLY < <(compgen -W \"${1//|/ }\" -- \"$2\")\n"
-        "        ;;\n    esac\n}\n\n",
-        f);
-
-    fputs(bash_main, f);
-    return CLI_EXIT_OK;
-}
-
 /* ---- dispatch ------------------------------------------------------------ */
 
 int cli_doc_command(int argc, char **argv, const cli_command *const *cmds,
@@ -1259,11 +1017,5 @@ int cli_doc_command(int argc, char **argv, const cli_command *const *cmds,
                    "planctl-definition.5, planctl-json.7");
         return CLI_EXIT_USAGE;
     }
-    if (strcmp(argv[1], "__bash-completion") != 0)
-        return -1;
-    if (argc > 2) {
-        cli_errorf("%s takes no arguments", argv[1]);
-        return CLI_EXIT_USAGE;
-    }
-    return print_bash(stdout, cmds, ncmds);
+    return -1;
 }

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/timefmt.h"
+
 #define CLI_COMMANDS(X)                                                        \
     X(validate)                                                                \
     X(explain)                                                                 \
@@ -31,23 +33,26 @@
     X(status)                                                                  \
     X(history)                                                                 \
     X(events)                                                                  \
+    X(logs)                                                                    \
     X(run)                                                                     \
     X(engines)                                                                 \
     X(replay)                                                                  \
     X(verify)                                                                  \
     X(export)                                                                  \
     X(import)                                                                  \
-    X(gc)
+    X(gc)                                                                      \
+    X(completion)                                                              \
+    X(help)
 
 #define CLI_DECLARE_(verb) extern const cli_command cli_cmd_##verb;
 CLI_COMMANDS(CLI_DECLARE_)
 #undef CLI_DECLARE_
 
 #define CLI_ENTRY_(verb) &cli_cmd_##verb,
-static const cli_command *const commands[] = {CLI_COMMANDS(CLI_ENTRY_)};
+const cli_command *const cli_commands[] = {CLI_COMMANDS(CLI_ENTRY_)};
 #undef CLI_ENTRY_
 
-#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+const size_t cli_ncommands = sizeof(cli_commands) / sizeof(cli_commands[0]);
 
 static int64_t fixed_clock(void *data)
 {
@@ -67,9 +72,10 @@ static int setup_now(cli_ctx *ctx)
                      !*end && !errno;
         if (is_int) {
             ctx->now_ms = v;
-        } else if (cli_time_parse(&ctx->now_ms, env) != 0) {
-            cli_errorf("invalid PLANCTL_NOW \"%s\"; expected an RFC 3339 "
-                       "time or milliseconds since the epoch",
+        } else if (pctl_time_read(&ctx->now_ms, env, NULL) != 0) {
+            cli_errorf("invalid PLANCTL_NOW \"%s\"; expected a time such as "
+                       "2026-11-21T14:03:05Z or \"2026-11-21 14:03:05\" "
+                       "(local), or milliseconds since the epoch",
                        env);
             return CLI_EXIT_USAGE;
         }
@@ -144,11 +150,11 @@ static int run(cli_ctx *ctx, const cli_globals *g, const cli_args *a)
         if (a->cmd)
             cli_help_command(stdout, a->cmd);
         else
-            cli_help_global(stdout, commands, NCOMMANDS);
+            cli_help_global(stdout, cli_commands, cli_ncommands);
         return CLI_EXIT_OK;
     }
     if (!a->cmd) {
-        cli_help_global(stderr, commands, NCOMMANDS);
+        cli_help_global(stderr, cli_commands, cli_ncommands);
         return CLI_EXIT_USAGE;
     }
 
@@ -157,13 +163,17 @@ static int run(cli_ctx *ctx, const cli_globals *g, const cli_args *a)
     ctx->output = g->output;
     if (g->output && strcmp(g->output, "json") == 0) {
         ctx->json = 1;
+    } else if (g->output && strcmp(g->output, "yaml") == 0) {
+        ctx->json = 1;
+        cli_output_yaml();
     } else if (g->output && strcmp(g->output, "text") != 0 &&
                !has_own_output(a->cmd)) {
-        cli_errorf("invalid output format \"%s\"; expected text or json%s",
-                   g->output,
-                   strcmp(g->output, "jsonl") == 0
-                       ? " (jsonl is for the stream of 'planctl events')"
-                       : "");
+        cli_errorf(
+            "invalid output format \"%s\"; expected text, json or yaml%s",
+            g->output,
+            strcmp(g->output, "jsonl") == 0
+                ? " (jsonl is for the stream of 'planctl events')"
+                : "");
         return CLI_EXIT_USAGE;
     }
     const char *env_db = getenv("PLANCTL_DB");
@@ -191,11 +201,13 @@ int main(int argc, char **argv)
     /* This process is planctl's: nothing here reads SQLite's memory
      * statistics, so their global mutex is not worth its cost. */
     (void)planctl_process_init();
-    /* The hidden commands print the man page and the bash completion from
-     * the same table (doc.c); the build runs them. */
-    int rc = cli_doc_command(argc, argv, commands, NCOMMANDS);
+    /* The hidden commands: the shell's completion asks __complete
+     * (complete.c), the build runs __man (doc.c). */
+    int rc = cli_complete_command(argc, argv);
+    if (rc < 0)
+        rc = cli_doc_command(argc, argv, cli_commands, cli_ncommands);
     if (rc < 0) {
-        rc = cli_args_parse(&g, &a, commands, NCOMMANDS, argc, argv);
+        rc = cli_args_parse(&g, &a, cli_commands, cli_ncommands, argc, argv);
         if (rc == 0)
             rc = run(&ctx, &g, &a);
     }

@@ -1,7 +1,7 @@
 /*
  * output.c - what stdout can take (terminal, colour, Unicode, width), lines
- * cut to the terminal width with colour, and printing and reading the JSON
- * documents the library returns.
+ * cut to the terminal width with colour, and printing (as JSON, or as YAML
+ * with -o yaml) and reading the JSON documents the library returns.
  */
 #include "cli.h"
 
@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
+
+#include "cli/yaml.h"
 
 /* Whether the user's locale encodes text as UTF-8, so box drawing shows as
  * lines and not as mojibake.  The CLI otherwise runs in the C locale. */
@@ -147,13 +149,32 @@ json_t *cli_json_parse(const char *text)
     return doc;
 }
 
+/* -o yaml: documents are printed as YAML, the second and later of one
+ * command (status --watch) each after a "---" line, so that the output
+ * reads as a stream of YAML documents. */
+static int print_yaml;
+static unsigned long printed;
+
+void cli_output_yaml(void)
+{
+    print_yaml = 1;
+}
+
 int cli_json_print_obj(json_t *doc)
 {
+    int rc;
+
     if (!doc)
         cli_oom();
-    int rc = json_dumpf(doc, stdout, JSON_INDENT(2)) == 0 ? 0 : -1;
+    if (print_yaml) {
+        rc = printed++ && fputs("---\n", stdout) == EOF ? -1 : 0;
+        if (cli_yaml_dump(doc, stdout) < 0)
+            rc = -1;
+    } else {
+        rc = json_dumpf(doc, stdout, JSON_INDENT(2)) == 0 ? 0 : -1;
+        fputc('\n', stdout);
+    }
     json_decref(doc);
-    fputc('\n', stdout);
     if (rc < 0) {
         cli_errorf("cannot write the output");
         return CLI_EXIT_ERROR;

@@ -25,8 +25,8 @@ void cli_preflight_print(cli_ctx *ctx, planctl_admitted *ad)
     json_array_foreach(json_object_get(doc, "warnings"), i, w)
         cli_errorf("warning: %s", json_string_value(w));
     /* A refusal's causes, every check with its status, for scripts; a
-     * report that passed (or skipped every check) shows nothing, whatever the admission did next
-     * (a conflict found by the real admission, say). */
+     * report that passed (or skipped every check) shows nothing, whatever the
+     * admission did next (a conflict found by the real admission, say). */
     if (ctx->json && outcome && strcmp(outcome, "passed") != 0 &&
         strcmp(outcome, "skipped") != 0)
         cli_json_print_obj(doc); /* frees doc */

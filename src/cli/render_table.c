@@ -5,6 +5,7 @@
  */
 #include "cli.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -266,8 +267,9 @@ void cli_render_definitions(FILE *f, const json_t *doc, const cli_term *t)
 void cli_render_history(FILE *f, const json_t *doc, const cli_term *t,
                         int64_t now, int limit)
 {
-    static const char *const headers[] = {
-        "RUN", "PLAN", "STATUS", "TRIGGER", "STARTED", "DURATION", "MESSAGE"};
+    static const char *const headers[] = {"RUN",      "PLAN",    "VERSION",
+                                          "STATUS",   "TRIGGER", "STARTED",
+                                          "DURATION", "MESSAGE"};
     const json_t *runs = json_object_get(doc, "runs");
     size_t i, n = json_array_size(runs);
     const json_t *run;
@@ -277,21 +279,33 @@ void cli_render_history(FILE *f, const json_t *doc, const cli_term *t,
         fputs("no runs\n", f);
         return;
     }
-    cli_table *tb = cli_table_new(headers, 7);
+    cli_table *tb = cli_table_new(headers, 8);
     json_array_foreach(runs, i, run)
     {
         const char *status = cli_jstr(run, "status");
         const char *msg = cli_jstr(run, "message");
+        const char *trigger = cli_jstr(run, "trigger");
+        const char *reason = cli_jstr(run, "reason");
         char id[32], started[32], dur[32];
         int64_t ms, start, end;
+        cli_buf why = CLI_BUF_INIT;
 
+        /* The trigger with its reason: "manual (disk swap)"; a retry's
+         * reason says it all ("retry of run 3"). */
+        if (trigger && !strcmp(trigger, "retry") && reason && reason[0])
+            cli_buf_add(&why, reason);
+        else
+            cli_buf_add(&why, trigger ? trigger : "-");
+        if (reason && reason[0] && !(trigger && !strcmp(trigger, "retry")))
+            cli_buf_addf(&why, " (%s)", reason);
         cli_jint(&last, run, "id");
         snprintf(id, sizeof(id), "%lld", (long long)last);
-        const char *cells[7] = {
+        const char *cells[8] = {
             id,
             cli_jstr(run, "plan"),
+            cli_jstr(run, "definition_version"),
             status,
-            cli_jstr(run, "trigger"),
+            cli_buf_str(&why),
             time_cell(started, sizeof(started), run, "started_at"),
             NULL,
             msg ? msg : ""};
@@ -304,9 +318,10 @@ void cli_render_history(FILE *f, const json_t *doc, const cli_term *t,
         }
         if (has) {
             cli_duration_format(dur, sizeof(dur), ms);
-            cells[5] = dur;
+            cells[6] = dur;
         }
-        cli_table_row(tb, cells, 2, cli_status_sgr(status));
+        cli_table_row(tb, cells, 3, cli_status_sgr(status));
+        cli_buf_free(&why);
     }
     cli_table_print(tb, f, t);
     cli_table_free(tb);
@@ -315,7 +330,7 @@ void cli_render_history(FILE *f, const json_t *doc, const cli_term *t,
         fprintf(f, "(more: --before %lld)\n", (long long)last);
 }
 
-size_t cli_render_validate(FILE *f, const json_t *doc)
+size_t cli_render_validate(FILE *f, const json_t *doc, const char *origin)
 {
     const json_t *errors = json_object_get(doc, "errors");
     size_t i;
@@ -330,6 +345,11 @@ size_t cli_render_validate(FILE *f, const json_t *doc)
 
         /* A syntax error's message already says file:line:col. */
         int syntax = type && strcmp(type, "Syntax error") == 0;
+        int64_t at;
+        if (!syntax && cli_jint(&at, e, "line")) {
+            cli_buf_add_clean(&line, origin);
+            cli_buf_addf(&line, ":%" PRId64 ": ", at);
+        }
         if (!syntax && path && path[0]) {
             cli_buf_add_clean(&line, path);
             cli_buf_add(&line, ": ");

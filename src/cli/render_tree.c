@@ -12,9 +12,11 @@
 #include <string.h>
 
 typedef struct tree {
+    const char *version; /* the instance's definition version */
     FILE *f;
     const cli_term *t;
     int64_t now;
+    int all_steps;        /* no summary of big phases */
     const json_t *queued; /* the document's "queued" array */
     cli_line line;
     cli_buf prefix; /* the stems of the levels above */
@@ -150,9 +152,79 @@ static void render_step(tree *tr, const json_t *step, int last)
     if (finished_duration(&dur, step)) {
         cli_duration_format(d, sizeof(d), dur);
         add_detail(tr, &n, d);
+    } else if (status && !strcmp(status, "IN_PROGRESS") &&
+               cli_jtime(&dur, step, "started_at")) {
+        /* How long it has been running, as the run's line shows. */
+        cli_duration_format(d, sizeof(d), tr->now - dur);
+        add_detail(tr, &n, d);
     }
     add_message(tr, step);
     cli_line_emit(&tr->line, tr->f, tr->t);
+}
+
+static int is_complete(const json_t *step)
+{
+    const char *s = cli_jstr(step, "status");
+    return s && !strcmp(s, "COMPLETE");
+}
+
+/* A phase of many steps: one line of counts by status ("398/400
+ * COMPLETE, 2 ERROR"), then the steps that are not COMPLETE, the first
+ * CLI_BIG_PHASE_LIST of them, and how many more. */
+static void render_big_phase(tree *tr, const json_t *steps)
+{
+    static const char *const order[] = {"COMPLETE",    "IN_PROGRESS", "ERROR",
+                                        "PENDING",     "PAUSED",      "QUEUED",
+                                        "FATAL_ERROR", "CANCELLED",   NULL};
+    size_t i, j, count = json_array_size(steps), rest = 0, shown = 0, other;
+    const json_t *step;
+    char tmp[96];
+
+    /* Counts in a fixed order, whatever order the steps are in. */
+    begin(tr, 0);
+    for (j = 0; order[j]; j++) {
+        size_t n = 0;
+        json_array_foreach(steps, i, step)
+        {
+            const char *s = cli_jstr(step, "status");
+            n += s && !strcmp(s, order[j]);
+        }
+        if (j == 0)
+            snprintf(tmp, sizeof(tmp), "%zu/%zu steps ", n, count);
+        else if (n == 0)
+            continue;
+        else
+            snprintf(tmp, sizeof(tmp), ", %zu ", n);
+        add(tr, tmp);
+        cli_line_add_color(&tr->line, order[j], cli_status_sgr(order[j]));
+        rest += n;
+    }
+    if ((other = count - rest) > 0) {
+        snprintf(tmp, sizeof(tmp), ", %zu other", other);
+        add(tr, tmp);
+    }
+    add(tr, " (--all shows every step)");
+    cli_line_emit(&tr->line, tr->f, tr->t);
+
+    size_t pending = 0;
+    json_array_foreach(steps, i, step)
+    {
+        pending += !is_complete(step);
+    }
+    json_array_foreach(steps, i, step)
+    {
+        if (is_complete(step) || shown == CLI_BIG_PHASE_LIST)
+            continue;
+        shown++;
+        render_step(tr, step, shown == pending);
+    }
+    if (pending > shown) {
+        begin(tr, 1);
+        snprintf(tmp, sizeof(tmp), "... and %zu more steps not COMPLETE",
+                 pending - shown);
+        add(tr, tmp);
+        cli_line_emit(&tr->line, tr->f, tr->t);
+    }
 }
 
 static void render_phase(tree *tr, const json_t *phase, int last)
@@ -175,27 +247,49 @@ static void render_phase(tree *tr, const json_t *phase, int last)
     size_t before = tr->prefix.len, i, count = json_array_size(steps);
     const json_t *step;
     cli_buf_add(&tr->prefix, stem(tr, last));
-    json_array_foreach(steps, i, step)
-    {
-        render_step(tr, step, i + 1 == count);
+    if (count > CLI_BIG_PHASE && !tr->all_steps) {
+        render_big_phase(tr, steps);
+    } else {
+        json_array_foreach(steps, i, step)
+        {
+            render_step(tr, step, i + 1 == count);
+        }
     }
     tr->prefix.len = before;
     tr->prefix.s[before] = '\0';
 }
 
-/* " run 12, started 2026-11-21 14:03:05, 1m12s" and the like. */
+/* " run 12, started 2026-11-21 14:03:05 UTC, 1m12s" and the like: the
+ * zone is named here, where a time is read back into --at. */
 static void add_run_details(tree *tr, const json_t *run)
 {
     int64_t id = 0, other, created, started, finished, dur;
-    char tmp[96], when[32], d[32];
+    char tmp[128], when[64], d[32];
     int n = 0;
 
     cli_jint(&id, run, "id");
     snprintf(tmp, sizeof(tmp), "run %lld", (long long)id);
     add_detail(tr, &n, tmp);
+    /* Why it runs: the --reason given, "parameters changed: N"; a retry's
+     * reason is the detail after. */
+    const char *reason = cli_jstr(run, "reason");
+    const char *trigger = cli_jstr(run, "trigger");
+    if (reason && reason[0] && !(trigger && !strcmp(trigger, "retry"))) {
+        add(tr, " (");
+        cli_buf_add_clean(&tr->line.text, reason);
+        add(tr, ")");
+    }
     if (cli_jint(&other, run, "retry_of")) {
         snprintf(tmp, sizeof(tmp), "retry of run %lld", (long long)other);
         add_detail(tr, &n, tmp);
+    }
+    /* The version it runs, when not the one the header names (a run from
+     * before an upgrade, or its retry). */
+    const char *version = cli_jstr(run, "definition_version");
+    if (version && tr->version && strcmp(version, tr->version) != 0) {
+        add(tr, n++ ? ", " : " ");
+        add(tr, "version ");
+        cli_buf_add_clean(&tr->line.text, version);
     }
     int pos = queue_position(tr, id);
     if (pos > 0) {
@@ -206,15 +300,15 @@ static void add_run_details(tree *tr, const json_t *run)
     int has_start = cli_jtime(&started, run, "started_at");
     int has_end = cli_jtime(&finished, run, "finished_at");
     if (has_end) {
-        cli_time_format(when, sizeof(when), finished);
+        cli_time_format_zone(when, sizeof(when), finished);
         snprintf(tmp, sizeof(tmp), "finished %s", when);
         add_detail(tr, &n, tmp);
     } else if (has_start) {
-        cli_time_format(when, sizeof(when), started);
+        cli_time_format_zone(when, sizeof(when), started);
         snprintf(tmp, sizeof(tmp), "started %s", when);
         add_detail(tr, &n, tmp);
     } else if (cli_jtime(&created, run, "created_at")) {
-        cli_time_format(when, sizeof(when), created);
+        cli_time_format_zone(when, sizeof(when), created);
         snprintf(tmp, sizeof(tmp), "created %s", when);
         add_detail(tr, &n, tmp);
     }
@@ -340,8 +434,14 @@ static void render_queue(tree *tr, const json_t *doc,
 void cli_render_status(FILE *f, const json_t *doc, const cli_term *t,
                        int64_t now, const cli_status_extra *extra)
 {
-    tree tr = {
-        f, t, now, json_object_get(doc, "queued"), CLI_LINE_INIT, CLI_BUF_INIT};
+    tree tr = {cli_jstr(json_object_get(doc, "definition"), "version"),
+               f,
+               t,
+               now,
+               extra ? extra->all_steps : 0,
+               json_object_get(doc, "queued"),
+               CLI_LINE_INIT,
+               CLI_BUF_INIT};
     const json_t *plans = json_object_get(doc, "plans");
     size_t i, count = json_array_size(plans);
     const json_t *plan;

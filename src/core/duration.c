@@ -28,15 +28,18 @@ static int64_t unit_ms(const char *u, size_t n)
         return 60 * 1000;
     if (n == 1 && u[0] == 'h')
         return 60 * 60 * 1000;
+    if (n == 1 && u[0] == 'd')
+        return 24 * 60 * 60 * 1000;
     return 0;
 }
 
 /*
  * The grammar is Go's time.ParseDuration restricted to what a plan needs:
  * one or more <digits>[.<digits>]<unit>, units ms, s, m, h, no sign and no
- * spaces.  A bare "0" is refused: every other number needs a unit, and one
- * rule is easier to remember than an exception.  Fractions below a
- * millisecond are truncated, as Go truncates below a nanosecond.
+ * spaces, plus d (24h), which Go lacks but the CLI prints ages in.  A bare "0"
+ * is refused: every other number needs a unit, and one rule is easier to
+ * remember than an exception.  Fractions below a millisecond are truncated, as
+ * Go truncates below a nanosecond.
  */
 int pctl_duration_parse(int64_t *out, const char *text)
 {

@@ -157,8 +157,8 @@ static int maintainer(pctl_sink *s, const json_t *m)
     if (!json_is_object(m))
         return pctl_sink_fail(s, NULL, PCTL_FERR_TYPE, NULL,
                               "must be an object");
-    PCTL_CHECK(
-        pctl_sink_unknown(s, m, known, PCTL_COUNT(pctl_maintainer_fields)));
+    PCTL_CHECK(pctl_sink_unknown(s, "maintainers", m, known,
+                                 PCTL_COUNT(pctl_maintainer_fields)));
     if (!json_object_get(m, "name"))
         PCTL_CHECK(
             pctl_sink_fail(s, "name", PCTL_FERR_REQUIRED, NULL, "%s", ""));

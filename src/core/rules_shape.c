@@ -7,9 +7,11 @@
  * list.  The four rules read the same tables, so a field cannot be known
  * to one rule and unknown to another.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "def.h"
+#include "falias.h"
 #include "planctl.h"
 #include "rules.h"
 
@@ -125,7 +127,7 @@ static int unknown_node(pctl_sink *s, const pctl_visit *v, void *data)
         return 0;
     for (i = 0; i < n; i++)
         names[i] = f[i].name;
-    return pctl_sink_unknown(s, v->value, names, n);
+    return pctl_sink_unknown(s, pctl_node_path(v->node), v->value, names, n);
 }
 
 int pctl_rule_unknown_fields(const pctl_vin *in, pctl_sink *s, void *data)
@@ -202,10 +204,44 @@ static const char *type_name(ftype t)
     return "something else";
 }
 
+/* The objects of a fixed shape that are a field of another (a step's
+ * retry): their type error lists what they hold, since "must be an
+ * object" alone does not say what to write ("retry": 3). */
+static const struct {
+    pctl_node parent;
+    const char *name;
+    pctl_node node;
+} objects[] = {{PCTL_NODE_STEP, "retry", PCTL_NODE_RETRY}};
+
+typedef struct words {
+    char s[160];
+} words;
+
+/* " with attempts, backoff, multiplier, max_backoff" for the field name of
+ * parent when it is such an object, else "".  Can't fail. */
+static const char *with_fields(words *w, pctl_node parent, const char *name)
+{
+    size_t i, j, n, len = 0;
+
+    w->s[0] = '\0';
+    for (i = 0; i < PCTL_COUNT(objects); i++) {
+        const field *f;
+
+        if (objects[i].parent != parent || strcmp(objects[i].name, name) != 0)
+            continue;
+        f = fields_of(objects[i].node, &n);
+        for (j = 0; j < n && len < sizeof(w->s); j++)
+            len += (size_t)snprintf(w->s + len, sizeof(w->s) - len, "%s%s",
+                                    j ? ", " : " with ", f[j].name);
+    }
+    return w->s;
+}
+
 static int types_node(pctl_sink *s, const pctl_visit *v, void *data)
 {
     const field *f;
     size_t n, i;
+    words w;
 
     (void)data;
     if (v->node == PCTL_NODE_STEP_TASK)
@@ -213,16 +249,22 @@ static int types_node(pctl_sink *s, const pctl_visit *v, void *data)
                    ? 0
                    : pctl_sink_fail(s, NULL, PCTL_FERR_TYPE, NULL,
                                     "must be a string");
-    if (!json_is_object(v->value))
+    if (!json_is_object(v->value)) {
+        /* Such an object's parent has said it, with its fields. */
+        for (i = 0; i < PCTL_COUNT(objects); i++)
+            if (objects[i].node == v->node)
+                return 0;
         return pctl_sink_fail(s, NULL, PCTL_FERR_TYPE, NULL,
                               "must be an object");
+    }
     f = fields_of(v->node, &n);
     for (i = 0; i < n; i++) {
         const json_t *fv = json_object_get(v->value, f[i].name);
 
         if (fv && !type_ok(f[i].type, fv))
             PCTL_CHECK(pctl_sink_fail(s, f[i].name, PCTL_FERR_TYPE, NULL,
-                                      "must be %s", type_name(f[i].type)));
+                                      "must be %s%s", type_name(f[i].type),
+                                      with_fields(&w, v->node, f[i].name)));
     }
     return 0;
 }

@@ -172,7 +172,15 @@ static const pctl_schema_field shell_fields[] = {
     {"fatal_exit_codes", "[]integer", 0, NULL, 0,
      "Exit statuses (1 to 255) that fail the step with no retry",
      "Exit status 0 is done; a listed status is fatal; any other is an "
-     "error, retried by the step's policy.",
+     "error, retried by the step's policy, except 126 and 127 (see "
+     "retry_exit_codes).",
+     NULL},
+    {"retry_exit_codes", "[]integer", 0, NULL, 0,
+     "Exit statuses 126 and 127 to retry as errors",
+     "126 (not executable) and 127 (not found), and a program that cannot "
+     "be started at all, are fatal by default: a retry does not mend them.  "
+     "Listing 126 or 127 here makes it an error retried by the step's "
+     "policy; a status in both lists is fatal.",
      NULL},
 };
 
@@ -257,7 +265,10 @@ static const pctl_schema_node nodes[] = {
      "run: its parameters, its tasks and its plans.  apply registers it\n"
      "under its name and version; validate checks it without a database.\n"
      "A plan is made of phases, a phase of steps, a step of tasks.  An\n"
-     "unknown field anywhere is refused, with the closest known name.\n",
+     "unknown field anywhere is refused, with the closest known name, or\n"
+     "the field meant when it is another tool's name for one (retries on a\n"
+     "step: retry.attempts; parallel on a phase: strategy; cmd in a shell\n"
+     "spec: command).\n",
      PCTL_SCHEMA_SRC_SHAPE, PCTL_NODE_ROOT, FIELDS(root_fields)},
     {"maintainers", "[]object", "A maintainer",
      "Who maintains the definition.\n", PCTL_SCHEMA_SRC_MAINTAINER, 0,

@@ -20,6 +20,7 @@
 
 #include "def.h"
 #include "envname.h"
+#include "falias.h"
 #include "planctl.h"
 
 /* Room for one message of validation's: one quoted value and a rule. */
@@ -382,7 +383,7 @@ static int field(walk *w, const row *f, const json_t *v)
     return rc;
 }
 
-static int unknown(walk *w, const char *key)
+static int unknown(walk *w, const char *key, const json_t *v)
 {
     char words[WORDS_MAX];
     pctl_hbuf h;
@@ -392,7 +393,9 @@ static int unknown(walk *w, const char *key)
     w->words[0] = '\0';
     snprintf(words, sizeof words, "unknown field \"%.64s\"", key);
     return fail(w, words, key, PCTL_FERR_FORBIDDEN,
-                pctl_did_you_mean(&h, pctl_closest(key, names, NFIELDS)),
+                pctl_falias_hint(&h, "tasks.spec.shell", key, v)
+                    ? h.s
+                    : pctl_did_you_mean(&h, pctl_closest(key, names, NFIELDS)),
                 "unknown field %s", pctl_quote(&q, key));
 }
 
@@ -427,7 +430,8 @@ static int every(walk *w, const json_t *spec)
 
     for (it = pctl_iter(spec); !rc && it; it = pctl_iter_next(spec, it))
         if (!find(json_object_iter_key(it)))
-            rc = unknown(w, json_object_iter_key(it));
+            rc = unknown(w, json_object_iter_key(it),
+                         json_object_iter_value(it));
     for (i = 0; !rc && i < NFIELDS; i++) {
         const json_t *v = json_object_get(spec, rows[i].name);
 
@@ -450,7 +454,8 @@ static int first(walk *w, const json_t *spec)
         const char *key = json_object_iter_key(it);
         const row *f = find(key);
 
-        rc = f ? field(w, f, json_object_iter_value(it)) : unknown(w, key);
+        rc = f ? field(w, f, json_object_iter_value(it))
+               : unknown(w, key, json_object_iter_value(it));
     }
     if (!rc && !w->problems)
         rc = exactly_one(w, spec);

@@ -45,7 +45,8 @@ typedef enum pctl_ftype {
     X(env, PCTL_F_ENV, "an object of strings")                                 \
     X(cwd, PCTL_F_STRING, "a non-empty string")                                \
     X(timeout, PCTL_F_DURATION, "a duration string")                           \
-    X(fatal_exit_codes, PCTL_F_CODES, "an array of integers from 1 to 255")
+    X(fatal_exit_codes, PCTL_F_CODES, "an array of integers from 1 to 255")    \
+    X(retry_exit_codes, PCTL_F_CODES, "an array of integers from 1 to 255")
 
 /* A decoded spec: one member per field, named as the field and of its
  * type's C type (checked at compile time in shellspec.c); zero when the
@@ -57,7 +58,13 @@ typedef struct pctl_shell_spec {
     const char *cwd;
     int64_t timeout; /* ms; 0: none */
     unsigned char fatal_exit_codes[256];
+    unsigned char retry_exit_codes[256];
 } pctl_shell_spec;
+
+/* Exit codes that are fatal unless retry_exit_codes lists them: the shell's
+ * "found but not executable" and "not found", which no retry mends. */
+#define PCTL_SHELL_NOEXEC 126
+#define PCTL_SHELL_NOTFOUND 127
 
 /* Who reads the spec, which decides what is reported. */
 typedef enum pctl_shell_mode {

@@ -195,7 +195,8 @@ static int dummy_spec(pctl_sink *s, const json_t *spec)
     const json_t *v;
     size_t i;
 
-    PCTL_CHECK(pctl_sink_unknown(s, spec, pctl_dummy_spec_fields,
+    PCTL_CHECK(pctl_sink_unknown(s, "tasks.spec.Dummy", spec,
+                                 pctl_dummy_spec_fields,
                                  PCTL_COUNT(pctl_dummy_spec_fields)));
     for (i = 0; i < PCTL_COUNT(flags); i++) {
         v = json_object_get(spec, flags[i]);

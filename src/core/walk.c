@@ -9,6 +9,7 @@
 
 #include "alloc.h"
 #include "def.h"
+#include "falias.h"
 #include "planctl.h"
 
 /* ---- messages ------------------------------------------------------------ */
@@ -205,24 +206,28 @@ int pctl_sink_not_found(pctl_sink *s, const char *field, const char *name,
                           pctl_quote(&q, name));
 }
 
-int pctl_sink_unknown(pctl_sink *s, const json_t *o, const char *const *known,
-                      size_t n)
+int pctl_sink_unknown(pctl_sink *s, const char *node, const json_t *o,
+                      const char *const *known, size_t n)
 {
     void *it;
 
     for (it = pctl_iter(o); it; it = pctl_iter_next(o, it)) {
-        const char *key = json_object_iter_key(it);
+        const char *key = json_object_iter_key(it), *hint;
         size_t i;
         pctl_hbuf h;
         pctl_qbuf q;
 
         for (i = 0; i < n && strcmp(key, known[i]) != 0; i++)
             ;
-        if (i == n)
-            PCTL_CHECK(pctl_sink_fail(
-                s, key, PCTL_FERR_FORBIDDEN,
-                pctl_did_you_mean(&h, pctl_closest(key, known, n)),
-                "unknown field %s", pctl_quote(&q, key)));
+        if (i < n)
+            continue;
+        /* Another tool's name for a field first: edit distance would
+         * answer "cmd" with "cwd". */
+        hint = pctl_falias_hint(&h, node, key, json_object_iter_value(it));
+        if (!hint)
+            hint = pctl_did_you_mean(&h, pctl_closest(key, known, n));
+        PCTL_CHECK(pctl_sink_fail(s, key, PCTL_FERR_FORBIDDEN, hint,
+                                  "unknown field %s", pctl_quote(&q, key)));
     }
     return 0;
 }

@@ -122,10 +122,12 @@ int pctl_sink_fail(pctl_sink *s, const char *field, pctl_ferr_type type,
 int pctl_sink_not_found(pctl_sink *s, const char *field, const char *name,
                         const char *const *candidates, size_t n);
 
-/* Forbidden: unknown field, with the closest of known as a hint, for every
- * key of the object o not in known[0..n). */
-int pctl_sink_unknown(pctl_sink *s, const json_t *o, const char *const *known,
-                      size_t n);
+/* Forbidden: unknown field, for every key of the object o not in
+ * known[0..n), with a hint: the field to write instead when the key is
+ * another tool's name for one in the object at node (a path of the
+ * reference, falias.h; NULL: none), else the closest of known. */
+int pctl_sink_unknown(pctl_sink *s, const char *node, const json_t *o,
+                      const char *const *known, size_t n);
 
 /* ---- reading values ------------------------------------------------------ */
 

@@ -16,7 +16,9 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
 
 #include "core/alloc.h"
@@ -83,6 +85,41 @@ static void request_pass(planctl_engine *e)
         return;
     e->pass_pending = 1;
     uv_timer_start(&e->pass_timer, on_pass, 0, 0);
+}
+
+/* The output of running tasks goes to the database at most once a second
+ * (OUTPUT_EVERY_MS), all of it in one small transaction, and only while
+ * some task writes: a task that prints nothing costs nothing here. */
+#define OUTPUT_EVERY_MS 1000
+
+static void on_output(uv_timer_t *t);
+
+/* Arms the output timer (idempotent); files below reach it through
+ * e->request_output. */
+static void request_output(planctl_engine *e)
+{
+    uint64_t now = uv_now(e->loop), due = e->output_at + OUTPUT_EVERY_MS;
+
+    if (e->fenced || uv_is_active((uv_handle_t *)&e->output_timer) ||
+        (e->state != ENGINE_RUNNING && e->state != ENGINE_STOPPING))
+        return;
+    uv_timer_start(&e->output_timer, on_output,
+                   e->output_at && due > now ? due - now : 0, 0);
+}
+
+static void on_output(uv_timer_t *t)
+{
+    planctl_engine *e = t->data;
+
+    e->output_at = uv_now(e->loop);
+    if (e->output_at == 0)
+        e->output_at = 1; /* 0 means "never written" */
+    if (pctl_engine_write_output(e) < 0) {
+        /* Busy or fenced: the tasks' outcomes will carry their output. */
+        pctl_metrics_log(e, PLANCTL_LOG_WARN, "writing task output failed",
+                         planctl_errmsg(e->p));
+        request_output(e);
+    }
 }
 
 static void on_wake(uv_timer_t *t)
@@ -375,8 +412,8 @@ static void hub_closed(pctl_hub *hub, void *data)
 
 static void close_handles(planctl_engine *e)
 {
-    uv_timer_t *timers[] = {&e->pass_timer, &e->wake_timer, &e->poll_timer,
-                            &e->beat_timer, &e->grace_timer};
+    uv_timer_t *timers[] = {&e->pass_timer, &e->wake_timer,  &e->poll_timer,
+                            &e->beat_timer, &e->grace_timer, &e->output_timer};
     size_t i;
 
     e->state = ENGINE_CLOSING;
@@ -476,18 +513,31 @@ int planctl_engine_new(planctl_engine **out, planctl *p, uv_loop_t *loop,
         return PLANCTL_EINVAL;
     if (!opts)
         opts = &defaults;
-    if (opts->version != PLANCTL_ENGINE_OPTIONS_VERSION ||
+    if (opts->version < 1 || opts->version > PLANCTL_ENGINE_OPTIONS_VERSION ||
         opts->concurrency < 0 || opts->change_poll_ms < 0 ||
         opts->task_poll_ms < 0 || opts->lease_ttl_ms < 0)
         return pctl_err(p, PLANCTL_EINVAL,
                         "invalid engine options (version %u)", opts->version);
+    if (opts->version >= 2 &&
+        (opts->output_size < 0 || opts->output_size > PCTL_OUTPUT_SIZE_MAX))
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "output size of %lld bytes: give 0 (the default, "
+                        "64 KiB) to %d (1 MiB)",
+                        (long long)opts->output_size, PCTL_OUTPUT_SIZE_MAX);
     e = pctl_calloc(1, sizeof *e);
     if (!e)
         return PLANCTL_ENOMEM;
     e->p = p;
     e->loop = loop;
-    e->o = *opts;
+    /* A version 1 struct ends before output_size. */
+    memcpy(&e->o, opts,
+           opts->version >= 2 ? sizeof *opts
+                              : offsetof(planctl_engine_options, output_size));
+    e->o.version = PLANCTL_ENGINE_OPTIONS_VERSION;
+    if (!e->o.output_size)
+        e->o.output_size = PCTL_OUTPUT_SIZE_DEFAULT;
     e->request_pass = request_pass;
+    e->request_output = request_output;
     if (!(e->metrics = pctl_metrics_new())) {
         pctl_free(e);
         return PLANCTL_ENOMEM;
@@ -513,8 +563,8 @@ int planctl_engine_new(planctl_engine **out, planctl *p, uv_loop_t *loop,
 int planctl_engine_start(planctl_engine *e,
                          void (*stopped)(planctl_engine *, void *), void *data)
 {
-    uv_timer_t *timers[] = {&e->pass_timer, &e->wake_timer, &e->poll_timer,
-                            &e->beat_timer, &e->grace_timer};
+    uv_timer_t *timers[] = {&e->pass_timer, &e->wake_timer,  &e->poll_timer,
+                            &e->beat_timer, &e->grace_timer, &e->output_timer};
     size_t i;
     int rc;
 

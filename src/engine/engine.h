@@ -93,6 +93,10 @@ typedef struct ejob {
     json_t *outputs;
     size_t outputs_size;
     int seed;
+    /* Bytes of output this attempt's earlier tasks wrote: a task's own
+     * count starts after them, so the attempt's count only grows. */
+    int64_t output_base;
+    char *output_prev; /* what they kept of it (NULL: none), owned */
     planctl_engine *engine;
 } ejob;
 
@@ -129,6 +133,8 @@ struct planctl_engine {
     uv_timer_t poll_timer; /* commits by other processes */
     uv_timer_t beat_timer; /* lease heartbeat */
     uv_timer_t grace_timer;
+    uv_timer_t output_timer; /* writes the output of running tasks */
+    uint64_t output_at;      /* uv_now() of its last write */
     pctl_hub hub;
     int handles_open;
     int pass_pending;
@@ -164,6 +170,9 @@ struct planctl_engine {
      * way hiredis's core calls the hooks an adapter installed and knows
      * no loop. */
     void (*request_pass)(planctl_engine *e);
+    /* Asks for the output of running tasks to be written, at most once a
+     * second (engine.c's request_output(), installed the same way). */
+    void (*request_output)(planctl_engine *e);
 
     struct pctl_metrics *metrics; /* counters, histograms, log (metrics.c) */
 
@@ -273,6 +282,11 @@ void pctl_engine_start_task(planctl_engine *e, ejob *j);
 
 /* Cancels j's running task (if any) for the given reason. */
 void pctl_engine_cancel_job(planctl_engine *e, ejob *j, ejob_cancel why);
+
+/* Writes the output so far of the running tasks that wrote more since the
+ * last time, in one transaction of its own.  Returns 0, or the store's
+ * error (the output is then left to be written again). */
+int pctl_engine_write_output(planctl_engine *e);
 
 /* Removes j from the lists and frees it (its job must be finished). */
 void pctl_engine_drop_job(planctl_engine *e, ejob *j);

@@ -74,9 +74,10 @@
 #include "core/outputs.h"
 #include "core/ptype.h"
 #include "core/shellspec.h"
+#include "engine/job.h"
 #include "engine/outfile.h"
 
-#define TAIL_MAX 4096      /* output kept: the last 4 KiB */
+#define TAIL_MIN 4096      /* output kept at least, for the message's line */
 #define KILL_GRACE_MS 5000 /* from SIGTERM to SIGKILL */
 #define DRAIN_MS 2000      /* output left open after the exit */
 #define MSG_LINE_MAX 200   /* bytes of the last output line in a message */
@@ -104,14 +105,17 @@ typedef struct shell {
     int stop;      /* STOP_*: the kill is ours, and why */
     int term_sent; /* SIGTERM went to the group */
     int64_t timeout_ms;
-    unsigned char fatal[256]; /* fatal_exit_codes, by code */
+    unsigned char fatal[256]; /* fatal by code: fatal_exit_codes, 126 and
+                                 127 unless in retry_exit_codes */
     int failed;               /* before the process ran: */
     planctl_outcome outcome;  /* ...the outcome */
     char *message;            /* ...and its message, owned */
     pctl_outfile out;         /* $PLANCTL_OUTPUT */
     uint64_t total;           /* output bytes seen */
     size_t pos; /* the next write in tail (its oldest byte once full) */
-    char tail[TAIL_MAX];
+    size_t cap; /* of tail: the job's output_max, at least TAIL_MIN, so the
+                   message has its last line whatever the attempt keeps */
+    char *tail;
     char buf[16384]; /* read buffer; shared, as a read completes at once */
 } shell;
 
@@ -359,8 +363,10 @@ static int lookup(const char *file, const char *cwd, const char *path)
 }
 
 /* Checks that cwd is a directory and file can run.  Returns 0,
- * PLANCTL_EINVAL with a message in *msg, or PLANCTL_ENOMEM. */
-static int precheck(char **msg, const char *file, const char *cwd,
+ * PLANCTL_EINVAL with a message in *msg, or PLANCTL_ENOMEM; *code is the
+ * exit code the shell gives a program it cannot run (127: not found, 126:
+ * not executable), 0 for a bad cwd. */
+static int precheck(char **msg, int *code, const char *file, const char *cwd,
                     const char *path)
 {
     struct stat st;
@@ -374,8 +380,10 @@ static int precheck(char **msg, const char *file, const char *cwd,
         *msg = pctl_asprintf("cwd \"%s\": %s", cwd, uv_strerror(rc));
     else if ((rc = lookup(file, cwd, path)) == UV_ENOMEM)
         return PLANCTL_ENOMEM;
-    else if (rc)
+    else if (rc) {
+        *code = rc == UV_ENOENT ? PCTL_SHELL_NOTFOUND : PCTL_SHELL_NOEXEC;
         *msg = pctl_asprintf("cannot run \"%s\": %s", file, uv_strerror(rc));
+    }
     return !rc ? 0 : *msg ? PLANCTL_EINVAL : PLANCTL_ENOMEM;
 }
 
@@ -383,18 +391,18 @@ static int precheck(char **msg, const char *file, const char *cwd,
 
 static void keep(shell *s, const char *p, size_t n)
 {
-    size_t room = TAIL_MAX - s->pos;
+    size_t room = s->cap - s->pos;
 
     s->total += n;
-    if (n >= TAIL_MAX) {
-        memcpy(s->tail, p + n - TAIL_MAX, TAIL_MAX);
+    if (n >= s->cap) {
+        memcpy(s->tail, p + n - s->cap, s->cap);
         s->pos = 0;
         return;
     }
     memcpy(s->tail + s->pos, p, n < room ? n : room);
     if (n > room)
         memcpy(s->tail, p + room, n - room);
-    s->pos = (s->pos + n) % TAIL_MAX;
+    s->pos = (s->pos + n) % s->cap;
 }
 
 /* The kept output as a string (owned; NULL on allocation failure): when
@@ -402,12 +410,12 @@ static void keep(shell *s, const char *p, size_t n)
  * becomes U+FFFD, as the output must be a C string. */
 static char *tail_text(const shell *s)
 {
-    size_t len = s->total < TAIL_MAX ? (size_t)s->total : TAIL_MAX;
-    size_t start = s->total < TAIL_MAX ? 0 : s->pos, i, nuls = 0;
+    size_t len = s->total < s->cap ? (size_t)s->total : s->cap;
+    size_t start = s->total < s->cap ? 0 : s->pos, i, nuls = 0;
     char *out, *q;
 
-#define AT(i) (s->tail[(start + (i)) % TAIL_MAX])
-    for (i = 0; s->total > TAIL_MAX && i < 3; i++, start++, len--)
+#define AT(i) (s->tail[(start + (i)) % s->cap])
+    for (i = 0; s->total > s->cap && i < 3; i++, start++, len--)
         if (((unsigned char)AT(0) & 0xc0) != 0x80)
             break;
     for (i = 0; i < len; i++)
@@ -425,6 +433,21 @@ static char *tail_text(const shell *s)
 #undef AT
     *q = '\0';
     return out;
+}
+
+/* The output so far as the attempt keeps it (planctl_job.live_text): NULL
+ * once the job winds up, as its outcome will carry the output. */
+static char *live_text(planctl_job *job, int64_t *bytes)
+{
+    shell *s = planctl_job_data(job);
+    char *text, *kept;
+
+    if (!s || !(text = tail_text(s)))
+        return NULL;
+    kept = pctl_job_output_tail(text, job->output_max);
+    pctl_free(text);
+    *bytes = (int64_t)s->total;
+    return kept;
 }
 
 /* The last non-blank line of text, trimmed and cut to MSG_LINE_MAX bytes
@@ -514,6 +537,7 @@ static void report(shell *s)
     else if (o != PLANCTL_OUTCOME_DONE)
         msg = pctl_strdup(head);
     planctl_job_set_output(s->job, code, tail ? tail : "");
+    s->job->output_bytes = (int64_t)s->total; /* tail is its last bytes */
     planctl_step_finish(s->job, o, msg);
     pctl_free(msg);
     pctl_free(tail);
@@ -530,6 +554,7 @@ static void finish(shell *s)
         report(s);
     pctl_outfile_remove(&s->out);
     pctl_free(s->message);
+    pctl_free(s->tail);
     pctl_free(s);
 }
 
@@ -654,6 +679,7 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
 
     if (n > 0) {
         keep(s, buf->base, (size_t)n);
+        pctl_job_output_grew(s->job, live_text);
     } else if (n < 0) { /* EOF, or an error that ends this pipe as well */
         close_pipe(s, (uv_pipe_t *)st);
         maybe_finish(s);
@@ -750,6 +776,7 @@ static int shell_start(planctl_job *job, const planctl_task_info *info,
     uv_loop_t *loop = planctl_job_loop(job);
     planctl_outcome o = PLANCTL_OUTCOME_FATAL;
     int rc, setpriv = access(SETPRIV, X_OK) == 0; /* cheap; it may change */
+    int code = 0;
     char **argv = NULL, *msg = NULL, pid[24];
     envv e = {NULL, 0, 0};
     pctl_shell_spec sp;
@@ -759,6 +786,11 @@ static int shell_start(planctl_job *job, const planctl_task_info *info,
     (void)data;
     if (!(s = pctl_calloc(1, sizeof *s)))
         return PLANCTL_ENOMEM;
+    s->cap = job->output_max > TAIL_MIN ? job->output_max : TAIL_MIN;
+    if (!(s->tail = pctl_malloc(s->cap))) {
+        pctl_free(s);
+        return PLANCTL_ENOMEM;
+    }
     s->job = job;
     /* libuv never touches a handle's data, init included. */
     s->proc.data = s->timer.data = s->drain.data = s;
@@ -781,18 +813,30 @@ static int shell_start(planctl_job *job, const planctl_task_info *info,
     snprintf(pid, sizeof pid, "%ld", (long)getpid());
     if (rc == 0 && !(argv = build_argv(&sp, setpriv, pid)))
         rc = PLANCTL_ENOMEM;
-    /* A bad spec will not get better by retrying (FATAL); a missing
-     * program or cwd may (ERROR). */
-    if (rc == 0 && (rc = precheck(&msg, argv[task_index(setpriv)], sp.cwd,
-                                  env_get(&e, "PATH"))) == PLANCTL_EINVAL)
-        o = PLANCTL_OUTCOME_ERROR;
+    if (rc == 0) {
+        memcpy(s->fatal, sp.fatal_exit_codes, sizeof s->fatal);
+        s->fatal[PCTL_SHELL_NOEXEC] |= !sp.retry_exit_codes[PCTL_SHELL_NOEXEC];
+        s->fatal[PCTL_SHELL_NOTFOUND] |=
+            !sp.retry_exit_codes[PCTL_SHELL_NOTFOUND];
+    }
+    /* A bad spec will not get better by retrying (FATAL); a missing cwd
+     * may (ERROR); a program that cannot run is what the shell's exit 127
+     * (not found) or 126 (not executable) would be: fatal unless the spec
+     * says to retry it. */
+    if (rc == 0 &&
+        (rc = precheck(&msg, &code, argv[task_index(setpriv)], sp.cwd,
+                       env_get(&e, "PATH"))) == PLANCTL_EINVAL)
+        o = code && s->fatal[code] ? PLANCTL_OUTCOME_FATAL
+                                   : PLANCTL_OUTCOME_ERROR;
     if (rc == PLANCTL_EINVAL) {
         planctl_step_finish(job, o, msg);
         rc = 0;
         pctl_outfile_remove(&s->out);
+        pctl_free(s->tail);
         pctl_free(s);
     } else if (rc < 0) {
         pctl_outfile_remove(&s->out);
+        pctl_free(s->tail);
         pctl_free(s);
     } else if ((rc = uv_timer_init(loop, &s->timer)) < 0 ||
                (rc = uv_timer_init(loop, &s->drain)) < 0 ||
@@ -802,7 +846,6 @@ static int shell_start(planctl_job *job, const planctl_task_info *info,
         rc = 0;
     } else {
         s->timeout_ms = sp.timeout;
-        memcpy(s->fatal, sp.fatal_exit_codes, sizeof s->fatal);
         spawn(s, argv, e.v, sp.cwd, setpriv);
     }
     pctl_free(msg);

@@ -7,8 +7,6 @@
 #include "core/outputs.h"
 #include "core/utf8.h"
 
-#define OUTPUT_TAIL 4096
-
 static void drain(uv_async_t *async)
 {
     pctl_hub *hub = async->data;
@@ -72,6 +70,8 @@ planctl_job *pctl_job_new(pctl_hub *hub,
     job->on_finish = on_finish;
     job->owner = owner;
     job->exit_code = -1;
+    job->output_max = PCTL_OUTPUT_SIZE_DEFAULT;
+    job->output_bytes = -1;
     return job;
 }
 
@@ -110,29 +110,55 @@ int planctl_step_finish(planctl_job *job, planctl_outcome outcome,
     return 0;
 }
 
-int planctl_job_set_output(planctl_job *job, int exit_code, const char *output)
+char *pctl_job_output_tail(const char *output, size_t max)
 {
-    size_t len;
+    size_t len = strlen(output);
 
-    if (!job || job->finished)
-        return PLANCTL_EINVAL;
-    job->exit_code = exit_code;
-    pctl_free(job->output);
-    job->output = NULL;
-    if (!output)
-        return 0;
     /* Keep the tail, starting on a character boundary, valid UTF-8. */
-    len = strlen(output);
-    if (len > OUTPUT_TAIL) {
-        output += len - OUTPUT_TAIL;
-        len = OUTPUT_TAIL;
+    if (len > max) {
+        output += len - max;
+        len = max;
         while (len > 0 && ((unsigned char)*output & 0xc0) == 0x80) {
             output++;
             len--;
         }
     }
-    job->output = pctl_utf8_clean(output, len);
+    return pctl_utf8_clean(output, len);
+}
+
+char *pctl_job_output_join(const char *prev, const char *cur, size_t max)
+{
+    char *both = pctl_asprintf("%s%s", prev ? prev : "", cur ? cur : "");
+    char *kept = both ? pctl_job_output_tail(both, max) : NULL;
+
+    pctl_free(both);
+    return kept;
+}
+
+int planctl_job_set_output(planctl_job *job, int exit_code, const char *output)
+{
+    if (!job || job->finished)
+        return PLANCTL_EINVAL;
+    job->exit_code = exit_code;
+    pctl_free(job->output);
+    job->output = NULL;
+    job->output_bytes = -1;
+    if (!output)
+        return 0;
+    job->output_bytes = (int64_t)strlen(output);
+    job->output = pctl_job_output_tail(output, job->output_max);
     return job->output ? 0 : PLANCTL_ENOMEM;
+}
+
+void pctl_job_output_grew(planctl_job *job,
+                          char *(*text)(planctl_job *job, int64_t *bytes))
+{
+    job->live_text = text;
+    if (job->live_dirty)
+        return;
+    job->live_dirty = 1;
+    if (job->on_output)
+        job->on_output(job, job->owner);
 }
 
 int planctl_job_add_output(planctl_job *job, const char *key, const char *value,

@@ -35,7 +35,15 @@ struct planctl_job {
     planctl_outcome outcome;
     char *message;
     char *output;
-    int exit_code; /* -1: none */
+    int exit_code;        /* -1: none */
+    size_t output_max;    /* bytes of output kept (the engine's output_size) */
+    int64_t output_bytes; /* bytes of output written in all, -1: none */
+    /* Live output, loop thread only (pctl_job_output_grew): whether output
+     * came since the owner last took it, the executor's function giving
+     * the output so far, and the owner's function told when it comes. */
+    int live_dirty;
+    char *(*live_text)(planctl_job *job, int64_t *bytes);
+    void (*on_output)(planctl_job *job, void *owner);
     /* Outputs (planctl_job_add_output): the set (core/outputs.h, NULL
      * until one is added), its size, and the first refusal, which fails
      * the attempt. */
@@ -70,6 +78,30 @@ void pctl_hub_close(pctl_hub *hub, void (*on_closed)(pctl_hub *, void *),
 planctl_job *pctl_job_new(pctl_hub *hub,
                           void (*on_finish)(planctl_job *, void *),
                           void *owner);
+
+/* What a job keeps of its output unless its engine says otherwise, and
+ * the most an engine may keep (planctl_engine_options.output_size). */
+#define PCTL_OUTPUT_SIZE_DEFAULT 65536
+#define PCTL_OUTPUT_SIZE_MAX 1048576
+
+/*
+ * An executor's news that its task wrote more output (loop thread only):
+ * the first time since the owner last took it, job->on_output (if set)
+ * is told, and text(job, &bytes) is what the owner calls, at its own
+ * pace, for the output so far (the last output_max bytes, owned, NULL on
+ * allocation failure) and the bytes written in all.  Can't fail.
+ */
+void pctl_job_output_grew(planctl_job *job,
+                          char *(*text)(planctl_job *job, int64_t *bytes));
+
+/* The last max bytes of output (max > 0), from a character boundary, as
+ * valid UTF-8: a new string, NULL on allocation failure. */
+char *pctl_job_output_tail(const char *output, size_t max);
+
+/* The last max bytes of prev then cur (either may be NULL), as
+ * pctl_job_output_tail keeps them: a new string, NULL on allocation
+ * failure. */
+char *pctl_job_output_join(const char *prev, const char *cur, size_t max);
 
 /* Frees a job: after its finish was delivered, or one never started.
  * NULL is allowed.  Can't fail. */

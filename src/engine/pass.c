@@ -111,7 +111,8 @@ static int defer_cancel(pass *ps, ejob *j)
 static int step_change_as(planctl_engine *e, int64_t id, planctl_status from,
                           planctl_status to, const char *msg, int64_t next,
                           int64_t deadline, int exit_code, const char *output,
-                          int grant, const char *outputs, int known)
+                          int64_t bytes, int grant, const char *outputs,
+                          int known)
 {
     pctl_change c = PCTL_CHANGE_INIT;
     int rc;
@@ -126,6 +127,7 @@ static int step_change_as(planctl_engine *e, int64_t id, planctl_status from,
     c.deadline_at = deadline;
     c.exit_code = exit_code;
     c.output = output;
+    c.output_bytes = bytes;
     c.grant_attempt = grant;
     c.outputs = outputs;
     /* A try ended here with its job's outputs in hand has no others. */
@@ -139,7 +141,7 @@ static int step_change(planctl_engine *e, int64_t id, planctl_status from,
                        int64_t deadline, int exit_code, const char *output)
 {
     return step_change_as(e, id, from, to, msg, next, deadline, exit_code,
-                          output, 0, NULL, 0);
+                          output, -1, 0, NULL, 0);
 }
 
 /*
@@ -199,12 +201,35 @@ static void mark_outputs(planctl_engine *e, const ejob *j)
         r->outputs = 2;
 }
 
+/* The bytes of output j's attempt wrote in all, its last task's included
+ * (-1: none of its tasks recorded output). */
+static int64_t output_bytes(const ejob *j, const planctl_job *job)
+{
+    if (job && job->output_bytes >= 0)
+        return j->output_base + job->output_bytes;
+    return j->output_prev ? j->output_base : -1;
+}
+
+/* The output j's attempt keeps: its earlier tasks' then its last one's.
+ * Points into j or job, or at *own (pctl_free). */
+static const char *attempt_output(char **own, const ejob *j,
+                                  const planctl_job *job)
+{
+    const char *cur = job ? job->output : NULL;
+
+    *own = NULL;
+    if (!j->output_prev || !cur)
+        return cur ? cur : j->output_prev;
+    *own = pctl_job_output_join(j->output_prev, cur, job->output_max);
+    return *own ? *own : cur; /* out of memory: the last task's alone */
+}
+
 static int apply_outcome(pass *ps, ejob *j)
 {
     planctl_engine *e = ps->e;
     planctl_job *job = j->job;
     planctl_status to;
-    char why[320], *outputs = NULL;
+    char why[320], *outputs = NULL, *own = NULL;
     const char *msg;
     int rc = 0, refused = 0;
 
@@ -228,9 +253,11 @@ static int apply_outcome(pass *ps, ejob *j)
                 e, j->step_id, PLANCTL_STATUS_IN_PROGRESS, PLANCTL_STATUS_ERROR,
                 "interrupted: engine stopped",
                 next_try(j->retry, j->attempt, ps->r.now), 0,
-                job ? job->exit_code : -1, job ? job->output : NULL,
-                j->max_attempts < 2 * j->retry->attempts, outputs, 1);
+                job ? job->exit_code : -1, attempt_output(&own, j, job),
+                output_bytes(j, job), j->max_attempts < 2 * j->retry->attempts,
+                outputs, 1);
         pctl_free(outputs);
+        pctl_free(own);
         return rc < 0 ? rc : 0;
     }
     if (!job) /* cannot happen: only cancels finish a job-less ejob */
@@ -253,6 +280,16 @@ static int apply_outcome(pass *ps, ejob *j)
                 /* The outputs so far go with the task index, so that a
                  * retry after a crash resumes with them. */
                 j->fx = EJOB_FX_NEXT_TASK;
+                if (job->output_bytes > 0) {
+                    char *kept = pctl_job_output_join(
+                        j->output_prev, job->output, job->output_max);
+
+                    if (!kept)
+                        return pctl_err(e->p, PLANCTL_ENOMEM, "out of memory");
+                    pctl_free(j->output_prev);
+                    j->output_prev = kept;
+                    j->output_base += job->output_bytes;
+                }
                 outputs = outputs_text(e, j, &rc);
                 if (rc == 0)
                     rc = pctl_step_set_task(e->p, j->step_id, j->task_index + 1,
@@ -286,8 +323,10 @@ static int apply_outcome(pass *ps, ejob *j)
                             to == PLANCTL_STATUS_ERROR
                                 ? next_try(j->retry, j->attempt, ps->r.now)
                                 : 0,
-                            0, job->exit_code, job->output, 0, outputs, 1);
+                            0, job->exit_code, attempt_output(&own, j, job),
+                            output_bytes(j, job), 0, outputs, 1);
     pctl_free(outputs);
+    pctl_free(own);
     return rc < 0 ? rc : 0;
 }
 

@@ -107,6 +107,72 @@ static void on_job_finish(planctl_job *job, void *owner)
     pctl_engine_job_finished(j->engine, j);
 }
 
+/* Its task wrote more output: written at the engine's pace. */
+static void on_job_output(planctl_job *job, void *owner)
+{
+    ejob *j = owner;
+
+    (void)job;
+    j->engine->request_output(j->engine);
+}
+
+int pctl_engine_write_output(planctl_engine *e)
+{
+    pctl_live_output *out = NULL, *grown;
+    size_t n = 0, cap = 0, i;
+    ejob *j;
+    int rc = 0;
+
+    for (j = e->jobs; j && rc == 0; j = j->next) {
+        planctl_job *job = j->job;
+        int64_t bytes = 0;
+        char *text;
+
+        if (!job || !job->live_dirty || job->finished || !job->live_text ||
+            j->cancel != EJOB_LIVE)
+            continue;
+        job->live_dirty = 0;
+        if (!(text = job->live_text(job, &bytes)))
+            continue; /* winding up: its outcome carries the output */
+        if (n == cap) {
+            cap = cap ? 2 * cap : 8;
+            if (!(grown = pctl_realloc(out, cap * sizeof *out))) {
+                pctl_free(text);
+                job->live_dirty = 1;
+                rc = PLANCTL_ENOMEM;
+                break;
+            }
+            out = grown;
+        }
+        out[n].step_id = j->step_id;
+        out[n].attempt = j->attempt;
+        if (j->output_prev) {
+            char *both =
+                pctl_job_output_join(j->output_prev, text, job->output_max);
+
+            pctl_free(text);
+            if (!(text = both)) {
+                job->live_dirty = 1;
+                rc = PLANCTL_ENOMEM;
+                break;
+            }
+        }
+        out[n].output = text;
+        out[n].bytes = j->output_base + bytes;
+        n++;
+    }
+    if (rc == 0 && n)
+        rc = pctl_attempt_live_output(e->p, e->token, out, n);
+    for (i = 0; i < n; i++)
+        pctl_free((char *)out[i].output);
+    pctl_free(out);
+    if (rc < 0) /* written again with the next output, or at the end */
+        for (j = e->jobs; j; j = j->next)
+            if (j->job && j->job->live_text && !j->job->finished)
+                j->job->live_dirty = 1;
+    return rc;
+}
+
 /* Records an outcome for j without an executor having run. */
 static void fail_now(planctl_engine *e, ejob *j, planctl_job *job,
                      planctl_outcome outcome, const char *msg)
@@ -182,6 +248,10 @@ void pctl_engine_start_task(planctl_engine *e, ejob *j)
     if ((d = pctl_engine_defent(e, j->def_id)))
         def = d->def;
     job = pctl_job_new(&e->hub, on_job_finish, j);
+    if (job) {
+        job->output_max = (size_t)e->o.output_size;
+        job->on_output = on_job_output;
+    }
     if (!job) {
         /* Nothing can record the failure; the step stays IN_PROGRESS
          * without a task and the next pass treats it as interrupted. */
@@ -276,6 +346,7 @@ void pctl_engine_drop_job(planctl_engine *e, ejob *j)
         r->phases[pi].steps[si].job = NULL;
     pctl_job_free(j->job);
     json_decref(j->outputs);
+    pctl_free(j->output_prev);
     pctl_free(j->strings);
     pctl_free(j);
 }

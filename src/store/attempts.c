@@ -1,5 +1,6 @@
-/* attempts.c - what the store tells a starting engine about attempts a
- * dead one ran: whether one was stopped, so its processes must go. */
+/* attempts.c - tries of steps beyond their status: the output of a try
+ * that runs, and what the store tells a starting engine about attempts a
+ * dead one ran (whether one was stopped, so its processes must go). */
 #include "store/store.h"
 
 int pctl_attempt_stopped(int *out, planctl *p, int64_t run_id,
@@ -20,4 +21,42 @@ int pctl_attempt_stopped(int *out, planctl *p, int64_t run_id,
         *out = pctl_col_int(st, 0) != 0;
     pctl_reset(st);
     return rc == PCTL_ROW || rc == PCTL_DONE ? 0 : pctl_q_fail(st, rc);
+}
+
+int pctl_output_bytes_record(planctl *p, int64_t step_id, int attempt,
+                             int64_t bytes)
+{
+    pctl_stmt *st = pctl_q(p, PCTL_Q_output_bytes_put);
+
+    if (!st)
+        return PLANCTL_ERROR;
+    pctl_bind_i64(st, 1, step_id);
+    pctl_bind_i64(st, 2, attempt);
+    pctl_bind_i64(st, 3, bytes);
+    return pctl_q_exec(st);
+}
+
+int pctl_attempt_live_output(planctl *p, int64_t token,
+                             const pctl_live_output *out, size_t n)
+{
+    size_t i;
+    int rc;
+
+    if ((rc = pctl_engine_tx_begin(p, token)) < 0)
+        return rc;
+    for (i = 0; i < n && rc == 0; i++) {
+        pctl_stmt *st = pctl_q(p, PCTL_Q_attempt_live_output);
+
+        if (!st) {
+            rc = PLANCTL_ERROR;
+            break;
+        }
+        pctl_bind_i64(st, 1, out[i].step_id);
+        pctl_bind_i64(st, 2, out[i].attempt);
+        pctl_bind_text(st, 3, out[i].output);
+        if ((rc = pctl_q_exec(st)) == 0 && pctl_changes(st) > 0)
+            rc = pctl_output_bytes_record(p, out[i].step_id, out[i].attempt,
+                                          out[i].bytes);
+    }
+    return pctl_tx_end(p, rc);
 }

@@ -372,3 +372,36 @@ int planctl_definitions_json(char **out, planctl *p)
     json_decref(doc);
     return rc;
 }
+
+int planctl_definition_body(char **out, planctl *p, const char *name,
+                            const char *version)
+{
+    pctl_stmt *st;
+    int rc;
+
+    if (out)
+        *out = NULL;
+    if (!out || !p || !name)
+        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
+                 : PLANCTL_EINVAL;
+    st = pctl_q(p, version ? PCTL_Q_def_body : PCTL_Q_def_latest_body);
+    if (!st)
+        return PLANCTL_ERROR;
+    pctl_bind_text(st, 1, name);
+    if (version)
+        pctl_bind_text(st, 2, version);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW) {
+        *out = pctl_strdup(pctl_col_text(st, 0));
+        pctl_reset(st);
+        return *out ? 0 : pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    if (rc != PCTL_DONE) {
+        rc = pctl_q_fail(st, rc);
+        pctl_reset(st);
+        return rc;
+    }
+    pctl_reset(st);
+    return version ? pctl_err_no_version(p, name, version)
+                   : pctl_err_no_definition(p, name);
+}

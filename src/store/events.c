@@ -34,6 +34,35 @@ static json_t *event_obj(pctl_stmt *st)
                      col_text(st, 10), "actor", col_text(st, 11));
 }
 
+/* Moves *since to just before the last tail events of those opts selects
+ * (instance_id is the named instance's), or leaves it when there are
+ * fewer.  Returns 0 or the statement's error. */
+static int tail_start(int64_t *since, planctl *p,
+                      const planctl_events_options *opts, int64_t instance_id,
+                      int tail)
+{
+    pctl_stmt *st = pctl_q(p, opts->run > 0    ? PCTL_Q_events_run_tail
+                              : opts->instance ? PCTL_Q_events_instance_tail
+                                               : PCTL_Q_events_all_tail);
+    int rc = 0, step;
+
+    if (!st)
+        return PLANCTL_ERROR;
+    pctl_bind_i64(st, 1, *since);
+    pctl_bind_i64(st, 2, tail);
+    if (opts->run > 0)
+        pctl_bind_i64(st, 3, opts->run);
+    else if (opts->instance)
+        pctl_bind_i64(st, 3, instance_id);
+    step = pctl_step(st);
+    if (step == PCTL_ROW)
+        *since = pctl_col_i64(st, 0);
+    else if (step != PCTL_DONE)
+        rc = pctl_q_fail(st, step);
+    pctl_reset(st);
+    return rc;
+}
+
 int planctl_events_json(char **out, planctl *p,
                         const planctl_events_options *opts)
 {
@@ -41,8 +70,8 @@ int planctl_events_json(char **out, planctl *p,
     pctl_instance_row row = {0};
     pctl_stmt *st;
     json_t *doc = NULL, *arr;
-    int64_t last;
-    int rc = 0, step;
+    int64_t last, since;
+    int rc = 0, step, tail;
 
     if (!out || !p)
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
@@ -50,10 +79,16 @@ int planctl_events_json(char **out, planctl *p,
     *out = NULL;
     if (!opts)
         opts = &defaults;
-    if (opts->limit < 0 || opts->since < 0 || opts->run < 0)
+    if (opts->version < 1 || opts->version > PLANCTL_EVENTS_OPTIONS_VERSION)
         return pctl_err(p, PLANCTL_EINVAL,
-                        "limit, since and run must not be negative");
-    last = opts->since;
+                        "unknown planctl_events_options version %u",
+                        opts->version);
+    /* Version 1 of the options ends before tail. */
+    tail = opts->version >= 2 ? opts->tail : 0;
+    if (opts->limit < 0 || opts->since < 0 || opts->run < 0 || tail < 0)
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "limit, since, run and tail must not be negative");
+    since = opts->since;
     if (opts->instance && (rc = pctl_instance_find(&row, p, opts->instance)))
         return rc;
     if (opts->run > 0) {
@@ -81,6 +116,11 @@ int planctl_events_json(char **out, planctl *p,
             return rc;
         }
     }
+    if (tail > 0 && (rc = tail_start(&since, p, opts, row.id, tail)) < 0) {
+        pctl_instance_row_clear(&row);
+        return rc;
+    }
+    last = since;
     st = pctl_q(p, opts->run > 0    ? PCTL_Q_events_run
                    : opts->instance ? PCTL_Q_events_instance
                                     : PCTL_Q_events_all);
@@ -92,7 +132,7 @@ int planctl_events_json(char **out, planctl *p,
         return st ? pctl_err(p, PLANCTL_ENOMEM, "out of memory")
                   : PLANCTL_ERROR;
     }
-    pctl_bind_i64(st, 1, opts->since);
+    pctl_bind_i64(st, 1, since);
     pctl_bind_i64(st, 2, opts->limit > 0 ? opts->limit : 1000);
     if (opts->run > 0)
         pctl_bind_i64(st, 3, opts->run);

@@ -72,8 +72,14 @@ static int step_attempt(planctl *p, const pctl_change *c, int64_t now,
             pctl_bind_i64(st, 4, c->exit_code);
         pctl_bind_text(st, 5, c->message);
         pctl_bind_text(st, 6, c->output);
-        if ((rc = pctl_q_exec(st)) < 0 || !c->outputs ||
-            c->to != PLANCTL_STATUS_COMPLETE)
+        if ((rc = pctl_q_exec(st)) < 0)
+            return rc;
+        /* Like outputs, only for a try that wrote some. */
+        if (c->output && *c->output && c->output_bytes >= 0 &&
+            (rc = pctl_output_bytes_record(p, c->id, attempt,
+                                           c->output_bytes)) < 0)
+            return rc;
+        if (!c->outputs || c->to != PLANCTL_STATUS_COMPLETE)
             return rc;
         /* What the later tasks of the run see. */
         return pctl_outputs_record(p, c->id, 0, c->outputs);

@@ -113,3 +113,40 @@ int pctl_err_no_plan(planctl *p, const pctl_def *def, const char *plan)
                     hint_text(hint, sizeof hint, pctl_closest(plan, names, n)),
                     list);
 }
+
+int pctl_err_no_version(planctl *p, const char *name, const char *version)
+{
+    pctl_stmt *st = pctl_q(p, PCTL_Q_hint_definition_versions);
+    char list[512] = "";
+    size_t len = 0, n = 0, more = 0;
+    int step;
+
+    if (!st)
+        return PLANCTL_ERROR;
+    pctl_bind_text(st, 1, name);
+    while ((step = pctl_step(st)) == PCTL_ROW) {
+        const char *v = pctl_col_text(st, 0);
+        size_t vlen = v ? strlen(v) : 0;
+
+        /* Room for ", ..." after the last one listed. */
+        if (!v || more || len + vlen + 2 + 6 >= sizeof list) {
+            more++;
+            continue;
+        }
+        snprintf(list + len, sizeof list - len, "%s%s", n ? ", " : "", v);
+        len = strlen(list);
+        n++;
+    }
+    if (step != PCTL_DONE) {
+        int rc = pctl_q_fail(st, step);
+
+        pctl_reset(st);
+        return rc;
+    }
+    pctl_reset(st);
+    if (n == 0)
+        return pctl_err_no_definition(p, name);
+    return pctl_err(p, PLANCTL_ENOTFOUND,
+                    "definition %s@%s is not registered; its versions: %s%s",
+                    name, version, list, more ? ", ..." : "");
+}

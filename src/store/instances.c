@@ -83,10 +83,7 @@ static int find_definition(int64_t *out, planctl *p, const char *name,
     if (rc != PCTL_DONE)
         return pctl_q_fail(st, rc);
     if (version)
-        return pctl_err(p, PLANCTL_ENOTFOUND,
-                        "definition %s@%s is not registered; see 'planctl "
-                        "definitions'",
-                        name, version);
+        return pctl_err_no_version(p, name, version);
     return pctl_err_no_definition(p, name);
 }
 
@@ -431,9 +428,37 @@ static int remove_instance(planctl *p, int64_t id)
     return pctl_q_exec(st);
 }
 
+/* Hands the instance's whole bundle to the archive, then says the
+ * delete is about to commit. */
+static int archive_instance(planctl *p, const planctl_delete_options *o,
+                            int64_t iid, const char *name)
+{
+    char *bundle = NULL;
+    int rc = pctl_bundle_run_json(&bundle, p, iid, name, 0);
+
+    if (rc == 0 && (o->archive(o->archive_data, bundle, strlen(bundle)) != 0 ||
+                    o->archive(o->archive_data, NULL, 0) != 0))
+        rc = pctl_err(p, PLANCTL_EIO,
+                      "writing instance \"%s\" to the archive failed; "
+                      "nothing was removed",
+                      name);
+    pctl_free(bundle);
+    return rc;
+}
+
 int planctl_instance_delete(int64_t *out, planctl *p, const char *name,
                             int force)
 {
+    planctl_delete_options o = PLANCTL_DELETE_OPTIONS_INIT;
+
+    o.force = force;
+    return planctl_instance_delete_opts(out, p, name, &o);
+}
+
+int planctl_instance_delete_opts(int64_t *out, planctl *p, const char *name,
+                                 const planctl_delete_options *opts)
+{
+    planctl_delete_options defaults = PLANCTL_DELETE_OPTIONS_INIT;
     planctl_admitted admitted;
     pctl_instance_row row = {0};
     pctl_def *def = NULL;
@@ -441,12 +466,20 @@ int planctl_instance_delete(int64_t *out, planctl *p, const char *name,
     int64_t active;
     pctl_stmt *st;
     pctl_admission a = {0};
-    int rc;
+    int rc, force, archive;
 
     if (!out || !p || !name)
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
                  : PLANCTL_EINVAL;
     *out = 0;
+    if (!opts)
+        opts = &defaults;
+    if (opts->version != PLANCTL_DELETE_OPTIONS_VERSION)
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "unknown planctl_delete_options version %u",
+                        opts->version);
+    force = opts->force != 0;
+    archive = opts->archive && !opts->dry_run;
     if ((rc = pctl_tx_begin(p)) < 0)
         return rc;
     rc = pctl_instance_find(&row, p, name);
@@ -458,9 +491,19 @@ int planctl_instance_delete(int64_t *out, planctl *p, const char *name,
     if (rc == 0)
         rc = pctl_def_load(&def, p, row.definition_id);
     if (rc == 0 && (force || !pctl_def_plan(def, "cleanup"))) {
-        rc = remove_instance(p, row.id);
+        if (archive)
+            rc = archive_instance(p, opts, row.id, name);
+        if (rc == 0)
+            rc = remove_instance(p, row.id);
         goto done;
     }
+    if (rc == 0 && archive)
+        rc = pctl_err(p, PLANCTL_EINVAL,
+                      "instance \"%s\" has a cleanup plan, which removes it "
+                      "when it completes, after this command: nothing to "
+                      "archive now; add --force to remove it at once "
+                      "without cleanup, or export it before",
+                      name);
     if (rc == 0)
         rc = pctl_params_resolve(&snap, p, def, row.params);
     if (rc == 0 && !row.deleting) {
@@ -489,7 +532,10 @@ int planctl_instance_delete(int64_t *out, planctl *p, const char *name,
         *out = admitted.run;
     }
 done:
-    rc = pctl_tx_end(p, rc);
+    if (opts->dry_run && rc == 0)
+        pctl_tx_rollback(p); /* *out keeps what the delete would do */
+    else
+        rc = pctl_tx_end(p, rc);
     if (rc < 0)
         *out = 0;
     pctl_free(busy);

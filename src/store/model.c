@@ -51,6 +51,7 @@ void pctl_m_run_clear(pctl_m_run *r)
     pctl_free(r->plan);
     pctl_free(r->trigger);
     pctl_free(r->reason);
+    pctl_free(r->def_version);
     pctl_free(r->message);
     pctl_free(r->params);
     memset(r, 0, sizeof *r);
@@ -111,11 +112,13 @@ static json_t *status_json(planctl_status s)
 static json_t *attempt_json(const pctl_m_attempt *a)
 {
     return json_pack(
-        "{s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "number", a->number, "status",
-        status_json(a->status), "started_at", time_or_null(a->started_at),
-        "finished_at", time_or_null(a->finished_at), "exit_code",
+        "{s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "number", a->number,
+        "status", status_json(a->status), "started_at",
+        time_or_null(a->started_at), "finished_at",
+        time_or_null(a->finished_at), "exit_code",
         a->exit_code >= 0 ? json_integer(a->exit_code) : json_null(), "message",
-        text_or_null(a->message), "outputs", pctl_outputs_masked(a->outputs));
+        text_or_null(a->message), "output", text_or_null(a->output), "outputs",
+        pctl_outputs_masked(a->outputs));
 }
 
 static json_t *step_json(const pctl_m_step *s, int with_attempts)
@@ -192,6 +195,11 @@ json_t *pctl_m_run_json(const pctl_m_run *r, int64_t now, int with_phases)
             ? json_integer(end > r->started_at ? end - r->started_at : 0)
             : json_null(),
         "message", text_or_null(r->message));
+    if (o && json_object_set_new(o, "definition_version",
+                                 text_or_null(r->def_version)) < 0) {
+        json_decref(o);
+        return NULL;
+    }
     if (!o || !with_phases)
         return o;
     /* The snapshot the run has, with its values' types; null when it is
@@ -331,6 +339,7 @@ int pctl_m_run_diff(char *buf, size_t size, const pctl_m_run *a,
     DIFF_STATUS(a->status, b->status);
     DIFF_STR("trigger", a->trigger, b->trigger);
     DIFF_STR("reason", a->reason, b->reason);
+    DIFF_STR("definition_version", a->def_version, b->def_version);
     /* Not the values themselves: a snapshot may hold secret ones. */
     if (a->params && b->params && !str_eq(a->params, b->params)) {
         snprintf(buf, size,

@@ -51,6 +51,7 @@ typedef struct pctl_m_phase {
 typedef struct pctl_m_run {
     int64_t id, retry_of;
     char *uid, *plan, *trigger, *reason, *message;
+    char *def_version; /* the definition version it runs */
     char *params; /* verify only: the snapshot, canonical (pctl_m_params) */
     planctl_status status;
     int64_t created_at, started_at, finished_at, deadline_at;

@@ -15,6 +15,12 @@
     X(attempt_open)                                                            \
     X(attempt_close)                                                           \
     X(outputs_put)                                                             \
+    X(output_bytes_put)                                                        \
+    X(attempt_live_output)                                                     \
+    X(logs_run)                                                                \
+    X(logs_default_run)                                                        \
+    X(logs_steps)                                                              \
+    X(logs_attempts)                                                           \
     X(run_outputs)                                                             \
     X(attempt_outputs)                                                         \
     X(event_insert_admin)                                                      \
@@ -40,6 +46,7 @@
     X(def_latest)                                                              \
     X(def_by_id)                                                               \
     X(def_body)                                                                \
+    X(def_latest_body)                                                         \
     X(def_insert)                                                              \
     X(def_list)                                                                \
     X(run_for_retry)                                                           \
@@ -65,6 +72,9 @@
     X(events_all)                                                              \
     X(events_instance)                                                         \
     X(events_run)                                                              \
+    X(events_all_tail)                                                         \
+    X(events_instance_tail)                                                    \
+    X(events_run_tail)                                                         \
     X(run_instance)                                                            \
     X(run_by_id)                                                               \
     X(run_params)                                                              \
@@ -114,6 +124,7 @@
     X(active_steps_of_run)                                                     \
     X(hint_instance_names)                                                     \
     X(hint_definition_names)                                                   \
+    X(hint_definition_versions)                                                \
     X(hint_plan_has_runs)                                                      \
     X(attempt_stopped)                                                         \
     X(event_insert_values)                                                     \

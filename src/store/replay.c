@@ -183,6 +183,8 @@ static int on_run(replay *r, const ev *e)
         run->m.trigger = jstr(e->data, "trigger", &oom);
         run->m.reason = jstr(e->data, "reason", &oom);
         run->m.retry_of = jint(e->data, "retry_of");
+        run->m.def_version =
+            jstr(json_object_get(e->data, "definition"), "version", &oom);
         if (json_object_get(e->data, "params")) {
             char *text = json_dumps(json_object_get(e->data, "params"),
                                     JSON_COMPACT | JSON_ENCODE_ANY);

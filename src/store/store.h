@@ -156,11 +156,15 @@ typedef struct pctl_change {
                                 engine); otherwise, with outputs NULL, the
                                 gate takes what its earlier tasks recorded
                                 (pctl_step_set_task) */
+    int64_t output_bytes;    /* closing a try with output: the bytes it
+                                wrote in all (output keeps the last), or
+                                -1: not known */
 } pctl_change;
 
 #define PCTL_CHANGE_INIT                                                       \
     {                                                                          \
-        PLANCTL_ENTITY_RUN, 0, 0, 0, NULL, NULL, 0, 0, -1, NULL, 0, NULL, 0    \
+        PLANCTL_ENTITY_RUN, 0, 0, 0, NULL, NULL, 0, 0, -1, NULL, 0, NULL, 0,   \
+            -1                                                                 \
     }
 
 /* ---- the observer of what the store writes (observe.c) ----
@@ -286,6 +290,36 @@ int pctl_event_admin(planctl *p, int64_t instance_id, const char *entity,
 int pctl_close_children(planctl *p, int64_t run_id, planctl_status run_end,
                         const char *msg_started, const char *actor);
 
+/* ---- columns as JSON values (views.c) ---- */
+
+/* Column col of st's row as JSON: a time as RFC 3339 text, text, an
+ * integer; null for SQL NULL.  NULL when out of memory (a json_pack()
+ * given it then fails). */
+json_t *pctl_col_json_time(pctl_stmt *st, int col);
+json_t *pctl_col_json_text(pctl_stmt *st, int col);
+json_t *pctl_col_json_int(pctl_stmt *st, int col);
+
+/* ---- output of tries (attempts.c) ---- */
+
+/* The output so far of a try that still runs. */
+typedef struct pctl_live_output {
+    int64_t step_id;
+    int attempt;
+    const char *output; /* its last bytes, as attempts.output keeps them */
+    int64_t bytes;      /* written in all */
+} pctl_live_output;
+
+/* Writes the output of each of out[0..n) that is still open, in one
+ * transaction of the engine holding token.  Errors: those of
+ * pctl_engine_tx_begin (ESTALE when fenced off) and of the store. */
+int pctl_attempt_live_output(planctl *p, int64_t token,
+                             const pctl_live_output *out, size_t n);
+
+/* Records the bytes of output try attempt of step_id wrote in all.
+ * Errors: those of the store. */
+int pctl_output_bytes_record(planctl *p, int64_t step_id, int attempt,
+                             int64_t bytes);
+
 /* ---- task outputs (outputs.c) ---- */
 
 /* The outputs of the steps of run_id that have some, as one object
@@ -356,7 +390,8 @@ int pctl_verify_instance(planctl *p, int64_t instance_id);
 /* ---- bundles (bundle.c) ---- */
 
 /* The bundle of one run of instance_id (named instance), as `gc --archive`
- * writes it: JSON without newlines, in *out (free with pctl_free). */
+ * writes it, or with run_id 0 of the whole instance (`delete --archive`):
+ * JSON without newlines, in *out (free with pctl_free). */
 int pctl_bundle_run_json(char **out, planctl *p, int64_t instance_id,
                          const char *instance, int64_t run_id);
 
@@ -367,6 +402,9 @@ int pctl_bundle_run_json(char **out, planctl *p, int64_t instance_id,
  * names met (EIO, ENOMEM, EBUSY). */
 int pctl_err_no_instance(planctl *p, const char *name);
 int pctl_err_no_definition(planctl *p, const char *name);
+/* ENOTFOUND for name@version, listing the registered versions of name
+ * (or, when it has none, as pctl_err_no_definition()). */
+int pctl_err_no_version(planctl *p, const char *name, const char *version);
 int pctl_err_no_plan(planctl *p, const pctl_def *def, const char *plan);
 
 /* ---- definitions ---- */

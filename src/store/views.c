@@ -17,7 +17,7 @@
 #include "store/model.h"
 #include "store/store.h"
 
-static json_t *time_or_null(pctl_stmt *st, int col)
+json_t *pctl_col_json_time(pctl_stmt *st, int col)
 {
     char buf[PCTL_TIME_BUF];
 
@@ -27,14 +27,14 @@ static json_t *time_or_null(pctl_stmt *st, int col)
     return json_string(buf);
 }
 
-static json_t *text_or_null(pctl_stmt *st, int col)
+json_t *pctl_col_json_text(pctl_stmt *st, int col)
 {
     if (pctl_col_null(st, col))
         return json_null();
     return json_string(pctl_col_text(st, col));
 }
 
-static json_t *int_or_null(pctl_stmt *st, int col)
+json_t *pctl_col_json_int(pctl_stmt *st, int col)
 {
     if (pctl_col_null(st, col))
         return json_null();
@@ -66,7 +66,8 @@ static int status_col(planctl *p, pctl_stmt *st, int col, planctl_status *out)
 
 /* Columns of the queries that select a run: 0 id, 1 uid, 2 plan,
  * 3 status, 4 trigger, 5 reason, 6 retry_of, 7 created_at, 8 started_at,
- * 9 finished_at, 10 message, 11 deadline_at. */
+ * 9 finished_at, 10 message, 11 deadline_at, 12 its definition's
+ * version. */
 static int run_row(pctl_m_run *r, planctl *p, pctl_stmt *st)
 {
     int oom = 0, rc;
@@ -84,6 +85,7 @@ static int run_row(pctl_m_run *r, planctl *p, pctl_stmt *st)
     r->finished_at = pctl_col_i64(st, 9);
     r->message = dup_col(st, 10, &oom);
     r->deadline_at = pctl_col_i64(st, 11);
+    r->def_version = dup_col(st, 12, &oom);
     if (oom)
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     return rc;
@@ -590,14 +592,15 @@ int planctl_instances_json(char **out, planctl *p)
     /* Columns: 0 name, 1 def name, 2 def version, 3 latest status,
      * 4 active run, 5 deleting, 6 created_at. */
     while ((rc = pctl_step(st)) == PCTL_ROW) {
-        json_t *o = json_pack(
-            "{s:o, s:{s:o, s:o}, s:o, s:o, s:b, s:o}", "name",
-            text_or_null(st, 0), "definition", "name", text_or_null(st, 1),
-            "version", text_or_null(st, 2), "status",
-            pctl_col_null(st, 3) ? json_string("NEVER_RUN")
-                                 : text_or_null(st, 3),
-            "active_run", int_or_null(st, 4), "deleting", pctl_col_int(st, 5),
-            "created_at", time_or_null(st, 6));
+        json_t *o = json_pack("{s:o, s:{s:o, s:o}, s:o, s:o, s:b, s:o}", "name",
+                              pctl_col_json_text(st, 0), "definition", "name",
+                              pctl_col_json_text(st, 1), "version",
+                              pctl_col_json_text(st, 2), "status",
+                              pctl_col_null(st, 3) ? json_string("NEVER_RUN")
+                                                   : pctl_col_json_text(st, 3),
+                              "active_run", pctl_col_json_int(st, 4),
+                              "deleting", pctl_col_int(st, 5), "created_at",
+                              pctl_col_json_time(st, 6));
 
         if (!o || json_array_append_new(arr, o) < 0) {
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");

@@ -27,7 +27,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The real command table: main.c's commands[] and NCOMMANDS. */
+/* The real command table: main.c's cli_commands[] and cli_ncommands. */
 int planctl_cli_main(int argc, char **argv);
 #define main planctl_cli_main
 #include "cli/main.c"
@@ -189,7 +189,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     any_newline = memchr(buf, '\n', size) != NULL;
 
     capture_begin(&c);
-    rc = cli_args_parse(&g, &a, commands, NCOMMANDS, argc, argv);
+    rc = cli_args_parse(&g, &a, cli_commands, cli_ncommands, argc, argv);
     capture_end();
     check_report(&c, rc, any_newline);
     free(c.text);

@@ -4,6 +4,8 @@
 #
 #   - a definition of exactly 4 MiB validates and applies; one byte more is
 #     refused by validate and apply (exit 2, "the limit is 4194304");
+#   - so for a YAML definition (padded by a comment), refused before
+#     libyaml reads it;
 #   - a bundle whose definition is over 4 MiB is refused by import (exit 2)
 #     and imports nothing;
 #   - a bundle file over 64 MiB imports: import streams, and only one
@@ -36,14 +38,17 @@ expect_exit 0 "validate a definition of exactly 4 MiB" \
 expect_exit 0 "apply a definition of exactly 4 MiB" planctl apply -f "$T/at.json"
 before=$(db_state)
 # validate lists its errors on standard output.
-planctl validate -f "$T/over.json" > "$T/out" 2>&1
-rc=$?
-if [ "$rc" -eq 2 ] &&
-    grep -q "definition is $((limit + 1)) bytes; the limit is $limit" "$T/out"; then
-    ok "validate a definition one byte over 4 MiB (exit 2): $(cat "$T/out")"
-else
-    fail "validate over 4 MiB: exit $rc: $(cat "$T/out")"
-fi
+validate_over() { # FILE WHAT
+    planctl validate -f "$1" > "$T/out" 2>&1
+    rc=$?
+    if [ "$rc" -eq 2 ] &&
+        grep -q "definition is $((limit + 1)) bytes; the limit is $limit" "$T/out"; then
+        ok "validate $2 one byte over 4 MiB (exit 2): $(cat "$T/out")"
+    else
+        fail "validate $2 over 4 MiB: exit $rc: $(cat "$T/out")"
+    fi
+}
+validate_over "$T/over.json" "a definition"
 expect_exit 2 "apply a definition one byte over 4 MiB" \
     planctl apply -f "$T/over.json"
 grep -q "the limit is $limit" "$T/err" ||
@@ -52,6 +57,25 @@ expect_exit 2 "the same from standard input" sh -c \
     "'$bin' apply -f - < '$T/over.json'"
 [ "$(db_state)" = "$before" ] && ok "the refusals changed nothing" ||
     fail "a refused apply changed the database"
+
+# The same in YAML: a comment pads it, the body is one flow mapping.
+yaml_definition() { # BYTES NAME
+    body=$(printf '\n{name: %s, version: "1", tasks: [{name: t, kind: Dummy}], plans: {deploy: {phases: [{name: p, steps: [{name: s, tasks: [t]}]}]}}}\n' "$2")
+    printf '#'
+    head -c $(($1 - 2 - ${#body})) /dev/zero | tr '\0' ' '
+    printf '%s\n' "$body"
+}
+yaml_definition "$limit" yamlatlimit > "$T/at.yaml"
+yaml_definition $((limit + 1)) yamlover > "$T/over.yaml"
+[ "$(wc -c < "$T/at.yaml")" -eq "$limit" ] ||
+    fail "at.yaml is $(wc -c < "$T/at.yaml") bytes, not $limit"
+expect_exit 0 "validate a YAML definition of exactly 4 MiB" \
+    planctl validate -f "$T/at.yaml"
+validate_over "$T/over.yaml" "a YAML definition"
+expect_exit 2 "apply a YAML definition one byte over 4 MiB" \
+    planctl apply -f "$T/over.yaml"
+[ "$(db_state)" = "$before" ] && ok "the YAML refusal changed nothing" ||
+    fail "a refused YAML apply changed the database"
 
 # A bundle carrying a definition over the limit: the bundle of a small
 # instance with its definition's body (a JSON string holding the

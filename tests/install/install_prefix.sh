@@ -37,7 +37,9 @@ for f in "$bin/planctl" "$inc/planctl.h" "$lib/libplanctl.a" \
     "$cmakedir/planctlConfig.cmake" "$cmakedir/planctlConfigVersion.cmake" \
     "$cmakedir/planctlTargets.cmake" "$man/man1/planctl.1" \
     "$man/man5/planctl-definition.5" "$man/man7/planctl-json.7" \
-    "$data/bash-completion/completions/planctl"; do
+    "$data/bash-completion/completions/planctl" \
+    "$data/zsh/site-functions/_planctl" \
+    "$data/fish/vendor_completions.d/planctl.fish"; do
     [ -f "$f" ] || fail "not installed: $f"
 done
 
@@ -68,6 +70,14 @@ grep -q 'complete .*planctl' "$data/bash-completion/completions/planctl" ||
 if command -v bash >/dev/null; then
     bash -n "$data/bash-completion/completions/planctl" ||
         fail "the bash completion is not valid bash"
+fi
+if command -v zsh >/dev/null; then
+    zsh -n "$data/zsh/site-functions/_planctl" ||
+        fail "the zsh completion is not valid zsh"
+fi
+if command -v fish >/dev/null; then
+    fish --no-execute "$data/fish/vendor_completions.d/planctl.fish" ||
+        fail "the fish completion is not valid fish"
 fi
 
 # pkg-config.

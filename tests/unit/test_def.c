@@ -903,7 +903,7 @@ static void test_phases_steps(void **state)
         "plans.deploy.phases[2].steps[5].timeout: Invalid type: must be a "
         "string\n"
         "plans.deploy.phases[2].steps[6].retry: Invalid type: must be an "
-        "object\n"
+        "object with attempts, backoff, multiplier, max_backoff\n"
         "plans.deploy.phases[2].steps[8]: Invalid type: must be an object\n"
         "plans.deploy.phases[1].name: Duplicate value: \"p\"\n"
         "plans.deploy.phases[2].steps[1].name: Duplicate value: \"s\"\n"

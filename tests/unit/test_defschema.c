@@ -19,6 +19,7 @@
 #include "core/alloc.h"
 #include "core/def.h"
 #include "core/defaults.h"
+#include "core/falias.h"
 #include "core/kinds.h"
 #include "core/rules.h"
 #include "core/schema.h"
@@ -318,44 +319,61 @@ static void test_defaults(void **state)
     pctl_ferr_list_clear(&errs);
 }
 
-/* Validates text with the built-in kinds; returns the errors rendered as
- * "path\n" lines (empty when it is valid). */
-static char *errors_of(const char *text)
+/* Validates text with the built-in kinds; returns the errors as "path\n"
+ * lines, or whole ("path: Type: message (hint)\n") when full is set;
+ * empty when it is valid. */
+static char *errors_as(const char *text, int full)
 {
     pctl_kinds kinds = PCTL_KINDS_INIT;
     pctl_def_opts opts = PCTL_DEF_OPTS_INIT;
     pctl_ferr_list errs = PCTL_FERR_LIST_INIT;
     pctl_def *d = NULL;
     size_t len = 1;
-    char *out;
+    char *out = NULL;
 
     opts.kinds = &kinds;
     pctl_def_parse(&d, text, strlen(text), NULL, &opts, &errs);
     pctl_def_free(d);
-    for (size_t i = 0; i < errs.n; i++)
-        len += strlen(errs.items[i].path) + 1;
-    out = calloc(1, len);
-    assert_non_null(out);
     for (size_t i = 0; i < errs.n; i++) {
-        strcat(out, errs.items[i].path);
+        char *line = full ? pctl_ferr_render(&errs.items[i]) : NULL;
+
+        len += strlen(line ? line : errs.items[i].path) + 1;
+        out = realloc(out, len);
+        assert_non_null(out);
+        if (i == 0)
+            out[0] = '\0';
+        strcat(out, line ? line : errs.items[i].path);
         strcat(out, "\n");
+        pctl_free(line);
     }
     pctl_ferr_list_clear(&errs);
-    return out;
+    return out ? out : calloc(1, 1);
 }
 
-/* minimal with field name of node's object set to value; validated. */
-static char *errors_with(const char *node, const char *name, json_t *value)
+static char *errors_of(const char *text)
+{
+    return errors_as(text, 0);
+}
+
+/* minimal with field name of node's object set to value; validated, the
+ * errors as errors_as() gives them. */
+static char *errors_with_as(const char *node, const char *name, json_t *value,
+                            int full)
 {
     json_t *doc = json_loads(minimal, 0, NULL);
     char *text, *errs;
 
     json_object_set_new(at_path(doc, place_of(node)), name, value);
     text = json_dumps(doc, 0);
-    errs = errors_of(text);
+    errs = errors_as(text, full);
     free(text);
     json_decref(doc);
     return errs;
+}
+
+static char *errors_with(const char *node, const char *name, json_t *value)
+{
+    return errors_with_as(node, name, value, 0);
 }
 
 static int has_line(const char *lines, const char *line)
@@ -420,6 +438,80 @@ static void test_types_and_durations(void **state)
     assert_int_equal(durations, 6);
 }
 
+/* Every alias of another tool's field name (falias.h) names a field of
+ * the reference, is no field itself, and is what the validator hints when
+ * the word is written where its node is. */
+static void test_aliases(void **state)
+{
+    size_t n;
+    const pctl_falias *a = pctl_faliases(&n);
+    json_t *three = json_integer(3);
+
+    (void)state;
+    for (size_t i = 0; i < n; i++) {
+        const pctl_schema_node *node = pctl_def_schema_node(a[i].node), *at;
+        const pctl_schema_field *field;
+        char path[128], line[256], *errs;
+        size_t bad;
+        pctl_hbuf h;
+
+        if (!node)
+            fail_msg("alias \"%s\": no node \"%s\"", a[i].word, a[i].node);
+        if (described(node, a[i].word))
+            fail_msg("alias \"%s\" is a field of %s", a[i].word, a[i].node);
+        snprintf(path, sizeof path, "%s%s%s", a[i].node,
+                 a[i].node[0] ? "." : "", a[i].target);
+        /* A field that holds an object resolves to that object's node. */
+        if (!pctl_def_schema_resolve(path, &at, &field, &bad) ||
+            (!field && strcmp(at->path, path) != 0))
+            fail_msg("alias \"%s\" of %s: %s is no field", a[i].word, a[i].node,
+                     path);
+        snprintf(
+            line, sizeof line, "%s%s%s: Forbidden: unknown field \"%s\" (%s)",
+            place_of(a[i].node), place_of(a[i].node)[0] ? "." : "", a[i].word,
+            a[i].word, pctl_falias_hint(&h, a[i].node, a[i].word, three));
+        errs = errors_with_as(a[i].node, a[i].word, json_incref(three), 1);
+        if (!strstr(errs, "did you mean") || !has_line(errs, line))
+            fail_msg("alias \"%s\" of %s is not hinted:\n%s", a[i].word,
+                     a[i].node, errs);
+        free(errs);
+    }
+    json_decref(three);
+    assert_true(n >= 10);
+}
+
+/* Where the validator names a node by its path (pctl_node_path), it is
+ * the reference's path of that node; an object field of a fixed shape
+ * given another type lists the fields the reference gives it. */
+static void test_node_paths_and_object_fields(void **state)
+{
+    size_t n;
+    const pctl_schema_node *nodes = pctl_def_schema_nodes(&n);
+    const pctl_schema_node *retry =
+        pctl_def_schema_node("plans.phases.steps.retry");
+    const pctl_schema_field *f;
+    char want[256] = "plans.deploy.phases[0].steps[0].retry: Invalid type: "
+                     "must be an object with ";
+    char *errs;
+
+    (void)state;
+    for (size_t i = 0; i < n; i++)
+        if (nodes[i].src == PCTL_SCHEMA_SRC_SHAPE)
+            assert_string_equal(pctl_node_path((pctl_node)nodes[i].shape),
+                                nodes[i].path);
+    for (size_t i = 0; (f = pctl_def_schema_field(retry, i)); i++) {
+        strcat(want, i ? ", " : "");
+        strcat(want, f->name);
+    }
+    errs = errors_with_as("plans.phases.steps", "retry", json_integer(3), 1);
+    if (strcmp(errs, want) != 0 &&
+        !(strncmp(errs, want, strlen(want)) == 0 &&
+          errs[strlen(want)] == '\n' && !errs[strlen(want) + 1]))
+        fail_msg("\"retry\": 3 gives\n%swhere one line was expected:\n%s", errs,
+                 want);
+    free(errs);
+}
+
 static void test_example_valid(void **state)
 {
     char *errs = errors_of(pctl_def_schema_example);
@@ -436,6 +528,8 @@ int main(void)
         cmocka_unit_test(test_paths),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_types_and_durations),
+        cmocka_unit_test(test_aliases),
+        cmocka_unit_test(test_node_paths_and_object_fields),
         cmocka_unit_test(test_example_valid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,11 +3,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
 #include "core/def.h"
+#include "core/timefmt.h"
 #include "planctl.h"
 
 static void test_parse_valid(void **state)
@@ -35,6 +38,10 @@ static void test_parse_valid(void **state)
         {"30m1h", 5400000},
         {"876000h", PCTL_DURATION_MAX_MS},
         {"875999h60m", PCTL_DURATION_MAX_MS},
+        {"1d", 86400000},
+        {"3d15h", 313200000},
+        {"1.5d", 129600000},
+        {"36500d", PCTL_DURATION_MAX_MS},
     };
     size_t i;
 
@@ -65,7 +72,9 @@ static void test_parse_invalid(void **state)
         "1 s",
         "10 min",
         "1min",
-        "1d",
+        "1D",
+        "1dd",
+        "36501d",
         "1us",
         "1ns",
         "1S",
@@ -169,6 +178,104 @@ static void test_format_small_buffer(void **state)
     pctl_duration_format(NULL, 0, 1);
 }
 
+/* pctl_time_read() takes every form the CLI prints a time in, and the
+ * relative forms, against a fixed now; TZ decides what a zone-less time
+ * means. */
+static void test_time_read(void **state)
+{
+    static const struct {
+        const char *text;
+        int64_t ms;
+    } utc[] = {
+        {"2026-11-21T14:03:05Z", 1795269785000},
+        {"2026-11-21T14:03:05.123Z", 1795269785123},
+        {"2026-11-21t14:03:05z", 1795269785000},
+        {"2026-11-21T15:03:05+01:00", 1795269785000},
+        {"2026-11-21 14:03:05", 1795269785000},
+        {"2026-11-21 14:03:05 UTC", 1795269785000},
+        {"2026-11-21 14:03:05 GMT", 1795269785000},
+        {"2026-11-21 15:03:05 +0100", 1795269785000},
+        {"2026-11-21 14:03", 1795269780000},
+        {"2026-11-21", 1795219200000},
+        {"14:03:05", 1795269785000},
+        {"00:00", 1795219200000},
+        {"now", 1795269785000},
+        {"2h", 1795269785000 - 7200000},
+        {"2h ago", 1795269785000 - 7200000},
+        {"1d ago", 1795269785000 - 86400000},
+        {"3d15h ago", 1795269785000 - 313200000},
+    };
+    static const char *const invalid[] = {
+        "",
+        "ago",
+        " ago",
+        "2h  ago",
+        "2 ago",
+        "yesterday",
+        "2026-11-31",
+        "2026-02-29",
+        "2026-11-21 25:00",
+        "2026-11-21 14:03:05 XYZ",
+        "2026-11-21 14:03:05  UTC",
+        "2026-11-21T14:03:05+1:00",
+        "14:03:05 UTC",
+        "1795269785000",
+        "2026-11-21 14:03:05Zjunk",
+    };
+    const int64_t now = 1795269785000; /* 2026-11-21T14:03:05Z */
+    int64_t ms;
+    size_t i;
+
+    (void)state;
+    setenv("TZ", "UTC", 1);
+    tzset();
+    for (i = 0; i < sizeof(utc) / sizeof(utc[0]); i++) {
+        ms = -1;
+        if (pctl_time_read(&ms, utc[i].text, &now) != 0)
+            fail_msg("\"%s\" should be read", utc[i].text);
+        if (ms != utc[i].ms)
+            fail_msg("\"%s\": got %lld, want %lld", utc[i].text, (long long)ms,
+                     (long long)utc[i].ms);
+    }
+    for (i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++) {
+        ms = 42;
+        if (pctl_time_read(&ms, invalid[i], &now) != PLANCTL_EINVAL)
+            fail_msg("\"%s\" should be refused", invalid[i]);
+        assert_int_equal(ms, 42);
+    }
+    /* Without a now, only absolute times. */
+    assert_int_equal(pctl_time_read(&ms, "2h ago", NULL), PLANCTL_EINVAL);
+    assert_int_equal(pctl_time_read(&ms, "now", NULL), PLANCTL_EINVAL);
+    assert_int_equal(pctl_time_read(&ms, "14:03:05", NULL), PLANCTL_EINVAL);
+    assert_int_equal(pctl_time_read(&ms, "2026-11-21 14:03:05", NULL), 0);
+    assert_int_equal(ms, now);
+
+    /* In another zone, a zone-less time and the zone's own abbreviation
+     * are local; UTC and offsets are what they say. */
+    setenv("TZ", "CET-1CEST,M3.5.0,M10.5.0/3", 1);
+    tzset();
+    assert_int_equal(pctl_time_read(&ms, "2026-11-21 15:03:05", &now), 0);
+    assert_int_equal(ms, now);
+    assert_int_equal(pctl_time_read(&ms, "2026-11-21 15:03:05 CET", &now), 0);
+    assert_int_equal(ms, now);
+    assert_int_equal(pctl_time_read(&ms, "2026-07-01 02:00:00 CEST", &now), 0);
+    assert_int_equal(ms, 1782864000000);
+    assert_int_equal(pctl_time_read(&ms, "2026-11-21 14:03:05 UTC", &now), 0);
+    assert_int_equal(ms, now);
+    assert_int_equal(pctl_time_read(&ms, "15:03:05", &now), 0);
+    assert_int_equal(ms, now);
+    /* RFC 3339 alone is the JSON reader: no zone-less or text forms. */
+    assert_int_equal(pctl_time_parse(&ms, "2026-11-21 14:03:05"),
+                     PLANCTL_EINVAL);
+    assert_int_equal(pctl_time_parse(&ms, "2026-11-21 14:03:05 UTC"),
+                     PLANCTL_EINVAL);
+    assert_int_equal(pctl_time_parse(&ms, "2026-11-21T14:03Z"), PLANCTL_EINVAL);
+    assert_int_equal(pctl_time_parse(&ms, "2026-11-21 14:03:05Z"), 0);
+    assert_int_equal(ms, now);
+    setenv("TZ", "UTC", 1);
+    tzset();
+}
+
 static void test_names(void **state)
 {
     static const char *const valid[] = {
@@ -216,6 +323,7 @@ int main(void)
         cmocka_unit_test(test_format),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_format_small_buffer),
+        cmocka_unit_test(test_time_read),
         cmocka_unit_test(test_names),
     };
 

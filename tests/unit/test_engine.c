@@ -1231,9 +1231,13 @@ static void test_embedder_executor_from_thread(void **state)
     assert_int_equal(t.n, 3); /* a once, b's two tasks in order */
     tu_expect_text(f->db, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
                    (long long)run);
-    tu_expect_text(f->db, "done in a thread\n",
+    /* An attempt keeps the output of all its tasks, in order. */
+    tu_expect_text(f->db, "done in a thread\ndone in a thread\n",
                    "SELECT output FROM attempts a JOIN steps s ON s.id = "
                    "a.step_id WHERE s.name = 'b'");
+    tu_expect_text(f->db, "34",
+                   "SELECT bytes FROM attempt_output_bytes o JOIN steps s ON "
+                   "s.id = o.step_id WHERE s.name = 'b'");
 }
 
 /* A task that reports DONE in the same pass in which another process

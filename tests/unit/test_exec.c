@@ -32,7 +32,8 @@ typedef struct result {
     planctl_outcome outcome;
     char *message, *output;
     int exit_code;
-    uint64_t elapsed; /* ms from start to the delivered finish */
+    int64_t output_bytes; /* the job's count of all its output */
+    uint64_t elapsed;     /* ms from start to the delivered finish */
 } result;
 
 typedef struct bench {
@@ -57,6 +58,7 @@ static void on_finish(planctl_job *job, void *owner)
     r->message = job->message ? strdup(job->message) : NULL;
     r->output = job->output ? strdup(job->output) : NULL;
     r->exit_code = job->exit_code;
+    r->output_bytes = job->output_bytes;
     uv_update_time(&b->loop);
     r->elapsed = uv_now(&b->loop) - b->t0;
     pctl_job_free(job);
@@ -90,6 +92,9 @@ static void on_cancel(uv_timer_t *t)
             b->ex->cancel(b->r[i].job, b->ex->data);
 }
 
+/* The output jobs keep (planctl_job.output_max); 0: the default. */
+static size_t output_max;
+
 /* Opens the bench for n jobs of ex (r[i] gets job i's report); set
  * cancel_ms and cancel_file before. */
 static void bench_open(bench *b, const planctl_executor *ex, result *r, int n)
@@ -112,6 +117,8 @@ static void bench_open(bench *b, const planctl_executor *ex, result *r, int n)
         r[i].b = b;
         r[i].job = pctl_job_new(&b->hub, on_finish, &r[i]);
         assert_non_null(r[i].job);
+        if (output_max)
+            r[i].job->output_max = output_max;
     }
 }
 
@@ -505,11 +512,14 @@ static void test_shell_output_tail(void **state)
     int i;
 
     (void)state;
-    /* 10240 bytes, half on stdout and half on stderr, no newline. */
+    /* 10240 bytes, half on stdout and half on stderr, no newline, of which
+     * the job keeps 4 KiB. */
+    output_max = 4096;
     sh_case("awk 'BEGIN { for (i = 0; i < 5120; i++) printf \"%c\", "
             "97 + i % 26 }'; awk 'BEGIN { for (i = 5120; i < 10240; i++) "
             "printf \"%c\", 65 + i % 26 }' >&2; exit 5",
             NULL, PLANCTL_OUTCOME_ERROR, any, &r);
+    output_max = 0;
     for (i = 0; i < 4096; i++)
         want[i] = (char)(65 + (10240 - 4096 + i) % 26);
     want[4096] = '\0';
@@ -517,11 +527,36 @@ static void test_shell_output_tail(void **state)
     assert_non_null(r.output);
     assert_int_equal(strlen(r.output), 4096);
     assert_string_equal(r.output, want);
+    assert_int_equal(r.output_bytes, 10240);
     /* The last line, cut to 200 bytes, follows the status. */
     assert_non_null(r.message);
     assert_int_equal(strlen(r.message), strlen("exit status 5: ") + 200);
     assert_memory_equal(r.message, "exit status 5: ", 15);
     assert_memory_equal(r.message + 15, want, 200);
+    result_free(&r);
+}
+
+/* The message takes the last line of the output however little of it the
+ * attempt keeps, and however much came before it. */
+static void test_shell_output_last_line(void **state)
+{
+    result r;
+
+    (void)state;
+    output_max = 10;
+    sh_case("seq 1 100000; echo 'the real cause'; exit 3", NULL,
+            PLANCTL_OUTCOME_ERROR, "exit status 3: the real cause", &r);
+    output_max = 0;
+    assert_string_equal(r.output, "eal cause\n");
+    assert_int_equal(r.output_bytes, 588895 + 15);
+    result_free(&r);
+    /* The default keeps 64 KiB: all of a small output, the last 64 KiB of
+     * a large one. */
+    sh_case("seq 1 100000; echo 'the real cause' >&2; exit 3", NULL,
+            PLANCTL_OUTCOME_ERROR, "exit status 3: the real cause", &r);
+    assert_int_equal(strlen(r.output), PCTL_OUTPUT_SIZE_DEFAULT);
+    assert_string_equal(r.output + PCTL_OUTPUT_SIZE_DEFAULT - 28,
+                        "99999\n100000\nthe real cause\n");
     result_free(&r);
 }
 
@@ -550,9 +585,11 @@ static void test_shell_output_utf8(void **state)
     assert_string_equal(r.message, "exit status 2: caf\xc3\xa9");
     result_free(&r);
     /* A tail that starts inside a character starts after it instead. */
+    output_max = 4096;
     sh_case("awk 'BEGIN { for (i = 0; i < 3000; i++) printf \"\\303\\251\" "
             "}'; echo",
             NULL, PLANCTL_OUTCOME_DONE, NULL, &r);
+    output_max = 0;
     assert_true(valid_utf8(r.output));
     assert_int_equal(strlen(r.output), 4095);
     assert_memory_equal(r.output, "\xc3\xa9", 2);
@@ -694,20 +731,30 @@ static void test_shell_cannot_run(void **state)
     result r;
 
     (void)state;
+    /* Not found and not executable are what the shell's 127 and 126 are:
+     * fatal, unless retry_exit_codes lists the code. */
     shell_run(&r, "{\"argv\": [\"planctl-no-such-program\", \"x\"]}", NULL, 0,
               NULL);
-    expect(&r, PLANCTL_OUTCOME_ERROR,
+    expect(&r, PLANCTL_OUTCOME_FATAL,
            "cannot run \"planctl-no-such-program\": no such file or "
            "directory");
     assert_int_equal(r.exit_code, -1);
     result_free(&r);
-    shell_run(&r, "{\"argv\": [\"/nonexistent/prog\"]}", NULL, 0, NULL);
+    shell_run(&r,
+              "{\"argv\": [\"/nonexistent/prog\"], \"retry_exit_codes\": "
+              "[127]}",
+              NULL, 0, NULL);
     expect(&r, PLANCTL_OUTCOME_ERROR,
            "cannot run \"/nonexistent/prog\": no such file or directory");
     result_free(&r);
     /* A directory, and a file without x, cannot run either. */
     spec = tu_fmt("{\"argv\": [\"%s\"]}", dir);
     msg = tu_fmt("cannot run \"%s\": permission denied", dir);
+    shell_run(&r, spec, NULL, 0, NULL);
+    expect(&r, PLANCTL_OUTCOME_FATAL, msg);
+    result_free(&r);
+    free(spec);
+    spec = tu_fmt("{\"argv\": [\"%s\"], \"retry_exit_codes\": [126]}", dir);
     shell_run(&r, spec, NULL, 0, NULL);
     expect(&r, PLANCTL_OUTCOME_ERROR, msg);
     result_free(&r);
@@ -718,7 +765,7 @@ static void test_shell_cannot_run(void **state)
     assert_int_equal(tu_write_file(script, "#!/bin/sh\necho ran\n", 19), 0);
     spec = tu_fmt("{\"argv\": [\"./run.sh\"], \"cwd\": \"%s\"}", dir);
     shell_run(&r, spec, NULL, 0, NULL);
-    expect(&r, PLANCTL_OUTCOME_ERROR,
+    expect(&r, PLANCTL_OUTCOME_FATAL,
            "cannot run \"./run.sh\": permission denied");
     result_free(&r);
     assert_int_equal(chmod(script, 0755), 0);
@@ -728,10 +775,22 @@ static void test_shell_cannot_run(void **state)
     result_free(&r);
     free(spec);
     free(script);
-    sh_case("planctl-no-such-program", NULL, PLANCTL_OUTCOME_ERROR, any, &r);
+    sh_case("planctl-no-such-program", NULL, PLANCTL_OUTCOME_FATAL, any, &r);
     assert_int_equal(r.exit_code, 127);
     assert_non_null(strstr(r.message, "exit status 127: "));
     result_free(&r);
+    sh_case("planctl-no-such-program", "\"retry_exit_codes\": [127]",
+            PLANCTL_OUTCOME_ERROR, any, &r);
+    result_free(&r);
+    sh_case("exit 126", NULL, PLANCTL_OUTCOME_FATAL, "exit status 126", NULL);
+    sh_case("exit 126", "\"retry_exit_codes\": [126, 127]",
+            PLANCTL_OUTCOME_ERROR, "exit status 126", NULL);
+    /* A code in both lists is fatal: fatal_exit_codes is what the
+     * definition says outright. */
+    sh_case("exit 127",
+            "\"retry_exit_codes\": [127], \"fatal_exit_codes\": "
+            "[127]",
+            PLANCTL_OUTCOME_FATAL, "exit status 127", NULL);
 }
 
 static void test_shell_cwd(void **state)
@@ -985,6 +1044,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_shell_hostile_param, setup_dir,
                                         teardown_dir),
         cmocka_unit_test(test_shell_argv_and_command),
+        cmocka_unit_test(test_shell_output_last_line),
         cmocka_unit_test_setup_teardown(test_shell_cannot_run, setup_dir,
                                         teardown_dir),
         cmocka_unit_test_setup_teardown(test_shell_cwd, setup_dir,

@@ -227,6 +227,25 @@ static void test_apply_idempotent_and_conflict(void **state)
     assert_non_null(strstr(out, "\"plans\":[\"backup\",\"cleanup\","
                                 "\"deploy\",\"update\"]"));
     planctl_free(out);
+
+    /* A version's body, stored compact with sorted keys; the latest when
+     * no version is given; not-found messages name the choices. */
+    assert_int_equal(planctl_definition_body(&out, f->p, "simple", NULL), 0);
+    assert_true(out[0] == '{' && strstr(out, "\"version\":\"1\"") != NULL);
+    planctl_free(out);
+    assert_int_equal(planctl_definition_body(&out, f->p, "simple", "1"), 0);
+    assert_true(strstr(out, "\"name\":\"simple\"") != NULL);
+    planctl_free(out);
+    assert_int_equal(planctl_definition_body(&out, f->p, "simple", "9"),
+                     PLANCTL_ENOTFOUND);
+    assert_null(out);
+    assert_string_equal(planctl_errmsg(f->p), "definition simple@9 is not "
+                                              "registered; its versions: 1");
+    assert_int_equal(planctl_definition_body(&out, f->p, "simpel", NULL),
+                     PLANCTL_ENOTFOUND);
+    assert_non_null(strstr(planctl_errmsg(f->p), "did you mean \"simple\""));
+    assert_int_equal(planctl_definition_body(NULL, f->p, "simple", NULL),
+                     PLANCTL_EINVAL);
 }
 
 /* ---- create and parameters ---- */
@@ -813,7 +832,7 @@ static void test_status_document(void **state)
         "    \"created_at\": \"2026-11-21T14:03:06.000Z\","
         "    \"started_at\": \"2026-11-21T14:03:07.000Z\","
         "    \"finished_at\": null, \"duration_ms\": 14000,"
-        "    \"message\": null,"
+        "    \"message\": null, \"definition_version\": \"0.2.0\","
         "    \"params\": {\"MEMORY\": \"1Gi\", \"NODE_COUNT\": \"3\"},"
         "    \"phases\": ["
         "     {\"name\": \"nodes\", \"strategy\": \"parallel\","
@@ -847,6 +866,7 @@ static void test_status_document(void **state)
         "    \"created_at\": \"2026-11-21T14:03:06.000Z\","
         "    \"started_at\": null, \"finished_at\": null,"
         "    \"duration_ms\": null, \"message\": null,"
+        "    \"definition_version\": \"0.2.0\","
         "    \"params\": {\"MEMORY\": \"1Gi\", \"NODE_COUNT\": \"3\"},"
         "    \"phases\": ["
         "     {\"name\": \"roll\", \"strategy\": \"serial\","
@@ -937,13 +957,22 @@ static void test_history_document(void **state)
                          5 - i);
     {
         json_t *first = json_array_get(runs, 4);
-        const char *keys[] = {"id",          "uid",         "plan",
-                              "status",      "trigger",     "reason",
-                              "retry_of",    "created_at",  "started_at",
-                              "finished_at", "duration_ms", "message"};
+        const char *keys[] = {"id",
+                              "uid",
+                              "plan",
+                              "status",
+                              "trigger",
+                              "reason",
+                              "retry_of",
+                              "created_at",
+                              "started_at",
+                              "finished_at",
+                              "duration_ms",
+                              "message",
+                              "definition_version"};
         size_t k;
 
-        assert_int_equal(json_object_size(first), 12);
+        assert_int_equal(json_object_size(first), 13);
         for (k = 0; k < sizeof keys / sizeof keys[0]; k++)
             assert_non_null(json_object_get(first, keys[k]));
         assert_string_equal(
@@ -1072,6 +1101,46 @@ static void test_events_document(void **state)
     eo.instance = NULL;
     eo.run = 99;
     assert_int_equal(planctl_events_json(&out, f->p, &eo), PLANCTL_ENOTFOUND);
+
+    /* tail: the last N of what instance, run and since select, oldest
+     * first; more than there are is all of them.  zk's events are seqs 1-7
+     * and 15-20, zk2's 8-14. */
+    eo.instance = "zk";
+    eo.run = 0;
+    eo.since = 0;
+    eo.tail = 3;
+    assert_int_equal(planctl_events_json(&out, f->p, &eo), 0);
+    doc = json_loads(out, 0, NULL);
+    planctl_free(out);
+    evs = json_object_get(doc, "events");
+    assert_int_equal(json_array_size(evs), 3);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_array_get(evs, 0), "seq")), 18);
+    json_decref(doc);
+    eo.instance = NULL;
+    eo.run = other;
+    eo.since = 9;
+    eo.tail = 100;
+    assert_int_equal(planctl_events_json(&out, f->p, &eo), 0);
+    doc = json_loads(out, 0, NULL);
+    planctl_free(out);
+    evs = json_object_get(doc, "events");
+    assert_int_equal(json_array_size(evs), 5);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_array_get(evs, 0), "seq")), 10);
+    json_decref(doc);
+    eo.tail = -1;
+    assert_int_equal(planctl_events_json(&out, f->p, &eo), PLANCTL_EINVAL);
+    /* A caller of version 1 has no tail: whatever follows is not read. */
+    eo.version = 1;
+    eo.since = 0;
+    assert_int_equal(planctl_events_json(&out, f->p, &eo), 0);
+    doc = json_loads(out, 0, NULL);
+    planctl_free(out);
+    assert_int_equal(json_array_size(json_object_get(doc, "events")), 6);
+    json_decref(doc);
+    eo.version = 3;
+    assert_int_equal(planctl_events_json(&out, f->p, &eo), PLANCTL_EINVAL);
 
     /* data_version moves when another connection commits. */
     assert_int_equal(planctl_data_version(&dv1, f->p), 0);

@@ -67,6 +67,18 @@ UPDATE attempts SET status = ?2, finished_at = ?3, exit_code = ?4,
     message = ?5, output = ?6
 WHERE step_id = ?1 AND finished_at IS NULL;
 
+-- How many bytes of output try ?2 of a step wrote in all (0005): written
+-- with its output, only for a try that wrote some.
+-- name: output_bytes_put
+INSERT INTO attempt_output_bytes (step_id, attempt, bytes) VALUES (?1, ?2, ?3)
+ON CONFLICT (step_id, attempt) DO UPDATE SET bytes = excluded.bytes;
+
+-- The output of a try that still runs, so far (the engine, at most once a
+-- second while its task writes some).
+-- name: attempt_live_output
+UPDATE attempts SET output = ?3
+WHERE step_id = ?1 AND number = ?2 AND finished_at IS NULL;
+
 -- The outputs of try ?2 of a step (0004), or with ?2 = 0 the step's own
 -- (what the later tasks of its run see): written only when there are
 -- some, so a try without outputs runs the statements it ran before
@@ -210,6 +222,9 @@ SELECT body FROM definitions WHERE id = ?1;
 -- name: def_body
 SELECT body FROM definitions WHERE name = ?1 AND version = ?2;
 
+-- name: def_latest_body
+SELECT body FROM definitions WHERE name = ?1 ORDER BY id DESC LIMIT 1;
+
 -- name: def_insert
 INSERT INTO definitions (name, version, body, created_at)
 VALUES (?1, ?2, ?3, ?4);
@@ -227,13 +242,15 @@ WHERE instance_id = ?1 ORDER BY id DESC LIMIT 1;
 
 -- name: run_latest_of_plan
 SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
-    started_at, finished_at, message, deadline_at
+    started_at, finished_at, message, deadline_at,
+    (SELECT version FROM definitions WHERE id = runs.definition_id)
 FROM runs WHERE instance_id = ?1 AND plan = ?2
 ORDER BY id DESC LIMIT 1;
 
 -- name: run_of_instance
 SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
-    started_at, finished_at, message, deadline_at
+    started_at, finished_at, message, deadline_at,
+    (SELECT version FROM definitions WHERE id = runs.definition_id)
 FROM runs WHERE instance_id = ?1 AND id = ?2;
 
 -- name: run_queued_ids
@@ -241,13 +258,15 @@ SELECT id FROM runs WHERE instance_id = ?1 AND status = 'QUEUED' ORDER BY id;
 
 -- name: history
 SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
-    started_at, finished_at, message, deadline_at
+    started_at, finished_at, message, deadline_at,
+    (SELECT version FROM definitions WHERE id = runs.definition_id)
 FROM runs WHERE instance_id = ?1 AND id < ?2
 ORDER BY id DESC LIMIT ?3;
 
 -- name: history_plan
 SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
-    started_at, finished_at, message, deadline_at
+    started_at, finished_at, message, deadline_at,
+    (SELECT version FROM definitions WHERE id = runs.definition_id)
 FROM runs WHERE instance_id = ?1 AND plan = ?4 AND id < ?2
 ORDER BY id DESC LIMIT ?3;
 
@@ -353,12 +372,27 @@ LEFT JOIN steps AS s ON s.id = e.step_id
 WHERE e.run_id = ?3 AND e.seq > ?1
 ORDER BY e.seq LIMIT ?2;
 
+-- Where --tail starts: the seq before the last ?2 events after ?1 (no row
+-- when there are fewer), found backwards along the same index.
+-- name: events_all_tail
+SELECT seq - 1 FROM events WHERE seq > ?1
+ORDER BY seq DESC LIMIT 1 OFFSET ?2 - 1;
+
+-- name: events_instance_tail
+SELECT seq - 1 FROM events WHERE instance_id = ?3 AND seq > ?1
+ORDER BY seq DESC LIMIT 1 OFFSET ?2 - 1;
+
+-- name: events_run_tail
+SELECT seq - 1 FROM events WHERE run_id = ?3 AND seq > ?1
+ORDER BY seq DESC LIMIT 1 OFFSET ?2 - 1;
+
 -- name: run_instance
 SELECT instance_id FROM runs WHERE id = ?1;
 
 -- name: run_by_id
 SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
-    started_at, finished_at, message, deadline_at
+    started_at, finished_at, message, deadline_at,
+    (SELECT version FROM definitions WHERE id = runs.definition_id)
 FROM runs WHERE id = ?1;
 
 -- The engine's clock re-anchored to a wall clock that jumped (ident.c's
@@ -391,10 +425,11 @@ SELECT params FROM runs WHERE id = ?1;
 
 -- A try's outputs show once it has ended: those its earlier tasks
 -- recorded while it runs (pctl_step_set_task) are in no event yet, and
--- status must say what replay says.
+-- status must say what replay says.  So does its output (written while
+-- it runs too: `planctl logs` shows that).
 -- name: view_attempts
 SELECT a.number, a.status, a.started_at, a.finished_at, a.exit_code,
-    a.message, a.output,
+    a.message, CASE WHEN a.finished_at IS NOT NULL THEN a.output END,
     CASE WHEN a.finished_at IS NOT NULL THEN
         (SELECT o.outputs FROM task_outputs AS o
          WHERE o.step_id = a.step_id AND o.attempt = a.number) END AS outputs
@@ -651,6 +686,9 @@ SELECT name FROM instances ORDER BY name;
 -- name: hint_definition_names
 SELECT DISTINCT name FROM definitions ORDER BY name;
 
+-- name: hint_definition_versions
+SELECT version FROM definitions WHERE name = ?1 ORDER BY id;
+
 -- name: hint_plan_has_runs
 SELECT 1 FROM runs WHERE instance_id = ?1 AND plan = ?2 LIMIT 1;
 
@@ -724,3 +762,26 @@ SELECT e.entity, e.from_status, e.to_status, e.run_id, e.attempt, e.actor,
   LEFT JOIN steps AS s ON s.id = e.step_id
  WHERE e.seq > ?1 AND e.seq <= ?2 AND e.to_status IS NOT NULL
  ORDER BY e.seq;
+
+-- `planctl logs`: the run asked for, or the instance's active run, else
+-- its latest that started, else its latest.
+-- name: logs_run
+SELECT id, plan, status FROM runs WHERE instance_id = ?1 AND id = ?2;
+
+-- name: logs_default_run
+SELECT id, plan, status FROM runs WHERE instance_id = ?1
+ORDER BY status = 'PENDING' OR status = 'IN_PROGRESS' OR status = 'PAUSED'
+    DESC, started_at IS NOT NULL DESC, id DESC
+LIMIT 1;
+
+-- name: logs_steps
+SELECT ph.name, s.name, s.id, s.status
+FROM steps AS s JOIN phases AS ph ON ph.id = s.phase_id
+WHERE s.run_id = ?1 ORDER BY ph.idx, s.idx;
+
+-- name: logs_attempts
+SELECT a.number, a.status, a.started_at, a.finished_at, a.exit_code,
+    a.message, a.output, b.bytes
+FROM attempts AS a LEFT JOIN attempt_output_bytes AS b
+    ON b.step_id = a.step_id AND b.attempt = a.number
+WHERE a.step_id = ?1 ORDER BY a.number;

@@ -36,7 +36,10 @@ static const char def[] =
     "     {\"name\": \"first\", \"tasks\": [\"hi\"]},"
     "     {\"name\": \"second\", \"tasks\": [\"hi\"]}]}]}}}";
 
-static void stopped(planctl_engine *e, void *data) { (void)e, (void)data; }
+static void stopped(planctl_engine *e, void *data)
+{
+    (void)e, (void)data;
+}
 
 int main(void)
 {
@@ -53,8 +56,8 @@ int main(void)
             (rc = planctl_engine_register(e, "Greet", &greeter)) == 0 &&
             (rc = planctl_definition_apply(NULL, p, def, strlen(def),
                                            "hello.json")) == 0 &&
-            (rc = planctl_instance_create(&run, p, "world", "hello", NULL,
-                                          NULL, 0)) == 0 &&
+            (rc = planctl_instance_create(&run, p, "world", "hello", NULL, NULL,
+                                          0)) == 0 &&
             (rc = planctl_engine_start(e, stopped, NULL)) == 0)
             uv_run(loop, UV_RUN_DEFAULT); /* until the engine stopped */
     }

@@ -1,0 +1,44 @@
+/* logtail.c - the new part and the last lines of an attempt's kept output
+ * (logtail.h). */
+#include "core/logtail.h"
+
+pctl_logtail_new pctl_logtail_since(const char *text, size_t len, int64_t bytes,
+                                    int64_t seen)
+{
+    pctl_logtail_new r = {0, 0};
+    int64_t fresh;
+
+    if (seen < 0) { /* all of it, and what it no longer keeps */
+        r.lost = bytes > (int64_t)len ? bytes - (int64_t)len : 0;
+        return r;
+    }
+    fresh = bytes - seen;
+    if (fresh <= 0) {
+        r.from = len;
+        return r;
+    }
+    if (fresh > (int64_t)len) {
+        r.lost = fresh - (int64_t)len;
+        return r;
+    }
+    r.from = len - (size_t)fresh;
+    while (r.from < len && ((unsigned char)text[r.from] & 0xc0) == 0x80)
+        r.from++;
+    return r;
+}
+
+size_t pctl_logtail_lines(const char *text, size_t len, size_t n)
+{
+    size_t end = len;
+
+    if (n == 0)
+        return len;
+    if (end > 0 && text[end - 1] == '\n')
+        end--;
+    while (end > 0) {
+        if (text[end - 1] == '\n' && --n == 0)
+            return end;
+        end--;
+    }
+    return 0;
+}
