@@ -385,8 +385,9 @@ static const struct {
     const char *meta;
     void (*say)(const line *l, planctl *p, const char *name);
 } from_db[] = {
-    {"NAME", say_instances}, {"PLAN", say_plans}, {"P", say_plans},
-    {"D[@V]", say_names},    {"V", say_versions}, {"ID", say_runs},
+    {"NAME", say_instances}, {"PLAN", say_plans},       {"P", say_plans},
+    {"D[@V]", say_names},    {"DEFINITION", say_names}, {"V", say_versions},
+    {"ID", say_runs},
 };
 
 /* The values of a flag or positional named meta (its metavariable, or a
