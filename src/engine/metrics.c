@@ -223,24 +223,46 @@ static void name_change(pctl_pending *pd, planctl_engine *e,
         pd->message = pctl_strdup(c->message);
 }
 
-/* A log line of a status change another writer made (c). */
-static void log_other(pctl_metrics *m, const pctl_feed_change *c)
+/* Logs a status change of entity from -> to, with what names it (name:
+ * the phase's or the step's) and who made it (actor, NULL: the engine). */
+static void log_status(pctl_metrics *m, planctl_entity entity,
+                       planctl_status from, planctl_status to,
+                       const pctl_pending *names, const char *actor)
 {
     planctl_log_record rec;
 
     memset(&rec, 0, sizeof rec);
-    rec.level = change_level(c->entity, c->to);
-    rec.msg = change_msg(c->entity, c->from, c->to);
-    rec.instance = c->instance;
-    rec.run = c->run_id;
-    rec.plan = c->plan;
-    rec.phase = c->entity == PLANCTL_ENTITY_PHASE ? c->phase : NULL;
-    rec.step = c->entity == PLANCTL_ENTITY_STEP ? c->step : NULL;
-    rec.attempt = c->attempt;
-    rec.status = planctl_status_name(c->to);
-    rec.detail = c->message;
-    rec.actor = c->actor;
+    rec.level = change_level(entity, to);
+    rec.msg = change_msg(entity, from, to);
+    rec.instance = names->instance;
+    rec.run = names->run_id;
+    rec.plan = names->plan;
+    rec.attempt = names->attempt;
+    rec.status = planctl_status_name(to);
+    if (entity == PLANCTL_ENTITY_PHASE)
+        rec.phase = names->step;
+    else
+        rec.step = names->step;
+    rec.detail = names->message;
+    rec.actor = actor;
     emit(m, &rec);
+}
+
+/* A log line of a status change another writer made (c). */
+static void log_other(pctl_metrics *m, const pctl_feed_change *c)
+{
+    pctl_pending names;
+
+    memset(&names, 0, sizeof names);
+    names.instance = c->instance;
+    names.run_id = c->run_id;
+    names.plan = c->plan;
+    names.attempt = c->attempt;
+    names.step = c->entity == PLANCTL_ENTITY_PHASE  ? c->phase
+                 : c->entity == PLANCTL_ENTITY_STEP ? c->step
+                                                    : NULL;
+    names.message = c->message;
+    log_status(m, c->entity, c->from, c->to, &names, c->actor);
 }
 
 void pctl_metrics_sync(planctl_engine *e, const pctl_sync_info *s)
@@ -304,22 +326,7 @@ void pctl_metrics_change(planctl_engine *e, const struct pctl_change *c,
 
 static void log_change(pctl_metrics *m, const pctl_pending *pd)
 {
-    planctl_log_record rec;
-
-    memset(&rec, 0, sizeof rec);
-    rec.level = change_level(pd->entity, pd->to);
-    rec.msg = change_msg(pd->entity, pd->from, pd->to);
-    rec.instance = pd->instance;
-    rec.run = pd->run_id;
-    rec.plan = pd->plan;
-    rec.attempt = pd->attempt;
-    rec.status = planctl_status_name(pd->to);
-    if (pd->entity == PLANCTL_ENTITY_PHASE)
-        rec.phase = pd->step;
-    else
-        rec.step = pd->step;
-    rec.detail = pd->message;
-    emit(m, &rec);
+    log_status(m, pd->entity, pd->from, pd->to, pd, NULL);
 }
 
 void pctl_metrics_pass_end(planctl_engine *e, int rc, uint64_t commit_ns,
