@@ -864,6 +864,7 @@ static const jfield bundle_doc[] = {
     {"next_attempt_at", NULL},
     {"number", NULL},
     {"output", NULL},
+    {"output_bytes", NULL},
     {"outputs", NULL},
     {"params", NULL},
     {"phase_id", NULL},

@@ -752,12 +752,34 @@ static int finish_run(bundle_imp *m, bundle_row *r, void *unused)
     return exec(m, st, NULL, NULL, "run", r->id);
 }
 
+/* How many bytes of output an attempt wrote in all (0005; absent from
+ * bundles written before it, and null for an attempt that wrote none or
+ * was imported so): a count of 0 or more, or nothing. */
+static int put_output_bytes(bundle_imp *m, const bundle_row *a,
+                            int64_t step_nid, int number)
+{
+    json_t *v = json_object_get(a->o, "output_bytes");
+    int rc;
+
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < 0)
+        return pctl_bundle_bad(m,
+                               "attempt %lld: \"output_bytes\" must be a "
+                               "count (0 or more) or null",
+                               (long long)a->id);
+    rc = pctl_output_bytes_record(m->p, step_nid, number,
+                                  (int64_t)json_integer_value(v));
+    m->dbrc = rc;
+    return rc;
+}
+
 static int import_attempt(bundle_imp *m, bundle_row *a, void *unused)
 {
     planctl_status status;
     bundle_row *step;
     pctl_stmt *st;
-    int rc;
+    int rc, number;
 
     (void)unused;
     if ((rc = pctl_bundle_resolve(&step, m, a->o, "step_id", T_STEP, 0, 1,
@@ -775,9 +797,10 @@ static int import_attempt(bundle_imp *m, bundle_row *a, void *unused)
     pctl_bind_i64(st, 8, step->nid);
     if ((rc = exec(m, st, &a->nid, NULL, "attempt", a->id)) < 0)
         return rc;
-    return put_outputs(
-        m, a, step->nid,
-        (int)json_integer_value(json_object_get(a->o, "number")));
+    number = (int)json_integer_value(json_object_get(a->o, "number"));
+    if ((rc = put_output_bytes(m, a, step->nid, number)) < 0)
+        return rc;
+    return put_outputs(m, a, step->nid, number);
 }
 
 static int finish_rows(bundle_imp *m)

@@ -518,6 +518,8 @@ SELECT a.id, a.step_id, a.number, a.status, a.started_at, a.finished_at,
     a.exit_code, a.message, a.output,
     (SELECT o.outputs FROM task_outputs AS o
      WHERE o.step_id = a.step_id AND o.attempt = a.number) AS outputs
+    , (SELECT b.bytes FROM attempt_output_bytes AS b
+     WHERE b.step_id = a.step_id AND b.attempt = a.number) AS output_bytes
 FROM attempts AS a JOIN steps AS s ON s.id = a.step_id
 JOIN runs AS r ON r.id = s.run_id
 WHERE r.instance_id = ?1 ORDER BY a.id;
@@ -567,6 +569,8 @@ SELECT a.id, a.step_id, a.number, a.status, a.started_at, a.finished_at,
     a.exit_code, a.message, a.output,
     (SELECT o.outputs FROM task_outputs AS o
      WHERE o.step_id = a.step_id AND o.attempt = a.number) AS outputs
+    , (SELECT b.bytes FROM attempt_output_bytes AS b
+     WHERE b.step_id = a.step_id AND b.attempt = a.number) AS output_bytes
 FROM attempts AS a JOIN steps AS s ON s.id = a.step_id
 WHERE s.run_id = ?2 ORDER BY a.id;
 
