@@ -18,18 +18,22 @@
 # to run as root (CI runs as root), so as root the cluster is made and run
 # by `nobody`, in a directory given to it.
 #
-# The server's programs are found through PLANCTL_PG_BIN, else `pg_config
-# --bindir`, else the newest /usr/lib/postgresql/*/bin.  None found: exit 77
+# The server's programs are found in PLANCTL_PG_BIN if set (only there),
+# else `pg_config --bindir`, else the newest /usr/lib/postgresql/*/bin.  None found: exit 77
 # (ctest's skip), unless CI=true, where PostgreSQL is required.
 set -euo pipefail
 
 say() { printf 'pg-cluster: %s\n' "$*" >&2; }
 
 find_bin() {
-    local d
-    for d in "${PLANCTL_PG_BIN:-}" \
-        "$(pg_config --bindir 2>/dev/null || true)" \
-        $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+    local d dirs
+    if [ -n "${PLANCTL_PG_BIN:-}" ]; then
+        dirs=$PLANCTL_PG_BIN
+    else
+        dirs="$(pg_config --bindir 2>/dev/null || true) $(ls -d \
+            /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r)"
+    fi
+    for d in $dirs; do
         if [ -n "$d" ] && [ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ]; then
             printf '%s\n' "$d"
             return 0
