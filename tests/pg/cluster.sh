@@ -19,8 +19,9 @@
 # by `nobody`, in a directory given to it.
 #
 # The server's programs are found in PLANCTL_PG_BIN if set (only there),
-# else `pg_config --bindir`, else the newest /usr/lib/postgresql/*/bin.  None found: exit 77
-# (ctest's skip), unless CI=true, where PostgreSQL is required.
+# else in `pg_config --bindir`, else in the newest /usr/lib/postgresql/*/bin
+# (Debian keeps initdb and pg_ctl off PATH).  None found: exit 77 (ctest's
+# skip), unless CI=true, where PostgreSQL is required.
 set -euo pipefail
 
 say() { printf 'pg-cluster: %s\n' "$*" >&2; }
