@@ -1,0 +1,291 @@
+-- postgres.sql - the full current planctl schema for PostgreSQL, for
+-- reading and for the drift test (tests/pg/schema_parity.sh builds one
+-- database from migrations/postgres/ and one from this file and compares
+-- them).  Keep it in step with every new PostgreSQL migration.
+--
+-- The same tables, columns, indexes, CHECKs and guards as schema/schema.sql
+-- (the SQLite schema); src/store/README says how the two map.  The file
+-- names no schema: whoever applies it creates the schema (default
+-- `planctl`) and sets search_path to it first, in the same transaction:
+--
+--   psql -X -1 -v ON_ERROR_STOP=1 \
+--        -c 'CREATE SCHEMA planctl' -c 'SET search_path = planctl' \
+--        -f schema/postgres.sql
+--
+-- Functions keep the search_path they were created with, so the guards
+-- read this schema's `transitions` whatever a session's search_path.
+--
+-- Times are bigint milliseconds since the Unix epoch, UTC.  JSON is kept as
+-- text, byte for byte as planctl wrote it (a definition's body is its
+-- canonical JSON, compared as written; jsonb would reorder it).
+--
+-- SQLSTATEs of the guards: PC001 an illegal status transition (INSERT or
+-- UPDATE OF status on runs, phases, steps); PC002 a write to a read-only
+-- table (transitions) or an UPDATE of the append-only events.
+
+-- How planctl recognises its own schema, and its version: schema_version
+-- is the same number as SQLite's PRAGMA user_version for the same tables.
+CREATE TABLE meta (
+    key   text PRIMARY KEY,
+    value text NOT NULL
+);
+INSERT INTO meta (key, value) VALUES
+    ('application', 'planctl'),
+    ('schema_version', '5');
+
+CREATE TABLE transitions (
+    entity      text NOT NULL CHECK (entity IN ('run', 'phase', 'step')),
+    from_status text, -- NULL: the row is being created
+    to_status   text NOT NULL,
+    UNIQUE (entity, from_status, to_status)
+);
+
+INSERT INTO transitions (entity, from_status, to_status) VALUES
+    ('run', NULL, 'QUEUED'),
+    ('run', NULL, 'PENDING'),
+    ('run', 'QUEUED', 'PENDING'),
+    ('run', 'QUEUED', 'CANCELLED'),
+    ('run', 'PENDING', 'IN_PROGRESS'),
+    ('run', 'PENDING', 'CANCELLED'),
+    ('run', 'IN_PROGRESS', 'PAUSED'),
+    ('run', 'IN_PROGRESS', 'COMPLETE'),
+    ('run', 'IN_PROGRESS', 'FATAL_ERROR'),
+    ('run', 'IN_PROGRESS', 'CANCELLED'),
+    ('run', 'PAUSED', 'IN_PROGRESS'),
+    ('run', 'PAUSED', 'CANCELLED'),
+    ('phase', NULL, 'PENDING'),
+    ('phase', NULL, 'COMPLETE'),
+    ('phase', 'PENDING', 'IN_PROGRESS'),
+    ('phase', 'PENDING', 'CANCELLED'),
+    ('phase', 'IN_PROGRESS', 'COMPLETE'),
+    ('phase', 'IN_PROGRESS', 'FATAL_ERROR'),
+    ('phase', 'IN_PROGRESS', 'CANCELLED'),
+    ('step', NULL, 'PENDING'),
+    ('step', NULL, 'COMPLETE'),
+    ('step', 'PENDING', 'IN_PROGRESS'),
+    ('step', 'PENDING', 'CANCELLED'),
+    ('step', 'IN_PROGRESS', 'COMPLETE'),
+    ('step', 'IN_PROGRESS', 'ERROR'),
+    ('step', 'IN_PROGRESS', 'FATAL_ERROR'),
+    ('step', 'IN_PROGRESS', 'CANCELLED'),
+    ('step', 'ERROR', 'IN_PROGRESS'),
+    ('step', 'ERROR', 'FATAL_ERROR'),
+    ('step', 'ERROR', 'CANCELLED');
+
+-- The table of legal transitions is itself read-only (after the rows
+-- above); a later migration that must change it drops and recreates these
+-- triggers.
+CREATE FUNCTION refuse_write() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
+BEGIN
+    RAISE EXCEPTION '%', TG_ARGV[0] USING ERRCODE = 'PC002';
+END $$;
+CREATE TRIGGER transitions_readonly_insert BEFORE INSERT ON transitions
+    FOR EACH STATEMENT EXECUTE FUNCTION refuse_write('transitions is read-only');
+CREATE TRIGGER transitions_readonly_update BEFORE UPDATE ON transitions
+    FOR EACH STATEMENT EXECUTE FUNCTION refuse_write('transitions is read-only');
+CREATE TRIGGER transitions_readonly_delete BEFORE DELETE ON transitions
+    FOR EACH STATEMENT EXECUTE FUNCTION refuse_write('transitions is read-only');
+CREATE TRIGGER transitions_readonly_truncate BEFORE TRUNCATE ON transitions
+    FOR EACH STATEMENT EXECUTE FUNCTION refuse_write('transitions is read-only');
+
+-- A definition version as registered: body is its canonical JSON (sorted
+-- keys, compact), so registering the same content twice is recognised.
+CREATE TABLE definitions (
+    id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name       text NOT NULL,
+    version    text NOT NULL,
+    body       text NOT NULL,
+    created_at bigint NOT NULL,
+    UNIQUE (name, version)
+);
+
+-- params holds the values set explicitly (a JSON object); last_applied the
+-- snapshot of the last deploy, update or upgrade run that completed.
+CREATE TABLE instances (
+    id            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name          text NOT NULL UNIQUE,
+    definition_id bigint NOT NULL REFERENCES definitions (id),
+    params        text NOT NULL,
+    last_applied  text,
+    deleting      integer NOT NULL DEFAULT 0 CHECK (deleting IN (0, 1)),
+    created_at    bigint NOT NULL,
+    updated_at    bigint NOT NULL
+);
+
+-- One execution of a plan.  Identity values are never reused, so a run id
+-- in a bug report always means one run.  event_count counts the run's
+-- events.
+CREATE TABLE runs (
+    id            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    uid           text NOT NULL UNIQUE,
+    instance_id   bigint NOT NULL REFERENCES instances (id) ON DELETE CASCADE,
+    definition_id bigint NOT NULL REFERENCES definitions (id),
+    plan          text NOT NULL,
+    status        text NOT NULL,
+    trigger       text NOT NULL CHECK (trigger IN ('create', 'set', 'upgrade',
+                      'delete', 'manual', 'retry')),
+    reason        text,
+    retry_of      bigint REFERENCES runs (id) ON DELETE SET NULL,
+    params        text NOT NULL,
+    created_at    bigint NOT NULL,
+    started_at    bigint,
+    finished_at   bigint,
+    deadline_at   bigint,
+    message       text,
+    event_count   bigint NOT NULL DEFAULT 0
+);
+
+-- One active run per instance, enforced by the database itself.
+CREATE UNIQUE INDEX runs_one_active ON runs (instance_id)
+    WHERE status IN ('PENDING', 'IN_PROGRESS', 'PAUSED');
+-- The newest run per (instance, plan), and history pages, are index seeks.
+CREATE INDEX runs_by_plan ON runs (instance_id, plan, id);
+CREATE INDEX runs_by_instance ON runs (instance_id, id);
+-- The queue, first-in first-out, and the engine's set of open runs.
+CREATE INDEX runs_queued ON runs (instance_id, id) WHERE status = 'QUEUED';
+CREATE INDEX runs_open ON runs (status)
+    WHERE status IN ('PENDING', 'IN_PROGRESS', 'PAUSED');
+CREATE INDEX runs_retry_of ON runs (retry_of) WHERE retry_of IS NOT NULL;
+
+CREATE TABLE phases (
+    id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    run_id      bigint NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    idx         integer NOT NULL,
+    name        text NOT NULL,
+    strategy    text NOT NULL CHECK (strategy IN ('serial', 'parallel')),
+    status      text NOT NULL,
+    started_at  bigint,
+    finished_at bigint,
+    message     text,
+    UNIQUE (run_id, idx)
+);
+
+-- attempt counts the tries started so far; task_index is the task a retry
+-- resumes at; deadline_at is the current try's timeout as an absolute time.
+CREATE TABLE steps (
+    id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    run_id          bigint NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    phase_id        bigint NOT NULL REFERENCES phases (id) ON DELETE CASCADE,
+    idx             integer NOT NULL,
+    name            text NOT NULL,
+    status          text NOT NULL,
+    attempt         integer NOT NULL DEFAULT 0,
+    max_attempts    integer NOT NULL CHECK (max_attempts >= 1),
+    task_index      integer NOT NULL DEFAULT 0,
+    next_attempt_at bigint,
+    deadline_at     bigint,
+    started_at      bigint,
+    finished_at     bigint,
+    message         text,
+    UNIQUE (phase_id, idx)
+);
+CREATE INDEX steps_by_run ON steps (run_id);
+
+-- One row per try of a step.  status is IN_PROGRESS while it runs, then
+-- the status the step left IN_PROGRESS for.
+CREATE TABLE attempts (
+    id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    step_id     bigint NOT NULL REFERENCES steps (id) ON DELETE CASCADE,
+    number      integer NOT NULL CHECK (number >= 1),
+    status      text NOT NULL,
+    started_at  bigint NOT NULL,
+    finished_at bigint,
+    exit_code   integer,
+    message     text,
+    output      text,
+    UNIQUE (step_id, number)
+);
+-- Never two tries of one step in flight.
+CREATE UNIQUE INDEX attempts_one_open ON attempts (step_id)
+    WHERE finished_at IS NULL;
+
+-- Task outputs, JSON text.  attempt is a try's number, or 0: the step's
+-- own, what later tasks of its run see.
+CREATE TABLE task_outputs (
+    step_id bigint NOT NULL REFERENCES steps (id) ON DELETE CASCADE,
+    attempt integer NOT NULL CHECK (attempt >= 0),
+    outputs text NOT NULL,
+    PRIMARY KEY (step_id, attempt)
+);
+
+-- How many bytes of output a try wrote in all, of which attempts.output
+-- keeps the last ones.
+CREATE TABLE attempt_output_bytes (
+    step_id bigint NOT NULL REFERENCES steps (id) ON DELETE CASCADE,
+    attempt integer NOT NULL CHECK (attempt >= 1),
+    bytes   bigint NOT NULL CHECK (bytes >= 0),
+    PRIMARY KEY (step_id, attempt)
+);
+
+-- The append-only event log: one row per status change or admin action,
+-- written in the same transaction as the change.  phase_id and step_id are
+-- plain references: phases and steps only ever go away with their run,
+-- which takes its events with it.  data holds JSON details.  seq is
+-- unique and never reused, but on a server it is not commit order.
+CREATE TABLE events (
+    seq         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at          bigint NOT NULL,
+    instance_id bigint REFERENCES instances (id) ON DELETE CASCADE,
+    run_id      bigint REFERENCES runs (id) ON DELETE CASCADE,
+    phase_id    bigint,
+    step_id     bigint,
+    entity      text NOT NULL CHECK (entity IN ('run', 'phase', 'step',
+                    'instance', 'engine')),
+    from_status text,
+    to_status   text,
+    attempt     integer,
+    message     text,
+    actor       text NOT NULL,
+    data        text
+);
+CREATE INDEX events_by_run ON events (run_id, seq);
+CREATE INDEX events_by_instance ON events (instance_id, seq);
+
+-- Rows may be added and deleted (gc, a deleted instance), never changed.
+CREATE TRIGGER events_append_only BEFORE UPDATE ON events
+    FOR EACH ROW EXECUTE FUNCTION refuse_write('events are append-only');
+
+-- The engine lease: at most one engine per database.  token grows with
+-- every acquisition and fences every engine write.
+CREATE TABLE engine_lease (
+    id           integer PRIMARY KEY CHECK (id = 1),
+    owner        text NOT NULL,
+    host         text NOT NULL,
+    pid          integer NOT NULL,
+    token        bigint NOT NULL,
+    acquired_at  bigint NOT NULL,
+    heartbeat_at bigint NOT NULL
+);
+
+-- Status guards: a new row must start in a status reachable from (new),
+-- and every change must be a listed edge (UPDATE OF status: an UPDATE that
+-- sets status, even to the same value, as in SQLite).  TG_ARGV[0] is the
+-- entity.
+CREATE FUNCTION guard_status() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
+DECLARE
+    old_status text := CASE WHEN TG_OP = 'UPDATE' THEN OLD.status END;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM transitions
+                   WHERE entity = TG_ARGV[0]
+                     AND from_status IS NOT DISTINCT FROM old_status
+                     AND to_status = NEW.status) THEN
+        RAISE EXCEPTION 'illegal % status transition: % -> %', TG_ARGV[0],
+            coalesce(old_status, '(new)'), coalesce(NEW.status, 'NULL')
+            USING ERRCODE = 'PC001';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER runs_status_insert BEFORE INSERT ON runs
+    FOR EACH ROW EXECUTE FUNCTION guard_status('run');
+CREATE TRIGGER runs_status_update BEFORE UPDATE OF status ON runs
+    FOR EACH ROW EXECUTE FUNCTION guard_status('run');
+CREATE TRIGGER phases_status_insert BEFORE INSERT ON phases
+    FOR EACH ROW EXECUTE FUNCTION guard_status('phase');
+CREATE TRIGGER phases_status_update BEFORE UPDATE OF status ON phases
+    FOR EACH ROW EXECUTE FUNCTION guard_status('phase');
+CREATE TRIGGER steps_status_insert BEFORE INSERT ON steps
+    FOR EACH ROW EXECUTE FUNCTION guard_status('step');
+CREATE TRIGGER steps_status_update BEFORE UPDATE OF status ON steps
+    FOR EACH ROW EXECUTE FUNCTION guard_status('step');
