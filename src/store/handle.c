@@ -118,6 +118,13 @@ int planctl_open(planctl **out, const char *path,
     p->run_events_max = PLANCTL_RUN_EVENTS_MAX;
     if (!path || !*path)
         return pctl_err(p, PLANCTL_EINVAL, "database path is empty");
+    /* A server's URI is not a file name: say so rather than create a file
+     * called "postgres:" (no password is in the message). */
+    if (strncmp(path, "postgres://", 11) == 0 ||
+        strncmp(path, "postgresql://", 13) == 0)
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "PostgreSQL databases are not supported by this "
+                        "version of planctl yet; give a SQLite file path");
     if (o->version != PLANCTL_OPEN_OPTIONS_VERSION)
         return pctl_err(p, PLANCTL_EINVAL,
                         "planctl_open_options version %u is not supported",
