@@ -1,0 +1,830 @@
+-- postgres.sql - every statement the store prepares, by name, in
+-- PostgreSQL's dialect, for the tables of schema/postgres.sql (found
+-- through search_path).  Nothing in the build reads this file yet: the
+-- PostgreSQL backend is not written.
+--
+-- The same names, in the same order, as sqlite.sql, each with the same
+-- parameters ($n where sqlite.sql has ?n; its anonymous ? are numbered
+-- left to right) and the same result columns in the same order
+-- (tests/pg/statements.sh checks names, order and counts, and prepares
+-- every statement on a real server).  A comment says what a statement is
+-- for where sqlite.sql's would not.
+--
+-- Parameters arrive as bigint or text and are prepared without types, so
+-- a statement names a parameter's type (::bigint, ::text) wherever
+-- PostgreSQL could not infer it or would infer another (a flag SQLite
+-- reads as a truth value is bigint here, compared with 0).  What SQLite
+-- returns as an integer truth value is cast ::int here, not left boolean.
+-- A parameter a statement does not use (sqlite.sql leaves ?n out, and
+-- the store binds it all the same) is named to no effect, "($n::bigint IS
+-- NULL OR true)", since PostgreSQL cannot type a parameter it never sees.
+
+-- name: run_set_status
+UPDATE runs SET status = $3,
+    started_at = CASE WHEN $3 = 'IN_PROGRESS' THEN coalesce(started_at, $4)
+                 ELSE started_at END,
+    finished_at = CASE WHEN $6::bigint <> 0 THEN $4 ELSE NULL END,
+    message = $5,
+    deadline_at = coalesce($8, deadline_at)
+WHERE id = $1 AND status = $2 AND ($7::bigint IS NULL OR true);
+
+-- name: phase_set_status
+UPDATE phases SET status = $3,
+    started_at = CASE WHEN $3 = 'IN_PROGRESS' THEN coalesce(started_at, $4)
+                 ELSE started_at END,
+    finished_at = CASE WHEN $6::bigint <> 0 THEN $4 ELSE NULL END,
+    message = $5
+WHERE id = $1 AND status = $2;
+
+-- name: step_set_status
+UPDATE steps SET status = $3,
+    started_at = CASE WHEN $3 = 'IN_PROGRESS' THEN coalesce(started_at, $4)
+                 ELSE started_at END,
+    finished_at = CASE WHEN $6::bigint <> 0 THEN $4 ELSE NULL END,
+    message = $5,
+    attempt = attempt + $10,
+    next_attempt_at = $7,
+    deadline_at = $8,
+    max_attempts = max_attempts + $9
+WHERE id = $1 AND status = $2;
+
+-- name: run_get_status
+SELECT status FROM runs WHERE id = $1;
+
+-- name: phase_get_status
+SELECT status FROM phases WHERE id = $1;
+
+-- name: step_get_status
+SELECT status FROM steps WHERE id = $1;
+
+-- What the gate reads back after a status change: run id, phase id,
+-- attempt, next try, deadline.  A separate read, as on SQLite (where
+-- RETURNING costs an ephemeral table per UPDATE), so the gate runs the same
+-- statements on both; the NULLs are typed as the columns they stand for.
+-- name: run_set_result
+SELECT id, 0::bigint, 0, NULL::bigint, deadline_at, instance_id FROM runs
+WHERE id = $1;
+
+-- name: phase_set_result
+SELECT ph.run_id, ph.id, 0, NULL::bigint, NULL::bigint, r.instance_id
+FROM phases AS ph JOIN runs AS r ON r.id = ph.run_id WHERE ph.id = $1;
+
+-- name: step_set_result
+SELECT s.run_id, s.phase_id, s.attempt, s.next_attempt_at, s.deadline_at,
+    r.instance_id
+FROM steps AS s JOIN runs AS r ON r.id = s.run_id WHERE s.id = $1;
+
+-- name: attempt_open
+INSERT INTO attempts (step_id, number, status, started_at)
+VALUES ($1, $2, 'IN_PROGRESS', $3);
+
+-- name: attempt_close
+UPDATE attempts SET status = $2, finished_at = $3, exit_code = $4,
+    message = $5, output = $6
+WHERE step_id = $1 AND finished_at IS NULL;
+
+-- How many bytes of output try $2 of a step wrote in all (0005): written
+-- with its output, only for a try that wrote some.
+-- name: output_bytes_put
+INSERT INTO attempt_output_bytes (step_id, attempt, bytes) VALUES ($1, $2, $3)
+ON CONFLICT (step_id, attempt) DO UPDATE SET bytes = excluded.bytes;
+
+-- The output of a try that still runs, so far (the engine, at most once a
+-- second while its task writes some).
+-- name: attempt_live_output
+UPDATE attempts SET output = $3
+WHERE step_id = $1 AND number = $2 AND finished_at IS NULL;
+
+-- The outputs of try $2 of a step (0004), or with $2 = 0 the step's own
+-- (what the later tasks of its run see): written only when there are
+-- some, so a try without outputs runs the statements it ran before
+-- outputs existed.
+-- name: outputs_put
+INSERT INTO task_outputs (step_id, attempt, outputs) VALUES ($1, $2, $3)
+ON CONFLICT (step_id, attempt) DO UPDATE SET outputs = excluded.outputs;
+
+-- The outputs of the completed steps of a run, for a task about to start:
+-- read only when the run has some (the engine keeps whether it has).
+-- name: run_outputs
+SELECT s.name, o.outputs FROM steps AS s JOIN phases AS ph ON ph.id = s.phase_id
+JOIN task_outputs AS o ON o.step_id = s.id AND o.attempt = 0
+WHERE s.run_id = $1
+ORDER BY ph.idx, s.idx;
+
+-- What an earlier try of a step recorded, for a retry that resumes at a
+-- later task (or recovery closing a try its engine left).
+-- name: attempt_outputs
+SELECT outputs FROM task_outputs WHERE step_id = $1 AND attempt = $2;
+
+-- name: event_insert_admin
+INSERT INTO events (at, instance_id, entity, message, actor, data)
+VALUES ($1, $2, $3, $4, $5, $6);
+
+-- As in sqlite.sql (whose OR list of plans spares SQLite a temporary
+-- b-tree; PostgreSQL plans an IN list and an OR alike).
+-- name: instance_mark_applied
+UPDATE instances SET last_applied = (SELECT params FROM runs WHERE id = $1),
+    updated_at = $2
+WHERE id = (SELECT instance_id FROM runs
+            WHERE id = $1 AND (plan = 'deploy' OR plan = 'update'
+                               OR plan = 'upgrade'));
+
+-- name: instance_remove_after_cleanup
+DELETE FROM instances
+WHERE deleting = 1
+  AND id = (SELECT instance_id FROM runs WHERE id = $1 AND plan = 'cleanup');
+
+-- name: run_next_queued
+SELECT q.id FROM runs AS r JOIN runs AS q ON q.instance_id = r.instance_id
+WHERE r.id = $1 AND q.status = 'QUEUED'
+  AND NOT EXISTS (SELECT 1 FROM runs AS a
+                  WHERE a.instance_id = r.instance_id
+                    AND (a.status = 'PENDING' OR a.status = 'IN_PROGRESS'
+                         OR a.status = 'PAUSED'))
+ORDER BY q.id LIMIT 1;
+
+-- name: steps_open
+SELECT id, status, started_at FROM steps
+WHERE run_id = $1 AND status IN ('PENDING', 'IN_PROGRESS', 'ERROR')
+ORDER BY id;
+
+-- name: phases_open
+SELECT id, status, started_at FROM phases
+WHERE run_id = $1 AND status IN ('PENDING', 'IN_PROGRESS')
+ORDER BY id;
+
+-- name: run_active
+SELECT id, plan, status, coalesce(started_at, created_at) FROM runs
+WHERE instance_id = $1 AND (status = 'PENDING' OR status = 'IN_PROGRESS'
+                            OR status = 'PAUSED');
+
+-- name: run_first_queued
+SELECT id FROM runs WHERE instance_id = $1 AND status = 'QUEUED'
+ORDER BY id LIMIT 1;
+
+-- A run's uid: 32 lowercase hex digits, as SQLite's
+-- lower(hex(randomblob(16))) makes (gen_random_uuid is core since 13).
+-- name: run_insert
+INSERT INTO runs (uid, instance_id, definition_id, plan, status, trigger,
+                  reason, retry_of, params, created_at)
+VALUES (replace(gen_random_uuid()::text, '-', ''), $1, $2, $3, $4, $5, $6,
+        $7, $8, $9)
+RETURNING id, uid;
+
+-- name: phase_insert
+INSERT INTO phases (run_id, idx, name, strategy, status, started_at,
+                    finished_at, message)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+RETURNING id;
+
+-- name: step_insert
+INSERT INTO steps (run_id, phase_id, idx, name, status, max_attempts,
+                   started_at, finished_at, message)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+RETURNING id;
+
+-- name: phase_carry
+SELECT started_at, finished_at FROM phases
+WHERE run_id = $1 AND idx = $2 AND name = $3 AND status = 'COMPLETE';
+
+-- name: step_carry
+SELECT s.started_at, s.finished_at,
+    (SELECT o.outputs FROM task_outputs AS o
+     WHERE o.step_id = s.id AND o.attempt = 0)
+FROM phases AS ph JOIN steps AS s ON s.phase_id = ph.id
+WHERE ph.run_id = $1 AND ph.idx = $2 AND s.idx = $4 AND s.name = $3
+  AND s.status = 'COMPLETE';
+
+-- name: instance_by_name
+SELECT id, definition_id, params, deleting FROM instances WHERE name = $1;
+
+-- name: instance_insert
+INSERT INTO instances (name, definition_id, params, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $4)
+RETURNING id;
+
+-- name: instance_update
+UPDATE instances SET definition_id = $2, params = $3, updated_at = $4
+WHERE id = $1;
+
+-- name: instance_mark_deleting
+UPDATE instances SET deleting = 1, updated_at = $2 WHERE id = $1;
+
+-- name: instance_delete
+DELETE FROM instances WHERE id = $1;
+
+-- name: instance_list
+SELECT i.name, d.name, d.version,
+    coalesce((SELECT status FROM runs WHERE instance_id = i.id
+                AND (status = 'PENDING' OR status = 'IN_PROGRESS'
+                     OR status = 'PAUSED')),
+             (SELECT status FROM runs WHERE instance_id = i.id
+                AND status <> 'QUEUED' ORDER BY id DESC LIMIT 1),
+             (SELECT status FROM runs WHERE instance_id = i.id
+                ORDER BY id DESC LIMIT 1)),
+    (SELECT id FROM runs WHERE instance_id = i.id
+       AND (status = 'PENDING' OR status = 'IN_PROGRESS'
+            OR status = 'PAUSED')),
+    i.deleting, i.created_at
+FROM instances AS i JOIN definitions AS d ON d.id = i.definition_id
+ORDER BY i.name;
+
+-- name: def_by_name_version
+SELECT id FROM definitions WHERE name = $1 AND version = $2;
+
+-- name: def_latest
+SELECT id FROM definitions WHERE name = $1 ORDER BY id DESC LIMIT 1;
+
+-- name: def_by_id
+SELECT body FROM definitions WHERE id = $1;
+
+-- name: def_body
+SELECT body FROM definitions WHERE name = $1 AND version = $2;
+
+-- name: def_latest_body
+SELECT body FROM definitions WHERE name = $1 ORDER BY id DESC LIMIT 1;
+
+-- name: def_insert
+INSERT INTO definitions (name, version, body, created_at)
+VALUES ($1, $2, $3, $4);
+
+-- name: def_list
+SELECT id, created_at FROM definitions ORDER BY name, id;
+
+-- name: run_for_retry
+SELECT id, definition_id, plan, params, status FROM runs
+WHERE instance_id = $1 AND id = $2;
+
+-- name: run_latest_for_retry
+SELECT id, definition_id, plan, params, status FROM runs
+WHERE instance_id = $1 ORDER BY id DESC LIMIT 1;
+
+-- name: run_latest_of_plan
+SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
+    started_at, finished_at, message, deadline_at,
+    (SELECT version FROM definitions WHERE id = runs.definition_id)
+FROM runs WHERE instance_id = $1 AND plan = $2
+ORDER BY id DESC LIMIT 1;
+
+-- name: run_of_instance
+SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
+    started_at, finished_at, message, deadline_at,
+    (SELECT version FROM definitions WHERE id = runs.definition_id)
+FROM runs WHERE instance_id = $1 AND id = $2;
+
+-- name: run_queued_ids
+SELECT id FROM runs WHERE instance_id = $1 AND status = 'QUEUED' ORDER BY id;
+
+-- name: history
+SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
+    started_at, finished_at, message, deadline_at,
+    (SELECT version FROM definitions WHERE id = runs.definition_id)
+FROM runs WHERE instance_id = $1 AND id < $2
+ORDER BY id DESC LIMIT $3;
+
+-- name: history_plan
+SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
+    started_at, finished_at, message, deadline_at,
+    (SELECT version FROM definitions WHERE id = runs.definition_id)
+FROM runs WHERE instance_id = $1 AND plan = $4 AND id < $2
+ORDER BY id DESC LIMIT $3;
+
+-- name: view_phases
+SELECT id, name, strategy, status, started_at, finished_at, message
+FROM phases WHERE run_id = $1 ORDER BY idx;
+
+-- name: view_steps
+SELECT ph.idx, s.name, s.status, s.attempt, s.max_attempts,
+    s.next_attempt_at, s.started_at, s.finished_at, s.message, s.id,
+    s.deadline_at,
+    (SELECT o.outputs FROM task_outputs AS o
+     WHERE o.step_id = s.id AND o.attempt = 0) AS outputs
+FROM steps AS s JOIN phases AS ph ON ph.id = s.phase_id
+WHERE s.run_id = $1
+ORDER BY ph.idx, s.idx;
+
+-- name: lease_get
+SELECT host, pid, token, acquired_at, heartbeat_at FROM engine_lease
+WHERE id = 1;
+
+-- name: lease_put
+INSERT INTO engine_lease (id, owner, host, pid, token, acquired_at,
+                          heartbeat_at)
+VALUES (1, $1, $2, $3, $4, $5, $5)
+ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, host = excluded.host,
+    pid = excluded.pid, token = excluded.token,
+    acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at;
+
+-- name: lease_token
+SELECT token FROM engine_lease WHERE id = 1;
+
+-- name: lease_beat
+UPDATE engine_lease SET heartbeat_at = $2 WHERE id = 1 AND token = $1;
+
+-- name: lease_drop
+DELETE FROM engine_lease WHERE id = 1 AND token = $1;
+
+-- name: active_runs
+SELECT r.id, r.instance_id, i.name, r.plan, r.status, r.definition_id,
+    r.params, r.deadline_at, r.uid, r.event_count
+FROM runs AS r JOIN instances AS i ON i.id = r.instance_id
+WHERE r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
+   OR r.status = 'PAUSED';
+
+-- name: active_phases
+SELECT ph.run_id, ph.id, ph.idx, ph.name, ph.strategy, ph.status
+FROM runs AS r JOIN phases AS ph ON ph.run_id = r.id
+WHERE r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
+   OR r.status = 'PAUSED';
+
+-- Each step names its phase by id: the phase's index comes from the
+-- phases read just before (store/active.c), not from a lookup per step.
+-- name: active_steps
+SELECT s.run_id, s.phase_id, s.id, s.idx, s.name, s.status, s.attempt,
+    s.max_attempts, s.next_attempt_at, s.deadline_at, s.task_index, s.message
+FROM runs AS r JOIN steps AS s ON s.run_id = r.id
+WHERE r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
+   OR r.status = 'PAUSED';
+
+-- name: step_set_task
+UPDATE steps SET task_index = $2 WHERE id = $1 AND status = 'IN_PROGRESS';
+
+-- name: runs_open_any
+SELECT (EXISTS (SELECT 1 FROM runs WHERE status = 'QUEUED')
+        OR EXISTS (SELECT 1 FROM runs
+                   WHERE status = 'PENDING' OR status = 'IN_PROGRESS'
+                      OR status = 'PAUSED'))::int;
+
+-- name: runs_open_counts
+SELECT (SELECT count(*) FROM runs WHERE status = 'QUEUED'),
+       (SELECT count(*) FROM runs
+        WHERE (status = 'PENDING' OR status = 'IN_PROGRESS'
+               OR status = 'PAUSED'));
+
+-- name: events_all
+SELECT e.seq, e.at, i.name, e.run_id, ph.name, s.name, e.entity,
+    e.from_status, e.to_status, e.attempt, e.message, e.actor
+FROM events AS e
+LEFT JOIN instances AS i ON i.id = e.instance_id
+LEFT JOIN phases AS ph ON ph.id = e.phase_id
+LEFT JOIN steps AS s ON s.id = e.step_id
+WHERE e.seq > $1
+ORDER BY e.seq LIMIT $2;
+
+-- name: events_instance
+SELECT e.seq, e.at, i.name, e.run_id, ph.name, s.name, e.entity,
+    e.from_status, e.to_status, e.attempt, e.message, e.actor
+FROM events AS e
+LEFT JOIN instances AS i ON i.id = e.instance_id
+LEFT JOIN phases AS ph ON ph.id = e.phase_id
+LEFT JOIN steps AS s ON s.id = e.step_id
+WHERE e.instance_id = $3 AND e.seq > $1
+ORDER BY e.seq LIMIT $2;
+
+-- name: events_run
+SELECT e.seq, e.at, i.name, e.run_id, ph.name, s.name, e.entity,
+    e.from_status, e.to_status, e.attempt, e.message, e.actor
+FROM events AS e
+LEFT JOIN instances AS i ON i.id = e.instance_id
+LEFT JOIN phases AS ph ON ph.id = e.phase_id
+LEFT JOIN steps AS s ON s.id = e.step_id
+WHERE e.run_id = $3 AND e.seq > $1
+ORDER BY e.seq LIMIT $2;
+
+-- Where --tail starts: the seq before the last $2 events after $1 (no row
+-- when there are fewer), found backwards along the same index.
+-- name: events_all_tail
+SELECT seq - 1 FROM events WHERE seq > $1
+ORDER BY seq DESC LIMIT 1 OFFSET $2 - 1;
+
+-- name: events_instance_tail
+SELECT seq - 1 FROM events WHERE instance_id = $3 AND seq > $1
+ORDER BY seq DESC LIMIT 1 OFFSET $2 - 1;
+
+-- name: events_run_tail
+SELECT seq - 1 FROM events WHERE run_id = $3 AND seq > $1
+ORDER BY seq DESC LIMIT 1 OFFSET $2 - 1;
+
+-- name: run_instance
+SELECT instance_id FROM runs WHERE id = $1;
+
+-- name: run_by_id
+SELECT id, uid, plan, status, trigger, reason, retry_of, created_at,
+    started_at, finished_at, message, deadline_at,
+    (SELECT version FROM definitions WHERE id = runs.definition_id)
+FROM runs WHERE id = $1;
+
+-- The engine's clock re-anchored to a wall clock that jumped (ident.c's
+-- neighbour, store/clockshift.c): the deadlines and retry times of active
+-- runs move with it, so what was due in a minute is still due in a minute.
+-- replay.c applies the same shift to the same rows.
+-- name: clock_shift_runs
+UPDATE runs SET deadline_at = deadline_at + $1
+WHERE deadline_at IS NOT NULL
+  AND (status = 'PENDING' OR status = 'IN_PROGRESS' OR status = 'PAUSED');
+
+-- name: clock_shift_retries
+UPDATE steps SET next_attempt_at = next_attempt_at + $1
+WHERE status = 'ERROR' AND next_attempt_at IS NOT NULL
+  AND run_id IN (SELECT id FROM runs WHERE status = 'PENDING'
+                 OR status = 'IN_PROGRESS' OR status = 'PAUSED');
+
+-- name: clock_shift_timeouts
+UPDATE steps SET deadline_at = deadline_at + $1
+WHERE status = 'IN_PROGRESS' AND deadline_at IS NOT NULL
+  AND run_id IN (SELECT id FROM runs WHERE status = 'PENDING'
+                 OR status = 'IN_PROGRESS' OR status = 'PAUSED');
+
+-- name: clock_shift_instances
+SELECT DISTINCT instance_id FROM runs
+WHERE status = 'PENDING' OR status = 'IN_PROGRESS' OR status = 'PAUSED';
+
+-- name: run_params
+SELECT params FROM runs WHERE id = $1;
+
+-- A try's outputs show once it has ended: those its earlier tasks
+-- recorded while it runs (pctl_step_set_task) are in no event yet, and
+-- status must say what replay says.  So does its output (written while
+-- it runs too: `planctl logs` shows that).
+-- name: view_attempts
+SELECT a.number, a.status, a.started_at, a.finished_at, a.exit_code,
+    a.message, CASE WHEN a.finished_at IS NOT NULL THEN a.output END,
+    CASE WHEN a.finished_at IS NOT NULL THEN
+        (SELECT o.outputs FROM task_outputs AS o
+         WHERE o.step_id = a.step_id AND o.attempt = a.number) END AS outputs
+FROM attempts AS a WHERE a.step_id = $1 ORDER BY a.number;
+
+-- name: replay_all
+SELECT seq, at, instance_id, run_id, phase_id, step_id, entity,
+    from_status, to_status, attempt, message, data
+FROM events WHERE seq <= $1 AND at <= $2 ORDER BY seq;
+
+-- name: replay_instance
+SELECT seq, at, instance_id, run_id, phase_id, step_id, entity,
+    from_status, to_status, attempt, message, data
+FROM events WHERE instance_id = $3 AND seq <= $1 AND at <= $2 ORDER BY seq;
+
+-- name: instance_ids
+SELECT id, name FROM instances ORDER BY name;
+
+-- name: run_ids
+SELECT id FROM runs ORDER BY id;
+
+-- ?1 NULL: no age limit (its type named, since IS NULL gives none).
+-- name: gc_candidates
+SELECT r.id, i.name, r.plan, r.status, r.finished_at, r.instance_id
+FROM runs AS r JOIN instances AS i ON i.id = r.instance_id
+WHERE r.status IN ('COMPLETE', 'FATAL_ERROR', 'CANCELLED')
+  AND r.id > $3
+  AND ($1::bigint IS NULL OR r.finished_at < $1::bigint)
+  AND (SELECT count(*) FROM runs AS n
+       WHERE n.instance_id = r.instance_id AND n.plan = r.plan
+         AND n.id > r.id) >= $2
+ORDER BY r.id LIMIT $4;
+
+-- name: gc_delete_run
+DELETE FROM runs
+WHERE id = $1 AND status IN ('COMPLETE', 'FATAL_ERROR', 'CANCELLED');
+
+-- Export and import of one instance (bundle.c, bundle_import.c).  Export
+-- reads every column as stored; import inserts rows in the status their
+-- creation event names and replays the status changes through the guards.
+
+-- events.data and definitions.body are JSON text that planctl wrote (a
+-- JSON object or NULL).  SQLite skips text that is not JSON
+-- (json_valid); PostgreSQL 15 has no such test without a function
+-- (IS JSON is 16), so these skip what is not an object and would fail on
+-- a malformed one rather than pass over it.
+-- name: bundle_instance
+SELECT i.id, i.name, i.params, i.last_applied, i.deleting, i.created_at,
+    i.updated_at, d.name, d.version
+FROM instances AS i JOIN definitions AS d ON d.id = i.definition_id
+WHERE i.id = $1;
+
+-- name: bundle_definitions
+SELECT id, name, version, body, created_at FROM definitions
+WHERE id = (SELECT definition_id FROM instances WHERE id = $1)
+   OR id IN (SELECT definition_id FROM runs WHERE instance_id = $1)
+   OR (name, version) IN (
+        SELECT data::jsonb #>> '{definition,name}',
+               data::jsonb #>> '{definition,version}'
+        FROM events WHERE instance_id = $1 AND data LIKE '{%')
+ORDER BY id;
+
+-- The names of a definition's parameters marked secret (SQLite's
+-- json_extract gives JSON true as 1).  parameters is a JSON array; CASE,
+-- unlike AND, tries its tests in order, so no cast meets a body that is
+-- not an object.
+-- name: def_secret_params
+SELECT p.value ->> 'name'
+FROM definitions AS d
+CROSS JOIN LATERAL jsonb_array_elements(
+    CASE WHEN d.body NOT LIKE '{%' THEN NULL
+         WHEN jsonb_typeof(d.body::jsonb -> 'parameters') = 'array'
+         THEN d.body::jsonb -> 'parameters' END) AS p(value)
+WHERE d.id = $1
+  AND p.value -> 'secret' IN ('true'::jsonb, '1'::jsonb);
+
+-- name: bundle_runs
+SELECT id, uid, instance_id, definition_id, plan, status, trigger, reason,
+    retry_of, params, created_at, started_at, finished_at, deadline_at,
+    message
+FROM runs WHERE instance_id = $1 ORDER BY id;
+
+-- name: bundle_phases
+SELECT ph.id, ph.run_id, ph.idx, ph.name, ph.strategy, ph.status,
+    ph.started_at, ph.finished_at, ph.message
+FROM phases AS ph JOIN runs AS r ON r.id = ph.run_id
+WHERE r.instance_id = $1 ORDER BY ph.id;
+
+-- name: bundle_steps
+SELECT s.id, s.run_id, s.phase_id, s.idx, s.name, s.status, s.attempt,
+    s.max_attempts, s.task_index, s.next_attempt_at, s.deadline_at,
+    s.started_at, s.finished_at, s.message,
+    (SELECT o.outputs FROM task_outputs AS o
+     WHERE o.step_id = s.id AND o.attempt = 0) AS outputs
+FROM steps AS s JOIN runs AS r ON r.id = s.run_id
+WHERE r.instance_id = $1 ORDER BY s.id;
+
+-- name: bundle_attempts
+SELECT a.id, a.step_id, a.number, a.status, a.started_at, a.finished_at,
+    a.exit_code, a.message, a.output,
+    (SELECT o.outputs FROM task_outputs AS o
+     WHERE o.step_id = a.step_id AND o.attempt = a.number) AS outputs
+    , (SELECT b.bytes FROM attempt_output_bytes AS b
+     WHERE b.step_id = a.step_id AND b.attempt = a.number) AS output_bytes
+FROM attempts AS a JOIN steps AS s ON s.id = a.step_id
+JOIN runs AS r ON r.id = s.run_id
+WHERE r.instance_id = $1 ORDER BY a.id;
+
+-- name: bundle_events
+SELECT seq, at, instance_id, run_id, phase_id, step_id, entity, from_status,
+    to_status, attempt, message, actor, data
+FROM events WHERE instance_id = $1 ORDER BY seq;
+
+-- The same sections for one run of the instance ($2), as `gc --archive`
+-- writes it: the run's rows and events, the instance's own events (which
+-- replay reads for its definition over time; gc never removes them), and
+-- the definitions all of these name.
+-- name: archive_definitions
+SELECT id, name, version, body, created_at FROM definitions
+WHERE id = (SELECT definition_id FROM instances WHERE id = $1)
+   OR id = (SELECT definition_id FROM runs WHERE id = $2)
+   OR (name, version) IN (
+        SELECT data::jsonb #>> '{definition,name}',
+               data::jsonb #>> '{definition,version}'
+        FROM events
+        WHERE (run_id = $2 OR (run_id IS NULL AND instance_id = $1))
+          AND data LIKE '{%')
+ORDER BY id;
+
+-- name: archive_runs
+SELECT id, uid, instance_id, definition_id, plan, status, trigger, reason,
+    retry_of, params, created_at, started_at, finished_at, deadline_at,
+    message
+FROM runs WHERE id = $2 AND instance_id = $1;
+
+-- name: archive_phases
+SELECT id, run_id, idx, name, strategy, status, started_at, finished_at,
+    message
+FROM phases WHERE run_id = $2 AND ($1::bigint IS NULL OR true) ORDER BY id;
+
+-- name: archive_steps
+SELECT id, run_id, phase_id, idx, name, status, attempt, max_attempts,
+    task_index, next_attempt_at, deadline_at, started_at, finished_at,
+    message,
+    (SELECT o.outputs FROM task_outputs AS o
+     WHERE o.step_id = steps.id AND o.attempt = 0) AS outputs
+FROM steps WHERE run_id = $2 AND ($1::bigint IS NULL OR true) ORDER BY id;
+
+-- name: archive_attempts
+SELECT a.id, a.step_id, a.number, a.status, a.started_at, a.finished_at,
+    a.exit_code, a.message, a.output,
+    (SELECT o.outputs FROM task_outputs AS o
+     WHERE o.step_id = a.step_id AND o.attempt = a.number) AS outputs
+    , (SELECT b.bytes FROM attempt_output_bytes AS b
+     WHERE b.step_id = a.step_id AND b.attempt = a.number) AS output_bytes
+FROM attempts AS a JOIN steps AS s ON s.id = a.step_id
+WHERE s.run_id = $2 AND ($1::bigint IS NULL OR true) ORDER BY a.id;
+
+-- name: archive_events
+SELECT seq, at, instance_id, run_id, phase_id, step_id, entity, from_status,
+    to_status, attempt, message, actor, data
+FROM events WHERE run_id = $2
+UNION ALL
+SELECT seq, at, instance_id, run_id, phase_id, step_id, entity, from_status,
+    to_status, attempt, message, actor, data
+FROM events WHERE run_id IS NULL AND instance_id = $1
+ORDER BY seq;
+
+-- name: bundle_def_find
+SELECT id, body FROM definitions WHERE name = $1 AND version = $2;
+
+-- name: bundle_def_insert
+INSERT INTO definitions (name, version, body, created_at)
+VALUES ($1, $2, $3, $4)
+RETURNING id;
+
+-- name: bundle_instance_insert
+INSERT INTO instances (name, definition_id, params, last_applied, deleting,
+                       created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+RETURNING id;
+
+-- name: bundle_run_insert
+INSERT INTO runs (uid, plan, trigger, reason, params, created_at, started_at,
+                  finished_at, deadline_at, message, instance_id,
+                  definition_id, status)
+VALUES (CASE WHEN EXISTS (SELECT 1 FROM runs WHERE uid = $1)
+             THEN replace(gen_random_uuid()::text, '-', '') ELSE $1 END,
+        $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+RETURNING id, uid;
+
+-- name: bundle_run_status
+UPDATE runs SET status = $3 WHERE id = $1 AND status = $2;
+
+-- name: bundle_run_retry_of
+UPDATE runs SET retry_of = $2 WHERE id = $1;
+
+-- name: bundle_phase_insert
+INSERT INTO phases (idx, name, strategy, started_at, finished_at, message,
+                    run_id, status)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+RETURNING id;
+
+-- name: bundle_phase_status
+UPDATE phases SET status = $3 WHERE id = $1 AND status = $2;
+
+-- name: bundle_step_insert
+INSERT INTO steps (idx, name, attempt, max_attempts, task_index,
+                   next_attempt_at, deadline_at, started_at, finished_at,
+                   message, run_id, phase_id, status)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+RETURNING id;
+
+-- name: bundle_step_status
+UPDATE steps SET status = $3 WHERE id = $1 AND status = $2;
+
+-- name: bundle_attempt_insert
+INSERT INTO attempts (number, status, started_at, finished_at, exit_code,
+                      message, output, step_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8);
+
+-- name: bundle_event_insert
+INSERT INTO events (at, entity, from_status, to_status, attempt, message,
+                    actor, data, instance_id, run_id, phase_id, step_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12);
+
+-- The first run whose event counter (0002) disagrees with its events.
+-- name: verify_integrity
+-- One row "ok", or rows naming what is wrong.  SQLite's file check has no
+-- counterpart in core PostgreSQL (the server checks its own pages; amcheck
+-- is an extension): the same shape, always "ok".
+SELECT 'ok'::text;
+
+-- name: verify_foreign_keys
+-- No row, or a row per violation, with foreign_key_check's columns (table,
+-- rowid, parent, foreign key).  PostgreSQL enforces foreign keys always:
+-- no row.
+SELECT NULL::text, NULL::bigint, NULL::text, NULL::bigint WHERE false;
+
+-- name: verify_event_count
+SELECT r.id, r.event_count, count(e.seq) AS n
+FROM runs AS r LEFT JOIN events AS e ON e.run_id = r.id
+GROUP BY r.id HAVING r.event_count <> count(e.seq)
+ORDER BY r.id LIMIT 1;
+
+-- An imported instance's runs count the events imported with them.
+-- name: bundle_count_events
+UPDATE runs SET event_count = (SELECT count(*) FROM events
+                               WHERE events.run_id = runs.id)
+WHERE instance_id = $1;
+
+-- The engine's cache reads a run promoted from the queue alone, with the
+-- columns of active_runs, active_phases and active_steps (store/active.c).
+
+-- name: active_run_by_id
+SELECT r.id, r.instance_id, i.name, r.plan, r.status, r.definition_id,
+    r.params, r.deadline_at, r.uid, r.event_count
+FROM runs AS r JOIN instances AS i ON i.id = r.instance_id
+WHERE r.id = $1 AND (r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
+                     OR r.status = 'PAUSED');
+
+-- name: active_phases_of_run
+SELECT ph.run_id, ph.id, ph.idx, ph.name, ph.strategy, ph.status
+FROM phases AS ph WHERE ph.run_id = $1
+ORDER BY ph.idx;
+
+-- name: active_steps_of_run
+SELECT s.run_id, s.phase_id, s.id, s.idx, s.name, s.status, s.attempt,
+    s.max_attempts, s.next_attempt_at, s.deadline_at, s.task_index, s.message
+FROM steps AS s WHERE s.run_id = $1;
+
+-- Names a mistyped one is compared with, for "did you mean" (hints.c).
+-- name: hint_instance_names
+SELECT name FROM instances ORDER BY name;
+
+-- name: hint_definition_names
+SELECT DISTINCT name FROM definitions ORDER BY name;
+
+-- name: hint_definition_versions
+SELECT version FROM definitions WHERE name = $1 ORDER BY id;
+
+-- name: hint_plan_has_runs
+SELECT 1 FROM runs WHERE instance_id = $1 AND plan = $2 LIMIT 1;
+
+-- Whether an attempt of this database ended stopped rather than by its
+-- task: cancelled, or cut short by an engine stopping or a timeout.  1, 0,
+-- or NULL when the run, step or attempt is not this database's (the
+-- engine's first pass, engine/orphans.c).
+-- name: attempt_stopped
+SELECT max((a.status = 'CANCELLED'
+             OR a.message = 'interrupted: engine stopped'
+             OR a.message LIKE 'timed out after %')::int)
+FROM runs AS r JOIN steps AS s ON s.run_id = r.id
+JOIN attempts AS a ON a.step_id = s.id AND a.number = $4
+WHERE r.id = $1 AND r.uid = $2 AND s.name = $3 AND a.finished_at IS NOT NULL;
+
+-- The events of an engine pass, written before its commit (journal.c): one
+-- row, or sixteen at once, with every column bound (instance_id too).
+-- SQLite numbers sqlite.sql's anonymous ? left to right: the same $n.
+-- name: event_insert_values
+INSERT INTO events (at, instance_id, run_id, phase_id, step_id, entity,
+                    from_status, to_status, attempt, message, actor, data)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12);
+
+-- name: event_insert_batch
+INSERT INTO events (at, instance_id, run_id, phase_id, step_id, entity,
+                    from_status, to_status, attempt, message, actor, data)
+VALUES
+    ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12),
+    ($13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24),
+    ($25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36),
+    ($37, $38, $39, $40, $41, $42, $43, $44, $45, $46, $47, $48),
+    ($49, $50, $51, $52, $53, $54, $55, $56, $57, $58, $59, $60),
+    ($61, $62, $63, $64, $65, $66, $67, $68, $69, $70, $71, $72),
+    ($73, $74, $75, $76, $77, $78, $79, $80, $81, $82, $83, $84),
+    ($85, $86, $87, $88, $89, $90, $91, $92, $93, $94, $95, $96),
+    ($97, $98, $99, $100, $101, $102, $103, $104, $105, $106, $107, $108),
+    ($109, $110, $111, $112, $113, $114, $115, $116, $117, $118, $119, $120),
+    ($121, $122, $123, $124, $125, $126, $127, $128, $129, $130, $131, $132),
+    ($133, $134, $135, $136, $137, $138, $139, $140, $141, $142, $143, $144),
+    ($145, $146, $147, $148, $149, $150, $151, $152, $153, $154, $155, $156),
+    ($157, $158, $159, $160, $161, $162, $163, $164, $165, $166, $167, $168),
+    ($169, $170, $171, $172, $173, $174, $175, $176, $177, $178, $179, $180),
+    ($181, $182, $183, $184, $185, $186, $187, $188, $189, $190, $191, $192);
+
+-- name: run_event_count
+SELECT event_count FROM runs WHERE id = $1;
+
+-- name: run_set_event_count
+UPDATE runs SET event_count = $2 WHERE id = $1;
+
+-- The event log as a change feed (feed.c): the newest event, and what has
+-- events after a given one, with how many and the newest, so that a gap
+-- (events removed by gc or with their instance) shows.
+-- name: feed_last
+SELECT coalesce(max(seq), 0) FROM events;
+
+-- name: feed_since
+SELECT run_id, instance_id, count(*)
+  FROM events
+ WHERE seq > $1 AND seq <= $2
+ GROUP BY run_id, instance_id;
+
+-- The status changes among those events, with the names a log line of
+-- them needs (feed.c, for the engine's log and metrics of what others
+-- did).  Rows gone since (an instance deleted) leave their names NULL.
+-- name: feed_changes
+SELECT e.entity, e.from_status, e.to_status, e.run_id, e.attempt, e.actor,
+       e.message, i.name, r.plan, ph.name, s.name
+  FROM events AS e
+  LEFT JOIN instances AS i ON i.id = e.instance_id
+  LEFT JOIN runs AS r ON r.id = e.run_id
+  LEFT JOIN phases AS ph ON ph.id = e.phase_id
+  LEFT JOIN steps AS s ON s.id = e.step_id
+ WHERE e.seq > $1 AND e.seq <= $2 AND e.to_status IS NOT NULL
+ ORDER BY e.seq;
+
+-- `planctl logs`: the run asked for, or the instance's active run, else
+-- its latest that started, else its latest.
+-- name: logs_run
+SELECT id, plan, status FROM runs WHERE instance_id = $1 AND id = $2;
+
+-- name: logs_default_run
+SELECT id, plan, status FROM runs WHERE instance_id = $1
+ORDER BY status = 'PENDING' OR status = 'IN_PROGRESS' OR status = 'PAUSED'
+    DESC, started_at IS NOT NULL DESC, id DESC
+LIMIT 1;
+
+-- name: logs_steps
+SELECT ph.name, s.name, s.id, s.status
+FROM steps AS s JOIN phases AS ph ON ph.id = s.phase_id
+WHERE s.run_id = $1 ORDER BY ph.idx, s.idx;
+
+-- name: logs_attempts
+SELECT a.number, a.status, a.started_at, a.finished_at, a.exit_code,
+    a.message, a.output, b.bytes
+FROM attempts AS a LEFT JOIN attempt_output_bytes AS b
+    ON b.step_id = a.step_id AND b.attempt = a.number
+WHERE a.step_id = $1 ORDER BY a.number;
