@@ -335,7 +335,7 @@ static int follow_feed(pctl_active *a, planctl *p, int *full,
 {
     pctl_feed f;
     size_t i, cap;
-    int rc = pctl_feed_read_changes(&f, p, a->cache->last_event);
+    int rc = pctl_feed_read(&f, p, a->cache->last_event);
 
     *full = rc == 0 && f.gap;
     if (rc < 0 || *full) {

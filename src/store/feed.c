@@ -1,6 +1,7 @@
 /* feed.c - the event log read as a change feed (see feed.h). */
 #include "store/feed.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -19,34 +20,6 @@ int pctl_feed_last(int64_t *out, planctl *p)
         *out = pctl_col_i64(st, 0);
     pctl_reset(st);
     return rc == PCTL_ROW ? 0 : pctl_q_fail(st, rc);
-}
-
-/* Reads the groups of events in (after, f->last]; *count receives how
- * many events they hold. */
-static int read_groups(pctl_feed *f, planctl *p, int64_t after, int64_t *count)
-{
-    pctl_stmt *st = pctl_q(p, PCTL_Q_feed_since);
-    size_t caprun = 0, capinst = 0;
-    int rc = 0, step;
-
-    *count = 0;
-    if (!st)
-        return PLANCTL_ERROR;
-    pctl_bind_i64(st, 1, after);
-    pctl_bind_i64(st, 2, f->last);
-    while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
-        *count += pctl_col_i64(st, 2);
-        if (!pctl_col_null(st, 0))
-            rc =
-                pctl_push_id(&f->runs, &f->nruns, &caprun, pctl_col_i64(st, 0));
-        else if (!pctl_col_null(st, 1))
-            rc = pctl_push_id(&f->instances, &f->ninstances, &capinst,
-                              pctl_col_i64(st, 1));
-    }
-    pctl_reset(st);
-    if (rc < 0)
-        return pctl_err(p, rc, "out of memory");
-    return step == PCTL_DONE ? 0 : pctl_q_fail(st, step);
 }
 
 /* The entity an event's text names, among those that have statuses. */
@@ -90,46 +63,93 @@ static int keep_change(pctl_feed *f, pctl_stmt *st, const pctl_feed_change *c)
     return 0;
 }
 
-/* Reads the status changes among the events in (after, f->last]. */
-static int read_changes(pctl_feed *f, planctl *p, int64_t after)
+static int id_cmp(const void *a, const void *b)
 {
-    pctl_stmt *st = pctl_q(p, PCTL_Q_feed_changes);
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Sorts ids and drops the repeats. */
+static void sort_unique(int64_t *ids, size_t *n)
+{
+    size_t i, w = 0;
+
+    if (*n < 2)
+        return;
+    qsort(ids, *n, sizeof *ids, id_cmp);
+    for (i = 0; i < *n; i++)
+        if (w == 0 || ids[w - 1] != ids[i])
+            ids[w++] = ids[i];
+    *n = w;
+}
+
+/* Notes the current event of st: whose it is (a run, else an instance
+ * with events of its own) and, for a status change, the change. */
+static int take_event(pctl_feed *f, pctl_stmt *st, size_t *caprun,
+                      size_t *capinst)
+{
+    pctl_feed_change c;
+
+    if (!pctl_col_null(st, 3)) {
+        if (pctl_push_id(&f->runs, &f->nruns, caprun, pctl_col_i64(st, 3)) < 0)
+            return PLANCTL_ENOMEM;
+    } else if (!pctl_col_null(st, 11) &&
+               pctl_push_id(&f->instances, &f->ninstances, capinst,
+                            pctl_col_i64(st, 11)) < 0) {
+        return PLANCTL_ENOMEM;
+    }
+    memset(&c, 0, sizeof c);
+    c.from = PLANCTL_STATUS__COUNT;
+    if (pctl_col_null(st, 2) ||
+        entity_of(pctl_col_text(st, 0), &c.entity) < 0 ||
+        planctl_status_parse(&c.to, pctl_col_text(st, 2)) < 0)
+        return 0; /* no status change: an admin record */
+    if (!pctl_col_null(st, 1) &&
+        planctl_status_parse(&c.from, pctl_col_text(st, 1)) < 0)
+        c.from = PLANCTL_STATUS__COUNT;
+    c.run_id = pctl_col_null(st, 3) ? 0 : pctl_col_i64(st, 3);
+    if (c.entity == PLANCTL_ENTITY_STEP && !pctl_col_null(st, 4))
+        c.attempt = pctl_col_int(st, 4);
+    f->counts[c.entity][c.to]++;
+    if (f->nchanges == PCTL_FEED_MAX_CHANGES) {
+        f->nmore++;
+        return 0;
+    }
+    if (!f->changes &&
+        !(f->changes = pctl_calloc(PCTL_FEED_MAX_CHANGES, sizeof *f->changes)))
+        return PLANCTL_ENOMEM;
+    return keep_change(f, st, &c) < 0 ? PLANCTL_ENOMEM : 0;
+}
+
+/* Reads the events in (after, f->last] in one pass; *count receives how
+ * many there are. */
+static int read_events(pctl_feed *f, planctl *p, int64_t after, int64_t *count)
+{
+    pctl_stmt *st = pctl_q(p, PCTL_Q_feed_events);
+    size_t caprun = 0, capinst = 0;
     int rc = 0, step;
 
+    *count = 0;
     if (!st)
         return PLANCTL_ERROR;
-    f->changes = pctl_calloc(PCTL_FEED_MAX_CHANGES, sizeof *f->changes);
-    if (!f->changes)
-        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     pctl_bind_i64(st, 1, after);
     pctl_bind_i64(st, 2, f->last);
     while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
-        pctl_feed_change c;
-
-        memset(&c, 0, sizeof c);
-        c.from = PLANCTL_STATUS__COUNT;
-        if (entity_of(pctl_col_text(st, 0), &c.entity) < 0 ||
-            planctl_status_parse(&c.to, pctl_col_text(st, 2)) < 0)
-            continue; /* an instance's or the engine's own record */
-        if (!pctl_col_null(st, 1) &&
-            planctl_status_parse(&c.from, pctl_col_text(st, 1)) < 0)
-            c.from = PLANCTL_STATUS__COUNT;
-        c.run_id = pctl_col_null(st, 3) ? 0 : pctl_col_i64(st, 3);
-        if (c.entity == PLANCTL_ENTITY_STEP && !pctl_col_null(st, 4))
-            c.attempt = pctl_col_int(st, 4);
-        f->counts[c.entity][c.to]++;
-        if (f->nchanges == PCTL_FEED_MAX_CHANGES)
-            f->nmore++;
-        else if (keep_change(f, st, &c) < 0)
-            rc = PLANCTL_ENOMEM;
+        ++*count;
+        rc = take_event(f, st, &caprun, &capinst);
     }
     pctl_reset(st);
     if (rc < 0)
         return pctl_err(p, rc, "out of memory");
-    return step == PCTL_DONE ? 0 : pctl_q_fail(st, step);
+    if (step != PCTL_DONE)
+        return pctl_q_fail(st, step);
+    sort_unique(f->runs, &f->nruns);
+    sort_unique(f->instances, &f->ninstances);
+    return 0;
 }
 
-static int feed_read(pctl_feed *out, planctl *p, int64_t after, int changes)
+int pctl_feed_read(pctl_feed *out, planctl *p, int64_t after)
 {
     int64_t count = 0;
     int rc, began;
@@ -140,9 +160,7 @@ static int feed_read(pctl_feed *out, planctl *p, int64_t after, int changes)
     if (rc == 0)
         rc = pctl_feed_last(&out->last, p);
     if (rc == 0 && out->last > after)
-        rc = read_groups(out, p, after, &count);
-    if (rc == 0 && changes && out->last > after && count == out->last - after)
-        rc = read_changes(out, p, after);
+        rc = read_events(out, p, after, &count);
     if (began)
         pctl_tx_read_end(p);
     if (rc < 0) {
@@ -159,16 +177,6 @@ static int feed_read(pctl_feed *out, planctl *p, int64_t after, int changes)
         out->gap = 1;
     }
     return 0;
-}
-
-int pctl_feed_read(pctl_feed *out, planctl *p, int64_t after)
-{
-    return feed_read(out, p, after, 0);
-}
-
-int pctl_feed_read_changes(pctl_feed *out, planctl *p, int64_t after)
-{
-    return feed_read(out, p, after, 1);
 }
 
 void pctl_feed_clear(pctl_feed *f)

@@ -39,12 +39,13 @@ typedef struct pctl_feed {
     int64_t last;  /* the newest event's number; 0: none */
     int gap;       /* events after `after` are missing: what changed
                       cannot be told (the lists are then empty) */
-    int64_t *runs; /* runs with events after `after` */
+    int64_t *runs; /* runs with events after `after`, by id */
     size_t nruns;
     int64_t *instances; /* instances with events of their own (a
                            preflight's record, a clock shift) */
     size_t ninstances;
-    /* With pctl_feed_read_changes only: */
+    /* The status changes among those events, oldest first (none when
+     * there is a gap): */
     pctl_feed_change *changes; /* the first PCTL_FEED_MAX_CHANGES */
     size_t nchanges;
     size_t nmore; /* status changes after those, counted only */
@@ -55,14 +56,11 @@ typedef struct pctl_feed {
 /* The newest event's number (0: none).  Errors: EIO, EBUSY. */
 int pctl_feed_last(int64_t *out, planctl *p);
 
-/* What has events after event number after, up to the newest, read in
- * one snapshot (inside the caller's transaction, or a read of its own).
- * *out is the caller's (pctl_feed_clear).  Errors: EIO, EBUSY, ENOMEM. */
+/* What has events after event number after, up to the newest, and the
+ * status changes among them, read in one pass of one snapshot (inside
+ * the caller's transaction, or a read of its own).  *out is the caller's
+ * (pctl_feed_clear).  Errors: EIO, EBUSY, ENOMEM. */
 int pctl_feed_read(pctl_feed *out, planctl *p, int64_t after);
-
-/* As pctl_feed_read, and also the status changes among those events,
- * oldest first (none when there is a gap). */
-int pctl_feed_read_changes(pctl_feed *out, planctl *p, int64_t after);
 
 /* Frees the lists and zeroes *f.  Can't fail. */
 void pctl_feed_clear(pctl_feed *f);

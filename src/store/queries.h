@@ -132,8 +132,7 @@
     X(run_event_count)                                                         \
     X(run_set_event_count)                                                     \
     X(feed_last)                                                               \
-    X(feed_since)                                                              \
-    X(feed_changes)
+    X(feed_events)
 
 typedef enum pctl_query {
 #define PCTL_X_(name) PCTL_Q_##name,

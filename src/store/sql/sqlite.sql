@@ -747,24 +747,20 @@ UPDATE runs SET event_count = ?2 WHERE id = ?1;
 -- name: feed_last
 SELECT coalesce(max(seq), 0) FROM events;
 
--- name: feed_since
-SELECT run_id, instance_id, count(*)
-  FROM events
- WHERE seq > ?1 AND seq <= ?2
- GROUP BY run_id, instance_id;
-
--- The status changes among those events, with the names a log line of
--- them needs (feed.c, for the engine's log and metrics of what others
--- did).  Rows gone since (an instance deleted) leave their names NULL.
--- name: feed_changes
+-- Every event after ?1 up to ?2, oldest first: whose it is (the runs and
+-- instances to read again; how many there are shows a gap) and, for a
+-- status change, the names a log line of it needs (the engine's log and
+-- metrics of what others did).  Rows gone since (an instance deleted)
+-- leave their names NULL.
+-- name: feed_events
 SELECT e.entity, e.from_status, e.to_status, e.run_id, e.attempt, e.actor,
-       e.message, i.name, r.plan, ph.name, s.name
+       e.message, i.name, r.plan, ph.name, s.name, e.instance_id
   FROM events AS e
   LEFT JOIN instances AS i ON i.id = e.instance_id
   LEFT JOIN runs AS r ON r.id = e.run_id
   LEFT JOIN phases AS ph ON ph.id = e.phase_id
   LEFT JOIN steps AS s ON s.id = e.step_id
- WHERE e.seq > ?1 AND e.seq <= ?2 AND e.to_status IS NOT NULL
+ WHERE e.seq > ?1 AND e.seq <= ?2
  ORDER BY e.seq;
 
 -- `planctl logs`: the run asked for, or the instance's active run, else
