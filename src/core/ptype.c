@@ -168,6 +168,29 @@ int pctl_pvalue_equal(const json_t *a, const json_t *b)
     return json_equal((json_t *)a, (json_t *)b);
 }
 
+int pctl_pvalue_in(const json_t *list, const json_t *v)
+{
+    size_t i;
+
+    for (i = 0; i < json_array_size(list); i++)
+        if (pctl_pvalue_equal(v, json_array_get(list, i)))
+            return 1;
+    return 0;
+}
+
+int pctl_enum_has(const char *enum_json, const json_t *v)
+{
+    json_t *list;
+    int found;
+
+    if (!enum_json)
+        return 1;
+    list = json_loads(enum_json, 0, NULL);
+    found = pctl_pvalue_in(list, v);
+    json_decref(list);
+    return found;
+}
+
 /* The shortest %g form that reads back as d. */
 static char *real_text(double d)
 {

@@ -66,6 +66,14 @@ json_t *pctl_ptype_default(pctl_ptype t, const json_t *def);
  * are equal), anything else as json_equal().  Can't fail. */
 int pctl_pvalue_equal(const json_t *a, const json_t *b);
 
+/* 1 if v is one of the values of list (a JSON array).  Can't fail. */
+int pctl_pvalue_in(const json_t *list, const json_t *v);
+
+/* 1 if v is one of the values of an enum kept as JSON text (a
+ * parameter's enum_json; NULL: no enum, any value).  Can't fail: an
+ * enum that does not read admits nothing. */
+int pctl_enum_has(const char *enum_json, const json_t *v);
+
 /*
  * v as a task receives it, in a new string (pctl_free): a string as it
  * is, an integer in decimal, a number as the shortest decimal that reads

@@ -86,17 +86,6 @@ static int check_enum(pctl_sink *s, pctl_ptype t, const json_t *list)
     return 0;
 }
 
-/* 1 if v is one of the values of list.  Can't fail. */
-static int in_enum(const json_t *list, const json_t *v)
-{
-    size_t i;
-
-    for (i = 0; i < json_array_size(list); i++)
-        if (pctl_pvalue_equal(v, json_array_get(list, i)))
-            return 1;
-    return 0;
-}
-
 static int param_values_node(pctl_sink *s, const pctl_visit *v, void *data)
 {
     const json_t *def, *list;
@@ -130,7 +119,7 @@ static int param_values_node(pctl_sink *s, const pctl_visit *v, void *data)
     if (!pctl_ptype_is(t, dv))
         rc = pctl_sink_fail(s, "default", PCTL_FERR_TYPE, NULL, WRONG_TYPE,
                             pctl_ptype_name(t), pctl_ptype_expect(t));
-    else if (json_array_size(list) > 0 && !in_enum(list, dv))
+    else if (json_array_size(list) > 0 && !pctl_pvalue_in(list, dv))
         rc = pctl_sink_fail(s, "default", PCTL_FERR_UNSUPPORTED, NULL,
                             "%s: not one of the values in enum", echo(&q, dv));
     json_decref(dv);

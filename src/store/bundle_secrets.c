@@ -42,19 +42,6 @@ static const pctl_param_def *param_of(bundle_imp *m, const pctl_def *d,
     return pd;
 }
 
-/* 1 when v is one of pd's enum values (or pd has no enum). */
-static int in_enum(const pctl_param_def *pd, const json_t *v)
-{
-    json_t *list = pd->enum_json ? json_loads(pd->enum_json, 0, NULL) : NULL;
-    size_t i;
-    int found = !pd->enum_json;
-
-    for (i = 0; !found && i < json_array_size(list); i++)
-        found = pctl_pvalue_equal(v, json_array_get(list, i));
-    json_decref(list);
-    return found;
-}
-
 /* The refusal naming the withheld names not given (missing), with the
  * flags that give them: "-p A=VALUE -p B=VALUE". */
 static int missing_err(bundle_imp *m, const json_t *missing)
@@ -133,7 +120,7 @@ int pctl_bundle_secrets_take(bundle_imp *m, const json_t *in)
             rc = pctl_err(m->p, PLANCTL_EINVAL,
                           "parameter \"%s\" must be %s, not %s", name,
                           pctl_ptype_expect(pd->type), PCTL_SECRET_MASK);
-        else if (rc == 0 && !in_enum(pd, v)) {
+        else if (rc == 0 && !pctl_enum_has(pd->enum_json, v)) {
             json_decref(v);
             rc = pctl_err(m->p, PLANCTL_EINVAL,
                           "parameter \"%s\" must be one of the values of "

@@ -146,23 +146,6 @@ static char *enum_list(const char *enum_json)
     return out;
 }
 
-/* 1 if v is one of the values of enum_json (NULL: any).  Can't fail
- * (an unreadable enum admits nothing). */
-static int enum_has(const char *enum_json, const json_t *v)
-{
-    json_t *list;
-    size_t i;
-    int found = 0;
-
-    if (!enum_json)
-        return 1;
-    list = json_loads(enum_json, 0, NULL);
-    for (i = 0; !found && i < json_array_size(list); i++)
-        found = pctl_pvalue_equal(v, json_array_get(list, i));
-    json_decref(list);
-    return found;
-}
-
 /*
  * The value text for parameter pd as a value (*out, a new reference), or
  * a problem line in *line (*out NULL).  With files, an array's or a
@@ -278,7 +261,7 @@ static int merge_value(char **problems, json_t *explicit_obj,
                    : 0;
     }
     PCTL_CHECK(parse_value(&v, &line, pd, pv->value, files));
-    if (v && !enum_has(pd->enum_json, v) && !(line = enum_line(pd, v))) {
+    if (v && !pctl_enum_has(pd->enum_json, v) && !(line = enum_line(pd, v))) {
         json_decref(v);
         return PLANCTL_ENOMEM;
     }

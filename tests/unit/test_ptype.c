@@ -167,6 +167,27 @@ static void test_equal(void **state)
     json_decref(i4);
 }
 
+/* An enum's values compare as parameter values do; no enum admits any
+ * value, an enum that does not read admits none. */
+static void test_enum_has(void **state)
+{
+    json_t *r3 = json_real(3.0), *s3 = json_string("3"), *i5 = json_integer(5);
+    json_t *list = json_loads("[1, 3, \"a\"]", 0, NULL);
+
+    (void)state;
+    assert_true(pctl_pvalue_in(list, r3));
+    assert_false(pctl_pvalue_in(list, s3));
+    assert_false(pctl_pvalue_in(NULL, r3));
+    assert_true(pctl_enum_has("[1, 3, \"a\"]", r3));
+    assert_false(pctl_enum_has("[1, 3, \"a\"]", i5));
+    assert_true(pctl_enum_has(NULL, i5));
+    assert_false(pctl_enum_has("[1, 3", r3));
+    json_decref(list);
+    json_decref(r3);
+    json_decref(s3);
+    json_decref(i5);
+}
+
 /* The text of JSON literal json as a task receives it. */
 static void text(const char *json, const char *want)
 {
@@ -232,9 +253,10 @@ static void test_default(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_names), cmocka_unit_test(test_parse),
-        cmocka_unit_test(test_is),    cmocka_unit_test(test_equal),
-        cmocka_unit_test(test_text),  cmocka_unit_test(test_default),
+        cmocka_unit_test(test_names),    cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_is),       cmocka_unit_test(test_equal),
+        cmocka_unit_test(test_enum_has), cmocka_unit_test(test_text),
+        cmocka_unit_test(test_default),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
