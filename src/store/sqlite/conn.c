@@ -360,32 +360,15 @@ static int configure(pctl_sqlite_conn *sc, const planctl_open_options *o)
     return exec(sc, sql, NULL);
 }
 
-/* The directory the database should go in is missing (or is not a
- * directory): named, with the fix; planctl makes no directories. */
-static int missing_dir(planctl *p)
+/* The directory the database should go in (the part of its path before
+ * the last '/') is missing: named, with the fix; planctl makes no
+ * directories. */
+static int missing_dir(planctl *p, size_t len)
 {
-    const char *slash = strrchr(p->path, '/');
-    int len = slash ? (int)(slash - p->path) : 0;
-    struct stat st;
-    char *dir;
-    int rc;
-
-    if (len == 0)
-        return pctl_err(p, PLANCTL_EIO, "cannot create database %s: %s",
-                        p->path, strerror(ENOENT));
-    if (!(dir = pctl_asprintf("%.*s", len, p->path)))
-        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
-        rc = pctl_err(p, PLANCTL_EIO,
-                      "cannot create database %s: %s is not a directory",
-                      p->path, dir);
-    else
-        rc = pctl_err(p, PLANCTL_EIO,
-                      "cannot create database %s: directory %s does not "
-                      "exist; create it first (mkdir -p %s)",
-                      p->path, dir, dir);
-    pctl_free(dir);
-    return rc;
+    return pctl_err(p, PLANCTL_EIO,
+                    "cannot create database %s: directory %.*s does not "
+                    "exist; create it first (mkdir -p %.*s)",
+                    p->path, (int)len, p->path, (int)len, p->path);
 }
 
 /*
@@ -400,6 +383,7 @@ static int missing_dir(planctl *p)
 static int create_file(planctl *p)
 {
     char *tmp = pctl_asprintf("%s.new-XXXXXX", p->path);
+    const char *slash;
     int fd, rc = 0, err = 0;
 
     if (!tmp)
@@ -427,8 +411,9 @@ static int create_file(planctl *p)
     unlink(tmp);
 done:
     pctl_free(tmp);
-    if (err == ENOENT || err == ENOTDIR)
-        return missing_dir(p);
+    slash = strrchr(p->path, '/');
+    if (err == ENOENT && slash && slash > p->path)
+        return missing_dir(p, (size_t)(slash - p->path));
     if (err)
         return pctl_err(
             p, err == EACCES || err == EROFS ? PLANCTL_EREADONLY : PLANCTL_EIO,
