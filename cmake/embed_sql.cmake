@@ -2,7 +2,7 @@
 # time, so SQL lives in .sql files and no generated file is committed.
 #
 # Run as: cmake -DOUT=file.c -DMIGRATIONS="a.sql;b.sql" -DQUERIES="d/sqlite.sql"
-#               -P embed_sql.cmake
+#               -DPG_MIGRATIONS="p/0001_init.sql" -P embed_sql.cmake
 # Migration files must be named NNNN_name.sql; they are emitted in order.
 # Each QUERIES file d/NAME.sql becomes pctl_queries_NAME.
 
@@ -45,6 +45,30 @@ endforeach()
 
 string(APPEND body "\nconst pctl_embedded_sql pctl_migrations[] = {\n${table}};\n")
 string(APPEND body "const int pctl_migrations_count = ${count};\n\n")
+
+# PostgreSQL's migrations (migrations/postgres/NNNN_name.sql): 0001 is the
+# whole schema at its version, a later NNNN matches SQLite's NNNN, so the
+# numbers need not be consecutive, only increasing.
+list(SORT PG_MIGRATIONS)
+set(table "")
+set(count 0)
+foreach(m IN LISTS PG_MIGRATIONS)
+    get_filename_component(base "${m}" NAME_WE)
+    if(NOT base MATCHES "^([0-9][0-9][0-9][0-9])_([a-z0-9_]+)$")
+        message(FATAL_ERROR "migration ${m}: name must be NNNN_name.sql")
+    endif()
+    set(num "${CMAKE_MATCH_1}")
+    string(REGEX REPLACE "^0+" "" num "${num}")
+    hex_literal("${m}" lit)
+    string(APPEND body "static const char pg_migration_${num}[] = ${lit};\n")
+    string(APPEND table "    {${num}, \"${base}\", pg_migration_${num}},\n")
+    math(EXPR count "${count} + 1")
+endforeach()
+if(count EQUAL 0)
+    set(table "    {0, \"\", \"\"},\n")
+endif()
+string(APPEND body "\nconst pctl_embedded_sql pctl_pg_migrations[] = {\n${table}};\n")
+string(APPEND body "const int pctl_pg_migrations_count = ${count};\n\n")
 
 foreach(q IN LISTS QUERIES)
     get_filename_component(dialect "${q}" NAME_WE)

@@ -21,7 +21,11 @@ CREATE TABLE meta (
 );
 INSERT INTO meta (key, value) VALUES
     ('application', 'planctl'),
-    ('schema_version', '5');
+    ('schema_version', '5'),
+    -- How many planctl write transactions that changed something have
+    -- committed: the backend's change token (a writer moves it before its
+    -- COMMIT and sends it as its NOTIFY payload).
+    ('commits', '0');
 
 CREATE TABLE transitions (
     entity      text NOT NULL CHECK (entity IN ('run', 'phase', 'step')),
@@ -235,6 +239,24 @@ CREATE INDEX events_by_instance ON events (instance_id, seq);
 -- Rows may be added and deleted (gc, a deleted instance), never changed.
 CREATE TRIGGER events_append_only BEFORE UPDATE ON events
     FOR EACH ROW EXECUTE FUNCTION refuse_write('events are append-only');
+
+-- Event numbers in commit order.  Every planctl write transaction holds
+-- this schema's write lock from its BEGIN (the backend takes it), so
+-- planctl's writers commit one after another as on SQLite; this trigger
+-- makes any other writer of events (psql, a script) take the same lock
+-- before its rows draw their numbers (a statement trigger fires before
+-- the first row's defaults are computed), so no event can commit behind
+-- one with a higher number, and a reader that reads "after the last seq
+-- I saw" never skips one.  The key: 'PLCW' and the hash of the schema's
+-- name, as the backend computes it.
+CREATE FUNCTION events_serialize() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(1347175255, hashtext(current_schema()));
+    RETURN NULL;
+END $$;
+CREATE TRIGGER events_serialize BEFORE INSERT ON events
+    FOR EACH STATEMENT EXECUTE FUNCTION events_serialize();
 
 -- The engine lease: at most one engine per database.  token grows with
 -- every acquisition and fences every engine write.

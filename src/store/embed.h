@@ -16,4 +16,10 @@ extern const int pctl_migrations_count;
  * introduced by a line "-- name: NAME". */
 extern const char pctl_queries_sqlite[];
 
+/* migrations/postgres/NNNN_*.sql in order (0001 is the whole schema at its
+ * version; a later NNNN is SQLite's NNNN), and src/store/sql/postgres.sql. */
+extern const pctl_embedded_sql pctl_pg_migrations[];
+extern const int pctl_pg_migrations_count;
+extern const char pctl_queries_postgres[];
+
 #endif

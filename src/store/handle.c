@@ -11,6 +11,9 @@
 #include "core/alloc.h"
 #include "store/embed.h"
 #include "store/sql.h"
+#ifdef PLANCTL_WITH_POSTGRES
+#include "store/postgres/pg.h"
+#endif
 #include "store/store.h"
 
 static int64_t system_now(void *data)
@@ -95,11 +98,38 @@ int planctl_schema_version_supported(void)
     return pctl_migrations_count;
 }
 
+int pctl_is_server_uri(const char *path)
+{
+    return path && (strncmp(path, "postgres://", 11) == 0 ||
+                    strncmp(path, "postgresql://", 13) == 0);
+}
+
+/* The backend for a database: a PostgreSQL URI, or else a SQLite file. */
+static const pctl_db_methods *pctl_backend_for(const char *path)
+{
+#ifdef PLANCTL_WITH_POSTGRES
+    if (pctl_is_server_uri(path))
+        return &pctl_db_postgres;
+#endif
+    (void)path;
+    return &pctl_db_sqlite;
+}
+
+char *pctl_uri_shown(const char *path)
+{
+#ifdef PLANCTL_WITH_POSTGRES
+    return pctl_pg_uri_redact(path);
+#else
+    return pctl_strdup(path);
+#endif
+}
+
 int planctl_open(planctl **out, const char *path,
                  const planctl_open_options *opts)
 {
     planctl_open_options defaults = PLANCTL_OPEN_OPTIONS_INIT;
     const planctl_open_options *o = opts ? opts : &defaults;
+    const pctl_db_methods *m;
     planctl *p;
     int rc;
 
@@ -111,25 +141,28 @@ int planctl_open(planctl **out, const char *path,
         return PLANCTL_ENOMEM;
     *out = p;
     p->now_fn = system_now;
-    p->lock_fd = -1;
     p->check_cache = getenv("PLANCTL_CHECK_CACHE") &&
                      strcmp(getenv("PLANCTL_CHECK_CACHE"), "1") == 0;
     p->run_events_warn = PLANCTL_RUN_EVENTS_WARN;
     p->run_events_max = PLANCTL_RUN_EVENTS_MAX;
     if (!path || !*path)
         return pctl_err(p, PLANCTL_EINVAL, "database path is empty");
+#ifndef PLANCTL_WITH_POSTGRES
     /* A server's URI is not a file name: say so rather than create a file
      * called "postgres:" (no password is in the message). */
-    if (strncmp(path, "postgres://", 11) == 0 ||
-        strncmp(path, "postgresql://", 13) == 0)
+    if (pctl_is_server_uri(path))
         return pctl_err(p, PLANCTL_EINVAL,
-                        "PostgreSQL databases are not supported by this "
-                        "version of planctl yet; give a SQLite file path");
+                        "this planctl was built without PostgreSQL; give a "
+                        "SQLite file path, or build with "
+                        "-DPLANCTL_WITH_POSTGRES=ON");
+#endif
     if (o->version != PLANCTL_OPEN_OPTIONS_VERSION)
         return pctl_err(p, PLANCTL_EINVAL,
                         "planctl_open_options version %u is not supported",
                         o->version);
-    p->path = pctl_strdup(path);
+    m = pctl_backend_for(path);
+    /* Messages name the database without its password. */
+    p->path = m == &pctl_db_sqlite ? pctl_strdup(path) : pctl_uri_shown(path);
     if (!p->path) {
         planctl_close(p);
         *out = NULL;
@@ -137,7 +170,9 @@ int planctl_open(planctl **out, const char *path,
     }
     p->readonly = (o->flags & PLANCTL_OPEN_READONLY) != 0;
 
-    rc = pctl_db_sqlite.open(&p->conn, p, o);
+    p->open_target = path;
+    rc = m->open(&p->conn, p, o);
+    p->open_target = NULL;
     return rc < 0 ? rc : 0;
 }
 
@@ -150,8 +185,6 @@ void planctl_close(planctl *p)
         p->conn->m->close(p->conn);
     }
     pctl_events_free(p); /* the room a queue kept (journal.c) */
-    if (p->lock_fd >= 0)
-        close(p->lock_fd);
     pctl_kinds_free(p->kinds);
     pctl_free(p->path);
     pctl_free(p->errmsg);

@@ -1,27 +1,28 @@
 /*
- * lease.c - one engine per database: the lease row, its OS lock, and the
- * fencing token every engine write checks.
+ * lease.c - one engine per database: the lease row, the engine's lock, and
+ * the fencing token every engine write checks.
  *
  * The lease row (engine_lease, id 1) names the holder (pid, host, since)
  * and carries a token that grows with every acquisition.  Beside it, the
- * engine holds an flock() on "<database>-engine" (next to the file a
- * symbolic link points at, like -wal and -shm), which the kernel releases
- * the moment the holder dies, however it dies.  So on one host:
+ * engine holds the backend's engine lock (sql.h), which is released the
+ * moment the holder dies, however it dies: on SQLite an flock() beside the
+ * file, on this host only; on PostgreSQL a session advisory lock, which
+ * the server releases when the holder's session ends, wherever it runs.
  *   - the lock is taken: a live engine holds it -> refused, naming it;
- *   - the lock is free but a row names this host: its holder is dead ->
- *     taken over at once, without waiting for the lease to expire.
- * A row from another host (a shared file system) is taken over only once
- * its heartbeat is older than the TTL.  Every engine transaction first
- * checks that the row still holds its token (pctl_fence), so an engine
- * that lost its lease can never write again: its writes are fenced off.
+ *   - the lock is free and the lock covers every host (PostgreSQL), or the
+ *     row names this host: its holder is dead -> taken over at once,
+ *     without waiting for the lease to expire.
+ * On SQLite a row from another host (a shared file system) is taken over
+ * only once its heartbeat is older than the TTL.  Every engine transaction
+ * first checks that the row still holds its token (pctl_fence), so an
+ * engine that lost its lease can never write again: its writes are fenced
+ * off.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,48 +38,16 @@ static void hostname(char *buf, size_t size)
     buf[size - 1] = '\0';
 }
 
-/* Takes the OS lock; 1 if another process holds it, 0 when taken. */
+/* Takes the engine's lock; 1 if another process holds it, 0 when taken. */
 static int os_lock(planctl *p)
 {
-    char *path, *real;
-
-    if (p->lock_fd >= 0)
-        return 0;
-    /* Beside the real file, as SQLite puts -wal and -shm: two engines
-     * reaching one database by different paths (a symbolic link, "..")
-     * must contend for one lock. */
-    real = realpath(p->path, NULL);
-    path = pctl_asprintf("%s-engine", real ? real : p->path);
-    free(real);
-    if (!path)
-        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    p->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (p->lock_fd < 0 && p->ro_fs) {
-        pctl_free(path);
-        return pctl_db_err(p, PLANCTL_EREADONLY, NULL, "");
-    }
-    if (p->lock_fd < 0) {
-        int rc = pctl_err(p, PLANCTL_EIO, "cannot open engine lock %s: %s",
-                          path, strerror(errno));
-
-        pctl_free(path);
-        return rc;
-    }
-    pctl_free(path);
-    if (flock(p->lock_fd, LOCK_EX | LOCK_NB) != 0) {
-        close(p->lock_fd);
-        p->lock_fd = -1;
-        return 1;
-    }
-    return 0;
+    return p->conn->m->engine_lock(p->conn);
 }
 
 static void os_unlock(planctl *p)
 {
-    if (p->lock_fd >= 0) {
-        close(p->lock_fd); /* closing releases the flock */
-        p->lock_fd = -1;
-    }
+    if (p->conn)
+        p->conn->m->engine_unlock(p->conn);
 }
 
 /* "pid 123 on host "h", since 14:03:05, heartbeat 2s ago" */
@@ -147,7 +116,8 @@ int pctl_lease_acquire(int64_t *token, planctl *p, int64_t ttl_ms)
     /* Columns: 0 host, 1 pid, 2 token, 3 acquired_at, 4 heartbeat_at. */
     rc = pctl_step(st);
     if (rc == PCTL_ROW) {
-        int same_host = strcmp(pctl_col_text(st, 0), host) == 0;
+        int same_host = strcmp(pctl_col_text(st, 0), host) == 0 ||
+                        p->conn->m->engine_lock_global;
         int64_t beat = pctl_col_i64(st, 4);
 
         have_row = 1;

@@ -125,6 +125,15 @@ typedef struct pctl_db_methods {
     void (*rollback)(pctl_conn *c);
     int (*token)(pctl_db_token *out, pctl_conn *c, unsigned which);
 
+    /* The engine's lock (lease.c): held until engine_unlock, or until
+     * the process or its session ends, however it ends.  0 taken (or
+     * already held), 1 held by someone else, or PLANCTL_E*. */
+    int (*engine_lock)(pctl_conn *c);
+    void (*engine_unlock)(pctl_conn *c);
+    /* 1: the lock is held across every host (a server's), so a free lock
+     * proves the lease's holder gone; 0: only on this host (a file's). */
+    int engine_lock_global;
+
     /* The files behind the database (an engine notices them replaced or
      * removed: ident.c).  May be NULL: nothing to watch. */
     void (*ident_note)(pctl_conn *c);
@@ -132,6 +141,9 @@ typedef struct pctl_db_methods {
 } pctl_db_methods;
 
 extern const pctl_db_methods pctl_db_sqlite;
+#ifdef PLANCTL_WITH_POSTGRES
+extern const pctl_db_methods pctl_db_postgres;
+#endif
 
 /* ---- above the table (sql.c) ---- */
 

@@ -20,7 +20,12 @@
 
 struct planctl {
     pctl_conn *conn; /* the backend's connection (sql.h) */
+    /* The database as messages name it: a file path, or a PostgreSQL
+     * URI without its password (postgres/uri.c). */
     char *path;
+    /* What planctl_open() was given, only while the backend opens it (the
+     * URI with its password stays in the backend's connection). */
+    const char *open_target;
     char *errmsg;
     int schema_version;
     int readonly;
@@ -33,7 +38,6 @@ struct planctl {
      * every row back even when the engine's cache knows it, and fails
      * with PLANCTL_EIO where the two differ (the test suite runs so). */
     int check_cache;
-    int lock_fd; /* the engine's OS lock (lease.c), or -1 */
     int64_t (*now_fn)(void *data);
     int64_t frozen_now; /* pctl_clock_freeze; 0: not frozen */
     int tx_froze;       /* the clock was frozen by pctl_tx_begin */
@@ -370,6 +374,11 @@ int pctl_lease_json(json_t **out, planctl *p, int with_token);
 /* The change token's "others" (sql.h): moves when another connection
  * commits. */
 int pctl_data_version(int64_t *out, planctl *p);
+/* Whether path is a PostgreSQL URI (postgres:// or postgresql://). */
+int pctl_is_server_uri(const char *path);
+/* path as messages may show it: a URI without its password.  NULL when
+ * out of memory. */
+char *pctl_uri_shown(const char *path);
 /* The change token, the halves which says (PCTL_TOKEN_*). */
 int pctl_db_changes(pctl_db_token *out, planctl *p, unsigned which);
 

@@ -106,10 +106,12 @@ compare foreign_keys \
      JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = c.conkey[1]
      WHERE n.nspname = 'planctl' AND c.contype = 'f'"
 
-# Triggers: SQLite's, and one for TRUNCATE, which SQLite has not.
+# Triggers: SQLite's, one for TRUNCATE, which SQLite has not, and the
+# events' write lock (SQLite has one writer at a time by itself).
 compare triggers \
     "SELECT tbl_name, name FROM sqlite_master WHERE type = 'trigger'
-     UNION ALL SELECT 'transitions', 'transitions_readonly_truncate'" \
+     UNION ALL SELECT 'transitions', 'transitions_readonly_truncate'
+     UNION ALL SELECT 'events', 'events_serialize'" \
     "SELECT c.relname, t.tgname FROM pg_trigger t
      JOIN pg_class c ON c.oid = t.tgrelid
      JOIN pg_namespace n ON n.oid = c.relnamespace

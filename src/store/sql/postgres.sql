@@ -1,7 +1,7 @@
 -- postgres.sql - every statement the store prepares, by name, in
 -- PostgreSQL's dialect, for the tables of schema/postgres.sql (found
--- through search_path).  Nothing in the build reads this file yet: the
--- PostgreSQL backend is not written.
+-- through search_path), embedded in the build as pctl_queries_postgres
+-- and prepared by the PostgreSQL backend (src/store/postgres/).
 --
 -- The same names, in the same order, as sqlite.sql, each with the same
 -- parameters ($n where sqlite.sql has ?n; its anonymous ? are numbered

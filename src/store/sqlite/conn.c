@@ -543,6 +543,7 @@ static void sq_close(pctl_conn *c)
     sqlite3_finalize(SC(c)->commit);
     if (SC(c)->db)
         sqlite3_close_v2(SC(c)->db);
+    pctl_sqlite_engine_unlock(c);
     pctl_free(c);
 }
 
@@ -556,6 +557,7 @@ static int sq_open(pctl_conn **out, planctl *p, const planctl_open_options *o)
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     sc->base.m = &pctl_db_sqlite;
     sc->base.p = p;
+    sc->lock_fd = -1;
     if ((rc = sq_open_file(sc, o)) < 0) {
         sq_close(&sc->base);
         return rc;
@@ -588,6 +590,9 @@ const pctl_db_methods pctl_db_sqlite = {
     .commit = sq_commit,
     .rollback = sq_rollback,
     .token = sq_token,
+    .engine_lock = pctl_sqlite_engine_lock,
+    .engine_unlock = pctl_sqlite_engine_unlock,
+    .engine_lock_global = 0,
     .ident_note = pctl_sqlite_ident_note,
     .ident_check = pctl_sqlite_ident_check,
 };

@@ -26,6 +26,7 @@ typedef struct pctl_sqlite_conn {
     /* BEGIN IMMEDIATE, BEGIN and COMMIT, prepared when first run (conn.c) */
     sqlite3_stmt *begin_write, *begin_read, *commit;
     pctl_file_id ident_db, ident_wal; /* ident.c: noted by an engine */
+    int lock_fd; /* the engine's lock (lock.c), or -1 */
 } pctl_sqlite_conn;
 
 typedef struct pctl_sqlite_stmt {
@@ -65,6 +66,10 @@ size_t pctl_sqlite_col_bytes(pctl_stmt *s, int col);
 int pctl_sqlite_ncols(pctl_stmt *s);
 const char *pctl_sqlite_col_name(pctl_stmt *s, int col);
 int64_t pctl_sqlite_changes(pctl_stmt *s);
+
+/* lock.c */
+int pctl_sqlite_engine_lock(pctl_conn *c);
+void pctl_sqlite_engine_unlock(pctl_conn *c);
 
 /* ident.c */
 void pctl_sqlite_ident_note(pctl_conn *c);

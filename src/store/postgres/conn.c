@@ -1,0 +1,654 @@
+/*
+ * conn.c - pctl_db_postgres: a planctl database in a schema of a
+ * PostgreSQL database, through libpq.
+ *
+ * Opening: connect (libpq's URI, environment and ~/.pgpass), then look at
+ * the schema without writing: absent or empty is new; tables without
+ * planctl's `meta`, or a meta that is not planctl's, are refused; a newer
+ * schema_version is refused.  Only then is the schema created and
+ * migrated, each migration in one transaction under the schema's write
+ * lock, the version read again inside it, so two processes opening a new
+ * schema at once create it once.
+ *
+ * Transactions.  A write takes the schema's write lock (a transaction
+ * advisory lock, 'PLCW') at its BEGIN, as SQLite's BEGIN IMMEDIATE takes
+ * the file's: planctl's writers commit one after another, so every rule
+ * written for one writer at a time holds, and the events' numbers are
+ * commit order (the events' statement trigger makes other writers of
+ * events take the lock too).  Statements run at READ COMMITTED after the
+ * lock, so each sees every commit before it.  A read is REPEATABLE READ
+ * READ ONLY: one snapshot for all its statements.
+ *
+ * The change token.  meta.commits counts the write transactions that
+ * changed rows: a writer reads it under the lock at BEGIN, and before its
+ * COMMIT moves it by one and sends the new value as a NOTIFY on the
+ * schema's channel.  Inside a write, the value read at BEGIN is exact;
+ * outside, the notifications received (read without a round trip) move
+ * it, as SQLite's PRAGMA data_version moves.  Others' commits are the
+ * counter minus this connection's own.
+ *
+ * A lost session (the server restarted, the backend was terminated) is
+ * made again at the next transaction, never inside one: its statements
+ * are prepared again, LISTEN sent again, and an engine's lock taken again
+ * (its fencing token says whether it is still the engine).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "store/embed.h"
+#include "store/postgres/pg.h"
+
+#define PC(c) ((pctl_pg_conn *)(c))
+
+/* ---- errors ---- */
+
+static int map_state(const char *st)
+{
+    if (!st || strlen(st) != 5)
+        return PLANCTL_EIO;
+    if (strncmp(st, "PC", 2) == 0)
+        return PLANCTL_ETRANSITION; /* the guards (0001_init.sql) */
+    if (strncmp(st, "23", 2) == 0)
+        return PLANCTL_ECONFLICT; /* integrity: unique, foreign key, check */
+    if (strcmp(st, "40001") == 0 || strcmp(st, "40P01") == 0 ||
+        strcmp(st, "55P03") == 0 || strcmp(st, "57014") == 0)
+        return PLANCTL_EBUSY; /* serialization, deadlock, lock timeout */
+    if (strcmp(st, "25006") == 0 || strcmp(st, "42501") == 0)
+        return PLANCTL_EREADONLY;
+    if (strcmp(st, "53200") == 0)
+        return PLANCTL_ENOMEM;
+    if (strncmp(st, "08", 2) == 0 || strncmp(st, "53", 2) == 0 ||
+        strncmp(st, "57P", 3) == 0 || strncmp(st, "58", 2) == 0 ||
+        strncmp(st, "XX", 2) == 0)
+        return PLANCTL_EIO;
+    return PLANCTL_ERROR;
+}
+
+/* The first line of libpq's message for the connection. */
+static const char *conn_words(pctl_pg_conn *pc, char *buf, size_t size)
+{
+    const char *m = pc->pg ? PQerrorMessage(pc->pg) : "";
+    size_t n = strcspn(m, "\n");
+
+    if (n == 0)
+        m = "no answer from the server", n = strlen(m);
+    snprintf(buf, size, "%.*s", (int)n, m);
+    return buf;
+}
+
+int pctl_pg_err(pctl_pg_conn *pc, const PGresult *res, const char *what)
+{
+    planctl *p = pc->base.p;
+    const char *st = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    const char *msg =
+        res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+    char buf[512];
+    int rc;
+
+    if (!st || !pc->pg || PQstatus(pc->pg) != CONNECTION_OK) {
+        if (pc->pg && PQstatus(pc->pg) != CONNECTION_OK)
+            return pctl_err(p, PLANCTL_EIO,
+                            "lost the connection to PostgreSQL at %s (%s); "
+                            "planctl connects again at the next transaction",
+                            p->path, conn_words(pc, buf, sizeof buf));
+        return pctl_err(p, PLANCTL_EIO, "%s%s%s", what ? what : "",
+                        what ? ": " : "",
+                        msg ? msg : conn_words(pc, buf, sizeof buf));
+    }
+    rc = map_state(st);
+    if (!msg)
+        msg = conn_words(pc, buf, sizeof buf);
+    if (rc == PLANCTL_EREADONLY)
+        return pctl_err(p, rc,
+                        "cannot write database %s (%s%s%s); the role needs "
+                        "write access to schema %s, and the server must not "
+                        "be a read-only standby",
+                        p->path, what ? what : "", what ? ": " : "", msg,
+                        pc->uri.schema);
+    if (strcmp(st, "55P03") == 0)
+        return pctl_err(p, rc,
+                        "database %s is locked by another planctl writer "
+                        "for longer than the busy timeout; try again",
+                        p->path);
+    return pctl_db_err(p, rc, what, msg);
+}
+
+/* Runs SQL text (one or several statements) expecting no rows, or rows
+ * from the last one into *out (when out is not NULL). */
+static int run(pctl_pg_conn *pc, const char *sql, const char *what,
+               PGresult **out)
+{
+    PGresult *r = PQexec(pc->pg, sql);
+    ExecStatusType st = PQresultStatus(r);
+    int rc = 0;
+
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+        rc = pctl_pg_err(pc, r, what);
+    if (rc == 0 && out)
+        *out = r;
+    else
+        PQclear(r);
+    return rc;
+}
+
+/* One value of the last statement of sql, as an integer (0 for none). */
+static int run_int(pctl_pg_conn *pc, const char *sql, const char *what,
+                   int64_t *v)
+{
+    PGresult *r = NULL;
+    int rc = run(pc, sql, what, &r);
+
+    if (rc == 0)
+        *v = PQntuples(r) > 0 && !PQgetisnull(r, 0, 0)
+                 ? strtoll(PQgetvalue(r, 0, 0), NULL, 10)
+                 : 0;
+    PQclear(r);
+    return rc;
+}
+
+/* ---- the session ---- */
+
+/* What every new session needs: the schema on the search path, UTF-8,
+ * the busy timeout for planctl's own lock, read-only when opened so. */
+static int session_setup(pctl_pg_conn *pc, int busy_timeout_ms)
+{
+    char sql[512];
+
+    snprintf(sql, sizeof sql,
+             "SET search_path TO %s; SET client_encoding TO 'UTF8'; "
+             "SET lock_timeout TO %d; SET default_transaction_read_only TO %s",
+             pc->uri.schema, busy_timeout_ms > 0 ? busy_timeout_ms : 1,
+             pc->readonly ? "on" : "off");
+    return run(pc, sql, "session", NULL);
+}
+
+static int listen_now(pctl_pg_conn *pc)
+{
+    char sql[160];
+
+    snprintf(sql, sizeof sql, "LISTEN %s", pc->channel_ident);
+    return run(pc, sql, "listen", NULL);
+}
+
+int pctl_pg_alive(pctl_pg_conn *pc)
+{
+    char buf[512];
+    int rc;
+
+    if (PQstatus(pc->pg) == CONNECTION_OK)
+        return 0;
+    PQreset(pc->pg);
+    if (PQstatus(pc->pg) != CONNECTION_OK)
+        return pctl_err(pc->base.p, PLANCTL_EIO,
+                        "lost the connection to PostgreSQL at %s and could "
+                        "not connect again (%s); is the server running?",
+                        pc->base.p->path, conn_words(pc, buf, sizeof buf));
+    pc->gen++;
+    pc->in_tx = 0;
+    if ((rc = session_setup(pc, pc->busy_ms)) < 0)
+        return rc;
+    if (pc->listening && (rc = listen_now(pc)) < 0)
+        return rc;
+    if (pc->engine_locked) {
+        /* Held again, or held by another engine now: the fencing token
+         * tells the engine which (lease.c). */
+        char sql[128];
+        int64_t got = 0;
+
+        snprintf(sql, sizeof sql, "SELECT pg_try_advisory_lock(%d, %d)::int",
+                 PCTL_PG_LOCK_ENGINE, pc->lock_key);
+        if ((rc = run_int(pc, sql, "engine lock", &got)) < 0)
+            return rc;
+        pc->engine_locked = got == 1;
+    }
+    return 0;
+}
+
+/* ---- transactions ---- */
+
+static int pg_begin(pctl_conn *c, pctl_tx_kind k)
+{
+    pctl_pg_conn *pc = PC(c);
+    char sql[256];
+    int64_t before = 0;
+    int rc;
+
+    if ((rc = pctl_pg_alive(pc)) < 0)
+        return rc;
+    if (k == PCTL_TX_READ) {
+        if ((rc = run(pc, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+                      NULL, NULL)) < 0)
+            return rc;
+        pc->in_tx = 1 + PCTL_TX_READ;
+        return 0;
+    }
+    snprintf(sql, sizeof sql,
+             "BEGIN; SELECT pg_advisory_xact_lock(%d, %d); "
+             "SELECT value::bigint FROM meta WHERE key = 'commits'",
+             PCTL_PG_LOCK_WRITE, pc->lock_key);
+    if ((rc = run_int(pc, sql, NULL, &before)) < 0) {
+        if (PQstatus(pc->pg) == CONNECTION_OK &&
+            PQtransactionStatus(pc->pg) != PQTRANS_IDLE)
+            PQclear(PQexec(pc->pg, "ROLLBACK"));
+        return rc;
+    }
+    pc->in_tx = 1 + PCTL_TX_WRITE;
+    pc->before = before;
+    pc->own_at_begin = pc->own;
+    if (before > pc->seen)
+        pc->seen = before;
+    return 0;
+}
+
+static void pg_rollback(pctl_conn *c)
+{
+    pctl_pg_conn *pc = PC(c);
+
+    pc->in_tx = 0;
+    if (PQstatus(pc->pg) == CONNECTION_OK &&
+        PQtransactionStatus(pc->pg) != PQTRANS_IDLE)
+        PQclear(PQexec(pc->pg, "ROLLBACK"));
+}
+
+static int pg_commit(pctl_conn *c)
+{
+    pctl_pg_conn *pc = PC(c);
+    int changed = pc->in_tx == 1 + PCTL_TX_WRITE && pc->own != pc->own_at_begin;
+    char sql[512];
+    PGresult *r;
+    int rc = 0;
+
+    if (changed)
+        snprintf(sql, sizeof sql,
+                 "UPDATE meta SET value = '%lld' WHERE key = 'commits'; "
+                 "SELECT pg_notify(%s, '%lld'); COMMIT",
+                 (long long)(pc->before + 1), pc->channel_lit,
+                 (long long)(pc->before + 1));
+    else
+        snprintf(sql, sizeof sql, "COMMIT");
+    r = PQexec(pc->pg, sql);
+    /* A transaction that had failed answers COMMIT with ROLLBACK. */
+    if (PQresultStatus(r) != PGRES_COMMAND_OK)
+        rc = pctl_pg_err(pc, r, "commit");
+    else if (strcmp(PQcmdStatus(r), "COMMIT") != 0)
+        rc = pctl_err(c->p, PLANCTL_ERROR,
+                      "commit: the transaction had failed and was rolled "
+                      "back");
+    PQclear(r);
+    if (rc < 0) {
+        pg_rollback(c);
+        return rc;
+    }
+    pc->in_tx = 0;
+    if (changed) {
+        pc->mine++;
+        if (pc->before + 1 > pc->seen)
+            pc->seen = pc->before + 1;
+    }
+    return 0;
+}
+
+/* ---- the change token ---- */
+
+static int pg_token(pctl_db_token *out, pctl_conn *c, unsigned which)
+{
+    pctl_pg_conn *pc = PC(c);
+    PGnotify *n;
+    int rc;
+
+    if (which & PCTL_TOKEN_OWN)
+        out->own = pc->own;
+    if (!(which & PCTL_TOKEN_OTHERS))
+        return 0;
+    if (!pc->in_tx) {
+        if (!pc->listening) {
+            /* From now on every commit is heard; the counter covers the
+             * ones before. */
+            int64_t v = 0;
+
+            if ((rc = pctl_pg_alive(pc)) < 0 || (rc = listen_now(pc)) < 0)
+                return rc;
+            pc->listening = 1;
+            if ((rc = run_int(pc,
+                              "SELECT value::bigint FROM meta "
+                              "WHERE key = 'commits'",
+                              "data_version", &v)) < 0)
+                return rc;
+            if (v > pc->seen)
+                pc->seen = v;
+        } else if (PQstatus(pc->pg) != CONNECTION_OK) {
+            /* Made again (and LISTEN again) by the next transaction. */
+            if ((rc = pctl_pg_alive(pc)) < 0)
+                return rc;
+            /* Commits while the session was down were not heard. */
+            int64_t v = 0;
+
+            if ((rc = run_int(pc,
+                              "SELECT value::bigint FROM meta "
+                              "WHERE key = 'commits'",
+                              "data_version", &v)) < 0)
+                return rc;
+            if (v > pc->seen)
+                pc->seen = v;
+        }
+        if (!PQconsumeInput(pc->pg)) {
+            char buf[512];
+
+            return pctl_err(c->p, PLANCTL_EIO,
+                            "lost the connection to PostgreSQL at %s (%s)",
+                            c->p->path, conn_words(pc, buf, sizeof buf));
+        }
+    }
+    /* Inside a transaction nothing new arrives (libpq has buffered what
+     * came); what is buffered is still counted. */
+    while ((n = PQnotifies(pc->pg)) != NULL) {
+        int64_t v = strtoll(n->extra, NULL, 10);
+
+        if (v > pc->seen)
+            pc->seen = v;
+        PQfreemem(n);
+    }
+    out->others = pc->seen - pc->mine;
+    return 0;
+}
+
+/* ---- the engine's lock ---- */
+
+static int pg_engine_lock(pctl_conn *c)
+{
+    pctl_pg_conn *pc = PC(c);
+    char sql[128];
+    int64_t got = 0;
+    int rc;
+
+    if (pc->engine_locked)
+        return 0;
+    if ((rc = pctl_pg_alive(pc)) < 0)
+        return rc;
+    snprintf(sql, sizeof sql, "SELECT pg_try_advisory_lock(%d, %d)::int",
+             PCTL_PG_LOCK_ENGINE, pc->lock_key);
+    if ((rc = run_int(pc, sql, "engine lock", &got)) < 0)
+        return rc;
+    pc->engine_locked = got == 1;
+    return got == 1 ? 0 : 1;
+}
+
+static void pg_engine_unlock(pctl_conn *c)
+{
+    pctl_pg_conn *pc = PC(c);
+    char sql[128];
+
+    if (!pc->engine_locked)
+        return;
+    pc->engine_locked = 0;
+    if (PQstatus(pc->pg) == CONNECTION_OK && !pc->in_tx) {
+        snprintf(sql, sizeof sql, "SELECT pg_advisory_unlock(%d, %d)",
+                 PCTL_PG_LOCK_ENGINE, pc->lock_key);
+        PQclear(PQexec(pc->pg, sql));
+    }
+}
+
+/* ---- opening ---- */
+
+/* Looks at the schema without writing: *version 0 and *fresh when it is
+ * absent or has no table. */
+static int identify(pctl_pg_conn *pc, int *fresh)
+{
+    planctl *p = pc->base.p;
+    const char *vals[1] = {pc->uri.schema};
+    PGresult *r;
+    int rc = 0, tables, has_meta;
+
+    *fresh = 0;
+    r = PQexecParams(pc->pg,
+                     "SELECT (SELECT count(*) FROM pg_class c "
+                     "        JOIN pg_namespace n ON n.oid = c.relnamespace "
+                     "        WHERE n.nspname = $1)::int, "
+                     "       (to_regclass(quote_ident($1) || '.meta') "
+                     "        IS NOT NULL)::int, hashtext($1)",
+                     1, NULL, vals, NULL, NULL, 0);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        rc = pctl_pg_err(pc, r, NULL);
+        PQclear(r);
+        return rc;
+    }
+    tables = atoi(PQgetvalue(r, 0, 0));
+    has_meta = atoi(PQgetvalue(r, 0, 1));
+    pc->lock_key = atoi(PQgetvalue(r, 0, 2));
+    PQclear(r);
+    if (tables == 0) {
+        *fresh = 1;
+        return 0;
+    }
+    if (!has_meta)
+        return pctl_err(p, PLANCTL_ENOTDB,
+                        "schema %s of %s holds tables that are not "
+                        "planctl's; give another schema (?schema=NAME) or "
+                        "database in --db or PLANCTL_DB",
+                        pc->uri.schema, p->path);
+    r = PQexec(pc->pg, "SELECT "
+                       "(SELECT value FROM meta WHERE key = 'application'), "
+                       "(SELECT value FROM meta WHERE key = 'schema_version')");
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        rc = pctl_pg_err(pc, r, NULL);
+        PQclear(r);
+        return rc;
+    }
+    if (PQgetisnull(r, 0, 0) || strcmp(PQgetvalue(r, 0, 0), "planctl") != 0)
+        rc = pctl_err(p, PLANCTL_ENOTDB,
+                      "schema %s of %s has a meta table that is not "
+                      "planctl's; give another schema (?schema=NAME) or "
+                      "database in --db or PLANCTL_DB",
+                      pc->uri.schema, p->path);
+    else
+        p->schema_version = atoi(PQgetvalue(r, 0, 1));
+    PQclear(r);
+    if (rc == 0 && p->schema_version > pctl_migrations_count)
+        rc = pctl_err(p, PLANCTL_ETOONEW,
+                      "schema %s of %s has schema version %d but this "
+                      "planctl supports up to %d; upgrade planctl",
+                      pc->uri.schema, p->path, p->schema_version,
+                      pctl_migrations_count);
+    return rc;
+}
+
+/*
+ * Applies migrations/postgres/ in order: 0001 makes the whole schema of
+ * its version from nothing; a later NNNN brings version NNNN - 1 to NNNN,
+ * as SQLite's migration of the same number.  Each in one transaction
+ * under the write lock, the version read again inside it.
+ */
+static int migrate(pctl_pg_conn *pc)
+{
+    planctl *p = pc->base.p;
+    char sql[256];
+    int i, rc;
+
+    for (i = 0; i < pctl_pg_migrations_count; i++) {
+        const pctl_embedded_sql *m = &pctl_pg_migrations[i];
+        int64_t version = 0, exists = 0;
+
+        if (m->version > 1 && m->version <= p->schema_version)
+            continue;
+        if (m->version == 1 && p->schema_version > 0)
+            continue;
+        snprintf(sql, sizeof sql, "BEGIN; SELECT pg_advisory_xact_lock(%d, %d)",
+                 PCTL_PG_LOCK_WRITE, pc->lock_key);
+        if ((rc = run(pc, sql, "migrate", NULL)) < 0)
+            goto fail;
+        if ((rc = run_int(pc,
+                          "SELECT (to_regclass(current_schema() || '.meta') "
+                          "IS NOT NULL)::int",
+                          "migrate", &exists)) < 0)
+            goto fail;
+        if (exists && (rc = run_int(pc,
+                                    "SELECT value::bigint FROM meta "
+                                    "WHERE key = 'schema_version'",
+                                    "migrate", &version)) < 0)
+            goto fail;
+        if ((m->version == 1 && exists) ||
+            (m->version > 1 && version >= m->version)) {
+            /* Another process did it while we waited for the lock. */
+            p->schema_version = (int)version;
+            if ((rc = run(pc, "COMMIT", "migrate", NULL)) < 0)
+                goto fail;
+            continue;
+        }
+        if (m->version == 1) {
+            snprintf(sql, sizeof sql, "CREATE SCHEMA IF NOT EXISTS %s",
+                     pc->uri.schema);
+            if ((rc = run(pc, sql, m->name, NULL)) < 0)
+                goto fail;
+        }
+        if ((rc = run(pc, m->sql, m->name, NULL)) < 0)
+            goto fail;
+        if (m->version > 1) {
+            snprintf(sql, sizeof sql,
+                     "UPDATE meta SET value = '%d' WHERE key = "
+                     "'schema_version'",
+                     m->version);
+            if ((rc = run(pc, sql, m->name, NULL)) < 0)
+                goto fail;
+        }
+        if ((rc = run_int(pc,
+                          "SELECT value::bigint FROM meta "
+                          "WHERE key = 'schema_version'; ",
+                          m->name, &version)) < 0 ||
+            (rc = run(pc, "COMMIT", "migrate", NULL)) < 0)
+            goto fail;
+        p->schema_version = (int)version;
+    }
+    if (p->schema_version != pctl_migrations_count)
+        return pctl_err(p, PLANCTL_ERROR,
+                        "schema %s of %s is at version %d after the "
+                        "PostgreSQL migrations, but this planctl needs %d "
+                        "(a build whose migrations disagree)",
+                        pc->uri.schema, p->path, p->schema_version,
+                        pctl_migrations_count);
+    return 0;
+fail:
+    if (PQstatus(pc->pg) == CONNECTION_OK &&
+        PQtransactionStatus(pc->pg) != PQTRANS_IDLE)
+        PQclear(PQexec(pc->pg, "ROLLBACK"));
+    return rc;
+}
+
+static int connect_db(pctl_pg_conn *pc)
+{
+    planctl *p = pc->base.p;
+    const char *keys[] = {"dbname", "fallback_application_name", NULL};
+    const char *vals[] = {pc->uri.conninfo, "planctl", NULL};
+    char buf[512], chan[96];
+    char *lit, *ident;
+
+    pc->pg = PQconnectdbParams(keys, vals, 1);
+    if (!pc->pg)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if (PQstatus(pc->pg) != CONNECTION_OK)
+        return pctl_err(p, PLANCTL_EIO,
+                        "cannot connect to PostgreSQL at %s: %s; check the "
+                        "URI, the server, and the password (in ~/.pgpass or "
+                        "PGPASSWORD)",
+                        p->path, conn_words(pc, buf, sizeof buf));
+    snprintf(chan, sizeof chan, "planctl.%s", pc->uri.schema);
+    lit = PQescapeLiteral(pc->pg, chan, strlen(chan));
+    ident = PQescapeIdentifier(pc->pg, chan, strlen(chan));
+    pc->channel_lit = lit ? pctl_strdup(lit) : NULL;
+    pc->channel_ident = ident ? pctl_strdup(ident) : NULL;
+    PQfreemem(lit);
+    PQfreemem(ident);
+    if (!pc->channel_lit || !pc->channel_ident)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    return 0;
+}
+
+static int pg_open_db(pctl_pg_conn *pc, const planctl_open_options *o)
+{
+    planctl *p = pc->base.p;
+    int rc, fresh = 0;
+
+    pc->busy_ms = o->busy_timeout_ms;
+    pc->readonly = p->readonly;
+    if ((rc = connect_db(pc)) < 0 ||
+        (rc = session_setup(pc, pc->busy_ms)) < 0 ||
+        (rc = identify(pc, &fresh)) < 0)
+        return rc;
+    if (fresh && (p->readonly || (o->flags & PLANCTL_OPEN_NOCREATE)))
+        return pctl_err(p, PLANCTL_ENOTFOUND,
+                        "database %s has no planctl schema %s; create it with "
+                        "'planctl apply' or check --db",
+                        p->path, pc->uri.schema);
+    if (p->readonly) {
+        if (p->schema_version < pctl_migrations_count)
+            return pctl_err(p, PLANCTL_EREADONLY,
+                            "database %s needs a schema upgrade; open it "
+                            "once read-write",
+                            p->path);
+        return 0;
+    }
+    return migrate(pc);
+}
+
+static void pg_close(pctl_conn *c)
+{
+    pctl_pg_conn *pc = PC(c);
+
+    if (!c)
+        return;
+    if (pc->pg)
+        PQfinish(pc->pg);
+    pctl_pg_uri_free(&pc->uri);
+    pctl_free(pc->channel_lit);
+    pctl_free(pc->channel_ident);
+    pctl_free(pc);
+}
+
+static int pg_open(pctl_conn **out, planctl *p, const planctl_open_options *o)
+{
+    pctl_pg_conn *pc = pctl_calloc(1, sizeof *pc);
+    int rc;
+
+    *out = NULL;
+    if (!pc)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    pc->base.m = &pctl_db_postgres;
+    pc->base.p = p;
+    if ((rc = pctl_pg_uri_parse(&pc->uri, p, p->open_target)) < 0 ||
+        (rc = pg_open_db(pc, o)) < 0) {
+        pg_close(&pc->base);
+        return rc;
+    }
+    *out = &pc->base;
+    return 0;
+}
+
+const pctl_db_methods pctl_db_postgres = {
+    .name = "postgres",
+    .queries = pctl_queries_postgres,
+    .process_init = NULL,
+    .open = pg_open,
+    .close = pg_close,
+    .prepare = pctl_pg_prepare,
+    .finalize = pctl_pg_finalize,
+    .reset = pctl_pg_reset,
+    .bind_i64 = pctl_pg_bind_i64,
+    .bind_text = pctl_pg_bind_text,
+    .step = pctl_pg_step,
+    .col_type = pctl_pg_col_type,
+    .col_i64 = pctl_pg_col_i64,
+    .col_real = pctl_pg_col_real,
+    .col_text = pctl_pg_col_text,
+    .col_bytes = pctl_pg_col_bytes,
+    .ncols = pctl_pg_ncols,
+    .col_name = pctl_pg_col_name,
+    .changes = pctl_pg_changes,
+    .begin = pg_begin,
+    .commit = pg_commit,
+    .rollback = pg_rollback,
+    .token = pg_token,
+    .engine_lock = pg_engine_lock,
+    .engine_unlock = pg_engine_unlock,
+    .engine_lock_global = 1,
+};

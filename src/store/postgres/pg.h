@@ -1,0 +1,104 @@
+/*
+ * pg.h - the PostgreSQL backend's own declarations (src/store/postgres/).
+ * Only this folder, and tests that look under the seam, include it; the
+ * rest of the store reaches PostgreSQL through sql.h's table.
+ */
+#ifndef PCTL_STORE_PG_H
+#define PCTL_STORE_PG_H
+
+#include <libpq-fe.h>
+
+#include "store/sql.h"
+#include "store/store.h"
+
+/* The advisory locks of one planctl schema: (class, hashtext(schema)).
+ * 'PLCW': every planctl write transaction, from its BEGIN to its end (and
+ * the events' statement trigger, migrations/postgres/0001_init.sql);
+ * 'PLCE': the engine's, held by its session for as long as it runs. */
+#define PCTL_PG_LOCK_WRITE 1347175255  /* 'PLCW' */
+#define PCTL_PG_LOCK_ENGINE 1347175237 /* 'PLCE' */
+
+/* The schema when the URI names none. */
+#define PCTL_PG_DEFAULT_SCHEMA "planctl"
+
+/* A database URI taken apart (uri.c). */
+typedef struct pctl_pg_uri {
+    char *conninfo; /* what libpq gets: the URI without planctl's own
+                       parameters */
+    char *shown;    /* for messages: without any password */
+    char *schema;   /* the schema holding the tables */
+} pctl_pg_uri;
+
+/* Parses uri; on failure sets p's message (naming the URI without its
+ * password) and returns PLANCTL_EINVAL or PLANCTL_ENOMEM. */
+int pctl_pg_uri_parse(pctl_pg_uri *out, planctl *p, const char *uri);
+void pctl_pg_uri_free(pctl_pg_uri *u);
+
+/* uri with its password removed (from the user part and from a password
+ * parameter), or NULL when out of memory; any string that is not a
+ * PostgreSQL URI comes back as it is. */
+char *pctl_pg_uri_redact(const char *uri);
+
+typedef struct pctl_pg_conn {
+    pctl_conn base;
+    PGconn *pg;
+    pctl_pg_uri uri;
+    int lock_key;        /* hashtext(schema): the second half of the locks */
+    char *channel_lit;   /* the NOTIFY channel as a quoted literal */
+    char *channel_ident; /* and as a quoted identifier, for LISTEN */
+    unsigned gen;        /* moves at every new session (a reconnection):
+                            statements prepared before are prepared again */
+    int in_tx;           /* 0, or the kind + 1 of the open transaction */
+    int listening;       /* LISTEN sent in this session */
+    int engine_locked;   /* this process wants the engine lock held */
+    int64_t seen;        /* the highest commit counter known */
+    int64_t mine;        /* this connection's commits that changed rows */
+    int64_t own;         /* rows this connection's statements changed */
+    int64_t own_at_begin;
+    int64_t before; /* the counter when the open write began */
+    int readonly;
+    int busy_ms; /* the session's lock_timeout */
+} pctl_pg_conn;
+
+typedef struct pctl_pg_stmt {
+    pctl_stmt base;
+    char name[24];     /* the prepared statement's name in the session */
+    const char *sql;   /* its text (embedded: lives as long as the process) */
+    int nparams;       /* the highest $n in the text */
+    const char **vals; /* bound values, NULL for NULL */
+    char (*num)[24];   /* room for the bound integers */
+    unsigned gen;      /* the session it was prepared in */
+    PGresult *res;     /* the result of its execution, or NULL */
+    PGresult *desc;    /* its description, when asked before it ran */
+    int row, nrows;    /* the current row */
+    int64_t changed;   /* rows its execution wrote */
+    int bind_rc;
+} pctl_pg_stmt;
+
+/* Maps a failed result (or a lost connection when res is NULL) to a
+ * PLANCTL_E* code and sets the message for what (a statement's name, or
+ * NULL).  Returns the code. */
+int pctl_pg_err(pctl_pg_conn *pc, const PGresult *res, const char *what);
+
+/* Makes sure the session is alive, reconnecting once if it was lost (only
+ * between transactions).  0 or PLANCTL_EIO with the message set. */
+int pctl_pg_alive(pctl_pg_conn *pc);
+
+/* stmt.c: the statement methods of pctl_db_postgres. */
+int pctl_pg_prepare(pctl_stmt **out, pctl_conn *c, pctl_query q,
+                    const char *sql, size_t len);
+void pctl_pg_finalize(pctl_stmt *s);
+void pctl_pg_reset(pctl_stmt *s, int unbind);
+void pctl_pg_bind_i64(pctl_stmt *s, int i, int64_t v);
+void pctl_pg_bind_text(pctl_stmt *s, int i, const char *v);
+int pctl_pg_step(pctl_stmt *s);
+pctl_col_kind pctl_pg_col_type(pctl_stmt *s, int col);
+int64_t pctl_pg_col_i64(pctl_stmt *s, int col);
+double pctl_pg_col_real(pctl_stmt *s, int col);
+const char *pctl_pg_col_text(pctl_stmt *s, int col);
+size_t pctl_pg_col_bytes(pctl_stmt *s, int col);
+int pctl_pg_ncols(pctl_stmt *s);
+const char *pctl_pg_col_name(pctl_stmt *s, int col);
+int64_t pctl_pg_changes(pctl_stmt *s);
+
+#endif

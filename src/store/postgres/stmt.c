@@ -1,0 +1,317 @@
+/*
+ * stmt.c - pctl_db_postgres's statements: a pctl_stmt over a statement
+ * prepared in the session (PQprepare) and run with PQexecPrepared.
+ *
+ * Parameters go as text, without types: postgres.sql names a type where
+ * the server could not infer one.  A statement runs at its first step,
+ * which fetches its whole result (planctl's reads are bounded, paged
+ * where they could grow); later steps walk its rows.  Bound text is not
+ * copied, as on SQLite: it must stay valid until the statement's reset.
+ *
+ * A session that was lost and made again (conn.c) has none of the old
+ * prepared statements: a statement prepared in an older session (gen) is
+ * prepared again before it runs.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "store/postgres/pg.h"
+
+#define PS(s) ((pctl_pg_stmt *)(s))
+#define PC(c) ((pctl_pg_conn *)(c))
+
+/* Type oids (catalog/pg_type.h is not in libpq-dev). */
+enum {
+    OID_BOOL = 16,
+    OID_INT8 = 20,
+    OID_INT2 = 21,
+    OID_INT4 = 23,
+    OID_OID = 26,
+    OID_FLOAT4 = 700,
+    OID_FLOAT8 = 701,
+    OID_NUMERIC = 1700
+};
+
+/* The highest $n in sql, outside comments and quoted strings (the
+ * comments of postgres.sql name parameters too). */
+static int count_params(const char *sql, size_t len)
+{
+    int max = 0;
+    size_t i;
+
+    for (i = 0; i + 1 < len; i++) {
+        if (sql[i] == '-' && sql[i + 1] == '-') {
+            while (i < len && sql[i] != '\n')
+                i++;
+        } else if (sql[i] == '\'') {
+            for (i++; i < len && sql[i] != '\''; i++)
+                ;
+        } else if (sql[i] == '$' && sql[i + 1] >= '0' && sql[i + 1] <= '9') {
+            int n = atoi(sql + i + 1);
+
+            if (n > max)
+                max = n;
+        }
+    }
+    return max;
+}
+
+static int prepare_in_session(pctl_pg_stmt *s)
+{
+    pctl_pg_conn *pc = PC(s->base.c);
+    PGresult *r;
+    int rc = 0;
+
+    r = PQprepare(pc->pg, s->name, s->sql, 0, NULL);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK)
+        rc = pctl_pg_err(pc, r, pctl_query_name(s->base.q));
+    else
+        s->gen = pc->gen;
+    PQclear(r);
+    return rc;
+}
+
+int pctl_pg_prepare(pctl_stmt **out, pctl_conn *c, pctl_query q,
+                    const char *sql, size_t len)
+{
+    pctl_pg_conn *pc = PC(c);
+    pctl_pg_stmt *s;
+    int rc;
+
+    *out = NULL;
+    if (!(s = pctl_calloc(1, sizeof *s)))
+        return pctl_err(c->p, PLANCTL_ENOMEM, "out of memory");
+    s->base.m = c->m;
+    s->base.c = c;
+    s->base.q = q;
+    snprintf(s->name, sizeof s->name, "planctl_%d", (int)q);
+    s->nparams = count_params(sql, len);
+    /* The text is one section of the embedded statements: cut at its end
+     * (PQprepare takes a C string). */
+    s->sql = pctl_strndup(sql, len);
+    s->vals = pctl_calloc((size_t)s->nparams + 1, sizeof *s->vals);
+    s->num = pctl_calloc((size_t)s->nparams + 1, sizeof *s->num);
+    if (!s->sql || !s->vals || !s->num) {
+        pctl_pg_finalize(&s->base);
+        return pctl_err(c->p, PLANCTL_ENOMEM, "out of memory");
+    }
+    if ((rc = pctl_pg_alive(pc)) < 0 || (rc = prepare_in_session(s)) < 0) {
+        pctl_pg_finalize(&s->base);
+        return rc;
+    }
+    *out = &s->base;
+    return 0;
+}
+
+void pctl_pg_finalize(pctl_stmt *s)
+{
+    pctl_pg_conn *pc;
+
+    if (!s)
+        return;
+    pc = PC(s->c);
+    PQclear(PS(s)->res);
+    PQclear(PS(s)->desc);
+    /* Deallocated on the server only while its session lives; a new
+     * session never had it. */
+    if (PS(s)->gen == pc->gen && pc->pg && PQstatus(pc->pg) == CONNECTION_OK &&
+        PQtransactionStatus(pc->pg) == PQTRANS_IDLE) {
+        char sql[48];
+
+        snprintf(sql, sizeof sql, "DEALLOCATE %s", PS(s)->name);
+        PQclear(PQexec(pc->pg, sql));
+    }
+    pctl_free((char *)PS(s)->sql);
+    pctl_free(PS(s)->vals);
+    pctl_free(PS(s)->num);
+    pctl_free(s);
+}
+
+void pctl_pg_reset(pctl_stmt *s, int unbind)
+{
+    pctl_pg_stmt *ps = PS(s);
+
+    PQclear(ps->res);
+    ps->res = NULL;
+    ps->row = ps->nrows = 0;
+    ps->bind_rc = 0;
+    if (unbind)
+        memset(ps->vals, 0, (size_t)ps->nparams * sizeof *ps->vals);
+}
+
+void pctl_pg_bind_i64(pctl_stmt *s, int i, int64_t v)
+{
+    pctl_pg_stmt *ps = PS(s);
+
+    if (i < 1 || i > ps->nparams)
+        return;
+    snprintf(ps->num[i - 1], sizeof ps->num[i - 1], "%lld", (long long)v);
+    ps->vals[i - 1] = ps->num[i - 1];
+}
+
+void pctl_pg_bind_text(pctl_stmt *s, int i, const char *v)
+{
+    pctl_pg_stmt *ps = PS(s);
+
+    if (i < 1 || i > ps->nparams)
+        return;
+    ps->vals[i - 1] = v;
+}
+
+static int execute(pctl_pg_stmt *ps)
+{
+    pctl_pg_conn *pc = PC(ps->base.c);
+    ExecStatusType st;
+    int rc;
+
+    /* Outside a transaction a statement runs on its own: the session may
+     * be made again first.  Inside one, a lost session fails it. */
+    if (!pc->in_tx && (rc = pctl_pg_alive(pc)) < 0)
+        return rc;
+    if (ps->gen != pc->gen && (rc = prepare_in_session(ps)) < 0)
+        return rc;
+    ps->res =
+        PQexecPrepared(pc->pg, ps->name, ps->nparams, ps->vals, NULL, NULL, 0);
+    st = PQresultStatus(ps->res);
+    if (st == PGRES_TUPLES_OK) {
+        ps->nrows = PQntuples(ps->res);
+        ps->changed = atoll(PQcmdTuples(ps->res));
+    } else if (st == PGRES_COMMAND_OK) {
+        ps->nrows = 0;
+        ps->changed = atoll(PQcmdTuples(ps->res));
+    } else {
+        rc = pctl_pg_err(pc, ps->res, pctl_query_name(ps->base.q));
+        PQclear(ps->res);
+        ps->res = NULL;
+        return rc;
+    }
+    /* A SELECT's count is of rows read, not written. */
+    if (strncmp(PQcmdStatus(ps->res), "SELECT", 6) == 0)
+        ps->changed = 0;
+    pc->own += ps->changed;
+    ps->row = -1;
+    return 0;
+}
+
+int pctl_pg_step(pctl_stmt *s)
+{
+    pctl_pg_stmt *ps = PS(s);
+    int rc;
+
+    if (ps->bind_rc)
+        return ps->bind_rc;
+    if (!ps->res && (rc = execute(ps)) < 0)
+        return rc;
+    if (ps->row < ps->nrows)
+        ps->row++;
+    return ps->row < ps->nrows ? PCTL_ROW : PCTL_DONE;
+}
+
+static int is_null(pctl_pg_stmt *ps, int col)
+{
+    return !ps->res || ps->row < 0 || ps->row >= ps->nrows ||
+           col >= PQnfields(ps->res) || PQgetisnull(ps->res, ps->row, col);
+}
+
+pctl_col_kind pctl_pg_col_type(pctl_stmt *s, int col)
+{
+    pctl_pg_stmt *ps = PS(s);
+    const char *v;
+
+    if (is_null(ps, col))
+        return PCTL_COL_NULL;
+    switch (PQftype(ps->res, col)) {
+    case OID_BOOL:
+    case OID_INT2:
+    case OID_INT4:
+    case OID_INT8:
+    case OID_OID:
+        return PCTL_COL_INT;
+    case OID_FLOAT4:
+    case OID_FLOAT8:
+        return PCTL_COL_REAL;
+    case OID_NUMERIC:
+        /* sum() of integers is numeric: an integer while it has no
+         * fraction, as SQLite's would be. */
+        v = PQgetvalue(ps->res, ps->row, col);
+        return strpbrk(v, ".eEN") ? PCTL_COL_REAL : PCTL_COL_INT;
+    default:
+        return PCTL_COL_TEXT;
+    }
+}
+
+int64_t pctl_pg_col_i64(pctl_stmt *s, int col)
+{
+    pctl_pg_stmt *ps = PS(s);
+    const char *v;
+
+    if (is_null(ps, col))
+        return 0;
+    v = PQgetvalue(ps->res, ps->row, col);
+    if (PQftype(ps->res, col) == OID_BOOL)
+        return v[0] == 't';
+    return strtoll(v, NULL, 10);
+}
+
+double pctl_pg_col_real(pctl_stmt *s, int col)
+{
+    pctl_pg_stmt *ps = PS(s);
+
+    return is_null(ps, col) ? 0.0
+                            : strtod(PQgetvalue(ps->res, ps->row, col), NULL);
+}
+
+const char *pctl_pg_col_text(pctl_stmt *s, int col)
+{
+    pctl_pg_stmt *ps = PS(s);
+
+    return is_null(ps, col) ? NULL : PQgetvalue(ps->res, ps->row, col);
+}
+
+size_t pctl_pg_col_bytes(pctl_stmt *s, int col)
+{
+    pctl_pg_stmt *ps = PS(s);
+
+    return is_null(ps, col) ? 0 : (size_t)PQgetlength(ps->res, ps->row, col);
+}
+
+/* Before the statement has run, its description says (one round trip,
+ * kept). */
+static const PGresult *shape(pctl_pg_stmt *ps)
+{
+    pctl_pg_conn *pc = PC(ps->base.c);
+
+    if (ps->res)
+        return ps->res;
+    if (ps->desc)
+        return ps->desc;
+    if (ps->gen != pc->gen && prepare_in_session(ps) < 0)
+        return NULL;
+    ps->desc = PQdescribePrepared(pc->pg, ps->name);
+    if (PQresultStatus(ps->desc) != PGRES_COMMAND_OK) {
+        PQclear(ps->desc);
+        ps->desc = NULL;
+    }
+    return ps->desc;
+}
+
+int pctl_pg_ncols(pctl_stmt *s)
+{
+    const PGresult *r = shape(PS(s));
+
+    return r ? PQnfields(r) : 0;
+}
+
+const char *pctl_pg_col_name(pctl_stmt *s, int col)
+{
+    const PGresult *r = shape(PS(s));
+
+    return r && col < PQnfields(r) ? PQfname(r, col) : NULL;
+}
+
+int64_t pctl_pg_changes(pctl_stmt *s)
+{
+    return PS(s)->changed;
+}
