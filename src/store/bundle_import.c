@@ -314,7 +314,7 @@ static int import_instance(bundle_imp *m, json_t *in, const char *name)
             "instance name \"%s\" is invalid: use 1-%d letters, digits, '_', "
             "'.' or '-', starting with a letter or digit",
             name, PCTL_NAME_MAX);
-    rc = pctl_instance_find(&existing, m->p, name);
+    rc = pctl_instance_get(&existing, m->p, name);
     pctl_instance_row_clear(&existing);
     if (rc == 0)
         return pctl_err(m->p, PLANCTL_ECONFLICT,

@@ -22,7 +22,7 @@ void pctl_instance_row_clear(pctl_instance_row *r)
     memset(r, 0, sizeof *r);
 }
 
-int pctl_instance_find(pctl_instance_row *out, planctl *p, const char *name)
+int pctl_instance_get(pctl_instance_row *out, planctl *p, const char *name)
 {
     pctl_stmt *st = pctl_q(p, PCTL_Q_instance_by_name);
     int rc;
@@ -45,7 +45,14 @@ int pctl_instance_find(pctl_instance_row *out, planctl *p, const char *name)
     pctl_reset(st);
     if (rc != PCTL_DONE)
         return pctl_q_fail(st, rc);
-    return pctl_err_no_instance(p, name);
+    return PLANCTL_ENOTFOUND;
+}
+
+int pctl_instance_find(pctl_instance_row *out, planctl *p, const char *name)
+{
+    int rc = pctl_instance_get(out, p, name);
+
+    return rc == PLANCTL_ENOTFOUND ? pctl_err_no_instance(p, name) : rc;
 }
 
 /* The instance's definition as event data, so replay knows which
@@ -139,7 +146,9 @@ int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
                         name, PCTL_NAME_MAX);
     if ((rc = pctl_tx_begin(p)) < 0)
         return rc;
-    rc = pctl_instance_find(&existing, p, name);
+    /* Not found is what a create wants: no "did you mean" to compute
+     * (it reads every name). */
+    rc = pctl_instance_get(&existing, p, name);
     pctl_instance_row_clear(&existing);
     if (rc == 0)
         rc = pctl_err(p, PLANCTL_ECONFLICT,

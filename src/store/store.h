@@ -517,6 +517,10 @@ typedef struct pctl_instance_row {
     int deleting;
 } pctl_instance_row;
 int pctl_instance_find(pctl_instance_row *out, planctl *p, const char *name);
+/* The same, but ENOTFOUND without a message: for a caller that wants the
+ * name free (a create, an import), which must not pay for the "did you
+ * mean" of a missing name (it reads every name). */
+int pctl_instance_get(pctl_instance_row *out, planctl *p, const char *name);
 void pctl_instance_row_clear(pctl_instance_row *r);
 
 /* Builds the full parameter snapshot (defaults overlaid with the explicit
