@@ -739,12 +739,12 @@ int planctl_verify(char **out, planctl *p)
     if (rc == 0)
         rc = check_event_counts(p);
     pctl_tx_read_end(p);
-    if (rc == 0 && !(*out = pctl_asprintf(
-                         "verified %lld run%s against %lld event%s: "
-                         "tables and events agree; integrity and "
-                         "foreign keys ok",
-                         (long long)nruns, nruns == 1 ? "" : "s",
-                         (long long)r.nevents, r.nevents == 1 ? "" : "s")))
+    if (rc == 0 &&
+        !(*out = pctl_asprintf("verified %lld run%s against %lld event%s: "
+                               "tables and events agree; %s",
+                               (long long)nruns, nruns == 1 ? "" : "s",
+                               (long long)r.nevents, r.nevents == 1 ? "" : "s",
+                               p->conn->m->verify_says)))
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     replay_free(&r);
     return rc;

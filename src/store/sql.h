@@ -80,6 +80,9 @@ typedef struct pctl_stmt {
 typedef struct pctl_db_methods {
     const char *name;    /* "sqlite" */
     const char *queries; /* its statements' text: "-- name: NAME" sections */
+    /* What `verify` says of the database's own checks once they passed
+     * (the end of its summary): what was checked, and what was not. */
+    const char *verify_says;
     /* Once per process, before any handle opens (planctl_process_init).
      * May be NULL. */
     int (*process_init)(void);

@@ -192,6 +192,10 @@ const char *bench_wtable_name(int table);
 
 int bench_baseline_main(int argc, char **argv);
 int bench_throughput_main(int argc, char **argv);
+int bench_pg_main(int argc, char **argv);
+/* The throughput benchmark's definition "bench": 4 serial, 8 parallel and
+ * 4 serial Dummy steps (throughput.c). */
+char *bench_tp_definition(void);
 int bench_gen_main(int argc, char **argv);
 int bench_query_main(int argc, char **argv);
 int bench_scaling_main(int argc, char **argv);

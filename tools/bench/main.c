@@ -29,6 +29,9 @@ static const struct {
     {"baseline", bench_baseline_main, "raw SQLite transitions per second"},
     {"throughput", bench_throughput_main,
      "engine step completions per second against the baseline"},
+    {"pg", bench_pg_main,
+     "on PostgreSQL: engine step completions per second against raw libpq, "
+     "and status/history on a large against a small history"},
     {"gen", bench_gen_main, "generate a database with a large history"},
     {"query", bench_query_main,
      "planctl status and history on a large against a small database"},

@@ -41,7 +41,7 @@ static void add_steps(char *buf, size_t size, const char *phase,
     snprintf(buf + len, size - len, "]}%s", last ? "" : ",");
 }
 
-static char *definition(void)
+char *bench_tp_definition(void)
 {
     static char buf[8192];
 
@@ -83,7 +83,7 @@ static void setup(const char *path, int instances)
     if (pid == 0) {
         planctl *p = bench_open(path, PLANCTL_DURABILITY_NORMAL);
 
-        bench_apply(p, definition());
+        bench_apply(p, bench_tp_definition());
         bench_clone_runs(p, "bench", "tp", instances);
         planctl_close(p);
         _exit(0);

@@ -627,6 +627,8 @@ static int pg_open(pctl_conn **out, planctl *p, const planctl_open_options *o)
 const pctl_db_methods pctl_db_postgres = {
     .name = "postgres",
     .queries = pctl_queries_postgres,
+    .verify_says = "foreign keys are enforced by PostgreSQL; its pages are "
+                   "not checked by planctl (use the server's amcheck)",
     .process_init = NULL,
     .open = pg_open,
     .close = pg_close,

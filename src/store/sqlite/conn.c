@@ -569,6 +569,7 @@ static int sq_open(pctl_conn **out, planctl *p, const planctl_open_options *o)
 const pctl_db_methods pctl_db_sqlite = {
     .name = "sqlite",
     .queries = pctl_queries_sqlite,
+    .verify_says = "integrity and foreign keys ok",
     .process_init = sq_process_init,
     .open = sq_open,
     .close = sq_close,
