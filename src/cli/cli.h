@@ -198,6 +198,9 @@ typedef struct cli_term {
 } cli_term;
 
 typedef struct cli_ctx {
+    /* The database as given (--db, PLANCTL_DB), for planctl_open() only,
+     * and as it may be shown: a PostgreSQL URI without its password. */
+    const char *db_target;
     const char *db_path;
     int json;           /* -o json or -o yaml: the document */
     const char *output; /* the global -o, for a command with its own */

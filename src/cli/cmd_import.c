@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "store/store.h"
+
 extern const cli_command cli_cmd_import;
 
 static const char *const pos[] = {"FILE", NULL};
@@ -30,7 +32,7 @@ static const char *const examples[] = {
     "planctl import zk-bundle.json -p PASSWORD=\"$(cat pass.txt)\"", NULL};
 
 /* Closes and removes the database file (and its -wal, -shm) at
- * ctx->db_path. */
+ * ctx->db_target. */
 static void remove_database(cli_ctx *ctx)
 {
     static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
@@ -40,7 +42,7 @@ static void remove_database(cli_ctx *ctx)
     planctl_close(ctx->db);
     ctx->db = NULL;
     for (i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
-        snprintf(path, sizeof path, "%s%s", ctx->db_path, suffixes[i]);
+        snprintf(path, sizeof path, "%s%s", ctx->db_target, suffixes[i]);
         unlink(path);
     }
 }
@@ -88,7 +90,8 @@ static int run(cli_ctx *ctx, const cli_args *a)
     }
     /* A database this import creates is removed again if the import is
      * refused: a refusal leaves nothing behind. */
-    fresh = access(ctx->db_path, F_OK) != 0 && errno == ENOENT;
+    fresh = !pctl_is_server_uri(ctx->db_target) &&
+            access(ctx->db_target, F_OK) != 0 && errno == ENOENT;
     if ((rc = cli_open_db(ctx, CLI_DB_CREATE)) != 0) {
         if (own)
             close(src.fd);

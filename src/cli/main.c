@@ -13,7 +13,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/alloc.h"
 #include "core/timefmt.h"
+#include "store/store.h"
 
 #define CLI_COMMANDS(X)                                                        \
     X(validate)                                                                \
@@ -116,7 +118,7 @@ int cli_open_db(cli_ctx *ctx, cli_db_mode mode)
      * the others a mistyped --db must be reported, not created empty. */
     if (mode == CLI_DB_EXISTING)
         opts.flags |= PLANCTL_OPEN_NOCREATE;
-    int rc = planctl_open(&ctx->db, ctx->db_path, &opts);
+    int rc = planctl_open(&ctx->db, ctx->db_target, &opts);
     if (rc < 0) {
         if (!ctx->db)
             cli_oom();
@@ -177,16 +179,25 @@ static int run(cli_ctx *ctx, const cli_globals *g, const cli_args *a)
         return CLI_EXIT_USAGE;
     }
     const char *env_db = getenv("PLANCTL_DB");
-    ctx->db_path = g->db                 ? g->db
-                   : env_db && env_db[0] ? env_db
-                                         : "./planctl.db";
+    ctx->db_target = g->db                 ? g->db
+                     : env_db && env_db[0] ? env_db
+                                           : "./planctl.db";
+    /* Every message that names the database shows it without a
+     * password; only planctl_open() gets the URI as given. */
+    char *shown = pctl_uri_shown(ctx->db_target);
+    if (!shown)
+        cli_oom();
+    ctx->db_path = shown;
     int rc = setup_now(ctx);
     if (rc == 0)
         rc = setup_durability(ctx);
-    if (rc)
-        return rc;
-    cli_term_detect(&ctx->term, g->no_color);
-    return a->cmd->run(ctx, a);
+    if (rc == 0) {
+        cli_term_detect(&ctx->term, g->no_color);
+        rc = a->cmd->run(ctx, a);
+    }
+    ctx->db_path = NULL;
+    pctl_free(shown);
+    return rc;
 }
 
 int main(int argc, char **argv)
