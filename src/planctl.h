@@ -220,7 +220,16 @@ PLANCTL_API int planctl_process_init(void);
  * ENOMEM (or out is NULL), in which case *out is NULL.  A file that is not
  * SQLite, a SQLite database that is not planctl's (ENOTDB) or one newer
  * than this program (ETOONEW) is refused and left byte-for-byte untouched.
- * Errors: EINVAL (empty path, a directory, an unknown options version),
+ *
+ * A path that starts with postgres:// or postgresql:// is a PostgreSQL
+ * database instead (libpq's URI, its environment and ~/.pgpass; plus
+ * planctl's own parameter schema=NAME, default planctl): the schema is
+ * created and migrated on first use; a schema holding tables that are not
+ * planctl's (ENOTDB) or newer ones (ETOONEW) is refused untouched; a server
+ * that cannot be reached is EIO.  Messages show the URI without its
+ * password.  Durability is then the server's synchronous_commit.
+ * Errors: EINVAL (empty path, a directory, an unknown options version, a
+ * bad schema name),
  * ENOTFOUND (absent with READONLY or NOCREATE), ENOTDB, ETOONEW, EREADONLY
  * (a READONLY open of a database that needs migrating), EBUSY, EIO, ENOMEM.
  */
@@ -765,8 +774,10 @@ PLANCTL_API int planctl_events_json(char **out, planctl *p,
 /*
  * A number that changes whenever another connection (another process, or
  * another handle) commits to the database; for noticing changes by
- * polling cheaply (PRAGMA data_version); this handle's own commits do not
- * change it.  Errors: EINVAL, EIO, EBUSY.
+ * polling cheaply (SQLite's PRAGMA data_version; on PostgreSQL the
+ * notifications of other planctl writers, read without a round trip);
+ * this handle's own commits do not change it.  Errors: EINVAL, EIO,
+ * EBUSY.
  */
 PLANCTL_API int planctl_data_version(int64_t *out, planctl *p);
 

@@ -11,7 +11,8 @@
 
 const cli_flag cli_global_flags[] = {
     {"db", 0, CLI_FLAG_VALUE, 0, "PATH",
-     "database file (env PLANCTL_DB, default ./planctl.db)"},
+     "database file, or a postgresql:// URI (env PLANCTL_DB, default "
+     "./planctl.db)"},
     {"output", 'o', CLI_FLAG_VALUE, 0, "FORMAT",
      "output format: text (default), json or yaml"},
     {"no-color", 0, CLI_FLAG_BOOL, 0, NULL,

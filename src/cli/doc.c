@@ -263,8 +263,12 @@ static const char man_description[] =
 static const struct {
     const char *name, *text;
 } man_env[] = {
-    {"PLANCTL_DB", "The database file when --db is not given.  The default "
-                   "is ./planctl.db."},
+    {"PLANCTL_DB",
+     "The database when --db is not given: a SQLite file, or a PostgreSQL "
+     "URI (postgres:// or postgresql://, libpq's syntax and environment "
+     "(PGHOST, PGUSER, PGPASSWORD, ~/.pgpass), plus schema=NAME, the schema "
+     "holding the tables, default planctl; a password is never shown).  "
+     "The default is ./planctl.db."},
     {"PLANCTL_NOW",
      "Fixes the clock: a time as planctl prints one (2026-11-21T14:03:05Z, "
      "or \"2026-11-21 14:03:05\", local unless it names a zone) or "
