@@ -25,7 +25,9 @@ INSERT INTO meta (key, value) VALUES
     -- How many planctl write transactions that changed something have
     -- committed: the backend's change token (a writer moves it before its
     -- COMMIT and sends it as its NOTIFY payload).
-    ('commits', '0');
+    ('commits', '0'),
+    -- The last event number given (the events' triggers).
+    ('event_seq', '0');
 
 CREATE TABLE transitions (
     entity      text NOT NULL CHECK (entity IN ('run', 'phase', 'step')),
@@ -216,9 +218,10 @@ CREATE TABLE attempt_output_bytes (
 -- written in the same transaction as the change.  phase_id and step_id are
 -- plain references: phases and steps only ever go away with their run,
 -- which takes its events with it.  data holds JSON details.  seq is
--- unique and never reused, but on a server it is not commit order.
+-- numbered by the triggers below: in commit order, without holes, never
+-- reused, as SQLite's AUTOINCREMENT numbers it.
 CREATE TABLE events (
-    seq         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    seq         bigint PRIMARY KEY,
     at          bigint NOT NULL,
     instance_id bigint REFERENCES instances (id) ON DELETE CASCADE,
     run_id      bigint REFERENCES runs (id) ON DELETE CASCADE,
@@ -240,23 +243,51 @@ CREATE INDEX events_by_instance ON events (instance_id, seq);
 CREATE TRIGGER events_append_only BEFORE UPDATE ON events
     FOR EACH ROW EXECUTE FUNCTION refuse_write('events are append-only');
 
--- Event numbers in commit order.  Every planctl write transaction holds
--- this schema's write lock from its BEGIN (the backend takes it), so
--- planctl's writers commit one after another as on SQLite; this trigger
--- makes any other writer of events (psql, a script) take the same lock
--- before its rows draw their numbers (a statement trigger fires before
--- the first row's defaults are computed), so no event can commit behind
--- one with a higher number, and a reader that reads "after the last seq
--- I saw" never skips one.  The key: 'PLCW' and the hash of the schema's
--- name, as the backend computes it.
+-- Event numbers in commit order, without holes, never reused: what a
+-- reader of the log relies on ("every event after the last seq I saw";
+-- a hole means events were removed, as on SQLite).  A sequence would do
+-- neither: its numbers are taken at insert, not commit, and a rollback
+-- does not give them back.  So:
+--   - every planctl write transaction holds this schema's write lock from
+--     its BEGIN (the backend takes it: 'PLCW' and the hash of the schema's
+--     name), and the statement trigger makes any other writer of events
+--     (psql, a script) take it too before its first row: writers of
+--     events commit one after another;
+--   - the numbers come from meta.event_seq under that lock: read before
+--     the statement's rows, counted up per row in a transaction-local
+--     setting, written back after the statement; a rollback takes the
+--     write back with it, and a removed event's number is never given
+--     again.
 CREATE FUNCTION events_serialize() RETURNS trigger LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
 BEGIN
     PERFORM pg_advisory_xact_lock(1347175255, hashtext(current_schema()));
+    PERFORM set_config('planctl.event_seq',
+                       (SELECT value FROM meta WHERE key = 'event_seq'), true);
     RETURN NULL;
 END $$;
 CREATE TRIGGER events_serialize BEFORE INSERT ON events
     FOR EACH STATEMENT EXECUTE FUNCTION events_serialize();
+
+CREATE FUNCTION events_number() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
+BEGIN
+    NEW.seq := current_setting('planctl.event_seq')::bigint + 1;
+    PERFORM set_config('planctl.event_seq', NEW.seq::text, true);
+    RETURN NEW;
+END $$;
+CREATE TRIGGER events_number BEFORE INSERT ON events
+    FOR EACH ROW EXECUTE FUNCTION events_number();
+
+CREATE FUNCTION events_numbered() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
+BEGIN
+    UPDATE meta SET value = current_setting('planctl.event_seq')
+        WHERE key = 'event_seq';
+    RETURN NULL;
+END $$;
+CREATE TRIGGER events_numbered AFTER INSERT ON events
+    FOR EACH STATEMENT EXECUTE FUNCTION events_numbered();
 
 -- The engine lease: at most one engine per database.  token grows with
 -- every acquisition and fences every engine write.
