@@ -5,6 +5,13 @@
  * definition once and opens one write transaction; a plan with checks
  * takes two (the checks run between them, outside any transaction) and
  * still admits once.
+ *
+ * On PostgreSQL (unit.pg.test_admission), which has no such hook on the
+ * client, the same is counted at the seam (sql.h): the handle's backend
+ * table wrapped so that the first step of each execution of a statement is
+ * matched against the statement's text as SQLite has it (both backends
+ * name the same statements), and a write transaction is a begin of kind
+ * PCTL_TX_WRITE.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +25,7 @@
 #include <sqlite3.h>
 
 #include "planctl.h"
+#include "store/sql.h"
 #include "store/sqlite/sqlite.h"
 #include "store/store.h"
 #include "testutil.h"
@@ -54,9 +62,85 @@ static int on_statement(unsigned type, void *data, void *stmt, void *x)
     return 0;
 }
 
+/* What on_statement() counts, for a statement of the seam: its SQLite text
+ * stands for it. */
+static void count_query(counts *c, pctl_query q)
+{
+    size_t len;
+    const char *text = pctl_query_text(pctl_db_sqlite.queries, q, &len);
+    char *sql = text ? strndup(text, len) : NULL;
+
+    if (!sql)
+        return;
+    c->instance_lookups += strstr(sql, "FROM instances WHERE name = ?1") != 0;
+    c->definition_loads += strstr(sql, "SELECT body FROM definitions WHERE "
+                                       "id = ?1") != 0;
+    free(sql);
+}
+
+/* The seam's wrapper: the backend's own table with step, reset and begin
+ * counted.  One handle at a time. */
+static pctl_db_methods wrapped;
+static const pctl_db_methods *inner;
+static counts *seam_counts;
+static unsigned char fresh[PCTL_Q__COUNT]; /* reset since its last step */
+
+static int seam_prepare(pctl_stmt **out, pctl_conn *c, pctl_query q,
+                        const char *sql, size_t len)
+{
+    int rc = inner->prepare(out, c, q, sql, len);
+
+    if (rc == 0 && (unsigned)q < PCTL_Q__COUNT)
+        fresh[q] = 1;
+    return rc;
+}
+
+static void seam_reset(pctl_stmt *s, int unbind)
+{
+    if ((unsigned)s->q < PCTL_Q__COUNT)
+        fresh[s->q] = 1;
+    inner->reset(s, unbind);
+}
+
+static int seam_step(pctl_stmt *s)
+{
+    if ((unsigned)s->q < PCTL_Q__COUNT && fresh[s->q]) {
+        fresh[s->q] = 0;
+        count_query(seam_counts, s->q);
+    }
+    return inner->step(s);
+}
+
+static int seam_begin(pctl_conn *c, pctl_tx_kind k)
+{
+    seam_counts->write_begins += k == PCTL_TX_WRITE;
+    return inner->begin(c, k);
+}
+
+/* Counts p's statements into c through the seam from now on, the cached
+ * ones too. */
+static void count_at_seam(planctl *p, counts *c)
+{
+    size_t i;
+
+    inner = p->conn->m;
+    wrapped = *inner;
+    wrapped.prepare = seam_prepare;
+    wrapped.reset = seam_reset;
+    wrapped.step = seam_step;
+    wrapped.begin = seam_begin;
+    seam_counts = c;
+    memset(fresh, 1, sizeof fresh);
+    p->conn->m = &wrapped;
+    for (i = 0; i < PCTL_Q__COUNT; i++)
+        if (p->stmts[i])
+            p->stmts[i]->m = &wrapped;
+}
+
 typedef struct fixture {
     char *dir;
     planctl *p;
+    tu_raw *raw; /* on PostgreSQL, for counting runs */
     counts c;
 } fixture;
 
@@ -67,8 +151,15 @@ static int setup(void **state)
     int64_t run;
 
     f->dir = tu_mkdtemp();
-    path = tu_fmt("%s/adm.db", f->dir);
+    {
+        char *file = tu_fmt("%s/adm.db", f->dir);
+
+        path = tu_db_target(file);
+        free(file);
+    }
     assert_int_equal(planctl_open(&f->p, path, NULL), 0);
+    if (tu_on_pg())
+        f->raw = tu_raw_open(path);
     free(path);
     assert_int_equal(
         planctl_definition_apply(NULL, f->p, DEF, strlen(DEF), "adm.json"), 0);
@@ -76,8 +167,11 @@ static int setup(void **state)
         planctl_instance_create(&run, f->p, "zk", "adm", "1", NULL, 0), 0);
     /* The deploy run out of the way, so the next trigger is admitted. */
     assert_int_equal(planctl_run_cancel(NULL, f->p, "zk", NULL), 0);
-    sqlite3_trace_v2(pctl_sqlite_db(f->p), SQLITE_TRACE_STMT, on_statement,
-                     &f->c);
+    if (tu_on_pg())
+        count_at_seam(f->p, &f->c);
+    else
+        sqlite3_trace_v2(pctl_sqlite_db(f->p), SQLITE_TRACE_STMT, on_statement,
+                         &f->c);
     *state = f;
     return 0;
 }
@@ -87,6 +181,7 @@ static int teardown(void **state)
     fixture *f = *state;
 
     planctl_close(f->p);
+    tu_raw_close(f->raw);
     tu_rmtree(f->dir);
     free(f->dir);
     free(f);
@@ -97,6 +192,8 @@ static int teardown(void **state)
  * so runs are counted where they are. */
 static int64_t runs(fixture *f)
 {
+    if (f->raw)
+        return tu_raw_scalar(f->raw, "SELECT count(*) FROM runs");
     return tu_scalar(pctl_sqlite_db(f->p), "SELECT count(*) FROM runs");
 }
 

@@ -20,7 +20,6 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <sqlite3.h>
 #include <uv.h>
 
 #include "planctl.h"
@@ -154,7 +153,8 @@ static void test_feed_names_instances(void **state)
     assert_int_equal(pctl_feed_last(&last, f->p), 0);
     assert_int_equal(
         planctl_instance_create(&run, f->p2, "d", "pf", NULL, NULL, 0), 0);
-    inst = tu_scalar(f->d->db, "SELECT id FROM instances WHERE name = 'd'");
+    inst =
+        tu_raw_scalar(f->d->raw, "SELECT id FROM instances WHERE name = 'd'");
     assert_int_equal(pctl_feed_read(&fd, f->p, last), 0);
     assert_int_equal(fd.gap, 0);
     assert_true(has(&fd, run));
@@ -337,12 +337,12 @@ static void test_engine_follows_other_writers(void **state)
     assert_int_equal(uv_loop_close(&d.loop), 0);
     /* The cancel reached the task; nothing else was stopped but by the
      * engine's own stop. */
-    assert_int_equal(tu_scalar(f->d->db,
-                               "SELECT count(*) FROM instances WHERE name = "
-                               "'i3'"),
-                     0);
+    assert_int_equal(
+        tu_raw_scalar(f->d->raw, "SELECT count(*) FROM instances WHERE name = "
+                                 "'i3'"),
+        0);
     /* i3 went; new and warm came. */
-    assert_int_equal(tu_scalar(f->d->db, "SELECT count(*) FROM instances"),
+    assert_int_equal(tu_raw_scalar(f->d->raw, "SELECT count(*) FROM instances"),
                      NRUNS + 1);
 }
 

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <sqlite3.h>
 
 #include "planctl.h"
 #include "testutil.h"
@@ -65,7 +64,8 @@ static int gc_loop(const char *path)
 
 static void test_gc_beside_running_engine(void **state)
 {
-    char *dir = tu_mkdtemp(), *path = tu_fmt("%s/gc.db", dir);
+    char *dir = tu_mkdtemp(), *file = tu_fmt("%s/gc.db", dir);
+    char *path = tu_db_target(file);
     char name[16], *out = NULL;
     planctl *p;
     int64_t r;
@@ -106,23 +106,22 @@ static void test_gc_beside_running_engine(void **state)
     assert_int_equal(WEXITSTATUS(status), 0);
 
     {
-        sqlite3 *db;
+        tu_raw *db = tu_raw_open(path);
 
-        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
         /* The engine finished every new run. */
-        assert_int_equal(tu_scalar(db,
-                                   "SELECT count(*) FROM runs WHERE id > "
-                                   "%d AND status = 'COMPLETE'",
-                                   INSTANCES * (1 + OLD_BACKUPS)),
+        assert_int_equal(tu_raw_scalar(db,
+                                       "SELECT count(*) FROM runs WHERE id > "
+                                       "%d AND status = 'COMPLETE'",
+                                       INSTANCES * (1 + OLD_BACKUPS)),
                          INSTANCES);
-        assert_int_equal(tu_scalar(db, "SELECT count(*) FROM runs WHERE "
-                                       "status <> 'COMPLETE'"),
+        assert_int_equal(tu_raw_scalar(db, "SELECT count(*) FROM runs WHERE "
+                                           "status <> 'COMPLETE'"),
                          0);
         /* gc left at most the newest two backups of each instance (the
          * newest when it looked may since have been overtaken). */
-        assert_true(tu_scalar(db, "SELECT count(*) FROM runs WHERE plan = "
-                                  "'backup'") <= 2 * INSTANCES);
-        sqlite3_close(db);
+        assert_true(tu_raw_scalar(db, "SELECT count(*) FROM runs WHERE plan = "
+                                      "'backup'") <= 2 * INSTANCES);
+        tu_raw_close(db);
     }
     if (planctl_verify(&out, p) != 0)
         fail_msg("verify: %s", planctl_errmsg(p));
@@ -130,6 +129,7 @@ static void test_gc_beside_running_engine(void **state)
     planctl_close(p);
     tu_rmtree(dir);
     free(path);
+    free(file);
     free(dir);
 }
 

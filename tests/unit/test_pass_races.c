@@ -25,7 +25,6 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <sqlite3.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -225,7 +224,8 @@ static void one_case(event ev, planctl_outcome o, int two_tasks, int phases)
     planctl_engine_options opts = PLANCTL_ENGINE_OPTIONS_INIT;
     planctl_executor ex = {PLANCTL_EXECUTOR_VERSION, manual_start,
                            manual_cancel, NULL};
-    sqlite3 *db;
+    tu_raw *db;
+    char *file;
     int64_t run = 0;
     char *status;
     const char *want;
@@ -234,7 +234,9 @@ static void one_case(event ev, planctl_outcome o, int two_tasks, int phases)
     r.ev = ev;
     r.outcome = o;
     r.dir = tu_mkdtemp();
-    r.path = tu_fmt("%s/race.db", r.dir);
+    file = tu_fmt("%s/race.db", r.dir);
+    r.path = tu_db_target(file);
+    free(file);
     assert_int_equal(planctl_open(&r.p, r.path, NULL), 0);
     assert_int_equal(planctl_open(&r.p2, r.path, NULL), 0);
     assert_int_equal(planctl_kind_register(r.p, "Manual", NULL, NULL), 0);
@@ -260,9 +262,9 @@ static void one_case(event ev, planctl_outcome o, int two_tasks, int phases)
     planctl_engine_free(r.e);
     assert_int_equal(uv_loop_close(&r.loop), 0);
 
-    assert_int_equal(sqlite3_open(r.path, &db), SQLITE_OK);
-    status =
-        tu_text(db, "SELECT status FROM runs WHERE id = %lld", (long long)run);
+    db = tu_raw_open(r.path);
+    status = tu_raw_text(db, "SELECT status FROM runs WHERE id = %lld",
+                         (long long)run);
     if (ev == EV_PAUSE)
         /* Resumed, and everything then completes; B's fatal failure
          * fails the run once it is resumed. */
@@ -281,20 +283,22 @@ static void one_case(event ev, planctl_outcome o, int two_tasks, int phases)
                  r.watchdog_fired ? "the engine never went idle"
                                   : "the engine went idle");
     /* Nothing left open: every child terminal, every attempt closed. */
-    assert_int_equal(tu_scalar(db, "SELECT count(*) FROM steps WHERE status "
+    assert_int_equal(tu_raw_scalar(db,
+                                   "SELECT count(*) FROM steps WHERE status "
                                    "NOT IN ('COMPLETE','FATAL_ERROR',"
                                    "'CANCELLED')"),
                      0);
-    assert_int_equal(tu_scalar(db, "SELECT count(*) FROM phases WHERE status "
+    assert_int_equal(tu_raw_scalar(db,
+                                   "SELECT count(*) FROM phases WHERE status "
                                    "NOT IN ('COMPLETE','FATAL_ERROR',"
                                    "'CANCELLED')"),
                      0);
     assert_int_equal(
-        tu_scalar(db,
-                  "SELECT count(*) FROM attempts WHERE finished_at IS NULL"),
+        tu_raw_scalar(
+            db, "SELECT count(*) FROM attempts WHERE finished_at IS NULL"),
         0);
     free(status);
-    sqlite3_close(db);
+    tu_raw_close(db);
     planctl_close(r.p2);
     planctl_close(r.p);
     tu_rmtree(r.dir);

@@ -15,7 +15,6 @@
 
 #include <cmocka.h>
 #include <jansson.h>
-#include <sqlite3.h>
 
 #include "planctl.h"
 #include "testutil.h"
@@ -23,7 +22,7 @@
 typedef struct fixture {
     char *dir, *path;
     planctl *p;
-    sqlite3 *db;
+    tu_raw *db;
 } fixture;
 
 static int setup(void **state)
@@ -31,9 +30,14 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof *f);
 
     f->dir = tu_mkdtemp();
-    f->path = tu_fmt("%s/rp.db", f->dir);
+    {
+        char *file = tu_fmt("%s/rp.db", f->dir);
+
+        f->path = tu_db_target(file);
+        free(file);
+    }
     assert_int_equal(planctl_open(&f->p, f->path, NULL), 0);
-    assert_int_equal(sqlite3_open(f->path, &f->db), SQLITE_OK);
+    f->db = tu_raw_open(f->path);
     tu_replay_workload(f->p);
     *state = f;
     return 0;
@@ -43,7 +47,7 @@ static int teardown(void **state)
 {
     fixture *f = *state;
 
-    sqlite3_close(f->db);
+    tu_raw_close(f->db);
     planctl_close(f->p);
     tu_rmtree(f->dir);
     free(f->path);
@@ -127,9 +131,10 @@ static void test_replay_equals_status_and_history(void **state)
 static void test_replay_until(void **state)
 {
     fixture *f = *state;
-    int64_t seq = tu_scalar(f->db, "SELECT e.seq FROM events e JOIN steps s ON "
-                                   "s.id = e.step_id WHERE s.name = 's2' AND "
-                                   "e.to_status = 'ERROR' AND e.attempt = 2");
+    int64_t seq =
+        tu_raw_scalar(f->db, "SELECT e.seq FROM events e JOIN steps s ON "
+                             "s.id = e.step_id WHERE s.name = 's2' AND "
+                             "e.to_status = 'ERROR' AND e.attempt = 2");
     json_t *doc, *plans, *deploy, *step;
     size_t i;
 
@@ -167,12 +172,14 @@ static void test_replay_until(void **state)
     json_decref(doc);
 }
 
-/* Tampering with a row through raw SQL makes verify fail, naming it. */
-static void tamper(fixture *f, const char *sql, const char *want)
+/* Tampering with a row through raw SQL makes verify fail, naming it.
+ * pg_sql, when not NULL, is the same in PostgreSQL's words. */
+static void tamper(fixture *f, const char *sql, const char *pg_sql,
+                   const char *want)
 {
     char *out = NULL;
 
-    assert_int_equal(sqlite3_exec(f->db, sql, NULL, NULL, NULL), SQLITE_OK);
+    tu_raw_exec(f->db, "%s", tu_on_pg() && pg_sql ? pg_sql : sql);
     assert_int_equal(planctl_verify(&out, f->p), PLANCTL_EMISMATCH);
     if (!strstr(planctl_errmsg(f->p), want))
         fail_msg("verify said: %s\nwanted: %s", planctl_errmsg(f->p), want);
@@ -186,6 +193,8 @@ static void test_tampered_status(void **state)
     tamper(f,
            "DROP TRIGGER steps_status_update; UPDATE steps SET status = "
            "'COMPLETE' WHERE name = 'bad'",
+           "DROP TRIGGER steps_status_update ON steps; UPDATE steps SET "
+           "status = 'COMPLETE' WHERE name = 'bad'",
            "step bad: tables say COMPLETE, events say FATAL_ERROR");
 }
 
@@ -193,7 +202,7 @@ static void test_tampered_message(void **state)
 {
     fixture *f = *state;
 
-    tamper(f, "UPDATE runs SET message = 'all good' WHERE id = 2",
+    tamper(f, "UPDATE runs SET message = 'all good' WHERE id = 2", NULL,
            "run 2: message: tables say \"all good\", events say \"phase "
            "\"a\" failed\"");
 }
@@ -205,6 +214,10 @@ static void test_tampered_time(void **state)
     tamper(f,
            "UPDATE attempts SET finished_at = finished_at + 1 WHERE number = "
            "2 AND step_id = (SELECT id FROM steps WHERE name = 's2')",
+           /* kafka's deploy has an s2 too: SQLite's subquery takes the
+            * first row, PostgreSQL's wants one. */
+           "UPDATE attempts SET finished_at = finished_at + 1 WHERE number = "
+           "2 AND step_id = (SELECT min(id) FROM steps WHERE name = 's2')",
            "step s2 attempt 2: finished_at: tables say");
 }
 
@@ -216,7 +229,7 @@ static void test_tampered_events(void **state)
     tamper(f,
            "DELETE FROM events WHERE entity = 'run' AND from_status IS NULL "
            "AND run_id = (SELECT max(id) FROM runs)",
-           "the log never created");
+           NULL, "the log never created");
 }
 
 /* gc removes old terminal runs with their events; verify still agrees,
@@ -226,7 +239,7 @@ static void test_gc(void **state)
     fixture *f = *state;
     planctl_gc_options o = PLANCTL_GC_OPTIONS_INIT;
     char *out = NULL;
-    int64_t before_runs = tu_scalar(f->db, "SELECT count(*) FROM runs");
+    int64_t before_runs = tu_raw_scalar(f->db, "SELECT count(*) FROM runs");
 
     o.keep_last = 1;
     o.dry_run = 1;
@@ -237,20 +250,20 @@ static void test_gc(void **state)
                                 "\"plan\":\"update\""));
     assert_non_null(strstr(out, "\"removed\":0"));
     planctl_free(out);
-    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM runs"),
+    assert_int_equal(tu_raw_scalar(f->db, "SELECT count(*) FROM runs"),
                      before_runs);
     o.dry_run = 0;
     o.batch = 1;
     assert_int_equal(planctl_gc(&out, f->p, &o), 0);
     assert_non_null(strstr(out, "\"removed\":1"));
     planctl_free(out);
-    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM runs"),
+    assert_int_equal(tu_raw_scalar(f->db, "SELECT count(*) FROM runs"),
                      before_runs - 1);
-    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM events WHERE "
-                                      "run_id = 2"),
+    assert_int_equal(tu_raw_scalar(f->db, "SELECT count(*) FROM events WHERE "
+                                          "run_id = 2"),
                      0);
-    assert_int_equal(tu_scalar(f->db, "SELECT retry_of IS NULL FROM runs "
-                                      "WHERE id = 3"),
+    assert_int_equal(tu_raw_scalar(f->db, "SELECT retry_of IS NULL FROM runs "
+                                          "WHERE id = 3"),
                      1);
     if (planctl_verify(&out, f->p) != 0)
         fail_msg("verify after gc: %s", planctl_errmsg(f->p));

@@ -3,6 +3,10 @@
  * transaction is one snapshot whatever other handles commit meanwhile,
  * nests inside a read or a write without beginning anything, and refuses
  * a write begun inside it; the write transaction's depth is unchanged.
+ *
+ * Rows are counted through each handle's own connection, inside its
+ * transaction, by a statement of the test's own given to the backend
+ * (sql.h), so the same checks run on PostgreSQL (unit.pg.test_tx).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,7 +19,11 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#ifdef PLANCTL_WITH_POSTGRES
+#include "store/postgres/pg.h"
+#endif
 #include "planctl.h"
+#include "store/sql.h"
 #include "store/sqlite/sqlite.h"
 #include "store/store.h"
 #include "store_fixture.h"
@@ -31,7 +39,12 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof *f);
 
     f->dir = tu_mkdtemp();
-    f->path = tu_fmt("%s/tx.db", f->dir);
+    {
+        char *file = tu_fmt("%s/tx.db", f->dir);
+
+        f->path = tu_db_target(file);
+        free(file);
+    }
     assert_int_equal(planctl_open(&f->p, f->path, NULL), 0);
     assert_int_equal(planctl_open(&f->other, f->path, NULL), 0);
     assert_int_equal(
@@ -54,14 +67,46 @@ static int teardown(void **state)
     return 0;
 }
 
+/* The first column of sql's one row, read on p's own connection.  The
+ * statement's number is past the named ones, so it is never one the
+ * handle has cached, and new at each call: PostgreSQL's backend leaves a
+ * statement finalized inside a transaction prepared in the session (its
+ * name is the number's), which planctl itself never does. */
+static int64_t count_on(planctl *p, const char *sql)
+{
+    static int next = PCTL_Q__COUNT;
+    pctl_query q = (pctl_query)++next;
+    pctl_stmt *s;
+    int64_t n;
+
+    if (p->conn->m->prepare(&s, p->conn, q, sql, strlen(sql)) != 0)
+        fail_msg("%s: %s", sql, planctl_errmsg(p));
+    if (p->conn->m->step(s) != PCTL_ROW)
+        fail_msg("%s: %s", sql, planctl_errmsg(p));
+    n = p->conn->m->col_i64(s, 0);
+    p->conn->m->finalize(s);
+    return n;
+}
+
 static int64_t instances(planctl *p)
 {
-    return tu_scalar(pctl_sqlite_db(p), "SELECT count(*) FROM instances");
+    return count_on(p, "SELECT count(*) FROM instances");
 }
 
 static int64_t definitions(planctl *p)
 {
-    return tu_scalar(pctl_sqlite_db(p), "SELECT count(*) FROM definitions");
+    return count_on(p, "SELECT count(*) FROM definitions");
+}
+
+/* Whether p's connection is inside a transaction, as its driver says. */
+static int in_tx(planctl *p)
+{
+#ifdef PLANCTL_WITH_POSTGRES
+    if (tu_on_pg())
+        return PQtransactionStatus(((pctl_pg_conn *)p->conn)->pg) !=
+               PQTRANS_IDLE;
+#endif
+    return !sqlite3_get_autocommit(pctl_sqlite_db(p));
 }
 
 static void create(planctl *p, const char *name)
@@ -83,9 +128,9 @@ static void test_read_is_one_snapshot(void **state)
     assert_int_equal(instances(f->p), 0);
     create(f->other, "zk");
     assert_int_equal(instances(f->p), 0);
-    assert_int_equal(sqlite3_get_autocommit(pctl_sqlite_db(f->p)), 0);
+    assert_true(in_tx(f->p));
     pctl_tx_read_end(f->p);
-    assert_int_equal(sqlite3_get_autocommit(pctl_sqlite_db(f->p)), 1);
+    assert_false(in_tx(f->p));
     assert_int_equal(instances(f->p), 1);
 }
 
@@ -97,9 +142,9 @@ static void test_reads_nest(void **state)
     assert_int_equal(pctl_tx_read(f->p), 0);
     assert_int_equal(pctl_tx_read(f->p), 0);
     pctl_tx_read_end(f->p);
-    assert_int_equal(sqlite3_get_autocommit(pctl_sqlite_db(f->p)), 0);
+    assert_true(in_tx(f->p));
     pctl_tx_read_end(f->p);
-    assert_int_equal(sqlite3_get_autocommit(pctl_sqlite_db(f->p)), 1);
+    assert_false(in_tx(f->p));
     /* An end too many changes nothing. */
     pctl_tx_read_end(f->p);
     assert_int_equal(f->p->rx_depth, 0);
@@ -118,7 +163,7 @@ static void test_read_inside_write(void **state)
     assert_int_equal(pctl_tx_read(f->p), 0);
     assert_int_equal(definitions(f->p), 2);
     pctl_tx_read_end(f->p);
-    assert_int_equal(sqlite3_get_autocommit(pctl_sqlite_db(f->p)), 0);
+    assert_true(in_tx(f->p));
     assert_int_equal(f->p->tx_depth, 1);
     assert_int_equal(definitions(f->other), 1);
     assert_int_equal(pctl_tx_end(f->p, 0), 0);

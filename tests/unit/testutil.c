@@ -12,6 +12,10 @@
 #include <sqlite3.h>
 #include <uv.h>
 
+#ifdef PLANCTL_WITH_POSTGRES
+#include <libpq-fe.h>
+#endif
+
 #include "planctl.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,6 +167,310 @@ char *tu_text(sqlite3 *db, const char *fmt, ...)
     return v;
 }
 
+int tu_on_pg(void)
+{
+    const char *b = getenv("PLANCTL_TEST_BACKEND");
+
+    return b && strcmp(b, "postgres") == 0;
+}
+
+#ifdef PLANCTL_WITH_POSTGRES
+/* The cluster's socket directory and port, from PLANCTL_PG_STATE/env
+ * (lines KEY=VALUE or KEY='VALUE', as tests/pg/cluster.sh writes them). */
+static char pg_host[256], pg_port[16];
+
+static void pg_cluster(void)
+{
+    const char *state = getenv("PLANCTL_PG_STATE");
+    char *path, *env, *line, *save = NULL;
+
+    if (*pg_host)
+        return;
+    path = tu_fmt("%s/env", state ? state : "");
+    env = state ? tu_read_file(path, NULL) : NULL;
+    free(path);
+    if (!env) {
+        if (getenv("CI") && strcmp(getenv("CI"), "true") == 0)
+            fail_msg("no PostgreSQL cluster (PLANCTL_PG_STATE/env), and "
+                     "CI=true requires one");
+        /* Like tests/pg/lib.sh: no initdb, no cluster, ctest's skip. */
+        fprintf(stderr, "no PostgreSQL cluster: skipped\n");
+        exit(77);
+    }
+    for (line = strtok_r(env, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        char *eq = strchr(line, '='), *v, *dst;
+        size_t n;
+
+        if (!eq)
+            continue;
+        *eq = '\0';
+        v = eq + 1;
+        n = strlen(v);
+        if (n >= 2 && v[0] == '\'' && v[n - 1] == '\'') {
+            v[n - 1] = '\0';
+            v++;
+        }
+        dst = !strcmp(line, "PGHOST")   ? pg_host
+              : !strcmp(line, "PGPORT") ? pg_port
+                                        : NULL;
+        if (dst)
+            snprintf(dst,
+                     !strcmp(line, "PGHOST") ? sizeof pg_host : sizeof pg_port,
+                     "%s", v);
+    }
+    free(env);
+    if (!*pg_host || !*pg_port)
+        fail_msg("%s/env names no PGHOST and PGPORT", state);
+}
+
+/* The schemas this process made, dropped at its exit. */
+static char **pg_schemas;
+static size_t pg_nschemas;
+static pid_t pg_owner;
+
+static PGconn *pg_admin(void)
+{
+    char *ci;
+    PGconn *c;
+
+    pg_cluster();
+    ci = tu_fmt("host=%s port=%s user=planctl dbname=postgres "
+                "options='-c client_min_messages=warning'",
+                pg_host, pg_port);
+    c = PQconnectdb(ci);
+    free(ci);
+    if (PQstatus(c) != CONNECTION_OK)
+        fail_msg("connecting to the test cluster: %s", PQerrorMessage(c));
+    return c;
+}
+
+static void pg_run(PGconn *c, const char *sql)
+{
+    PGresult *r = PQexec(c, sql);
+
+    if (PQresultStatus(r) != PGRES_COMMAND_OK &&
+        PQresultStatus(r) != PGRES_TUPLES_OK)
+        fail_msg("%s: %s", sql, PQerrorMessage(c));
+    PQclear(r);
+}
+
+static void pg_drop_schemas(void)
+{
+    PGconn *c;
+    size_t i;
+
+    /* Only the process that made them: a forked child that exits must not
+     * drop its parent's schemas. */
+    if (getpid() != pg_owner || !pg_nschemas)
+        return;
+    c = pg_admin();
+    for (i = 0; i < pg_nschemas; i++) {
+        char *sql = tu_fmt("DROP SCHEMA IF EXISTS %s CASCADE", pg_schemas[i]);
+        PGresult *r = PQexec(c, sql);
+
+        /* Best effort: a schema left behind goes with the cluster. */
+        PQclear(r);
+        free(sql);
+        free(pg_schemas[i]);
+    }
+    free(pg_schemas);
+    pg_schemas = NULL;
+    pg_nschemas = 0;
+    PQfinish(c);
+}
+#endif
+
+char *tu_db_target(const char *sqlite_path)
+{
+#ifdef PLANCTL_WITH_POSTGRES
+    static unsigned counter;
+    char *schema, *sql, *uri;
+    PGconn *c;
+
+    if (!tu_on_pg())
+        return strdup(sqlite_path);
+    if (!pg_owner) {
+        pg_owner = getpid();
+        atexit(pg_drop_schemas);
+    }
+    schema = tu_fmt("t_%ld_%u", (long)getpid(), ++counter);
+    /* One an earlier run under the same pid may have left: start empty. */
+    c = pg_admin();
+    sql = tu_fmt("DROP SCHEMA IF EXISTS %s CASCADE", schema);
+    pg_run(c, sql);
+    free(sql);
+    PQfinish(c);
+    pg_schemas = realloc(pg_schemas, (pg_nschemas + 1) * sizeof *pg_schemas);
+    assert_non_null(pg_schemas);
+    pg_schemas[pg_nschemas++] = schema;
+    uri = tu_fmt("postgresql:///postgres?host=%s&port=%s&user=planctl&"
+                 "schema=%s",
+                 pg_host, pg_port, schema);
+    assert_non_null(uri);
+    return uri;
+#else
+    if (tu_on_pg())
+        fail_msg("PLANCTL_TEST_BACKEND=postgres, but this planctl was built "
+                 "without PostgreSQL");
+    return strdup(sqlite_path);
+#endif
+}
+
+struct tu_raw {
+    sqlite3 *db;
+    int owned; /* db is ours to close */
+#ifdef PLANCTL_WITH_POSTGRES
+    PGconn *pg;
+#endif
+};
+
+tu_raw *tu_raw_open(const char *target)
+{
+    tu_raw *r = calloc(1, sizeof *r);
+
+    assert_non_null(r);
+#ifdef PLANCTL_WITH_POSTGRES
+    if (!strncmp(target, "postgresql://", 13)) {
+        const char *s = strstr(target, "schema=");
+        char *ci = strdup(target), *q, *sql;
+
+        /* libpq refuses planctl's own parameter: the URI without it, then
+         * the schema on the search path. */
+        assert_non_null(s);
+        assert_non_null(ci);
+        q = strstr(ci, "&schema=");
+        assert_non_null(q);
+        *q = '\0';
+        r->pg = PQconnectdb(ci);
+        free(ci);
+        if (PQstatus(r->pg) != CONNECTION_OK)
+            fail_msg("%s: %s", target, PQerrorMessage(r->pg));
+        sql = tu_fmt("SET search_path TO %s", s + 7);
+        pg_run(r->pg, sql);
+        free(sql);
+        return r;
+    }
+#endif
+    assert_int_equal(sqlite3_open(target, &r->db), SQLITE_OK);
+    sqlite3_busy_timeout(r->db, 10000);
+    r->owned = 1;
+    return r;
+}
+
+/* A raw connection reading through db, which stays the caller's. */
+static tu_raw *raw_borrow(sqlite3 *db)
+{
+    tu_raw *r = calloc(1, sizeof *r);
+
+    assert_non_null(r);
+    r->db = db;
+    return r;
+}
+
+void tu_raw_close(tu_raw *r)
+{
+    if (!r)
+        return;
+#ifdef PLANCTL_WITH_POSTGRES
+    if (r->pg)
+        PQfinish(r->pg);
+#endif
+    if (r->owned)
+        sqlite3_close(r->db);
+    free(r);
+}
+
+/* The first column of the first row of sql on r, malloc'd; NULL for no
+ * row or NULL.  *row set when there was a row. */
+static char *raw_first(tu_raw *r, const char *sql, int *row)
+{
+    char *v = NULL;
+
+    *row = 0;
+#ifdef PLANCTL_WITH_POSTGRES
+    if (r->pg) {
+        PGresult *res = PQexec(r->pg, sql);
+
+        if (PQresultStatus(res) != PGRES_TUPLES_OK)
+            fail_msg("%s: %s", sql, PQerrorMessage(r->pg));
+        if (PQntuples(res) > 0) {
+            *row = 1;
+            if (!PQgetisnull(res, 0, 0)) {
+                /* SQLite's comparisons are integers, PostgreSQL's
+                 * booleans: read both as 1 or 0. */
+                if (PQftype(res, 0) == 16 /* BOOLOID */)
+                    v = strdup(*PQgetvalue(res, 0, 0) == 't' ? "1" : "0");
+                else
+                    v = strdup(PQgetvalue(res, 0, 0));
+            }
+        }
+        PQclear(res);
+        return v;
+    }
+#endif
+    {
+        sqlite3_stmt *st = NULL;
+
+        if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
+            fail_msg("%s: %s", sql, sqlite3_errmsg(r->db));
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            *row = 1;
+            if (sqlite3_column_text(st, 0))
+                v = strdup((const char *)sqlite3_column_text(st, 0));
+        }
+        sqlite3_finalize(st);
+    }
+    return v;
+}
+
+int64_t tu_raw_scalar(tu_raw *r, const char *fmt, ...)
+{
+    char sql[4096], *v;
+    va_list ap;
+    int row;
+    int64_t n;
+
+    va_start(ap, fmt);
+    vsnprintf(sql, sizeof sql, fmt, ap);
+    va_end(ap);
+    v = raw_first(r, sql, &row);
+    n = !row ? -1 : v ? strtoll(v, NULL, 10) : 0;
+    free(v);
+    return n;
+}
+
+char *tu_raw_text(tu_raw *r, const char *fmt, ...)
+{
+    char sql[4096];
+    va_list ap;
+    int row;
+
+    va_start(ap, fmt);
+    vsnprintf(sql, sizeof sql, fmt, ap);
+    va_end(ap);
+    return raw_first(r, sql, &row);
+}
+
+void tu_raw_exec(tu_raw *r, const char *fmt, ...)
+{
+    char sql[8192];
+    char *err = NULL;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(sql, sizeof sql, fmt, ap);
+    va_end(ap);
+#ifdef PLANCTL_WITH_POSTGRES
+    if (r->pg) {
+        pg_run(r->pg, sql);
+        return;
+    }
+#endif
+    if (sqlite3_exec(r->db, sql, NULL, NULL, &err) != SQLITE_OK)
+        fail_msg("%s: %s", sql, err ? err : "?");
+}
+
 void tu_expect_gone(int pid, const char *what)
 {
     int i;
@@ -251,10 +559,20 @@ tu_db *tu_db_open(const char *file, int chdir_to)
     assert_non_null(f);
     f->dir = tu_mkdtemp();
     assert_non_null(f->dir);
-    f->path = tu_fmt("%s/%s", f->dir, file);
+    {
+        char *file_path = tu_fmt("%s/%s", f->dir, file);
+
+        f->path = tu_db_target(file_path);
+        free(file_path);
+    }
     assert_int_equal(planctl_open(&f->p, f->path, NULL), 0);
-    assert_int_equal(sqlite3_open(f->path, &f->db), SQLITE_OK);
-    sqlite3_busy_timeout(f->db, 10000);
+    if (tu_on_pg()) {
+        f->raw = tu_raw_open(f->path);
+    } else {
+        assert_int_equal(sqlite3_open(f->path, &f->db), SQLITE_OK);
+        sqlite3_busy_timeout(f->db, 10000);
+        f->raw = raw_borrow(f->db);
+    }
     if (chdir_to)
         assert_int_equal(chdir(f->dir), 0);
     return f;
@@ -265,6 +583,7 @@ int tu_db_close(tu_db *f)
     /* Some tests work inside the temp dir; leave it before removing it. */
     if (chdir("/") != 0)
         return -1;
+    tu_raw_close(f->raw);
     sqlite3_close(f->db);
     planctl_close(f->p);
     tu_rmtree(f->dir);

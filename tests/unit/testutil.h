@@ -44,6 +44,43 @@ char *tu_text(struct sqlite3 *db, const char *fmt, ...)
  * there); fails the test naming what when it is still alive. */
 void tu_expect_gone(int pid, const char *what);
 
+/* The backend under test.  The unit.pg.* ctests (tests/pg/CMakeLists.txt)
+ * run a test on PostgreSQL: PLANCTL_TEST_BACKEND=postgres, and
+ * PLANCTL_PG_STATE the directory where tests/pg/cluster.sh wrote `env`.
+ * Without either, SQLite, as always. */
+int tu_on_pg(void);
+/* The database target of a test whose SQLite database would be
+ * sqlite_path: the path itself, or on PostgreSQL a URI naming a new,
+ * empty schema of the test cluster (each call another one, dropped when
+ * the test program exits).  malloc'd.  With no cluster running the
+ * program ends with 77 (ctest's skip), unless CI=true, where it fails. */
+char *tu_db_target(const char *sqlite_path);
+
+/* A raw connection to a target (a SQLite path or the URI of a schema),
+ * for looking at rows under the seam on either backend: plain SQL both
+ * dialects read alike.  A PostgreSQL boolean reads as 1 or 0. */
+typedef struct tu_raw tu_raw;
+/* Opens one; fails the test on error. */
+tu_raw *tu_raw_open(const char *target);
+void tu_raw_close(tu_raw *r);
+/* tu_scalar() and tu_text() on a raw connection. */
+int64_t tu_raw_scalar(tu_raw *r, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+char *tu_raw_text(tu_raw *r, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Runs statements that return no rows; fails the test on error. */
+void tu_raw_exec(tu_raw *r, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 struct planctl;
 /* Runs an engine (own loop, until_idle) on p until nothing is left to do;
  * fails the test if the loop does not close clean.  Returns the engine's
@@ -52,7 +89,9 @@ int tu_engine_until_idle(struct planctl *p);
 
 /* A database under test: a fresh temporary directory, the file name in
  * it, a handle on it and a raw connection for looking at rows (busy
- * timeout 10 s).  tu_db_open() fails the test on any error; with chdir
+ * timeout 10 s).  On PostgreSQL (tu_on_pg()) path is the URI of a new
+ * schema instead, db is NULL and only raw looks at rows; on SQLite raw
+ * reads through db.  tu_db_open() fails the test on any error; with chdir
  * set the process works in the directory (shell tasks write there).
  * tu_db_close() leaves the directory first, then frees everything;
  * -1 when it could not leave it. */
@@ -60,6 +99,7 @@ typedef struct tu_db {
     char *dir, *path;
     struct planctl *p;
     struct sqlite3 *db;
+    tu_raw *raw;
 } tu_db;
 tu_db *tu_db_open(const char *file, int chdir_to);
 int tu_db_close(tu_db *f);
