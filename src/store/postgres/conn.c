@@ -535,6 +535,17 @@ fail:
     return rc;
 }
 
+/* libpq's default notice processor prints the server's notices and
+ * warnings on stderr ("WARNING: terminating connection due to immediate
+ * shutdown command"): a library prints nothing.  What matters of them
+ * reaches planctl as the error of the statement or of the lost
+ * connection. */
+static void ignore_notice(void *arg, const char *message)
+{
+    (void)arg;
+    (void)message;
+}
+
 static int connect_db(pctl_pg_conn *pc)
 {
     planctl *p = pc->base.p;
@@ -546,6 +557,8 @@ static int connect_db(pctl_pg_conn *pc)
     pc->pg = PQconnectdbParams(keys, vals, 1);
     if (!pc->pg)
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    /* Kept by PQreset: set once for every session of the connection. */
+    PQsetNoticeProcessor(pc->pg, ignore_notice, NULL);
     if (PQstatus(pc->pg) != CONNECTION_OK)
         return pctl_err(p, PLANCTL_EIO,
                         "cannot connect to PostgreSQL at %s: %s; check the "
