@@ -135,3 +135,32 @@ check_finished() {
     pctl verify >"$tmp/verify.out" 2>&1 ||
         fail "verify: $(cat "$tmp/verify.out")"
 }
+
+# A cluster of the test's own, for a test that stops or restarts the
+# server (the shared one serves the other tests at the same time): its env
+# replaces the shared one's, and it is stopped when the test exits.
+own_cluster() {
+    bash "$src/tests/pg/cluster.sh" start "$tmp/cluster" 2>/dev/null ||
+        fail "cannot start a cluster of the test's own"
+    own_state=$tmp/cluster
+    # shellcheck disable=SC1091
+    . "$own_state/env"
+    fresh_db
+}
+own_state=
+cleanup_own() {
+    cleanup_bg
+    [ -z "$own_state" ] || bash "$src/tests/pg/cluster.sh" stop "$own_state" \
+        2>/dev/null || true
+}
+trap cleanup_own EXIT
+
+# pg_ctl on the test's own cluster, as its owner (nobody when root, as
+# cluster.sh runs it).
+own_pg_ctl() {
+    local run=()
+    [ "$(id -u)" -ne 0 ] || run=(runuser -u nobody --)
+    (cd "$PLANCTL_PG_DIR" &&
+        "${run[@]}" "$PLANCTL_PG_BIN/pg_ctl" -D "$PLANCTL_PG_DIR/data" \
+            -l "$PLANCTL_PG_DIR/server.log" "$@" >/dev/null)
+}
