@@ -1283,8 +1283,12 @@ PLANCTL_API int planctl_engine_start(planctl_engine *e,
  * are cancelled (their attempts end ERROR and are retried at the next
  * start); everything is committed, the lease released and every handle
  * closed, then the stopped callback runs.  Calling stop again with a
- * shorter grace cuts it short (0: cancel now).  Returns 0, or
- * PLANCTL_EINVAL when the engine was never started.
+ * shorter grace cuts it short (0: cancel now).  A database that keeps
+ * failing once no task runs (a server gone) does not hold the stop up:
+ * after a few failed passes the engine stops without committing them
+ * (the next engine recovers its steps, as after a crash) and
+ * planctl_engine_status() is that error.  Returns 0, or PLANCTL_EINVAL
+ * when the engine was never started.
  */
 PLANCTL_API int planctl_engine_stop(planctl_engine *e, int64_t grace_ms);
 

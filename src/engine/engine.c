@@ -34,6 +34,9 @@
 #define DEFAULT_CHANGE_POLL_MS 100
 #define DEFAULT_TASK_POLL_MS 1000
 #define MAX_BACKOFF_MS 5000
+/* Failed passes a stopping engine with no task running makes before it
+ * gives up committing and stops anyway (on_pass). */
+#define STOP_TRIES 3
 
 /* Fenced off: another engine owns the database now and nothing more may
  * be written.  Jobs are stopped and forgotten in memory only; their steps
@@ -51,9 +54,10 @@ static void wind_down_fenced(planctl_engine *e)
     }
 }
 
-/* Stops all writing: another engine owns the database (ESTALE), or the
- * path no longer names the file this engine opened (EIO, ident.c).  Jobs
- * are stopped and forgotten; the engine closes. */
+/* Stops all writing: another engine owns the database (ESTALE), the
+ * path no longer names the file this engine opened (EIO, ident.c), or a
+ * stopping engine cannot reach its database (on_pass).  Jobs are stopped
+ * and forgotten; the engine closes. */
 static void fence(planctl_engine *e, int why)
 {
     e->fenced = 1;
@@ -177,6 +181,18 @@ static void after_pass(planctl_engine *e, pctl_pass_result *res)
     }
 }
 
+/* Whether a task of this engine is still running (a job that has not
+ * reported). */
+static int running_jobs(const planctl_engine *e)
+{
+    const ejob *j;
+
+    for (j = e->jobs; j; j = j->next)
+        if (!j->finished)
+            return 1;
+    return 0;
+}
+
 static void on_pass(uv_timer_t *t)
 {
     planctl_engine *e = t->data;
@@ -194,6 +210,20 @@ static void on_pass(uv_timer_t *t)
         fence(e, e->fenced ? e->stop_rc : rc);
         return;
     }
+    if (rc < 0 && e->state == ENGINE_STOPPING && !running_jobs(e) &&
+        ++e->stop_failures >= STOP_TRIES) {
+        /* Stopping, no task left to wait for, and the database keeps
+         * failing (a server gone, a disk failing): backing off for ever
+         * would never exit.  Nothing of the failed passes was committed;
+         * steps this engine left IN_PROGRESS are recovered by the next
+         * engine, as after a crash.  The lease is abandoned, not
+         * released: releasing is a write too. */
+        pctl_metrics_log(e, PLANCTL_LOG_ERROR,
+                         "stopped without committing its last pass",
+                         planctl_errmsg(e->p));
+        fence(e, rc);
+        return;
+    }
     if (rc < 0) {
         /* A busy or failing database: try again later, longer each time;
          * nothing of the failed pass was committed. */
@@ -207,6 +237,7 @@ static void on_pass(uv_timer_t *t)
     }
     after_pass(e, &res);
     e->backoff_ms = 0;
+    e->stop_failures = 0;
     pctl_engine_maybe_close(e);
 }
 
@@ -625,6 +656,12 @@ int planctl_engine_stop(planctl_engine *e, int64_t grace_ms)
         e->state = ENGINE_STOPPING;
         uv_timer_stop(&e->wake_timer);
         pctl_metrics_log(e, PLANCTL_LOG_INFO, "stopping", NULL);
+        /* A pass backing off after failures is tried again now: the
+         * stop's tries (STOP_TRIES) start from the shortest backoff. */
+        if (e->pass_pending && e->backoff_ms) {
+            e->backoff_ms = 0;
+            uv_timer_start(&e->pass_timer, on_pass, 0, 0);
+        }
     }
     /* A second stop may shorten the grace, never lengthen it. */
     if (grace_ms <= 0)

@@ -139,6 +139,7 @@ struct planctl_engine {
     int handles_open;
     int pass_pending;
     int64_t backoff_ms; /* after a failed pass */
+    int stop_failures;  /* passes failed since it began stopping */
     int promoted; /* queued runs promoted since the pass began (the observer,
                      engine.c) */
     int in_pass;  /* inside pctl_engine_pass: the changes the observer

@@ -65,3 +65,102 @@ sqlite_db() {
     fi
     printf '%s\n' "$f"
 }
+
+# ---- planctl itself on the cluster (the tests of the backend) ----
+
+# The URI of schema ${1:-planctl} in the test's database.
+pg_uri() {
+    printf 'postgresql:///%s?host=%s&port=%s&user=planctl&schema=%s\n' \
+        "$db" "$PGHOST" "$PGPORT" "${1:-planctl}"
+}
+# The real planctl on PLANCTL_DB (set by the test, usually to pg_uri).
+pctl() { "${PLANCTL_BIN:?}" "$@"; }
+
+# Background processes a test started: killed (-9) when it exits, before
+# its database is dropped.
+bg_pids=()
+cleanup_bg() {
+    local p
+    for p in "${bg_pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+    for p in "${bg_pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    cleanup
+}
+trap cleanup_bg EXIT
+
+# wait_for SECONDS WHAT COMMAND...: runs COMMAND until it succeeds; fails
+# the test naming WHAT after SECONDS.  The deadline is generous: it only
+# bounds a hang, no assertion depends on it.
+wait_for() {
+    local deadline=$((SECONDS + $1)) what=$2
+    shift 2
+    until "$@"; do
+        [ "$SECONDS" -lt "$deadline" ] || fail "timed out waiting for $what"
+        sleep 0.05
+    done
+}
+
+# One value from the test's database, schema planctl.
+val() { q -c "SET search_path = planctl" -c "$*"; }
+
+# A definition whose steps are shell tasks sleeping $1 seconds: a parallel
+# phase of two steps, then one step, each retried 3 times.
+sleeper_def() {
+    cat >"$tmp/sleeper.json" <<DEF
+{"name": "sleeper", "version": "1",
+ "tasks": [{"name": "nap", "kind": "shell",
+            "spec": {"command": "sleep $1; echo done"}}],
+ "plans": {"deploy": {"phases": [
+   {"name": "p", "strategy": "parallel",
+    "steps": [{"name": "a", "tasks": ["nap"], "retry": {"attempts": 3}},
+              {"name": "b", "tasks": ["nap"], "retry": {"attempts": 3}}]},
+   {"name": "q", "steps": [{"name": "c", "tasks": ["nap"],
+                            "retry": {"attempts": 3}}]}]}}}
+DEF
+    pctl apply -f "$tmp/sleeper.json" >/dev/null || fail "apply sleeper"
+}
+
+# The checks every test of a running engine ends with: every run reached
+# a terminal status (COMPLETE, or $1 when given), each step's tries are
+# numbered 1..attempt without a gap, none is open, and verify is clean.
+check_finished() {
+    local want=${1:-COMPLETE} bad
+    bad=$(val "SELECT id || ' ' || status FROM runs WHERE status <> '$want'")
+    [ -z "$bad" ] || fail "runs not $want: $bad"
+    bad=$(val "SELECT s.id FROM steps s LEFT JOIN attempts a
+               ON a.step_id = s.id GROUP BY s.id, s.attempt
+               HAVING count(a.id) <> s.attempt
+                   OR coalesce(max(a.number), 0) <> s.attempt
+                   OR count(a.id) <> count(a.finished_at)")
+    [ -z "$bad" ] || fail "steps whose tries have gaps or stay open: $bad"
+    pctl verify >"$tmp/verify.out" 2>&1 ||
+        fail "verify: $(cat "$tmp/verify.out")"
+}
+
+# A cluster of the test's own, for a test that stops or restarts the
+# server (the shared one serves the other tests at the same time): its env
+# replaces the shared one's, and it is stopped when the test exits.
+own_cluster() {
+    bash "$src/tests/pg/cluster.sh" start "$tmp/cluster" 2>/dev/null ||
+        fail "cannot start a cluster of the test's own"
+    own_state=$tmp/cluster
+    # shellcheck disable=SC1091
+    . "$own_state/env"
+    fresh_db
+}
+own_state=
+cleanup_own() {
+    cleanup_bg
+    [ -z "$own_state" ] || bash "$src/tests/pg/cluster.sh" stop "$own_state" \
+        2>/dev/null || true
+}
+trap cleanup_own EXIT
+
+# pg_ctl on the test's own cluster, as its owner (nobody when root, as
+# cluster.sh runs it).
+own_pg_ctl() {
+    local run=()
+    [ "$(id -u)" -ne 0 ] || run=(runuser -u nobody --)
+    (cd "$PLANCTL_PG_DIR" &&
+        "${run[@]}" "$PLANCTL_PG_BIN/pg_ctl" -D "$PLANCTL_PG_DIR/data" \
+            -l "$PLANCTL_PG_DIR/server.log" "$@" >/dev/null)
+}

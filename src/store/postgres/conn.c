@@ -172,11 +172,21 @@ static int listen_now(pctl_pg_conn *pc)
     return run(pc, sql, "listen", NULL);
 }
 
+static int engine_lost(pctl_pg_conn *pc)
+{
+    return pctl_err(pc->base.p, PLANCTL_ESTALE,
+                    "this engine lost its lock on %s while its connection "
+                    "was down, and another engine holds it now",
+                    pc->base.p->path);
+}
+
 int pctl_pg_alive(pctl_pg_conn *pc)
 {
     char buf[512];
     int rc;
 
+    if (pc->engine_lost)
+        return engine_lost(pc);
     if (PQstatus(pc->pg) == CONNECTION_OK)
         return 0;
     PQreset(pc->pg);
@@ -201,8 +211,17 @@ int pctl_pg_alive(pctl_pg_conn *pc)
                  PCTL_PG_LOCK_ENGINE, pc->lock_key);
         if ((rc = run_int(pc, sql, "engine lock", &got)) < 0)
             return rc;
-        pc->engine_locked = got == 1;
+        if (got != 1) {
+            /* Another engine took the lock in the gap: it is taking over,
+             * perhaps not yet committed its lease.  This one must write
+             * nothing more, not even what its token would still allow
+             * until then (its tasks would run twice meanwhile). */
+            pc->engine_locked = 0;
+            pc->engine_lost = 1;
+        }
     }
+    if (pc->engine_lost)
+        return engine_lost(pc);
     return 0;
 }
 
@@ -380,6 +399,9 @@ static void pg_engine_unlock(pctl_conn *c)
     pctl_pg_conn *pc = PC(c);
     char sql[128];
 
+    /* The engine that lost its lock has stopped: the handle serves
+     * again. */
+    pc->engine_lost = 0;
     if (!pc->engine_locked)
         return;
     pc->engine_locked = 0;
@@ -535,6 +557,17 @@ fail:
     return rc;
 }
 
+/* libpq's default notice processor prints the server's notices and
+ * warnings on stderr ("WARNING: terminating connection due to immediate
+ * shutdown command"): a library prints nothing.  What matters of them
+ * reaches planctl as the error of the statement or of the lost
+ * connection. */
+static void ignore_notice(void *arg, const char *message)
+{
+    (void)arg;
+    (void)message;
+}
+
 static int connect_db(pctl_pg_conn *pc)
 {
     planctl *p = pc->base.p;
@@ -546,6 +579,8 @@ static int connect_db(pctl_pg_conn *pc)
     pc->pg = PQconnectdbParams(keys, vals, 1);
     if (!pc->pg)
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    /* Kept by PQreset: set once for every session of the connection. */
+    PQsetNoticeProcessor(pc->pg, ignore_notice, NULL);
     if (PQstatus(pc->pg) != CONNECTION_OK)
         return pctl_err(p, PLANCTL_EIO,
                         "cannot connect to PostgreSQL at %s: %s; check the "

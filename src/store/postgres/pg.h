@@ -51,6 +51,9 @@ typedef struct pctl_pg_conn {
     int in_tx;           /* 0, or the kind + 1 of the open transaction */
     int listening;       /* LISTEN sent in this session */
     int engine_locked;   /* this process wants the engine lock held */
+    int engine_lost;     /* it held it, and another session took it while
+                            this one was down: every transaction fails
+                            (ESTALE) */
     int64_t seen;        /* the highest commit counter known */
     int64_t mine;        /* this connection's commits that changed rows */
     int64_t own;         /* rows this connection's statements changed */
