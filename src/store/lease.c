@@ -274,9 +274,14 @@ int pctl_lease_json(json_t **out, planctl *p, int with_token)
         const char *holder = pctl_col_text(st, 0);
         int64_t pid = pctl_col_i64(st, 1), beat = pctl_col_i64(st, 4);
         int same = strcmp(holder, host) == 0;
+        int held = p->conn->m->engine_lock_held
+                       ? p->conn->m->engine_lock_held(p->conn)
+                       : -1;
         int alive =
-            pctl_engine_alive(same, same && !pid_exists(pid), pctl_now(p), beat,
-                              PCTL_LEASE_TTL_DEFAULT_MS);
+            held >= 0
+                ? held
+                : pctl_engine_alive(same, same && !pid_exists(pid), pctl_now(p),
+                                    beat, PCTL_LEASE_TTL_DEFAULT_MS);
 
         pctl_time_rfc3339(since, pctl_col_i64(st, 3));
         pctl_time_rfc3339(seen, beat);

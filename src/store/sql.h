@@ -136,6 +136,10 @@ typedef struct pctl_db_methods {
     /* 1: the lock is held across every host (a server's), so a free lock
      * proves the lease's holder gone; 0: only on this host (a file's). */
     int engine_lock_global;
+    /* 1 when some process holds the engine's lock, 0 when none does, -1
+     * when it cannot say (the lease's heartbeat and pid decide then).  May
+     * be NULL: cannot say. */
+    int (*engine_lock_held)(pctl_conn *c);
 
     /* The files behind the database (an engine notices them replaced or
      * removed: ident.c).  May be NULL: nothing to watch. */

@@ -412,6 +412,25 @@ static void pg_engine_unlock(pctl_conn *c)
     }
 }
 
+/* Whether any session holds the engine's lock: the server knows exactly
+ * whether an engine lives, wherever it runs. */
+static int pg_engine_lock_held(pctl_conn *c)
+{
+    pctl_pg_conn *pc = PC(c);
+    char sql[256];
+    int64_t held = 0;
+
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
+             "AND classid::bigint = %u AND objid::bigint = %u "
+             "AND objsubid = 2 AND granted AND database = (SELECT oid FROM "
+             "pg_database WHERE datname = current_database())",
+             (unsigned)PCTL_PG_LOCK_ENGINE, (unsigned)pc->lock_key);
+    if (run_int(pc, sql, "engine lock", &held) < 0)
+        return -1;
+    return held > 0;
+}
+
 /* ---- opening ---- */
 
 /* Looks at the schema without writing: *version 0 and *fresh when it is
@@ -688,4 +707,5 @@ const pctl_db_methods pctl_db_postgres = {
     .engine_lock = pg_engine_lock,
     .engine_unlock = pg_engine_unlock,
     .engine_lock_global = 1,
+    .engine_lock_held = pg_engine_lock_held,
 };
