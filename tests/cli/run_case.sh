@@ -77,6 +77,10 @@ postgres)
     done
     # shellcheck disable=SC1091
     . "$PLANCTL_PG_STATE/env"
+    # The database cluster.sh made for the cases, with a collation that is
+    # not C (older state files: the default database).
+    PGDATABASE=${PLANCTL_PG_CLI_DB:-$PGDATABASE}
+    export PGDATABASE
     psql_bin=$PLANCTL_PG_BIN/psql
     [ -x "$psql_bin" ] || psql_bin=psql
     # A schema of its own per run: cases run in parallel in one database.
