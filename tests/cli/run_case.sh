@@ -62,7 +62,7 @@ postgres)
         echo "run_case.sh: $case_dir is SQLite-only (see its file backends)" >&2
         exit 1
     fi
-    if [ ! -f "${PLANCTL_PG_STATE:?PLANCTL_PG_STATE names the cluster's state directory}/env" ]; then
+    if [ ! -f "${PLANCTL_PG_STATE:?names the state directory of tests/pg/cluster.sh}/env" ]; then
         if [ "${CI:-}" = true ]; then
             echo "run_case.sh: no PostgreSQL cluster in $PLANCTL_PG_STATE (CI=true requires one)" >&2
             exit 1
