@@ -512,8 +512,10 @@ int cli_complete_command(int argc, char **argv)
         return -1;
     if (argc < 4)
         return CLI_EXIT_USAGE;
+    /* argv[3..argc) are the words, the program first: the cursor is on
+     * one of them, never past the last. */
     cword = strtol(argv[2], &end, 10);
-    if (*end || cword < 1 || cword > argc - 3)
+    if (*end || cword < 1 || cword > argc - 4)
         return CLI_EXIT_USAGE;
     line_read(&l, (int)cword, argc - 3, argv + 3);
     complete(&l);

@@ -3,7 +3,8 @@
 #
 #   cluster.sh start STATE   initdb and start a cluster in a new mktemp -d
 #                            directory; write STATE/env (PGHOST, PGPORT,
-#                            PGUSER, PLANCTL_PG_BIN), which the tests source
+#                            PGUSER, PLANCTL_PG_BIN, PLANCTL_PG_CLI_DB), which
+#                            the tests source
 #   cluster.sh stop STATE    stop the cluster STATE/env names, remove its
 #                            directory and STATE/env (nothing to stop: exit 0)
 #
@@ -125,7 +126,30 @@ ENV
         cmd_stop "$state"
         exit 1
     fi
-    say "started $("$bin/postgres" --version) in $dir (socket port $port)"
+    # The CLI cases' database (cli.pg.*) sorts text as most servers do, by
+    # a locale that folds case and skips punctuation, so that a statement
+    # that needs byte order and forgot COLLATE "C" shows: ICU's en-US
+    # (PostgreSQL 15 and later), else libc's en_US.UTF-8, else (neither
+    # there) the cluster's C.
+    local how
+    q() {
+        "$bin/psql" -X -q -h "$dir/sock" -p "$port" -U planctl "$@" \
+            >/dev/null 2>&1
+    }
+    for how in "LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C'" \
+        "LC_COLLATE 'en_US.UTF-8' LC_CTYPE 'en_US.UTF-8'" ""; do
+        if q -d postgres -c "CREATE DATABASE planctl_cli TEMPLATE template0 $how"; then
+            break
+        fi
+    done
+    if ! q -d planctl_cli -c "SELECT 1"; then
+        say "could not create the database planctl_cli"
+        cmd_stop "$state"
+        exit 1
+    fi
+    echo "PLANCTL_PG_CLI_DB=planctl_cli; export PLANCTL_PG_CLI_DB" >>"$state/env"
+    say "started $("$bin/postgres" --version) in $dir (socket port $port)," \
+        "database planctl_cli: ${how:-C collation}"
 }
 
 case ${1:-} in

@@ -629,11 +629,13 @@ static int pg_open_db(pctl_pg_conn *pc, const planctl_open_options *o)
         (rc = session_setup(pc, pc->busy_ms)) < 0 ||
         (rc = identify(pc, &fresh)) < 0)
         return rc;
+    /* Worded as SQLite's for a missing file: the URI, schema included, is
+     * the database; the same words whichever backend the user has. */
     if (fresh && (p->readonly || (o->flags & PLANCTL_OPEN_NOCREATE)))
         return pctl_err(p, PLANCTL_ENOTFOUND,
-                        "database %s has no planctl schema %s; create it with "
+                        "database %s does not exist; create it with "
                         "'planctl apply' or check --db",
-                        p->path, pc->uri.schema);
+                        p->path);
     if (p->readonly) {
         if (p->schema_version < pctl_migrations_count)
             return pctl_err(p, PLANCTL_EREADONLY,

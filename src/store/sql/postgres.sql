@@ -18,6 +18,10 @@
 -- A parameter a statement does not use (sqlite.sql leaves ?n out, and
 -- the store binds it all the same) is named to no effect, "($n::bigint IS
 -- NULL OR true)", since PostgreSQL cannot type a parameter it never sees.
+--
+-- Names are sorted COLLATE "C": byte order, as SQLite's BINARY sorts them,
+-- whatever the database's collation (en_US and ICU collations fold case
+-- and skip punctuation, which would list "B" after "ab").
 
 -- name: run_set_status
 UPDATE runs SET status = $3,
@@ -227,7 +231,7 @@ SELECT i.name, d.name, d.version,
             OR status = 'PAUSED')),
     i.deleting, i.created_at
 FROM instances AS i JOIN definitions AS d ON d.id = i.definition_id
-ORDER BY i.name;
+ORDER BY i.name COLLATE "C";
 
 -- name: def_by_name_version
 SELECT id FROM definitions WHERE name = $1 AND version = $2;
@@ -249,7 +253,7 @@ INSERT INTO definitions (name, version, body, created_at)
 VALUES ($1, $2, $3, $4);
 
 -- name: def_list
-SELECT id, created_at FROM definitions ORDER BY name, id;
+SELECT id, created_at FROM definitions ORDER BY name COLLATE "C", id;
 
 -- name: run_for_retry
 SELECT id, definition_id, plan, params, status FROM runs
@@ -465,7 +469,7 @@ SELECT seq, at, instance_id, run_id, phase_id, step_id, entity,
 FROM events WHERE instance_id = $3 AND seq <= $1 AND at <= $2 ORDER BY seq;
 
 -- name: instance_ids
-SELECT id, name FROM instances ORDER BY name;
+SELECT id, name FROM instances ORDER BY name COLLATE "C";
 
 -- name: run_ids
 SELECT id FROM runs ORDER BY id;
@@ -722,10 +726,11 @@ FROM steps AS s WHERE s.run_id = $1;
 
 -- Names a mistyped one is compared with, for "did you mean" (hints.c).
 -- name: hint_instance_names
-SELECT name FROM instances ORDER BY name;
+SELECT name FROM instances ORDER BY name COLLATE "C";
 
 -- name: hint_definition_names
-SELECT DISTINCT name FROM definitions ORDER BY name;
+-- GROUP BY, not DISTINCT, which may only sort by the column as selected.
+SELECT name FROM definitions GROUP BY name ORDER BY name COLLATE "C";
 
 -- name: hint_definition_versions
 SELECT version FROM definitions WHERE name = $1 ORDER BY id;
