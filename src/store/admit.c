@@ -15,6 +15,7 @@
 
 #include "core/alloc.h"
 #include "core/timefmt.h"
+#include "core/utf8.h"
 #include "store/store.h"
 
 int pctl_active_run_describe(char **out, int64_t *out_id, planctl *p,
@@ -284,6 +285,18 @@ void pctl_preflight_gate_clear(pctl_preflight_gate *g)
     g->instance_id = g->definition_id = 0;
 }
 
+int pctl_reason_check(planctl *p, const char *reason)
+{
+    /* Kept as JSON (the run's event) and as text a server checks: bytes
+     * that are not UTF-8 are refused here, naming the fix, not found out
+     * by the JSON encoder (which said "out of memory") or the database. */
+    if (reason && !pctl_utf8_valid(reason, strlen(reason)))
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "the reason is not valid UTF-8; give it as UTF-8 "
+                        "text");
+    return 0;
+}
+
 int pctl_admit(planctl_admitted *out, planctl *p, const pctl_admission *a)
 {
     const pctl_plan_def *plan = pctl_def_plan(a->def, a->plan);
@@ -297,6 +310,8 @@ int pctl_admit(planctl_admitted *out, planctl *p, const pctl_admission *a)
     memset(out, 0, sizeof *out);
     if (!plan)
         return pctl_err_no_plan(p, a->def, a->plan);
+    if ((rc = pctl_reason_check(p, a->reason)) < 0)
+        return rc;
     if ((rc = pctl_active_run_describe(&busy, &active_id, p, a->instance_id,
                                        a->instance_name)) < 0)
         return rc;

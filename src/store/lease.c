@@ -274,14 +274,17 @@ int pctl_lease_json(json_t **out, planctl *p, int with_token)
         const char *holder = pctl_col_text(st, 0);
         int64_t pid = pctl_col_i64(st, 1), beat = pctl_col_i64(st, 4);
         int same = strcmp(holder, host) == 0;
+        /* A free lock proves the engine gone (PostgreSQL's is released
+         * the moment its session ends); a held one does not prove it
+         * working: one stopped or stuck keeps its lock, and its heartbeat
+         * says so, as without the lock. */
         int held = p->conn->m->engine_lock_held
                        ? p->conn->m->engine_lock_held(p->conn)
                        : -1;
         int alive =
-            held >= 0
-                ? held
-                : pctl_engine_alive(same, same && !pid_exists(pid), pctl_now(p),
-                                    beat, PCTL_LEASE_TTL_DEFAULT_MS);
+            held != 0 &&
+            pctl_engine_alive(same, same && !pid_exists(pid), pctl_now(p), beat,
+                              PCTL_LEASE_TTL_DEFAULT_MS);
 
         pctl_time_rfc3339(since, pctl_col_i64(st, 3));
         pctl_time_rfc3339(seen, beat);

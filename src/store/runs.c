@@ -215,6 +215,8 @@ int planctl_run_cancel(int64_t *out, planctl *p, const char *instance,
     if (!p || !instance)
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
                  : PLANCTL_EINVAL;
+    if ((rc = pctl_reason_check(p, reason)) < 0)
+        return rc;
     if ((rc = pctl_tx_begin(p)) < 0)
         return rc;
     rc = active_run(&id, &c.from, p, instance, "cancel");

@@ -500,6 +500,8 @@ typedef struct pctl_admission {
 /* Admits a run (inside a transaction): refuses with ECONFLICT naming the
  * active run unless a->queue, creates the run with its phases and steps
  * and their events.  *out receives what was admitted (zeroed first). */
+/* EINVAL (message set) when reason is not UTF-8; NULL is fine. */
+int pctl_reason_check(planctl *p, const char *reason);
 int pctl_admit(planctl_admitted *out, planctl *p, const pctl_admission *a);
 
 /* Describes the instance's active run for a conflict message into a new

@@ -27,7 +27,9 @@
 #                   case gets a schema of its own, dropped at the end, and
 #                   PLANCTL_DB is a URI naming it; in the output that URI
 #                   reads as $TMP/planctl.db, what the SQLite run shows, so
-#                   one `expected` serves both.  A case whose file
+#                   one `expected` serves both (a case where the backends
+#                   rightly differ keeps the PostgreSQL output in
+#                   `expected.pg`).  A case whose file
 #                   `backends` has no line `postgres` is SQLite-only (about
 #                   files, or otherwise not about a PostgreSQL database):
 #                   no cli.pg.<case> is made for it, and here it is refused.
@@ -174,20 +176,27 @@ else
     sed "s|$tmp|\$TMP|g" "$root/raw" > "$root/actual"
 fi
 
+# Where the backends rightly differ (what verify can check), a case keeps
+# the PostgreSQL run's output beside the SQLite one, in expected.pg.
+expected=$case_dir/expected
+if [ "$backend" = postgres ] && [ -f "$case_dir/expected.pg" ]; then
+    expected=$case_dir/expected.pg
+fi
+
 if [ "${UPDATE:-}" = 1 ]; then
-    if [ "$backend" = postgres ]; then
+    if [ "$backend" = postgres ] && [ "$expected" = "$case_dir/expected" ]; then
         # One expected file for both backends: the SQLite run writes it.
         echo "run_case.sh: UPDATE=1 is for the SQLite run only" >&2
         exit 1
     fi
-    cp "$root/actual" "$case_dir/expected" || exit 1
-    echo "updated $case_dir/expected"
+    cp "$root/actual" "$expected" || exit 1
+    echo "updated $expected"
     exit 0
 fi
 
-if [ ! -f "$case_dir/expected" ]; then
-    echo "run_case.sh: $case_dir/expected is missing; run with UPDATE=1" >&2
+if [ ! -f "$expected" ]; then
+    echo "run_case.sh: $expected is missing; run with UPDATE=1" >&2
     cat "$root/actual"
     exit 1
 fi
-diff -u "$case_dir/expected" "$root/actual"
+diff -u "$expected" "$root/actual"
