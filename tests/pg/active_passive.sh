@@ -17,8 +17,6 @@ for i in 1 2 3 4; do pctl create "s$i" --definition sleeper >/dev/null; done
 "$PLANCTL_BIN" run >"$tmp/a.log" 2>&1 &
 a=$!
 bg_pids+=("$a")
-open_tries() { [ "$(val 'SELECT count(*) FROM attempts
-                          WHERE finished_at IS NULL')" -gt 0 ]; }
 wait_for 60 "the first engine to start a try" open_tries
 
 # The passive one: refused while the first lives, whatever it is doing.

@@ -21,9 +21,6 @@ lock_sql="SELECT l.pid FROM pg_locks l JOIN pg_database d ON d.oid = l.database
           AND l.classid = 1347175237 AND l.granted"
 engine_pid() { q -c "$lock_sql"; }
 terminate() { q -c "SELECT pg_terminate_backend($1)" >/dev/null; }
-open_tries() {
-    [ "$(val 'SELECT count(*) FROM attempts WHERE finished_at IS NULL')" -gt 0 ]
-}
 all_done() {
     [ "$(val "SELECT count(*) FROM runs WHERE status NOT IN
               ('COMPLETE', 'FATAL_ERROR', 'CANCELLED')")" = 0 ]

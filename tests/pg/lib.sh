@@ -102,6 +102,15 @@ wait_for() {
 # One value from the test's database, schema planctl.
 val() { q -c "SET search_path = planctl" -c "$*"; }
 
+# Whether some try is in flight; with ENGINE_PID (and its stderr file
+# ENGINE_ERR), fails at once if that engine exited instead.
+open_tries() {
+    if [ -n "${ENGINE_PID:-}" ] && ! kill -0 "$ENGINE_PID" 2>/dev/null; then
+        fail "the engine exited: $(cat "${ENGINE_ERR:-/dev/null}")"
+    fi
+    [ "$(val 'SELECT count(*) FROM attempts WHERE finished_at IS NULL')" -gt 0 ]
+}
+
 # A definition whose steps are shell tasks sleeping $1 seconds: a parallel
 # phase of two steps, then one step, each retried 3 times.
 sleeper_def() {

@@ -16,10 +16,7 @@ for i in 1 2; do pctl create "s$i" --definition sleeper >/dev/null; done
 "$PLANCTL_BIN" run --grace 0s --log-format json --log-level warn >"$tmp/a.out" 2>"$tmp/a.err" &
 a=$!
 bg_pids+=("$a")
-open_tries() {
-    kill -0 "$a" 2>/dev/null || fail "the engine exited: $(cat "$tmp/a.err")"
-    [ "$(val 'SELECT count(*) FROM attempts WHERE finished_at IS NULL')" -gt 0 ]
-}
+ENGINE_PID=$a ENGINE_ERR=$tmp/a.err
 wait_for 60 "the engine to start a try" open_tries
 
 own_pg_ctl stop -m immediate -w

@@ -13,10 +13,7 @@ for i in 1 2 3; do pctl create "s$i" --definition sleeper >/dev/null; done
 "$PLANCTL_BIN" run >"$tmp/a.out" 2>"$tmp/a.err" &
 a=$!
 bg_pids+=("$a")
-open_tries() {
-    kill -0 "$a" 2>/dev/null || fail "the engine exited: $(cat "$tmp/a.err")"
-    [ "$(val 'SELECT count(*) FROM attempts WHERE finished_at IS NULL')" -gt 0 ]
-}
+ENGINE_PID=$a ENGINE_ERR=$tmp/a.err
 wait_for 60 "the engine to start a try" open_tries
 own_pg_ctl restart -m fast -w -t 60
 all_done() {

@@ -322,28 +322,19 @@ static int pg_token(pctl_db_token *out, pctl_conn *c, unsigned which)
     if (!(which & PCTL_TOKEN_OTHERS))
         return 0;
     if (!pc->in_tx) {
-        if (!pc->listening) {
-            /* From now on every commit is heard; the counter covers the
-             * ones before. */
+        int fresh = !pc->listening || PQstatus(pc->pg) != CONNECTION_OK;
+
+        /* A first call, or a session made again (LISTEN again by
+         * pctl_pg_alive): from now on every commit is heard, and the
+         * counter covers those before, or those while the session was
+         * down. */
+        if (fresh) {
             int64_t v = 0;
 
-            if ((rc = pctl_pg_alive(pc)) < 0 || (rc = listen_now(pc)) < 0)
+            if ((rc = pctl_pg_alive(pc)) < 0 ||
+                (!pc->listening && (rc = listen_now(pc)) < 0))
                 return rc;
             pc->listening = 1;
-            if ((rc = run_int(pc,
-                              "SELECT value::bigint FROM meta "
-                              "WHERE key = 'commits'",
-                              "data_version", &v)) < 0)
-                return rc;
-            if (v > pc->seen)
-                pc->seen = v;
-        } else if (PQstatus(pc->pg) != CONNECTION_OK) {
-            /* Made again (and LISTEN again) by the next transaction. */
-            if ((rc = pctl_pg_alive(pc)) < 0)
-                return rc;
-            /* Commits while the session was down were not heard. */
-            int64_t v = 0;
-
             if ((rc = run_int(pc,
                               "SELECT value::bigint FROM meta "
                               "WHERE key = 'commits'",

@@ -26,7 +26,7 @@ typedef struct pctl_sqlite_conn {
     /* BEGIN IMMEDIATE, BEGIN and COMMIT, prepared when first run (conn.c) */
     sqlite3_stmt *begin_write, *begin_read, *commit;
     pctl_file_id ident_db, ident_wal; /* ident.c: noted by an engine */
-    int lock_fd; /* the engine's lock (lock.c), or -1 */
+    int lock_fd;                      /* the engine's lock (lock.c), or -1 */
 } pctl_sqlite_conn;
 
 typedef struct pctl_sqlite_stmt {
