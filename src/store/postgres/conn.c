@@ -157,7 +157,7 @@ static int session_setup(pctl_pg_conn *pc, int busy_timeout_ms)
     char sql[512];
 
     snprintf(sql, sizeof sql,
-             "SET search_path TO %s; SET client_encoding TO 'UTF8'; "
+             "SET search_path TO \"%s\"; SET client_encoding TO 'UTF8'; "
              "SET lock_timeout TO %d; SET default_transaction_read_only TO %s",
              pc->uri.schema, busy_timeout_ms > 0 ? busy_timeout_ms : 1,
              pc->readonly ? "on" : "off");
@@ -529,7 +529,7 @@ static int migrate(pctl_pg_conn *pc)
             continue;
         }
         if (m->version == 1) {
-            snprintf(sql, sizeof sql, "CREATE SCHEMA IF NOT EXISTS %s",
+            snprintf(sql, sizeof sql, "CREATE SCHEMA IF NOT EXISTS \"%s\"",
                      pc->uri.schema);
             if ((rc = run(pc, sql, m->name, NULL)) < 0)
                 goto fail;
