@@ -79,10 +79,13 @@ pctl() { "${PLANCTL_BIN:?}" "$@"; }
 # Background processes a test started: killed (-9) when it exits, before
 # its database is dropped.
 bg_pids=()
-cleanup_bg() {
+kill_bg() {
     local p
     for p in "${bg_pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
     for p in "${bg_pids[@]}"; do wait "$p" 2>/dev/null || true; done
+}
+cleanup_bg() {
+    kill_bg
     cleanup
 }
 trap cleanup_bg EXIT
@@ -157,10 +160,13 @@ own_cluster() {
     fresh_db
 }
 own_state=
+# In this order: the processes using the cluster, the cluster (its state
+# is under $tmp), then $tmp and the rest.
 cleanup_own() {
-    cleanup_bg
+    kill_bg
     [ -z "$own_state" ] || bash "$src/tests/pg/cluster.sh" stop "$own_state" \
         2>/dev/null || true
+    cleanup
 }
 trap cleanup_own EXIT
 
