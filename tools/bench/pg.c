@@ -305,8 +305,8 @@ static void query(const char *base, const char *bin, int runs, int reps)
            runs, ss);
     printf("history: %.2f ms with %d runs in history, %.2f ms with 20\n", hb,
            runs, hs);
-    bench_summary("pg_status_big_vs_small", sb, ss, "ms", '<', 2.0);
-    bench_summary("pg_history_big_vs_small", hb, hs, "ms", '<', 2.0);
+    bench_summary("pg_status_big_vs_small", sb, ss, "ms", '<', 1.2);
+    bench_summary("pg_history_big_vs_small", hb, hs, "ms", '<', 1.2);
     snprintf(sql, sizeof sql,
              "DROP SCHEMA bench_qbig_%d CASCADE; DROP SCHEMA "
              "bench_qsmall_%d CASCADE",
