@@ -116,20 +116,22 @@ int pctl_lease_acquire(int64_t *token, planctl *p, int64_t ttl_ms)
     /* Columns: 0 host, 1 pid, 2 token, 3 acquired_at, 4 heartbeat_at. */
     rc = pctl_step(st);
     if (rc == PCTL_ROW) {
-        int same_host = strcmp(pctl_col_text(st, 0), host) == 0 ||
-                        p->conn->m->engine_lock_global;
+        /* Whether our lock covers the holder: it was on this host, or
+         * the lock is the server's, for every host. */
+        int covered = strcmp(pctl_col_text(st, 0), host) == 0 ||
+                      p->conn->m->engine_lock_global;
         int64_t beat = pctl_col_i64(st, 4);
 
         have_row = 1;
         old_token = pctl_col_i64(st, 2);
         if (locked_elsewhere)
             rc = describe_holder(p, st, now, "");
-        else if (!same_host && now - beat < ttl_ms)
+        else if (!covered && now - beat < ttl_ms)
             rc = describe_holder(p, st, now,
                                  "; its lease is fresh: it expires after "
                                  "the heartbeat stops");
         else
-            rc = 0; /* dead on this host, or stale elsewhere: take over */
+            rc = 0; /* its lock free where it covers, or stale: take over */
     } else if (rc == PCTL_DONE) {
         rc = locked_elsewhere
                  ? pctl_err(p, PLANCTL_ECONFLICT,

@@ -148,6 +148,29 @@ static int run_int(pctl_pg_conn *pc, const char *sql, const char *what,
     return rc;
 }
 
+/* Rolls back what is open on the session, if it is there and something
+ * is: after a failed BEGIN, a failed migration, or a rollback. */
+static void end_open_tx(pctl_pg_conn *pc)
+{
+    if (PQstatus(pc->pg) == CONNECTION_OK &&
+        PQtransactionStatus(pc->pg) != PQTRANS_IDLE)
+        PQclear(PQexec(pc->pg, "ROLLBACK"));
+}
+
+/* The commit counter (the change token). */
+#define COMMITS_SQL "SELECT value::bigint FROM meta WHERE key = 'commits'"
+
+/* Tries the engine's session lock: *got 1 when taken (or held already by
+ * this session), 0 when another session holds it. */
+static int try_engine_lock(pctl_pg_conn *pc, int64_t *got)
+{
+    char sql[128];
+
+    snprintf(sql, sizeof sql, "SELECT pg_try_advisory_lock(%d, %d)::int",
+             PCTL_PG_LOCK_ENGINE, pc->lock_key);
+    return run_int(pc, sql, "engine lock", got);
+}
+
 /* ---- the session ---- */
 
 /* What every new session needs: the schema on the search path, UTF-8,
@@ -204,12 +227,9 @@ int pctl_pg_alive(pctl_pg_conn *pc)
     if (pc->engine_locked) {
         /* Held again, or held by another engine now: the fencing token
          * tells the engine which (lease.c). */
-        char sql[128];
         int64_t got = 0;
 
-        snprintf(sql, sizeof sql, "SELECT pg_try_advisory_lock(%d, %d)::int",
-                 PCTL_PG_LOCK_ENGINE, pc->lock_key);
-        if ((rc = run_int(pc, sql, "engine lock", &got)) < 0)
+        if ((rc = try_engine_lock(pc, &got)) < 0)
             return rc;
         if (got != 1) {
             /* Another engine took the lock in the gap: it is taking over,
@@ -244,13 +264,10 @@ static int pg_begin(pctl_conn *c, pctl_tx_kind k)
         return 0;
     }
     snprintf(sql, sizeof sql,
-             "BEGIN; SELECT pg_advisory_xact_lock(%d, %d); "
-             "SELECT value::bigint FROM meta WHERE key = 'commits'",
+             "BEGIN; SELECT pg_advisory_xact_lock(%d, %d); " COMMITS_SQL,
              PCTL_PG_LOCK_WRITE, pc->lock_key);
     if ((rc = run_int(pc, sql, NULL, &before)) < 0) {
-        if (PQstatus(pc->pg) == CONNECTION_OK &&
-            PQtransactionStatus(pc->pg) != PQTRANS_IDLE)
-            PQclear(PQexec(pc->pg, "ROLLBACK"));
+        end_open_tx(pc);
         return rc;
     }
     pc->in_tx = 1 + PCTL_TX_WRITE;
@@ -266,9 +283,7 @@ static void pg_rollback(pctl_conn *c)
     pctl_pg_conn *pc = PC(c);
 
     pc->in_tx = 0;
-    if (PQstatus(pc->pg) == CONNECTION_OK &&
-        PQtransactionStatus(pc->pg) != PQTRANS_IDLE)
-        PQclear(PQexec(pc->pg, "ROLLBACK"));
+    end_open_tx(pc);
 }
 
 static int pg_commit(pctl_conn *c)
@@ -335,10 +350,7 @@ static int pg_token(pctl_db_token *out, pctl_conn *c, unsigned which)
                 (!pc->listening && (rc = listen_now(pc)) < 0))
                 return rc;
             pc->listening = 1;
-            if ((rc = run_int(pc,
-                              "SELECT value::bigint FROM meta "
-                              "WHERE key = 'commits'",
-                              "data_version", &v)) < 0)
+            if ((rc = run_int(pc, COMMITS_SQL, "data_version", &v)) < 0)
                 return rc;
             if (v > pc->seen)
                 pc->seen = v;
@@ -369,17 +381,12 @@ static int pg_token(pctl_db_token *out, pctl_conn *c, unsigned which)
 static int pg_engine_lock(pctl_conn *c)
 {
     pctl_pg_conn *pc = PC(c);
-    char sql[128];
     int64_t got = 0;
     int rc;
 
     if (pc->engine_locked)
         return 0;
-    if ((rc = pctl_pg_alive(pc)) < 0)
-        return rc;
-    snprintf(sql, sizeof sql, "SELECT pg_try_advisory_lock(%d, %d)::int",
-             PCTL_PG_LOCK_ENGINE, pc->lock_key);
-    if ((rc = run_int(pc, sql, "engine lock", &got)) < 0)
+    if ((rc = pctl_pg_alive(pc)) < 0 || (rc = try_engine_lock(pc, &got)) < 0)
         return rc;
     pc->engine_locked = got == 1;
     return got == 1 ? 0 : 1;
@@ -561,9 +568,7 @@ static int migrate(pctl_pg_conn *pc)
                         pctl_migrations_count);
     return 0;
 fail:
-    if (PQstatus(pc->pg) == CONNECTION_OK &&
-        PQtransactionStatus(pc->pg) != PQTRANS_IDLE)
-        PQclear(PQexec(pc->pg, "ROLLBACK"));
+    end_open_tx(pc);
     return rc;
 }
 

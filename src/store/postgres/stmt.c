@@ -136,7 +136,6 @@ void pctl_pg_reset(pctl_stmt *s, int unbind)
     PQclear(ps->res);
     ps->res = NULL;
     ps->row = ps->nrows = 0;
-    ps->bind_rc = 0;
     if (unbind)
         memset(ps->vals, 0, (size_t)ps->nparams * sizeof *ps->vals);
 }
@@ -175,18 +174,14 @@ static int execute(pctl_pg_stmt *ps)
     ps->res =
         PQexecPrepared(pc->pg, ps->name, ps->nparams, ps->vals, NULL, NULL, 0);
     st = PQresultStatus(ps->res);
-    if (st == PGRES_TUPLES_OK) {
-        ps->nrows = PQntuples(ps->res);
-        ps->changed = atoll(PQcmdTuples(ps->res));
-    } else if (st == PGRES_COMMAND_OK) {
-        ps->nrows = 0;
-        ps->changed = atoll(PQcmdTuples(ps->res));
-    } else {
+    if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
         rc = pctl_pg_err(pc, ps->res, pctl_query_name(ps->base.q));
         PQclear(ps->res);
         ps->res = NULL;
         return rc;
     }
+    ps->nrows = st == PGRES_TUPLES_OK ? PQntuples(ps->res) : 0;
+    ps->changed = atoll(PQcmdTuples(ps->res));
     /* A SELECT's count is of rows read, not written. */
     if (strncmp(PQcmdStatus(ps->res), "SELECT", 6) == 0)
         ps->changed = 0;
@@ -200,8 +195,6 @@ int pctl_pg_step(pctl_stmt *s)
     pctl_pg_stmt *ps = PS(s);
     int rc;
 
-    if (ps->bind_rc)
-        return ps->bind_rc;
     if (!ps->res && (rc = execute(ps)) < 0)
         return rc;
     if (ps->row < ps->nrows)
