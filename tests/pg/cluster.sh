@@ -108,6 +108,10 @@ port = $port
 fsync = off
 synchronous_commit = off
 full_page_writes = off
+# The default 100 is near what the suite holds at once under the
+# sanitizers (every CLI process, engine and unit test handle is a
+# session): one open failed with EIO there, once.
+max_connections = 300
 CONF
     # Written before the start, so a failed start is still cleaned up.
     cat >"$state/env" <<ENV
