@@ -34,13 +34,17 @@ bg_pids+=("$p")
 exec 3>"$tmp/psql.in"
 echo "BEGIN; INSERT INTO planctl.events (at, entity, message, actor)
       VALUES (0, 'engine', 'late', 'test');" >&3
+# The write lock of this test's database only: other tests share the cluster.
+write_lock="locktype = 'advisory' AND classid = 1347175255
+            AND database = (SELECT oid FROM pg_database
+                            WHERE datname = current_database())"
 lock_waiters() {
-    [ "$(q -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'
-               AND classid = 1347175255 AND NOT granted")" -ge "$1" ]
+    [ "$(q -c "SELECT count(*) FROM pg_locks WHERE $write_lock
+               AND NOT granted")" -ge "$1" ]
 }
 holding() {
-    [ "$(q -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'
-               AND classid = 1347175255 AND granted")" -ge 1 ]
+    [ "$(q -c "SELECT count(*) FROM pg_locks WHERE $write_lock
+               AND granted")" -ge 1 ]
 }
 wait_for 60 "psql to hold the write lock" holding
 # Writers behind it: a trigger each on both instances (queued).

@@ -18,9 +18,13 @@ q -c "BEGIN" -c "SELECT pg_advisory_xact_lock(1347175255, hashtext('planctl'))" 
     -c "SELECT pg_sleep(60)" >/dev/null 2>&1 &
 holder=$!
 bg_pids+=("$holder")
+# The write lock of this test's database only: the cluster is shared with
+# other tests running at the same time, whose sessions are not ours to end.
+ours="locktype = 'advisory' AND classid = 1347175255 AND granted
+      AND database = (SELECT oid FROM pg_database
+                      WHERE datname = current_database())"
 held() {
-    [ "$(q -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'
-               AND classid = 1347175255 AND granted")" = 1 ]
+    [ "$(q -c "SELECT count(*) FROM pg_locks WHERE $ours")" = 1 ]
 }
 wait_for 60 "the other session to hold the write lock" held
 
@@ -34,9 +38,7 @@ grep -q "is locked by another planctl writer for longer than the busy timeout; t
     fail "the refused trigger wrote events"
 
 # Its session ended (a killed psql would leave its backend sleeping).
-q -c "SELECT pg_terminate_backend(pid) FROM pg_locks
-      WHERE locktype = 'advisory' AND classid = 1347175255 AND granted" \
-    >/dev/null
+q -c "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE $ours" >/dev/null
 free() { ! held; }
 wait_for 60 "the write lock to be free" free
 pctl trigger zk backup --queue >/dev/null || fail "trigger once the lock is free"
