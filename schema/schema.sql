@@ -249,6 +249,34 @@ CREATE TABLE engine_lease (
     heartbeat_at INTEGER NOT NULL
 );
 
+-- The engines that share one database (PostgreSQL; on SQLite one engine
+-- runs under engine_lease and these stay empty), and which engine holds
+-- each active run with the run's claim token (migrations/0006).
+CREATE TABLE engines (
+    id           INTEGER PRIMARY KEY,
+    name         TEXT NOT NULL,
+    host         TEXT NOT NULL,
+    pid          INTEGER NOT NULL,
+    pid_start    INTEGER NOT NULL,
+    started_at   INTEGER NOT NULL,
+    heartbeat_at INTEGER NOT NULL,
+    ttl_ms       INTEGER NOT NULL CHECK (ttl_ms > 0),
+    capacity     INTEGER NOT NULL CHECK (capacity >= 0)
+);
+
+-- claims: the engine that holds a run (NULL: nobody; any engine may claim
+-- it), and the run's claim token, which grows by one at every claim: the
+-- fencing token of the run.  The row of a run stays when it is released
+-- or its engine is declared dead (ON DELETE SET NULL), so the token goes
+-- on growing.
+CREATE TABLE claims (
+    run_id    INTEGER PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+    engine_id INTEGER REFERENCES engines (id) ON DELETE SET NULL,
+    token     INTEGER NOT NULL CHECK (token >= 1)
+);
+CREATE INDEX claims_by_engine ON claims (engine_id)
+    WHERE engine_id IS NOT NULL;
+
 -- Status guards: a new row must start in a status reachable from (new),
 -- and every change must be a listed edge.
 CREATE TRIGGER runs_status_insert BEFORE INSERT ON runs

@@ -686,7 +686,12 @@ PLANCTL_API int planctl_status_json(char **out, planctl *p,
  * lease, "last_seen" its last heartbeat, "token" its fencing token.
  * "alive" is false for a holder that no longer counts as running: on this
  * host, its process is gone; anywhere, its heartbeat is older than 15 s
- * (the default lease TTL).  Errors: EINVAL, ENOMEM, EIO. */
+ * (the default lease TTL).  On PostgreSQL, where several engines share
+ * the database, every engine that joined and was not declared dead:
+ * {"name","pid","host","since","last_seen","age_ms","alive","runs",
+ * "capacity","ttl_ms","id"} (no "token"; "age_ms" is the heartbeat's age
+ * on the database's clock, "alive" judged by the engine's own TTL, "runs"
+ * the active runs it holds).  Errors: EINVAL, ENOMEM, EIO. */
 PLANCTL_API int planctl_engines_json(char **out, planctl *p);
 
 typedef struct planctl_history_options {
@@ -1232,12 +1237,20 @@ typedef struct planctl_engine_options {
      * A shell task's failure message takes the last line of its output
      * whatever this keeps. */
     int64_t output_size;
+    /* Since version 3, for engines that share a PostgreSQL database (on
+     * SQLite one engine runs per database and these are not used): the
+     * engine's name, as `planctl engines` and status show it (copied;
+     * NULL or "": host:pid), and how many active runs it holds at most
+     * (0: no limit).  Its lease_ttl_ms is also how long the others wait
+     * after its last heartbeat before they take its runs over. */
+    const char *name;
+    int64_t capacity;
 } planctl_engine_options;
 
-#define PLANCTL_ENGINE_OPTIONS_VERSION 2
+#define PLANCTL_ENGINE_OPTIONS_VERSION 3
 #define PLANCTL_ENGINE_OPTIONS_INIT                                            \
     {                                                                          \
-        PLANCTL_ENGINE_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0                       \
+        PLANCTL_ENGINE_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, NULL, 0              \
     }
 
 /*
@@ -1266,7 +1279,13 @@ PLANCTL_API int planctl_engine_register(planctl_engine *e, const char *kind,
 /*
  * Takes the database's engine lease and begins: attempts a dead engine
  * left IN_PROGRESS become ERROR ("interrupted: engine stopped") and are
- * retried by policy, then passes run on the loop.  stopped(e, data), if not
+ * retried by policy, then passes run on the loop.  On PostgreSQL the
+ * engine instead joins the engines of the database, which share the
+ * active runs: it claims runs nobody holds and advances only those, takes
+ * over the runs of engines declared dead (heartbeat older than their TTL,
+ * or their process gone on this host), and forks a small keeper process
+ * that kills its shell tasks should it fail to renew its heartbeat (it
+ * stops by itself then, with PLANCTL_ESTALE).  stopped(e, data), if not
  * NULL, is called on the loop thread once the engine has stopped and
  * closed every handle, whether it was asked to (planctl_engine_stop) or
  * stopped by itself (until_idle, or a lost lease: see

@@ -42,12 +42,24 @@ static const cli_flag flags[] = {
     {"durability", 0, CLI_FLAG_VALUE, 0, "D",
      "normal (default; a power failure may lose the last commits) or full "
      "(every commit synced); also PLANCTL_DURABILITY"},
+    {"name", 0, CLI_FLAG_VALUE, 0, "NAME",
+     "this engine's name among several on a PostgreSQL database (default "
+     "host:pid)"},
+    {"capacity", 0, CLI_FLAG_VALUE, 0, "N",
+     "active runs this engine holds at most, among several (default: no "
+     "limit)"},
+    {"lease-ttl", 0, CLI_FLAG_VALUE, 0, "D",
+     "how long after its last heartbeat this engine counts as dead and its "
+     "runs are taken over (default 15s, from 1s to 1h)"},
     {NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
 
 static const char *const examples[] = {
-    "planctl run", "planctl run --until-idle",
+    "planctl run",
+    "planctl run --until-idle",
     "planctl run --concurrency 8 --grace 30s",
-    "planctl run --metrics-addr :9464 --log-format json", NULL};
+    "planctl run --metrics-addr :9464 --log-format json",
+    "planctl --db postgresql://db.example/ops run --name ctl-a --capacity 500",
+    NULL};
 
 typedef struct runner {
     uv_loop_t loop;
@@ -207,12 +219,28 @@ static int parse_size(int64_t *out, const char *text)
     return 0;
 }
 
+/* A whole number from 1 to max: *out, 0; or -1. */
+static int whole(long *out, const char *text, long max)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(text, &end, 10);
+    if (end == text || *end || errno || v < 1 || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
 static int run(cli_ctx *ctx, const cli_args *a)
 {
     planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
     const char *conc = cli_arg(a, "concurrency"), *grace = cli_arg(a, "grace");
     const char *durability = cli_arg(a, "durability");
     const char *size = cli_arg(a, "output-size");
+    const char *capacity = cli_arg(a, "capacity"),
+               *ttl = cli_arg(a, "lease-ttl");
     struct sockaddr_storage maddr;
     runner r;
     int rc, status;
@@ -223,16 +251,35 @@ static int run(cli_ctx *ctx, const cli_args *a)
         return rc;
     o.until_idle = cli_arg_count(a, "until-idle") > 0;
     if (conc) {
-        char *end;
-        long v = strtol(conc, &end, 10);
+        long v;
 
-        if (*end || v < 1 || v > 100000)
+        if (whole(&v, conc, 100000) < 0)
             return cli_usage_error(&cli_cmd_run,
                                    "--concurrency must be a whole number "
                                    "from 1 to 100000, not \"%s\"",
                                    conc);
         o.concurrency = (int)v;
     }
+    if (capacity) {
+        long v;
+
+        if (whole(&v, capacity, 100000000) < 0)
+            return cli_usage_error(&cli_cmd_run,
+                                   "--capacity must be a whole number of runs "
+                                   "from 1 to 100000000, not \"%s\"",
+                                   capacity);
+        o.capacity = v;
+    }
+    if (ttl && (pctl_duration_parse(&o.lease_ttl_ms, ttl) < 0 ||
+                o.lease_ttl_ms < 1000 || o.lease_ttl_ms > 3600 * 1000))
+        return cli_usage_error(&cli_cmd_run,
+                               "--lease-ttl must be a duration from 1s to 1h, "
+                               "such as \"15s\", not \"%s\"",
+                               ttl);
+    o.name = cli_arg(a, "name");
+    if (o.name && (!*o.name || strlen(o.name) > 200))
+        return cli_usage_error(&cli_cmd_run,
+                               "--name must be 1 to 200 characters");
     if (size && parse_size(&o.output_size, size) < 0)
         return cli_usage_error(&cli_cmd_run,
                                "--output-size must be a size from 1 byte to "
@@ -301,12 +348,23 @@ const cli_command cli_cmd_run = {
     "Run the engine that advances the active plans",
     "[--until-idle] [--concurrency N] [--grace D] [--metrics-addr ADDR] "
     "[--log-format text|json] [--log-level debug|info|warn|error] "
-    "[--durability normal|full] [--output-size SIZE]",
-    "Runs the engine in the foreground: it takes the database's engine lease\n"
-    "(one engine per database; a second is refused, exit 3), retries the\n"
-    "steps a stopped engine interrupted, and advances every active run,\n"
-    "noticing commits of other planctl processes within 100ms.  The first\n"
-    "SIGINT, SIGTERM or SIGHUP stops it gracefully, the second at once.\n"
+    "[--durability normal|full] [--output-size SIZE] [--name NAME] "
+    "[--capacity N] [--lease-ttl D]",
+    "Runs the engine in the foreground: on a SQLite file it takes the\n"
+    "database's engine lease (one engine per database; a second is refused,\n"
+    "exit 3), retries the steps a stopped engine interrupted, and advances\n"
+    "every active run, noticing commits of other planctl processes within\n"
+    "100ms.  The first SIGINT, SIGTERM or SIGHUP stops it gracefully, the\n"
+    "second at once.\n"
+    "On PostgreSQL several engines, on one machine or many, share the\n"
+    "database: each joins under --name, claims active runs nobody holds (up\n"
+    "to --capacity) and advances only those; the runs of an engine whose\n"
+    "heartbeat stopped for --lease-ttl (at once if it ran on this machine\n"
+    "and its process is gone) are taken over by the others, their steps\n"
+    "in flight becoming ERROR and retried by policy.  An engine that cannot\n"
+    "renew its heartbeat for half its TTL stops its tasks and stops (exit\n"
+    "1), so that no step ever runs twice at once.  'planctl engines' lists\n"
+    "them.\n"
     "--durability full syncs every commit to disk; with normal (the\n"
     "default) a power failure or an OS crash may lose the last commits,\n"
     "never the database's consistency; a crash of planctl alone loses\n"

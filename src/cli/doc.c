@@ -695,13 +695,20 @@ static const jfield status_doc[] = {
     {"default", "true when the value is the definition's default"},
     {"secret", "true for a parameter marked secret"},
     {"engine", "the engine holding the database, {pid, host, since, "
-               "last_seen, alive}, or null (always null in replay)"},
+               "last_seen, alive}, or null (always null in replay); on "
+               "PostgreSQL, where several engines share the database, the "
+               "one that holds the active run (else one alive), with also "
+               "{name, holds, age_ms, runs, capacity, ttl_ms, id}"},
     {"pid", "the engine's process id"},
     {"host", "the host it runs on"},
     {"since", "when it took the database"},
     {"last_seen", "its last heartbeat"},
-    {"alive", "false once its heartbeat is older than 15 s or, on this "
-              "host, its process is gone"},
+    {"alive", "false once its heartbeat is older than 15 s (its TTL on "
+              "PostgreSQL) or, on this host, its process is gone"},
+    {"name", "PostgreSQL: the engine's name (planctl run --name)"},
+    {"holds", "PostgreSQL: true when this engine holds the active run"},
+    {"age_ms", "PostgreSQL: how old its last heartbeat is, on the "
+               "database's clock"},
     {NULL, NULL}};
 static const jfield logs_doc[] = {
     {"schema", "1"},

@@ -30,6 +30,14 @@ void cli_engine_line(cli_buf *b, const cli_ctx *ctx, const json_t *engine)
         cli_jtime(&e.since_ms, engine, "since");
         cli_jtime(&e.last_seen_ms, engine, "last_seen");
         e.alive = json_is_true(json_object_get(engine, "alive"));
+        e.name = cli_jstr(engine, "name");
+        e.holds = json_is_true(json_object_get(engine, "holds"));
+        /* Several engines on PostgreSQL: the heartbeat's age is the
+         * database's to say (its clock, not this host's). */
+        if (json_is_integer(json_object_get(engine, "age_ms")))
+            e.last_seen_ms =
+                ctx->now_ms -
+                json_integer_value(json_object_get(engine, "age_ms"));
     }
     pctl_engine_line(line, sizeof line, ctx->db_path,
                      json_is_object(engine) ? &e : NULL, ctx->now_ms);

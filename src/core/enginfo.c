@@ -40,6 +40,20 @@ void pctl_engine_line(char *buf, size_t size, const char *db,
         return;
     }
     pctl_ago(ago, sizeof ago, now_ms - e->last_seen_ms);
+    if (e->name) {
+        snprintf(buf, size, "engine %s (pid %lld on %s) %s%s %s%s", e->name,
+                 (long long)e->pid, e->host ? e->host : "?",
+                 e->holds ? "holds the run" : "is running",
+                 e->alive   ? ", last seen"
+                 : e->holds ? " but stopped renewing"
+                            : " stopped renewing",
+                 ago,
+                 e->alive ? ""
+                 : e->holds
+                     ? "; another engine takes it over once its TTL has passed"
+                     : "");
+        return;
+    }
     if (e->alive) {
         pctl_time_local_short(since, e->since_ms, now_ms);
         snprintf(buf, size, "engine pid %lld on %s since %s, last seen %s",

@@ -18,6 +18,10 @@ typedef struct pctl_engine_seen {
     int64_t since_ms;     /* when it took the lease */
     int64_t last_seen_ms; /* its last heartbeat */
     int alive;
+    /* Among several engines on a PostgreSQL database: its name, and
+     * whether it holds the run in question; NULL and 0 otherwise. */
+    const char *name;
+    int holds;
 } pctl_engine_seen;
 
 /*

@@ -352,8 +352,11 @@ static int follow_feed(pctl_active *a, planctl *p, int *full,
         if (r && pctl_push_id(&f.runs, &f.nruns, &cap, r->id) < 0)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
+    /* One of several engines follows the runs it holds: the others' are
+     * none of its business (and a run it is given comes by its claim). */
     for (i = 0; rc == 0 && i < f.nruns; i++)
-        rc = refresh_run(a, p, f.runs[i]);
+        if (!p->fleet_id || pctl_idmap_get(&a->cache->runs, f.runs[i]))
+            rc = refresh_run(a, p, f.runs[i]);
     info->reread = i;
     /* The runs read again are dirty: their jobs are checked (engine/
      * pass.c reconcile()), and so are the orphaned ones. */
@@ -369,6 +372,52 @@ static int follow_feed(pctl_active *a, planctl *p, int *full,
     }
     pctl_feed_clear(&f);
     return rc;
+}
+
+int pctl_active_claimed(pctl_active *a, planctl *p, const int64_t *ids,
+                        size_t n)
+{
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; rc == 0 && i < n; i++)
+        if (!pctl_idmap_get(&a->cache->runs, ids[i]))
+            rc = load_one(a, p, ids[i]);
+    if (n > 0)
+        a->members = 1;
+    return rc;
+}
+
+/* Whether run r is quiescent: no step of it has a job or is IN_PROGRESS
+ * (another engine can take it over without interrupting anything). */
+static int quiescent(const pctl_run_row *r)
+{
+    size_t pi, si;
+
+    if (r->ended || r->dirty)
+        return 0;
+    for (pi = 0; pi < r->view.nphases; pi++)
+        for (si = 0; si < r->view.phases[pi].nsteps; si++)
+            if (r->phases[pi].steps[si].job ||
+                r->view.phases[pi].steps[si].status ==
+                    PLANCTL_STATUS_IN_PROGRESS)
+                return 0;
+    return 1;
+}
+
+size_t pctl_active_quiescent(const pctl_active *a, int64_t *ids, size_t max)
+{
+    size_t i, n = 0;
+
+    for (i = a->nruns; i > 0 && n < max; i--)
+        if (quiescent(a->runs[i - 1]))
+            ids[n++] = a->runs[i - 1]->id;
+    return n;
+}
+
+int pctl_active_forget(pctl_active *a, planctl *p, int64_t run_id)
+{
+    return refresh_run(a, p, run_id);
 }
 
 void pctl_active_drop(pctl_active **cache)

@@ -155,6 +155,18 @@ void pctl_active_timers_reset(pctl_active *a);
 /* The cached runs still active (those that ended are dropped at the next
  * sync).  Can't fail. */
 size_t pctl_active_count(const pctl_active *a);
+/* Reads runs just claimed (store/fleet.c) into the cache, each to be
+ * decided at this pass.  Inside the pass's transaction, after the sync.
+ * Errors: the store's. */
+int pctl_active_claimed(pctl_active *a, planctl *p, const int64_t *ids,
+                        size_t n);
+/* Up to max runs of a, newest first, that no job runs and that have no
+ * step IN_PROGRESS, into ids; how many.  Can't fail. */
+size_t pctl_active_quiescent(const pctl_active *a, int64_t *ids, size_t max);
+/* Reads run_id again after this engine gave it back (store/fleet.c): it
+ * leaves the cache.  Inside the pass's transaction.  Errors: the
+ * store's. */
+int pctl_active_forget(pctl_active *a, planctl *p, int64_t run_id);
 
 /* How many cached runs use definition def_id.  Can't fail. */
 size_t pctl_active_def_runs(const pctl_active *a, int64_t def_id);

@@ -26,6 +26,7 @@
 #include "core/kinds.h"
 #include "engine/cache.h"
 #include "engine/executors.h"
+#include "engine/keeper.h"
 #include "engine/metrics.h"
 #include "store/counts.h"
 #include "store/store.h"
@@ -303,6 +304,10 @@ static void clock_restore(planctl_engine *e)
     e->clock_installed = 0;
 }
 
+static int self_fence(planctl_engine *e);
+static void beat_taken(planctl_engine *e, uint64_t t0);
+static void give_back_database(planctl_engine *e);
+
 /* Commits by other processes (a `planctl trigger` from a shell) show as a
  * new PRAGMA data_version; our own commits do not change it. */
 static void on_poll(uv_timer_t *t)
@@ -310,7 +315,7 @@ static void on_poll(uv_timer_t *t)
     planctl_engine *e = t->data;
     int64_t v;
 
-    if (e->fenced)
+    if (e->fenced || self_fence(e))
         return;
     if (pctl_db_ident_check(e->p) < 0) {
         pctl_metrics_log(e, PLANCTL_LOG_ERROR, "database gone",
@@ -324,7 +329,11 @@ static void on_poll(uv_timer_t *t)
     if (e->clock_shift)
         request_pass(e);
     if (pctl_data_version(&v, e->p) == 0 && v != e->data_version) {
+        /* Among several engines, only what makes work for others notifies:
+         * an admission, a release, a change to a run somebody holds. */
         e->data_version = v;
+        if (e->fleet && !e->want_claim)
+            e->want_claim = 1;
         request_pass(e);
     }
 }
@@ -369,6 +378,18 @@ static void obs_events(void *data, int64_t run_id, int64_t count)
     planctl_engine *e = data;
 
     pctl_active_observer.events(&e->active, run_id, count);
+    /* A run written through the engine's own handle outside its passes (an
+     * embedder admitting, cancelling or pausing on the handle it gave the
+     * engine): no other connection committed, so nothing else would ask
+     * for a pass, and the run would wait for the next thing that does.
+     * Among several engines, a run it does not hold may be one to
+     * claim. */
+    if (e->in_pass || run_id <= 0)
+        return;
+    if (e->fleet && !e->want_claim &&
+        !(e->active && pctl_active_find_run(e->active, run_id)))
+        e->want_claim = 1;
+    request_pass(e);
 }
 
 static void obs_missed(void *data)
@@ -381,6 +402,61 @@ static void obs_missed(void *data)
 static const pctl_observer observer = {obs_known, obs_written, obs_task,
                                        obs_events, obs_missed};
 
+/* One of several engines: renews its heartbeat, which also declares dead
+ * the engines whose heartbeat stopped (their runs are claimed at the next
+ * pass), and looks for runs nobody holds (the slow safety net behind the
+ * notifications). */
+static void fleet_beat(planctl_engine *e)
+{
+    uint64_t t0 = uv_hrtime();
+    int rc, reaped = 0;
+
+    rc = pctl_fleet_beat(e->p, &reaped);
+    if (rc == 0) {
+        pctl_active_committed(e->active, e->p);
+        pctl_metrics_beat(e);
+        beat_taken(e, t0);
+        if (reaped)
+            pctl_metrics_log(e, PLANCTL_LOG_WARN, "engines declared dead",
+                             NULL);
+        e->want_claim = 2;
+        request_pass(e);
+    } else if (rc == PLANCTL_ESTALE) {
+        pctl_metrics_log(e, PLANCTL_LOG_ERROR, "declared dead",
+                         planctl_errmsg(e->p));
+        fence(e, PLANCTL_ESTALE);
+    }
+    /* Other failures (busy, the server away) are retried at the next beat;
+     * past its time the engine fences itself (self_fence). */
+}
+
+/*
+ * An engine whose last heartbeat is older than half its TTL stops: it
+ * cancels its tasks and writes nothing more, before anyone may take its
+ * runs over (its TTL).  Its keeper kills what is left at 2/3 of the TTL,
+ * also when this loop does not run at all.
+ */
+static int self_fence(planctl_engine *e)
+{
+    uint64_t half = (uint64_t)e->o.lease_ttl_ms * 1000000u / 2;
+    uint64_t beat = e->beat_at;
+    char msg[256];
+
+    if (!e->fleet || e->fenced || uv_hrtime() < beat + half)
+        return 0;
+    snprintf(msg, sizeof msg,
+             "engine %s could not renew its heartbeat on %s for %.1f s (its "
+             "TTL is %.1f s): it stops its tasks and stops, before other "
+             "engines may take its runs over",
+             e->p->fleet_name ? e->p->fleet_name : "?", e->p->path,
+             (double)(uv_hrtime() - beat) / 1e9,
+             (double)e->o.lease_ttl_ms / 1000.0);
+    pctl_err(e->p, PLANCTL_ESTALE, "%s", msg);
+    pctl_metrics_log(e, PLANCTL_LOG_ERROR, "heartbeat late", msg);
+    fence(e, PLANCTL_ESTALE);
+    return 1;
+}
+
 static void on_beat(uv_timer_t *t)
 {
     planctl_engine *e = t->data;
@@ -388,6 +464,10 @@ static void on_beat(uv_timer_t *t)
 
     if (e->fenced)
         return;
+    if (e->fleet) {
+        fleet_beat(e);
+        return;
+    }
     rc = pctl_lease_heartbeat(e->p, e->token);
     /* The heartbeat writes the lease row only: the cache of active runs
      * is still true, and need not be read anew at the next pass. */
@@ -464,10 +544,7 @@ void pctl_engine_maybe_close(planctl_engine *e)
         return;
     /* Every job has reported and its outcome was committed. */
     pctl_active_drop(&e->active);
-    if (e->fenced)
-        pctl_lease_abandon(e->p);
-    else
-        pctl_lease_release(e->p, e->token);
+    give_back_database(e);
     close_handles(e);
 }
 
@@ -549,6 +626,10 @@ int planctl_engine_new(planctl_engine **out, planctl *p, uv_loop_t *loop,
         opts->task_poll_ms < 0 || opts->lease_ttl_ms < 0)
         return pctl_err(p, PLANCTL_EINVAL,
                         "invalid engine options (version %u)", opts->version);
+    if (opts->version >= 3 && opts->capacity < 0)
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "capacity of %lld runs: give 0 (no limit) or more",
+                        (long long)opts->capacity);
     if (opts->version >= 2 &&
         (opts->output_size < 0 || opts->output_size > PCTL_OUTPUT_SIZE_MAX))
         return pctl_err(p, PLANCTL_EINVAL,
@@ -560,16 +641,25 @@ int planctl_engine_new(planctl_engine **out, planctl *p, uv_loop_t *loop,
         return PLANCTL_ENOMEM;
     e->p = p;
     e->loop = loop;
-    /* A version 1 struct ends before output_size. */
+    /* A version 1 struct ends before output_size, a version 2 one before
+     * name. */
     memcpy(&e->o, opts,
-           opts->version >= 2 ? sizeof *opts
-                              : offsetof(planctl_engine_options, output_size));
+           opts->version >= 3 ? sizeof *opts
+           : opts->version == 2
+               ? offsetof(planctl_engine_options, name)
+               : offsetof(planctl_engine_options, output_size));
     e->o.version = PLANCTL_ENGINE_OPTIONS_VERSION;
+    if (e->o.name && *e->o.name && !(e->name = pctl_strdup(e->o.name))) {
+        pctl_free(e);
+        return PLANCTL_ENOMEM;
+    }
+    e->o.name = e->name;
     if (!e->o.output_size)
         e->o.output_size = PCTL_OUTPUT_SIZE_DEFAULT;
     e->request_pass = request_pass;
     e->request_output = request_output;
     if (!(e->metrics = pctl_metrics_new())) {
+        pctl_free(e->name);
         pctl_free(e);
         return PLANCTL_ENOMEM;
     }
@@ -591,6 +681,59 @@ int planctl_engine_new(planctl_engine **out, planctl *p, uv_loop_t *loop,
     return 0;
 }
 
+/* A heartbeat that began at t0 (uv_hrtime()) committed: the engine may
+ * run tasks for 2/3 of its TTL from t0, so that they are gone by the time
+ * the others may take its runs (its TTL after that heartbeat, on the
+ * database's clock, which runs no faster). */
+static void beat_taken(planctl_engine *e, uint64_t t0)
+{
+    e->beat_at = t0;
+    pctl_keeper_until(e->keeper,
+                      t0 + (uint64_t)e->o.lease_ttl_ms * 1000000u * 2 / 3);
+}
+
+/* One engine per database (the lease), or one of several (store/fleet.c,
+ * with a keeper for its tasks: keeper.c). */
+static int take_database(planctl_engine *e)
+{
+    uint64_t t0 = uv_hrtime();
+    int rc;
+
+    if (!pctl_fleet_supported(e->p))
+        return pctl_lease_acquire(&e->token, e->p, e->o.lease_ttl_ms);
+    if ((rc = pctl_keeper_start(&e->keeper)) < 0)
+        return pctl_err(e->p, PLANCTL_EIO,
+                        "cannot start the engine's keeper process: %s",
+                        strerror(-rc));
+    if ((rc = pctl_fleet_join(e->p, e->name, e->o.lease_ttl_ms,
+                              e->o.capacity)) < 0) {
+        pctl_keeper_stop(e->keeper);
+        e->keeper = NULL;
+        return rc;
+    }
+    e->fleet = 1;
+    e->want_claim = 2;
+    beat_taken(e, t0);
+    return 0;
+}
+
+static void give_back_database(planctl_engine *e)
+{
+    if (!e->fleet) {
+        if (e->fenced)
+            pctl_lease_abandon(e->p);
+        else
+            pctl_lease_release(e->p, e->token);
+        return;
+    }
+    if (e->fenced)
+        pctl_fleet_forget(e->p);
+    else
+        pctl_fleet_leave(e->p);
+    pctl_keeper_stop(e->keeper);
+    e->keeper = NULL;
+}
+
 int planctl_engine_start(planctl_engine *e,
                          void (*stopped)(planctl_engine *, void *), void *data)
 {
@@ -602,12 +745,12 @@ int planctl_engine_start(planctl_engine *e,
     if (!e || e->state != ENGINE_NEW)
         return PLANCTL_EINVAL;
     clock_install(e);
-    if ((rc = pctl_lease_acquire(&e->token, e->p, e->o.lease_ttl_ms)) < 0) {
+    if ((rc = take_database(e)) < 0) {
         clock_restore(e);
         return rc;
     }
     if ((rc = pctl_hub_init(&e->hub, e->loop)) < 0) {
-        pctl_lease_release(e->p, e->token);
+        give_back_database(e);
         clock_restore(e);
         return pctl_err(e->p, rc, "cannot set up the engine's loop handles");
     }
@@ -638,7 +781,9 @@ int planctl_engine_start(planctl_engine *e,
     e->state = ENGINE_RUNNING;
     pctl_observe(e->p, &observer, e);
     pctl_metrics_beat(e);
-    pctl_metrics_log(e, PLANCTL_LOG_INFO, "engine started, lease taken",
+    pctl_metrics_log(e, PLANCTL_LOG_INFO,
+                     e->fleet ? "engine started, joined the engines"
+                              : "engine started, lease taken",
                      e->p->path);
     /* The first pass recovers: steps left IN_PROGRESS without a job here
      * were interrupted and become ERROR. */
@@ -698,5 +843,6 @@ void planctl_engine_free(planctl_engine *e)
     pctl_free(e->defs);
     pctl_idmap_free(&e->waiting);
     pctl_metrics_free(e->metrics);
+    pctl_free(e->name);
     pctl_free(e);
 }

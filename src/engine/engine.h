@@ -126,6 +126,18 @@ struct planctl_engine {
     int stop_rc;   /* why it stopped: 0, or the error */
     int fenced;    /* writes nothing more: lease lost, or its file gone */
     int64_t token; /* lease fencing token */
+    /* One of several engines on the database (store/fleet.c): it claims
+     * runs, and holds only those. */
+    int fleet;
+    char *name; /* its name (a copy of o.name), or NULL */
+    /* What the next pass does about runs nobody holds: 0 nothing, 1 claim
+     * up to its fair share (woken by a notification), 2 also claim what
+     * nobody took since the last heartbeat and give back what is above
+     * its share (at each heartbeat). */
+    int want_claim;
+    uint64_t beat_at;           /* uv_hrtime() when its last heartbeat began */
+    struct pctl_keeper *keeper; /* kills its tasks when it cannot
+                                   (keeper.c) */
     int64_t data_version;
 
     uv_timer_t pass_timer; /* zero-delay: one pass per iteration */

@@ -75,6 +75,7 @@
 #include "core/ptype.h"
 #include "core/shellspec.h"
 #include "engine/job.h"
+#include "engine/keeper.h"
 #include "engine/outfile.h"
 
 #define TAIL_MIN 4096      /* output kept at least, for the message's line */
@@ -658,6 +659,7 @@ static void on_exit_cb(uv_process_t *p, int64_t status, int sig)
     shell *s = p->data;
 
     s->exited = 1;
+    pctl_keeper_remove(s->job->keeper, s->proc.pid);
     s->exit_status = status;
     s->term_signal = sig;
     if (s->open_pipes > 0 && !s->term_sent)
@@ -761,6 +763,9 @@ static void spawn(shell *s, char **argv, char **env, const char *cwd,
         fail(s, pctl_asprintf("cannot run \"%s\": %s", file, uv_strerror(rc)));
         return;
     }
+    /* Past its time, the engine's keeper kills the group (keeper.c);
+     * one it cannot watch (every slot taken) is killed by the engine. */
+    (void)pctl_keeper_add(s->job->keeper, s->proc.pid);
     s->open_pipes = 2;
     for (i = 0; i < 2; i++)
         if (uv_read_start((uv_stream_t *)&s->pipes[i], on_alloc, on_read))

@@ -35,8 +35,11 @@ struct planctl_job {
     planctl_outcome outcome;
     char *message;
     char *output;
-    int exit_code;        /* -1: none */
-    size_t output_max;    /* bytes of output kept (the engine's output_size) */
+    int exit_code;     /* -1: none */
+    size_t output_max; /* bytes of output kept (the engine's output_size) */
+    /* The engine's keeper (keeper.c), told of the shell's process
+     * groups; NULL: none. */
+    struct pctl_keeper *keeper;
     int64_t output_bytes; /* bytes of output written in all, -1: none */
     /* Live output, loop thread only (pctl_job_output_grew): whether output
      * came since the owner last took it, the executor's function giving

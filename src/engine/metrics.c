@@ -375,6 +375,11 @@ void pctl_metrics_pass_failed(planctl_engine *e, int64_t backoff_ms)
     pctl_metrics_log(e, PLANCTL_LOG_WARN, "pass failed, backing off", detail);
 }
 
+void pctl_metrics_claimed(planctl_engine *e, size_t n)
+{
+    e->metrics->runs_claimed += n;
+}
+
 void pctl_metrics_beat(planctl_engine *e)
 {
     if (e->metrics)
@@ -546,6 +551,14 @@ int pctl_metrics_render(char **out, const pctl_metrics *m, const pctl_gauges *g)
     scalar(&b, "planctl_running_steps", "gauge",
            "Steps this engine is running now.",
            (uint64_t)(g->running_steps > 0 ? g->running_steps : 0));
+    scalar(&b, "planctl_runs_held", "gauge",
+           "Active runs this engine holds: all of them with one engine per "
+           "database, those it claimed among several.",
+           (uint64_t)(g->runs_held > 0 ? g->runs_held : 0));
+    scalar(&b, "planctl_runs_claimed_total", "counter",
+           "Active runs this engine claimed from nobody (several engines on "
+           "one database: new runs, and those of engines declared dead).",
+           m->runs_claimed);
     scalar(&b, "planctl_lease_held", "gauge",
            "1 while the engine runs and holds the database's lease.",
            g->lease_held ? 1 : 0);
@@ -581,6 +594,7 @@ int planctl_engine_metrics(char **out, planctl_engine *e)
         pctl_runs_open_counts(e->p, &g.queue_depth, &g.active_runs) < 0)
         g.queue_depth = g.active_runs = 0;
     g.running_steps = e->njobs;
+    g.runs_held = e->active ? (int64_t)pctl_active_count(e->active) : 0;
     g.lease_held = planctl_engine_healthy(e);
     return pctl_metrics_render(out, e->metrics, &g);
 }

@@ -45,6 +45,7 @@ typedef struct pctl_metrics {
     /* What the passes read of the active runs (engine/cache.h). */
     uint64_t cache_full_reads, cache_runs_reread;
     uint64_t runs_decided; /* runs the passes decided (pass.c) */
+    uint64_t runs_claimed; /* runs claimed from nobody (pass.c) */
     pctl_hist commit_seconds, batch, pass_seconds;
     pctl_pending *pending;
     size_t npending, cap;
@@ -91,6 +92,8 @@ void pctl_metrics_pass_failed(planctl_engine *e, int64_t backoff_ms);
 
 /* The lease was taken or renewed now.  Can't fail. */
 void pctl_metrics_beat(planctl_engine *e);
+/* n runs claimed by one of several engines.  Can't fail. */
+void pctl_metrics_claimed(planctl_engine *e, size_t n);
 
 /* Logs (warn) that a run waits for an engine with a task kind this one
  * has no executor for.  Can't fail. */
@@ -108,6 +111,7 @@ void pctl_metrics_log(planctl_engine *e, planctl_log_level level,
  */
 typedef struct pctl_gauges {
     int64_t queue_depth, active_runs, running_steps;
+    int64_t runs_held; /* active runs this engine holds (its cache) */
     int lease_held;
 } pctl_gauges;
 int pctl_metrics_render(char **out, const pctl_metrics *m,

@@ -50,6 +50,7 @@
 #define MAX_OUTCOMES 1024
 #define MAX_ACTIONS 4096
 #define MAX_STARTS 1024
+#define CLAIM_BATCH 256
 
 typedef struct pass {
     planctl_engine *e;
@@ -885,6 +886,57 @@ static int shift_clock(planctl_engine *e, pctl_active *a, int64_t delta)
     return rc;
 }
 
+/*
+ * One of several engines takes runs nobody holds (store/fleet.c), oldest
+ * first, up to its capacity, CLAIM_BATCH a pass (a full batch asks for
+ * another pass), and its fair share: the active runs over the live
+ * engines, rounded up, so that a new engine gets work without anyone
+ * arranging it.  At a heartbeat (want_claim 2) it also takes what is left
+ * beyond the shares (an engine at its capacity leaves some), and gives
+ * back quiescent runs above its share plus one, which wakes the others.
+ * The runs read in are decided in this pass: their steps IN_PROGRESS,
+ * which no job of ours runs, were interrupted (reconcile).
+ */
+static int claim(pass *ps, pctl_active *a)
+{
+    planctl_engine *e = ps->e;
+    int64_t room = CLAIM_BATCH, *ids = NULL, engines, held, unheld, fair;
+    int64_t mine = (int64_t)pctl_active_count(a), give[CLAIM_BATCH];
+    int beat = e->want_claim == 2;
+    size_t n = 0, i;
+    int rc;
+
+    e->want_claim = 0;
+    if ((rc = pctl_fleet_share(e->p, &engines, &held, &unheld)) < 0)
+        return rc;
+    fair = engines > 0 ? (held + unheld + engines - 1) / engines : 0;
+    if (e->o.capacity && e->o.capacity - mine < room)
+        room = e->o.capacity - mine;
+    if (!(beat && unheld > 0) && fair - mine < room)
+        room = fair - mine;
+    if (room > 0 && unheld > 0) {
+        rc = pctl_fleet_claim(e->p, room, &ids, &n);
+        if (rc == 0)
+            rc = pctl_active_claimed(a, e->p, ids, n);
+        if (rc == 0 && (int64_t)n == room) {
+            e->want_claim = beat ? 2 : 1;
+            ps->r.more = 1;
+        }
+        pctl_metrics_claimed(e, n);
+        pctl_free(ids);
+        mine += (int64_t)n;
+    }
+    if (rc < 0 || !beat || mine <= fair + 1)
+        return rc;
+    n = pctl_active_quiescent(
+        a, give,
+        (size_t)(mine - fair < CLAIM_BATCH ? mine - fair : CLAIM_BATCH));
+    rc = pctl_fleet_release(e->p, give, n);
+    for (i = 0; rc == 0 && i < n; i++)
+        rc = pctl_active_forget(a, e->p, give[i]);
+    return rc;
+}
+
 int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
 {
     pass ps;
@@ -916,6 +968,8 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
     a = e->active;
     pctl_metrics_sync(e, &sync);
     pctl_feed_clear(&sync.others);
+    if (rc == 0 && e->fleet && e->want_claim && e->state == ENGINE_RUNNING)
+        rc = claim(&ps, a);
     shift = e->clock_shift;
     if (rc == 0 && shift)
         rc = shift_clock(e, a, shift);
@@ -972,6 +1026,8 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
         pctl_pass_result_free(&ps.r);
         free_orphans(&ps);
         pctl_active_drop(&e->active);
+        if (e->fleet && !e->want_claim)
+            e->want_claim = 2; /* what it claimed or gave back went back */
         return rc;
     }
     pctl_active_committed(e->active, e->p);

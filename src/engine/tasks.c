@@ -250,6 +250,7 @@ void pctl_engine_start_task(planctl_engine *e, ejob *j)
     job = pctl_job_new(&e->hub, on_job_finish, j);
     if (job) {
         job->output_max = (size_t)e->o.output_size;
+        job->keeper = e->keeper;
         job->on_output = on_job_output;
     }
     if (!job) {

@@ -363,6 +363,16 @@ void pctl_run_rows_free(pctl_run_row **v, size_t n)
     pctl_free(v);
 }
 
+/* q with the engine's id bound to parameter i. */
+static pctl_stmt *fleet_q(planctl *p, pctl_query q, int i)
+{
+    pctl_stmt *st = pctl_q(p, q);
+
+    if (st && p->fleet_id)
+        pctl_bind_i64(st, i, p->fleet_id);
+    return st;
+}
+
 int pctl_active_read(pctl_run_row ***out, size_t *n, planctl *p)
 {
     pctl_stmt *st;
@@ -375,15 +385,17 @@ int pctl_active_read(pctl_run_row ***out, size_t *n, planctl *p)
     /* One snapshot for the three reads. */
     rc = pctl_tx_read(p);
     began = rc == 0;
+    /* ?1, where several engines share the database: the engine's id, for
+     * the runs it holds (fleet.c); unused on SQLite. */
     if (rc == 0)
-        rc = (st = pctl_q(p, PCTL_Q_active_runs)) ? read_runs(&w, p, st)
-                                                  : PLANCTL_ERROR;
+        rc = (st = fleet_q(p, PCTL_Q_active_runs, 1)) ? read_runs(&w, p, st)
+                                                      : PLANCTL_ERROR;
     if (rc == 0)
-        rc = (st = pctl_q(p, PCTL_Q_active_phases)) ? read_phases(&w, p, st)
-                                                    : PLANCTL_ERROR;
+        rc = (st = fleet_q(p, PCTL_Q_active_phases, 1)) ? read_phases(&w, p, st)
+                                                        : PLANCTL_ERROR;
     if (rc == 0)
-        rc = (st = pctl_q(p, PCTL_Q_active_steps)) ? read_steps(&w, p, st)
-                                                   : PLANCTL_ERROR;
+        rc = (st = fleet_q(p, PCTL_Q_active_steps, 1)) ? read_steps(&w, p, st)
+                                                       : PLANCTL_ERROR;
     if (began)
         pctl_tx_read_end(p);
     if (rc == 0 && (rc = sort_rows(&w, p)) == 0)
@@ -411,6 +423,8 @@ int pctl_active_read_run(pctl_run_row **out, planctl *p, int64_t run_id)
             break;
         }
         pctl_bind_i64(st, 1, run_id);
+        if (i == 0)
+            pctl_bind_i64(st, 2, p->fleet_id);
         rc = i == 0   ? read_runs(&w, p, st)
              : i == 1 ? read_phases(&w, p, st)
                       : read_steps(&w, p, st);

@@ -148,7 +148,10 @@ static int run_ended(planctl *p, int64_t run_id, int64_t instance_id,
         c.to = PLANCTL_STATUS_PENDING;
         c.message = msg;
         c.actor = "planctl";
-        return pctl_gate(p, &c);
+        /* The instance stays with the engine that ended its run. */
+        if ((rc = pctl_gate(p, &c)) == 0)
+            rc = pctl_fleet_hold(p, next);
+        return rc;
     }
     return 0;
 }

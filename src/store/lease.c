@@ -206,7 +206,8 @@ int pctl_engine_tx_begin(planctl *p, int64_t token)
 
     if (rc < 0)
         return rc;
-    if ((rc = pctl_fence(p, token)) < 0)
+    /* One of several engines: its row in engines is its fence (fleet.c). */
+    if ((rc = p->fleet_id ? pctl_fleet_fence(p) : pctl_fence(p, token)) < 0)
         pctl_tx_rollback(p);
     return rc;
 }
@@ -321,6 +322,20 @@ int planctl_engines_json(char **out, planctl *p)
     *out = NULL;
     if ((rc = pctl_tx_read(p)) < 0)
         return rc;
+    /* Several engines share a PostgreSQL database (fleet.c). */
+    if (pctl_fleet_supported(p)) {
+        json_t *list = NULL;
+
+        rc = pctl_fleet_json(&list, p);
+        pctl_tx_read_end(p);
+        if (rc == 0 &&
+            !(doc = json_pack("{s:i, s:o}", "schema", 1, "engines", list)))
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        if (rc == 0 && !(*out = json_dumps(doc, JSON_COMPACT)))
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        json_decref(doc);
+        return rc;
+    }
     rc = pctl_lease_json(&engine, p, 1);
     pctl_tx_read_end(p);
     if (rc == 0 && !(doc = json_pack("{s:i, s:[]}", "schema", 1, "engines")))

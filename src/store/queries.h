@@ -122,6 +122,18 @@
     X(active_run_by_id)                                                        \
     X(active_phases_of_run)                                                    \
     X(active_steps_of_run)                                                     \
+    X(fleet_join)                                                              \
+    X(fleet_beat)                                                              \
+    X(fleet_fence)                                                             \
+    X(fleet_suspects)                                                          \
+    X(fleet_held)                                                              \
+    X(fleet_drop)                                                              \
+    X(fleet_claim)                                                             \
+    X(fleet_hold)                                                              \
+    X(fleet_release)                                                           \
+    X(fleet_share)                                                             \
+    X(fleet_list)                                                              \
+    X(run_holder)                                                              \
     X(hint_instance_names)                                                     \
     X(hint_definition_names)                                                   \
     X(hint_definition_versions)                                                \

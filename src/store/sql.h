@@ -141,6 +141,17 @@ typedef struct pctl_db_methods {
      * be NULL: cannot say. */
     int (*engine_lock_held)(pctl_conn *c);
 
+    /* Engines that share the database (fleet.c): 1 when several engines
+     * may run on it at once, each holding the runs it claimed; 0 when
+     * one engine runs per database, under the lease (lease.c). */
+    int fleet;
+    /* An engine's connection commits without waking anyone, except a
+     * transaction that asked with wake (it released runs, or an engine
+     * was declared dead): engines do not wake each other at every pass.
+     * Both may be NULL (nothing to wake). */
+    void (*quiet)(pctl_conn *c, int on);
+    void (*wake)(pctl_conn *c);
+
     /* The files behind the database (an engine notices them replaced or
      * removed: ident.c).  May be NULL: nothing to watch. */
     void (*ident_note)(pctl_conn *c);

@@ -54,6 +54,10 @@ struct planctl {
      * engine's cache and metrics); NULL: none. */
     const struct pctl_observer *observer;
     void *observer_data;
+    /* The engine this handle is, among several on one database
+     * (fleet.c): its row in engines, and its name; 0 and NULL otherwise. */
+    int64_t fleet_id;
+    char *fleet_name;
 };
 
 /* Sets the executor of a task kind in the handle's one registry of kinds
@@ -371,6 +375,47 @@ void pctl_lease_abandon(planctl *p);
  * or JSON null when no engine holds the lease.  Inside a read.  Errors:
  * ENOMEM, EIO. */
 int pctl_lease_json(json_t **out, planctl *p, int with_token);
+/* ---- engines sharing a database (fleet.c) ---- */
+
+/* Whether several engines may share p's database (PostgreSQL). */
+int pctl_fleet_supported(const planctl *p);
+/* Joins the engines of p's database as name (NULL or "": host:pid), with
+ * its TTL and capacity (0: no limit), declaring dead first any engine of
+ * this host whose process is gone.  Sets p->fleet_id and makes p's
+ * commits quiet (sql.h).  Own transaction. */
+int pctl_fleet_join(planctl *p, const char *name, int64_t ttl_ms,
+                    int64_t capacity);
+/* Inside a write: ESTALE unless p's engine is still one of them. */
+int pctl_fleet_fence(planctl *p);
+/* Renews the heartbeat (ESTALE when declared dead), then declares dead
+ * the engines whose heartbeat is older than their TTL and those of this
+ * host whose process is gone (*reaped: how many).  Own transaction. */
+int pctl_fleet_beat(planctl *p, int *reaped);
+/* Inside a write: claims up to room active runs nobody holds, oldest
+ * first; *ids (pctl_free) receives them. */
+int pctl_fleet_claim(planctl *p, int64_t room, int64_t **ids, size_t *n);
+/* Inside a write: run_id is held by p's engine (a run it promoted from
+ * the queue).  Nothing when p is no fleet engine. */
+int pctl_fleet_hold(planctl *p, int64_t run_id);
+/* Inside a write: gives runs back to nobody, waking the others. */
+int pctl_fleet_release(planctl *p, const int64_t *ids, size_t n);
+/* Inside a transaction: live engines, active runs held, and not held. */
+int pctl_fleet_share(planctl *p, int64_t *engines, int64_t *held,
+                     int64_t *unheld);
+/* Leaves: p's row goes, its runs back to nobody.  Own transaction; p is
+ * no fleet engine after, whatever happens. */
+int pctl_fleet_leave(planctl *p);
+/* p is no fleet engine any more (nothing written).  Can't fail. */
+void pctl_fleet_forget(planctl *p);
+/* The engines, as `planctl engines` shows them.  Inside a read. */
+int pctl_fleet_json(json_t **out, planctl *p);
+/* The engine status shows for run_id (0: none), as pctl_fleet_json lists
+ * it with "holds": the one that holds the run, else the first alive, else
+ * JSON null.  Inside a read. */
+int pctl_fleet_engine_json(json_t **out, planctl *p, int64_t run_id);
+/* The start time of process pid (clock ticks after boot), 0 if unknown. */
+int64_t pctl_process_start(int64_t pid);
+
 /* The change token's "others" (sql.h): moves when another connection
  * commits. */
 int pctl_data_version(int64_t *out, planctl *p);

@@ -442,7 +442,9 @@ int planctl_status_json(char **out, planctl *p, const char *instance,
     if (rc == 0) {
         json_t *engine;
 
-        if ((rc = pctl_lease_json(&engine, p, 0)) == 0 &&
+        if ((rc = pctl_fleet_supported(p)
+                      ? pctl_fleet_engine_json(&engine, p, active_id)
+                      : pctl_lease_json(&engine, p, 0)) == 0 &&
             json_object_set_new(doc, "engine", engine) < 0)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }

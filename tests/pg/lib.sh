@@ -114,19 +114,26 @@ open_tries() {
     [ "$(val 'SELECT count(*) FROM attempts WHERE finished_at IS NULL')" -gt 0 ]
 }
 
-# A definition whose steps are shell tasks sleeping $1 seconds: a parallel
-# phase of two steps, then one step, each retried 3 times.
+# A definition whose steps are shell tasks sleeping $1 seconds (300 while
+# the file $tmp/slow exists when they start): a parallel phase of two
+# steps, then one step, each tried ${2:-3} times.  Each try
+# holds an flock on a file of its step while it runs (its sleep too, which
+# inherits the descriptor): a try that starts while another of its step
+# still runs anywhere on this host cannot take it, and says so in
+# $tmp/overlaps, which check_finished requires empty.
 sleeper_def() {
+    local attempts=${2:-3}
+    local cmd="exec 9>$tmp/lock.\$PLANCTL_RUN_UID.\$PLANCTL_STEP; flock -n 9 || echo \$PLANCTL_RUN_UID \$PLANCTL_STEP \$PLANCTL_ATTEMPT >>$tmp/overlaps; if [ -e $tmp/slow ]; then sleep 300; else sleep $1; fi; echo done"
     cat >"$tmp/sleeper.json" <<DEF
-{"name": "sleeper", "version": "1",
+{"name": "sleeper", "version": "$1-$attempts",
  "tasks": [{"name": "nap", "kind": "shell",
-            "spec": {"command": "sleep $1; echo done"}}],
+            "spec": {"command": "$cmd"}}],
  "plans": {"deploy": {"phases": [
    {"name": "p", "strategy": "parallel",
-    "steps": [{"name": "a", "tasks": ["nap"], "retry": {"attempts": 3}},
-              {"name": "b", "tasks": ["nap"], "retry": {"attempts": 3}}]},
+    "steps": [{"name": "a", "tasks": ["nap"], "retry": {"attempts": $attempts}},
+              {"name": "b", "tasks": ["nap"], "retry": {"attempts": $attempts}}]},
    {"name": "q", "steps": [{"name": "c", "tasks": ["nap"],
-                            "retry": {"attempts": 3}}]}]}}}
+                            "retry": {"attempts": $attempts}}]}]}}}
 DEF
     pctl apply -f "$tmp/sleeper.json" >/dev/null || fail "apply sleeper"
 }
@@ -146,6 +153,8 @@ check_finished() {
     [ -z "$bad" ] || fail "steps whose tries have gaps or stay open: $bad"
     pctl verify >"$tmp/verify.out" 2>&1 ||
         fail "verify: $(cat "$tmp/verify.out")"
+    [ ! -s "$tmp/overlaps" ] ||
+        fail "tries that ran beside another try of their step: $(cat "$tmp/overlaps")"
 }
 
 # A cluster of the test's own, for a test that stops or restarts the

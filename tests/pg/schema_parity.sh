@@ -13,9 +13,14 @@ pg_dump_bin=$PLANCTL_PG_BIN/pg_dump
 # Schema and rows of the schema planctl, without the comments (pg_dump's
 # header names its version and the database) and the random key of
 # \restrict (pg_dump since 15.14).
+# meta's rows are compared in key order (a migration's UPDATE moves a
+# row to the end of the table's pages).
 dump() {
-    "$pg_dump_bin" --no-owner --no-privileges -n planctl -d "$1" |
+    "$pg_dump_bin" --no-owner --no-privileges -n planctl \
+        --exclude-table-data=planctl.meta -d "$1" |
         grep -v -e '^--' -e '^$' -e '^\\restrict ' -e '^\\unrestrict '
+    "$psql_bin" -X -q -At -d "$1" \
+        -c "SELECT key, value FROM planctl.meta ORDER BY key"
 }
 
 fresh_db t_parity_schema

@@ -52,7 +52,7 @@ static void test_ago(void **state)
 
 static void test_line(void **state)
 {
-    pctl_engine_seen e = {1887, "vm", T0 - 60000, T0 - 2000, 1};
+    pctl_engine_seen e = {1887, "vm", T0 - 60000, T0 - 2000, 1, NULL, 0};
     char buf[256];
 
     (void)state;
@@ -78,12 +78,39 @@ static void test_line(void **state)
     assert_string_equal(buf, "engine pi");
 }
 
+/* One of several engines on a PostgreSQL database: named, and whether it
+ * holds the run status shows. */
+static void test_line_fleet(void **state)
+{
+    pctl_engine_seen e = {1887, "vm", T0 - 60000, T0 - 2000, 1, "ctl-a", 1};
+    char buf[256];
+
+    (void)state;
+    pctl_engine_line(buf, sizeof buf, "db", &e, T0);
+    assert_string_equal(buf,
+                        "engine ctl-a (pid 1887 on vm) holds the run, last "
+                        "seen 2s ago");
+    e.holds = 0;
+    pctl_engine_line(buf, sizeof buf, "db", &e, T0);
+    assert_string_equal(buf,
+                        "engine ctl-a (pid 1887 on vm) is running, last seen "
+                        "2s ago");
+    e.holds = 1;
+    e.alive = 0;
+    e.last_seen_ms = T0 - 180000;
+    pctl_engine_line(buf, sizeof buf, "db", &e, T0);
+    assert_string_equal(buf, "engine ctl-a (pid 1887 on vm) holds the run but "
+                             "stopped renewing 3m ago; another engine takes "
+                             "it over once its TTL has passed");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_alive),
         cmocka_unit_test(test_ago),
         cmocka_unit_test(test_line),
+        cmocka_unit_test(test_line_fleet),
     };
 
     setenv("TZ", "UTC", 1);

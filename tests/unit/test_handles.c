@@ -722,11 +722,79 @@ static void test_engine_second_handle_and_cli(void **state)
     }
 }
 
+/* A run admitted through the engine's own handle while it runs, and no
+ * heartbeat for an hour (its TTL): the engine starts it without waiting
+ * for one.  On PostgreSQL the engine claims runs when woken, and its own
+ * handle's commits wake nobody by notification (test_handles' subject on
+ * SQLite: one handle serving the engine and the embedder). */
+typedef struct own_admit {
+    planctl *p;
+    planctl_engine *e;
+    uv_timer_t tick;
+    int64_t run;
+    int ticks, done;
+    char status[32];
+} own_admit;
+
+static void own_admit_tick(uv_timer_t *t)
+{
+    own_admit *o = t->data;
+    char *doc = NULL;
+
+    if (o->ticks++ == 2 &&
+        planctl_instance_create(&o->run, o->p, "own", "one", NULL, NULL, 0))
+        fail_msg("create: %s", planctl_errmsg(o->p));
+    if (o->run && planctl_history_json(&doc, o->p, "own", NULL) == 0 &&
+        run_status(o->status, sizeof o->status, doc, o->run) == 0 &&
+        strcmp(o->status, "COMPLETE") == 0)
+        o->done = 1;
+    planctl_free(doc);
+    /* 60 s at most: a bound on a hang, not a time the test measures. */
+    if (o->done || o->ticks > 1200) {
+        uv_timer_stop(t);
+        planctl_engine_stop(o->e, 0);
+    }
+}
+
+static void test_admit_on_engine_handle(void **state)
+{
+    static const char def[] =
+        "{\"name\":\"one\",\"version\":\"1\",\"tasks\":[{\"name\":\"t\","
+        "\"kind\":\"Dummy\",\"spec\":{}}],\"plans\":{\"deploy\":{\"phases\":"
+        "[{\"name\":\"p\",\"steps\":[{\"name\":\"s\",\"tasks\":[\"t\"]}]}]}}}";
+    planctl_engine_options opts = PLANCTL_ENGINE_OPTIONS_INIT;
+    tu_db *db = tu_db_open("own.db", 0);
+    uv_loop_t loop;
+    own_admit o;
+
+    (void)state;
+    memset(&o, 0, sizeof o);
+    o.p = db->p;
+    tu_apply(db->p, def);
+    opts.lease_ttl_ms = 3600 * 1000;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    assert_int_equal(planctl_engine_new(&o.e, db->p, &loop, &opts), 0);
+    assert_int_equal(planctl_engine_start(o.e, NULL, NULL), 0);
+    uv_timer_init(&loop, &o.tick);
+    o.tick.data = &o;
+    uv_timer_start(&o.tick, own_admit_tick, 50, 50);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_close((uv_handle_t *)&o.tick, NULL);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    planctl_engine_free(o.e);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    assert_int_equal(tu_db_close(db), 0);
+    if (!o.done)
+        fail_msg("the run admitted on the engine's handle is %s after 60 s",
+                 o.status[0] ? o.status : "unread");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_engine_second_handle_and_cli,
                                         setup, teardown),
+        cmocka_unit_test(test_admit_on_engine_handle),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

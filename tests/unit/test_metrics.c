@@ -138,7 +138,7 @@ static void test_escape(void **state)
 static void test_render_valid(void **state)
 {
     pctl_metrics *m = pctl_metrics_new();
-    pctl_gauges g = {3, 2, 1, 1};
+    pctl_gauges g = {3, 2, 1, 2, 1};
     char *text;
     int i;
 
@@ -156,6 +156,7 @@ static void test_render_valid(void **state)
                                  "to=\"COMPLETE\"}") == 7);
     assert_true(expo_value(text, "planctl_queue_depth") == 3);
     assert_true(expo_value(text, "planctl_active_runs") == 2);
+    assert_true(expo_value(text, "planctl_runs_held") == 2);
     assert_true(expo_value(text, "planctl_commit_seconds_count") == 50);
     assert_true(expo_value(text, "planctl_pass_seconds_bucket{le=\"10\"}") ==
                 0);

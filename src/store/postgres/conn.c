@@ -283,6 +283,7 @@ static void pg_rollback(pctl_conn *c)
     pctl_pg_conn *pc = PC(c);
 
     pc->in_tx = 0;
+    pc->wake = 0;
     end_open_tx(pc);
 }
 
@@ -290,15 +291,22 @@ static int pg_commit(pctl_conn *c)
 {
     pctl_pg_conn *pc = PC(c);
     int changed = pc->in_tx == 1 + PCTL_TX_WRITE && pc->own != pc->own_at_begin;
+    int notify = changed && (!pc->quiet || pc->wake);
     char sql[512];
     PGresult *r;
     int rc = 0;
 
-    if (changed)
+    pc->wake = 0;
+    if (notify)
         snprintf(sql, sizeof sql,
                  "UPDATE meta SET value = '%lld' WHERE key = 'commits'; "
                  "SELECT pg_notify(%s, '%lld'); COMMIT",
                  (long long)(pc->before + 1), pc->channel_lit,
+                 (long long)(pc->before + 1));
+    else if (changed)
+        snprintf(sql, sizeof sql,
+                 "UPDATE meta SET value = '%lld' WHERE key = 'commits'; "
+                 "COMMIT",
                  (long long)(pc->before + 1));
     else
         snprintf(sql, sizeof sql, "COMMIT");
@@ -362,6 +370,17 @@ static int pg_token(pctl_db_token *out, pctl_conn *c, unsigned which)
                             "lost the connection to PostgreSQL at %s (%s)",
                             c->p->path, conn_words(pc, buf, sizeof buf));
         }
+        /* Engines commit without a notification (they would wake each
+         * other at every pass): whoever watches the database for any
+         * change, not only for work to do, reads the counter. */
+        if (!pc->quiet && !fresh) {
+            int64_t v = 0;
+
+            if ((rc = run_int(pc, COMMITS_SQL, "data_version", &v)) < 0)
+                return rc;
+            if (v > pc->seen)
+                pc->seen = v;
+        }
     }
     /* Inside a transaction nothing new arrives (libpq has buffered what
      * came); what is buffered is still counted. */
@@ -374,6 +393,16 @@ static int pg_token(pctl_db_token *out, pctl_conn *c, unsigned which)
     }
     out->others = pc->seen - pc->mine;
     return 0;
+}
+
+static void pg_quiet(pctl_conn *c, int on)
+{
+    PC(c)->quiet = on;
+}
+
+static void pg_wake(pctl_conn *c)
+{
+    PC(c)->wake = 1;
 }
 
 /* ---- the engine's lock ---- */
@@ -706,4 +735,7 @@ const pctl_db_methods pctl_db_postgres = {
     .engine_unlock = pg_engine_unlock,
     .engine_lock_global = 1,
     .engine_lock_held = pg_engine_lock_held,
+    .fleet = 1,
+    .quiet = pg_quiet,
+    .wake = pg_wake,
 };

@@ -61,6 +61,8 @@ typedef struct pctl_pg_conn {
     int64_t before; /* the counter when the open write began */
     int readonly;
     int busy_ms; /* the session's lock_timeout */
+    int quiet;   /* an engine's: commits notify only when woken */
+    int wake;    /* the open transaction's commit notifies */
 } pctl_pg_conn;
 
 typedef struct pctl_pg_stmt {

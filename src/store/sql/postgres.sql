@@ -328,16 +328,20 @@ UPDATE engine_lease SET heartbeat_at = $2 WHERE id = 1 AND token = $1;
 -- name: lease_drop
 DELETE FROM engine_lease WHERE id = 1 AND token = $1;
 
+-- The engine's active runs: those it holds ($1: its id in engines;
+-- store/fleet.c), where SQLite's engine has all of them.
 -- name: active_runs
 SELECT r.id, r.instance_id, i.name, r.plan, r.status, r.definition_id,
     r.params, r.deadline_at, r.uid, r.event_count
 FROM runs AS r JOIN instances AS i ON i.id = r.instance_id
+JOIN claims AS c ON c.run_id = r.id AND c.engine_id = $1
 WHERE r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
    OR r.status = 'PAUSED';
 
 -- name: active_phases
 SELECT ph.run_id, ph.id, ph.idx, ph.name, ph.strategy, ph.status
-FROM runs AS r JOIN phases AS ph ON ph.run_id = r.id
+FROM runs AS r JOIN claims AS c ON c.run_id = r.id AND c.engine_id = $1
+JOIN phases AS ph ON ph.run_id = r.id
 WHERE r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
    OR r.status = 'PAUSED';
 
@@ -346,7 +350,8 @@ WHERE r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
 -- name: active_steps
 SELECT s.run_id, s.phase_id, s.id, s.idx, s.name, s.status, s.attempt,
     s.max_attempts, s.next_attempt_at, s.deadline_at, s.task_index, s.message
-FROM runs AS r JOIN steps AS s ON s.run_id = r.id
+FROM runs AS r JOIN claims AS c ON c.run_id = r.id AND c.engine_id = $1
+JOIN steps AS s ON s.run_id = r.id
 WHERE r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
    OR r.status = 'PAUSED';
 
@@ -711,6 +716,7 @@ WHERE instance_id = $1;
 SELECT r.id, r.instance_id, i.name, r.plan, r.status, r.definition_id,
     r.params, r.deadline_at, r.uid, r.event_count
 FROM runs AS r JOIN instances AS i ON i.id = r.instance_id
+JOIN claims AS c ON c.run_id = r.id AND c.engine_id = $2
 WHERE r.id = $1 AND (r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
                      OR r.status = 'PAUSED');
 
@@ -829,3 +835,80 @@ SELECT a.number, a.status, a.started_at, a.finished_at, a.exit_code,
 FROM attempts AS a LEFT JOIN attempt_output_bytes AS b
     ON b.step_id = a.step_id AND b.attempt = a.number
 WHERE a.step_id = $1 ORDER BY a.number;
+
+-- ---- engines that share the database (store/fleet.c) ----
+-- Times are the database's clock, in milliseconds: never a host's.  On
+-- SQLite one engine runs under engine_lease and these are not used.
+
+-- name: fleet_join
+INSERT INTO engines (name, host, pid, pid_start, started_at, heartbeat_at,
+    ttl_ms, capacity)
+VALUES ($1, $2, $3, $4, (extract(epoch FROM clock_timestamp()) * 1000)::bigint, (extract(epoch FROM clock_timestamp()) * 1000)::bigint, $5, $6)
+RETURNING id;
+
+-- name: fleet_beat
+UPDATE engines SET heartbeat_at = (extract(epoch FROM clock_timestamp()) * 1000)::bigint WHERE id = $1
+RETURNING heartbeat_at;
+
+-- name: fleet_fence
+SELECT id FROM engines WHERE id = $1;
+
+-- The engines that may be dead: heartbeat older than their TTL, or on
+-- this host (whose process fleet.c looks for).  The last column is now.
+-- name: fleet_suspects
+SELECT id, name, host, pid, pid_start, heartbeat_at, ttl_ms, n.now
+FROM engines, (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now) AS n
+WHERE id <> $1 AND (heartbeat_at < n.now - ttl_ms OR host = $2)
+ORDER BY id;
+
+-- Active runs an engine holds.
+-- name: fleet_held
+SELECT count(*) FROM claims AS c JOIN runs AS r ON r.id = c.run_id
+WHERE c.engine_id = $1 AND r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED');
+
+-- Its runs go back to nobody (claims.engine_id ON DELETE SET NULL).
+-- name: fleet_drop
+DELETE FROM engines WHERE id = $1;
+
+-- Up to $2 active runs that nobody holds, oldest first, for engine $1.
+-- Claims are written under the write lock as every write is, so two
+-- engines never claim one run: no row lock is needed to tell them apart.
+-- name: fleet_claim
+INSERT INTO claims (run_id, engine_id, token)
+SELECT r.id, $1, 1 FROM runs AS r LEFT JOIN claims AS x ON x.run_id = r.id
+WHERE r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED') AND x.engine_id IS NULL
+ORDER BY r.id LIMIT $2
+ON CONFLICT (run_id) DO UPDATE SET engine_id = excluded.engine_id,
+    token = claims.token + 1
+RETURNING run_id, token;
+
+-- Run $2 held by engine $1 (promoted from the queue by the engine
+-- that ended the run before it).
+-- name: fleet_hold
+INSERT INTO claims (run_id, engine_id, token) VALUES ($2, $1, 1)
+ON CONFLICT (run_id) DO UPDATE SET engine_id = excluded.engine_id,
+    token = claims.token + 1;
+
+-- name: fleet_release
+UPDATE claims SET engine_id = NULL WHERE run_id = $1 AND engine_id = $2;
+
+-- Live engines, and the active runs held, for each engine's fair share.
+-- name: fleet_share
+SELECT (SELECT count(*) FROM engines),
+    (SELECT count(*) FROM claims AS c JOIN runs AS r ON r.id = c.run_id
+     WHERE c.engine_id IS NOT NULL AND r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED')),
+    (SELECT count(*) FROM runs AS r LEFT JOIN claims AS c ON c.run_id = r.id
+     WHERE r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED') AND c.engine_id IS NULL);
+
+-- name: fleet_list
+SELECT e.id, e.name, e.host, e.pid, e.started_at, e.heartbeat_at, e.ttl_ms,
+    e.capacity, n.now,
+    (SELECT count(*) FROM claims AS c JOIN runs AS r ON r.id = c.run_id
+     WHERE c.engine_id = e.id AND r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED'))
+FROM engines AS e, (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now) AS n
+ORDER BY e.id;
+
+-- The engine that holds run $1.
+-- name: run_holder
+SELECT c.engine_id FROM claims AS c
+WHERE c.run_id = $1 AND c.engine_id IS NOT NULL;

@@ -1,0 +1,531 @@
+/*
+ * fleet.c - several engines on one PostgreSQL database: each joins (a row
+ * of `engines`), heartbeats on the database's clock, and holds the active
+ * runs it claimed (`claims`); only those are in its cache (the active_*
+ * statements take its id) and only those does it advance.
+ *
+ * Fencing.  Every write of planctl takes the schema's write lock (the
+ * backend's BEGIN), so writes never overlap.  An engine's transaction
+ * first checks, under that lock, that its row is still in `engines`
+ * (pctl_fleet_fence); a run changes hands only when its engine released
+ * it or was declared dead, and declaring an engine dead deletes its row
+ * in the same transaction that releases its runs (claims.engine_id ON
+ * DELETE SET NULL).  So an engine that lost a run writes nothing for it:
+ * it lost every run at once and its next transaction fails (ESTALE)
+ * before it writes.  Each claim also moves the run's claim token, which
+ * the events of the claim name.
+ *
+ * Death.  An engine is declared dead when its heartbeat is older than its
+ * TTL on the database's clock, or at once when it ran on this host and
+ * its process is gone (its pid and the start time of that process, so a
+ * pid given to another process does not pass for it).  The engine that
+ * notices deletes the row, which releases the runs, records an event, and
+ * wakes the other engines (a notification), which claim them.  The one
+ * that claims a run turns its steps IN_PROGRESS without a job of its own
+ * into ERROR (engine/pass.c), as after a crash.
+ *
+ * An engine that cannot renew its heartbeat in time stops its tasks
+ * itself before anyone may declare it dead (engine/keeper.c).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/alloc.h"
+#include "core/enginfo.h"
+#include "core/timefmt.h"
+#include "store/store.h"
+
+int pctl_fleet_supported(const planctl *p)
+{
+    return p->conn && p->conn->m->fleet;
+}
+
+static void wake_others(planctl *p)
+{
+    if (p->conn->m->wake)
+        p->conn->m->wake(p->conn);
+}
+
+static void this_host(char *buf, size_t size)
+{
+    if (gethostname(buf, size) != 0)
+        snprintf(buf, size, "unknown");
+    buf[size - 1] = '\0';
+}
+
+int64_t pctl_process_start(int64_t pid)
+{
+    char path[64], buf[1024], *s;
+    FILE *f;
+    size_t n;
+    int field;
+
+    snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
+    if (!(f = fopen(path, "r")))
+        return 0;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* Field 2 is the command in parentheses, which may hold anything:
+     * count from the last ')'. Field 22 is the start time. */
+    if (!(s = strrchr(buf, ')')))
+        return 0;
+    for (field = 2; *s && field < 22; s++)
+        if (*s == ' ')
+            field++;
+    return field == 22 ? strtoll(s, NULL, 10) : 0;
+}
+
+/* Whether the engine (pid, pid_start) of this host is gone. */
+static int process_gone(int64_t pid, int64_t pid_start)
+{
+    int64_t start;
+
+    if (pid <= 0 || pid == (int64_t)getpid())
+        return 0;
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+        return 1;
+    start = pctl_process_start(pid);
+    return pid_start > 0 && start > 0 && start != pid_start;
+}
+
+/* One row's first column as an integer: *out, or PLANCTL_E*. */
+static int one_i64(int64_t *out, pctl_stmt *st)
+{
+    int rc = pctl_step(st);
+
+    if (rc == PCTL_ROW)
+        *out = pctl_col_i64(st, 0);
+    pctl_reset(st);
+    if (rc != PCTL_ROW && rc != PCTL_DONE)
+        return pctl_q_fail(st, rc);
+    return rc == PCTL_ROW ? 1 : 0;
+}
+
+/* Declares engine id dead: its row goes, its runs with it go back to
+ * nobody, and an event says why.  Inside a write. */
+static int declare_dead(planctl *p, int64_t id, const char *name,
+                        const char *why)
+{
+    pctl_stmt *st = pctl_q(p, PCTL_Q_fleet_held);
+    int64_t held = 0;
+    char *msg;
+    int rc;
+
+    if (!st)
+        return PLANCTL_ERROR;
+    pctl_bind_i64(st, 1, id);
+    if ((rc = one_i64(&held, st)) < 0)
+        return rc;
+    if (!(st = pctl_q(p, PCTL_Q_fleet_drop)))
+        return PLANCTL_ERROR;
+    pctl_bind_i64(st, 1, id);
+    if ((rc = pctl_q_exec(st)) < 0)
+        return rc;
+    if (pctl_changes(st) != 1)
+        return 0; /* declared dead by another meanwhile */
+    msg = pctl_asprintf("engine %s declared dead (%s); %lld active run%s "
+                        "released",
+                        name, why, (long long)held, held == 1 ? "" : "s");
+    if (!msg)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    rc = pctl_event_admin(p, 0, "engine", msg,
+                          p->fleet_name ? p->fleet_name : "planctl", NULL);
+    pctl_free(msg);
+    wake_others(p);
+    return rc;
+}
+
+/*
+ * Declares dead every other engine whose heartbeat is older than its TTL,
+ * and those of this host whose process is gone.  Inside a write.  *n
+ * receives how many.
+ */
+static int reap(planctl *p, int *n)
+{
+    pctl_stmt *st = pctl_q(p, PCTL_Q_fleet_suspects);
+    char host[256];
+    struct dead {
+        int64_t id;
+        char *name, *why;
+    } *dead = NULL;
+    size_t ndead = 0, cap = 0, i;
+    int rc, step;
+
+    *n = 0;
+    if (!st)
+        return PLANCTL_ERROR;
+    this_host(host, sizeof host);
+    pctl_bind_i64(st, 1, p->fleet_id);
+    pctl_bind_text(st, 2, host);
+    /* Columns: 0 id, 1 name, 2 host, 3 pid, 4 pid_start, 5 heartbeat_at,
+     * 6 ttl_ms, 7 now. */
+    rc = 0;
+    while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
+        int64_t beat = pctl_col_i64(st, 5), ttl = pctl_col_i64(st, 6),
+                now = pctl_col_i64(st, 7);
+        char *why = NULL;
+
+        if (beat < now - ttl)
+            why = pctl_asprintf("no heartbeat for %.1f s, its TTL is %.1f s",
+                                (double)(now - beat) / 1000.0,
+                                (double)ttl / 1000.0);
+        else if (strcmp(pctl_col_text(st, 2), host) == 0 &&
+                 process_gone(pctl_col_i64(st, 3), pctl_col_i64(st, 4)))
+            why = pctl_asprintf("its process %lld on this host is gone",
+                                (long long)pctl_col_i64(st, 3));
+        else
+            continue;
+        if (!why || pctl_grow((void **)&dead, ndead, &cap, sizeof *dead) < 0) {
+            pctl_free(why);
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+            break;
+        }
+        dead[ndead].id = pctl_col_i64(st, 0);
+        dead[ndead].why = why;
+        if (!(dead[ndead].name = pctl_strdup(pctl_col_text(st, 1)))) {
+            pctl_free(why);
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+            break;
+        }
+        ndead++;
+    }
+    if (rc == 0 && step != PCTL_DONE)
+        rc = pctl_q_fail(st, step);
+    pctl_reset(st);
+    for (i = 0; rc == 0 && i < ndead; i++)
+        rc = declare_dead(p, dead[i].id, dead[i].name, dead[i].why);
+    if (rc == 0)
+        *n = (int)ndead;
+    for (i = 0; i < ndead; i++) {
+        pctl_free(dead[i].name);
+        pctl_free(dead[i].why);
+    }
+    pctl_free(dead);
+    return rc;
+}
+
+/* An engine event with data (taken; NULL when json_pack failed). */
+static int engine_event(planctl *p, const char *message, json_t *data)
+{
+    char *text = data ? json_dumps(data, JSON_COMPACT) : NULL;
+    int rc = text ? pctl_event_admin(p, 0, "engine", message, "engine", text)
+                  : pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+
+    free(text);
+    json_decref(data);
+    return rc;
+}
+
+int pctl_fleet_join(planctl *p, const char *name, int64_t ttl_ms,
+                    int64_t capacity)
+{
+    pctl_stmt *st;
+    char host[256], *own = NULL;
+    int64_t id = 0;
+    int rc, reaped;
+
+    if (!pctl_fleet_supported(p))
+        return pctl_err(p, PLANCTL_EINVAL, "%s keeps one engine per database",
+                        p->path);
+    this_host(host, sizeof host);
+    if (!name || !*name)
+        name = own = pctl_asprintf("%s:%ld", host, (long)getpid());
+    if (!name)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if ((rc = pctl_tx_begin(p)) < 0)
+        goto out;
+    /* A dead engine of this host goes first: a restart after kill -9
+     * gets its runs at once. */
+    p->fleet_id = 0;
+    rc = reap(p, &reaped);
+    if (rc == 0 && !(st = pctl_q(p, PCTL_Q_fleet_join)))
+        rc = PLANCTL_ERROR;
+    if (rc == 0) {
+        pctl_bind_text(st, 1, name);
+        pctl_bind_text(st, 2, host);
+        pctl_bind_i64(st, 3, (int64_t)getpid());
+        pctl_bind_i64(st, 4, pctl_process_start((int64_t)getpid()));
+        pctl_bind_i64(st, 5, ttl_ms);
+        pctl_bind_i64(st, 6, capacity);
+        if ((rc = one_i64(&id, st)) == 0)
+            rc = pctl_err(p, PLANCTL_EIO, "engines: no id given");
+        else if (rc == 1)
+            rc = 0;
+    }
+    /* The same event as one engine's lease (lease.c); who, in its data. */
+    if (rc == 0)
+        rc = engine_event(p, "engine started",
+                          json_pack("{s:s, s:s, s:I, s:I, s:I}", "name", name,
+                                    "host", host, "pid", (json_int_t)getpid(),
+                                    "ttl_ms", (json_int_t)ttl_ms, "capacity",
+                                    (json_int_t)capacity));
+    rc = pctl_tx_end(p, rc);
+    if (rc == 0) {
+        pctl_free(p->fleet_name);
+        if (!(p->fleet_name = pctl_strdup(name))) {
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        } else {
+            p->fleet_id = id;
+            if (p->conn->m->quiet)
+                p->conn->m->quiet(p->conn, 1);
+        }
+    }
+out:
+    pctl_free(own);
+    return rc;
+}
+
+int pctl_fleet_fence(planctl *p)
+{
+    pctl_stmt *st = pctl_q(p, PCTL_Q_fleet_fence);
+    int64_t id = 0;
+    int rc;
+
+    if (!st)
+        return PLANCTL_ERROR;
+    pctl_bind_i64(st, 1, p->fleet_id);
+    if ((rc = one_i64(&id, st)) < 0)
+        return rc;
+    if (rc == 0)
+        return pctl_err(p, PLANCTL_ESTALE,
+                        "engine %s was declared dead on %s (its heartbeat "
+                        "stopped for longer than its TTL) and its runs were "
+                        "given to other engines; it stops",
+                        p->fleet_name ? p->fleet_name : "?", p->path);
+    return 0;
+}
+
+int pctl_fleet_beat(planctl *p, int *reaped)
+{
+    pctl_stmt *st;
+    int64_t at = 0;
+    int rc;
+
+    *reaped = 0;
+    if ((rc = pctl_tx_begin(p)) < 0)
+        return rc;
+    if (!(st = pctl_q(p, PCTL_Q_fleet_beat)))
+        return pctl_tx_end(p, PLANCTL_ERROR);
+    pctl_bind_i64(st, 1, p->fleet_id);
+    if ((rc = one_i64(&at, st)) == 0)
+        rc = pctl_fleet_fence(p); /* gone: says so */
+    else if (rc == 1)
+        rc = reap(p, reaped);
+    return pctl_tx_end(p, rc);
+}
+
+int pctl_fleet_claim(planctl *p, int64_t room, int64_t **ids, size_t *n)
+{
+    pctl_stmt *st = pctl_q(p, PCTL_Q_fleet_claim);
+    size_t cap = 0;
+    int rc = 0, step;
+
+    *ids = NULL;
+    *n = 0;
+    if (!st)
+        return PLANCTL_ERROR;
+    pctl_bind_i64(st, 1, p->fleet_id);
+    pctl_bind_i64(st, 2, room);
+    while ((step = pctl_step(st)) == PCTL_ROW)
+        if (pctl_push_id(ids, n, &cap, pctl_col_i64(st, 0)) < 0) {
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+            break;
+        }
+    if (rc == 0 && step != PCTL_DONE)
+        rc = pctl_q_fail(st, step);
+    pctl_reset(st);
+    /* No event: claiming new work is routine (the events of the runs it
+     * takes over say so: their steps in flight become ERROR). */
+    if (rc < 0) {
+        pctl_free(*ids);
+        *ids = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+int pctl_fleet_hold(planctl *p, int64_t run_id)
+{
+    pctl_stmt *st;
+
+    if (!p->fleet_id)
+        return 0;
+    if (!(st = pctl_q(p, PCTL_Q_fleet_hold)))
+        return PLANCTL_ERROR;
+    pctl_bind_i64(st, 1, p->fleet_id);
+    pctl_bind_i64(st, 2, run_id);
+    return pctl_q_exec(st);
+}
+
+int pctl_fleet_release(planctl *p, const int64_t *ids, size_t n)
+{
+    pctl_stmt *st;
+    size_t i;
+    int rc = 0;
+    char *msg;
+
+    for (i = 0; rc == 0 && i < n; i++) {
+        if (!(st = pctl_q(p, PCTL_Q_fleet_release)))
+            return PLANCTL_ERROR;
+        pctl_bind_i64(st, 1, ids[i]);
+        pctl_bind_i64(st, 2, p->fleet_id);
+        rc = pctl_q_exec(st);
+    }
+    if (rc < 0 || n == 0)
+        return rc;
+    msg = pctl_asprintf("engine %s gave back %zu run%s for other engines",
+                        p->fleet_name, n, n == 1 ? "" : "s");
+    rc = msg ? pctl_event_admin(p, 0, "engine", msg, p->fleet_name, NULL)
+             : pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    pctl_free(msg);
+    wake_others(p);
+    return rc;
+}
+
+int pctl_fleet_share(planctl *p, int64_t *engines, int64_t *held,
+                     int64_t *unheld)
+{
+    pctl_stmt *st = pctl_q(p, PCTL_Q_fleet_share);
+    int rc;
+
+    *engines = *held = *unheld = 0;
+    if (!st)
+        return PLANCTL_ERROR;
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW) {
+        *engines = pctl_col_i64(st, 0);
+        *held = pctl_col_i64(st, 1);
+        *unheld = pctl_col_i64(st, 2);
+    }
+    pctl_reset(st);
+    return rc == PCTL_ROW ? 0 : pctl_q_fail(st, rc);
+}
+
+int pctl_fleet_leave(planctl *p)
+{
+    pctl_stmt *st;
+    int rc;
+
+    if (!p->fleet_id)
+        return 0;
+    if ((rc = pctl_tx_begin(p)) < 0)
+        return rc;
+    if ((rc = pctl_fleet_fence(p)) == 0) {
+        if (!(st = pctl_q(p, PCTL_Q_fleet_drop))) {
+            rc = PLANCTL_ERROR;
+        } else {
+            pctl_bind_i64(st, 1, p->fleet_id);
+            rc = pctl_q_exec(st);
+        }
+    }
+    if (rc == 0) {
+        rc = engine_event(p, "engine stopped",
+                          json_pack("{s:s}", "name", p->fleet_name));
+        wake_others(p);
+    }
+    rc = pctl_tx_end(p, rc);
+    pctl_fleet_forget(p);
+    return rc;
+}
+
+void pctl_fleet_forget(planctl *p)
+{
+    p->fleet_id = 0;
+    pctl_free(p->fleet_name);
+    p->fleet_name = NULL;
+    if (p->conn && p->conn->m->quiet)
+        p->conn->m->quiet(p->conn, 0);
+}
+
+int pctl_fleet_json(json_t **out, planctl *p)
+{
+    pctl_stmt *st = pctl_q(p, PCTL_Q_fleet_list);
+    char host[256], since[PCTL_TIME_BUF], seen[PCTL_TIME_BUF];
+    int rc = 0, step;
+
+    if (!(*out = json_array()))
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if (!st)
+        return PLANCTL_ERROR;
+    this_host(host, sizeof host);
+    /* Columns: 0 id, 1 name, 2 host, 3 pid, 4 started_at, 5 heartbeat_at,
+     * 6 ttl_ms, 7 capacity, 8 now, 9 runs held. */
+    while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
+        const char *h = pctl_col_text(st, 2);
+        int64_t pid = pctl_col_i64(st, 3), beat = pctl_col_i64(st, 5);
+        int same = strcmp(h, host) == 0;
+        int alive =
+            pctl_engine_alive(same, same && process_gone(pid, 0),
+                              pctl_col_i64(st, 8), beat, pctl_col_i64(st, 6));
+        json_t *e;
+
+        pctl_time_rfc3339(since, pctl_col_i64(st, 4));
+        pctl_time_rfc3339(seen, beat);
+        /* age_ms: measured on the database's clock, which a reader's own
+         * clock may not agree with. */
+        e = json_pack("{s:s, s:I, s:s, s:s, s:s, s:I, s:b, s:I, s:I, s:I, "
+                      "s:I}",
+                      "name", pctl_col_text(st, 1), "pid", (json_int_t)pid,
+                      "host", h, "since", since, "last_seen", seen, "age_ms",
+                      (json_int_t)(pctl_col_i64(st, 8) - beat), "alive", alive,
+                      "runs", (json_int_t)pctl_col_i64(st, 9), "capacity",
+                      (json_int_t)pctl_col_i64(st, 7), "ttl_ms",
+                      (json_int_t)pctl_col_i64(st, 6), "id",
+                      (json_int_t)pctl_col_i64(st, 0));
+        if (!e || json_array_append_new(*out, e) < 0)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    if (rc == 0 && step != PCTL_DONE)
+        rc = pctl_q_fail(st, step);
+    pctl_reset(st);
+    if (rc < 0) {
+        json_decref(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+int pctl_fleet_engine_json(json_t **out, planctl *p, int64_t run_id)
+{
+    pctl_stmt *st = pctl_q(p, PCTL_Q_run_holder);
+    json_t *list = NULL, *e, *pick = NULL;
+    int64_t holder = 0;
+    size_t i;
+    int rc;
+
+    *out = NULL;
+    if (!st)
+        return PLANCTL_ERROR;
+    pctl_bind_i64(st, 1, run_id);
+    if ((rc = one_i64(&holder, st)) < 0 || (rc = pctl_fleet_json(&list, p)) < 0)
+        return rc;
+    json_array_foreach(list, i, e)
+    {
+        json_int_t id = json_integer_value(json_object_get(e, "id"));
+
+        if (holder && id == holder) {
+            pick = e;
+            break;
+        }
+        if (!pick && json_is_true(json_object_get(e, "alive")))
+            pick = e;
+    }
+    if (pick) {
+        json_incref(pick);
+        if (json_object_set_new(
+                pick, "holds",
+                json_boolean(holder && json_integer_value(json_object_get(
+                                           pick, "id")) == holder)) < 0)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        *out = pick;
+    } else if (!(*out = json_null())) {
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    json_decref(list);
+    return rc;
+}

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# tests/pg/fleet.sh - several engines on one PostgreSQL schema, under fire.
+#
+# Three engines (each restarted by a loop of its own whenever it exits,
+# each running 8 steps at most) share FLEET_INSTANCES instances (default
+# 120; tries of 1 s) with a short TTL (FLEET_TTL, default 2s).  For FLEET_SECONDS (default 40) a chaos loop
+# kills engines with SIGKILL at random moments, stops one with SIGSTOP for
+# longer than its TTL and continues it, terminates planctl's sessions from
+# the server, and, as a fourth process, cancels, pauses, resumes, retries
+# and triggers.  Then the engines are stopped, the paused runs resumed,
+# and one engine finishes what is left.  Afterwards: every run terminal,
+# every step's tries numbered without gaps and none open, no try ever ran
+# beside another try of its step (the flock of sleeper_def), no task
+# process left, no command crashed, and verify clean (every run's events
+# agree with its rows and tries).  The figures go to stdout; the long
+# version is tools/fleetloop.
+. "$(dirname "$0")/lib.sh"
+
+instances=${FLEET_INSTANCES:-120}
+seconds=${FLEET_SECONDS:-40}
+ttl=${FLEET_TTL:-2s}
+engines=3
+
+fresh_db
+PLANCTL_DB=$(pg_uri)
+export PLANCTL_DB
+sleeper_def 1 100
+for ((i = 1; i <= instances; i++)); do
+    pctl create "i$i" --definition sleeper >/dev/null || fail "create i$i"
+done
+
+# Engine slot k: planctl run again and again until $tmp/stop exists; its
+# current pid in $tmp/pid.k.
+slot() {
+    local k=$1 p
+    while [ ! -e "$tmp/stop" ]; do
+        "$PLANCTL_BIN" run --name "e$k" --lease-ttl "$ttl" --concurrency 8 \
+            >>"$tmp/e$k.out" 2>>"$tmp/e$k.err" &
+        p=$!
+        echo "$p" >"$tmp/pid.$k"
+        wait "$p" || true
+        echo "$p" >>"$tmp/exited.$k"
+    done
+}
+for ((k = 1; k <= engines; k++)); do
+    slot "$k" 2>/dev/null & # not bash's word on each killed engine
+    bg_pids+=("$!")
+done
+started() { [ -s "$tmp/pid.1" ] && [ -s "$tmp/pid.2" ] && [ -s "$tmp/pid.3" ]; }
+wait_for 60 "the engines to start" started
+
+kills=0 stops=0 terms=0 admin=0
+# Any exit of a command above 5 (the documented codes: 0-5) is a crash.
+admin_op() {
+    local name=i$((RANDOM % instances + 1)) rc=0
+    case $((RANDOM % 5)) in
+    0) pctl cancel "$name" >/dev/null 2>&1 || rc=$? ;;
+    1) pctl pause "$name" >/dev/null 2>&1 || rc=$? ;;
+    2) pctl resume "$name" >/dev/null 2>&1 || rc=$? ;;
+    3) pctl retry "$name" >/dev/null 2>&1 || rc=$? ;;
+    4) pctl trigger "$name" deploy --queue >/dev/null 2>&1 || rc=$? ;;
+    esac
+    [ "$rc" -le 5 ] || fail "an admin command on $name exited $rc"
+}
+end=$((SECONDS + seconds))
+while [ "$SECONDS" -lt "$end" ]; do
+    k=$((RANDOM % engines + 1))
+    p=$(cat "$tmp/pid.$k")
+    case $((RANDOM % 10)) in
+    0 | 1 | 2)
+        kill -9 "$p" 2>/dev/null && kills=$((kills + 1))
+        ;;
+    3)
+        # Stopped past its TTL, then continued: declared dead meanwhile,
+        # it must stop by itself (and its slot starts it again).
+        if kill -STOP "$p" 2>/dev/null; then
+            stops=$((stops + 1))
+            (sleep "$(( ${ttl%s} + 1 ))"; kill -CONT "$p" 2>/dev/null) &
+        fi
+        ;;
+    4)
+        pid=$(q -c "SELECT pid FROM pg_stat_activity
+                    WHERE datname = current_database()
+                    AND application_name = 'planctl'
+                    ORDER BY random() LIMIT 1")
+        [ -n "$pid" ] && terminate_ok=$(q -c "SELECT pg_terminate_backend($pid)") &&
+            [ "$terminate_ok" = t ] && terms=$((terms + 1))
+        ;;
+    *)
+        admin_op
+        admin=$((admin + 1))
+        ;;
+    esac
+    sleep "0.$((RANDOM % 9 + 1))"
+done
+
+# The end: the engines stop (a stopped one is continued first), the
+# paused runs go on, and one engine finishes what is left.
+touch "$tmp/stop"
+for ((k = 1; k <= engines; k++)); do
+    p=$(cat "$tmp/pid.$k")
+    kill -CONT "$p" 2>/dev/null || true
+    kill -INT "$p" 2>/dev/null || true
+done
+kill_bg
+bg_pids=()
+for inst in $(val "SELECT i.name FROM instances i JOIN runs r
+                   ON r.instance_id = i.id WHERE r.status = 'PAUSED'"); do
+    pctl resume "$inst" >/dev/null || fail "resume $inst"
+done
+rc=0
+timeout 600 "$PLANCTL_BIN" run --name last --until-idle >"$tmp/last.out" \
+    2>"$tmp/last.err" || rc=$?
+[ "$rc" = 0 ] || fail "the last engine: exit $rc: $(cat "$tmp/last.err")"
+
+bad=$(val "SELECT id || ' ' || status FROM runs
+           WHERE status NOT IN ('COMPLETE', 'CANCELLED', 'FATAL_ERROR')")
+[ -z "$bad" ] || fail "runs not terminal: $bad"
+bad=$(val "SELECT s.id FROM steps s LEFT JOIN attempts a
+           ON a.step_id = s.id GROUP BY s.id, s.attempt
+           HAVING count(a.id) <> s.attempt
+               OR coalesce(max(a.number), 0) <> s.attempt
+               OR count(a.id) <> count(a.finished_at)")
+[ -z "$bad" ] || fail "steps whose tries have gaps or stay open: $bad"
+pctl verify >"$tmp/verify.out" 2>&1 || fail "verify: $(cat "$tmp/verify.out")"
+[ ! -s "$tmp/overlaps" ] ||
+    fail "tries that ran beside another try of their step: $(cat "$tmp/overlaps")"
+# No task left running (each names the test's directory in its command).
+sleep 0.5
+left=$(pgrep -f "$tmp/lock" || true)
+[ -z "$left" ] || fail "task processes left: $(ps -o pid,args -p "$left" | tail -n +2)"
+
+exits=$(cat "$tmp"/exited.* 2>/dev/null | wc -l)
+dead=$(val "SELECT count(*) FROM events WHERE entity = 'engine'
+            AND message LIKE '% declared dead %'")
+interrupted=$(val "SELECT count(*) FROM attempts
+                   WHERE message = 'interrupted: engine stopped'")
+tries=$(val "SELECT count(*) FROM attempts")
+runs=$(val "SELECT status || ' ' || count(*) FROM runs GROUP BY status
+            ORDER BY status" | tr '\n' ',')
+note "ok: $instances instances, ${seconds}s: $kills kills, $stops stops" \
+    "past the TTL, $terms sessions terminated, $admin admin commands;" \
+    "$exits engine exits, $dead declared dead, $interrupted tries" \
+    "interrupted of $tries; runs: ${runs%,}"
