@@ -763,8 +763,8 @@ static void spawn(shell *s, char **argv, char **env, const char *cwd,
         fail(s, pctl_asprintf("cannot run \"%s\": %s", file, uv_strerror(rc)));
         return;
     }
-    /* Past its time, the engine's keeper kills the group (keeper.c);
-     * one it cannot watch (every slot taken) is killed by the engine. */
+    /* Past its time, the engine's keeper kills the group (keeper.c; it
+     * has room for 8192, more than an engine runs at once). */
     (void)pctl_keeper_add(s->job->keeper, s->proc.pid);
     s->open_pipes = 2;
     for (i = 0; i < 2; i++)

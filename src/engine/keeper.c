@@ -11,15 +11,20 @@
  * until which the engine may run tasks, which the engine moves forward at
  * every heartbeat, and the process groups of its shell tasks (each leads
  * its own: exec_shell.c).  Past that time the keeper sends SIGKILL to every
- * group listed, every 20 ms, until the time moves again.  A task's group
- * is listed from its spawn until the engine has reaped it, so the id
- * cannot have been given to another process meanwhile (an unreaped child
- * keeps its pid).
+ * group listed, every 20 ms, until the time moves again.
  *
  * The keeper calls only async-signal-safe functions (the engine may have
  * threads when it forks), closes every descriptor it inherited (it must
  * not hold the engine's connection or files open), and dies with the
- * engine (PR_SET_PDEATHSIG, and it checks its parent).
+ * engine (PR_SET_PDEATHSIG, and it checks its parent).  PR_SET_PDEATHSIG
+ * follows the thread that forked: the loop's thread, from which the
+ * engine is used and which lives as long as the engine does.
+ *
+ * A group is listed from its spawn until its exit is reported, which
+ * libuv does right after reaping it: in that instant the id is free again,
+ * and a keeper past its time could signal a new group of that id.  It is
+ * past its time only when the engine is stopped or stuck, so not then
+ * reporting exits either.
  */
 #include "engine/keeper.h"
 

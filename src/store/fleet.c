@@ -273,6 +273,12 @@ int pctl_fleet_join(planctl *p, const char *name, int64_t ttl_ms,
             p->fleet_id = id;
             if (p->conn->m->quiet)
                 p->conn->m->quiet(p->conn, 1);
+            /* Stopped inside a transaction (SIGSTOP, a debugger), it would
+             * hold the write lock and every other engine with it: the
+             * server ends such a session after a quarter of the TTL, and
+             * the engine finds itself declared dead when it continues. */
+            if (p->conn->m->engine_session)
+                rc = p->conn->m->engine_session(p->conn, ttl_ms / 4);
         }
     }
 out:

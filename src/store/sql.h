@@ -151,6 +151,11 @@ typedef struct pctl_db_methods {
      * Both may be NULL (nothing to wake). */
     void (*quiet)(pctl_conn *c, int on);
     void (*wake)(pctl_conn *c);
+    /* An engine among several: the server ends its session when it sits
+     * idle inside a transaction for idle_ms (an engine stopped there
+     * would hold every writer back), now and in every new session.  0 or
+     * PLANCTL_E*.  May be NULL. */
+    int (*engine_session)(pctl_conn *c, int64_t idle_ms);
 
     /* The files behind the database (an engine notices them replaced or
      * removed: ident.c).  May be NULL: nothing to watch. */

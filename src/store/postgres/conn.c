@@ -184,6 +184,10 @@ static int session_setup(pctl_pg_conn *pc, int busy_timeout_ms)
              "SET lock_timeout TO %d; SET default_transaction_read_only TO %s",
              pc->uri.schema, busy_timeout_ms > 0 ? busy_timeout_ms : 1,
              pc->readonly ? "on" : "off");
+    if (pc->idle_tx_ms > 0)
+        snprintf(sql + strlen(sql), sizeof sql - strlen(sql),
+                 "; SET idle_in_transaction_session_timeout TO %lld",
+                 (long long)pc->idle_tx_ms);
     return run(pc, sql, "session", NULL);
 }
 
@@ -403,6 +407,17 @@ static void pg_quiet(pctl_conn *c, int on)
 static void pg_wake(pctl_conn *c)
 {
     PC(c)->wake = 1;
+}
+
+static int pg_engine_session(pctl_conn *c, int64_t idle_ms)
+{
+    pctl_pg_conn *pc = PC(c);
+    char sql[96];
+
+    pc->idle_tx_ms = idle_ms;
+    snprintf(sql, sizeof sql, "SET idle_in_transaction_session_timeout TO %lld",
+             (long long)idle_ms);
+    return pc->in_tx ? 0 : run(pc, sql, "session", NULL);
 }
 
 /* ---- the engine's lock ---- */
@@ -738,4 +753,5 @@ const pctl_db_methods pctl_db_postgres = {
     .fleet = 1,
     .quiet = pg_quiet,
     .wake = pg_wake,
+    .engine_session = pg_engine_session,
 };

@@ -63,6 +63,8 @@ typedef struct pctl_pg_conn {
     int busy_ms; /* the session's lock_timeout */
     int quiet;   /* an engine's: commits notify only when woken */
     int wake;    /* the open transaction's commit notifies */
+    int64_t idle_tx_ms; /* idle_in_transaction_session_timeout; 0: the
+                           server's */
 } pctl_pg_conn;
 
 typedef struct pctl_pg_stmt {
