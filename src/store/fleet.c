@@ -57,13 +57,16 @@ static void this_host(char *buf, size_t size)
     buf[size - 1] = '\0';
 }
 
-int64_t pctl_process_start(int64_t pid)
+/* The start time of process pid (clock ticks after boot), 0 if unknown;
+ * *zombie 1 when it has exited and waits for its parent to reap it. */
+static int64_t process_stat(int64_t pid, int *zombie)
 {
     char path[64], buf[1024], *s;
     FILE *f;
     size_t n;
     int field;
 
+    *zombie = 0;
     snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
     if (!(f = fopen(path, "r")))
         return 0;
@@ -71,26 +74,37 @@ int64_t pctl_process_start(int64_t pid)
     fclose(f);
     buf[n] = '\0';
     /* Field 2 is the command in parentheses, which may hold anything:
-     * count from the last ')'. Field 22 is the start time. */
+     * count from the last ')'.  Field 3 is the state, 22 the start. */
     if (!(s = strrchr(buf, ')')))
         return 0;
+    *zombie = s[1] == ' ' && s[2] == 'Z';
     for (field = 2; *s && field < 22; s++)
         if (*s == ' ')
             field++;
     return field == 22 ? strtoll(s, NULL, 10) : 0;
 }
 
-/* Whether the engine (pid, pid_start) of this host is gone. */
+int64_t pctl_process_start(int64_t pid)
+{
+    int zombie;
+
+    return process_stat(pid, &zombie);
+}
+
+/* Whether the engine (pid, pid_start) of this host is gone: no such
+ * process, one that exited (a zombie its parent has not reaped yet), or
+ * another process that got the pid since. */
 static int process_gone(int64_t pid, int64_t pid_start)
 {
     int64_t start;
+    int zombie;
 
     if (pid <= 0 || pid == (int64_t)getpid())
         return 0;
     if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
         return 1;
-    start = pctl_process_start(pid);
-    return pid_start > 0 && start > 0 && start != pid_start;
+    start = process_stat(pid, &zombie);
+    return zombie || (pid_start > 0 && start > 0 && start != pid_start);
 }
 
 /* One row's first column as an integer: *out, or PLANCTL_E*. */

@@ -3,8 +3,9 @@
 #
 # Three engines (each restarted by a loop of its own whenever it exits,
 # each running 8 steps at most) share FLEET_INSTANCES instances (default
-# 120; tries of 1 s) with a short TTL (FLEET_TTL, default 2s).  For FLEET_SECONDS (default 40) a chaos loop
-# kills engines with SIGKILL at random moments, stops one with SIGSTOP for
+# 200; tries of 1 s) with a short TTL (FLEET_TTL, default 2s).  For
+# FLEET_SECONDS (default 40) a chaos loop kills engines with SIGKILL at
+# random moments, stops one with SIGSTOP for
 # longer than its TTL and continues it, terminates planctl's sessions from
 # the server, and, as a fourth process, cancels, pauses, resumes, retries
 # and triggers.  Then the engines are stopped, the paused runs resumed,
@@ -16,7 +17,7 @@
 # version is tools/fleetloop.
 . "$(dirname "$0")/lib.sh"
 
-instances=${FLEET_INSTANCES:-120}
+instances=${FLEET_INSTANCES:-200}
 seconds=${FLEET_SECONDS:-40}
 ttl=${FLEET_TTL:-2s}
 engines=3

@@ -18,11 +18,24 @@
  * against one that holds a few: the large-versus-small ratio of SQLite's
  * query benchmark.  The history is made by the engine itself (R runs of a
  * one-step plan), so every row is what planctl writes.
+ *
+ * fleet (issue 18): the same plans run by 1, 2 and 4 `planctl run
+ * --until-idle` processes sharing one schema: step completions per second,
+ * and the engines' CPU time per step (user + system, of all of them: the
+ * portable figure, since the server shares this machine's cores); then
+ * how long runs wait after their engine dies: killed (SIGKILL, the same
+ * host: the next heartbeat of another engine notices) and stopped
+ * (SIGSTOP: its TTL must pass), from the signal to the first of its tries
+ * turned ERROR by the other engine.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <libpq-fe.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <uv.h>
@@ -321,6 +334,144 @@ static void query(const char *base, const char *bin, int runs, int reps)
  *                   [--planctl BIN --runs R --reps K]
  * URI names the database (planctl's schema parameter is added); the
  * query figures only with --planctl. */
+/* Starts `bin run --until-idle` named name on uri, with a TTL of 3 s; its
+ * pid. */
+static pid_t spawn_engine(const char *bin, const char *uri, const char *name)
+{
+    pid_t pid = fork();
+
+    if (pid < 0)
+        bench_die("pg: fork: %s", strerror(errno));
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+
+        dup2(null, 1);
+        dup2(null, 2);
+        execl(bin, bin, "--db", uri, "run", "--until-idle", "--name", name,
+              "--lease-ttl", "3s", (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+static void fleet_scaling(const char *base, const char *bin, int instances)
+{
+    static const int counts[] = {1, 2, 4};
+    char schema[64], sql[256], name[32];
+    double per_one = 0;
+    PGconn *c = pg_connect(base);
+    size_t k;
+
+    for (k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+        int n = counts[k], i, status;
+        pid_t pids[4];
+        struct rusage ru;
+        double secs, cpu = 0, steps_s;
+        int64_t t0, steps;
+        char *uri;
+        planctl *p;
+
+        snprintf(schema, sizeof schema, "bench_fleet%d_%d", n, (int)getpid());
+        uri = schema_uri(base, schema);
+        p = bench_open(uri, PLANCTL_DURABILITY_FULL);
+        bench_apply(p, bench_tp_definition());
+        create_instances(p, "bench", "f", instances);
+        planctl_close(p);
+        t0 = bench_ns();
+        for (i = 0; i < n; i++) {
+            snprintf(name, sizeof name, "bench-%d", i);
+            pids[i] = spawn_engine(bin, uri, name);
+        }
+        for (i = 0; i < n; i++) {
+            if (wait4(pids[i], &status, 0, &ru) < 0 || !WIFEXITED(status) ||
+                WEXITSTATUS(status) != 0)
+                bench_die("pg: engine %d of %d failed", i, n);
+            cpu += (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+                   (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+        }
+        secs = (double)(bench_ns() - t0) / 1e9;
+        snprintf(sql, sizeof sql,
+                 "SELECT count(*) FROM %s.steps WHERE status = 'COMPLETE'",
+                 schema);
+        steps = pg_scalar(c, sql);
+        if (steps != (int64_t)instances * TP_STEPS)
+            bench_die("pg: fleet of %d: %lld steps completed, not %d", n,
+                      (long long)steps, instances * TP_STEPS);
+        steps_s = (double)steps / secs;
+        if (n == 1)
+            per_one = steps_s;
+        printf("fleet: %d engine%s: %lld steps in %.2f s: %.0f steps/s, "
+               "engines' CPU %.1f us per step\n",
+               n, n == 1 ? "" : "s", (long long)steps, secs, steps_s,
+               cpu * 1e6 / (double)steps);
+        if (n > 1) {
+            char label[32];
+
+            snprintf(label, sizeof label, "pg_fleet_%d", n);
+            bench_summary(label, steps_s, per_one, "steps/s", 0, 0);
+        }
+        snprintf(sql, sizeof sql, "DROP SCHEMA %s CASCADE", schema);
+        pg_exec(c, sql);
+        free(uri);
+    }
+    PQfinish(c);
+}
+
+/* Two engines, the first holding every run of a slow plan: from a signal
+ * to the first engine (SIGKILL or SIGSTOP) to the first of its tries the
+ * second turned ERROR; ms. */
+static double takeover_ms(const char *base, const char *bin, int sig)
+{
+    static const char slow[] =
+        "{\"name\":\"slow\",\"version\":\"1\",\"tasks\":[{\"name\":"
+        "\"nap\",\"kind\":\"shell\",\"spec\":{\"command\":\"sleep 30\"}}],"
+        "\"plans\":{\"deploy\":{\"phases\":[{\"name\":\"p\",\"steps\":["
+        "{\"name\":\"s\",\"tasks\":[\"nap\"],\"retry\":{\"attempts\":3}}]}]"
+        "}}}";
+    char schema[64], sql[512], *uri;
+    PGconn *c = pg_connect(base);
+    pid_t a, b;
+    planctl *p;
+    int64_t t0, t;
+
+    snprintf(schema, sizeof schema, "bench_takeover_%d", (int)getpid());
+    uri = schema_uri(base, schema);
+    p = bench_open(uri, PLANCTL_DURABILITY_FULL);
+    bench_apply(p, slow);
+    create_instances(p, "slow", "t", 8);
+    planctl_close(p);
+    a = spawn_engine(bin, uri, "first");
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM %s.attempts WHERE finished_at IS NULL",
+             schema);
+    while (pg_scalar(c, sql) < 8)
+        usleep(10000);
+    b = spawn_engine(bin, uri, "second");
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM %s.engines WHERE name = 'second'", schema);
+    while (pg_scalar(c, sql) < 1)
+        usleep(10000);
+    t0 = bench_ns();
+    kill(a, sig);
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM %s.attempts WHERE status = 'ERROR'", schema);
+    while (pg_scalar(c, sql) < 1) {
+        if (bench_ns() - t0 > (int64_t)60 * 1000000000)
+            bench_die("pg: no takeover within 60 s");
+        usleep(5000);
+    }
+    t = bench_ns() - t0;
+    kill(a, SIGKILL);
+    kill(b, SIGKILL);
+    waitpid(a, NULL, 0);
+    waitpid(b, NULL, 0);
+    snprintf(sql, sizeof sql, "DROP SCHEMA %s CASCADE", schema);
+    pg_exec(c, sql);
+    PQfinish(c);
+    free(uri);
+    return (double)t / 1e6;
+}
+
 int bench_pg_main(int argc, char **argv)
 {
     const char *uri = bench_opt(argc, argv, "--uri", NULL);
@@ -329,10 +480,21 @@ int bench_pg_main(int argc, char **argv)
     double seconds = atof(bench_opt(argc, argv, "--seconds", "2"));
     int runs = atoi(bench_opt(argc, argv, "--runs", "20000"));
     int reps = atoi(bench_opt(argc, argv, "--reps", "20"));
+    const char *fleet = bench_opt(argc, argv, "--fleet", NULL);
 
     if (!uri)
         bench_die("usage: planctl-bench pg --uri URI [--instances N] "
-                  "[--seconds S] [--planctl BIN --runs R --reps K]");
+                  "[--seconds S] [--planctl BIN --runs R --reps K] "
+                  "[--fleet BIN]");
+    if (fleet) {
+        /* --fleet BIN: only the engines sharing a schema (issue 18). */
+        fleet_scaling(uri, fleet, instances);
+        printf("takeover: killed (SIGKILL, same host): %.0f ms; stopped "
+               "(SIGSTOP, TTL 3 s): %.0f ms\n",
+               takeover_ms(uri, fleet, SIGKILL),
+               takeover_ms(uri, fleet, SIGSTOP));
+        return 0;
+    }
     throughput(uri, instances, seconds);
     if (bin)
         query(uri, bin, runs, reps);
