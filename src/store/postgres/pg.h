@@ -60,9 +60,9 @@ typedef struct pctl_pg_conn {
     int64_t own_at_begin;
     int64_t before; /* the counter when the open write began */
     int readonly;
-    int busy_ms; /* the session's lock_timeout */
-    int quiet;   /* an engine's: commits notify only when woken */
-    int wake;    /* the open transaction's commit notifies */
+    int busy_ms;        /* the session's lock_timeout */
+    int quiet;          /* an engine's: commits notify only when woken */
+    int wake;           /* the open transaction's commit notifies */
     int64_t idle_tx_ms; /* idle_in_transaction_session_timeout; 0: the
                            server's */
 } pctl_pg_conn;

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# tests/pg/stopped_in_tx.sh - an engine stopped (SIGSTOP) while it is
+# inside a transaction holds the schema's write lock, and with it every
+# other planctl writer.  The server ends such an engine's session after a
+# quarter of its TTL (idle_in_transaction_session_timeout, which planctl
+# sets on its engines' sessions): the lock is free again, another engine
+# and the CLI write, and the stopped engine, continued, stops with one
+# line.  The engine is caught inside a transaction by stopping it at
+# random moments until pg_stat_activity shows its session idle in one.
+. "$(dirname "$0")/lib.sh"
+
+fresh_db
+PLANCTL_DB=$(pg_uri)
+export PLANCTL_DB
+sleeper_def 0.05 3
+for i in $(seq 1 40); do pctl create "s$i" --definition sleeper >/dev/null; done
+
+"$PLANCTL_BIN" run --name first --lease-ttl 8s >"$tmp/a.out" 2>"$tmp/a.err" &
+a=$!
+bg_pids+=("$a")
+wait_for 60 "the engine to start a try" open_tries
+backend=$(q -c "SELECT pid FROM pg_stat_activity WHERE datname = current_database()
+                AND application_name = 'planctl'")
+[ -n "$backend" ] || fail "no planctl session"
+in_tx() {
+    [ "$(q -c "SELECT state FROM pg_stat_activity WHERE pid = $backend")" = \
+        "idle in transaction" ]
+}
+caught=0
+for ((i = 0; i < 2000; i++)); do
+    kill -STOP "$a"
+    if in_tx; then caught=1; break; fi
+    kill -CONT "$a"
+    sleep "0.00$((RANDOM % 9 + 1))"
+done
+[ "$caught" = 1 ] || fail "never caught the engine inside a transaction"
+
+# The server ends the session after 2 s (8s / 4); the lock is free.
+ended() { [ -z "$(q -c "SELECT pid FROM pg_stat_activity WHERE pid = $backend")" ]; }
+wait_for 60 "the server to end the stopped engine's session" ended
+pctl trigger s1 deploy --queue >/dev/null || fail "a write after the session ended"
+
+# Another engine goes on; the stopped one, continued, stops.
+"$PLANCTL_BIN" run --name second --lease-ttl 8s >"$tmp/b.out" 2>"$tmp/b.err" &
+b=$!
+bg_pids+=("$b")
+dead() {
+    [ "$(val "SELECT count(*) FROM events WHERE entity = 'engine'
+              AND message LIKE 'engine first declared dead (no heartbeat for %'")" = 1 ]
+}
+wait_for 60 "the second engine to declare the first dead" dead
+kill -CONT "$a"
+gone() { ! kill -0 "$a" 2>/dev/null; }
+wait_for 60 "the first engine to stop" gone
+rc=0
+wait "$a" || rc=$?
+[ "$rc" != 0 ] || fail "the engine declared dead exited 0"
+all_done() {
+    [ "$(val "SELECT count(*) FROM runs WHERE status NOT IN
+              ('COMPLETE', 'FATAL_ERROR', 'CANCELLED')")" = 0 ]
+}
+wait_for 120 "the second engine to complete the runs" all_done
+kill -INT "$b"
+rc=0
+wait "$b" || rc=$?
+[ "$rc" = 0 ] || fail "second engine exit $rc: $(cat "$tmp/b.err")"
+check_finished
+note "ok: caught inside a transaction after $i tries; its session ended, the others went on"
