@@ -138,6 +138,36 @@ DEF
     pctl apply -f "$tmp/sleeper.json" >/dev/null || fail "apply sleeper"
 }
 
+# Whether every run reached a terminal status.
+all_done() {
+    [ "$(val "SELECT count(*) FROM runs WHERE status NOT IN
+              ('COMPLETE', 'FATAL_ERROR', 'CANCELLED')")" = 0 ]
+}
+
+# Whether engine $1 was declared dead for its heartbeat (an event).
+declared_dead() {
+    [ "$(val "SELECT count(*) FROM events WHERE entity = 'engine'
+              AND message LIKE 'engine $1 declared dead (no heartbeat for %'")" = 1 ]
+}
+
+# continued_stops PID NAME ERRFILE: engine NAME (process PID), stopped
+# with SIGSTOP and declared dead meanwhile, is continued; it must stop by
+# itself, not with exit 0, its last line saying why.
+continued_stops() {
+    local pid=$1 name=$2 err=$3 rc=0 last
+    kill -CONT "$pid"
+    gone() { ! kill -0 "$pid" 2>/dev/null; }
+    wait_for 60 "engine $name to stop" gone
+    wait "$pid" || rc=$?
+    [ "$rc" != 0 ] || fail "engine $name, declared dead, exited 0"
+    last=$(tail -n 1 "$err")
+    case $last in
+    "planctl: engine $name was declared dead on "*"; it stops") ;;
+    "planctl: engine $name could not renew its heartbeat on "*) ;;
+    *) fail "engine $name's last line: $last" ;;
+    esac
+}
+
 # The checks every test of a running engine ends with: every run reached
 # a terminal status (COMPLETE, or $1 when given), each step's tries are
 # numbered 1..attempt without a gap, none is open, and verify is clean.

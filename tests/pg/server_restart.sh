@@ -16,12 +16,11 @@ bg_pids+=("$a")
 ENGINE_PID=$a ENGINE_ERR=$tmp/a.err
 wait_for 60 "the engine to start a try" open_tries
 own_pg_ctl restart -m fast -w -t 60
-all_done() {
+alive_and_done() {
     kill -0 "$a" 2>/dev/null || fail "the engine exited: $(cat "$tmp/a.err")"
-    [ "$(val "SELECT count(*) FROM runs WHERE status NOT IN
-              ('COMPLETE', 'FATAL_ERROR', 'CANCELLED')")" = 0 ]
+    all_done
 }
-wait_for 60 "the runs to complete after the restart" all_done
+wait_for 60 "the runs to complete after the restart" alive_and_done
 kill -INT "$a"
 rc=0
 wait "$a" || rc=$?

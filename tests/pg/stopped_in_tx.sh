@@ -44,21 +44,8 @@ pctl trigger s1 deploy --queue >/dev/null || fail "a write after the session end
 "$PLANCTL_BIN" run --name second --lease-ttl 8s >"$tmp/b.out" 2>"$tmp/b.err" &
 b=$!
 bg_pids+=("$b")
-dead() {
-    [ "$(val "SELECT count(*) FROM events WHERE entity = 'engine'
-              AND message LIKE 'engine first declared dead (no heartbeat for %'")" = 1 ]
-}
-wait_for 60 "the second engine to declare the first dead" dead
-kill -CONT "$a"
-gone() { ! kill -0 "$a" 2>/dev/null; }
-wait_for 60 "the first engine to stop" gone
-rc=0
-wait "$a" || rc=$?
-[ "$rc" != 0 ] || fail "the engine declared dead exited 0"
-all_done() {
-    [ "$(val "SELECT count(*) FROM runs WHERE status NOT IN
-              ('COMPLETE', 'FATAL_ERROR', 'CANCELLED')")" = 0 ]
-}
+wait_for 60 "the second engine to declare the first dead" declared_dead first
+continued_stops "$a" first "$tmp/a.err"
 wait_for 120 "the second engine to complete the runs" all_done
 kill -INT "$b"
 rc=0
