@@ -305,6 +305,7 @@ static void clock_restore(planctl_engine *e)
 }
 
 static int self_fence(planctl_engine *e);
+static void fleet_beat(planctl_engine *e);
 static void beat_taken(planctl_engine *e, uint64_t t0);
 static void give_back_database(planctl_engine *e);
 
@@ -317,6 +318,10 @@ static void on_poll(uv_timer_t *t)
 
     if (e->fenced || self_fence(e))
         return;
+    /* An engine of this host that exited is declared dead now, not at the
+     * next heartbeat: its runs move on at once. */
+    if (e->fleet && pctl_fleet_peer_gone(e->p))
+        fleet_beat(e);
     if (pctl_db_ident_check(e->p) < 0) {
         pctl_metrics_log(e, PLANCTL_LOG_ERROR, "database gone",
                          planctl_errmsg(e->p));

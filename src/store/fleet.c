@@ -176,6 +176,7 @@ static int reap(planctl *p, int *n)
     this_host(host, sizeof host);
     pctl_bind_i64(st, 1, p->fleet_id);
     pctl_bind_text(st, 2, host);
+    p->nfleet_peers = 0;
     /* Columns: 0 id, 1 name, 2 host, 3 pid, 4 pid_start, 5 heartbeat_at,
      * 6 ttl_ms, 7 now. */
     rc = 0;
@@ -192,8 +193,16 @@ static int reap(planctl *p, int *n)
                  process_gone(pctl_col_i64(st, 3), pctl_col_i64(st, 4)))
             why = pctl_asprintf("its process %lld on this host is gone",
                                 (long long)pctl_col_i64(st, 3));
-        else
+        else {
+            /* Alive on this host: watched between heartbeats. */
+            if (strcmp(pctl_col_text(st, 2), host) == 0 &&
+                (pctl_push_id(&p->fleet_peers, &p->nfleet_peers,
+                              &p->capfleet_peers, pctl_col_i64(st, 3)) < 0 ||
+                 pctl_push_id(&p->fleet_peers, &p->nfleet_peers,
+                              &p->capfleet_peers, pctl_col_i64(st, 4)) < 0))
+                p->nfleet_peers = 0; /* out of memory: the TTL will do */
             continue;
+        }
         if (!why || pctl_grow((void **)&dead, ndead, &cap, sizeof *dead) < 0) {
             pctl_free(why);
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
@@ -453,11 +462,24 @@ int pctl_fleet_leave(planctl *p)
     return rc;
 }
 
+int pctl_fleet_peer_gone(const planctl *p)
+{
+    size_t i;
+
+    for (i = 0; i + 1 < p->nfleet_peers; i += 2)
+        if (process_gone(p->fleet_peers[i], p->fleet_peers[i + 1]))
+            return 1;
+    return 0;
+}
+
 void pctl_fleet_forget(planctl *p)
 {
     p->fleet_id = 0;
     pctl_free(p->fleet_name);
     p->fleet_name = NULL;
+    pctl_free(p->fleet_peers);
+    p->fleet_peers = NULL;
+    p->nfleet_peers = p->capfleet_peers = 0;
     if (p->conn && p->conn->m->quiet)
         p->conn->m->quiet(p->conn, 0);
 }

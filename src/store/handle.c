@@ -187,6 +187,7 @@ void planctl_close(planctl *p)
     pctl_events_free(p); /* the room a queue kept (journal.c) */
     pctl_kinds_free(p->kinds);
     pctl_free(p->fleet_name);
+    pctl_free(p->fleet_peers);
     pctl_free(p->path);
     pctl_free(p->errmsg);
     pctl_free(p);

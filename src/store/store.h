@@ -58,6 +58,10 @@ struct planctl {
      * (fleet.c): its row in engines, and its name; 0 and NULL otherwise. */
     int64_t fleet_id;
     char *fleet_name;
+    /* The other engines of this host at its last heartbeat: pid and start
+     * time, pairs (fleet.c pctl_fleet_peer_gone). */
+    int64_t *fleet_peers;
+    size_t nfleet_peers, capfleet_peers;
 };
 
 /* Sets the executor of a task kind in the handle's one registry of kinds
@@ -407,6 +411,10 @@ int pctl_fleet_share(planctl *p, int64_t *engines, int64_t *held,
 int pctl_fleet_leave(planctl *p);
 /* p is no fleet engine any more (nothing written).  Can't fail. */
 void pctl_fleet_forget(planctl *p);
+/* Whether an engine of this host, alive at p's last heartbeat, has
+ * exited since (no database access: for an engine to look often, and
+ * declare it dead at once with a heartbeat).  Can't fail. */
+int pctl_fleet_peer_gone(const planctl *p);
 /* The engines, as `planctl engines` shows them.  Inside a read. */
 int pctl_fleet_json(json_t **out, planctl *p);
 /* The engine status shows for run_id (0: none), as pctl_fleet_json lists
