@@ -688,8 +688,8 @@ PLANCTL_API int planctl_status_json(char **out, planctl *p,
  * host, its process is gone; anywhere, its heartbeat is older than 15 s
  * (the default lease TTL).  On PostgreSQL, where several engines share
  * the database, every engine that joined and was not declared dead:
- * {"name","pid","host","since","last_seen","age_ms","alive","runs",
- * "capacity","ttl_ms","id"} (no "token"; "age_ms" is the heartbeat's age
+ * {"name","pid","host","since","last_seen","age_ms","alive","token",
+ * "runs","capacity","ttl_ms","id"} ("token" null; "age_ms" the heartbeat's age
  * on the database's clock, "alive" judged by the engine's own TTL, "runs"
  * the active runs it holds).  Errors: EINVAL, ENOMEM, EIO. */
 PLANCTL_API int planctl_engines_json(char **out, planctl *p);

@@ -149,8 +149,8 @@ const cli_command cli_cmd_engines = {
     "notice declares it dead and its runs are taken over.  JSON: {\"name\",\n"
     "\"pid\", \"host\", \"since\", \"last_seen\", \"age_ms\" (of the "
     "heartbeat,\n"
-    "on the database's clock), \"alive\", \"runs\", \"capacity\" (0: no\n"
-    "limit), \"ttl_ms\", \"id\"}.",
+    "on the database's clock), \"alive\", \"token\" (null), \"runs\",\n"
+    "\"capacity\" (0: no limit), \"ttl_ms\", \"id\"}.",
     NULL,
     flags,
     examples,

@@ -363,7 +363,7 @@ const cli_command cli_cmd_run = {
     "and its process is gone) are taken over by the others, their steps\n"
     "in flight becoming ERROR and retried by policy.  An engine that cannot\n"
     "renew its heartbeat for half its TTL stops its tasks and stops (exit\n"
-    "1), so that no step ever runs twice at once.  'planctl engines' lists\n"
+    "3), so that no step ever runs twice at once.  'planctl engines' lists\n"
     "them.\n"
     "--durability full syncs every commit to disk; with normal (the\n"
     "default) a power failure or an OS crash may lose the last commits,\n"

@@ -445,19 +445,18 @@ static int self_fence(planctl_engine *e)
 {
     uint64_t half = (uint64_t)e->o.lease_ttl_ms * 1000000u / 2;
     uint64_t beat = e->beat_at;
-    char msg[256];
 
     if (!e->fleet || e->fenced || uv_hrtime() < beat + half)
         return 0;
-    snprintf(msg, sizeof msg,
+    pctl_err(e->p, PLANCTL_ESTALE,
              "engine %s could not renew its heartbeat on %s for %.1f s (its "
              "TTL is %.1f s): it stops its tasks and stops, before other "
              "engines may take its runs over",
              e->p->fleet_name ? e->p->fleet_name : "?", e->p->path,
              (double)(uv_hrtime() - beat) / 1e9,
              (double)e->o.lease_ttl_ms / 1000.0);
-    pctl_err(e->p, PLANCTL_ESTALE, "%s", msg);
-    pctl_metrics_log(e, PLANCTL_LOG_ERROR, "heartbeat late", msg);
+    pctl_metrics_log(e, PLANCTL_LOG_ERROR, "heartbeat late",
+                     planctl_errmsg(e->p));
     fence(e, PLANCTL_ESTALE);
     return 1;
 }

@@ -13,7 +13,7 @@
  * DELETE SET NULL).  So an engine that lost a run writes nothing for it:
  * it lost every run at once and its next transaction fails (ESTALE)
  * before it writes.  Each claim also moves the run's claim token, which
- * the events of the claim name.
+ * `claims` keeps.
  *
  * Death.  An engine is declared dead when its heartbeat is older than its
  * TTL on the database's clock, or at once when it ran on this host and
@@ -50,7 +50,7 @@ static void wake_others(planctl *p)
         p->conn->m->wake(p->conn);
 }
 
-static void this_host(char *buf, size_t size)
+void pctl_host_name(char *buf, size_t size)
 {
     if (gethostname(buf, size) != 0)
         snprintf(buf, size, "unknown");
@@ -84,17 +84,7 @@ static int64_t process_stat(int64_t pid, int *zombie)
     return field == 22 ? strtoll(s, NULL, 10) : 0;
 }
 
-int64_t pctl_process_start(int64_t pid)
-{
-    int zombie;
-
-    return process_stat(pid, &zombie);
-}
-
-/* Whether the engine (pid, pid_start) of this host is gone: no such
- * process, one that exited (a zombie its parent has not reaped yet), or
- * another process that got the pid since. */
-static int process_gone(int64_t pid, int64_t pid_start)
+int pctl_process_gone(int64_t pid, int64_t pid_start)
 {
     int64_t start;
     int zombie;
@@ -120,6 +110,19 @@ static int one_i64(int64_t *out, pctl_stmt *st)
     return rc == PCTL_ROW ? 1 : 0;
 }
 
+/* An engine event saying msg (taken; NULL when out of memory), by this
+ * handle's engine. */
+static int engine_said(planctl *p, char *msg)
+{
+    int rc =
+        msg ? pctl_event_admin(p, 0, "engine", msg,
+                               p->fleet_name ? p->fleet_name : "planctl", NULL)
+            : pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+
+    pctl_free(msg);
+    return rc;
+}
+
 /* Declares engine id dead: its row goes, its runs with it go back to
  * nobody, and an event says why.  Inside a write. */
 static int declare_dead(planctl *p, int64_t id, const char *name,
@@ -127,7 +130,6 @@ static int declare_dead(planctl *p, int64_t id, const char *name,
 {
     pctl_stmt *st = pctl_q(p, PCTL_Q_fleet_held);
     int64_t held = 0;
-    char *msg;
     int rc;
 
     if (!st)
@@ -142,16 +144,11 @@ static int declare_dead(planctl *p, int64_t id, const char *name,
         return rc;
     if (pctl_changes(st) != 1)
         return 0; /* declared dead by another meanwhile */
-    msg = pctl_asprintf("engine %s declared dead (%s); %lld active run%s "
-                        "released",
-                        name, why, (long long)held, held == 1 ? "" : "s");
-    if (!msg)
-        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    rc = pctl_event_admin(p, 0, "engine", msg,
-                          p->fleet_name ? p->fleet_name : "planctl", NULL);
-    pctl_free(msg);
     wake_others(p);
-    return rc;
+    return engine_said(p, pctl_asprintf("engine %s declared dead (%s); %lld "
+                                        "active run%s released",
+                                        name, why, (long long)held,
+                                        held == 1 ? "" : "s"));
 }
 
 /*
@@ -173,7 +170,7 @@ static int reap(planctl *p, int *n)
     *n = 0;
     if (!st)
         return PLANCTL_ERROR;
-    this_host(host, sizeof host);
+    pctl_host_name(host, sizeof host);
     pctl_bind_i64(st, 1, p->fleet_id);
     pctl_bind_text(st, 2, host);
     p->nfleet_peers = 0;
@@ -190,7 +187,7 @@ static int reap(planctl *p, int *n)
                                 (double)(now - beat) / 1000.0,
                                 (double)ttl / 1000.0);
         else if (strcmp(pctl_col_text(st, 2), host) == 0 &&
-                 process_gone(pctl_col_i64(st, 3), pctl_col_i64(st, 4)))
+                 pctl_process_gone(pctl_col_i64(st, 3), pctl_col_i64(st, 4)))
             why = pctl_asprintf("its process %lld on this host is gone",
                                 (long long)pctl_col_i64(st, 3));
         else {
@@ -250,12 +247,12 @@ int pctl_fleet_join(planctl *p, const char *name, int64_t ttl_ms,
     pctl_stmt *st;
     char host[256], *own = NULL;
     int64_t id = 0;
-    int rc, reaped;
+    int rc, reaped, zombie;
 
     if (!pctl_fleet_supported(p))
         return pctl_err(p, PLANCTL_EINVAL, "%s keeps one engine per database",
                         p->path);
-    this_host(host, sizeof host);
+    pctl_host_name(host, sizeof host);
     if (!name || !*name)
         name = own = pctl_asprintf("%s:%ld", host, (long)getpid());
     if (!name)
@@ -272,7 +269,7 @@ int pctl_fleet_join(planctl *p, const char *name, int64_t ttl_ms,
         pctl_bind_text(st, 1, name);
         pctl_bind_text(st, 2, host);
         pctl_bind_i64(st, 3, (int64_t)getpid());
-        pctl_bind_i64(st, 4, pctl_process_start((int64_t)getpid()));
+        pctl_bind_i64(st, 4, process_stat((int64_t)getpid(), &zombie));
         pctl_bind_i64(st, 5, ttl_ms);
         pctl_bind_i64(st, 6, capacity);
         if ((rc = one_i64(&id, st)) == 0)
@@ -300,8 +297,9 @@ int pctl_fleet_join(planctl *p, const char *name, int64_t ttl_ms,
              * hold the write lock and every other engine with it: the
              * server ends such a session after a quarter of the TTL, and
              * the engine finds itself declared dead when it continues. */
-            if (p->conn->m->engine_session)
-                rc = p->conn->m->engine_session(p->conn, ttl_ms / 4);
+            if (p->conn->m->engine_session &&
+                (rc = p->conn->m->engine_session(p->conn, ttl_ms / 4)) < 0)
+                pctl_fleet_forget(p); /* its row goes stale: declared dead */
         }
     }
 out:
@@ -396,7 +394,6 @@ int pctl_fleet_release(planctl *p, const int64_t *ids, size_t n)
     pctl_stmt *st;
     size_t i;
     int rc = 0;
-    char *msg;
 
     for (i = 0; rc == 0 && i < n; i++) {
         if (!(st = pctl_q(p, PCTL_Q_fleet_release)))
@@ -407,13 +404,10 @@ int pctl_fleet_release(planctl *p, const int64_t *ids, size_t n)
     }
     if (rc < 0 || n == 0)
         return rc;
-    msg = pctl_asprintf("engine %s gave back %zu run%s for other engines",
-                        p->fleet_name, n, n == 1 ? "" : "s");
-    rc = msg ? pctl_event_admin(p, 0, "engine", msg, p->fleet_name, NULL)
-             : pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    pctl_free(msg);
     wake_others(p);
-    return rc;
+    return engine_said(p, pctl_asprintf("engine %s gave back %zu run%s for "
+                                        "other engines",
+                                        p->fleet_name, n, n == 1 ? "" : "s"));
 }
 
 int pctl_fleet_share(planctl *p, int64_t *engines, int64_t *held,
@@ -467,7 +461,7 @@ int pctl_fleet_peer_gone(const planctl *p)
     size_t i;
 
     for (i = 0; i + 1 < p->nfleet_peers; i += 2)
-        if (process_gone(p->fleet_peers[i], p->fleet_peers[i + 1]))
+        if (pctl_process_gone(p->fleet_peers[i], p->fleet_peers[i + 1]))
             return 1;
     return 0;
 }
@@ -490,33 +484,36 @@ int pctl_fleet_json(json_t **out, planctl *p)
     char host[256], since[PCTL_TIME_BUF], seen[PCTL_TIME_BUF];
     int rc = 0, step;
 
-    if (!(*out = json_array()))
-        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    *out = NULL;
     if (!st)
         return PLANCTL_ERROR;
-    this_host(host, sizeof host);
+    if (!(*out = json_array()))
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    pctl_host_name(host, sizeof host);
     /* Columns: 0 id, 1 name, 2 host, 3 pid, 4 started_at, 5 heartbeat_at,
-     * 6 ttl_ms, 7 capacity, 8 now, 9 runs held. */
+     * 6 ttl_ms, 7 capacity, 8 now, 9 runs held, 10 pid_start. */
     while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
         const char *h = pctl_col_text(st, 2);
         int64_t pid = pctl_col_i64(st, 3), beat = pctl_col_i64(st, 5);
         int same = strcmp(h, host) == 0;
-        int alive =
-            pctl_engine_alive(same, same && process_gone(pid, 0),
-                              pctl_col_i64(st, 8), beat, pctl_col_i64(st, 6));
+        int alive = pctl_engine_alive(
+            same, same && pctl_process_gone(pid, pctl_col_i64(st, 10)),
+            pctl_col_i64(st, 8), beat, pctl_col_i64(st, 6));
         json_t *e;
 
         pctl_time_rfc3339(since, pctl_col_i64(st, 4));
         pctl_time_rfc3339(seen, beat);
         /* age_ms: measured on the database's clock, which a reader's own
          * clock may not agree with. */
-        e = json_pack("{s:s, s:I, s:s, s:s, s:s, s:I, s:b, s:I, s:I, s:I, "
-                      "s:I}",
+        /* token: the lease's, which engines sharing a database have none of
+         * (each run's claim has its own): null, never left out. */
+        e = json_pack("{s:s, s:I, s:s, s:s, s:s, s:I, s:b, s:n, s:I, s:I, "
+                      "s:I, s:I}",
                       "name", pctl_col_text(st, 1), "pid", (json_int_t)pid,
                       "host", h, "since", since, "last_seen", seen, "age_ms",
                       (json_int_t)(pctl_col_i64(st, 8) - beat), "alive", alive,
-                      "runs", (json_int_t)pctl_col_i64(st, 9), "capacity",
-                      (json_int_t)pctl_col_i64(st, 7), "ttl_ms",
+                      "token", "runs", (json_int_t)pctl_col_i64(st, 9),
+                      "capacity", (json_int_t)pctl_col_i64(st, 7), "ttl_ms",
                       (json_int_t)pctl_col_i64(st, 6), "id",
                       (json_int_t)pctl_col_i64(st, 0));
         if (!e || json_array_append_new(*out, e) < 0)
@@ -538,7 +535,7 @@ int pctl_fleet_engine_json(json_t **out, planctl *p, int64_t run_id)
     json_t *list = NULL, *e, *pick = NULL;
     int64_t holder = 0;
     size_t i;
-    int rc;
+    int rc, holds = 0;
 
     *out = NULL;
     if (!st)
@@ -552,6 +549,7 @@ int pctl_fleet_engine_json(json_t **out, planctl *p, int64_t run_id)
 
         if (holder && id == holder) {
             pick = e;
+            holds = 1;
             break;
         }
         if (!pick && json_is_true(json_object_get(e, "alive")))
@@ -559,10 +557,7 @@ int pctl_fleet_engine_json(json_t **out, planctl *p, int64_t run_id)
     }
     if (pick) {
         json_incref(pick);
-        if (json_object_set_new(
-                pick, "holds",
-                json_boolean(holder && json_integer_value(json_object_get(
-                                           pick, "id")) == holder)) < 0)
+        if (json_object_set_new(pick, "holds", json_boolean(holds)) < 0)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
         *out = pick;
     } else if (!(*out = json_null())) {

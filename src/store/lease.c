@@ -2,18 +2,17 @@
  * lease.c - one engine per database: the lease row, the engine's lock, and
  * the fencing token every engine write checks.
  *
- * The lease row (engine_lease, id 1) names the holder (pid, host, since)
- * and carries a token that grows with every acquisition.  Beside it, the
- * engine holds the backend's engine lock (sql.h), which is released the
- * moment the holder dies, however it dies: on SQLite an flock() beside the
- * file, on this host only; on PostgreSQL a session advisory lock, which
- * the server releases when the holder's session ends, wherever it runs.
+ * This is SQLite's rule; on PostgreSQL several engines share the
+ * database (fleet.c).  The lease row (engine_lease, id 1) names the holder
+ * (pid, host, since) and carries a token that grows with every
+ * acquisition.  Beside it, the engine holds the backend's engine lock
+ * (sql.h), an flock() beside the file, which is released the moment the
+ * holder dies, however it dies:
  *   - the lock is taken: a live engine holds it -> refused, naming it;
- *   - the lock is free and the lock covers every host (PostgreSQL), or the
- *     row names this host: its holder is dead -> taken over at once,
- *     without waiting for the lease to expire.
- * On SQLite a row from another host (a shared file system) is taken over
- * only once its heartbeat is older than the TTL.  Every engine transaction
+ *   - the lock is free and the row names this host: its holder is dead ->
+ *     taken over at once, without waiting for the lease to expire.
+ * A row from another host (a shared file system) is taken over only once
+ * its heartbeat is older than the TTL.  Every engine transaction
  * first checks that the row still holds its token (pctl_fence), so an
  * engine that lost its lease can never write again: its writes are fenced
  * off.
@@ -30,13 +29,6 @@
 #include "core/enginfo.h"
 #include "core/timefmt.h"
 #include "store/store.h"
-
-static void hostname(char *buf, size_t size)
-{
-    if (gethostname(buf, size) != 0)
-        snprintf(buf, size, "unknown");
-    buf[size - 1] = '\0';
-}
 
 /* Takes the engine's lock; 1 if another process holds it, 0 when taken. */
 static int os_lock(planctl *p)
@@ -80,8 +72,7 @@ static int holder_gone(planctl *p, const char *host)
     if (pctl_step(st) == PCTL_ROW && strcmp(pctl_col_text(st, 0), host) == 0) {
         pid_t pid = (pid_t)pctl_col_i64(st, 1);
 
-        gone =
-            pid > 0 && pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH;
+        gone = pctl_process_gone(pid, 0);
     }
     pctl_reset(st);
     return gone;
@@ -95,7 +86,11 @@ int pctl_lease_acquire(int64_t *token, planctl *p, int64_t ttl_ms)
     int rc, locked_elsewhere, have_row = 0;
 
     *token = 0;
-    hostname(host, sizeof host);
+    if (pctl_fleet_supported(p))
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "engines share %s: an engine joins them instead",
+                        p->path);
+    pctl_host_name(host, sizeof host);
     if ((locked_elsewhere = os_lock(p)) < 0)
         return locked_elsewhere;
     for (int i = 0; locked_elsewhere == 1 && i < 40 && holder_gone(p, host);
@@ -116,10 +111,8 @@ int pctl_lease_acquire(int64_t *token, planctl *p, int64_t ttl_ms)
     /* Columns: 0 host, 1 pid, 2 token, 3 acquired_at, 4 heartbeat_at. */
     rc = pctl_step(st);
     if (rc == PCTL_ROW) {
-        /* Whether our lock covers the holder: it was on this host, or
-         * the lock is the server's, for every host. */
-        int covered = strcmp(pctl_col_text(st, 0), host) == 0 ||
-                      p->conn->m->engine_lock_global;
+        /* Whether our lock covers the holder: it was on this host. */
+        int covered = strcmp(pctl_col_text(st, 0), host) == 0;
         int64_t beat = pctl_col_i64(st, 4);
 
         have_row = 1;
@@ -254,13 +247,6 @@ void pctl_lease_abandon(planctl *p)
     os_unlock(p);
 }
 
-/* Whether a process with this pid exists here (one of another user, which
- * kill() may not signal, does). */
-static int pid_exists(int64_t pid)
-{
-    return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
-}
-
 int pctl_lease_json(json_t **out, planctl *p, int with_token)
 {
     pctl_stmt *st = pctl_q(p, PCTL_Q_lease_get);
@@ -270,24 +256,16 @@ int pctl_lease_json(json_t **out, planctl *p, int with_token)
     *out = NULL;
     if (!st)
         return PLANCTL_ERROR;
-    hostname(host, sizeof host);
+    pctl_host_name(host, sizeof host);
     /* Columns: 0 host, 1 pid, 2 token, 3 acquired_at, 4 heartbeat_at. */
     rc = pctl_step(st);
     if (rc == PCTL_ROW) {
         const char *holder = pctl_col_text(st, 0);
         int64_t pid = pctl_col_i64(st, 1), beat = pctl_col_i64(st, 4);
         int same = strcmp(holder, host) == 0;
-        /* A free lock proves the engine gone (PostgreSQL's is released
-         * the moment its session ends); a held one does not prove it
-         * working: one stopped or stuck keeps its lock, and its heartbeat
-         * says so, as without the lock. */
-        int held = p->conn->m->engine_lock_held
-                       ? p->conn->m->engine_lock_held(p->conn)
-                       : -1;
         int alive =
-            held != 0 &&
-            pctl_engine_alive(same, same && !pid_exists(pid), pctl_now(p), beat,
-                              PCTL_LEASE_TTL_DEFAULT_MS);
+            pctl_engine_alive(same, same && pctl_process_gone(pid, 0),
+                              pctl_now(p), beat, PCTL_LEASE_TTL_DEFAULT_MS);
 
         pctl_time_rfc3339(since, pctl_col_i64(st, 3));
         pctl_time_rfc3339(seen, beat);

@@ -128,18 +128,12 @@ typedef struct pctl_db_methods {
     void (*rollback)(pctl_conn *c);
     int (*token)(pctl_db_token *out, pctl_conn *c, unsigned which);
 
-    /* The engine's lock (lease.c): held until engine_unlock, or until
-     * the process or its session ends, however it ends.  0 taken (or
-     * already held), 1 held by someone else, or PLANCTL_E*. */
+    /* The lock of a backend's one engine (lease.c), on this host only:
+     * held until engine_unlock, or until the process ends, however it
+     * ends.  0 taken (or already held), 1 held by someone else, or
+     * PLANCTL_E*.  NULL where engines share the database (fleet). */
     int (*engine_lock)(pctl_conn *c);
     void (*engine_unlock)(pctl_conn *c);
-    /* 1: the lock is held across every host (a server's), so a free lock
-     * proves the lease's holder gone; 0: only on this host (a file's). */
-    int engine_lock_global;
-    /* 1 when some process holds the engine's lock, 0 when none does, -1
-     * when it cannot say (the lease's heartbeat and pid decide then).  May
-     * be NULL: cannot say. */
-    int (*engine_lock_held)(pctl_conn *c);
 
     /* Engines that share the database (fleet.c): 1 when several engines
      * may run on it at once, each holding the runs it claimed; 0 when

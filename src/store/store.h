@@ -421,8 +421,14 @@ int pctl_fleet_json(json_t **out, planctl *p);
  * it with "holds": the one that holds the run, else the first alive, else
  * JSON null.  Inside a read. */
 int pctl_fleet_engine_json(json_t **out, planctl *p, int64_t run_id);
-/* The start time of process pid (clock ticks after boot), 0 if unknown. */
-int64_t pctl_process_start(int64_t pid);
+/* This host's name, as the engines' rows record it (cut to size).  Can't
+ * fail. */
+void pctl_host_name(char *buf, size_t size);
+/* Whether process pid of this host is gone: none there, one that exited
+ * and waits to be reaped, or (pid_start, its start time in clock ticks
+ * after boot, not 0) another process that got the pid since.  A process
+ * of another user is not gone.  Can't fail. */
+int pctl_process_gone(int64_t pid, int64_t pid_start);
 
 /* The change token's "others" (sql.h): moves when another connection
  * commits. */

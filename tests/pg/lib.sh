@@ -152,14 +152,14 @@ declared_dead() {
 
 # continued_stops PID NAME ERRFILE: engine NAME (process PID), stopped
 # with SIGSTOP and declared dead meanwhile, is continued; it must stop by
-# itself, not with exit 0, its last line saying why.
+# itself with exit 3 (it lost its runs), its last line saying why.
 continued_stops() {
     local pid=$1 name=$2 err=$3 rc=0 last
     kill -CONT "$pid"
     gone() { ! kill -0 "$pid" 2>/dev/null; }
     wait_for 60 "engine $name to stop" gone
     wait "$pid" || rc=$?
-    [ "$rc" != 0 ] || fail "engine $name, declared dead, exited 0"
+    [ "$rc" = 3 ] || fail "engine $name, declared dead, exited $rc, not 3"
     last=$(tail -n 1 "$err")
     case $last in
     "planctl: engine $name was declared dead on "*"; it stops") ;;

@@ -29,8 +29,8 @@
  *
  * A lost session (the server restarted, the backend was terminated) is
  * made again at the next transaction, never inside one: its statements
- * are prepared again, LISTEN sent again, and an engine's lock taken again
- * (its fencing token says whether it is still the engine).
+ * are prepared again, LISTEN and an engine's session settings sent again
+ * (its row in engines says whether it is still one: store/fleet.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,17 +160,6 @@ static void end_open_tx(pctl_pg_conn *pc)
 /* The commit counter (the change token). */
 #define COMMITS_SQL "SELECT value::bigint FROM meta WHERE key = 'commits'"
 
-/* Tries the engine's session lock: *got 1 when taken (or held already by
- * this session), 0 when another session holds it. */
-static int try_engine_lock(pctl_pg_conn *pc, int64_t *got)
-{
-    char sql[128];
-
-    snprintf(sql, sizeof sql, "SELECT pg_try_advisory_lock(%d, %d)::int",
-             PCTL_PG_LOCK_ENGINE, pc->lock_key);
-    return run_int(pc, sql, "engine lock", got);
-}
-
 /* ---- the session ---- */
 
 /* What every new session needs: the schema on the search path, UTF-8,
@@ -199,21 +188,11 @@ static int listen_now(pctl_pg_conn *pc)
     return run(pc, sql, "listen", NULL);
 }
 
-static int engine_lost(pctl_pg_conn *pc)
-{
-    return pctl_err(pc->base.p, PLANCTL_ESTALE,
-                    "this engine lost its lock on %s while its connection "
-                    "was down, and another engine holds it now",
-                    pc->base.p->path);
-}
-
 int pctl_pg_alive(pctl_pg_conn *pc)
 {
     char buf[512];
     int rc;
 
-    if (pc->engine_lost)
-        return engine_lost(pc);
     if (PQstatus(pc->pg) == CONNECTION_OK)
         return 0;
     PQreset(pc->pg);
@@ -228,24 +207,6 @@ int pctl_pg_alive(pctl_pg_conn *pc)
         return rc;
     if (pc->listening && (rc = listen_now(pc)) < 0)
         return rc;
-    if (pc->engine_locked) {
-        /* Held again, or held by another engine now: the fencing token
-         * tells the engine which (lease.c). */
-        int64_t got = 0;
-
-        if ((rc = try_engine_lock(pc, &got)) < 0)
-            return rc;
-        if (got != 1) {
-            /* Another engine took the lock in the gap: it is taking over,
-             * perhaps not yet committed its lease.  This one must write
-             * nothing more, not even what its token would still allow
-             * until then (its tasks would run twice meanwhile). */
-            pc->engine_locked = 0;
-            pc->engine_lost = 1;
-        }
-    }
-    if (pc->engine_lost)
-        return engine_lost(pc);
     return 0;
 }
 
@@ -418,59 +379,6 @@ static int pg_engine_session(pctl_conn *c, int64_t idle_ms)
     snprintf(sql, sizeof sql, "SET idle_in_transaction_session_timeout TO %lld",
              (long long)idle_ms);
     return pc->in_tx ? 0 : run(pc, sql, "session", NULL);
-}
-
-/* ---- the engine's lock ---- */
-
-static int pg_engine_lock(pctl_conn *c)
-{
-    pctl_pg_conn *pc = PC(c);
-    int64_t got = 0;
-    int rc;
-
-    if (pc->engine_locked)
-        return 0;
-    if ((rc = pctl_pg_alive(pc)) < 0 || (rc = try_engine_lock(pc, &got)) < 0)
-        return rc;
-    pc->engine_locked = got == 1;
-    return got == 1 ? 0 : 1;
-}
-
-static void pg_engine_unlock(pctl_conn *c)
-{
-    pctl_pg_conn *pc = PC(c);
-    char sql[128];
-
-    /* The engine that lost its lock has stopped: the handle serves
-     * again. */
-    pc->engine_lost = 0;
-    if (!pc->engine_locked)
-        return;
-    pc->engine_locked = 0;
-    if (PQstatus(pc->pg) == CONNECTION_OK && !pc->in_tx) {
-        snprintf(sql, sizeof sql, "SELECT pg_advisory_unlock(%d, %d)",
-                 PCTL_PG_LOCK_ENGINE, pc->lock_key);
-        PQclear(PQexec(pc->pg, sql));
-    }
-}
-
-/* Whether any session holds the engine's lock: the server knows exactly
- * whether an engine lives, wherever it runs. */
-static int pg_engine_lock_held(pctl_conn *c)
-{
-    pctl_pg_conn *pc = PC(c);
-    char sql[256];
-    int64_t held = 0;
-
-    snprintf(sql, sizeof sql,
-             "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
-             "AND classid::bigint = %u AND objid::bigint = %u "
-             "AND objsubid = 2 AND granted AND database = (SELECT oid FROM "
-             "pg_database WHERE datname = current_database())",
-             (unsigned)PCTL_PG_LOCK_ENGINE, (unsigned)pc->lock_key);
-    if (run_int(pc, sql, "engine lock", &held) < 0)
-        return -1;
-    return held > 0;
 }
 
 /* ---- opening ---- */
@@ -746,10 +654,6 @@ const pctl_db_methods pctl_db_postgres = {
     .commit = pg_commit,
     .rollback = pg_rollback,
     .token = pg_token,
-    .engine_lock = pg_engine_lock,
-    .engine_unlock = pg_engine_unlock,
-    .engine_lock_global = 1,
-    .engine_lock_held = pg_engine_lock_held,
     .fleet = 1,
     .quiet = pg_quiet,
     .wake = pg_wake,

@@ -11,12 +11,10 @@
 #include "store/sql.h"
 #include "store/store.h"
 
-/* The advisory locks of one planctl schema: (class, hashtext(schema)).
+/* The advisory lock of one planctl schema: (class, hashtext(schema)).
  * 'PLCW': every planctl write transaction, from its BEGIN to its end (and
- * the events' statement trigger, migrations/postgres/0001_init.sql);
- * 'PLCE': the engine's, held by its session for as long as it runs. */
-#define PCTL_PG_LOCK_WRITE 1347175255  /* 'PLCW' */
-#define PCTL_PG_LOCK_ENGINE 1347175237 /* 'PLCE' */
+ * the events' statement trigger, migrations/postgres/0001_init.sql). */
+#define PCTL_PG_LOCK_WRITE 1347175255 /* 'PLCW' */
 
 /* The schema when the URI names none. */
 #define PCTL_PG_DEFAULT_SCHEMA "planctl"
@@ -50,10 +48,6 @@ typedef struct pctl_pg_conn {
                             statements prepared before are prepared again */
     int in_tx;           /* 0, or the kind + 1 of the open transaction */
     int listening;       /* LISTEN sent in this session */
-    int engine_locked;   /* this process wants the engine lock held */
-    int engine_lost;     /* it held it, and another session took it while
-                            this one was down: every transaction fails
-                            (ESTALE) */
     int64_t seen;        /* the highest commit counter known */
     int64_t mine;        /* this connection's commits that changed rows */
     int64_t own;         /* rows this connection's statements changed */

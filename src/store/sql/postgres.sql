@@ -904,7 +904,8 @@ SELECT (SELECT count(*) FROM engines),
 SELECT e.id, e.name, e.host, e.pid, e.started_at, e.heartbeat_at, e.ttl_ms,
     e.capacity, n.now,
     (SELECT count(*) FROM claims AS c JOIN runs AS r ON r.id = c.run_id
-     WHERE c.engine_id = e.id AND r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED'))
+     WHERE c.engine_id = e.id AND r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED')),
+    e.pid_start
 FROM engines AS e, (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now) AS n
 ORDER BY e.id;
 

@@ -859,7 +859,8 @@ SELECT (SELECT count(*) FROM engines),
 SELECT e.id, e.name, e.host, e.pid, e.started_at, e.heartbeat_at, e.ttl_ms,
     e.capacity, n.now,
     (SELECT count(*) FROM claims AS c JOIN runs AS r ON r.id = c.run_id
-     WHERE c.engine_id = e.id AND r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED'))
+     WHERE c.engine_id = e.id AND r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED')),
+    e.pid_start
 FROM engines AS e, (SELECT CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) AS now) AS n
 ORDER BY e.id;
 

@@ -593,7 +593,6 @@ const pctl_db_methods pctl_db_sqlite = {
     .token = sq_token,
     .engine_lock = pctl_sqlite_engine_lock,
     .engine_unlock = pctl_sqlite_engine_unlock,
-    .engine_lock_global = 0,
     .ident_note = pctl_sqlite_ident_note,
     .ident_check = pctl_sqlite_ident_check,
 };
