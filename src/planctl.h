@@ -620,6 +620,15 @@ PLANCTL_API int planctl_admit_retry(planctl_admitted *out, planctl *p,
                                     const planctl_admit_options *opts);
 
 /*
+ * Names who acts through p: the actor of the events that its admissions
+ * (create, set, upgrade, trigger, retry, delete) and its cancel, pause and
+ * resume record, in place of "user" (NULL: "user" again).  A server that
+ * acts for others sets it per request ("web 127.0.0.1:51234").  1 to 128
+ * bytes without control characters.  Errors: EINVAL, ENOMEM.
+ */
+PLANCTL_API int planctl_set_actor(planctl *p, const char *actor);
+
+/*
  * Cancels the instance's active run (its queued runs are left alone):
  * every non-terminal phase and step becomes CANCELLED, then the run, in one
  * transaction; an engine stops the tasks it was running for it.  Needs no
@@ -785,6 +794,86 @@ PLANCTL_API int planctl_events_json(char **out, planctl *p,
  * EBUSY.
  */
 PLANCTL_API int planctl_data_version(int64_t *out, planctl *p);
+
+/* ---- the web page and /api/v1 ------------------------------------------ */
+
+/*
+ * planctl's web page (instances, one instance, one run, the engines) and
+ * its JSON API under /api/v1, as one function from an HTTP request to a
+ * response, without sockets: `planctl serve` calls it, and an embedder
+ * mounts it in its own HTTP server the way it mounts
+ * planctl_engine_metrics().  The pages work without JavaScript; the
+ * script they load keeps them live by asking again for the page with
+ * ?part=live (conditional, answered 304 while nothing changed) every
+ * second, or, when opts->stream says the server offers it, by an
+ * EventSource on /stream?path=PATH (which planctl serve answers; this
+ * function does not).
+ *
+ * Every answer carries a Content-Security-Policy that allows no inline
+ * script and no other origin, nosniff, no referrer and no framing; every
+ * value from the database is escaped; secret parameters never appear.
+ * Actions (trigger, cancel, pause, resume, retry) are POSTs, refused
+ * (403) unless opts->allow_actions; a form's must carry opts->csrf, an
+ * API call's must be Content-Type application/json, and a request whose
+ * Origin header names another origin than its Host is refused.  Their
+ * events carry opts->actor (planctl_set_actor()).  Authentication (a
+ * token) and limits on connections and sizes are the server's.
+ */
+typedef struct planctl_web_request {
+    unsigned int version;      /* PLANCTL_WEB_REQUEST_VERSION */
+    const char *method;        /* "GET", "HEAD", "POST", ... */
+    const char *target;        /* the path and query: "/instances/zk?x=1" */
+    const char *host;          /* the Host header, or NULL */
+    const char *origin;        /* the Origin header, or NULL */
+    const char *content_type;  /* of the body, or NULL */
+    const char *if_none_match; /* the If-None-Match header, or NULL */
+    const char *body;          /* POST: the body (need not end in NUL) */
+    size_t body_len;
+} planctl_web_request;
+
+#define PLANCTL_WEB_REQUEST_VERSION 1
+#define PLANCTL_WEB_REQUEST_INIT                                               \
+    {                                                                          \
+        PLANCTL_WEB_REQUEST_VERSION, "GET", "/", NULL, NULL, NULL, NULL, NULL, \
+            0                                                                  \
+    }
+
+typedef struct planctl_web_options {
+    unsigned int version; /* PLANCTL_WEB_OPTIONS_VERSION */
+    int allow_actions;    /* 0: read-only, every action refused (403) */
+    const char *csrf;     /* the secret every form carries and every form
+                             POST must return (at least 16 characters);
+                             NULL: no action from a form is taken */
+    const char *actor;    /* who acts, on the events of actions; NULL:
+                             "web" */
+    int stream;           /* 1: the pages open /stream?path=PATH */
+} planctl_web_options;
+
+#define PLANCTL_WEB_OPTIONS_VERSION 1
+#define PLANCTL_WEB_OPTIONS_INIT                                               \
+    {                                                                          \
+        PLANCTL_WEB_OPTIONS_VERSION, 0, NULL, NULL, 0                          \
+    }
+
+typedef struct planctl_web_response {
+    int status;               /* 200, 303, 304, 400, 403, 404, ... */
+    const char *content_type; /* static */
+    char *headers;            /* the other headers, "Name: value\r\n" each */
+    char *body;               /* body_len bytes (and a NUL) */
+    size_t body_len;
+} planctl_web_response;
+
+/*
+ * Answers req into *out (release it with planctl_web_response_clear()).
+ * Returns 0 whatever the HTTP status (a page not found is a 404, not an
+ * error), or EINVAL (a bad argument or version) or ENOMEM, with *out
+ * empty.  Reads p and, for actions, writes through it; like every call
+ * on p, one at a time.  opts NULL: read-only, no stream.
+ */
+PLANCTL_API int planctl_web_respond(planctl_web_response *out, planctl *p,
+                                    const planctl_web_request *req,
+                                    const planctl_web_options *opts);
+PLANCTL_API void planctl_web_response_clear(planctl_web_response *r);
 
 /* ---- preflight checks ------------------------------------------------- */
 

@@ -127,7 +127,7 @@ int cli_http_parse_addr(struct sockaddr_storage *out, const char *text,
     return 0;
 }
 
-static void format_addr(char *buf, size_t n, const struct sockaddr *sa)
+void cli_http_format_addr(char *buf, size_t n, const struct sockaddr *sa)
 {
     char ip[64] = "?";
     int port = 0;
@@ -394,13 +394,13 @@ int cli_http_start(cli_http **out, uv_loop_t *loop, planctl_engine *e,
             0) {
         char want[80];
 
-        format_addr(want, sizeof want, addr);
+        cli_http_format_addr(want, sizeof want, addr);
         snprintf(err, errsize, "cannot listen on %s: %s", want,
                  uv_strerror(rc));
         *out = s; /* the caller closes it */
         return -1;
     }
-    format_addr(bound, boundsize, (struct sockaddr *)&ss);
+    cli_http_format_addr(bound, boundsize, (struct sockaddr *)&ss);
     uv_timer_start(&s->sweep, on_sweep, 1000, 1000);
     *out = s;
     return 0;

@@ -25,6 +25,9 @@ typedef struct cli_http cli_http;
 int cli_http_parse_addr(struct sockaddr_storage *out, const char *text,
                         char *err, size_t errsize);
 
+/* Writes sa as "127.0.0.1:8080" or "[::1]:8080".  Can't fail. */
+void cli_http_format_addr(char *buf, size_t n, const struct sockaddr *sa);
+
 /*
  * Listens on addr and serves GET /metrics (planctl_engine_metrics) and
  * GET /healthz (planctl_engine_healthy) of e on loop.  The address it is

@@ -38,6 +38,7 @@
     X(logs)                                                                    \
     X(run)                                                                     \
     X(engines)                                                                 \
+    X(serve)                                                                   \
     X(replay)                                                                  \
     X(verify)                                                                  \
     X(export)                                                                  \

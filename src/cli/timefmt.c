@@ -5,6 +5,7 @@
  * every form).
  */
 #include "cli.h"
+#include "core/def.h"
 
 #include <string.h>
 #include <time.h>
@@ -45,22 +46,5 @@ void cli_time_format_zone(char *buf, size_t size, int64_t ms)
 
 void cli_duration_format(char *buf, size_t size, int64_t ms)
 {
-    long long v = ms < 0 ? 0 : (long long)ms;
-    long long s = v / 1000, m = s / 60, h = m / 60, d = h / 24;
-    if (v < 1000)
-        snprintf(buf, size, "%lldms", v);
-    else if (s < 60)
-        snprintf(buf, size, "%llds", s);
-    else if (m < 60 && s % 60)
-        snprintf(buf, size, "%lldm%llds", m, s % 60);
-    else if (m < 60)
-        snprintf(buf, size, "%lldm", m);
-    else if (h < 24 && m % 60)
-        snprintf(buf, size, "%lldh%lldm", h, m % 60);
-    else if (h < 24)
-        snprintf(buf, size, "%lldh", h);
-    else if (h % 24)
-        snprintf(buf, size, "%lldd%lldh", d, h % 24);
-    else
-        snprintf(buf, size, "%lldd", d);
+    pctl_duration_coarse(buf, size, ms);
 }

@@ -196,6 +196,9 @@ int pctl_duration_parse(int64_t *out, const char *text);
 /* Formats milliseconds as a short human duration ("1m12s", "450ms",
  * "2h3m").  buf must hold at least 32 bytes.  Can't fail. */
 void pctl_duration_format(char *buf, size_t size, int64_t ms);
+/* A duration as people read one, to the unit that matters: "850ms",
+ * "12s", "1m12s", "2h5m", "3d4h" (negative: "0ms").  Can't fail. */
+void pctl_duration_coarse(char *buf, size_t size, int64_t ms);
 
 /* Returns 1 if s is a valid name: 1..PCTL_NAME_MAX characters of
  * [A-Za-z0-9_.-], starting with a letter or digit.  Can't fail. */

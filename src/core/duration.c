@@ -172,3 +172,25 @@ int pctl_version_valid(const char *s)
     }
     return s && i > 0 && i <= PCTL_VERSION_MAX;
 }
+
+void pctl_duration_coarse(char *buf, size_t size, int64_t ms)
+{
+    long long v = ms < 0 ? 0 : (long long)ms;
+    long long s = v / 1000, m = s / 60, h = m / 60, d = h / 24;
+    if (v < 1000)
+        snprintf(buf, size, "%lldms", v);
+    else if (s < 60)
+        snprintf(buf, size, "%llds", s);
+    else if (m < 60 && s % 60)
+        snprintf(buf, size, "%lldm%llds", m, s % 60);
+    else if (m < 60)
+        snprintf(buf, size, "%lldm", m);
+    else if (h < 24 && m % 60)
+        snprintf(buf, size, "%lldh%lldm", h, m % 60);
+    else if (h < 24)
+        snprintf(buf, size, "%lldh", h);
+    else if (h % 24)
+        snprintf(buf, size, "%lldd%lldh", d, h % 24);
+    else
+        snprintf(buf, size, "%lldd", d);
+}

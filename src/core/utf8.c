@@ -71,3 +71,25 @@ char *pctl_utf8_clean(const char *s, size_t len)
     *o = '\0';
     return out;
 }
+
+/* The length of the character at p that must not reach a terminal as
+ * it is, or 0.  C0 controls, DEL and the C1 controls (UTF-8 C2 80..C2 9F)
+ * could move the cursor or start an escape sequence; the bidirectional
+ * controls (U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069) could
+ * make text read in another order than it is (a name that looks like
+ * another). */
+size_t pctl_unsafe_len(const unsigned char *p)
+{
+    if (p[0] < 0x20 || p[0] == 0x7f)
+        return 1;
+    if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+        return 2;
+    if (p[0] == 0xd8 && p[1] == 0x9c)
+        return 2;
+    if (p[0] == 0xe2 && p[1] == 0x80 &&
+        (p[2] == 0x8e || p[2] == 0x8f || (p[2] >= 0xaa && p[2] <= 0xae)))
+        return 3;
+    if (p[0] == 0xe2 && p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9)
+        return 3;
+    return 0;
+}

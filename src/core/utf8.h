@@ -13,4 +13,10 @@ char *pctl_utf8_clean(const char *s, size_t len);
  * unchanged), else 0.  Can't fail. */
 int pctl_utf8_valid(const char *s, size_t len);
 
+/* The length of the character at p that must not be shown as it is (a
+ * terminal's or a picture's text), or 0: C0 controls, DEL, C1 controls,
+ * and the controls that reorder text (U+061C, U+200E, U+200F,
+ * U+202A..U+202E, U+2066..U+2069).  p is NUL-terminated.  Can't fail. */
+size_t pctl_unsafe_len(const unsigned char *p);
+
 #endif

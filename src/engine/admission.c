@@ -58,8 +58,8 @@ static void record(planctl *p, int64_t instance_id, const char *message,
 {
     if (!message || pctl_tx_begin(p) < 0)
         return;
-    pctl_tx_end(p, pctl_event_admin(p, instance_id, "instance", message, "user",
-                                    report));
+    pctl_tx_end(p, pctl_event_admin(p, instance_id, "instance", message,
+                                    pctl_user(p), report));
 }
 
 /* The checks of the plan the store stopped at (g), outside any

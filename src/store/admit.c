@@ -391,7 +391,7 @@ int pctl_admit(planctl_admitted *out, planctl *p, const pctl_admission *a)
     ev.from = PCTL_NEW;
     ev.to = queued ? PLANCTL_STATUS_QUEUED : PLANCTL_STATUS_PENDING;
     ev.message = a->reason;
-    ev.actor = "user";
+    ev.actor = pctl_user(p);
     ev.instance_id = a->instance_id;
     /* The run's events, one per phase and step, are written together at
      * the end (journal.c), unless the caller defers them already. */

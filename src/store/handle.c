@@ -188,6 +188,7 @@ void planctl_close(planctl *p)
     pctl_kinds_free(p->kinds);
     pctl_free(p->fleet_name);
     pctl_free(p->fleet_peers);
+    pctl_free(p->actor);
     pctl_free(p->path);
     pctl_free(p->errmsg);
     pctl_free(p);
@@ -199,4 +200,27 @@ int planctl_data_version(int64_t *out, planctl *p)
         return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
                  : PLANCTL_EINVAL;
     return pctl_data_version(out, p);
+}
+
+int planctl_set_actor(planctl *p, const char *actor)
+{
+    char *copy = NULL;
+    size_t i;
+
+    if (!p)
+        return PLANCTL_EINVAL;
+    if (actor) {
+        if (!*actor || strlen(actor) > 128)
+            return pctl_err(p, PLANCTL_EINVAL,
+                            "an actor is 1 to 128 bytes of printable text");
+        for (i = 0; actor[i]; i++)
+            if ((unsigned char)actor[i] < 0x20 || actor[i] == 0x7f)
+                return pctl_err(p, PLANCTL_EINVAL,
+                                "an actor is 1 to 128 bytes of printable text");
+        if (!(copy = pctl_strdup(actor)))
+            return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    pctl_free(p->actor);
+    p->actor = copy;
+    return 0;
 }

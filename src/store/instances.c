@@ -184,7 +184,8 @@ int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
         msg = pctl_asprintf("instance created from %s@%s", def->name,
                             def->version);
         data = msg ? def_data(def) : NULL;
-        rc = data ? pctl_event_admin(p, inst_id, "instance", msg, "user", data)
+        rc = data ? pctl_event_admin(p, inst_id, "instance", msg, pctl_user(p),
+                                     data)
                   : pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
     if (rc == 0) {
@@ -359,7 +360,8 @@ static int change_instance(planctl_admitted *out, planctl *p,
         rc = save_instance(p, row.id, def_id, explicit_text);
     if (rc == 0)
         rc = (data = def_data(def)) != NULL
-                 ? pctl_event_admin(p, row.id, "instance", reason, "user", data)
+                 ? pctl_event_admin(p, row.id, "instance", reason, pctl_user(p),
+                                    data)
                  : pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     if (rc == 0) {
         a.instance_id = row.id;
@@ -526,8 +528,8 @@ int planctl_instance_delete_opts(int64_t *out, planctl *p, const char *name,
         }
         if (rc == 0)
             rc = pctl_event_admin(p, row.id, "instance",
-                                  "deletion requested: running cleanup", "user",
-                                  NULL);
+                                  "deletion requested: running cleanup",
+                                  pctl_user(p), NULL);
     }
     if (rc == 0) {
         a.instance_id = row.id;

@@ -147,7 +147,7 @@ void pctl_events_free(planctl *p)
 static int queue_event(planctl *p, const pctl_event *e, char *data)
 {
     struct pctl_evq *q = queue_of(p);
-    const char *actor = e->actor ? e->actor : "user";
+    const char *actor = e->actor ? e->actor : pctl_user(p);
     qev *v;
     size_t i;
 
@@ -224,7 +224,7 @@ int pctl_event_admin(planctl *p, int64_t instance_id, const char *entity,
     pctl_bind_id(st, 2, instance_id);
     pctl_bind_text(st, 3, entity);
     pctl_bind_text(st, 4, message);
-    pctl_bind_text(st, 5, actor ? actor : "user");
+    pctl_bind_text(st, 5, actor ? actor : pctl_user(p));
     pctl_bind_text(st, 6, data_json);
     return pctl_q_exec(st);
 }

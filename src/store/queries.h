@@ -42,6 +42,9 @@
     X(instance_mark_deleting)                                                  \
     X(instance_delete)                                                         \
     X(instance_list)                                                           \
+    X(instance_count)                                                          \
+    X(instance_page_named)                                                     \
+    X(instance_page)                                                           \
     X(def_by_name_version)                                                     \
     X(def_latest)                                                              \
     X(def_by_id)                                                               \

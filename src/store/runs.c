@@ -227,13 +227,14 @@ int planctl_run_cancel(int64_t *out, planctl *p, const char *instance,
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
     if (rc == 0)
-        rc = pctl_close_children(p, id, PLANCTL_STATUS_CANCELLED, msg, "user");
+        rc = pctl_close_children(p, id, PLANCTL_STATUS_CANCELLED, msg,
+                                 pctl_user(p));
     if (rc == 0) {
         c.entity = PLANCTL_ENTITY_RUN;
         c.id = id;
         c.to = PLANCTL_STATUS_CANCELLED;
         c.message = msg;
-        c.actor = "user";
+        c.actor = pctl_user(p);
         rc = pctl_gate(p, &c);
     }
     rc = pctl_tx_end(p, rc);
@@ -272,7 +273,7 @@ static int pause_resume(int64_t *out, planctl *p, const char *instance,
         c.id = id;
         c.to = pause ? PLANCTL_STATUS_PAUSED : PLANCTL_STATUS_IN_PROGRESS;
         c.message = pause ? "paused by user" : NULL;
-        c.actor = "user";
+        c.actor = pctl_user(p);
         rc = pctl_gate(p, &c);
     }
     rc = pctl_tx_end(p, rc);

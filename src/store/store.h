@@ -62,7 +62,17 @@ struct planctl {
      * time, pairs (fleet.c pctl_fleet_peer_gone). */
     int64_t *fleet_peers;
     size_t nfleet_peers, capfleet_peers;
+    /* Who acts through this handle (planctl_set_actor): the actor of the
+     * events of its admissions and admin actions; NULL: "user". */
+    char *actor;
 };
+
+/* The actor of what a caller of this handle does: planctl_set_actor()'s,
+ * or "user".  Can't fail. */
+static inline const char *pctl_user(const planctl *p)
+{
+    return p->actor ? p->actor : "user";
+}
 
 /* Sets the executor of a task kind in the handle's one registry of kinds
  * (p->kinds, core/kinds.h), which validation, the engine and preflight
@@ -440,6 +450,28 @@ int pctl_is_server_uri(const char *path);
 char *pctl_uri_shown(const char *path);
 /* The change token, the halves which says (PCTL_TOKEN_*). */
 int pctl_db_changes(pctl_db_token *out, planctl *p, unsigned which);
+
+/* ---- a page of instances (views.c), for the web page ---- */
+
+/* Which instances, in which order: name a substring of the name (NULL:
+ * any), status the status shown (NULL: any), sort "name", "status" or
+ * "age" (the shown run's creation), desc for the reverse order; limit
+ * rows from offset. */
+typedef struct pctl_ipage_query {
+    const char *name, *status, *sort;
+    int desc;
+    int64_t limit, offset;
+} pctl_ipage_query;
+
+/* *out = {"total":N|null, "instances":[{"name","definition":{"name",
+ * "version"},"status","run":null|{"id","plan","status","created_at",
+ * "started_at","finished_at","steps_done","steps_total"},"queued",
+ * "deleting","created_at"}]}: the run shown is the active one, else the
+ * latest that is not queued; status NEVER_RUN or QUEUED without one.
+ * "total" counts every match (null when the page is past the end of a
+ * filtered list).  Only index lookups for the page's rows when sorted by
+ * name without a status.  Errors: ENOMEM, EIO. */
+int pctl_instances_page(json_t **out, planctl *p, const pctl_ipage_query *q);
 
 /* ---- runs as models (views.c), for verify ---- */
 

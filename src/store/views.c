@@ -616,3 +616,108 @@ int planctl_instances_json(char **out, planctl *p)
     json_decref(doc);
     return rc;
 }
+
+/* One row of instance_page or instance_page_named (columns: 0 name,
+ * 1-2 definition, 3 status, 4 run, 5 plan, 6-8 times, 9 steps done,
+ * 10 steps, 11 queued, 12 deleting, 13 created_at, 14 total). */
+static json_t *page_row(pctl_stmt *st)
+{
+    json_t *run = json_null();
+
+    if (!pctl_col_null(st, 4))
+        run = json_pack(
+            "{s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I}", "id",
+            pctl_col_json_int(st, 4), "plan", pctl_col_json_text(st, 5),
+            "status", pctl_col_json_text(st, 3), "created_at",
+            pctl_col_json_time(st, 6), "started_at", pctl_col_json_time(st, 7),
+            "finished_at", pctl_col_json_time(st, 8), "steps_done",
+            (json_int_t)pctl_col_i64(st, 9), "steps_total",
+            (json_int_t)pctl_col_i64(st, 10));
+    if (!run)
+        return NULL;
+    return json_pack("{s:o, s:{s:o, s:o}, s:o, s:o, s:I, s:b, s:o}", "name",
+                     pctl_col_json_text(st, 0), "definition", "name",
+                     pctl_col_json_text(st, 1), "version",
+                     pctl_col_json_text(st, 2), "status",
+                     pctl_col_null(st, 3) ? json_string("NEVER_RUN")
+                                          : pctl_col_json_text(st, 3),
+                     "run", run, "queued", (json_int_t)pctl_col_i64(st, 11),
+                     "deleting", pctl_col_int(st, 12), "created_at",
+                     pctl_col_json_time(st, 13));
+}
+
+static int count_named(int64_t *out, planctl *p, const char *name)
+{
+    pctl_stmt *st = pctl_q(p, PCTL_Q_instance_count);
+    int rc;
+
+    if (!st)
+        return PLANCTL_ERROR;
+    pctl_bind_text(st, 1, name);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW) {
+        *out = pctl_col_i64(st, 0);
+        rc = 0;
+    } else {
+        rc = pctl_q_fail(st, rc);
+    }
+    pctl_reset(st);
+    return rc;
+}
+
+int pctl_instances_page(json_t **out, planctl *p, const pctl_ipage_query *q)
+{
+    int named = !q->status && (!q->sort || !strcmp(q->sort, "name"));
+    pctl_stmt *st =
+        pctl_q(p, named ? PCTL_Q_instance_page_named : PCTL_Q_instance_page);
+    json_t *doc, *arr;
+    int64_t total = -1;
+    int rc, rows = 0;
+
+    *out = NULL;
+    if (!st)
+        return PLANCTL_ERROR;
+    doc = json_pack("{s:n, s:[]}", "total", "instances");
+    arr = doc ? json_object_get(doc, "instances") : NULL;
+    if (!arr) {
+        json_decref(doc);
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    pctl_bind_text(st, 1, q->name);
+    if (named) {
+        pctl_bind_i64(st, 2, q->desc);
+        pctl_bind_i64(st, 3, q->limit);
+        pctl_bind_i64(st, 4, q->offset);
+    } else {
+        pctl_bind_text(st, 2, q->status);
+        pctl_bind_text(st, 3, q->sort ? q->sort : "name");
+        pctl_bind_i64(st, 4, q->desc);
+        pctl_bind_i64(st, 5, q->limit);
+        pctl_bind_i64(st, 6, q->offset);
+    }
+    while ((rc = pctl_step(st)) == PCTL_ROW) {
+        json_t *o = page_row(st);
+
+        if (!named && rows++ == 0)
+            total = pctl_col_i64(st, 14);
+        if (!o || json_array_append_new(arr, o) < 0) {
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+            break;
+        }
+    }
+    pctl_reset(st);
+    rc = rc == PCTL_DONE ? 0 : rc < 0 ? rc : pctl_q_fail(st, rc);
+    if (rc == 0 && named)
+        rc = count_named(&total, p, q->name);
+    else if (rc == 0 && rows == 0 && q->offset == 0)
+        total = 0;
+    if (rc == 0 && total >= 0 &&
+        json_object_set_new(doc, "total", json_integer(total)) < 0)
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if (rc < 0) {
+        json_decref(doc);
+        return rc;
+    }
+    *out = doc;
+    return 0;
+}

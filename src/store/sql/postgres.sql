@@ -233,6 +233,70 @@ SELECT i.name, d.name, d.version,
 FROM instances AS i JOIN definitions AS d ON d.id = i.definition_id
 ORDER BY i.name COLLATE "C";
 
+-- name: instance_count
+SELECT count(*) FROM instances AS i
+WHERE $1::text IS NULL OR strpos(i.name, $1::text) > 0;
+
+-- name: instance_page_named
+SELECT t.name, d.name, d.version,
+    coalesce(r.status, CASE WHEN t.queued > 0 THEN 'QUEUED' END), r.id,
+    r.plan, r.created_at, r.started_at, r.finished_at,
+    (SELECT count(*) FROM steps WHERE run_id = r.id AND status = 'COMPLETE'),
+    (SELECT count(*) FROM steps WHERE run_id = r.id),
+    t.queued, t.deleting, t.created_at, NULL
+FROM
+    (SELECT i.name, i.deleting, i.created_at, i.definition_id,
+        coalesce((SELECT id FROM runs WHERE instance_id = i.id
+                    AND (status = 'PENDING' OR status = 'IN_PROGRESS'
+                         OR status = 'PAUSED')),
+                 (SELECT id FROM runs WHERE instance_id = i.id
+                    AND status <> 'QUEUED' ORDER BY id DESC LIMIT 1)) AS rid,
+        (SELECT count(*) FROM runs WHERE instance_id = i.id
+           AND status = 'QUEUED') AS queued
+     FROM instances AS i
+     WHERE $1::text IS NULL OR strpos(i.name, $1::text) > 0
+     ORDER BY CASE WHEN $2::bigint = 1 THEN i.name COLLATE "C" END DESC, i.name COLLATE "C"
+     LIMIT $3::bigint OFFSET $4::bigint) AS t
+JOIN definitions AS d ON d.id = t.definition_id
+LEFT JOIN runs AS r ON r.id = t.rid
+ORDER BY CASE WHEN $2::bigint = 1 THEN t.name COLLATE "C" END DESC, t.name COLLATE "C";
+
+-- name: instance_page
+SELECT name, dname, dversion, st, rid, plan, rcreated, started_at,
+    finished_at,
+    (SELECT count(*) FROM steps WHERE run_id = rid AND status = 'COMPLETE'),
+    (SELECT count(*) FROM steps WHERE run_id = rid),
+    queued, deleting, created_at, n
+FROM (SELECT u.*, count(*) OVER () AS n
+      FROM (SELECT t.*, d.name AS dname, d.version AS dversion,
+                coalesce(r.status, CASE WHEN t.queued > 0 THEN 'QUEUED'
+                                        ELSE 'NEVER_RUN' END) AS st,
+                r.plan, r.created_at AS rcreated, r.started_at, r.finished_at
+            FROM
+    (SELECT i.name, i.deleting, i.created_at, i.definition_id,
+        coalesce((SELECT id FROM runs WHERE instance_id = i.id
+                    AND (status = 'PENDING' OR status = 'IN_PROGRESS'
+                         OR status = 'PAUSED')),
+                 (SELECT id FROM runs WHERE instance_id = i.id
+                    AND status <> 'QUEUED' ORDER BY id DESC LIMIT 1)) AS rid,
+        (SELECT count(*) FROM runs WHERE instance_id = i.id
+           AND status = 'QUEUED') AS queued
+     FROM instances AS i
+     WHERE $1::text IS NULL OR strpos(i.name, $1::text) > 0) AS t
+            JOIN definitions AS d ON d.id = t.definition_id
+            LEFT JOIN runs AS r ON r.id = t.rid) AS u
+      WHERE $2::text IS NULL OR u.st = $2::text) AS v
+ORDER BY
+    CASE WHEN $3::text = 'status' AND $4::bigint = 0 THEN st END,
+    CASE WHEN $3::text = 'status' AND $4::bigint = 1 THEN st END DESC,
+    CASE WHEN $3::text = 'age' AND $4::bigint = 0
+         THEN coalesce(rcreated, created_at) END,
+    CASE WHEN $3::text = 'age' AND $4::bigint = 1
+         THEN coalesce(rcreated, created_at) END DESC,
+    CASE WHEN $3::text = 'name' AND $4::bigint = 1 THEN name COLLATE "C" END DESC,
+    name COLLATE "C"
+LIMIT $5::bigint OFFSET $6::bigint;
+
 -- name: def_by_name_version
 SELECT id FROM definitions WHERE name = $1 AND version = $2;
 

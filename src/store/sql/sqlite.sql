@@ -210,6 +210,70 @@ SELECT i.name, d.name, d.version,
 FROM instances AS i JOIN definitions AS d ON d.id = i.definition_id
 ORDER BY i.name;
 
+-- name: instance_count
+SELECT count(*) FROM instances AS i
+WHERE ?1 IS NULL OR instr(i.name, ?1) > 0;
+
+-- name: instance_page_named
+SELECT t.name, d.name, d.version,
+    coalesce(r.status, CASE WHEN t.queued > 0 THEN 'QUEUED' END), r.id,
+    r.plan, r.created_at, r.started_at, r.finished_at,
+    (SELECT count(*) FROM steps WHERE run_id = r.id AND status = 'COMPLETE'),
+    (SELECT count(*) FROM steps WHERE run_id = r.id),
+    t.queued, t.deleting, t.created_at, NULL
+FROM
+    (SELECT i.name, i.deleting, i.created_at, i.definition_id,
+        coalesce((SELECT id FROM runs WHERE instance_id = i.id
+                    AND (status = 'PENDING' OR status = 'IN_PROGRESS'
+                         OR status = 'PAUSED')),
+                 (SELECT id FROM runs WHERE instance_id = i.id
+                    AND status <> 'QUEUED' ORDER BY id DESC LIMIT 1)) AS rid,
+        (SELECT count(*) FROM runs WHERE instance_id = i.id
+           AND status = 'QUEUED') AS queued
+     FROM instances AS i
+     WHERE ?1 IS NULL OR instr(i.name, ?1) > 0
+     ORDER BY CASE WHEN ?2 = 1 THEN i.name END DESC, i.name
+     LIMIT ?3 OFFSET ?4) AS t
+JOIN definitions AS d ON d.id = t.definition_id
+LEFT JOIN runs AS r ON r.id = t.rid
+ORDER BY CASE WHEN ?2 = 1 THEN t.name END DESC, t.name;
+
+-- name: instance_page
+SELECT name, dname, dversion, st, rid, plan, rcreated, started_at,
+    finished_at,
+    (SELECT count(*) FROM steps WHERE run_id = rid AND status = 'COMPLETE'),
+    (SELECT count(*) FROM steps WHERE run_id = rid),
+    queued, deleting, created_at, n
+FROM (SELECT u.*, count(*) OVER () AS n
+      FROM (SELECT t.*, d.name AS dname, d.version AS dversion,
+                coalesce(r.status, CASE WHEN t.queued > 0 THEN 'QUEUED'
+                                        ELSE 'NEVER_RUN' END) AS st,
+                r.plan, r.created_at AS rcreated, r.started_at, r.finished_at
+            FROM
+    (SELECT i.name, i.deleting, i.created_at, i.definition_id,
+        coalesce((SELECT id FROM runs WHERE instance_id = i.id
+                    AND (status = 'PENDING' OR status = 'IN_PROGRESS'
+                         OR status = 'PAUSED')),
+                 (SELECT id FROM runs WHERE instance_id = i.id
+                    AND status <> 'QUEUED' ORDER BY id DESC LIMIT 1)) AS rid,
+        (SELECT count(*) FROM runs WHERE instance_id = i.id
+           AND status = 'QUEUED') AS queued
+     FROM instances AS i
+     WHERE ?1 IS NULL OR instr(i.name, ?1) > 0) AS t
+            JOIN definitions AS d ON d.id = t.definition_id
+            LEFT JOIN runs AS r ON r.id = t.rid) AS u
+      WHERE ?2 IS NULL OR u.st = ?2) AS v
+ORDER BY
+    CASE WHEN ?3 = 'status' AND ?4 = 0 THEN st END,
+    CASE WHEN ?3 = 'status' AND ?4 = 1 THEN st END DESC,
+    CASE WHEN ?3 = 'age' AND ?4 = 0
+         THEN coalesce(rcreated, created_at) END,
+    CASE WHEN ?3 = 'age' AND ?4 = 1
+         THEN coalesce(rcreated, created_at) END DESC,
+    CASE WHEN ?3 = 'name' AND ?4 = 1 THEN name END DESC,
+    name
+LIMIT ?5 OFFSET ?6;
+
 -- name: def_by_name_version
 SELECT id FROM definitions WHERE name = ?1 AND version = ?2;
 

@@ -4,7 +4,10 @@
  * cannot carry are replaced; numbers are written with integer arithmetic
  * so no locale changes the decimal point.
  */
-#include "svg_text.h"
+#include "web/svg_text.h"
+
+#include "core/def.h"
+#include "core/utf8.h"
 
 #include <string.h>
 #include <time.h>
@@ -48,7 +51,7 @@ static size_t utf8_next(const unsigned char *s, unsigned long *cp)
  * XML 1.0 cannot hold (U+FFFE, U+FFFF) and bytes that are not UTF-8 as
  * U+FFFD.  At most max characters (0: all), then an ellipsis.
  */
-void svg_esc_max(cli_buf *b, const char *text, size_t max, int keep_lines)
+void svg_esc_max(wb *b, const char *text, size_t max, int keep_lines)
 {
     const unsigned char *s = (const unsigned char *)(text ? text : "");
     size_t count = 0;
@@ -58,74 +61,87 @@ void svg_esc_max(cli_buf *b, const char *text, size_t max, int keep_lines)
         size_t n = utf8_next(s, &cp);
 
         if (max && count++ == max) {
-            cli_buf_add(b, "\xe2\x80\xa6");
+            wb_add(b, "\xe2\x80\xa6");
             return;
         }
         if (n == 0) {
-            cli_buf_add(b, "\xef\xbf\xbd");
+            wb_add(b, "\xef\xbf\xbd");
             s++;
             continue;
         }
         switch (cp) {
         case '&':
-            cli_buf_add(b, "&amp;");
+            wb_add(b, "&amp;");
             break;
         case '<':
-            cli_buf_add(b, "&lt;");
+            wb_add(b, "&lt;");
             break;
         case '>':
-            cli_buf_add(b, "&gt;");
+            wb_add(b, "&gt;");
             break;
         case '"':
-            cli_buf_add(b, "&quot;");
+            wb_add(b, "&quot;");
             break;
         case '\'':
-            cli_buf_add(b, "&apos;");
+            wb_add(b, "&apos;");
             break;
         default:
             if (cp == '\n' && keep_lines)
-                cli_buf_add(b, "\n");
+                wb_add(b, "\n");
             else if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
-                cli_buf_add(b, " ");
+                wb_add(b, " ");
             else if (cp == 0xfffe || cp == 0xffff)
-                cli_buf_add(b, "\xef\xbf\xbd");
+                wb_add(b, "\xef\xbf\xbd");
             else
-                cli_buf_addn(b, (const char *)s, n);
+                wb_addn(b, (const char *)s, n);
         }
         s += n;
     }
 }
 
-void svg_esc(cli_buf *b, const char *text)
+void svg_esc(wb *b, const char *text)
 {
     svg_esc_max(b, text, 0, 0);
 }
 
 /* A tooltip: its lines were built by the renderer, whose text from the
  * database went through svg_add_text(), so every newline is one of ours. */
-void svg_esc_tip(cli_buf *b, const char *text)
+void svg_esc_tip(wb *b, const char *text)
 {
     svg_esc_max(b, text, 0, 1);
 }
 
 /* Appends text from the database to a tooltip, on one line. */
-void svg_add_text(cli_buf *t, const char *text)
+void svg_add_text(wb *t, const char *text)
 {
-    cli_buf_add_clean(t, text ? text : "");
+    const unsigned char *p = (const unsigned char *)(text ? text : "");
+
+    while (*p) {
+        size_t run = 0;
+
+        while (p[run] && !pctl_unsafe_len(p + run))
+            run++;
+        wb_addn(t, (const char *)p, run);
+        p += run;
+        if (!*p)
+            break;
+        wb_add(t, " ");
+        p += pctl_unsafe_len(p);
+    }
 }
 
 /* Appends a length in tenths of a pixel as "12" or "12.5". */
-void svg_px(cli_buf *b, int64_t tenths)
+void svg_px(wb *b, int64_t tenths)
 {
     if (tenths < 0) {
-        cli_buf_add(b, "-");
+        wb_add(b, "-");
         tenths = -tenths;
     }
     if (tenths % 10)
-        cli_buf_addf(b, "%lld.%lld", (long long)(tenths / 10),
-                     (long long)(tenths % 10));
+        wb_addf(b, "%lld.%lld", (long long)(tenths / 10),
+                (long long)(tenths % 10));
     else
-        cli_buf_addf(b, "%lld", (long long)(tenths / 10));
+        wb_addf(b, "%lld", (long long)(tenths / 10));
 }
 
 /* A time in UTC in the given shape, then ".123" when with_ms. */
@@ -189,7 +205,7 @@ void svg_duration(char *buf, size_t size, int64_t ms)
         else
             snprintf(buf, size, "%llds", (long long)(ms / 1000));
     } else {
-        cli_duration_format(buf, size, ms);
+        pctl_duration_coarse(buf, size, ms);
     }
 }
 

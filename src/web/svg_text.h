@@ -1,10 +1,10 @@
 /* svg_text.h - text for the SVG timeline (svg_text.c): XML escaping,
  * lengths in tenths of a pixel, times in UTC, durations, and the colours
- * and words of a status.  Private to render_svg.c. */
-#ifndef PLANCTL_CLI_SVG_TEXT_H
-#define PLANCTL_CLI_SVG_TEXT_H
+ * and words of a status.  Private to svg.c. */
+#ifndef PCTL_WEB_SVG_TEXT_H
+#define PCTL_WEB_SVG_TEXT_H
 
-#include "cli.h"
+#include "web/web.h"
 
 /* The shapes of a time in UTC. */
 typedef enum svg_time_shape {
@@ -22,20 +22,20 @@ typedef enum svg_time_shape {
  * XML 1.0 cannot hold (U+FFFE, U+FFFF) and bytes that are not UTF-8 as
  * U+FFFD.  At most max characters (0: all), then an ellipsis.
  */
-void svg_esc_max(cli_buf *b, const char *text, size_t max, int keep_lines);
+void svg_esc_max(wb *b, const char *text, size_t max, int keep_lines);
 
 /* svg_esc_max() of all of text, on one line. */
-void svg_esc(cli_buf *b, const char *text);
+void svg_esc(wb *b, const char *text);
 
 /* A tooltip: its lines were built by the renderer, whose text from the
  * database went through svg_add_text(), so every newline is one of ours. */
-void svg_esc_tip(cli_buf *b, const char *text);
+void svg_esc_tip(wb *b, const char *text);
 
 /* Appends text from the database to a tooltip, on one line. */
-void svg_add_text(cli_buf *t, const char *text);
+void svg_add_text(wb *t, const char *text);
 
 /* Appends a length in tenths of a pixel as "12" or "12.5". */
-void svg_px(cli_buf *b, int64_t tenths);
+void svg_px(wb *b, int64_t tenths);
 
 /* A time in UTC in the given shape, then ".123" when with_ms. */
 void svg_utc_format(char *buf, size_t size, int64_t ms, svg_time_shape shape,

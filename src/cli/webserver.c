@@ -1,0 +1,973 @@
+/*
+ * webserver.c - the HTTP/1.1 server of `planctl serve` (and `planctl run
+ * --ui`): the library's web page and API (planctl_web_respond()) on a
+ * libuv loop, one thread, so the database handle is only ever used by
+ * one request at a time and never beside the engine's work.
+ *
+ * What it adds to the library's handler:
+ *   - connections: HTTP/1.1 keep-alive and pipelining; at most
+ *     CLI_WEB_MAX_CLIENTS, a request head of 16 KiB and a body of 64 KiB;
+ *     a client that sends nothing whole for 10 s, or stays idle for 30 s
+ *     between requests, is dropped; a stream whose reader is too slow to
+ *     take what it is sent (4 MiB waiting) is dropped;
+ *   - who may ask: with a token, every request carries it (Authorization:
+ *     Bearer, or the cookie that /login?token= sets); on loopback
+ *     without a token, the Host header must name the loopback address,
+ *     so that a web site cannot reach this server by rebinding its own
+ *     name to 127.0.0.1;
+ *   - /stream?path=PAGE: Server-Sent Events for an open page.  Every
+ *     250 ms the server asks the database whether anything was committed
+ *     (planctl_data_version(): SQLite's data_version, PostgreSQL's commit
+ *     counter); when something was, each page that has readers is
+ *     rendered once (?part=live) and sent to all of them if it changed.
+ *     A run page with a running attempt is rendered every second too,
+ *     since its output grows in files, not rows.
+ *
+ * Why not libmicrohttpd: the server must run on the engine's own libuv
+ * loop for `run --ui` (and must never call the handle from two threads);
+ * libmicrohttpd brings its own threads or an external select loop to
+ * bridge, and streams would need its suspend/resume.  What a page needs
+ * (keep-alive, conditional requests, streams, limits) is small enough to
+ * keep here, tested by the browser suite.  No compression: the pages
+ * carry the CSRF secret, and compressing a secret beside text a client
+ * chooses leaks it (BREACH); on loopback or a LAN, bytes are cheap.
+ */
+#include "webserver.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "http.h"
+
+#define HEAD_MS 10000  /* to send a whole request */
+#define IDLE_MS 30000  /* between requests on a kept connection */
+#define TICK_MS 250    /* how often the database is asked for changes */
+#define FOLLOW_MS 1000 /* a page following output: rendered this often */
+#define PING_MS 15000  /* a comment on idle streams, so proxies keep them */
+#define STREAM_BACKLOG (4u << 20)
+
+typedef struct topic {
+    struct topic *next;
+    char *path;
+    char etag[24]; /* of the last body sent */
+    int readers;
+    int follow; /* the page says it follows output (X-Planctl-Follow) */
+    uint64_t rendered;
+} topic;
+
+typedef struct conn {
+    uv_tcp_t tcp;
+    struct conn *next, *prev;
+    struct cli_web *s;
+    char *in;
+    size_t len;
+    uint64_t since; /* the last byte read or written */
+    int closing, stream, keep;
+    size_t queued; /* bytes written but not yet taken by the kernel */
+    topic *topic;
+    char peer[64];
+} conn;
+
+typedef struct wreq {
+    uv_write_t w;
+    conn *c;
+    size_t len;
+    char data[];
+} wreq;
+
+struct cli_web {
+    uv_tcp_t listener;
+    uv_timer_t tick;
+    uv_loop_t *loop;
+    planctl *db;
+    conn *conns;
+    int nconns, open_handles, closing;
+    topic *topics;
+    int64_t version;
+    uint64_t pinged;
+    int allow_actions;
+    char *token;
+    int loopback;
+    char csrf[33];
+    char hosts[3][100]; /* the Host values loopback accepts */
+    void (*done)(void *data);
+    void *done_data;
+};
+
+/* ---- connections ---- */
+
+static void maybe_done(cli_web *s)
+{
+    void (*done)(void *data) = s->done;
+    void *data = s->done_data;
+    topic *t;
+
+    if (!s->closing || s->open_handles > 0)
+        return;
+    while ((t = s->topics) != NULL) {
+        s->topics = t->next;
+        free(t->path);
+        free(t);
+    }
+    free(s->token);
+    free(s);
+    if (done)
+        done(data);
+}
+
+static void conn_closed(uv_handle_t *h)
+{
+    conn *c = h->data;
+    cli_web *s = c->s;
+
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    if (c->topic)
+        c->topic->readers--;
+    s->nconns--;
+    s->open_handles--;
+    free(c->in);
+    free(c);
+    maybe_done(s);
+}
+
+static void conn_close(conn *c)
+{
+    if (c->closing)
+        return;
+    c->closing = 1;
+    uv_close((uv_handle_t *)&c->tcp, conn_closed);
+}
+
+static void written(uv_write_t *w, int status)
+{
+    wreq *r = (wreq *)w;
+    conn *c = r->c;
+
+    c->queued -= r->len;
+    c->since = uv_now(c->s->loop);
+    free(r);
+    if (status < 0 || (!c->keep && !c->stream && c->queued == 0))
+        conn_close(c);
+}
+
+/* Queues n bytes of data on c (copied). */
+static void send_bytes(conn *c, const char *data, size_t n)
+{
+    wreq *r;
+    uv_buf_t b;
+
+    if (c->closing)
+        return;
+    if (!(r = malloc(sizeof *r + n)))
+        cli_oom();
+    memcpy(r->data, data, n);
+    r->c = c;
+    r->len = n;
+    c->queued += n;
+    b = uv_buf_init(r->data, (unsigned int)n);
+    if (uv_write(&r->w, (uv_stream_t *)&c->tcp, &b, 1, written) != 0) {
+        c->queued -= n;
+        free(r);
+        conn_close(c);
+    }
+}
+
+static const char *reason_of(int code)
+{
+    switch (code) {
+    case 200:
+        return "OK";
+    case 303:
+        return "See Other";
+    case 304:
+        return "Not Modified";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 409:
+        return "Conflict";
+    case 411:
+        return "Length Required";
+    case 413:
+        return "Content Too Large";
+    case 415:
+        return "Unsupported Media Type";
+    case 421:
+        return "Misdirected Request";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 501:
+        return "Not Implemented";
+    case 503:
+        return "Service Unavailable";
+    default:
+        return code >= 500 ? "Internal Server Error" : "Error";
+    }
+}
+
+/* Writes one response; head_only leaves the body out (HEAD). */
+static void reply(conn *c, int code, const char *type, const char *headers,
+                  const char *body, size_t len, int head_only)
+{
+    cli_buf b = CLI_BUF_INIT;
+
+    cli_buf_addf(&b, "HTTP/1.1 %d %s\r\n", code, reason_of(code));
+    if (code != 304)
+        cli_buf_addf(&b, "Content-Type: %s\r\nContent-Length: %zu\r\n", type,
+                     len);
+    cli_buf_add(&b, headers ? headers : "");
+    cli_buf_add(&b, c->keep ? "Connection: keep-alive\r\n\r\n"
+                            : "Connection: close\r\n\r\n");
+    if (code != 304 && !head_only)
+        cli_buf_addn(&b, body, len);
+    send_bytes(c, b.s, b.len);
+    cli_buf_free(&b);
+}
+
+static void plain(conn *c, int code, const char *text)
+{
+    c->keep = 0;
+    reply(c, code, "text/plain; charset=utf-8",
+          "X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n",
+          text, strlen(text), 0);
+}
+
+/* ---- the request ---- */
+
+typedef struct req {
+    char method[16];
+    char *target;
+    int minor; /* HTTP/1.minor */
+    const char *host, *origin, *ctype, *inm, *auth, *cookie, *conn, *te;
+    long long clen;
+    const char *body;
+} req;
+
+/* Splits the head at c->in (NUL-terminated at its blank line) into r.
+ * 0, or the HTTP status to refuse it with. */
+static int parse_head(req *r, char *head)
+{
+    char *line = head, *next, *sp1, *sp2;
+
+    memset(r, 0, sizeof *r);
+    r->clen = -1;
+    if (!(next = strstr(line, "\r\n")))
+        return 400;
+    *next = '\0';
+    sp1 = strchr(line, ' ');
+    sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
+    if (!sp1 || !sp2 || (size_t)(sp1 - line) >= sizeof r->method ||
+        strncmp(sp2 + 1, "HTTP/1.", 7) != 0 || !sp2[8] || sp2[9])
+        return 400;
+    memcpy(r->method, line, (size_t)(sp1 - line));
+    r->method[sp1 - line] = '\0';
+    *sp2 = '\0';
+    r->target = sp1 + 1;
+    r->minor = sp2[8] - '0';
+    for (line = next + 2; *line; line = next + 2) {
+        char *colon, *v, *end;
+
+        if (!(next = strstr(line, "\r\n")))
+            return 400;
+        *next = '\0';
+        if (!(colon = strchr(line, ':')))
+            return 400;
+        *colon = '\0';
+        for (v = colon + 1; *v == ' ' || *v == '\t'; v++)
+            ;
+        for (end = v + strlen(v);
+             end > v && (end[-1] == ' ' || end[-1] == '\t');)
+            *--end = '\0';
+        if (!strcasecmp(line, "Host"))
+            r->host = v;
+        else if (!strcasecmp(line, "Origin"))
+            r->origin = v;
+        else if (!strcasecmp(line, "Content-Type"))
+            r->ctype = v;
+        else if (!strcasecmp(line, "If-None-Match"))
+            r->inm = v;
+        else if (!strcasecmp(line, "Authorization"))
+            r->auth = v;
+        else if (!strcasecmp(line, "Cookie"))
+            r->cookie = v;
+        else if (!strcasecmp(line, "Connection"))
+            r->conn = v;
+        else if (!strcasecmp(line, "Transfer-Encoding"))
+            r->te = v;
+        else if (!strcasecmp(line, "Content-Length")) {
+            char *e;
+
+            if (r->clen >= 0 || !*v || *v == '-' || *v == '+')
+                return 400;
+            r->clen = strtoll(v, &e, 10);
+            if (*e)
+                return 400;
+        }
+    }
+    return 0;
+}
+
+/* Compares without an early exit. */
+static int secret_equal(const char *a, size_t la, const char *b)
+{
+    size_t lb = strlen(b), i;
+    unsigned diff = (unsigned)(la != lb);
+
+    for (i = 0; i < la; i++)
+        diff |= (unsigned)(unsigned char)a[i] ^
+                (unsigned)(unsigned char)(i < lb ? b[i] : 0);
+    return diff == 0;
+}
+
+/* Whether r carries the token, in its Authorization header or its
+ * planctl_token cookie. */
+static int authorized(const cli_web *s, const req *r)
+{
+    const char *k;
+
+    if (!s->token)
+        return 1;
+    if (r->auth && !strncasecmp(r->auth, "Bearer ", 7) &&
+        secret_equal(r->auth + 7, strlen(r->auth + 7), s->token))
+        return 1;
+    for (k = r->cookie; k && (k = strstr(k, "planctl_token=")) != NULL; k++) {
+        const char *v = k + 14, *end = v;
+
+        if (k != r->cookie && k[-1] != ' ' && k[-1] != ';')
+            continue;
+        while (*end && *end != ';')
+            end++;
+        if (secret_equal(v, (size_t)(end - v), s->token))
+            return 1;
+    }
+    return 0;
+}
+
+static int host_ok(const cli_web *s, const req *r)
+{
+    int i;
+
+    if (!s->loopback || s->token)
+        return 1;
+    for (i = 0; r->host && i < 3; i++)
+        if (!strcasecmp(r->host, s->hosts[i]))
+            return 1;
+    return 0;
+}
+
+/* /login?token=T: the token as a cookie, then the instances. */
+static void login(conn *c, const req *r)
+{
+    const char *t = strstr(r->target, "token=");
+    size_t n = 0;
+    cli_buf h = CLI_BUF_INIT;
+
+    if (t)
+        for (t += 6; t[n] && t[n] != '&'; n++)
+            ;
+    if (!t || !c->s->token || !secret_equal(t, n, c->s->token)) {
+        static const char page[] =
+            "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<title>Unauthorized</title></head><body><h1>Unauthorized</h1>"
+            "<p id=\"unauthorized\">This planctl server needs its token: open "
+            "/login?token=TOKEN once, or send Authorization: Bearer TOKEN."
+            "</p></body></html>\n";
+
+        reply(c, 401, "text/html; charset=utf-8",
+              "WWW-Authenticate: Bearer realm=\"planctl\"\r\n"
+              "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
+              "Content-Security-Policy: default-src 'none'\r\n",
+              page, sizeof page - 1, 0);
+        return;
+    }
+    cli_buf_add(&h, "Location: /\r\nCache-Control: no-store\r\n"
+                    "Set-Cookie: planctl_token=");
+    cli_buf_addn(&h, t, n);
+    cli_buf_add(&h, "; Path=/; HttpOnly; SameSite=Strict\r\n");
+    reply(c, 303, "text/plain; charset=utf-8", h.s, "", 0, 0);
+    cli_buf_free(&h);
+}
+
+/* ---- the library's pages ---- */
+
+static void web_options(const cli_web *s, planctl_web_options *o,
+                        const char *actor)
+{
+    planctl_web_options init = PLANCTL_WEB_OPTIONS_INIT;
+
+    *o = init;
+    o->allow_actions = s->allow_actions;
+    o->csrf = s->csrf;
+    o->actor = actor;
+    o->stream = 1;
+}
+
+/* Asks the library for target; 0, or -1 when it failed (out of memory). */
+static int render(cli_web *s, planctl_web_response *out, const char *method,
+                  const char *target, const req *r, const char *actor)
+{
+    planctl_web_request wr = PLANCTL_WEB_REQUEST_INIT;
+    planctl_web_options o;
+
+    web_options(s, &o, actor);
+    wr.method = method;
+    wr.target = target;
+    if (r) {
+        wr.host = r->host;
+        wr.origin = r->origin;
+        wr.content_type = r->ctype;
+        wr.if_none_match = r->inm;
+        wr.body = r->body;
+        wr.body_len = r->clen > 0 ? (size_t)r->clen : 0;
+    }
+    return planctl_web_respond(out, s->db, &wr, &o) < 0 ? -1 : 0;
+}
+
+/* The live target of a page: its path with part=live. */
+static char *live_target(const char *path)
+{
+    cli_buf b = CLI_BUF_INIT;
+
+    cli_buf_add(&b, path);
+    cli_buf_add(&b, strchr(path, '?') ? "&part=live" : "?part=live");
+    return b.s;
+}
+
+static void body_tag(char *out, size_t n, const planctl_web_response *w)
+{
+    uint64_t h = 1469598103934665603ull;
+    size_t i;
+
+    for (i = 0; i < w->body_len; i++) {
+        h ^= (unsigned char)w->body[i];
+        h *= 1099511628211ull;
+    }
+    snprintf(out, n, "%016llx", (unsigned long long)h);
+}
+
+/* ---- streams ---- */
+
+/* A percent-decoded copy of the path= value of a /stream target. */
+static char *stream_path(const char *target)
+{
+    const char *v = strstr(target, "?path=");
+    cli_buf b = CLI_BUF_INIT;
+
+    if (!v)
+        return NULL;
+    for (v += 6; *v && *v != '&'; v++) {
+        unsigned hi, lo;
+
+        if (*v == '%' && v[1] && v[2] &&
+            sscanf(v + 1, "%1x%1x", &hi, &lo) == 2) {
+            char ch = (char)(hi * 16 + lo);
+
+            if (!ch)
+                break;
+            cli_buf_addn(&b, &ch, 1);
+            v += 2;
+        } else {
+            cli_buf_addn(&b, *v == '+' ? " " : v, 1);
+        }
+    }
+    if (!b.s || b.s[0] != '/' || !strncmp(b.s, "/stream", 7) ||
+        !strncmp(b.s, "/api/", 5) || !strncmp(b.s, "/assets/", 8) ||
+        strstr(b.s, "part=")) {
+        cli_buf_free(&b);
+        return NULL;
+    }
+    return b.s;
+}
+
+/* The event for a page's new inner HTML: one data: line per line. */
+static void send_update(conn *c, const char *html, size_t n)
+{
+    cli_buf b = CLI_BUF_INIT;
+    size_t i = 0;
+
+    cli_buf_add(&b, "event: update\n");
+    while (i <= n) {
+        size_t e = i;
+
+        while (e < n && html[e] != '\n' && html[e] != '\r')
+            e++;
+        cli_buf_add(&b, "data: ");
+        cli_buf_addn(&b, html + i, e - i);
+        cli_buf_add(&b, "\n");
+        if (e >= n)
+            break;
+        i = e + 1;
+    }
+    cli_buf_add(&b, "\n");
+    if (c->queued > STREAM_BACKLOG)
+        conn_close(c); /* it reads slower than pages change */
+    else
+        send_bytes(c, b.s, b.len);
+    cli_buf_free(&b);
+}
+
+static void open_stream(conn *c, const req *r)
+{
+    cli_web *s = c->s;
+    char *path = stream_path(r->target), *target;
+    planctl_web_response w;
+    topic *t;
+
+    if (!path) {
+        plain(c, 400,
+              "bad request: /stream?path=PAGE names a page, "
+              "e.g. /stream?path=%2Finstances%2Fzk\n");
+        return;
+    }
+    for (t = s->topics; t && strcmp(t->path, path); t = t->next)
+        ;
+    if (!t) {
+        target = live_target(path);
+        if (render(s, &w, "GET", target, r, NULL) < 0) {
+            free(target);
+            free(path);
+            plain(c, 500, "out of memory\n");
+            return;
+        }
+        free(target);
+        if (w.status != 200) {
+            reply(c, w.status, w.content_type, w.headers, w.body, w.body_len,
+                  0);
+            planctl_web_response_clear(&w);
+            free(path);
+            return;
+        }
+        if (!(t = calloc(1, sizeof *t)))
+            cli_oom();
+        t->path = path;
+        path = NULL;
+        body_tag(t->etag, sizeof t->etag, &w);
+        t->follow = w.headers && strstr(w.headers, "X-Planctl-Follow:") != NULL;
+        t->rendered = uv_now(s->loop);
+        t->next = s->topics;
+        s->topics = t;
+        planctl_web_response_clear(&w);
+    }
+    free(path);
+    t->readers++;
+    c->topic = t;
+    c->stream = 1;
+    c->keep = 0;
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    {
+        static const char head[] =
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+            "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
+            "X-Accel-Buffering: no\r\nConnection: keep-alive\r\n\r\n"
+            "retry: 1000\n\n";
+
+        send_bytes(c, head, sizeof head - 1);
+    }
+}
+
+/* Renders each page that has readers and was touched, and sends it to
+ * them when it changed. */
+static void refresh(cli_web *s, int changed)
+{
+    uint64_t now = uv_now(s->loop);
+    topic **pt = &s->topics, *t;
+
+    while ((t = *pt) != NULL) {
+        planctl_web_response w;
+        char tag[24], *target;
+        conn *c;
+
+        if (t->readers == 0) {
+            *pt = t->next;
+            free(t->path);
+            free(t);
+            continue;
+        }
+        pt = &t->next;
+        if (!changed && !(t->follow && now - t->rendered >= FOLLOW_MS))
+            continue;
+        target = live_target(t->path);
+        t->rendered = now;
+        if (render(s, &w, "GET", target, NULL, NULL) < 0) {
+            free(target);
+            continue;
+        }
+        free(target);
+        t->follow = w.headers && strstr(w.headers, "X-Planctl-Follow:") != NULL;
+        if (w.status == 200) {
+            body_tag(tag, sizeof tag, &w);
+            if (strcmp(tag, t->etag) != 0) {
+                memcpy(t->etag, tag, sizeof tag);
+                for (c = s->conns; c; c = c->next)
+                    if (c->topic == t && !c->closing)
+                        send_update(c, w.body, w.body_len);
+            }
+        }
+        planctl_web_response_clear(&w);
+    }
+}
+
+static void on_tick(uv_timer_t *h)
+{
+    cli_web *s = h->data;
+    uint64_t now = uv_now(s->loop);
+    int64_t v = 0;
+    int changed = 0;
+    conn *c, *next;
+
+    if (s->topics && planctl_data_version(&v, s->db) == 0 && v != s->version) {
+        s->version = v;
+        changed = 1;
+    }
+    if (s->topics)
+        refresh(s, changed);
+    for (c = s->conns; c; c = next) {
+        next = c->next;
+        if (c->stream || c->closing || c->queued)
+            continue;
+        if (now - c->since >= (c->len ? HEAD_MS : IDLE_MS))
+            conn_close(c);
+    }
+    if (now - s->pinged >= PING_MS) {
+        s->pinged = now;
+        for (c = s->conns; c; c = c->next)
+            if (c->stream && !c->closing)
+                send_bytes(c, ": ping\n\n", 8);
+    }
+}
+
+/* ---- serving ---- */
+
+static void serve(conn *c, req *r)
+{
+    cli_web *s = c->s;
+    planctl_web_response w;
+    char actor[96];
+    int head = !strcmp(r->method, "HEAD");
+
+    c->keep = r->minor >= 1 ? !(r->conn && !strcasecmp(r->conn, "close"))
+                            : (r->conn && !strcasecmp(r->conn, "keep-alive"));
+    if (!host_ok(s, r)) {
+        plain(c, 421,
+              "misdirected: this server answers to 127.0.0.1 or "
+              "localhost only (Host header)\n");
+        return;
+    }
+    if (!strncmp(r->target, "/login", 6) &&
+        (r->target[6] == '\0' || r->target[6] == '?')) {
+        login(c, r);
+        return;
+    }
+    if (!authorized(s, r)) {
+        static const char page[] =
+            "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<title>Unauthorized</title></head><body><h1>Unauthorized</h1>"
+            "<p id=\"unauthorized\">This planctl server needs its token: open "
+            "/login?token=TOKEN once, or send Authorization: Bearer TOKEN."
+            "</p></body></html>\n";
+
+        reply(c, 401, "text/html; charset=utf-8",
+              "WWW-Authenticate: Bearer realm=\"planctl\"\r\n"
+              "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
+              "Content-Security-Policy: default-src 'none'\r\n",
+              page, sizeof page - 1, head);
+        return;
+    }
+    if (!strcmp(r->method, "GET") && !strncmp(r->target, "/stream", 7) &&
+        (r->target[7] == '\0' || r->target[7] == '?')) {
+        open_stream(c, r);
+        return;
+    }
+    snprintf(actor, sizeof actor, "web %s", c->peer);
+    if (render(s, &w, r->method, r->target, r, actor) < 0) {
+        plain(c, 500, "internal error: out of memory\n");
+        return;
+    }
+    reply(c, w.status, w.content_type, w.headers, w.body, w.body_len, head);
+    planctl_web_response_clear(&w);
+}
+
+/* Serves every whole request in c->in. */
+static void consume(conn *c)
+{
+    while (!c->closing && !c->stream && c->len > 0) {
+        char *end = NULL, save;
+        size_t headlen, total;
+        req r;
+        int bad;
+
+        c->in[c->len] = '\0';
+        if (memchr(c->in, '\0', c->len)) {
+            plain(c, 400, "bad request\n");
+            return;
+        }
+        if (!(end = strstr(c->in, "\r\n\r\n"))) {
+            if (c->len > CLI_WEB_MAX_HEAD)
+                plain(c, 431, "request head too large\n");
+            return;
+        }
+        headlen = (size_t)(end - c->in) + 4;
+        if (headlen > CLI_WEB_MAX_HEAD) {
+            plain(c, 431, "request head too large\n");
+            return;
+        }
+        save = end[2]; /* parse_head needs the head on its own */
+        end[2] = '\0';
+        bad = parse_head(&r, c->in);
+        end[2] = save;
+        if (bad) {
+            plain(c, bad, "bad request\n");
+            return;
+        }
+        if (r.te) {
+            plain(c, 501,
+                  "not implemented: send a body with Content-Length, "
+                  "not Transfer-Encoding\n");
+            return;
+        }
+        if (r.clen > CLI_WEB_MAX_BODY) {
+            plain(c, 413, "request body too large (64 KiB at most)\n");
+            return;
+        }
+        if (!strcmp(r.method, "POST") && r.clen < 0) {
+            plain(c, 411, "a POST needs Content-Length\n");
+            return;
+        }
+        total = headlen + (size_t)(r.clen > 0 ? r.clen : 0);
+        if (c->len < total)
+            return; /* the rest of the body is on its way */
+        /* The body, NUL-terminated for the library (it ends in the
+         * buffer's spare byte or the next request's first, restored). */
+        save = c->in[total];
+        c->in[total] = '\0';
+        r.body = c->in + headlen;
+        serve(c, &r);
+        c->in[total] = save;
+        if (c->closing || c->stream)
+            return;
+        if (!c->keep) {
+            uv_read_stop((uv_stream_t *)&c->tcp);
+            c->len = 0;
+            return;
+        }
+        memmove(c->in, c->in + total, c->len - total);
+        c->len -= total;
+    }
+}
+
+#define IN_CAP (CLI_WEB_MAX_HEAD + CLI_WEB_MAX_BODY + 1)
+
+static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+    conn *c = h->data;
+
+    (void)hint;
+    if (!c->in && !(c->in = malloc(IN_CAP + 1)))
+        cli_oom();
+    *buf = uv_buf_init(c->in + c->len, (unsigned int)(IN_CAP - c->len));
+}
+
+static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
+{
+    conn *c = st->data;
+
+    (void)buf;
+    if (c->closing)
+        return;
+    if (n < 0) {
+        conn_close(c);
+        return;
+    }
+    c->len += (size_t)n;
+    c->since = uv_now(c->s->loop);
+    consume(c);
+    if (!c->closing && !c->stream && c->len >= IN_CAP)
+        plain(c, 413, "request too large\n");
+}
+
+static void peer_name(conn *c)
+{
+    struct sockaddr_storage ss;
+    int len = (int)sizeof ss;
+    char ip[64] = "?";
+
+    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0) {
+        if (ss.ss_family == AF_INET6)
+            uv_ip6_name((struct sockaddr_in6 *)&ss, ip, sizeof ip);
+        else
+            uv_ip4_name((struct sockaddr_in *)&ss, ip, sizeof ip);
+    }
+    snprintf(c->peer, sizeof c->peer, "%s", ip);
+}
+
+/* Makes room by closing the kept connection idle longest. */
+static int drop_idle(cli_web *s, const conn *except)
+{
+    conn *c, *oldest = NULL;
+
+    for (c = s->conns; c; c = c->next)
+        if (c != except && !c->stream && !c->closing && !c->queued &&
+            (!oldest || c->since < oldest->since))
+            oldest = c;
+    if (!oldest)
+        return 0;
+    conn_close(oldest);
+    return 1;
+}
+
+static void on_connection(uv_stream_t *ls, int status)
+{
+    cli_web *s = ls->data;
+    conn *c;
+
+    if (status < 0 || s->closing)
+        return;
+    if (!(c = calloc(1, sizeof *c)))
+        return;
+    c->s = s;
+    uv_tcp_init(s->loop, &c->tcp);
+    c->tcp.data = c;
+    c->since = uv_now(s->loop);
+    c->next = s->conns;
+    if (s->conns)
+        s->conns->prev = c;
+    s->conns = c;
+    s->nconns++;
+    s->open_handles++;
+    if (uv_accept(ls, (uv_stream_t *)&c->tcp) != 0) {
+        conn_close(c);
+        return;
+    }
+    peer_name(c);
+    if (s->nconns > CLI_WEB_MAX_CLIENTS && !drop_idle(s, c)) {
+        plain(c, 503, "too many clients\n");
+        return;
+    }
+    if (uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
+        conn_close(c);
+}
+
+/* ---- the server ---- */
+
+int cli_web_is_loopback(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >>
+                24) == 127;
+    if (sa->sa_family == AF_INET6) {
+        static const unsigned char one[16] = {[15] = 1};
+
+        return !memcmp(&((const struct sockaddr_in6 *)sa)->sin6_addr, one, 16);
+    }
+    return 0;
+}
+
+static void handle_closed(uv_handle_t *h)
+{
+    cli_web *s = h->data;
+
+    s->open_handles--;
+    maybe_done(s);
+}
+
+/* 32 hex digits from the system's random source. */
+static int random_hex(char out[33])
+{
+    unsigned char raw[16];
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC), i;
+    ssize_t n = fd >= 0 ? read(fd, raw, sizeof raw) : -1;
+
+    if (fd >= 0)
+        close(fd);
+    if (n != (ssize_t)sizeof raw)
+        return -1;
+    for (i = 0; i < 16; i++)
+        snprintf(out + 2 * i, 3, "%02x", raw[i]);
+    return 0;
+}
+
+int cli_web_start(cli_web **out, uv_loop_t *loop, planctl *db,
+                  const cli_web_config *cfg, char *url, size_t urlsize,
+                  char *err, size_t errsize)
+{
+    cli_web *s = calloc(1, sizeof *s);
+    struct sockaddr_storage ss;
+    int rc, len = (int)sizeof ss, port;
+    char bound[96];
+
+    *out = NULL;
+    if (!s)
+        cli_oom();
+    s->loop = loop;
+    s->db = db;
+    s->allow_actions = cfg->allow_actions;
+    s->loopback = cli_web_is_loopback(cfg->addr);
+    if (cfg->token && !(s->token = strdup(cfg->token)))
+        cli_oom();
+    uv_tcp_init(loop, &s->listener);
+    uv_timer_init(loop, &s->tick);
+    s->listener.data = s->tick.data = s;
+    s->open_handles = 2;
+    *out = s;
+    if (random_hex(s->csrf) < 0) {
+        snprintf(err, errsize, "cannot read /dev/urandom for the form token");
+        return -1;
+    }
+    if ((rc = uv_tcp_bind(&s->listener, cfg->addr, 0)) != 0 ||
+        (rc = uv_listen((uv_stream_t *)&s->listener, 511, on_connection)) !=
+            0 ||
+        (rc = uv_tcp_getsockname(&s->listener, (struct sockaddr *)&ss, &len)) !=
+            0) {
+        cli_http_format_addr(bound, sizeof bound, cfg->addr);
+        snprintf(err, errsize, "cannot listen on %s: %s", bound,
+                 uv_strerror(rc));
+        return -1;
+    }
+    cli_http_format_addr(bound, sizeof bound, (struct sockaddr *)&ss);
+    snprintf(url, urlsize, "http://%s/", bound);
+    port =
+        ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                       : ((struct sockaddr_in *)&ss)->sin_port);
+    snprintf(s->hosts[0], sizeof s->hosts[0], "%s", bound);
+    snprintf(s->hosts[1], sizeof s->hosts[1], "localhost:%d", port);
+    snprintf(s->hosts[2], sizeof s->hosts[2], "[::1]:%d", port);
+    planctl_data_version(&s->version, db);
+    s->pinged = uv_now(loop);
+    uv_timer_start(&s->tick, on_tick, TICK_MS, TICK_MS);
+    return 0;
+}
+
+void cli_web_close(cli_web *s, void (*done)(void *data), void *data)
+{
+    conn *c;
+
+    if (!s)
+        return;
+    s->closing = 1;
+    s->done = done;
+    s->done_data = data;
+    for (c = s->conns; c; c = c->next)
+        conn_close(c);
+    uv_timer_stop(&s->tick);
+    uv_close((uv_handle_t *)&s->tick, handle_closed);
+    uv_close((uv_handle_t *)&s->listener, handle_closed);
+}

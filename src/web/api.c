@@ -1,0 +1,402 @@
+/*
+ * api.c - /api/v1, the documents of `planctl ... -o json` over HTTP, and
+ * the actions, from the API and from the pages' forms.
+ *
+ *   GET  /api/v1/instances                 planctl instances -o json
+ *   GET  /api/v1/instances/NAME            planctl status NAME -o json
+ *                                          (?plan=P, ?run=ID)
+ *   GET  /api/v1/instances/NAME/history    (?plan=, ?limit=, ?before=)
+ *   GET  /api/v1/instances/NAME/events     (?run=, ?since=, ?limit=, ?tail=)
+ *   GET  /api/v1/instances/NAME/logs       (?run=, ?step=, ?attempt=)
+ *   GET  /api/v1/engines, /api/v1/definitions
+ *   POST /api/v1/instances/NAME/ACTION     trigger, cancel, pause, resume,
+ *                                          retry; a JSON body
+ *
+ * An action goes through the same library calls as the CLI's commands,
+ * so it is admitted or refused by the same rules with the same message,
+ * and its events name the actor the server gave (planctl_set_actor).
+ * Errors are {"schema":1,"error":{"code":"ECONFLICT","message":"..."}}.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "web/web.h"
+
+/* ---- answers ---- */
+
+static void json_text(web_res *res, int status, const char *text)
+{
+    res->status = status;
+    res->type = "application/json";
+    wb_add(&res->body, text);
+    wb_add(&res->body, "\n");
+}
+
+static void json_doc(web_res *res, int status, json_t *doc)
+{
+    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+
+    if (!text) {
+        res->body.oom = 1;
+    } else {
+        json_text(res, status, text);
+        free(text);
+    }
+    json_decref(doc);
+}
+
+static void api_error(web_res *res, int status, const char *code,
+                      const char *msg)
+{
+    json_doc(res, status,
+             json_pack("{s:i, s:{s:s, s:s}}", "schema", 1, "error", "code",
+                       code, "message", msg));
+}
+
+static void api_failed(web_res *res, planctl *p, int rc)
+{
+    api_error(res, web_http_status(rc), planctl_errname(rc), planctl_errmsg(p));
+}
+
+/* A library document (*text, which the call that gave rc set), or the
+ * error.  text is read here, after the call, not as an argument beside
+ * it. */
+static void answer(web_res *res, planctl *p, int rc, char **text)
+{
+    if (rc < 0)
+        api_failed(res, p, rc);
+    else
+        json_text(res, 200, *text);
+    planctl_free(*text);
+    *text = NULL;
+}
+
+/* A whole number from the query: 1 when present and valid, 0 absent,
+ * -1 invalid. */
+static int num(int64_t *out, const web_req *r, const char *key)
+{
+    const char *s = web_param(r, key);
+    char *end;
+    long long v;
+
+    if (!s || !*s)
+        return 0;
+    v = strtoll(s, &end, 10);
+    if (*end || v < 0)
+        return -1;
+    *out = (int64_t)v;
+    return 1;
+}
+
+/* ---- actions ---- */
+
+/* What an action takes, from a form or a JSON body. */
+typedef struct act_args {
+    const char *plan, *reason;
+    int64_t run;
+    int queue;
+} act_args;
+
+/* Runs action on instance as opts->actor.  On success *run is the run it
+ * concerns and 0 is returned; else the library's code (message in p). */
+static int act(planctl *p, const web_req *r, const char *instance,
+               const char *action, const act_args *a, int64_t *run)
+{
+    planctl_admit_options ao = PLANCTL_ADMIT_OPTIONS_INIT;
+    planctl_admitted adm;
+    int rc;
+
+    memset(&adm, 0, sizeof adm);
+    *run = 0;
+    if ((rc = planctl_set_actor(p, r->opts->actor ? r->opts->actor : "web")) <
+        0)
+        return rc;
+    if (!strcmp(action, "trigger")) {
+        ao.queue = a->queue;
+        ao.reason = a->reason && *a->reason ? a->reason : NULL;
+        if (!a->plan || !*a->plan) {
+            planctl_set_actor(p, NULL);
+            return PLANCTL_EINVAL;
+        }
+        rc = planctl_admit_trigger(&adm, p, instance, a->plan, &ao);
+        *run = adm.run;
+    } else if (!strcmp(action, "retry")) {
+        rc = planctl_admit_retry(&adm, p, instance, a->run, &ao);
+        *run = adm.run;
+    } else if (!strcmp(action, "cancel")) {
+        rc = planctl_run_cancel(run, p, instance,
+                                a->reason && *a->reason ? a->reason : NULL);
+    } else if (!strcmp(action, "pause")) {
+        rc = planctl_run_pause(run, p, instance);
+    } else {
+        rc = planctl_run_resume(run, p, instance);
+    }
+    planctl_admitted_clear(&adm);
+    planctl_set_actor(p, NULL);
+    return rc;
+}
+
+static int known_action(const char *a)
+{
+    return !strcmp(a, "trigger") || !strcmp(a, "cancel") ||
+           !strcmp(a, "pause") || !strcmp(a, "resume") || !strcmp(a, "retry");
+}
+
+/* Whether the Origin header, when there is one, is this server's own:
+ * http://HOST or https://HOST with the Host the request came to.  A
+ * browser sends it with every POST, so another site's form or script
+ * is told apart here even before the CSRF check. */
+static int same_origin(const web_req *r)
+{
+    const char *o = r->raw->origin, *h = r->raw->host;
+
+    if (!o)
+        return 1;
+    if (!h)
+        return 0;
+    if (!strncmp(o, "http://", 7))
+        o += 7;
+    else if (!strncmp(o, "https://", 8))
+        o += 8;
+    else
+        return 0;
+    return !strcmp(o, h);
+}
+
+/* Compares without an early exit, so the time taken tells nothing of
+ * how much of the secret was right. */
+static int secret_equal(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), i;
+    unsigned diff = (unsigned)(la != lb);
+
+    for (i = 0; i < la; i++)
+        diff |= (unsigned)(unsigned char)a[i] ^
+                (unsigned)(unsigned char)(i < lb ? b[i] : 0);
+    return diff == 0;
+}
+
+/* Why a POST may not act, or NULL when it may. */
+static const char *refusal(const web_req *r)
+{
+    if (!r->opts->allow_actions)
+        return "read-only: this server takes no action; start planctl "
+               "serve with --allow-actions to allow them";
+    if (!same_origin(r))
+        return "forbidden: the request comes from another site (Origin "
+               "does not match Host)";
+    return NULL;
+}
+
+void web_action_form(web_res *res, planctl *p, const web_req *r,
+                     const char *name, const char *action)
+{
+    web_req form = *r;
+    const char *why = refusal(r), *csrf;
+    act_args a = {0};
+    int64_t run = 0;
+    int rc;
+
+    if (!known_action(action)) {
+        web_page_error(res, r, 404, "not found: no such action");
+        return;
+    }
+    if (why) {
+        web_page_error(res, r, 403, why);
+        return;
+    }
+    /* The form's fields join the query's (route.c keeps both in q). */
+    if (!r->raw->content_type ||
+        strncmp(r->raw->content_type, "application/x-www-form-urlencoded",
+                33) != 0) {
+        web_page_error(res, r, 415,
+                       "unsupported: send the form as "
+                       "application/x-www-form-urlencoded");
+        return;
+    }
+    csrf = web_param(&form, "csrf");
+    if (!r->opts->csrf || strlen(r->opts->csrf) < 16 || !csrf ||
+        !secret_equal(csrf, r->opts->csrf)) {
+        web_page_error(res, r, 403,
+                       "forbidden: the form's token is missing or stale; "
+                       "reload the page and try again");
+        return;
+    }
+    a.plan = web_param(&form, "plan");
+    a.reason = web_param(&form, "reason");
+    a.queue = web_param(&form, "queue") != NULL;
+    if (num(&a.run, &form, "run") < 0) {
+        web_page_error(res, r, 400,
+                       "invalid run: give a run id (a number) "
+                       "or leave it empty for the latest");
+        return;
+    }
+    if (!strcmp(action, "trigger") && (!a.plan || !*a.plan)) {
+        web_page_error(res, r, 400, "missing plan: choose the plan to trigger");
+        return;
+    }
+    if ((rc = act(p, r, name, action, &a, &run)) < 0) {
+        web_page_error(res, r, web_http_status(rc), planctl_errmsg(p));
+        return;
+    }
+    res->status = 303;
+    wb_add(&res->headers, "Location: /instances/");
+    wb_url(&res->headers, name);
+    wb_add(&res->headers, "?done=");
+    wb_add(&res->headers, action);
+    wb_add(&res->headers, "\r\n");
+    wb_add(&res->body, "done\n");
+    res->type = "text/plain; charset=utf-8";
+}
+
+static void api_action(web_res *res, planctl *p, const web_req *r,
+                       const char *name, const char *action)
+{
+    const char *why = refusal(r);
+    json_t *body = NULL, *v;
+    json_error_t jerr;
+    act_args a = {0};
+    int64_t run = 0;
+    int rc;
+
+    if (!known_action(action)) {
+        api_error(
+            res, 404, "ENOTFOUND",
+            "no such action: use trigger, cancel, pause, resume or retry");
+        return;
+    }
+    if (why) {
+        api_error(res, 403, "EFORBIDDEN", why);
+        return;
+    }
+    /* A JSON body cannot come from another site's form without the
+     * browser asking this server first (CORS), which it never allows. */
+    if (!r->raw->content_type ||
+        strncmp(r->raw->content_type, "application/json", 16) != 0) {
+        api_error(res, 415, "EINVAL",
+                  "unsupported: send a JSON object with Content-Type "
+                  "application/json");
+        return;
+    }
+    if (r->raw->body_len &&
+        !(body = json_loadb(r->raw->body, r->raw->body_len, 0, &jerr))) {
+        api_error(res, 400, "EINVAL", "invalid JSON body");
+        return;
+    }
+    if (body && !json_is_object(body)) {
+        json_decref(body);
+        api_error(res, 400, "EINVAL", "the body must be a JSON object");
+        return;
+    }
+    a.plan = json_string_value(json_object_get(body, "plan"));
+    a.reason = json_string_value(json_object_get(body, "reason"));
+    a.queue = json_is_true(json_object_get(body, "queue"));
+    v = json_object_get(body, "run");
+    if (json_is_integer(v) && json_integer_value(v) > 0)
+        a.run = (int64_t)json_integer_value(v);
+    else if (v && !json_is_null(v)) {
+        json_decref(body);
+        api_error(res, 400, "EINVAL", "\"run\" must be a run id (a number)");
+        return;
+    }
+    if (!strcmp(action, "trigger") && !a.plan) {
+        json_decref(body);
+        api_error(res, 400, "EINVAL", "missing \"plan\": the plan to trigger");
+        return;
+    }
+    rc = act(p, r, name, action, &a, &run);
+    json_decref(body);
+    if (rc < 0) {
+        api_failed(res, p, rc);
+        return;
+    }
+    json_doc(res, 200,
+             json_pack("{s:i, s:s, s:s, s:o}", "schema", 1, "instance", name,
+                       "action", action, "run",
+                       run > 0 ? json_integer(run) : json_null()));
+}
+
+/* ---- documents ---- */
+
+static void instance_doc(web_res *res, planctl *p, const web_req *r,
+                         const char *name, const char *what)
+{
+    char *text = NULL;
+    int64_t v = 0;
+    int bad = 0;
+
+    if (!what) {
+        planctl_status_options o = PLANCTL_STATUS_OPTIONS_INIT;
+
+        o.plan = web_param(r, "plan");
+        bad = num(&o.run, r, "run") < 0;
+        if (!bad)
+            answer(res, p, planctl_status_json(&text, p, name, &o), &text);
+    } else if (!strcmp(what, "history")) {
+        planctl_history_options o = PLANCTL_HISTORY_OPTIONS_INIT;
+
+        o.plan = web_param(r, "plan");
+        bad = num(&o.before, r, "before") < 0 || num(&v, r, "limit") < 0 ||
+              v > 100000;
+        o.limit = (int)v;
+        if (!bad)
+            answer(res, p, planctl_history_json(&text, p, name, &o), &text);
+    } else if (!strcmp(what, "events")) {
+        planctl_events_options o = PLANCTL_EVENTS_OPTIONS_INIT;
+        int64_t lim = 0, tail = 0;
+
+        o.instance = name;
+        bad = num(&o.run, r, "run") < 0 || num(&o.since, r, "since") < 0 ||
+              num(&lim, r, "limit") < 0 || num(&tail, r, "tail") < 0 ||
+              lim > 100000 || tail > 100000;
+        o.limit = (int)lim;
+        o.tail = (int)tail;
+        if (!bad)
+            answer(res, p, planctl_events_json(&text, p, &o), &text);
+    } else if (!strcmp(what, "logs")) {
+        planctl_logs_options o = PLANCTL_LOGS_OPTIONS_INIT;
+
+        o.step = web_param(r, "step");
+        bad = num(&o.run, r, "run") < 0 || num(&v, r, "attempt") < 0 ||
+              v > 1000000;
+        o.attempt = (int)v;
+        if (!bad)
+            answer(res, p, planctl_logs_json(&text, p, name, &o), &text);
+    } else {
+        api_error(res, 404, "ENOTFOUND", "no such document");
+        return;
+    }
+    if (bad)
+        api_error(res, 400, "EINVAL",
+                  "a number in the query is not a whole number in range");
+}
+
+void web_api(web_res *res, planctl *p, const web_req *r)
+{
+    int get = !strcmp(r->raw->method, "GET") || !strcmp(r->raw->method, "HEAD");
+    char *text = NULL;
+
+    if (!get && strcmp(r->raw->method, "POST") != 0) {
+        wb_add(&res->headers, "Allow: GET, HEAD, POST\r\n");
+        api_error(res, 405, "EINVAL", "method not allowed");
+        return;
+    }
+    if (!get) {
+        if (r->nseg == 5 && !strcmp(r->seg[2], "instances"))
+            api_action(res, p, r, r->seg[3], r->seg[4]);
+        else
+            api_error(res, 405, "EINVAL", "only actions are POSTed");
+        return;
+    }
+    if (r->nseg == 3 && !strcmp(r->seg[2], "instances"))
+        answer(res, p, planctl_instances_json(&text, p), &text);
+    else if (r->nseg == 3 && !strcmp(r->seg[2], "engines"))
+        answer(res, p, planctl_engines_json(&text, p), &text);
+    else if (r->nseg == 3 && !strcmp(r->seg[2], "definitions"))
+        answer(res, p, planctl_definitions_json(&text, p), &text);
+    else if ((r->nseg == 4 || r->nseg == 5) && !strcmp(r->seg[2], "instances"))
+        instance_doc(res, p, r, r->seg[3], r->nseg == 5 ? r->seg[4] : NULL);
+    else
+        api_error(res, 404, "ENOTFOUND",
+                  "no such document: see /api/v1/instances");
+}

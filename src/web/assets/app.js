@@ -1,0 +1,150 @@
+// app.js - keeps a planctl page live, without a framework.
+//
+// The page works without this script; with it:
+// - the live region (main#live) is updated in place when the database
+//   changes: from the server's stream (/stream?path=..., Server-Sent
+//   Events) when it offers one, else by asking for the region again
+//   (?part=live, conditional: 304 while nothing changed) every second.
+//   When the stream drops, the page falls back to asking.
+// - an update keeps what the reader did: which phases are open, where
+//   the page and each output are scrolled, an output followed at its end.
+// - times are shown in the reader's zone with the zone named; the UTC
+//   time stays in the title (on hover).  Running things count up.
+"use strict";
+
+(function () {
+  var main = document.getElementById("live");
+  var root = document.documentElement;
+  var pollTimer = null;
+  var source = null;
+  var lastText = null;
+
+  function zoneName(d) {
+    try {
+      var parts = new Intl.DateTimeFormat(undefined, { timeZoneName: "short" })
+        .formatToParts(d);
+      for (var i = 0; i < parts.length; i++)
+        if (parts[i].type === "timeZoneName") return parts[i].value;
+    } catch (e) { /* an old browser: no zone name */ }
+    return "";
+  }
+
+  function pad(n) { return (n < 10 ? "0" : "") + n; }
+
+  function localTimes(scope) {
+    var els = scope.querySelectorAll("time[datetime]");
+    for (var i = 0; i < els.length; i++) {
+      var t = els[i], d = new Date(t.getAttribute("datetime"));
+      if (isNaN(d.getTime())) continue;
+      t.textContent = d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" +
+        pad(d.getDate()) + " " + pad(d.getHours()) + ":" + pad(d.getMinutes()) +
+        ":" + pad(d.getSeconds()) + " " + zoneName(d);
+      t.title = t.getAttribute("datetime").replace("T", " ").replace("Z", " UTC");
+    }
+  }
+
+  function human(ms) {
+    var s = Math.max(0, Math.floor(ms / 1000));
+    if (s < 60) return s + "s";
+    var m = Math.floor(s / 60);
+    if (m < 60) return m + "m" + (s % 60 ? (s % 60) + "s" : "");
+    var h = Math.floor(m / 60);
+    return h + "h" + (m % 60 ? (m % 60) + "m" : "");
+  }
+
+  function tick() {
+    var els = document.querySelectorAll(".elapsed[data-since]");
+    for (var i = 0; i < els.length; i++) {
+      var since = Date.parse(els[i].getAttribute("data-since"));
+      if (!isNaN(since)) els[i].textContent = "running " + human(Date.now() - since);
+    }
+  }
+
+  // What the reader did, read before an update and put back after it.
+  function keep() {
+    var state = { open: {}, scroll: {}, bottom: {}, x: window.scrollX, y: window.scrollY };
+    var d = main.querySelectorAll("details[id]");
+    for (var i = 0; i < d.length; i++) state.open[d[i].id] = d[i].open;
+    var o = main.querySelectorAll(".attempt");
+    for (var j = 0; j < o.length; j++) {
+      var pre = o[j].querySelector("pre.output");
+      if (!pre) continue;
+      var key = o[j].getAttribute("data-step") + "#" + o[j].getAttribute("data-attempt");
+      state.scroll[key] = pre.scrollTop;
+      state.bottom[key] = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+    }
+    return state;
+  }
+
+  function restore(state) {
+    var d = main.querySelectorAll("details[id]");
+    for (var i = 0; i < d.length; i++)
+      if (Object.prototype.hasOwnProperty.call(state.open, d[i].id))
+        d[i].open = state.open[d[i].id];
+    var o = main.querySelectorAll(".attempt");
+    for (var j = 0; j < o.length; j++) {
+      var pre = o[j].querySelector("pre.output");
+      if (!pre) continue;
+      var key = o[j].getAttribute("data-step") + "#" + o[j].getAttribute("data-attempt");
+      if (state.bottom[key]) pre.scrollTop = pre.scrollHeight;
+      else if (key in state.scroll) pre.scrollTop = state.scroll[key];
+    }
+    window.scrollTo(state.x, state.y);
+  }
+
+  function apply(html) {
+    if (html === lastText) return;
+    lastText = html;
+    var state = keep();
+    // The server escaped every value it put in this HTML (src/web).
+    main.innerHTML = html;
+    restore(state);
+    localTimes(main);
+    tick();
+    main.setAttribute("data-updates", String(+main.getAttribute("data-updates") + 1));
+  }
+
+  function livePath() {
+    var q = new URLSearchParams(location.search);
+    q.delete("done");
+    var s = q.toString();
+    return location.pathname + (s ? "?" + s : "");
+  }
+
+  function poll() {
+    root.setAttribute("data-live", "poll");
+    var path = livePath();
+    var url = path + (path.indexOf("?") < 0 ? "?" : "&") + "part=live";
+    function again() { pollTimer = setTimeout(poll1, 1000); }
+    function poll1() {
+      fetch(url, { cache: "no-cache", credentials: "same-origin" })
+        .then(function (r) {
+          if (r.status === 200) return r.text().then(apply);
+          return null;
+        })
+        .catch(function () { /* the server is away: ask again */ })
+        .then(again);
+    }
+    poll1();
+  }
+
+  function stream() {
+    if (typeof window.EventSource !== "function") { poll(); return; }
+    source = new EventSource("/stream?path=" + encodeURIComponent(livePath()));
+    source.addEventListener("open", function () { root.setAttribute("data-live", "sse"); });
+    source.addEventListener("update", function (e) { apply(e.data); });
+    source.addEventListener("error", function () {
+      // Dropped (the server restarted, a proxy cut it): ask instead.
+      if (source) source.close();
+      source = null;
+      if (!pollTimer) poll();
+    });
+  }
+
+  localTimes(document);
+  tick();
+  setInterval(tick, 1000);
+  if (!main || !main.hasAttribute("data-live-path")) return;
+  if (document.body.getAttribute("data-stream") === "1") stream();
+  else poll();
+})();

@@ -1,0 +1,1162 @@
+/*
+ * pages.c - the HTML pages, written from the same JSON documents the CLI
+ * prints (planctl_status_json() and the others), so that a page and
+ * `planctl status` cannot disagree.
+ *
+ * Every page is a header, a <main id="live"> region and what follows it.
+ * ?part=live answers only the region's inner HTML: what app.js asks for
+ * (or what /stream sends) to update an open page in place.  Forms stay
+ * outside the region, so an update never takes the text being typed.
+ * Times are written in UTC inside <time datetime>; app.js shows them in
+ * the reader's zone with the zone named, and the UTC time on hover.
+ * Nothing here measures to "now": a page changes only when the database
+ * does, so its ETag holds while nothing happens (app.js counts elapsed
+ * times on the reader's side).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/def.h"
+#include "core/timefmt.h"
+#include "store/store.h"
+#include "web/web.h"
+
+#define PAGE_SIZE 50
+/* A phase with more steps than this is shown folded, with its counts. */
+#define BIG_PHASE 25
+/* The events a run page shows: its last ones. */
+#define RUN_EVENTS 200
+
+/* ---- JSON fields ---- */
+
+const char *web_jstr(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+int web_jint(int64_t *out, const json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+
+    if (!json_is_integer(v))
+        return 0;
+    *out = (int64_t)json_integer_value(v);
+    return 1;
+}
+
+int web_jtime(int64_t *out, const json_t *o, const char *key)
+{
+    const char *s = web_jstr(o, key);
+
+    return s && pctl_time_parse(out, s) == 0;
+}
+
+#define js web_jstr
+#define ji web_jint
+
+/* ---- pieces ---- */
+
+static const char *status_icon(const char *s)
+{
+    static const struct {
+        const char *status, *icon;
+    } icons[] = {
+        {"COMPLETE", "\xE2\x9C\x94"},    /* ✔ */
+        {"IN_PROGRESS", "\xE2\x96\xB6"}, /* ▶ */
+        {"PENDING", "\xE2\x97\x8B"},     /* ○ */
+        {"QUEUED", "\xE2\x8B\xAF"},      /* ⋯ */
+        {"PAUSED", "\xE2\x8F\xB8"},      /* ⏸ */
+        {"ERROR", "\xE2\x9A\xA0"},       /* ⚠ */
+        {"FATAL_ERROR", "\xE2\x9C\x96"}, /* ✖ */
+        {"CANCELLED", "\xE2\x8A\x98"},   /* ⊘ */
+        {"NEVER_RUN", "\xE2\x80\x93"},   /* – */
+    };
+    size_t i;
+
+    for (i = 0; s && i < sizeof icons / sizeof icons[0]; i++)
+        if (!strcmp(icons[i].status, s))
+            return icons[i].icon;
+    return "?";
+}
+
+/* The status as an icon and its word: never colour alone. */
+static void status_span(wb *w, const char *s)
+{
+    if (!s)
+        s = "NEVER_RUN";
+    wb_add(w, "<span class=\"status s-");
+    wb_text(w, s);
+    wb_add(w, "\" data-status=\"");
+    wb_text(w, s);
+    wb_add(w, "\"><span aria-hidden=\"true\">");
+    wb_add(w, status_icon(s));
+    wb_add(w, "</span> ");
+    wb_text(w, s);
+    wb_add(w, "</span>");
+}
+
+/* An RFC 3339 time from a document, shown in UTC until app.js makes it
+ * local; "–" for null. */
+static void time_el(wb *w, const char *iso)
+{
+    if (!iso) {
+        wb_add(w, "<span class=\"none\">\xE2\x80\x93</span>");
+        return;
+    }
+    wb_add(w, "<time datetime=\"");
+    wb_text(w, iso);
+    wb_add(w, "\" title=\"");
+    wb_text(w, iso);
+    wb_add(w, "\">");
+    if (strlen(iso) >= 19) {
+        wb_addn(w, iso, 10);
+        wb_add(w, " ");
+        wb_addn(w, iso + 11, 8);
+        wb_add(w, " UTC");
+    } else {
+        wb_text(w, iso);
+    }
+    wb_add(w, "</time>");
+}
+
+/* How long something took; for one still going, an element app.js
+ * counts up from its start. */
+static void duration_el(wb *w, const json_t *o)
+{
+    int64_t ms, a, b;
+    char buf[64];
+
+    if (!ji(&ms, o, "duration_ms") && web_jtime(&a, o, "started_at") &&
+        web_jtime(&b, o, "finished_at"))
+        ms = b - a;
+    else if (!js(o, "finished_at") || !ji(&ms, o, "duration_ms"))
+        ms = -1;
+    if (js(o, "finished_at") && ms >= 0) {
+        pctl_duration_format(buf, sizeof buf, ms);
+        wb_add(w, buf);
+    } else if (js(o, "started_at") && !js(o, "finished_at")) {
+        wb_add(w, "<span class=\"elapsed\" data-since=\"");
+        wb_text(w, js(o, "started_at"));
+        wb_add(w, "\">running</span>");
+    }
+}
+
+static void instance_href(wb *w, const char *name)
+{
+    wb_add(w, "/instances/");
+    wb_url(w, name);
+}
+
+static void run_link(wb *w, const char *instance, int64_t run)
+{
+    wb_add(w, "<a href=\"");
+    instance_href(w, instance);
+    wb_addf(w, "/runs/%lld\">run %lld</a>", (long long)run, (long long)run);
+}
+
+/* ---- the frame ---- */
+
+/* The document up to its content: head, header, the flash of an action
+ * just done.  Nothing for ?part=live. */
+static void page_head(web_res *res, const web_req *r, const char *title)
+{
+    wb *w = &res->body;
+    const char *done = web_param(r, "done");
+    static const struct {
+        const char *action, *said;
+    } flashes[] = {
+        {"trigger", "Triggered: the run is admitted."},
+        {"cancel", "Cancelled: the active run is ending."},
+        {"pause", "Paused: running steps finish, nothing new starts."},
+        {"resume", "Resumed."},
+        {"retry", "Retry admitted."},
+    };
+    size_t i;
+
+    res->status = 200;
+    if (r->live)
+        return;
+    wb_add(w, "<!DOCTYPE html>\n<html lang=\"en\" data-live=\"off\"><head>"
+              "<meta charset=\"utf-8\">"
+              "<meta name=\"viewport\" content=\"width=device-width, "
+              "initial-scale=1\">"
+              "<meta name=\"color-scheme\" content=\"light dark\">"
+              "<title>");
+    wb_text(w, title);
+    wb_add(w, " \xC2\xB7 planctl</title>"
+              "<link rel=\"stylesheet\" href=\"/assets/app.css\">"
+              "<script src=\"/assets/app.js\" defer></script></head>\n");
+    wb_addf(w, "<body data-stream=\"%d\">", r->opts->stream ? 1 : 0);
+    wb_add(w, "<a class=\"skip\" href=\"#live\">Skip to content</a>"
+              "<header><a class=\"brand\" href=\"/\">planctl</a><nav "
+              "aria-label=\"Main\"><a href=\"/\">Instances</a> "
+              "<a href=\"/engines\">Engines</a></nav>");
+    wb_add(w, r->opts->allow_actions
+                  ? "<span class=\"mode\">actions allowed</span>"
+                  : "<span class=\"mode\">read-only</span>");
+    wb_add(w, "</header>\n");
+    for (i = 0; done && i < sizeof flashes / sizeof flashes[0]; i++)
+        if (!strcmp(done, flashes[i].action)) {
+            wb_add(w, "<p id=\"flash\" role=\"status\">");
+            wb_add(w, flashes[i].said);
+            wb_add(w, "</p>");
+        }
+}
+
+/* Opens the live region, whose inner HTML is what ?part=live answers. */
+static void page_main(web_res *res, const web_req *r, const char *live_path)
+{
+    wb *w = &res->body;
+
+    if (r->live)
+        return;
+    wb_add(w, "<main id=\"live\" tabindex=\"-1\" data-updates=\"0\"");
+    if (live_path) {
+        wb_add(w, " data-live-path=\"");
+        wb_text(w, live_path);
+        wb_add(w, "\"");
+    }
+    wb_add(w, ">\n");
+}
+
+static void page_main_end(web_res *res, const web_req *r)
+{
+    if (!r->live)
+        wb_add(&res->body, "</main>\n");
+}
+
+static void page_end(web_res *res, const web_req *r)
+{
+    if (!r->live)
+        wb_add(&res->body, "<footer>planctl " PLANCTL_VERSION
+                           " \xC2\xB7 <a href=\"/api/v1/instances\">JSON "
+                           "API</a></footer>\n</body></html>\n");
+}
+
+int web_http_status(int rc)
+{
+    switch (rc) {
+    case PLANCTL_EINVAL:
+    case PLANCTL_EDEFINITION:
+    case PLANCTL_EPREFLIGHT:
+        return 400;
+    case PLANCTL_ENOTFOUND:
+        return 404;
+    case PLANCTL_ECONFLICT:
+    case PLANCTL_ESTALE:
+    case PLANCTL_ETRANSITION:
+        return 409;
+    case PLANCTL_EBUSY:
+        return 503;
+    default:
+        return 500;
+    }
+}
+
+void web_page_error(web_res *res, const web_req *r, int status, const char *msg)
+{
+    web_req plain = *r;
+
+    wb_free(&res->body);
+    plain.live = 0;
+    page_head(res, &plain, status == 401 ? "Unauthorized" : "Error");
+    page_main(res, &plain, NULL);
+    res->status = status;
+    res->type = "text/html; charset=utf-8";
+    wb_add(&res->body, status == 401
+                           ? "<h1>Unauthorized</h1><p id=\"unauthorized\">"
+                           : "<h1>Error</h1><p id=\"error\" role=\"alert\">");
+    wb_text(&res->body, msg);
+    wb_add(&res->body, "</p><p><a href=\"/\">All instances</a></p>");
+    page_main_end(res, &plain);
+    page_end(res, &plain);
+}
+
+/* A library call failed: its message on an error page. */
+static void failed(web_res *res, planctl *p, const web_req *r, int rc)
+{
+    web_page_error(res, r, web_http_status(rc), planctl_errmsg(p));
+}
+
+/* ---- instances ---- */
+
+static const char *const statuses[] = {
+    "PENDING", "QUEUED",      "IN_PROGRESS", "PAUSED",   "COMPLETE",
+    "ERROR",   "FATAL_ERROR", "CANCELLED",   "NEVER_RUN"};
+
+/* A link to the instances page with the current filter and these. */
+static void list_href(wb *w, const web_req *r, const char *sort,
+                      const char *order, int64_t page)
+{
+    const char *name = web_param(r, "name"), *st = web_param(r, "status");
+
+    wb_add(w, "/?sort=");
+    wb_url(w, sort);
+    wb_add(w, "&amp;order=");
+    wb_url(w, order);
+    if (name && *name) {
+        wb_add(w, "&amp;name=");
+        wb_url(w, name);
+    }
+    if (st && *st) {
+        wb_add(w, "&amp;status=");
+        wb_url(w, st);
+    }
+    if (page > 1)
+        wb_addf(w, "&amp;page=%lld", (long long)page);
+}
+
+static void sort_th(wb *w, const web_req *r, const char *key, const char *label,
+                    const char *sort, int desc)
+{
+    int on = !strcmp(sort, key);
+
+    wb_add(w, "<th scope=\"col\"");
+    if (on)
+        wb_add(w,
+               desc ? " aria-sort=\"descending\"" : " aria-sort=\"ascending\"");
+    wb_add(w, "><a href=\"");
+    list_href(w, r, key, on && !desc ? "desc" : "asc", 1);
+    wb_add(w, "\">");
+    wb_add(w, label);
+    if (on)
+        wb_add(w, desc ? " \xE2\x86\x93" : " \xE2\x86\x91");
+    wb_add(w, "</a></th>");
+}
+
+void web_page_instances(web_res *res, planctl *p, const web_req *r)
+{
+    pctl_ipage_query q = {0};
+    const char *sort = web_param(r, "sort"), *order = web_param(r, "order");
+    const char *name = web_param(r, "name"), *st = web_param(r, "status");
+    const char *pg = web_param(r, "page");
+    int64_t page = pg ? atoll(pg) : 1, total = -1;
+    json_t *doc = NULL, *arr, *o;
+    wb *w = &res->body;
+    size_t i;
+    int rc;
+
+    if (!sort || (strcmp(sort, "status") && strcmp(sort, "age")))
+        sort = "name";
+    if (page < 1 || page > 1000000)
+        page = 1;
+    q.name = name && *name ? name : NULL;
+    q.status = NULL;
+    for (i = 0; st && i < sizeof statuses / sizeof statuses[0]; i++)
+        if (!strcmp(st, statuses[i]))
+            q.status = statuses[i];
+    q.sort = sort;
+    q.desc = order && !strcmp(order, "desc");
+    q.limit = PAGE_SIZE;
+    q.offset = (page - 1) * PAGE_SIZE;
+    if ((rc = pctl_instances_page(&doc, p, &q)) < 0) {
+        failed(res, p, r, rc);
+        return;
+    }
+    ji(&total, doc, "total");
+    arr = json_object_get(doc, "instances");
+
+    page_head(res, r, "Instances");
+    if (!r->live) {
+        /* The filter: a GET form, outside the live region. */
+        wb_add(w, "<h1>Instances</h1><form id=\"filter\" method=\"get\" "
+                  "action=\"/\" role=\"search\"><label>Name contains "
+                  "<input name=\"name\" type=\"search\" value=\"");
+        wb_text(w, q.name);
+        wb_add(w, "\"></label> <label>Status <select name=\"status\">"
+                  "<option value=\"\">any</option>");
+        for (i = 0; i < sizeof statuses / sizeof statuses[0]; i++)
+            wb_addf(w, "<option%s>%s</option>",
+                    q.status == statuses[i] ? " selected" : "", statuses[i]);
+        wb_add(w, "</select></label> <input type=\"hidden\" name=\"sort\" "
+                  "value=\"");
+        wb_text(w, sort);
+        wb_add(w, "\"><button>Filter</button></form>");
+    }
+    page_main(res, r, "/");
+
+    if (total >= 0)
+        wb_addf(w, "<p class=\"count\">%lld instance%s%s</p>", (long long)total,
+                total == 1 ? "" : "s", q.name || q.status ? " match" : "");
+    if (json_array_size(arr) == 0) {
+        wb_add(w, "<p id=\"empty\">");
+        wb_add(w, q.name || q.status ? "No instance matches the filter."
+                                     : "No instance yet: create one with "
+                                       "<code>planctl create</code>.");
+        wb_add(w, "</p>");
+    } else {
+        wb_add(w, "<div class=\"scroll\"><table id=\"instances\"><thead><tr>");
+        sort_th(w, r, "name", "Name", sort, q.desc);
+        wb_add(w, "<th scope=\"col\">Definition</th>");
+        sort_th(w, r, "status", "Status", sort, q.desc);
+        wb_add(w, "<th scope=\"col\">Run</th><th scope=\"col\">Progress</th>");
+        sort_th(w, r, "age", "Started", sort, q.desc);
+        wb_add(w, "<th scope=\"col\">Queued</th></tr></thead><tbody>\n");
+        json_array_foreach(arr, i, o)
+        {
+            const json_t *run = json_object_get(o, "run"),
+                         *def = json_object_get(o, "definition");
+            int64_t id = 0, done = 0, all = 0, queued = 0;
+
+            wb_add(w, "<tr data-instance=\"");
+            wb_text(w, js(o, "name"));
+            wb_add(w, "\"><td class=\"name\"><a href=\"");
+            instance_href(w, js(o, "name"));
+            wb_add(w, "\">");
+            wb_text(w, js(o, "name"));
+            wb_add(w, "</a>");
+            if (json_is_true(json_object_get(o, "deleting")))
+                wb_add(w, " <span class=\"tag\">deleting</span>");
+            wb_add(w, "</td><td class=\"definition\">");
+            wb_text(w, js(def, "name"));
+            wb_add(w, "@");
+            wb_text(w, js(def, "version"));
+            wb_add(w, "</td><td class=\"status\">");
+            status_span(w, js(o, "status"));
+            wb_add(w, "</td><td class=\"run\">");
+            if (json_is_object(run) && ji(&id, run, "id")) {
+                run_link(w, js(o, "name"), id);
+                wb_add(w, " ");
+                wb_text(w, js(run, "plan"));
+            }
+            wb_add(w, "</td><td class=\"progress\">");
+            if (json_is_object(run) && ji(&done, run, "steps_done") &&
+                ji(&all, run, "steps_total") && all > 0)
+                wb_addf(w,
+                        "<progress max=\"%lld\" value=\"%lld\"></progress> "
+                        "%lld/%lld steps",
+                        (long long)all, (long long)done, (long long)done,
+                        (long long)all);
+            wb_add(w, "</td><td class=\"age\">");
+            time_el(w, json_is_object(run)
+                           ? (js(run, "started_at") ? js(run, "started_at")
+                                                    : js(run, "created_at"))
+                           : NULL);
+            ji(&queued, o, "queued");
+            wb_addf(w, "</td><td class=\"queue\">%lld</td></tr>\n",
+                    (long long)queued);
+        }
+        wb_add(w, "</tbody></table></div>");
+    }
+    if (page > 1 || (total > page * PAGE_SIZE) ||
+        (total < 0 && json_array_size(arr) == PAGE_SIZE)) {
+        wb_add(w, "<nav class=\"pager\" aria-label=\"Pages\">");
+        if (page > 1) {
+            wb_add(w, "<a rel=\"prev\" href=\"");
+            list_href(w, r, sort, q.desc ? "desc" : "asc", page - 1);
+            wb_add(w, "\">\xE2\x86\x90 Previous</a> ");
+        }
+        wb_addf(w, "<span>page %lld", (long long)page);
+        if (total >= 0)
+            wb_addf(w, " of %lld",
+                    (long long)((total + PAGE_SIZE - 1) / PAGE_SIZE));
+        wb_add(w, "</span>");
+        if (total < 0 || total > page * PAGE_SIZE) {
+            wb_add(w, " <a rel=\"next\" href=\"");
+            list_href(w, r, sort, q.desc ? "desc" : "asc", page + 1);
+            wb_add(w, "\">Next \xE2\x86\x92</a>");
+        }
+        wb_add(w, "</nav>");
+    }
+    page_main_end(res, r);
+    page_end(res, r);
+    json_decref(doc);
+}
+
+/* ---- the tree ---- */
+
+/* A step's line: name, status, attempts, next try, message. */
+static void step_li(wb *w, const json_t *step)
+{
+    int64_t att = 0, max = 0;
+
+    wb_add(w, "<li class=\"step\" data-step=\"");
+    wb_text(w, js(step, "name"));
+    wb_add(w, "\"><span class=\"name\">");
+    wb_text(w, js(step, "name"));
+    wb_add(w, "</span> ");
+    status_span(w, js(step, "status"));
+    if (ji(&att, step, "attempt") && ji(&max, step, "max_attempts") &&
+        (att > 1 || max > 1))
+        wb_addf(w, " <span class=\"attempts\">attempt %lld/%lld</span>",
+                (long long)att, (long long)max);
+    wb_add(w, " <span class=\"dur\">");
+    duration_el(w, step);
+    wb_add(w, "</span>");
+    if (js(step, "next_attempt_at")) {
+        wb_add(w, " <span class=\"next\">next try ");
+        time_el(w, js(step, "next_attempt_at"));
+        wb_add(w, "</span>");
+    }
+    if (js(step, "message")) {
+        wb_add(w, "<div class=\"msg\">");
+        wb_text(w, js(step, "message"));
+        wb_add(w, "</div>");
+    }
+    wb_add(w, "</li>");
+}
+
+/* The phases of a run, each a <details> that app.js keeps open or closed
+ * across updates (by its id); a big one starts closed, with its counts. */
+static void phases_ul(wb *w, const char *plan, const json_t *run)
+{
+    const json_t *phase, *step;
+    size_t i, j;
+
+    wb_add(w, "<ul class=\"phases\">");
+    json_array_foreach(json_object_get(run, "phases"), i, phase)
+    {
+        const json_t *steps = json_object_get(phase, "steps");
+        size_t n = json_array_size(steps), k;
+        size_t count[sizeof statuses / sizeof statuses[0]] = {0};
+
+        wb_add(w, "<li><details class=\"phase\" data-phase=\"");
+        wb_text(w, js(phase, "name"));
+        wb_add(w, "\" id=\"phase-");
+        wb_text(w, plan);
+        wb_add(w, "-");
+        wb_text(w, js(phase, "name"));
+        wb_add(w, n > BIG_PHASE ? "\">" : "\" open>");
+        wb_add(w, "<summary>Phase <span class=\"name\">");
+        wb_text(w, js(phase, "name"));
+        wb_add(w, "</span> (");
+        wb_text(w, js(phase, "strategy"));
+        wb_add(w, ") ");
+        status_span(w, js(phase, "status"));
+        wb_add(w, " <span class=\"dur\">");
+        duration_el(w, phase);
+        wb_add(w, "</span>");
+        if (n > BIG_PHASE) {
+            wb_addf(w, " <span class=\"counts\">%zu steps:", n);
+            json_array_foreach(
+                steps, j,
+                step) for (k = 0; k < sizeof statuses / sizeof statuses[0];
+                           k++) if (js(step, "status") &&
+                                    !strcmp(js(step, "status"), statuses[k]))
+                count[k]++;
+            for (k = 0; k < sizeof statuses / sizeof statuses[0]; k++)
+                if (count[k])
+                    wb_addf(w, " %zu %s", count[k], statuses[k]);
+            wb_add(w, "</span>");
+        }
+        if (js(phase, "message")) {
+            wb_add(w, " <span class=\"msg\">");
+            wb_text(w, js(phase, "message"));
+            wb_add(w, "</span>");
+        }
+        wb_add(w, "</summary><ul class=\"steps\">");
+        json_array_foreach(steps, j, step) step_li(w, step);
+        wb_add(w, "</ul></details></li>");
+    }
+    wb_add(w, "</ul>");
+}
+
+/* A run's own line: status, id, times, message. */
+static void run_line(wb *w, const char *instance, const json_t *run)
+{
+    int64_t id = 0;
+
+    status_span(w, js(run, "status"));
+    if (ji(&id, run, "id")) {
+        wb_add(w, " ");
+        run_link(w, instance, id);
+    }
+    if (js(run, "finished_at")) {
+        wb_add(w, ", finished ");
+        time_el(w, js(run, "finished_at"));
+    } else if (js(run, "started_at")) {
+        wb_add(w, ", started ");
+        time_el(w, js(run, "started_at"));
+    } else if (js(run, "created_at")) {
+        wb_add(w, ", created ");
+        time_el(w, js(run, "created_at"));
+    }
+    wb_add(w, " <span class=\"dur\">");
+    duration_el(w, run);
+    wb_add(w, "</span>");
+    if (js(run, "message")) {
+        wb_add(w, "<div class=\"msg\">");
+        wb_text(w, js(run, "message"));
+        wb_add(w, "</div>");
+    }
+}
+
+/* Who runs the instance's work: the engine line of `planctl status`. */
+static void engine_p(wb *w, const json_t *doc)
+{
+    const json_t *e = json_object_get(doc, "engine");
+    int64_t pid = 0;
+
+    if (!json_is_integer(json_object_get(doc, "active_run")) &&
+        json_array_size(json_object_get(doc, "queued")) == 0)
+        return;
+    wb_add(w, "<p class=\"engine\" id=\"engine\">");
+    if (!json_is_object(e)) {
+        wb_add(w, "No engine is running: nothing moves until "
+                  "<code>planctl run</code> starts.</p>");
+        return;
+    }
+    wb_add(w, "Engine ");
+    if (js(e, "name")) {
+        wb_text(w, js(e, "name"));
+        wb_add(w, " ");
+    }
+    if (ji(&pid, e, "pid"))
+        wb_addf(w, "(pid %lld on ", (long long)pid);
+    wb_text(w, js(e, "host"));
+    wb_add(w, ") holds the run, last seen ");
+    time_el(w, js(e, "last_seen"));
+    if (json_is_false(json_object_get(e, "alive")))
+        wb_add(w, " <strong>(not alive)</strong>");
+    wb_add(w, "</p>");
+}
+
+/* ---- one instance ---- */
+
+static void params_section(wb *w, const json_t *doc)
+{
+    const json_t *params = json_object_get(doc, "parameters"), *pa;
+    size_t i;
+
+    wb_add(w, "<section id=\"params\"><h2>Parameters</h2>");
+    if (json_array_size(params) == 0) {
+        wb_add(w, "<p>None.</p></section>");
+        return;
+    }
+    wb_add(w, "<div class=\"scroll\"><table><thead><tr><th scope=\"col\">Name"
+              "</th><th scope=\"col\">Value</th><th scope=\"col\">From</th>"
+              "</tr></thead><tbody>");
+    json_array_foreach(params, i, pa)
+    {
+        const json_t *v = json_object_get(pa, "value");
+
+        wb_add(w, "<tr data-param=\"");
+        wb_text(w, js(pa, "name"));
+        wb_add(w, "\"><td class=\"name\">");
+        wb_text(w, js(pa, "name"));
+        if (json_is_true(json_object_get(pa, "secret"))) {
+            wb_add(w, "</td><td class=\"value secret\">(secret)");
+        } else if (json_is_null(v) || !v) {
+            wb_add(w, "</td><td class=\"value none\">unset");
+        } else {
+            wb_add(w, "</td><td class=\"value\">");
+            if (json_is_string(v)) {
+                wb_text(w, json_string_value(v));
+            } else {
+                char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+
+                if (!t)
+                    w->oom = 1;
+                wb_text(w, t);
+                free(t);
+            }
+        }
+        wb_add(w, "</td><td>");
+        wb_add(w, json_is_true(json_object_get(pa, "default")) ? "default"
+                                                               : "set");
+        wb_add(w, "</td></tr>");
+    }
+    wb_add(w, "</tbody></table></div></section>");
+}
+
+static void history_section(wb *w, planctl *p, const char *name)
+{
+    planctl_history_options ho = PLANCTL_HISTORY_OPTIONS_INIT;
+    char *text = NULL;
+    json_t *doc, *run;
+    size_t i;
+
+    wb_add(w, "<section id=\"history\"><h2>History</h2>");
+    ho.limit = 20;
+    if (planctl_history_json(&text, p, name, &ho) < 0 ||
+        !(doc = json_loads(text, 0, NULL))) {
+        wb_add(w, "<p class=\"error\">");
+        wb_text(w, planctl_errmsg(p));
+        wb_add(w, "</p></section>");
+        planctl_free(text);
+        return;
+    }
+    planctl_free(text);
+    wb_add(w, "<div class=\"scroll\"><table><thead><tr><th scope=\"col\">Run"
+              "</th><th scope=\"col\">Plan</th><th scope=\"col\">Status</th>"
+              "<th scope=\"col\">Trigger</th><th scope=\"col\">Created</th>"
+              "<th scope=\"col\">Took</th><th scope=\"col\">Message</th></tr>"
+              "</thead><tbody>");
+    json_array_foreach(json_object_get(doc, "runs"), i, run)
+    {
+        int64_t id = 0;
+
+        ji(&id, run, "id");
+        wb_addf(w, "<tr data-run=\"%lld\"><td>", (long long)id);
+        run_link(w, name, id);
+        wb_add(w, "</td><td>");
+        wb_text(w, js(run, "plan"));
+        wb_add(w, "</td><td>");
+        status_span(w, js(run, "status"));
+        wb_add(w, "</td><td>");
+        wb_text(w, js(run, "trigger"));
+        if (js(run, "reason")) {
+            wb_add(w, ": ");
+            wb_text(w, js(run, "reason"));
+        }
+        wb_add(w, "</td><td>");
+        time_el(w, js(run, "created_at"));
+        wb_add(w, "</td><td>");
+        duration_el(w, run);
+        wb_add(w, "</td><td class=\"msg\">");
+        wb_text(w, js(run, "message"));
+        wb_add(w, "</td></tr>");
+    }
+    wb_add(w, "</tbody></table></div></section>");
+    json_decref(doc);
+}
+
+/* A library document, parsed; NULL after writing the error page. */
+static json_t *status_doc(web_res *res, planctl *p, const web_req *r,
+                          const char *name, int64_t run)
+{
+    planctl_status_options so = PLANCTL_STATUS_OPTIONS_INIT;
+    char *text = NULL;
+    json_t *doc;
+    int rc;
+
+    so.run = run;
+    if ((rc = planctl_status_json(&text, p, name, &so)) < 0) {
+        failed(res, p, r, rc);
+        return NULL;
+    }
+    doc = json_loads(text, 0, NULL);
+    planctl_free(text);
+    if (!doc)
+        res->body.oom = 1;
+    return doc;
+}
+
+/* The forms of the actions, outside the live region. */
+static void actions_section(wb *w, const web_req *r, const char *name,
+                            const json_t *doc)
+{
+    const json_t *plan;
+    size_t i;
+    static const struct {
+        const char *action, *label, *fields;
+    } simple[] = {
+        {"pause", "Pause", ""},
+        {"resume", "Resume", ""},
+    };
+
+    wb_add(w,
+           "<section id=\"actions\" aria-label=\"Actions\"><h2>Actions</h2>");
+    if (!r->opts->allow_actions || !r->opts->csrf) {
+        wb_add(w, "<p id=\"readonly\">This server is read-only: start "
+                  "<code>planctl serve --allow-actions</code> to trigger, "
+                  "cancel, pause, resume or retry from this page.</p>"
+                  "</section>");
+        return;
+    }
+#define FORM_OPEN(act)                                                         \
+    do {                                                                       \
+        wb_add(w, "<form method=\"post\" data-action=\"" act "\" action=\"");  \
+        instance_href(w, name);                                                \
+        wb_add(w, "/" act "\"><input type=\"hidden\" name=\"csrf\" value=\""); \
+        wb_text(w, r->opts->csrf);                                             \
+        wb_add(w, "\">");                                                      \
+    } while (0)
+    FORM_OPEN("trigger");
+    wb_add(w, "<label>Plan <select name=\"plan\">");
+    json_array_foreach(json_object_get(doc, "plans"), i, plan)
+    {
+        wb_add(w, "<option>");
+        wb_text(w, js(plan, "name"));
+        wb_add(w, "</option>");
+    }
+    wb_add(w, "</select></label> <label>Reason <input name=\"reason\" "
+              "maxlength=\"500\"></label> <label><input type=\"checkbox\" "
+              "name=\"queue\" value=\"1\"> queue behind the active run</label> "
+              "<button>Trigger</button></form>");
+    FORM_OPEN("cancel");
+    wb_add(w, "<label>Reason <input name=\"reason\" maxlength=\"500\"></label> "
+              "<button>Cancel the active run</button></form>");
+    for (i = 0; i < sizeof simple / sizeof simple[0]; i++) {
+        wb_add(w, "<form method=\"post\" data-action=\"");
+        wb_add(w, simple[i].action);
+        wb_add(w, "\" action=\"");
+        instance_href(w, name);
+        wb_add(w, "/");
+        wb_add(w, simple[i].action);
+        wb_add(w, "\"><input type=\"hidden\" name=\"csrf\" value=\"");
+        wb_text(w, r->opts->csrf);
+        wb_add(w, "\"><button>");
+        wb_add(w, simple[i].label);
+        wb_add(w, "</button></form>");
+    }
+    FORM_OPEN("retry");
+    wb_add(w, "<label>Run <input name=\"run\" inputmode=\"numeric\" "
+              "pattern=\"[0-9]*\" size=\"6\" placeholder=\"latest\"></label> "
+              "<button>Retry</button></form>");
+#undef FORM_OPEN
+    wb_add(w, "</section>");
+}
+
+void web_page_instance(web_res *res, planctl *p, const web_req *r,
+                       const char *name)
+{
+    json_t *doc = status_doc(res, p, r, name, 0), *plan, *q;
+    const json_t *def;
+    wb *w = &res->body;
+    size_t i;
+
+    if (!doc)
+        return;
+    def = json_object_get(doc, "definition");
+    page_head(res, r, name);
+    if (!r->live) {
+        wb_add(w, "<h1>");
+        wb_text(w, name);
+        wb_add(w, "</h1><p class=\"sub\">definition ");
+        wb_text(w, js(def, "name"));
+        wb_add(w, "@");
+        wb_text(w, js(def, "version"));
+        wb_add(w, "</p>");
+        actions_section(w, r, name, doc);
+    }
+    {
+        wb path = {PCTL_BUF_INIT, 0};
+        size_t n;
+        char *s;
+
+        instance_href(&path, name);
+        s = wb_take(&path, &n);
+        if (!s)
+            w->oom = 1;
+        page_main(res, r, s ? s : "/");
+        free(s);
+    }
+    engine_p(w, doc);
+    wb_add(w, "<section id=\"tree\"><h2>Plans</h2><ul class=\"plans\">");
+    json_array_foreach(json_object_get(doc, "plans"), i, plan)
+    {
+        const json_t *run = json_object_get(plan, "run");
+
+        wb_add(w, "<li class=\"plan\" data-plan=\"");
+        wb_text(w, js(plan, "name"));
+        wb_add(w, "\"><div class=\"line\">Plan <span class=\"name\">");
+        wb_text(w, js(plan, "name"));
+        wb_add(w, "</span> (");
+        wb_text(w, js(plan, "strategy"));
+        wb_add(w, ") ");
+        if (json_is_object(run))
+            run_line(w, name, run);
+        else
+            status_span(w, js(plan, "status"));
+        wb_add(w, "</div>");
+        if (json_is_object(run))
+            phases_ul(w, js(plan, "name"), run);
+        wb_add(w, "</li>");
+    }
+    wb_add(w, "</ul></section>");
+    wb_add(w, "<section id=\"queue\"><h2>Queue</h2>");
+    if (json_array_size(json_object_get(doc, "queued")) == 0)
+        wb_add(w, "<p>No run waits.</p>");
+    else {
+        wb_add(w, "<ol>");
+        json_array_foreach(json_object_get(doc, "queued"), i, q)
+        {
+            wb_add(w, "<li>");
+            run_link(w, name, (int64_t)json_integer_value(q));
+            wb_add(w, "</li>");
+        }
+        wb_add(w, "</ol>");
+    }
+    wb_add(w, "</section>");
+    params_section(w, doc);
+    history_section(w, p, name);
+    page_main_end(res, r);
+    page_end(res, r);
+    json_decref(doc);
+}
+
+/* ---- one run ---- */
+
+/* The run object with this id among the plans of a status document. */
+static const json_t *find_run(const json_t *doc, int64_t id, const char **plan)
+{
+    const json_t *pl;
+    size_t i;
+
+    json_array_foreach(json_object_get(doc, "plans"), i, pl)
+    {
+        const json_t *run = json_object_get(pl, "run");
+        int64_t rid = 0;
+
+        if (json_is_object(run) && ji(&rid, run, "id") && rid == id) {
+            *plan = js(pl, "name");
+            return run;
+        }
+    }
+    return NULL;
+}
+
+static void attempts_section(wb *w, const json_t *run, int *running)
+{
+    const json_t *phase, *step, *a;
+    size_t i, j, k;
+
+    wb_add(w, "<section id=\"attempts\"><h2>Attempts</h2>");
+    json_array_foreach(json_object_get(run, "phases"), i, phase)
+        json_array_foreach(json_object_get(phase, "steps"), j, step)
+            json_array_foreach(json_object_get(step, "attempts"), k, a)
+    {
+        int64_t num = 0, code = 0;
+
+        ji(&num, a, "number");
+        wb_add(w, "<section class=\"attempt\" data-step=\"");
+        wb_text(w, js(step, "name"));
+        wb_addf(w, "\" data-attempt=\"%lld\"><h3>", (long long)num);
+        wb_text(w, js(phase, "name"));
+        wb_add(w, " / ");
+        wb_text(w, js(step, "name"));
+        wb_addf(w, " \xC2\xB7 attempt %lld ", (long long)num);
+        status_span(w, js(a, "status"));
+        wb_add(w, "</h3><p class=\"times\">");
+        time_el(w, js(a, "started_at"));
+        wb_add(w, " \xE2\x86\x92 ");
+        time_el(w, js(a, "finished_at"));
+        if (!js(a, "finished_at"))
+            *running = 1;
+        wb_add(w, "</p>");
+        if (ji(&code, a, "exit_code"))
+            wb_addf(w, "<p class=\"exit-code\">exit code %lld</p>",
+                    (long long)code);
+        if (js(a, "message")) {
+            wb_add(w, "<p class=\"message\">");
+            wb_text(w, js(a, "message"));
+            wb_add(w, "</p>");
+        }
+        if (js(a, "output")) {
+            wb_add(w, "<pre class=\"output\" tabindex=\"0\">");
+            wb_text(w, js(a, "output"));
+            wb_add(w, "</pre>");
+        } else {
+            wb_add(w, "<p class=\"none\">No output.</p>");
+        }
+        wb_add(w, "</section>");
+    }
+    wb_add(w, "</section>");
+}
+
+static void events_section(wb *w, planctl *p, const char *name, int64_t run)
+{
+    planctl_events_options eo = PLANCTL_EVENTS_OPTIONS_INIT;
+    char *text = NULL;
+    json_t *doc, *e;
+    size_t i;
+
+    eo.instance = name;
+    eo.run = run;
+    eo.tail = RUN_EVENTS;
+    wb_add(w, "<section id=\"events\"><h2>Events</h2>");
+    if (planctl_events_json(&text, p, &eo) < 0 ||
+        !(doc = json_loads(text, 0, NULL))) {
+        wb_add(w, "<p class=\"error\">");
+        wb_text(w, planctl_errmsg(p));
+        wb_add(w, "</p></section>");
+        planctl_free(text);
+        return;
+    }
+    planctl_free(text);
+    wb_add(w, "<div class=\"scroll\"><table><thead><tr><th scope=\"col\">Seq"
+              "</th><th scope=\"col\">At</th><th scope=\"col\">What</th>"
+              "<th scope=\"col\">Change</th><th scope=\"col\">Message</th>"
+              "<th scope=\"col\">By</th></tr></thead><tbody>");
+    json_array_foreach(json_object_get(doc, "events"), i, e)
+    {
+        int64_t seq = 0, att = 0;
+
+        ji(&seq, e, "seq");
+        wb_addf(w, "<tr data-seq=\"%lld\"><td>%lld</td><td>", (long long)seq,
+                (long long)seq);
+        time_el(w, js(e, "at"));
+        wb_add(w, "</td><td>");
+        wb_text(w, js(e, "entity"));
+        if (js(e, "phase")) {
+            wb_add(w, " ");
+            wb_text(w, js(e, "phase"));
+        }
+        if (js(e, "step")) {
+            wb_add(w, " / ");
+            wb_text(w, js(e, "step"));
+        }
+        if (ji(&att, e, "attempt"))
+            wb_addf(w, " #%lld", (long long)att);
+        wb_add(w, "</td><td>");
+        if (js(e, "to")) {
+            wb_text(w, js(e, "from") ? js(e, "from") : "new");
+            wb_add(w, " \xE2\x86\x92 ");
+            wb_text(w, js(e, "to"));
+        }
+        wb_add(w, "</td><td class=\"msg\">");
+        wb_text(w, js(e, "message"));
+        wb_add(w, "</td><td>");
+        wb_text(w, js(e, "actor"));
+        wb_add(w, "</td></tr>");
+    }
+    wb_add(w, "</tbody></table></div></section>");
+    json_decref(doc);
+}
+
+void web_page_run(web_res *res, planctl *p, const web_req *r, const char *name,
+                  int64_t id)
+{
+    json_t *doc = status_doc(res, p, r, name, id);
+    const json_t *run;
+    const char *plan = NULL;
+    wb *w = &res->body;
+    char title[300];
+    int running = 0;
+
+    if (!doc)
+        return;
+    if (!(run = find_run(doc, id, &plan))) {
+        json_decref(doc);
+        web_page_error(res, r, 404, "not found: no such run");
+        return;
+    }
+    snprintf(title, sizeof title, "run %lld", (long long)id);
+    page_head(res, r, title);
+    if (!r->live) {
+        wb_add(w, "<h1><a href=\"");
+        instance_href(w, name);
+        wb_add(w, "\">");
+        wb_text(w, name);
+        wb_addf(w, "</a> \xC2\xB7 run %lld</h1>", (long long)id);
+    }
+    page_main(res, r, "run");
+    wb_add(w, "<section id=\"summary\"><p>Plan <span class=\"name\">");
+    wb_text(w, plan);
+    wb_add(w, "</span> ");
+    run_line(w, name, run);
+    wb_add(w, "</p><p class=\"sub\">trigger ");
+    wb_text(w, js(run, "trigger"));
+    if (js(run, "reason")) {
+        wb_add(w, " (");
+        wb_text(w, js(run, "reason"));
+        wb_add(w, ")");
+    }
+    wb_add(w, ", definition version ");
+    wb_text(w, js(run, "definition_version"));
+    wb_add(w, "</p></section>");
+    engine_p(w, doc);
+    wb_add(w, "<section id=\"tree\"><h2>Phases</h2>");
+    phases_ul(w, plan, run);
+    wb_add(w, "</section>");
+    attempts_section(w, run, &running);
+    wb_add(w,
+           "<section id=\"timeline-box\"><h2>Timeline</h2><img id=\"timeline\" "
+           "alt=\"The timeline of the run: a bar per attempt\" src=\"");
+    instance_href(w, name);
+    wb_addf(w, "/runs/%lld/timeline.svg", (long long)id);
+    /* Changes with the run, so that an update loads it anew. */
+    wb_add(w, "?v=");
+    wb_url(w, js(run, "status"));
+    wb_addf(w, "-%zu\"></section>", res->body.b.len % 9973);
+    events_section(w, p, name, id);
+    page_main_end(res, r);
+    page_end(res, r);
+    /* Output may grow with nothing else changing: the server looks
+     * again every second while an attempt runs. */
+    if (running)
+        wb_add(&res->headers, "X-Planctl-Follow: 1\r\n");
+    json_decref(doc);
+}
+
+/* ---- engines ---- */
+
+void web_page_engines(web_res *res, planctl *p, const web_req *r)
+{
+    char *text = NULL;
+    json_t *doc, *e;
+    wb *w = &res->body;
+    size_t i;
+    int rc;
+
+    if ((rc = planctl_engines_json(&text, p)) < 0) {
+        failed(res, p, r, rc);
+        return;
+    }
+    doc = json_loads(text, 0, NULL);
+    planctl_free(text);
+    if (!doc) {
+        w->oom = 1;
+        return;
+    }
+    page_head(res, r, "Engines");
+    if (!r->live)
+        wb_add(w, "<h1>Engines</h1>");
+    page_main(res, r, "/engines");
+    if (json_array_size(json_object_get(doc, "engines")) == 0) {
+        wb_add(w, "<p id=\"no-engine\">No engine is running: runs wait until "
+                  "<code>planctl run</code> (or a controller that embeds "
+                  "planctl) starts.</p>");
+    } else {
+        wb_add(w, "<div class=\"scroll\"><table id=\"engines\"><thead><tr>"
+                  "<th scope=\"col\">Name</th><th scope=\"col\">PID</th>"
+                  "<th scope=\"col\">Host</th><th scope=\"col\">Since</th>"
+                  "<th scope=\"col\">Last seen</th><th scope=\"col\">Alive</th>"
+                  "<th scope=\"col\">Runs</th><th scope=\"col\">Capacity</th>"
+                  "</tr></thead><tbody>");
+        json_array_foreach(json_object_get(doc, "engines"), i, e)
+        {
+            int64_t pid = 0, runs = 0, cap = 0;
+            int alive = json_is_true(json_object_get(e, "alive"));
+
+            ji(&pid, e, "pid");
+            wb_addf(w, "<tr data-engine=\"%lld\"><td>", (long long)pid);
+            wb_text(w, js(e, "name") ? js(e, "name") : "\xE2\x80\x93");
+            wb_addf(w, "</td><td>%lld</td><td>", (long long)pid);
+            wb_text(w, js(e, "host"));
+            wb_add(w, "</td><td>");
+            time_el(w, js(e, "since"));
+            wb_add(w, "</td><td>");
+            time_el(w, js(e, "last_seen"));
+            wb_add(w, "</td><td>");
+            wb_add(w, alive ? "\xE2\x9C\x94 yes"
+                            : "\xE2\x9C\x96 no (gone or late)");
+            wb_add(w, "</td><td>");
+            if (ji(&runs, e, "runs"))
+                wb_addf(w, "%lld", (long long)runs);
+            else
+                wb_add(w, "all");
+            wb_add(w, "</td><td>");
+            if (ji(&cap, e, "capacity"))
+                wb_addf(w, "%lld", (long long)cap);
+            wb_add(w, "</td></tr>");
+        }
+        wb_add(w, "</tbody></table></div>");
+    }
+    page_main_end(res, r);
+    page_end(res, r);
+    json_decref(doc);
+}
+
+/* ---- a run's timeline ---- */
+
+void web_timeline(web_res *res, planctl *p, const web_req *r, const char *name,
+                  int64_t id)
+{
+    json_t *doc = status_doc(res, p, r, name, id);
+    const json_t *run;
+    const char *plan = NULL;
+
+    if (!doc)
+        return;
+    if (!(run = find_run(doc, id, &plan))) {
+        json_decref(doc);
+        web_page_error(res, r, 404, "not found: no such run");
+        return;
+    }
+    res->status = 200;
+    res->type = "image/svg+xml";
+    web_render_svg(&res->body, name, run, pctl_now(p));
+    json_decref(doc);
+}
