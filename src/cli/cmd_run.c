@@ -18,6 +18,7 @@
 #include "core/def.h"
 #include "http.h"
 #include "log.h"
+#include "webserver.h"
 
 extern const cli_command cli_cmd_run;
 
@@ -29,6 +30,9 @@ static const cli_flag flags[] = {
     {"grace", 0, CLI_FLAG_VALUE, 0, "D",
      "on SIGINT/SIGTERM/SIGHUP, how long running steps may finish (default "
      "10s)"},
+    {"ui", 0, CLI_FLAG_VALUE, 0, "ADDR",
+     "serve the web page and /api/v1 from this process too, read-only, as "
+     "planctl serve does (loopback only, e.g. 127.0.0.1:8080)"},
     {"metrics-addr", 0, CLI_FLAG_VALUE, 0, "ADDR",
      "serve /metrics and /healthz over HTTP ([HOST]:PORT; loopback by "
      "default)"},
@@ -68,6 +72,8 @@ typedef struct runner {
     int64_t grace_ms;
     int signals;    /* how many stop signals so far */
     cli_http *http; /* --metrics-addr, or NULL */
+    cli_web *web;   /* --ui, or NULL */
+    planctl *ui_db; /* --ui's own handle on the database */
     cli_log log;    /* --log-format, --log-level */
     int structured; /* either was given: stderr carries log records only */
 } runner;
@@ -136,6 +142,8 @@ static void on_stopped(planctl_engine *e, void *data)
     uv_close((uv_handle_t *)&r->sighup, NULL);
     cli_http_close(r->http, NULL, NULL);
     r->http = NULL;
+    cli_web_close(r->web, NULL, NULL);
+    r->web = NULL;
 }
 
 /* Checks --metrics-addr, --log-format and --log-level into r (before
@@ -185,12 +193,58 @@ static int listen_metrics(runner *r, const struct sockaddr *addr)
     return 0;
 }
 
+/* --ui: the web page on the engine's loop, through a handle of its own
+ * (read-only: the engine's is the engine's).  Returns 0 or the exit code
+ * (the message printed). */
+static int listen_ui(runner *r, cli_ctx *ctx, const char *text)
+{
+    planctl_open_options oo = PLANCTL_OPEN_OPTIONS_INIT;
+    struct sockaddr_storage addr;
+    cli_web_config cfg = {NULL, 0, NULL};
+    char why[256], url[128];
+    int rc;
+
+    if (cli_http_parse_addr(&addr, text, why, sizeof why) < 0)
+        return cli_usage_error(&cli_cmd_run,
+                               "--ui \"%s\": %s (e.g. \"127.0.0.1:8080\")",
+                               text, why);
+    if (!cli_web_is_loopback((struct sockaddr *)&addr))
+        return cli_usage_error(&cli_cmd_run,
+                               "--ui %s is reachable from other machines: "
+                               "use planctl serve --token-file for that",
+                               text);
+    oo.flags = PLANCTL_OPEN_READONLY;
+    if ((rc = planctl_open(&r->ui_db, ctx->db_target, &oo)) < 0) {
+        cli_errorf("--ui: %s",
+                   r->ui_db ? planctl_errmsg(r->ui_db) : planctl_strerror(rc));
+        return cli_exit_code(rc);
+    }
+    cfg.addr = (struct sockaddr *)&addr;
+    if (cli_web_start(&r->web, &r->loop, r->ui_db, &cfg, url, sizeof url, why,
+                      sizeof why) < 0) {
+        cli_errorf("%s", why);
+        return CLI_EXIT_ERROR;
+    }
+    if (r->structured) {
+        char msg[160];
+
+        snprintf(msg, sizeof msg, "web page at %s", url);
+        cli_log_event(&r->log, PLANCTL_LOG_INFO, msg, NULL);
+    } else {
+        fprintf(stderr, "planctl: serving %s (read-only)\n", url);
+    }
+    return 0;
+}
+
 /* Undoes what run() set up when the engine could not start. */
 static int give_up(runner *r, int code)
 {
     cli_http_close(r->http, NULL, NULL);
     r->http = NULL;
+    cli_web_close(r->web, NULL, NULL);
+    r->web = NULL;
     uv_run(&r->loop, UV_RUN_DEFAULT); /* the server's handles close */
+    planctl_close(r->ui_db);
     planctl_engine_free(r->engine);
     uv_loop_close(&r->loop);
     return code;
@@ -317,6 +371,9 @@ static int run(cli_ctx *ctx, const cli_args *a)
     if (rc == 0 && cli_arg(a, "metrics-addr") &&
         (rc = listen_metrics(&r, (struct sockaddr *)&maddr)) != 0)
         return give_up(&r, rc);
+    if (rc == 0 && cli_arg(a, "ui") &&
+        (rc = listen_ui(&r, ctx, cli_arg(a, "ui"))) != 0)
+        return give_up(&r, rc);
     if (rc == 0)
         rc = planctl_engine_start(r.engine, on_stopped, &r);
     if (rc < 0)
@@ -336,6 +393,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
     uv_run(&r.loop, UV_RUN_DEFAULT);
     status = planctl_engine_status(r.engine);
     planctl_engine_free(r.engine);
+    planctl_close(r.ui_db);
     if (uv_loop_close(&r.loop) != 0)
         cli_errorf("internal error: the event loop still had open handles");
     if (status < 0)
@@ -349,7 +407,7 @@ const cli_command cli_cmd_run = {
     "[--until-idle] [--concurrency N] [--grace D] [--metrics-addr ADDR] "
     "[--log-format text|json] [--log-level debug|info|warn|error] "
     "[--durability normal|full] [--output-size SIZE] [--name NAME] "
-    "[--capacity N] [--lease-ttl D]",
+    "[--capacity N] [--lease-ttl D] [--ui ADDR]",
     "Runs the engine in the foreground: on a SQLite file it takes the\n"
     "database's engine lease (one engine per database; a second is refused,\n"
     "exit 3), retries the steps a stopped engine interrupted, and advances\n"
@@ -369,6 +427,8 @@ const cli_command cli_cmd_run = {
     "default) a power failure or an OS crash may lose the last commits,\n"
     "never the database's consistency; a crash of planctl alone loses\n"
     "nothing.  PLANCTL_DURABILITY sets it for every command.\n"
+    "--ui serves the web page of planctl serve (read-only, loopback) from\n"
+    "the engine's process.\n"
     "--metrics-addr serves GET /metrics (Prometheus text) and GET /healthz\n"
     "(200 while the engine runs with its lease, else 503); a port alone\n"
     "listens on 127.0.0.1, another host only when named.  --log-format and\n"
