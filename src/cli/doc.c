@@ -564,6 +564,31 @@ static int print_man_definition(FILE *f, const cli_command *const *cmds,
     return CLI_EXIT_OK;
 }
 
+/* The documents of /api/v1 (src/web/api.c), for planctl-json(7). */
+static const struct {
+    const char *path, *text;
+} api_paths[] = {
+    {"GET /api/v1/instances", "instances -o json."},
+    {"GET /api/v1/instances/NAME",
+     "status NAME -o json; ?plan=P and ?run=ID as --plan and --run."},
+    {"GET /api/v1/instances/NAME/history",
+     "history NAME -o json; ?plan=, ?limit=, ?before= as the flags."},
+    {"GET /api/v1/instances/NAME/events",
+     "events NAME -o json; ?run=, ?since=, ?limit=, ?tail= as the flags."},
+    {"GET /api/v1/instances/NAME/logs",
+     "logs NAME -o json; ?run=, ?step=, ?attempt= as the flags."},
+    {"GET /api/v1/engines", "engines -o json."},
+    {"GET /api/v1/definitions", "definitions -o json."},
+    {"POST /api/v1/instances/NAME/ACTION",
+     "ACTION is trigger, cancel, pause, resume or retry, only on a server "
+     "started with --allow-actions.  The body is a JSON object with "
+     "Content-Type application/json (which no other site's form can "
+     "send): {\"plan\", \"reason\", \"queue\"} for trigger, "
+     "{\"reason\"} for cancel, {\"run\"} for retry (the latest failed "
+     "run without it).  The same admission as the command, the same "
+     "messages; the events record the actor \"web ADDRESS\"."},
+};
+
 /* ---- planctl-json(7) ----------------------------------------------------- */
 
 /* What each status means, by planctl_status. */
@@ -996,6 +1021,27 @@ static int print_man_json(FILE *f, const cli_command *const *cmds, size_t ncmds)
                                              : "As in status.");
         }
     }
+    fputs(".SH HTTP API\n", f);
+    man_text(f, "planctl serve (and planctl run --ui) answers the same "
+                "documents over HTTP under /api/v1, with Content-Type "
+                "application/json; each equals what the command prints with "
+                "-o json:");
+    for (size_t i = 0; i < sizeof(api_paths) / sizeof(api_paths[0]); i++) {
+        fputs(".TP\n\\fB", f);
+        roff(f, api_paths[i].path, 0);
+        fputs("\\fR\n", f);
+        man_text(f, api_paths[i].text);
+    }
+    man_text(f, "An error is {\"schema\":1, \"error\":{\"code\", "
+                "\"message\"}} with code the library's error name "
+                "(PLANCTL_ENOTFOUND, PLANCTL_ECONFLICT, ...) and the message "
+                "the command would print; the HTTP status is 400 for invalid "
+                "input, 401 without the token, 403 for an action the server "
+                "does not allow, 404 not found, 409 a conflict with the "
+                "current state, 415 a body of the wrong type, 503 a busy "
+                "database.  An action answers {\"schema\":1, \"instance\", "
+                "\"action\", \"run\"}, run being the run it admitted or "
+                "acted on.");
     fputs(".SH SEE ALSO\n"
           ".BR planctl (1),\n"
           ".BR planctl-definition (5)\n",

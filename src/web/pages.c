@@ -924,10 +924,11 @@ static void attempts_section(wb *w, const json_t *run, int *running)
         time_el(w, js(a, "finished_at"));
         if (!js(a, "finished_at"))
             *running = 1;
-        wb_add(w, "</p>");
         if (ji(&code, a, "exit_code"))
-            wb_addf(w, "<p class=\"exit-code\">exit code %lld</p>",
+            wb_addf(w,
+                    " \xC2\xB7 <span class=\"exit-code\">exit code %lld</span>",
                     (long long)code);
+        wb_add(w, "</p>");
         if (js(a, "message")) {
             wb_add(w, "<p class=\"message\">");
             wb_text(w, js(a, "message"));

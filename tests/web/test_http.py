@@ -164,7 +164,7 @@ def test_pages(env, port):
           "the run page shows the task's hostile output as text")
     check("&lt;U+202E&gt;" in body.decode(),
           "the run page shows the bidi control as <U+202E>")
-    check('class="exit-code">exit code 3' in body.decode(),
+    check('class="exit-code">exit code 3<' in body.decode(),
           "the run page shows the failed attempt's exit code")
     st, _, body = request(port, "GET", "/instances/app")
     check('class="value secret">(secret)' in body.decode(),
