@@ -8,8 +8,11 @@ on loopback, the token and its cookie, CSRF and Origin on actions, that
 /api/v1 answers exactly the CLI's -o json documents, that secrets and
 hostile text never reach a page raw, and that a stream sends a change.
 
-Environment: PLANCTL_BIN (the planctl binary).  Exit 0 when every case
-passed, 1 otherwise (each failure printed).
+Environment: PLANCTL_BIN (the planctl binary); PLANCTL_TEST_BACKEND=postgres
+with PLANCTL_PG_STATE (tests/pg/cluster.sh's state directory) runs it all
+on a schema of its own in that cluster instead of a SQLite file.  Exit 0
+when every case passed, 1 otherwise (each failure printed), 77 when
+PostgreSQL is asked for and no cluster runs (unless CI=true).
 """
 import json
 import os
@@ -35,11 +38,37 @@ def check(cond, what):
     return cond
 
 
+def pg_env():
+    """The cluster's variables from tests/pg/cluster.sh's env file."""
+    state = os.environ.get("PLANCTL_PG_STATE", "")
+    path = os.path.join(state, "env")
+    if not state or not os.path.exists(path):
+        if os.environ.get("CI") == "true":
+            print("no PostgreSQL cluster in %r (CI=true requires one)" % state)
+            sys.exit(1)
+        print("no PostgreSQL cluster: skipped")
+        sys.exit(77)
+    env = {}
+    for line in open(path):
+        m = re.match(r"^([A-Z_]+)='?([^';]*)'?(;.*)?$", line.strip())
+        if m:
+            env[m.group(1)] = m.group(2)
+    return env
+
+
 class Env:
     def __init__(self):
         self.dir = tempfile.mkdtemp(prefix="planctl-http-")
         self.db = os.path.join(self.dir, "t.db")
         self.procs = []
+        self.pg = None
+        if os.environ.get("PLANCTL_TEST_BACKEND") == "postgres":
+            self.pg = pg_env()
+            self.schema = "w_%d" % os.getpid()
+            self.db = ("postgresql:///%s?host=%s&port=%s&user=%s&schema=%s" % (
+                self.pg.get("PLANCTL_PG_CLI_DB", self.pg["PGDATABASE"]),
+                self.pg["PGHOST"], self.pg["PGPORT"], self.pg["PGUSER"],
+                self.schema))
 
     def cli(self, *args, ok=True):
         r = subprocess.run([BIN, "--db", self.db, *args], cwd=self.dir,
@@ -71,6 +100,14 @@ class Env:
             check(p.returncode == 0,
                   "serve exits 0 on SIGTERM (exit %s)" % p.returncode)
         shutil.rmtree(self.dir, ignore_errors=True)
+        if self.pg:
+            psql = os.path.join(self.pg.get("PLANCTL_PG_BIN", ""), "psql")
+            subprocess.run([psql if os.path.exists(psql) else "psql", "-X", "-q",
+                            "-h", self.pg["PGHOST"], "-p", self.pg["PGPORT"],
+                            "-U", self.pg["PGUSER"], "-d",
+                            self.pg.get("PLANCTL_PG_CLI_DB", self.pg["PGDATABASE"]),
+                            "-c", "DROP SCHEMA IF EXISTS %s CASCADE" % self.schema],
+                           capture_output=True, timeout=60)
 
 
 def raw(port, data, read_all=True, timeout=10):
