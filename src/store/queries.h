@@ -44,6 +44,7 @@
     X(instance_list)                                                           \
     X(instance_count)                                                          \
     X(instance_page_named)                                                     \
+    X(instance_page_named_desc)                                                \
     X(instance_page)                                                           \
     X(def_by_name_version)                                                     \
     X(def_latest)                                                              \

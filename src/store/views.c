@@ -685,9 +685,8 @@ int pctl_instances_page(json_t **out, planctl *p, const pctl_ipage_query *q)
     }
     pctl_bind_text(st, 1, q->name);
     if (named) {
-        pctl_bind_i64(st, 2, q->desc);
-        pctl_bind_i64(st, 3, q->limit);
-        pctl_bind_i64(st, 4, q->offset);
+        pctl_bind_i64(st, 2, q->limit);
+        pctl_bind_i64(st, 3, q->offset);
     } else {
         pctl_bind_text(st, 2, q->status);
         pctl_bind_text(st, 3, q->sort ? q->sort : "name");

@@ -237,6 +237,9 @@ ORDER BY i.name COLLATE "C";
 SELECT count(*) FROM instances AS i
 WHERE $1::text IS NULL OR strpos(i.name, $1::text) > 0;
 
+-- The page of instance_page sorted by name, without a status filter:
+-- the page's rows are found by the name index first, and only they
+-- are looked up further (instance_page computes every row).
 -- name: instance_page_named
 SELECT t.name, d.name, d.version,
     coalesce(r.status, CASE WHEN t.queued > 0 THEN 'QUEUED' END), r.id,
@@ -244,22 +247,46 @@ SELECT t.name, d.name, d.version,
     (SELECT count(*) FROM steps WHERE run_id = r.id AND status = 'COMPLETE'),
     (SELECT count(*) FROM steps WHERE run_id = r.id),
     t.queued, t.deleting, t.created_at, NULL
-FROM
-    (SELECT i.name, i.deleting, i.created_at, i.definition_id,
-        coalesce((SELECT id FROM runs WHERE instance_id = i.id
-                    AND (status = 'PENDING' OR status = 'IN_PROGRESS'
-                         OR status = 'PAUSED')),
-                 (SELECT id FROM runs WHERE instance_id = i.id
-                    AND status <> 'QUEUED' ORDER BY id DESC LIMIT 1)) AS rid,
-        (SELECT count(*) FROM runs WHERE instance_id = i.id
-           AND status = 'QUEUED') AS queued
-     FROM instances AS i
-     WHERE $1::text IS NULL OR strpos(i.name, $1::text) > 0
-     ORDER BY CASE WHEN $2::bigint = 1 THEN i.name COLLATE "C" END DESC, i.name COLLATE "C"
-     LIMIT $3::bigint OFFSET $4::bigint) AS t
+FROM (SELECT p.name, p.deleting, p.created_at, p.definition_id,
+          coalesce((SELECT id FROM runs WHERE instance_id = p.id
+                      AND (status = 'PENDING' OR status = 'IN_PROGRESS'
+                           OR status = 'PAUSED')),
+                   (SELECT id FROM runs WHERE instance_id = p.id
+                      AND status <> 'QUEUED' ORDER BY id DESC LIMIT 1)) AS rid,
+          (SELECT count(*) FROM runs WHERE instance_id = p.id
+             AND status = 'QUEUED') AS queued
+      FROM (SELECT i.id, i.name, i.deleting, i.created_at, i.definition_id
+            FROM instances AS i
+            WHERE $1::text IS NULL OR strpos(i.name, $1::text) > 0
+            ORDER BY i.name COLLATE "C"
+            LIMIT $2::bigint OFFSET $3::bigint) AS p) AS t
 JOIN definitions AS d ON d.id = t.definition_id
 LEFT JOIN runs AS r ON r.id = t.rid
-ORDER BY CASE WHEN $2::bigint = 1 THEN t.name COLLATE "C" END DESC, t.name COLLATE "C";
+ORDER BY t.name COLLATE "C";
+
+-- name: instance_page_named_desc
+SELECT t.name, d.name, d.version,
+    coalesce(r.status, CASE WHEN t.queued > 0 THEN 'QUEUED' END), r.id,
+    r.plan, r.created_at, r.started_at, r.finished_at,
+    (SELECT count(*) FROM steps WHERE run_id = r.id AND status = 'COMPLETE'),
+    (SELECT count(*) FROM steps WHERE run_id = r.id),
+    t.queued, t.deleting, t.created_at, NULL
+FROM (SELECT p.name, p.deleting, p.created_at, p.definition_id,
+          coalesce((SELECT id FROM runs WHERE instance_id = p.id
+                      AND (status = 'PENDING' OR status = 'IN_PROGRESS'
+                           OR status = 'PAUSED')),
+                   (SELECT id FROM runs WHERE instance_id = p.id
+                      AND status <> 'QUEUED' ORDER BY id DESC LIMIT 1)) AS rid,
+          (SELECT count(*) FROM runs WHERE instance_id = p.id
+             AND status = 'QUEUED') AS queued
+      FROM (SELECT i.id, i.name, i.deleting, i.created_at, i.definition_id
+            FROM instances AS i
+            WHERE $1::text IS NULL OR strpos(i.name, $1::text) > 0
+            ORDER BY i.name COLLATE "C" DESC
+            LIMIT $2::bigint OFFSET $3::bigint) AS p) AS t
+JOIN definitions AS d ON d.id = t.definition_id
+LEFT JOIN runs AS r ON r.id = t.rid
+ORDER BY t.name COLLATE "C" DESC;
 
 -- name: instance_page
 SELECT name, dname, dversion, st, rid, plan, rcreated, started_at,
