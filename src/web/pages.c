@@ -184,6 +184,8 @@ static void page_head(web_res *res, const web_req *r, const char *title)
               "<title>");
     wb_text(w, title);
     wb_add(w, " \xC2\xB7 planctl</title>"
+              "<link rel=\"icon\" href=\"/assets/icon.svg\" "
+              "type=\"image/svg+xml\">"
               "<link rel=\"stylesheet\" href=\"/assets/app.css\">"
               "<script src=\"/assets/app.js\" defer></script></head>\n");
     wb_addf(w, "<body data-stream=\"%d\">", r->opts->stream ? 1 : 0);
