@@ -11,9 +11,9 @@ void cli_render_svg(cli_buf *b, const char *instance, const json_t *run,
 {
     wb w = WB_INIT;
 
-    web_render_svg(&w, instance, run, now);
+    pctl_web_render_svg(&w, instance, run, now);
     if (w.oom)
         cli_oom();
     cli_buf_add(b, wb_str(&w));
-    wb_free(&w);
+    pctl_wb_free(&w);
 }

@@ -28,8 +28,8 @@ static void json_text(web_res *res, int status, const char *text)
 {
     res->status = status;
     res->type = "application/json";
-    wb_add(&res->body, text);
-    wb_add(&res->body, "\n");
+    pctl_wb_add(&res->body, text);
+    pctl_wb_add(&res->body, "\n");
 }
 
 static void json_doc(web_res *res, int status, json_t *doc)
@@ -55,7 +55,8 @@ static void api_error(web_res *res, int status, const char *code,
 
 static void api_failed(web_res *res, planctl *p, int rc)
 {
-    api_error(res, web_http_status(rc), planctl_errname(rc), planctl_errmsg(p));
+    api_error(res, pctl_web_http_status(rc), planctl_errname(rc),
+              planctl_errmsg(p));
 }
 
 /* A library document (*text, which the call that gave rc set), or the
@@ -75,7 +76,7 @@ static void answer(web_res *res, planctl *p, int rc, char **text)
  * -1 invalid. */
 static int num(int64_t *out, const web_req *r, const char *key)
 {
-    const char *s = web_param(r, key);
+    const char *s = pctl_web_param(r, key);
     char *end;
     long long v;
 
@@ -188,8 +189,8 @@ static const char *refusal(const web_req *r)
     return NULL;
 }
 
-void web_action_form(web_res *res, planctl *p, const web_req *r,
-                     const char *name, const char *action)
+void pctl_web_action_form(web_res *res, planctl *p, const web_req *r,
+                          const char *name, const char *action)
 {
     web_req form = *r;
     const char *why = refusal(r), *csrf;
@@ -198,54 +199,56 @@ void web_action_form(web_res *res, planctl *p, const web_req *r,
     int rc;
 
     if (!known_action(action)) {
-        web_page_error(res, r, 404, "not found: no such action");
+        pctl_web_page_error(res, r, 404, "not found: no such action");
         return;
     }
     if (why) {
-        web_page_error(res, r, 403, why);
+        pctl_web_page_error(res, r, 403, why);
         return;
     }
     /* The form's fields join the query's (route.c keeps both in q). */
     if (!r->raw->content_type ||
         strncmp(r->raw->content_type, "application/x-www-form-urlencoded",
                 33) != 0) {
-        web_page_error(res, r, 415,
-                       "unsupported: send the form as "
-                       "application/x-www-form-urlencoded");
+        pctl_web_page_error(res, r, 415,
+                            "unsupported: send the form as "
+                            "application/x-www-form-urlencoded");
         return;
     }
-    csrf = web_param(&form, "csrf");
+    csrf = pctl_web_param(&form, "csrf");
     if (!r->opts->csrf || strlen(r->opts->csrf) < 16 || !csrf ||
         !secret_equal(csrf, r->opts->csrf)) {
-        web_page_error(res, r, 403,
-                       "forbidden: the form's token is missing or stale; "
-                       "reload the page and try again");
+        pctl_web_page_error(res, r, 403,
+                            "forbidden: the form's token is missing or stale; "
+                            "reload the page and try again");
         return;
     }
-    a.plan = web_param(&form, "plan");
-    a.reason = web_param(&form, "reason");
-    a.queue = web_param(&form, "queue") != NULL;
+    a.plan = pctl_web_param(&form, "plan");
+    a.reason = pctl_web_param(&form, "reason");
+    a.queue = pctl_web_param(&form, "queue") != NULL;
     if (num(&a.run, &form, "run") < 0) {
-        web_page_error(res, r, 400,
-                       "invalid run: give a run id (a number) "
-                       "or leave it empty for the latest");
+        pctl_web_page_error(res, r, 400,
+                            "invalid run: give a run id (a number) "
+                            "or leave it empty for the latest");
         return;
     }
     if (!strcmp(action, "trigger") && (!a.plan || !*a.plan)) {
-        web_page_error(res, r, 400, "missing plan: choose the plan to trigger");
+        pctl_web_page_error(res, r, 400,
+                            "missing plan: choose the plan to trigger");
         return;
     }
     if ((rc = act(p, r, name, action, &a, &run)) < 0) {
-        web_page_error(res, r, web_http_status(rc), planctl_errmsg(p));
+        pctl_web_page_error(res, r, pctl_web_http_status(rc),
+                            planctl_errmsg(p));
         return;
     }
     res->status = 303;
-    wb_add(&res->headers, "Location: /instances/");
-    wb_url(&res->headers, name);
-    wb_add(&res->headers, "?done=");
-    wb_add(&res->headers, action);
-    wb_add(&res->headers, "\r\n");
-    wb_add(&res->body, "done\n");
+    pctl_wb_add(&res->headers, "Location: /instances/");
+    pctl_wb_url(&res->headers, name);
+    pctl_wb_add(&res->headers, "?done=");
+    pctl_wb_add(&res->headers, action);
+    pctl_wb_add(&res->headers, "\r\n");
+    pctl_wb_add(&res->body, "done\n");
     res->type = "text/plain; charset=utf-8";
 }
 
@@ -328,14 +331,14 @@ static void instance_doc(web_res *res, planctl *p, const web_req *r,
     if (!what) {
         planctl_status_options o = PLANCTL_STATUS_OPTIONS_INIT;
 
-        o.plan = web_param(r, "plan");
+        o.plan = pctl_web_param(r, "plan");
         bad = num(&o.run, r, "run") < 0;
         if (!bad)
             answer(res, p, planctl_status_json(&text, p, name, &o), &text);
     } else if (!strcmp(what, "history")) {
         planctl_history_options o = PLANCTL_HISTORY_OPTIONS_INIT;
 
-        o.plan = web_param(r, "plan");
+        o.plan = pctl_web_param(r, "plan");
         bad = num(&o.before, r, "before") < 0 || num(&v, r, "limit") < 0 ||
               v > 100000;
         o.limit = (int)v;
@@ -356,7 +359,7 @@ static void instance_doc(web_res *res, planctl *p, const web_req *r,
     } else if (!strcmp(what, "logs")) {
         planctl_logs_options o = PLANCTL_LOGS_OPTIONS_INIT;
 
-        o.step = web_param(r, "step");
+        o.step = pctl_web_param(r, "step");
         bad = num(&o.run, r, "run") < 0 || num(&v, r, "attempt") < 0 ||
               v > 1000000;
         o.attempt = (int)v;
@@ -371,13 +374,13 @@ static void instance_doc(web_res *res, planctl *p, const web_req *r,
                   "a number in the query is not a whole number in range");
 }
 
-void web_api(web_res *res, planctl *p, const web_req *r)
+void pctl_web_api(web_res *res, planctl *p, const web_req *r)
 {
     int get = !strcmp(r->raw->method, "GET") || !strcmp(r->raw->method, "HEAD");
     char *text = NULL;
 
     if (!get && strcmp(r->raw->method, "POST") != 0) {
-        wb_add(&res->headers, "Allow: GET, HEAD, POST\r\n");
+        pctl_wb_add(&res->headers, "Allow: GET, HEAD, POST\r\n");
         api_error(res, 405, "EINVAL", "method not allowed");
         return;
     }

@@ -11,19 +11,19 @@
 #include "core/alloc.h"
 #include "web/web.h"
 
-void wb_addn(wb *w, const char *s, size_t n)
+void pctl_wb_addn(wb *w, const char *s, size_t n)
 {
     if (!w->oom && n && pctl_buf_add(&w->b, s, n) < 0)
         w->oom = 1;
 }
 
-void wb_add(wb *w, const char *s)
+void pctl_wb_add(wb *w, const char *s)
 {
     if (s)
-        wb_addn(w, s, strlen(s));
+        pctl_wb_addn(w, s, strlen(s));
 }
 
-void wb_addf(wb *w, const char *fmt, ...)
+void pctl_wb_addf(wb *w, const char *fmt, ...)
 {
     char small[256], *big;
     va_list ap;
@@ -37,7 +37,7 @@ void wb_addf(wb *w, const char *fmt, ...)
         return;
     }
     if ((size_t)n < sizeof small) {
-        wb_addn(w, small, (size_t)n);
+        pctl_wb_addn(w, small, (size_t)n);
         return;
     }
     if (!(big = pctl_malloc((size_t)n + 1))) {
@@ -47,7 +47,7 @@ void wb_addf(wb *w, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
-    wb_addn(w, big, (size_t)n);
+    pctl_wb_addn(w, big, (size_t)n);
     pctl_free(big);
 }
 
@@ -93,7 +93,7 @@ static size_t utf8_one(uint32_t *cp, const unsigned char *s, size_t n)
     return len;
 }
 
-void wb_text(wb *w, const char *s)
+void pctl_wb_text(wb *w, const char *s)
 {
     const unsigned char *u = (const unsigned char *)s;
     size_t n, i = 0, run = 0;
@@ -126,18 +126,18 @@ void wb_text(wb *w, const char *s)
             rep = hex;
         }
         if (rep) {
-            wb_addn(w, s + i - run, run);
+            pctl_wb_addn(w, s + i - run, run);
             run = 0;
-            wb_add(w, rep);
+            pctl_wb_add(w, rep);
         } else {
             run += len;
         }
         i += len;
     }
-    wb_addn(w, s + i - run, run);
+    pctl_wb_addn(w, s + i - run, run);
 }
 
-void wb_url(wb *w, const char *s)
+void pctl_wb_url(wb *w, const char *s)
 {
     static const char hexd[] = "0123456789ABCDEF";
     const unsigned char *u = (const unsigned char *)s;
@@ -146,21 +146,21 @@ void wb_url(wb *w, const char *s)
         if ((*u >= 'a' && *u <= 'z') || (*u >= 'A' && *u <= 'Z') ||
             (*u >= '0' && *u <= '9') || *u == '-' || *u == '.' || *u == '_' ||
             *u == '~') {
-            wb_addn(w, (const char *)u, 1);
+            pctl_wb_addn(w, (const char *)u, 1);
         } else {
             char e[3] = {'%', hexd[*u >> 4], hexd[*u & 15]};
 
-            wb_addn(w, e, 3);
+            pctl_wb_addn(w, e, 3);
         }
     }
 }
 
-char *wb_take(wb *w, size_t *len)
+char *pctl_wb_take(wb *w, size_t *len)
 {
     char *s;
 
     if (w->oom) {
-        wb_free(w);
+        pctl_wb_free(w);
         *len = 0;
         return NULL;
     }
@@ -171,7 +171,7 @@ char *wb_take(wb *w, size_t *len)
     return s;
 }
 
-void wb_free(wb *w)
+void pctl_wb_free(wb *w)
 {
     pctl_buf_free(&w->b);
     w->oom = 0;

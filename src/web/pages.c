@@ -29,12 +29,12 @@
 
 /* ---- JSON fields ---- */
 
-const char *web_jstr(const json_t *o, const char *key)
+const char *pctl_web_jstr(const json_t *o, const char *key)
 {
     return json_string_value(json_object_get(o, key));
 }
 
-int web_jint(int64_t *out, const json_t *o, const char *key)
+int pctl_web_jint(int64_t *out, const json_t *o, const char *key)
 {
     json_t *v = json_object_get(o, key);
 
@@ -44,15 +44,15 @@ int web_jint(int64_t *out, const json_t *o, const char *key)
     return 1;
 }
 
-int web_jtime(int64_t *out, const json_t *o, const char *key)
+int pctl_web_jtime(int64_t *out, const json_t *o, const char *key)
 {
-    const char *s = web_jstr(o, key);
+    const char *s = pctl_web_jstr(o, key);
 
     return s && pctl_time_parse(out, s) == 0;
 }
 
-#define js web_jstr
-#define ji web_jint
+#define js pctl_web_jstr
+#define ji pctl_web_jint
 
 /* ---- pieces ---- */
 
@@ -84,15 +84,15 @@ static void status_span(wb *w, const char *s)
 {
     if (!s)
         s = "NEVER_RUN";
-    wb_add(w, "<span class=\"status s-");
-    wb_text(w, s);
-    wb_add(w, "\" data-status=\"");
-    wb_text(w, s);
-    wb_add(w, "\"><span aria-hidden=\"true\">");
-    wb_add(w, status_icon(s));
-    wb_add(w, "</span> ");
-    wb_text(w, s);
-    wb_add(w, "</span>");
+    pctl_wb_add(w, "<span class=\"status s-");
+    pctl_wb_text(w, s);
+    pctl_wb_add(w, "\" data-status=\"");
+    pctl_wb_text(w, s);
+    pctl_wb_add(w, "\"><span aria-hidden=\"true\">");
+    pctl_wb_add(w, status_icon(s));
+    pctl_wb_add(w, "</span> ");
+    pctl_wb_text(w, s);
+    pctl_wb_add(w, "</span>");
 }
 
 /* An RFC 3339 time from a document, shown in UTC until app.js makes it
@@ -100,23 +100,23 @@ static void status_span(wb *w, const char *s)
 static void time_el(wb *w, const char *iso)
 {
     if (!iso) {
-        wb_add(w, "<span class=\"none\">\xE2\x80\x93</span>");
+        pctl_wb_add(w, "<span class=\"none\">\xE2\x80\x93</span>");
         return;
     }
-    wb_add(w, "<time datetime=\"");
-    wb_text(w, iso);
-    wb_add(w, "\" title=\"");
-    wb_text(w, iso);
-    wb_add(w, "\">");
+    pctl_wb_add(w, "<time datetime=\"");
+    pctl_wb_text(w, iso);
+    pctl_wb_add(w, "\" title=\"");
+    pctl_wb_text(w, iso);
+    pctl_wb_add(w, "\">");
     if (strlen(iso) >= 19) {
-        wb_addn(w, iso, 10);
-        wb_add(w, " ");
-        wb_addn(w, iso + 11, 8);
-        wb_add(w, " UTC");
+        pctl_wb_addn(w, iso, 10);
+        pctl_wb_add(w, " ");
+        pctl_wb_addn(w, iso + 11, 8);
+        pctl_wb_add(w, " UTC");
     } else {
-        wb_text(w, iso);
+        pctl_wb_text(w, iso);
     }
-    wb_add(w, "</time>");
+    pctl_wb_add(w, "</time>");
 }
 
 /* How long something took; for one still going, an element app.js
@@ -126,32 +126,33 @@ static void duration_el(wb *w, const json_t *o)
     int64_t ms, a, b;
     char buf[64];
 
-    if (!ji(&ms, o, "duration_ms") && web_jtime(&a, o, "started_at") &&
-        web_jtime(&b, o, "finished_at"))
+    if (!ji(&ms, o, "duration_ms") && pctl_web_jtime(&a, o, "started_at") &&
+        pctl_web_jtime(&b, o, "finished_at"))
         ms = b - a;
     else if (!js(o, "finished_at") || !ji(&ms, o, "duration_ms"))
         ms = -1;
     if (js(o, "finished_at") && ms >= 0) {
         pctl_duration_format(buf, sizeof buf, ms);
-        wb_add(w, buf);
+        pctl_wb_add(w, buf);
     } else if (js(o, "started_at") && !js(o, "finished_at")) {
-        wb_add(w, "<span class=\"elapsed\" data-since=\"");
-        wb_text(w, js(o, "started_at"));
-        wb_add(w, "\">running</span>");
+        pctl_wb_add(w, "<span class=\"elapsed\" data-since=\"");
+        pctl_wb_text(w, js(o, "started_at"));
+        pctl_wb_add(w, "\">running</span>");
     }
 }
 
 static void instance_href(wb *w, const char *name)
 {
-    wb_add(w, "/instances/");
-    wb_url(w, name);
+    pctl_wb_add(w, "/instances/");
+    pctl_wb_url(w, name);
 }
 
 static void run_link(wb *w, const char *instance, int64_t run)
 {
-    wb_add(w, "<a href=\"");
+    pctl_wb_add(w, "<a href=\"");
     instance_href(w, instance);
-    wb_addf(w, "/runs/%lld\">run %lld</a>", (long long)run, (long long)run);
+    pctl_wb_addf(w, "/runs/%lld\">run %lld</a>", (long long)run,
+                 (long long)run);
 }
 
 /* ---- the frame ---- */
@@ -161,7 +162,7 @@ static void run_link(wb *w, const char *instance, int64_t run)
 static void page_head(web_res *res, const web_req *r, const char *title)
 {
     wb *w = &res->body;
-    const char *done = web_param(r, "done");
+    const char *done = pctl_web_param(r, "done");
     static const struct {
         const char *action, *said;
     } flashes[] = {
@@ -176,32 +177,32 @@ static void page_head(web_res *res, const web_req *r, const char *title)
     res->status = 200;
     if (r->live)
         return;
-    wb_add(w, "<!DOCTYPE html>\n<html lang=\"en\" data-live=\"off\"><head>"
-              "<meta charset=\"utf-8\">"
-              "<meta name=\"viewport\" content=\"width=device-width, "
-              "initial-scale=1\">"
-              "<meta name=\"color-scheme\" content=\"light dark\">"
-              "<title>");
-    wb_text(w, title);
-    wb_add(w, " \xC2\xB7 planctl</title>"
-              "<link rel=\"icon\" href=\"/assets/icon.svg\" "
-              "type=\"image/svg+xml\">"
-              "<link rel=\"stylesheet\" href=\"/assets/app.css\">"
-              "<script src=\"/assets/app.js\" defer></script></head>\n");
-    wb_addf(w, "<body data-stream=\"%d\">", r->opts->stream ? 1 : 0);
-    wb_add(w, "<a class=\"skip\" href=\"#live\">Skip to content</a>"
-              "<header><a class=\"brand\" href=\"/\">planctl</a><nav "
-              "aria-label=\"Main\"><a href=\"/\">Instances</a> "
-              "<a href=\"/engines\">Engines</a></nav>");
-    wb_add(w, r->opts->allow_actions
-                  ? "<span class=\"mode\">actions allowed</span>"
-                  : "<span class=\"mode\">read-only</span>");
-    wb_add(w, "</header>\n");
+    pctl_wb_add(w, "<!DOCTYPE html>\n<html lang=\"en\" data-live=\"off\"><head>"
+                   "<meta charset=\"utf-8\">"
+                   "<meta name=\"viewport\" content=\"width=device-width, "
+                   "initial-scale=1\">"
+                   "<meta name=\"color-scheme\" content=\"light dark\">"
+                   "<title>");
+    pctl_wb_text(w, title);
+    pctl_wb_add(w, " \xC2\xB7 planctl</title>"
+                   "<link rel=\"icon\" href=\"/assets/icon.svg\" "
+                   "type=\"image/svg+xml\">"
+                   "<link rel=\"stylesheet\" href=\"/assets/app.css\">"
+                   "<script src=\"/assets/app.js\" defer></script></head>\n");
+    pctl_wb_addf(w, "<body data-stream=\"%d\">", r->opts->stream ? 1 : 0);
+    pctl_wb_add(w, "<a class=\"skip\" href=\"#live\">Skip to content</a>"
+                   "<header><a class=\"brand\" href=\"/\">planctl</a><nav "
+                   "aria-label=\"Main\"><a href=\"/\">Instances</a> "
+                   "<a href=\"/engines\">Engines</a></nav>");
+    pctl_wb_add(w, r->opts->allow_actions
+                       ? "<span class=\"mode\">actions allowed</span>"
+                       : "<span class=\"mode\">read-only</span>");
+    pctl_wb_add(w, "</header>\n");
     for (i = 0; done && i < sizeof flashes / sizeof flashes[0]; i++)
         if (!strcmp(done, flashes[i].action)) {
-            wb_add(w, "<p id=\"flash\" role=\"status\">");
-            wb_add(w, flashes[i].said);
-            wb_add(w, "</p>");
+            pctl_wb_add(w, "<p id=\"flash\" role=\"status\">");
+            pctl_wb_add(w, flashes[i].said);
+            pctl_wb_add(w, "</p>");
         }
 }
 
@@ -212,30 +213,30 @@ static void page_main(web_res *res, const web_req *r, const char *live_path)
 
     if (r->live)
         return;
-    wb_add(w, "<main id=\"live\" tabindex=\"-1\" data-updates=\"0\"");
+    pctl_wb_add(w, "<main id=\"live\" tabindex=\"-1\" data-updates=\"0\"");
     if (live_path) {
-        wb_add(w, " data-live-path=\"");
-        wb_text(w, live_path);
-        wb_add(w, "\"");
+        pctl_wb_add(w, " data-live-path=\"");
+        pctl_wb_text(w, live_path);
+        pctl_wb_add(w, "\"");
     }
-    wb_add(w, ">\n");
+    pctl_wb_add(w, ">\n");
 }
 
 static void page_main_end(web_res *res, const web_req *r)
 {
     if (!r->live)
-        wb_add(&res->body, "</main>\n");
+        pctl_wb_add(&res->body, "</main>\n");
 }
 
 static void page_end(web_res *res, const web_req *r)
 {
     if (!r->live)
-        wb_add(&res->body, "<footer>planctl " PLANCTL_VERSION
-                           " \xC2\xB7 <a href=\"/api/v1/instances\">JSON "
-                           "API</a></footer>\n</body></html>\n");
+        pctl_wb_add(&res->body, "<footer>planctl " PLANCTL_VERSION
+                                " \xC2\xB7 <a href=\"/api/v1/instances\">JSON "
+                                "API</a></footer>\n</body></html>\n");
 }
 
-int web_http_status(int rc)
+int pctl_web_http_status(int rc)
 {
     switch (rc) {
     case PLANCTL_EINVAL:
@@ -255,21 +256,23 @@ int web_http_status(int rc)
     }
 }
 
-void web_page_error(web_res *res, const web_req *r, int status, const char *msg)
+void pctl_web_page_error(web_res *res, const web_req *r, int status,
+                         const char *msg)
 {
     web_req plain = *r;
 
-    wb_free(&res->body);
+    pctl_wb_free(&res->body);
     plain.live = 0;
     page_head(res, &plain, status == 401 ? "Unauthorized" : "Error");
     page_main(res, &plain, NULL);
     res->status = status;
     res->type = "text/html; charset=utf-8";
-    wb_add(&res->body, status == 401
-                           ? "<h1>Unauthorized</h1><p id=\"unauthorized\">"
-                           : "<h1>Error</h1><p id=\"error\" role=\"alert\">");
-    wb_text(&res->body, msg);
-    wb_add(&res->body, "</p><p><a href=\"/\">All instances</a></p>");
+    pctl_wb_add(&res->body,
+                status == 401
+                    ? "<h1>Unauthorized</h1><p id=\"unauthorized\">"
+                    : "<h1>Error</h1><p id=\"error\" role=\"alert\">");
+    pctl_wb_text(&res->body, msg);
+    pctl_wb_add(&res->body, "</p><p><a href=\"/\">All instances</a></p>");
     page_main_end(res, &plain);
     page_end(res, &plain);
 }
@@ -277,7 +280,7 @@ void web_page_error(web_res *res, const web_req *r, int status, const char *msg)
 /* A library call failed: its message on an error page. */
 static void failed(web_res *res, planctl *p, const web_req *r, int rc)
 {
-    web_page_error(res, r, web_http_status(rc), planctl_errmsg(p));
+    pctl_web_page_error(res, r, pctl_web_http_status(rc), planctl_errmsg(p));
 }
 
 /* ---- instances ---- */
@@ -290,22 +293,23 @@ static const char *const statuses[] = {
 static void list_href(wb *w, const web_req *r, const char *sort,
                       const char *order, int64_t page)
 {
-    const char *name = web_param(r, "name"), *st = web_param(r, "status");
+    const char *name = pctl_web_param(r, "name"),
+               *st = pctl_web_param(r, "status");
 
-    wb_add(w, "/?sort=");
-    wb_url(w, sort);
-    wb_add(w, "&amp;order=");
-    wb_url(w, order);
+    pctl_wb_add(w, "/?sort=");
+    pctl_wb_url(w, sort);
+    pctl_wb_add(w, "&amp;order=");
+    pctl_wb_url(w, order);
     if (name && *name) {
-        wb_add(w, "&amp;name=");
-        wb_url(w, name);
+        pctl_wb_add(w, "&amp;name=");
+        pctl_wb_url(w, name);
     }
     if (st && *st) {
-        wb_add(w, "&amp;status=");
-        wb_url(w, st);
+        pctl_wb_add(w, "&amp;status=");
+        pctl_wb_url(w, st);
     }
     if (page > 1)
-        wb_addf(w, "&amp;page=%lld", (long long)page);
+        pctl_wb_addf(w, "&amp;page=%lld", (long long)page);
 }
 
 static void sort_th(wb *w, const web_req *r, const char *key, const char *label,
@@ -313,25 +317,27 @@ static void sort_th(wb *w, const web_req *r, const char *key, const char *label,
 {
     int on = !strcmp(sort, key);
 
-    wb_add(w, "<th scope=\"col\"");
+    pctl_wb_add(w, "<th scope=\"col\"");
     if (on)
-        wb_add(w,
-               desc ? " aria-sort=\"descending\"" : " aria-sort=\"ascending\"");
-    wb_add(w, "><a href=\"");
+        pctl_wb_add(w, desc ? " aria-sort=\"descending\""
+                            : " aria-sort=\"ascending\"");
+    pctl_wb_add(w, "><a href=\"");
     list_href(w, r, key, on && !desc ? "desc" : "asc", 1);
-    wb_add(w, "\">");
-    wb_add(w, label);
+    pctl_wb_add(w, "\">");
+    pctl_wb_add(w, label);
     if (on)
-        wb_add(w, desc ? " \xE2\x86\x93" : " \xE2\x86\x91");
-    wb_add(w, "</a></th>");
+        pctl_wb_add(w, desc ? " \xE2\x86\x93" : " \xE2\x86\x91");
+    pctl_wb_add(w, "</a></th>");
 }
 
-void web_page_instances(web_res *res, planctl *p, const web_req *r)
+void pctl_web_page_instances(web_res *res, planctl *p, const web_req *r)
 {
     pctl_ipage_query q = {0};
-    const char *sort = web_param(r, "sort"), *order = web_param(r, "order");
-    const char *name = web_param(r, "name"), *st = web_param(r, "status");
-    const char *pg = web_param(r, "page");
+    const char *sort = pctl_web_param(r, "sort"),
+               *order = pctl_web_param(r, "order");
+    const char *name = pctl_web_param(r, "name"),
+               *st = pctl_web_param(r, "status");
+    const char *pg = pctl_web_param(r, "page");
     int64_t page = pg ? atoll(pg) : 1, total = -1;
     json_t *doc = NULL, *arr, *o;
     wb *w = &res->body;
@@ -361,104 +367,109 @@ void web_page_instances(web_res *res, planctl *p, const web_req *r)
     page_head(res, r, "Instances");
     if (!r->live) {
         /* The filter: a GET form, outside the live region. */
-        wb_add(w, "<h1>Instances</h1><form id=\"filter\" method=\"get\" "
-                  "action=\"/\" role=\"search\"><label>Name contains "
-                  "<input name=\"name\" type=\"search\" value=\"");
-        wb_text(w, q.name);
-        wb_add(w, "\"></label> <label>Status <select name=\"status\">"
-                  "<option value=\"\">any</option>");
+        pctl_wb_add(w, "<h1>Instances</h1><form id=\"filter\" method=\"get\" "
+                       "action=\"/\" role=\"search\"><label>Name contains "
+                       "<input name=\"name\" type=\"search\" value=\"");
+        pctl_wb_text(w, q.name);
+        pctl_wb_add(w, "\"></label> <label>Status <select name=\"status\">"
+                       "<option value=\"\">any</option>");
         for (i = 0; i < sizeof statuses / sizeof statuses[0]; i++)
-            wb_addf(w, "<option%s>%s</option>",
-                    q.status == statuses[i] ? " selected" : "", statuses[i]);
-        wb_add(w, "</select></label> <input type=\"hidden\" name=\"sort\" "
-                  "value=\"");
-        wb_text(w, sort);
-        wb_add(w, "\"><button>Filter</button></form>");
+            pctl_wb_addf(w, "<option%s>%s</option>",
+                         q.status == statuses[i] ? " selected" : "",
+                         statuses[i]);
+        pctl_wb_add(w, "</select></label> <input type=\"hidden\" name=\"sort\" "
+                       "value=\"");
+        pctl_wb_text(w, sort);
+        pctl_wb_add(w, "\"><button>Filter</button></form>");
     }
     page_main(res, r, "/");
 
     if (total >= 0)
-        wb_addf(w, "<p class=\"count\">%lld instance%s%s</p>", (long long)total,
-                total == 1 ? "" : "s", q.name || q.status ? " match" : "");
+        pctl_wb_addf(w, "<p class=\"count\">%lld instance%s%s</p>",
+                     (long long)total, total == 1 ? "" : "s",
+                     q.name || q.status ? " match" : "");
     if (json_array_size(arr) == 0) {
-        wb_add(w, "<p id=\"empty\">");
-        wb_add(w, q.name || q.status ? "No instance matches the filter."
-                                     : "No instance yet: create one with "
-                                       "<code>planctl create</code>.");
-        wb_add(w, "</p>");
+        pctl_wb_add(w, "<p id=\"empty\">");
+        pctl_wb_add(w, q.name || q.status ? "No instance matches the filter."
+                                          : "No instance yet: create one with "
+                                            "<code>planctl create</code>.");
+        pctl_wb_add(w, "</p>");
     } else {
-        wb_add(w, "<div class=\"scroll\"><table id=\"instances\"><thead><tr>");
+        pctl_wb_add(
+            w, "<div class=\"scroll\"><table id=\"instances\"><thead><tr>");
         sort_th(w, r, "name", "Name", sort, q.desc);
-        wb_add(w, "<th scope=\"col\">Definition</th>");
+        pctl_wb_add(w, "<th scope=\"col\">Definition</th>");
         sort_th(w, r, "status", "Status", sort, q.desc);
-        wb_add(w, "<th scope=\"col\">Run</th><th scope=\"col\">Progress</th>");
+        pctl_wb_add(
+            w, "<th scope=\"col\">Run</th><th scope=\"col\">Progress</th>");
         sort_th(w, r, "age", "Started", sort, q.desc);
-        wb_add(w, "<th scope=\"col\">Queued</th></tr></thead><tbody>\n");
+        pctl_wb_add(w, "<th scope=\"col\">Queued</th></tr></thead><tbody>\n");
         json_array_foreach(arr, i, o)
         {
             const json_t *run = json_object_get(o, "run"),
                          *def = json_object_get(o, "definition");
             int64_t id = 0, done = 0, all = 0, queued = 0;
 
-            wb_add(w, "<tr data-instance=\"");
-            wb_text(w, js(o, "name"));
-            wb_add(w, "\"><td class=\"name\"><a href=\"");
+            pctl_wb_add(w, "<tr data-instance=\"");
+            pctl_wb_text(w, js(o, "name"));
+            pctl_wb_add(w, "\"><td class=\"name\"><a href=\"");
             instance_href(w, js(o, "name"));
-            wb_add(w, "\">");
-            wb_text(w, js(o, "name"));
-            wb_add(w, "</a>");
+            pctl_wb_add(w, "\">");
+            pctl_wb_text(w, js(o, "name"));
+            pctl_wb_add(w, "</a>");
             if (json_is_true(json_object_get(o, "deleting")))
-                wb_add(w, " <span class=\"tag\">deleting</span>");
-            wb_add(w, "</td><td class=\"definition\">");
-            wb_text(w, js(def, "name"));
-            wb_add(w, "@");
-            wb_text(w, js(def, "version"));
-            wb_add(w, "</td><td class=\"status\">");
+                pctl_wb_add(w, " <span class=\"tag\">deleting</span>");
+            pctl_wb_add(w, "</td><td class=\"definition\">");
+            pctl_wb_text(w, js(def, "name"));
+            pctl_wb_add(w, "@");
+            pctl_wb_text(w, js(def, "version"));
+            pctl_wb_add(w, "</td><td class=\"status\">");
             status_span(w, js(o, "status"));
-            wb_add(w, "</td><td class=\"run\">");
+            pctl_wb_add(w, "</td><td class=\"run\">");
             if (json_is_object(run) && ji(&id, run, "id")) {
                 run_link(w, js(o, "name"), id);
-                wb_add(w, " ");
-                wb_text(w, js(run, "plan"));
+                pctl_wb_add(w, " ");
+                pctl_wb_text(w, js(run, "plan"));
             }
-            wb_add(w, "</td><td class=\"progress\">");
+            pctl_wb_add(w, "</td><td class=\"progress\">");
             if (json_is_object(run) && ji(&done, run, "steps_done") &&
                 ji(&all, run, "steps_total") && all > 0)
-                wb_addf(w,
-                        "<progress max=\"%lld\" value=\"%lld\"></progress> "
-                        "%lld/%lld steps",
-                        (long long)all, (long long)done, (long long)done,
-                        (long long)all);
-            wb_add(w, "</td><td class=\"age\">");
+                pctl_wb_addf(
+                    w,
+                    "<progress max=\"%lld\" value=\"%lld\"></progress> "
+                    "%lld/%lld steps",
+                    (long long)all, (long long)done, (long long)done,
+                    (long long)all);
+            pctl_wb_add(w, "</td><td class=\"age\">");
             time_el(w, json_is_object(run)
                            ? (js(run, "started_at") ? js(run, "started_at")
                                                     : js(run, "created_at"))
                            : NULL);
             ji(&queued, o, "queued");
-            wb_addf(w, "</td><td class=\"queue\">%lld</td></tr>\n",
-                    (long long)queued);
+            pctl_wb_addf(w, "</td><td class=\"queue\">%lld</td></tr>\n",
+                         (long long)queued);
         }
-        wb_add(w, "</tbody></table></div>");
+        pctl_wb_add(w, "</tbody></table></div>");
     }
     if (page > 1 || (total > page * PAGE_SIZE) ||
         (total < 0 && json_array_size(arr) == PAGE_SIZE)) {
-        wb_add(w, "<nav class=\"pager\" aria-label=\"Pages\">");
+        pctl_wb_add(w, "<nav class=\"pager\" aria-label=\"Pages\">");
         if (page > 1) {
-            wb_add(w, "<a rel=\"prev\" href=\"");
+            pctl_wb_add(w, "<a rel=\"prev\" href=\"");
             list_href(w, r, sort, q.desc ? "desc" : "asc", page - 1);
-            wb_add(w, "\">\xE2\x86\x90 Previous</a> ");
+            pctl_wb_add(w, "\">\xE2\x86\x90 Previous</a> ");
         }
-        wb_addf(w, "<span>page %lld", (long long)page);
+        pctl_wb_addf(w, "<span>page %lld", (long long)page);
         if (total >= 0)
-            wb_addf(w, " of %lld",
-                    (long long)((total + PAGE_SIZE - 1) / PAGE_SIZE));
-        wb_add(w, "</span>");
+            pctl_wb_addf(w, " of %lld",
+                         (long long)((total + PAGE_SIZE - 1) / PAGE_SIZE));
+        pctl_wb_add(w, "</span>");
         if (total < 0 || total > page * PAGE_SIZE) {
-            wb_add(w, " <a rel=\"next\" href=\"");
+            pctl_wb_add(w, " <a rel=\"next\" href=\"");
             list_href(w, r, sort, q.desc ? "desc" : "asc", page + 1);
-            wb_add(w, "\">Next \xE2\x86\x92</a>");
+            pctl_wb_add(w, "\">Next \xE2\x86\x92</a>");
         }
-        wb_add(w, "</nav>");
+        pctl_wb_add(w, "</nav>");
     }
     page_main_end(res, r);
     page_end(res, r);
@@ -472,30 +483,30 @@ static void step_li(wb *w, const json_t *step)
 {
     int64_t att = 0, max = 0;
 
-    wb_add(w, "<li class=\"step\" data-step=\"");
-    wb_text(w, js(step, "name"));
-    wb_add(w, "\"><span class=\"name\">");
-    wb_text(w, js(step, "name"));
-    wb_add(w, "</span> ");
+    pctl_wb_add(w, "<li class=\"step\" data-step=\"");
+    pctl_wb_text(w, js(step, "name"));
+    pctl_wb_add(w, "\"><span class=\"name\">");
+    pctl_wb_text(w, js(step, "name"));
+    pctl_wb_add(w, "</span> ");
     status_span(w, js(step, "status"));
     if (ji(&att, step, "attempt") && ji(&max, step, "max_attempts") &&
         (att > 1 || max > 1))
-        wb_addf(w, " <span class=\"attempts\">attempt %lld/%lld</span>",
-                (long long)att, (long long)max);
-    wb_add(w, " <span class=\"dur\">");
+        pctl_wb_addf(w, " <span class=\"attempts\">attempt %lld/%lld</span>",
+                     (long long)att, (long long)max);
+    pctl_wb_add(w, " <span class=\"dur\">");
     duration_el(w, step);
-    wb_add(w, "</span>");
+    pctl_wb_add(w, "</span>");
     if (js(step, "next_attempt_at")) {
-        wb_add(w, " <span class=\"next\">next try ");
+        pctl_wb_add(w, " <span class=\"next\">next try ");
         time_el(w, js(step, "next_attempt_at"));
-        wb_add(w, "</span>");
+        pctl_wb_add(w, "</span>");
     }
     if (js(step, "message")) {
-        wb_add(w, "<div class=\"msg\">");
-        wb_text(w, js(step, "message"));
-        wb_add(w, "</div>");
+        pctl_wb_add(w, "<div class=\"msg\">");
+        pctl_wb_text(w, js(step, "message"));
+        pctl_wb_add(w, "</div>");
     }
-    wb_add(w, "</li>");
+    pctl_wb_add(w, "</li>");
 }
 
 /* The phases of a run, each a <details> that app.js keeps open or closed
@@ -505,31 +516,31 @@ static void phases_ul(wb *w, const char *plan, const json_t *run)
     const json_t *phase, *step;
     size_t i, j;
 
-    wb_add(w, "<ul class=\"phases\">");
+    pctl_wb_add(w, "<ul class=\"phases\">");
     json_array_foreach(json_object_get(run, "phases"), i, phase)
     {
         const json_t *steps = json_object_get(phase, "steps");
         size_t n = json_array_size(steps), k;
         size_t count[sizeof statuses / sizeof statuses[0]] = {0};
 
-        wb_add(w, "<li><details class=\"phase\" data-phase=\"");
-        wb_text(w, js(phase, "name"));
-        wb_add(w, "\" id=\"phase-");
-        wb_text(w, plan);
-        wb_add(w, "-");
-        wb_text(w, js(phase, "name"));
-        wb_add(w, n > BIG_PHASE ? "\">" : "\" open>");
-        wb_add(w, "<summary>Phase <span class=\"name\">");
-        wb_text(w, js(phase, "name"));
-        wb_add(w, "</span> (");
-        wb_text(w, js(phase, "strategy"));
-        wb_add(w, ") ");
+        pctl_wb_add(w, "<li><details class=\"phase\" data-phase=\"");
+        pctl_wb_text(w, js(phase, "name"));
+        pctl_wb_add(w, "\" id=\"phase-");
+        pctl_wb_text(w, plan);
+        pctl_wb_add(w, "-");
+        pctl_wb_text(w, js(phase, "name"));
+        pctl_wb_add(w, n > BIG_PHASE ? "\">" : "\" open>");
+        pctl_wb_add(w, "<summary>Phase <span class=\"name\">");
+        pctl_wb_text(w, js(phase, "name"));
+        pctl_wb_add(w, "</span> (");
+        pctl_wb_text(w, js(phase, "strategy"));
+        pctl_wb_add(w, ") ");
         status_span(w, js(phase, "status"));
-        wb_add(w, " <span class=\"dur\">");
+        pctl_wb_add(w, " <span class=\"dur\">");
         duration_el(w, phase);
-        wb_add(w, "</span>");
+        pctl_wb_add(w, "</span>");
         if (n > BIG_PHASE) {
-            wb_addf(w, " <span class=\"counts\">%zu steps:", n);
+            pctl_wb_addf(w, " <span class=\"counts\">%zu steps:", n);
             json_array_foreach(
                 steps, j,
                 step) for (k = 0; k < sizeof statuses / sizeof statuses[0];
@@ -538,19 +549,19 @@ static void phases_ul(wb *w, const char *plan, const json_t *run)
                 count[k]++;
             for (k = 0; k < sizeof statuses / sizeof statuses[0]; k++)
                 if (count[k])
-                    wb_addf(w, " %zu %s", count[k], statuses[k]);
-            wb_add(w, "</span>");
+                    pctl_wb_addf(w, " %zu %s", count[k], statuses[k]);
+            pctl_wb_add(w, "</span>");
         }
         if (js(phase, "message")) {
-            wb_add(w, " <span class=\"msg\">");
-            wb_text(w, js(phase, "message"));
-            wb_add(w, "</span>");
+            pctl_wb_add(w, " <span class=\"msg\">");
+            pctl_wb_text(w, js(phase, "message"));
+            pctl_wb_add(w, "</span>");
         }
-        wb_add(w, "</summary><ul class=\"steps\">");
+        pctl_wb_add(w, "</summary><ul class=\"steps\">");
         json_array_foreach(steps, j, step) step_li(w, step);
-        wb_add(w, "</ul></details></li>");
+        pctl_wb_add(w, "</ul></details></li>");
     }
-    wb_add(w, "</ul>");
+    pctl_wb_add(w, "</ul>");
 }
 
 /* A run's own line: status, id, times, message. */
@@ -560,26 +571,26 @@ static void run_line(wb *w, const char *instance, const json_t *run)
 
     status_span(w, js(run, "status"));
     if (ji(&id, run, "id")) {
-        wb_add(w, " ");
+        pctl_wb_add(w, " ");
         run_link(w, instance, id);
     }
     if (js(run, "finished_at")) {
-        wb_add(w, ", finished ");
+        pctl_wb_add(w, ", finished ");
         time_el(w, js(run, "finished_at"));
     } else if (js(run, "started_at")) {
-        wb_add(w, ", started ");
+        pctl_wb_add(w, ", started ");
         time_el(w, js(run, "started_at"));
     } else if (js(run, "created_at")) {
-        wb_add(w, ", created ");
+        pctl_wb_add(w, ", created ");
         time_el(w, js(run, "created_at"));
     }
-    wb_add(w, " <span class=\"dur\">");
+    pctl_wb_add(w, " <span class=\"dur\">");
     duration_el(w, run);
-    wb_add(w, "</span>");
+    pctl_wb_add(w, "</span>");
     if (js(run, "message")) {
-        wb_add(w, "<div class=\"msg\">");
-        wb_text(w, js(run, "message"));
-        wb_add(w, "</div>");
+        pctl_wb_add(w, "<div class=\"msg\">");
+        pctl_wb_text(w, js(run, "message"));
+        pctl_wb_add(w, "</div>");
     }
 }
 
@@ -592,25 +603,25 @@ static void engine_p(wb *w, const json_t *doc)
     if (!json_is_integer(json_object_get(doc, "active_run")) &&
         json_array_size(json_object_get(doc, "queued")) == 0)
         return;
-    wb_add(w, "<p class=\"engine\" id=\"engine\">");
+    pctl_wb_add(w, "<p class=\"engine\" id=\"engine\">");
     if (!json_is_object(e)) {
-        wb_add(w, "No engine is running: nothing moves until "
-                  "<code>planctl run</code> starts.</p>");
+        pctl_wb_add(w, "No engine is running: nothing moves until "
+                       "<code>planctl run</code> starts.</p>");
         return;
     }
-    wb_add(w, "Engine ");
+    pctl_wb_add(w, "Engine ");
     if (js(e, "name")) {
-        wb_text(w, js(e, "name"));
-        wb_add(w, " ");
+        pctl_wb_text(w, js(e, "name"));
+        pctl_wb_add(w, " ");
     }
     if (ji(&pid, e, "pid"))
-        wb_addf(w, "(pid %lld on ", (long long)pid);
-    wb_text(w, js(e, "host"));
-    wb_add(w, ") holds the run, last seen ");
+        pctl_wb_addf(w, "(pid %lld on ", (long long)pid);
+    pctl_wb_text(w, js(e, "host"));
+    pctl_wb_add(w, ") holds the run, last seen ");
     time_el(w, js(e, "last_seen"));
     if (json_is_false(json_object_get(e, "alive")))
-        wb_add(w, " <strong>(not alive)</strong>");
-    wb_add(w, "</p>");
+        pctl_wb_add(w, " <strong>(not alive)</strong>");
+    pctl_wb_add(w, "</p>");
 }
 
 /* ---- one instance ---- */
@@ -620,45 +631,46 @@ static void params_section(wb *w, const json_t *doc)
     const json_t *params = json_object_get(doc, "parameters"), *pa;
     size_t i;
 
-    wb_add(w, "<section id=\"params\"><h2>Parameters</h2>");
+    pctl_wb_add(w, "<section id=\"params\"><h2>Parameters</h2>");
     if (json_array_size(params) == 0) {
-        wb_add(w, "<p>None.</p></section>");
+        pctl_wb_add(w, "<p>None.</p></section>");
         return;
     }
-    wb_add(w, "<div class=\"scroll\"><table><thead><tr><th scope=\"col\">Name"
-              "</th><th scope=\"col\">Value</th><th scope=\"col\">From</th>"
-              "</tr></thead><tbody>");
+    pctl_wb_add(w,
+                "<div class=\"scroll\"><table><thead><tr><th scope=\"col\">Name"
+                "</th><th scope=\"col\">Value</th><th scope=\"col\">From</th>"
+                "</tr></thead><tbody>");
     json_array_foreach(params, i, pa)
     {
         const json_t *v = json_object_get(pa, "value");
 
-        wb_add(w, "<tr data-param=\"");
-        wb_text(w, js(pa, "name"));
-        wb_add(w, "\"><td class=\"name\">");
-        wb_text(w, js(pa, "name"));
+        pctl_wb_add(w, "<tr data-param=\"");
+        pctl_wb_text(w, js(pa, "name"));
+        pctl_wb_add(w, "\"><td class=\"name\">");
+        pctl_wb_text(w, js(pa, "name"));
         if (json_is_true(json_object_get(pa, "secret"))) {
-            wb_add(w, "</td><td class=\"value secret\">(secret)");
+            pctl_wb_add(w, "</td><td class=\"value secret\">(secret)");
         } else if (json_is_null(v) || !v) {
-            wb_add(w, "</td><td class=\"value none\">unset");
+            pctl_wb_add(w, "</td><td class=\"value none\">unset");
         } else {
-            wb_add(w, "</td><td class=\"value\">");
+            pctl_wb_add(w, "</td><td class=\"value\">");
             if (json_is_string(v)) {
-                wb_text(w, json_string_value(v));
+                pctl_wb_text(w, json_string_value(v));
             } else {
                 char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
 
                 if (!t)
                     w->oom = 1;
-                wb_text(w, t);
+                pctl_wb_text(w, t);
                 free(t);
             }
         }
-        wb_add(w, "</td><td>");
-        wb_add(w, json_is_true(json_object_get(pa, "default")) ? "default"
-                                                               : "set");
-        wb_add(w, "</td></tr>");
+        pctl_wb_add(w, "</td><td>");
+        pctl_wb_add(w, json_is_true(json_object_get(pa, "default")) ? "default"
+                                                                    : "set");
+        pctl_wb_add(w, "</td></tr>");
     }
-    wb_add(w, "</tbody></table></div></section>");
+    pctl_wb_add(w, "</tbody></table></div></section>");
 }
 
 static void history_section(wb *w, planctl *p, const char *name)
@@ -668,48 +680,49 @@ static void history_section(wb *w, planctl *p, const char *name)
     json_t *doc, *run;
     size_t i;
 
-    wb_add(w, "<section id=\"history\"><h2>History</h2>");
+    pctl_wb_add(w, "<section id=\"history\"><h2>History</h2>");
     ho.limit = 20;
     if (planctl_history_json(&text, p, name, &ho) < 0 ||
         !(doc = json_loads(text, 0, NULL))) {
-        wb_add(w, "<p class=\"error\">");
-        wb_text(w, planctl_errmsg(p));
-        wb_add(w, "</p></section>");
+        pctl_wb_add(w, "<p class=\"error\">");
+        pctl_wb_text(w, planctl_errmsg(p));
+        pctl_wb_add(w, "</p></section>");
         planctl_free(text);
         return;
     }
     planctl_free(text);
-    wb_add(w, "<div class=\"scroll\"><table><thead><tr><th scope=\"col\">Run"
-              "</th><th scope=\"col\">Plan</th><th scope=\"col\">Status</th>"
-              "<th scope=\"col\">Trigger</th><th scope=\"col\">Created</th>"
-              "<th scope=\"col\">Took</th><th scope=\"col\">Message</th></tr>"
-              "</thead><tbody>");
+    pctl_wb_add(w,
+                "<div class=\"scroll\"><table><thead><tr><th scope=\"col\">Run"
+                "</th><th scope=\"col\">Plan</th><th scope=\"col\">Status</th>"
+                "<th scope=\"col\">Trigger</th><th scope=\"col\">Created</th>"
+                "<th scope=\"col\">Took</th><th scope=\"col\">Message</th></tr>"
+                "</thead><tbody>");
     json_array_foreach(json_object_get(doc, "runs"), i, run)
     {
         int64_t id = 0;
 
         ji(&id, run, "id");
-        wb_addf(w, "<tr data-run=\"%lld\"><td>", (long long)id);
+        pctl_wb_addf(w, "<tr data-run=\"%lld\"><td>", (long long)id);
         run_link(w, name, id);
-        wb_add(w, "</td><td>");
-        wb_text(w, js(run, "plan"));
-        wb_add(w, "</td><td>");
+        pctl_wb_add(w, "</td><td>");
+        pctl_wb_text(w, js(run, "plan"));
+        pctl_wb_add(w, "</td><td>");
         status_span(w, js(run, "status"));
-        wb_add(w, "</td><td>");
-        wb_text(w, js(run, "trigger"));
+        pctl_wb_add(w, "</td><td>");
+        pctl_wb_text(w, js(run, "trigger"));
         if (js(run, "reason")) {
-            wb_add(w, ": ");
-            wb_text(w, js(run, "reason"));
+            pctl_wb_add(w, ": ");
+            pctl_wb_text(w, js(run, "reason"));
         }
-        wb_add(w, "</td><td>");
+        pctl_wb_add(w, "</td><td>");
         time_el(w, js(run, "created_at"));
-        wb_add(w, "</td><td>");
+        pctl_wb_add(w, "</td><td>");
         duration_el(w, run);
-        wb_add(w, "</td><td class=\"msg\">");
-        wb_text(w, js(run, "message"));
-        wb_add(w, "</td></tr>");
+        pctl_wb_add(w, "</td><td class=\"msg\">");
+        pctl_wb_text(w, js(run, "message"));
+        pctl_wb_add(w, "</td></tr>");
     }
-    wb_add(w, "</tbody></table></div></section>");
+    pctl_wb_add(w, "</tbody></table></div></section>");
     json_decref(doc);
 }
 
@@ -747,61 +760,66 @@ static void actions_section(wb *w, const web_req *r, const char *name,
         {"resume", "Resume", ""},
     };
 
-    wb_add(w,
-           "<section id=\"actions\" aria-label=\"Actions\"><h2>Actions</h2>");
+    pctl_wb_add(
+        w, "<section id=\"actions\" aria-label=\"Actions\"><h2>Actions</h2>");
     if (!r->opts->allow_actions || !r->opts->csrf) {
-        wb_add(w, "<p id=\"readonly\">This server is read-only: start "
-                  "<code>planctl serve --allow-actions</code> to trigger, "
-                  "cancel, pause, resume or retry from this page.</p>"
-                  "</section>");
+        pctl_wb_add(w, "<p id=\"readonly\">This server is read-only: start "
+                       "<code>planctl serve --allow-actions</code> to trigger, "
+                       "cancel, pause, resume or retry from this page.</p>"
+                       "</section>");
         return;
     }
 #define FORM_OPEN(act)                                                         \
     do {                                                                       \
-        wb_add(w, "<form method=\"post\" data-action=\"" act "\" action=\"");  \
+        pctl_wb_add(w, "<form method=\"post\" data-action=\"" act              \
+                       "\" action=\"");                                        \
         instance_href(w, name);                                                \
-        wb_add(w, "/" act "\"><input type=\"hidden\" name=\"csrf\" value=\""); \
-        wb_text(w, r->opts->csrf);                                             \
-        wb_add(w, "\">");                                                      \
+        pctl_wb_add(w, "/" act                                                 \
+                       "\"><input type=\"hidden\" name=\"csrf\" value=\"");    \
+        pctl_wb_text(w, r->opts->csrf);                                        \
+        pctl_wb_add(w, "\">");                                                 \
     } while (0)
     FORM_OPEN("trigger");
-    wb_add(w, "<label>Plan <select name=\"plan\">");
+    pctl_wb_add(w, "<label>Plan <select name=\"plan\">");
     json_array_foreach(json_object_get(doc, "plans"), i, plan)
     {
-        wb_add(w, "<option>");
-        wb_text(w, js(plan, "name"));
-        wb_add(w, "</option>");
+        pctl_wb_add(w, "<option>");
+        pctl_wb_text(w, js(plan, "name"));
+        pctl_wb_add(w, "</option>");
     }
-    wb_add(w, "</select></label> <label>Reason <input name=\"reason\" "
-              "maxlength=\"500\"></label> <label><input type=\"checkbox\" "
-              "name=\"queue\" value=\"1\"> queue behind the active run</label> "
-              "<button>Trigger</button></form>");
+    pctl_wb_add(
+        w, "</select></label> <label>Reason <input name=\"reason\" "
+           "maxlength=\"500\"></label> <label><input type=\"checkbox\" "
+           "name=\"queue\" value=\"1\"> queue behind the active run</label> "
+           "<button>Trigger</button></form>");
     FORM_OPEN("cancel");
-    wb_add(w, "<label>Reason <input name=\"reason\" maxlength=\"500\"></label> "
-              "<button>Cancel the active run</button></form>");
+    pctl_wb_add(
+        w, "<label>Reason <input name=\"reason\" maxlength=\"500\"></label> "
+           "<button>Cancel the active run</button></form>");
     for (i = 0; i < sizeof simple / sizeof simple[0]; i++) {
-        wb_add(w, "<form method=\"post\" data-action=\"");
-        wb_add(w, simple[i].action);
-        wb_add(w, "\" action=\"");
+        pctl_wb_add(w, "<form method=\"post\" data-action=\"");
+        pctl_wb_add(w, simple[i].action);
+        pctl_wb_add(w, "\" action=\"");
         instance_href(w, name);
-        wb_add(w, "/");
-        wb_add(w, simple[i].action);
-        wb_add(w, "\"><input type=\"hidden\" name=\"csrf\" value=\"");
-        wb_text(w, r->opts->csrf);
-        wb_add(w, "\"><button>");
-        wb_add(w, simple[i].label);
-        wb_add(w, "</button></form>");
+        pctl_wb_add(w, "/");
+        pctl_wb_add(w, simple[i].action);
+        pctl_wb_add(w, "\"><input type=\"hidden\" name=\"csrf\" value=\"");
+        pctl_wb_text(w, r->opts->csrf);
+        pctl_wb_add(w, "\"><button>");
+        pctl_wb_add(w, simple[i].label);
+        pctl_wb_add(w, "</button></form>");
     }
     FORM_OPEN("retry");
-    wb_add(w, "<label>Run <input name=\"run\" inputmode=\"numeric\" "
-              "pattern=\"[0-9]*\" size=\"6\" placeholder=\"latest\"></label> "
-              "<button>Retry</button></form>");
+    pctl_wb_add(w,
+                "<label>Run <input name=\"run\" inputmode=\"numeric\" "
+                "pattern=\"[0-9]*\" size=\"6\" placeholder=\"latest\"></label> "
+                "<button>Retry</button></form>");
 #undef FORM_OPEN
-    wb_add(w, "</section>");
+    pctl_wb_add(w, "</section>");
 }
 
-void web_page_instance(web_res *res, planctl *p, const web_req *r,
-                       const char *name)
+void pctl_web_page_instance(web_res *res, planctl *p, const web_req *r,
+                            const char *name)
 {
     json_t *doc = status_doc(res, p, r, name, 0), *plan, *q;
     const json_t *def;
@@ -813,13 +831,13 @@ void web_page_instance(web_res *res, planctl *p, const web_req *r,
     def = json_object_get(doc, "definition");
     page_head(res, r, name);
     if (!r->live) {
-        wb_add(w, "<h1>");
-        wb_text(w, name);
-        wb_add(w, "</h1><p class=\"sub\">definition ");
-        wb_text(w, js(def, "name"));
-        wb_add(w, "@");
-        wb_text(w, js(def, "version"));
-        wb_add(w, "</p>");
+        pctl_wb_add(w, "<h1>");
+        pctl_wb_text(w, name);
+        pctl_wb_add(w, "</h1><p class=\"sub\">definition ");
+        pctl_wb_text(w, js(def, "name"));
+        pctl_wb_add(w, "@");
+        pctl_wb_text(w, js(def, "version"));
+        pctl_wb_add(w, "</p>");
         actions_section(w, r, name, doc);
     }
     {
@@ -828,49 +846,49 @@ void web_page_instance(web_res *res, planctl *p, const web_req *r,
         char *s;
 
         instance_href(&path, name);
-        s = wb_take(&path, &n);
+        s = pctl_wb_take(&path, &n);
         if (!s)
             w->oom = 1;
         page_main(res, r, s ? s : "/");
         free(s);
     }
     engine_p(w, doc);
-    wb_add(w, "<section id=\"tree\"><h2>Plans</h2><ul class=\"plans\">");
+    pctl_wb_add(w, "<section id=\"tree\"><h2>Plans</h2><ul class=\"plans\">");
     json_array_foreach(json_object_get(doc, "plans"), i, plan)
     {
         const json_t *run = json_object_get(plan, "run");
 
-        wb_add(w, "<li class=\"plan\" data-plan=\"");
-        wb_text(w, js(plan, "name"));
-        wb_add(w, "\"><div class=\"line\">Plan <span class=\"name\">");
-        wb_text(w, js(plan, "name"));
-        wb_add(w, "</span> (");
-        wb_text(w, js(plan, "strategy"));
-        wb_add(w, ") ");
+        pctl_wb_add(w, "<li class=\"plan\" data-plan=\"");
+        pctl_wb_text(w, js(plan, "name"));
+        pctl_wb_add(w, "\"><div class=\"line\">Plan <span class=\"name\">");
+        pctl_wb_text(w, js(plan, "name"));
+        pctl_wb_add(w, "</span> (");
+        pctl_wb_text(w, js(plan, "strategy"));
+        pctl_wb_add(w, ") ");
         if (json_is_object(run))
             run_line(w, name, run);
         else
             status_span(w, js(plan, "status"));
-        wb_add(w, "</div>");
+        pctl_wb_add(w, "</div>");
         if (json_is_object(run))
             phases_ul(w, js(plan, "name"), run);
-        wb_add(w, "</li>");
+        pctl_wb_add(w, "</li>");
     }
-    wb_add(w, "</ul></section>");
-    wb_add(w, "<section id=\"queue\"><h2>Queue</h2>");
+    pctl_wb_add(w, "</ul></section>");
+    pctl_wb_add(w, "<section id=\"queue\"><h2>Queue</h2>");
     if (json_array_size(json_object_get(doc, "queued")) == 0)
-        wb_add(w, "<p>No run waits.</p>");
+        pctl_wb_add(w, "<p>No run waits.</p>");
     else {
-        wb_add(w, "<ol>");
+        pctl_wb_add(w, "<ol>");
         json_array_foreach(json_object_get(doc, "queued"), i, q)
         {
-            wb_add(w, "<li>");
+            pctl_wb_add(w, "<li>");
             run_link(w, name, (int64_t)json_integer_value(q));
-            wb_add(w, "</li>");
+            pctl_wb_add(w, "</li>");
         }
-        wb_add(w, "</ol>");
+        pctl_wb_add(w, "</ol>");
     }
-    wb_add(w, "</section>");
+    pctl_wb_add(w, "</section>");
     params_section(w, doc);
     history_section(w, p, name);
     page_main_end(res, r);
@@ -904,7 +922,7 @@ static void attempts_section(wb *w, const json_t *run, int *running)
     const json_t *phase, *step, *a;
     size_t i, j, k;
 
-    wb_add(w, "<section id=\"attempts\"><h2>Attempts</h2>");
+    pctl_wb_add(w, "<section id=\"attempts\"><h2>Attempts</h2>");
     json_array_foreach(json_object_get(run, "phases"), i, phase)
         json_array_foreach(json_object_get(phase, "steps"), j, step)
             json_array_foreach(json_object_get(step, "attempts"), k, a)
@@ -912,40 +930,40 @@ static void attempts_section(wb *w, const json_t *run, int *running)
         int64_t num = 0, code = 0;
 
         ji(&num, a, "number");
-        wb_add(w, "<section class=\"attempt\" data-step=\"");
-        wb_text(w, js(step, "name"));
-        wb_addf(w, "\" data-attempt=\"%lld\"><h3>", (long long)num);
-        wb_text(w, js(phase, "name"));
-        wb_add(w, " / ");
-        wb_text(w, js(step, "name"));
-        wb_addf(w, " \xC2\xB7 attempt %lld ", (long long)num);
+        pctl_wb_add(w, "<section class=\"attempt\" data-step=\"");
+        pctl_wb_text(w, js(step, "name"));
+        pctl_wb_addf(w, "\" data-attempt=\"%lld\"><h3>", (long long)num);
+        pctl_wb_text(w, js(phase, "name"));
+        pctl_wb_add(w, " / ");
+        pctl_wb_text(w, js(step, "name"));
+        pctl_wb_addf(w, " \xC2\xB7 attempt %lld ", (long long)num);
         status_span(w, js(a, "status"));
-        wb_add(w, "</h3><p class=\"times\">");
+        pctl_wb_add(w, "</h3><p class=\"times\">");
         time_el(w, js(a, "started_at"));
-        wb_add(w, " \xE2\x86\x92 ");
+        pctl_wb_add(w, " \xE2\x86\x92 ");
         time_el(w, js(a, "finished_at"));
         if (!js(a, "finished_at"))
             *running = 1;
         if (ji(&code, a, "exit_code"))
-            wb_addf(w,
-                    " \xC2\xB7 <span class=\"exit-code\">exit code %lld</span>",
-                    (long long)code);
-        wb_add(w, "</p>");
+            pctl_wb_addf(
+                w, " \xC2\xB7 <span class=\"exit-code\">exit code %lld</span>",
+                (long long)code);
+        pctl_wb_add(w, "</p>");
         if (js(a, "message")) {
-            wb_add(w, "<p class=\"message\">");
-            wb_text(w, js(a, "message"));
-            wb_add(w, "</p>");
+            pctl_wb_add(w, "<p class=\"message\">");
+            pctl_wb_text(w, js(a, "message"));
+            pctl_wb_add(w, "</p>");
         }
         if (js(a, "output")) {
-            wb_add(w, "<pre class=\"output\" tabindex=\"0\">");
-            wb_text(w, js(a, "output"));
-            wb_add(w, "</pre>");
+            pctl_wb_add(w, "<pre class=\"output\" tabindex=\"0\">");
+            pctl_wb_text(w, js(a, "output"));
+            pctl_wb_add(w, "</pre>");
         } else {
-            wb_add(w, "<p class=\"none\">No output.</p>");
+            pctl_wb_add(w, "<p class=\"none\">No output.</p>");
         }
-        wb_add(w, "</section>");
+        pctl_wb_add(w, "</section>");
     }
-    wb_add(w, "</section>");
+    pctl_wb_add(w, "</section>");
 }
 
 static void events_section(wb *w, planctl *p, const char *name, int64_t run)
@@ -958,58 +976,59 @@ static void events_section(wb *w, planctl *p, const char *name, int64_t run)
     eo.instance = name;
     eo.run = run;
     eo.tail = RUN_EVENTS;
-    wb_add(w, "<section id=\"events\"><h2>Events</h2>");
+    pctl_wb_add(w, "<section id=\"events\"><h2>Events</h2>");
     if (planctl_events_json(&text, p, &eo) < 0 ||
         !(doc = json_loads(text, 0, NULL))) {
-        wb_add(w, "<p class=\"error\">");
-        wb_text(w, planctl_errmsg(p));
-        wb_add(w, "</p></section>");
+        pctl_wb_add(w, "<p class=\"error\">");
+        pctl_wb_text(w, planctl_errmsg(p));
+        pctl_wb_add(w, "</p></section>");
         planctl_free(text);
         return;
     }
     planctl_free(text);
-    wb_add(w, "<div class=\"scroll\"><table><thead><tr><th scope=\"col\">Seq"
-              "</th><th scope=\"col\">At</th><th scope=\"col\">What</th>"
-              "<th scope=\"col\">Change</th><th scope=\"col\">Message</th>"
-              "<th scope=\"col\">By</th></tr></thead><tbody>");
+    pctl_wb_add(w,
+                "<div class=\"scroll\"><table><thead><tr><th scope=\"col\">Seq"
+                "</th><th scope=\"col\">At</th><th scope=\"col\">What</th>"
+                "<th scope=\"col\">Change</th><th scope=\"col\">Message</th>"
+                "<th scope=\"col\">By</th></tr></thead><tbody>");
     json_array_foreach(json_object_get(doc, "events"), i, e)
     {
         int64_t seq = 0, att = 0;
 
         ji(&seq, e, "seq");
-        wb_addf(w, "<tr data-seq=\"%lld\"><td>%lld</td><td>", (long long)seq,
-                (long long)seq);
+        pctl_wb_addf(w, "<tr data-seq=\"%lld\"><td>%lld</td><td>",
+                     (long long)seq, (long long)seq);
         time_el(w, js(e, "at"));
-        wb_add(w, "</td><td>");
-        wb_text(w, js(e, "entity"));
+        pctl_wb_add(w, "</td><td>");
+        pctl_wb_text(w, js(e, "entity"));
         if (js(e, "phase")) {
-            wb_add(w, " ");
-            wb_text(w, js(e, "phase"));
+            pctl_wb_add(w, " ");
+            pctl_wb_text(w, js(e, "phase"));
         }
         if (js(e, "step")) {
-            wb_add(w, " / ");
-            wb_text(w, js(e, "step"));
+            pctl_wb_add(w, " / ");
+            pctl_wb_text(w, js(e, "step"));
         }
         if (ji(&att, e, "attempt"))
-            wb_addf(w, " #%lld", (long long)att);
-        wb_add(w, "</td><td>");
+            pctl_wb_addf(w, " #%lld", (long long)att);
+        pctl_wb_add(w, "</td><td>");
         if (js(e, "to")) {
-            wb_text(w, js(e, "from") ? js(e, "from") : "new");
-            wb_add(w, " \xE2\x86\x92 ");
-            wb_text(w, js(e, "to"));
+            pctl_wb_text(w, js(e, "from") ? js(e, "from") : "new");
+            pctl_wb_add(w, " \xE2\x86\x92 ");
+            pctl_wb_text(w, js(e, "to"));
         }
-        wb_add(w, "</td><td class=\"msg\">");
-        wb_text(w, js(e, "message"));
-        wb_add(w, "</td><td>");
-        wb_text(w, js(e, "actor"));
-        wb_add(w, "</td></tr>");
+        pctl_wb_add(w, "</td><td class=\"msg\">");
+        pctl_wb_text(w, js(e, "message"));
+        pctl_wb_add(w, "</td><td>");
+        pctl_wb_text(w, js(e, "actor"));
+        pctl_wb_add(w, "</td></tr>");
     }
-    wb_add(w, "</tbody></table></div></section>");
+    pctl_wb_add(w, "</tbody></table></div></section>");
     json_decref(doc);
 }
 
-void web_page_run(web_res *res, planctl *p, const web_req *r, const char *name,
-                  int64_t id)
+void pctl_web_page_run(web_res *res, planctl *p, const web_req *r,
+                       const char *name, int64_t id)
 {
     json_t *doc = status_doc(res, p, r, name, id);
     const json_t *run;
@@ -1022,60 +1041,60 @@ void web_page_run(web_res *res, planctl *p, const web_req *r, const char *name,
         return;
     if (!(run = find_run(doc, id, &plan))) {
         json_decref(doc);
-        web_page_error(res, r, 404, "not found: no such run");
+        pctl_web_page_error(res, r, 404, "not found: no such run");
         return;
     }
     snprintf(title, sizeof title, "run %lld", (long long)id);
     page_head(res, r, title);
     if (!r->live) {
-        wb_add(w, "<h1><a href=\"");
+        pctl_wb_add(w, "<h1><a href=\"");
         instance_href(w, name);
-        wb_add(w, "\">");
-        wb_text(w, name);
-        wb_addf(w, "</a> \xC2\xB7 run %lld</h1>", (long long)id);
+        pctl_wb_add(w, "\">");
+        pctl_wb_text(w, name);
+        pctl_wb_addf(w, "</a> \xC2\xB7 run %lld</h1>", (long long)id);
     }
     page_main(res, r, "run");
-    wb_add(w, "<section id=\"summary\"><p>Plan <span class=\"name\">");
-    wb_text(w, plan);
-    wb_add(w, "</span> ");
+    pctl_wb_add(w, "<section id=\"summary\"><p>Plan <span class=\"name\">");
+    pctl_wb_text(w, plan);
+    pctl_wb_add(w, "</span> ");
     run_line(w, name, run);
-    wb_add(w, "</p><p class=\"sub\">trigger ");
-    wb_text(w, js(run, "trigger"));
+    pctl_wb_add(w, "</p><p class=\"sub\">trigger ");
+    pctl_wb_text(w, js(run, "trigger"));
     if (js(run, "reason")) {
-        wb_add(w, " (");
-        wb_text(w, js(run, "reason"));
-        wb_add(w, ")");
+        pctl_wb_add(w, " (");
+        pctl_wb_text(w, js(run, "reason"));
+        pctl_wb_add(w, ")");
     }
-    wb_add(w, ", definition version ");
-    wb_text(w, js(run, "definition_version"));
-    wb_add(w, "</p></section>");
+    pctl_wb_add(w, ", definition version ");
+    pctl_wb_text(w, js(run, "definition_version"));
+    pctl_wb_add(w, "</p></section>");
     engine_p(w, doc);
-    wb_add(w, "<section id=\"tree\"><h2>Phases</h2>");
+    pctl_wb_add(w, "<section id=\"tree\"><h2>Phases</h2>");
     phases_ul(w, plan, run);
-    wb_add(w, "</section>");
+    pctl_wb_add(w, "</section>");
     attempts_section(w, run, &running);
-    wb_add(w,
-           "<section id=\"timeline-box\"><h2>Timeline</h2><img id=\"timeline\" "
+    pctl_wb_add(
+        w, "<section id=\"timeline-box\"><h2>Timeline</h2><img id=\"timeline\" "
            "alt=\"The timeline of the run: a bar per attempt\" src=\"");
     instance_href(w, name);
-    wb_addf(w, "/runs/%lld/timeline.svg", (long long)id);
+    pctl_wb_addf(w, "/runs/%lld/timeline.svg", (long long)id);
     /* Changes with the run, so that an update loads it anew. */
-    wb_add(w, "?v=");
-    wb_url(w, js(run, "status"));
-    wb_addf(w, "-%zu\"></section>", res->body.b.len % 9973);
+    pctl_wb_add(w, "?v=");
+    pctl_wb_url(w, js(run, "status"));
+    pctl_wb_addf(w, "-%zu\"></section>", res->body.b.len % 9973);
     events_section(w, p, name, id);
     page_main_end(res, r);
     page_end(res, r);
     /* Output may grow with nothing else changing: the server looks
      * again every second while an attempt runs. */
     if (running)
-        wb_add(&res->headers, "X-Planctl-Follow: 1\r\n");
+        pctl_wb_add(&res->headers, "X-Planctl-Follow: 1\r\n");
     json_decref(doc);
 }
 
 /* ---- engines ---- */
 
-void web_page_engines(web_res *res, planctl *p, const web_req *r)
+void pctl_web_page_engines(web_res *res, planctl *p, const web_req *r)
 {
     char *text = NULL;
     json_t *doc, *e;
@@ -1095,47 +1114,49 @@ void web_page_engines(web_res *res, planctl *p, const web_req *r)
     }
     page_head(res, r, "Engines");
     if (!r->live)
-        wb_add(w, "<h1>Engines</h1>");
+        pctl_wb_add(w, "<h1>Engines</h1>");
     page_main(res, r, "/engines");
     if (json_array_size(json_object_get(doc, "engines")) == 0) {
-        wb_add(w, "<p id=\"no-engine\">No engine is running: runs wait until "
-                  "<code>planctl run</code> (or a controller that embeds "
-                  "planctl) starts.</p>");
+        pctl_wb_add(w,
+                    "<p id=\"no-engine\">No engine is running: runs wait until "
+                    "<code>planctl run</code> (or a controller that embeds "
+                    "planctl) starts.</p>");
     } else {
-        wb_add(w, "<div class=\"scroll\"><table id=\"engines\"><thead><tr>"
-                  "<th scope=\"col\">Name</th><th scope=\"col\">PID</th>"
-                  "<th scope=\"col\">Host</th><th scope=\"col\">Since</th>"
-                  "<th scope=\"col\">Last seen</th><th scope=\"col\">Alive</th>"
-                  "<th scope=\"col\">Runs</th><th scope=\"col\">Capacity</th>"
-                  "</tr></thead><tbody>");
+        pctl_wb_add(
+            w, "<div class=\"scroll\"><table id=\"engines\"><thead><tr>"
+               "<th scope=\"col\">Name</th><th scope=\"col\">PID</th>"
+               "<th scope=\"col\">Host</th><th scope=\"col\">Since</th>"
+               "<th scope=\"col\">Last seen</th><th scope=\"col\">Alive</th>"
+               "<th scope=\"col\">Runs</th><th scope=\"col\">Capacity</th>"
+               "</tr></thead><tbody>");
         json_array_foreach(json_object_get(doc, "engines"), i, e)
         {
             int64_t pid = 0, runs = 0, cap = 0;
             int alive = json_is_true(json_object_get(e, "alive"));
 
             ji(&pid, e, "pid");
-            wb_addf(w, "<tr data-engine=\"%lld\"><td>", (long long)pid);
-            wb_text(w, js(e, "name") ? js(e, "name") : "\xE2\x80\x93");
-            wb_addf(w, "</td><td>%lld</td><td>", (long long)pid);
-            wb_text(w, js(e, "host"));
-            wb_add(w, "</td><td>");
+            pctl_wb_addf(w, "<tr data-engine=\"%lld\"><td>", (long long)pid);
+            pctl_wb_text(w, js(e, "name") ? js(e, "name") : "\xE2\x80\x93");
+            pctl_wb_addf(w, "</td><td>%lld</td><td>", (long long)pid);
+            pctl_wb_text(w, js(e, "host"));
+            pctl_wb_add(w, "</td><td>");
             time_el(w, js(e, "since"));
-            wb_add(w, "</td><td>");
+            pctl_wb_add(w, "</td><td>");
             time_el(w, js(e, "last_seen"));
-            wb_add(w, "</td><td>");
-            wb_add(w, alive ? "\xE2\x9C\x94 yes"
-                            : "\xE2\x9C\x96 no (gone or late)");
-            wb_add(w, "</td><td>");
+            pctl_wb_add(w, "</td><td>");
+            pctl_wb_add(w, alive ? "\xE2\x9C\x94 yes"
+                                 : "\xE2\x9C\x96 no (gone or late)");
+            pctl_wb_add(w, "</td><td>");
             if (ji(&runs, e, "runs"))
-                wb_addf(w, "%lld", (long long)runs);
+                pctl_wb_addf(w, "%lld", (long long)runs);
             else
-                wb_add(w, "all");
-            wb_add(w, "</td><td>");
+                pctl_wb_add(w, "all");
+            pctl_wb_add(w, "</td><td>");
             if (ji(&cap, e, "capacity"))
-                wb_addf(w, "%lld", (long long)cap);
-            wb_add(w, "</td></tr>");
+                pctl_wb_addf(w, "%lld", (long long)cap);
+            pctl_wb_add(w, "</td></tr>");
         }
-        wb_add(w, "</tbody></table></div>");
+        pctl_wb_add(w, "</tbody></table></div>");
     }
     page_main_end(res, r);
     page_end(res, r);
@@ -1144,8 +1165,8 @@ void web_page_engines(web_res *res, planctl *p, const web_req *r)
 
 /* ---- a run's timeline ---- */
 
-void web_timeline(web_res *res, planctl *p, const web_req *r, const char *name,
-                  int64_t id)
+void pctl_web_timeline(web_res *res, planctl *p, const web_req *r,
+                       const char *name, int64_t id)
 {
     json_t *doc = status_doc(res, p, r, name, id);
     const json_t *run;
@@ -1155,11 +1176,11 @@ void web_timeline(web_res *res, planctl *p, const web_req *r, const char *name,
         return;
     if (!(run = find_run(doc, id, &plan))) {
         json_decref(doc);
-        web_page_error(res, r, 404, "not found: no such run");
+        pctl_web_page_error(res, r, 404, "not found: no such run");
         return;
     }
     res->status = 200;
     res->type = "image/svg+xml";
-    web_render_svg(&res->body, name, run, pctl_now(p));
+    pctl_web_render_svg(&res->body, name, run, pctl_now(p));
     json_decref(doc);
 }

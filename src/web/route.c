@@ -98,7 +98,7 @@ static int add_pairs(web_req *r, const char *s, size_t n)
     return 0;
 }
 
-const char *web_param(const web_req *r, const char *key)
+const char *pctl_web_param(const web_req *r, const char *key)
 {
     int i;
 
@@ -150,7 +150,8 @@ static int parse_target(web_req *r, const char *target)
     }
     if (q && add_pairs(r, q + 1, strlen(q + 1)) < 0)
         return 400;
-    r->live = web_param(r, "part") && !strcmp(web_param(r, "part"), "live");
+    r->live =
+        pctl_web_param(r, "part") && !strcmp(pctl_web_param(r, "part"), "live");
     return 0;
 }
 
@@ -179,11 +180,11 @@ static void asset(web_res *res, const web_req *r, const char *name)
         if (!strcmp(pctl_web_assets[i].name, name)) {
             res->status = 200;
             res->type = pctl_web_assets[i].type;
-            wb_addn(&res->body, pctl_web_assets[i].data,
-                    pctl_web_assets[i].len);
+            pctl_wb_addn(&res->body, pctl_web_assets[i].data,
+                         pctl_web_assets[i].len);
             return;
         }
-    web_page_error(res, r, 404, "not found: no such asset");
+    pctl_web_page_error(res, r, 404, "not found: no such asset");
 }
 
 static int is_get(const web_req *r)
@@ -196,37 +197,38 @@ static void route(web_res *res, planctl *p, web_req *r)
     int64_t run;
 
     if (seg_is(r, 0, "api") && seg_is(r, 1, "v1")) {
-        web_api(res, p, r);
+        pctl_web_api(res, p, r);
         return;
     }
     if (!is_get(r) && strcmp(r->raw->method, "POST") != 0) {
-        wb_add(&res->headers, "Allow: GET, HEAD, POST\r\n");
-        web_page_error(res, r, 405,
-                       "method not allowed: use GET, or POST for an action");
+        pctl_wb_add(&res->headers, "Allow: GET, HEAD, POST\r\n");
+        pctl_web_page_error(
+            res, r, 405, "method not allowed: use GET, or POST for an action");
         return;
     }
     if (!strcmp(r->raw->method, "POST")) {
         if (r->nseg == 3 && seg_is(r, 0, "instances"))
-            web_action_form(res, p, r, r->seg[1], r->seg[2]);
+            pctl_web_action_form(res, p, r, r->seg[1], r->seg[2]);
         else
-            web_page_error(res, r, 405,
-                           "method not allowed: only actions are POSTed");
+            pctl_web_page_error(res, r, 405,
+                                "method not allowed: only actions are POSTed");
         return;
     }
     if (r->nseg == 0)
-        web_page_instances(res, p, r);
+        pctl_web_page_instances(res, p, r);
     else if (r->nseg == 1 && seg_is(r, 0, "engines"))
-        web_page_engines(res, p, r);
+        pctl_web_page_engines(res, p, r);
     else if (r->nseg == 2 && seg_is(r, 0, "assets"))
         asset(res, r, r->seg[1]);
     else if (r->nseg == 2 && seg_is(r, 0, "instances"))
-        web_page_instance(res, p, r, r->seg[1]);
+        pctl_web_page_instance(res, p, r, r->seg[1]);
     else if (r->nseg >= 4 && r->nseg <= 5 && seg_is(r, 0, "instances") &&
              seg_is(r, 2, "runs") && (run = parse_id(r->seg[3])) > 0 &&
              (r->nseg == 4 || seg_is(r, 4, "timeline.svg")))
-        (r->nseg == 5 ? web_timeline : web_page_run)(res, p, r, r->seg[1], run);
+        (r->nseg == 5 ? pctl_web_timeline : pctl_web_page_run)(res, p, r,
+                                                               r->seg[1], run);
     else
-        web_page_error(res, r, 404, "not found: no such page");
+        pctl_web_page_error(res, r, 404, "not found: no such page");
 }
 
 /* FNV-1a of the body, as a strong ETag. */
@@ -268,41 +270,43 @@ int planctl_web_respond(planctl_web_response *out, planctl *p,
     r.raw = req;
     r.opts = opts ? opts : &defaults;
     bad = parse_target(&r, req->target);
-    /* A form's fields join the query's: web_param() reads both. */
+    /* A form's fields join the query's: pctl_web_param() reads both. */
     if (!bad && !strcmp(req->method, "POST") && req->content_type &&
         !strncmp(req->content_type, "application/x-www-form-urlencoded", 33) &&
         req->body && add_pairs(&r, req->body, req->body_len) < 0)
         bad = 400;
     if (bad == 400)
-        web_page_error(&res, &r, 400, "bad request: the address is not valid");
+        pctl_web_page_error(&res, &r, 400,
+                            "bad request: the address is not valid");
     else if (bad == 404)
-        web_page_error(&res, &r, 404, "not found: no such page");
+        pctl_web_page_error(&res, &r, 404, "not found: no such page");
     else
         route(&res, p, &r);
 
-    wb_add(&res.headers, SECURITY_HEADERS);
+    pctl_wb_add(&res.headers, SECURITY_HEADERS);
     if (res.status == 200 && is_get(&r) && !res.body.oom) {
         char tag[40];
 
         etag(tag, sizeof tag, res.body.b.s ? res.body.b.s : "", res.body.b.len);
-        wb_addf(&res.headers, "ETag: %s\r\nCache-Control: no-cache\r\n", tag);
+        pctl_wb_addf(&res.headers, "ETag: %s\r\nCache-Control: no-cache\r\n",
+                     tag);
         if (matches(req->if_none_match, tag)) {
             res.status = 304;
-            wb_free(&res.body);
+            pctl_wb_free(&res.body);
         }
     } else {
-        wb_add(&res.headers, "Cache-Control: no-store\r\n");
+        pctl_wb_add(&res.headers, "Cache-Control: no-store\r\n");
     }
     req_free(&r);
     if (res.body.oom || res.headers.oom) {
-        wb_free(&res.body);
-        wb_free(&res.headers);
+        pctl_wb_free(&res.body);
+        pctl_wb_free(&res.headers);
         return PLANCTL_ENOMEM;
     }
     out->status = res.status;
     out->content_type = res.type;
-    out->headers = wb_take(&res.headers, &(size_t){0});
-    out->body = wb_take(&res.body, &out->body_len);
+    out->headers = pctl_wb_take(&res.headers, &(size_t){0});
+    out->body = pctl_wb_take(&res.body, &out->body_len);
     if (!out->headers || !out->body) {
         planctl_web_response_clear(out);
         return PLANCTL_ENOMEM;

@@ -84,23 +84,24 @@ static void span(svg *s, const json_t *run)
     size_t i, j, k;
     const json_t *ph, *st, *at;
 
-    if (!web_jtime(&t0, run, "started_at") &&
-        !web_jtime(&t0, run, "created_at"))
+    if (!pctl_web_jtime(&t0, run, "started_at") &&
+        !pctl_web_jtime(&t0, run, "created_at"))
         t0 = s->now;
-    s->finished = web_jtime(&t1, run, "finished_at");
+    s->finished = pctl_web_jtime(&t1, run, "finished_at");
     if (!s->finished)
         t1 = s->now > t0 ? s->now : t0;
     json_array_foreach(json_object_get(run, "phases"), i, ph)
     {
         json_array_foreach(json_object_get(ph, "steps"), j, st)
         {
-            if (!s->finished && web_jtime(&v, st, "next_attempt_at") && v > t1)
+            if (!s->finished && pctl_web_jtime(&v, st, "next_attempt_at") &&
+                v > t1)
                 t1 = v;
             json_array_foreach(json_object_get(st, "attempts"), k, at)
             {
-                if (web_jtime(&v, at, "started_at") && v < t0)
+                if (pctl_web_jtime(&v, at, "started_at") && v < t0)
                     t0 = v;
-                if (web_jtime(&v, at, "finished_at") && v > t1)
+                if (pctl_web_jtime(&v, at, "finished_at") && v > t1)
                     t1 = v;
             }
         }
@@ -120,19 +121,19 @@ static int label_chars(const json_t *run)
     char buf[64];
     size_t most;
 
-    web_jint(&id, run, "id");
+    pctl_web_jint(&id, run, "id");
     most = (size_t)snprintf(buf, sizeof buf, "run %lld", (long long)id);
     json_array_foreach(json_object_get(run, "phases"), i, ph)
     {
-        const char *name = web_jstr(ph, "name"),
-                   *how = web_jstr(ph, "strategy");
+        const char *name = pctl_web_jstr(ph, "name"),
+                   *how = pctl_web_jstr(ph, "strategy");
         size_t n = strlen(name ? name : "") + strlen(how ? how : "") + 3;
 
         if (n > most)
             most = n;
         json_array_foreach(json_object_get(ph, "steps"), j, st)
         {
-            const char *sn = web_jstr(st, "name");
+            const char *sn = pctl_web_jstr(st, "name");
 
             n = strlen(sn ? sn : "") + 2; /* the indent */
             if (n > most)
@@ -147,8 +148,8 @@ static int label_chars(const json_t *run)
 /* Opens <text> at (x, y) in pixels with extra attributes. */
 static void text_open(svg *s, int x, int y, const char *attrs)
 {
-    wb_addf(s->b, "<text x=\"%d\" y=\"%d\"%s%s>", x, y,
-            attrs && *attrs ? " " : "", attrs ? attrs : "");
+    pctl_wb_addf(s->b, "<text x=\"%d\" y=\"%d\"%s%s>", x, y,
+                 attrs && *attrs ? " " : "", attrs ? attrs : "");
 }
 
 /* A row label: the text cut to the label column, with its <title>. */
@@ -160,18 +161,18 @@ static void label(svg *s, int indent, const char *text, const char *attrs,
 
     /* Cut by an estimate of the characters' width, and clipped to the
      * column in case the font is wider. */
-    wb_add(&b, "clip-path=\"url(#labels)\"");
+    pctl_wb_add(&b, "clip-path=\"url(#labels)\"");
     if (attrs) {
-        wb_add(&b, " ");
-        wb_add(&b, attrs);
+        pctl_wb_add(&b, " ");
+        pctl_wb_add(&b, attrs);
     }
     text_open(s, MARGIN + indent, row_top(s) + 15, wb_str(&b));
-    wb_free(&b);
-    wb_add(s->b, "<title>");
-    svg_esc_tip(s->b, tip);
-    wb_add(s->b, "</title>");
-    svg_esc_max(s->b, text, strlen(text) > room ? room - 1 : 0, 0);
-    wb_add(s->b, "</text>\n");
+    pctl_wb_free(&b);
+    pctl_wb_add(s->b, "<title>");
+    pctl_svg_esc_tip(s->b, tip);
+    pctl_wb_add(s->b, "</title>");
+    pctl_svg_esc_max(s->b, text, strlen(text) > room ? room - 1 : 0, 0);
+    pctl_wb_add(s->b, "</text>\n");
 }
 
 /* A bar from a to b on the current row, height h, with its class, status
@@ -183,15 +184,15 @@ static void bar(svg *s, const char *cls, const char *status, int64_t a,
 
     if (w < MIN_BAR)
         w = MIN_BAR;
-    wb_addf(s->b, "<rect class=\"%s status-%s\" x=\"", cls,
-            svg_status_word(status));
-    svg_px(s->b, x);
-    wb_addf(s->b, "\" y=\"%d\" width=\"", row_top(s) + (ROW_H - h) / 2);
-    svg_px(s->b, w);
-    wb_addf(s->b, "\" height=\"%d\" fill=\"%s\"%s%s><title>", h,
-            svg_fill(status), extra ? " " : "", extra ? extra : "");
-    svg_esc_tip(s->b, tip);
-    wb_add(s->b, "</title></rect>\n");
+    pctl_wb_addf(s->b, "<rect class=\"%s status-%s\" x=\"", cls,
+                 pctl_svg_status_word(status));
+    pctl_svg_px(s->b, x);
+    pctl_wb_addf(s->b, "\" y=\"%d\" width=\"", row_top(s) + (ROW_H - h) / 2);
+    pctl_svg_px(s->b, w);
+    pctl_wb_addf(s->b, "\" height=\"%d\" fill=\"%s\"%s%s><title>", h,
+                 pctl_svg_fill(status), extra ? " " : "", extra ? extra : "");
+    pctl_svg_esc_tip(s->b, tip);
+    pctl_wb_add(s->b, "</title></rect>\n");
 }
 
 /* A dashed line from a to b across the middle of the current row. */
@@ -200,16 +201,16 @@ static void wait_line(svg *s, const char *cls, int64_t a, int64_t b,
 {
     int y = row_top(s) + ROW_H / 2;
 
-    wb_addf(s->b, "<line class=\"%s\" x1=\"", cls);
-    svg_px(s->b, xat(s, a));
-    wb_addf(s->b, "\" y1=\"%d\" x2=\"", y);
-    svg_px(s->b, xat(s, b));
-    wb_addf(s->b,
-            "\" y2=\"%d\" stroke=\"#495057\" stroke-width=\"1.5\" "
-            "stroke-dasharray=\"3,2\"><title>",
-            y);
-    svg_esc_tip(s->b, tip);
-    wb_add(s->b, "</title></line>\n");
+    pctl_wb_addf(s->b, "<line class=\"%s\" x1=\"", cls);
+    pctl_svg_px(s->b, xat(s, a));
+    pctl_wb_addf(s->b, "\" y1=\"%d\" x2=\"", y);
+    pctl_svg_px(s->b, xat(s, b));
+    pctl_wb_addf(s->b,
+                 "\" y2=\"%d\" stroke=\"#495057\" stroke-width=\"1.5\" "
+                 "stroke-dasharray=\"3,2\"><title>",
+                 y);
+    pctl_svg_esc_tip(s->b, tip);
+    pctl_wb_add(s->b, "</title></line>\n");
 }
 
 /* A note in the chart area of the current row, for what has no bar. */
@@ -217,12 +218,12 @@ static void note(svg *s, const char *status, const char *message)
 {
     text_open(s, s->x0 + 4, row_top(s) + 15,
               "fill=\"#868e96\" font-style=\"italic\"");
-    svg_esc(s->b, status);
+    pctl_svg_esc(s->b, status);
     if (message && *message) {
-        wb_add(s->b, ": ");
-        svg_esc_max(s->b, message, MSG_MAX, 0);
+        pctl_wb_add(s->b, ": ");
+        pctl_svg_esc_max(s->b, message, MSG_MAX, 0);
     }
-    wb_add(s->b, "</text>\n");
+    pctl_wb_add(s->b, "</text>\n");
 }
 
 /* Appends "started ..., finished ... (took D)" or "running for D" lines of
@@ -231,25 +232,25 @@ static void tip_times(wb *t, const svg *s, int64_t a, int64_t b)
 {
     char when[64], d[32];
 
-    svg_utc_long(when, sizeof when, a);
-    wb_addf(t, "\nstarted %s", when);
+    pctl_svg_utc_long(when, sizeof when, a);
+    pctl_wb_addf(t, "\nstarted %s", when);
     if (b) {
-        svg_utc_long(when, sizeof when, b);
-        svg_duration(d, sizeof d, b - a);
-        wb_addf(t, "\nfinished %s, took %s", when, d);
+        pctl_svg_utc_long(when, sizeof when, b);
+        pctl_svg_duration(d, sizeof d, b - a);
+        pctl_wb_addf(t, "\nfinished %s, took %s", when, d);
     } else {
-        svg_duration(d, sizeof d, open_end(s) - a);
-        wb_addf(t, "\nrunning, %s so far", d);
+        pctl_svg_duration(d, sizeof d, open_end(s) - a);
+        pctl_wb_addf(t, "\nrunning, %s so far", d);
     }
 }
 
 static void tip_message(wb *t, const json_t *obj)
 {
-    const char *msg = web_jstr(obj, "message");
+    const char *msg = pctl_web_jstr(obj, "message");
 
     if (msg && *msg) {
-        wb_add(t, "\n");
-        svg_add_text(t, msg);
+        pctl_wb_add(t, "\n");
+        pctl_svg_add_text(t, msg);
     }
 }
 
@@ -259,42 +260,42 @@ static void header(svg *s, const char *instance, const json_t *run,
                    const char *msg)
 {
     int64_t id = 0, a, b;
-    const char *plan = web_jstr(run, "plan");
-    const char *status = web_jstr(run, "status");
+    const char *plan = pctl_web_jstr(run, "plan");
+    const char *status = pctl_web_jstr(run, "status");
     char when[64], d[32];
 
-    web_jint(&id, run, "id");
+    pctl_web_jint(&id, run, "id");
     text_open(s, MARGIN, 24, "font-size=\"15\" font-weight=\"bold\"");
-    svg_esc(s->b, instance);
-    wb_addf(s->b, ": run %lld, plan ", (long long)id);
-    svg_esc(s->b, plan ? plan : "?");
-    wb_add(s->b, " <tspan fill=\"");
-    wb_add(s->b, svg_text_fill(status));
-    wb_add(s->b, "\">");
-    svg_esc(s->b, status ? status : "UNKNOWN");
-    wb_add(s->b, "</tspan></text>\n");
+    pctl_svg_esc(s->b, instance);
+    pctl_wb_addf(s->b, ": run %lld, plan ", (long long)id);
+    pctl_svg_esc(s->b, plan ? plan : "?");
+    pctl_wb_add(s->b, " <tspan fill=\"");
+    pctl_wb_add(s->b, pctl_svg_text_fill(status));
+    pctl_wb_add(s->b, "\">");
+    pctl_svg_esc(s->b, status ? status : "UNKNOWN");
+    pctl_wb_add(s->b, "</tspan></text>\n");
 
     text_open(s, MARGIN, 44, "fill=\"#495057\"");
-    if (web_jtime(&a, run, "started_at")) {
-        svg_utc_long(when, sizeof when, a);
-        wb_addf(s->b, "started %s", when);
-        if (web_jtime(&b, run, "finished_at")) {
-            svg_utc_long(when, sizeof when, b);
-            svg_duration(d, sizeof d, b - a);
-            wb_addf(s->b, ", finished %s, took %s", when, d);
+    if (pctl_web_jtime(&a, run, "started_at")) {
+        pctl_svg_utc_long(when, sizeof when, a);
+        pctl_wb_addf(s->b, "started %s", when);
+        if (pctl_web_jtime(&b, run, "finished_at")) {
+            pctl_svg_utc_long(when, sizeof when, b);
+            pctl_svg_duration(d, sizeof d, b - a);
+            pctl_wb_addf(s->b, ", finished %s, took %s", when, d);
         } else {
-            svg_duration(d, sizeof d, s->now - a);
-            wb_addf(s->b, ", running for %s", d);
+            pctl_svg_duration(d, sizeof d, s->now - a);
+            pctl_wb_addf(s->b, ", running for %s", d);
         }
-    } else if (web_jtime(&a, run, "created_at")) {
-        svg_utc_long(when, sizeof when, a);
-        wb_addf(s->b, "created %s, not started", when);
+    } else if (pctl_web_jtime(&a, run, "created_at")) {
+        pctl_svg_utc_long(when, sizeof when, a);
+        pctl_wb_addf(s->b, "created %s, not started", when);
     }
-    wb_add(s->b, "</text>\n");
+    pctl_wb_add(s->b, "</text>\n");
     if (msg) {
         text_open(s, MARGIN, 64, "fill=\"#495057\"");
-        svg_esc_max(s->b, msg, MSG_MAX, 0);
-        wb_add(s->b, "</text>\n");
+        pctl_svg_esc_max(s->b, msg, MSG_MAX, 0);
+        pctl_wb_add(s->b, "</text>\n");
     }
 }
 
@@ -325,31 +326,31 @@ static void axis(svg *s)
     char buf[64];
 
     text_open(s, MARGIN, y, "fill=\"#495057\" font-size=\"11\"");
-    wb_add(s->b, "time (UTC)</text>\n");
+    pctl_wb_add(s->b, "time (UTC)</text>\n");
     /* The first multiple of step at or after t0: ticks fall on round
      * times of day (step divides a day) whatever the run's start. */
     t = s->t0 % step == 0 ? s->t0 : (s->t0 / step + 1) * step;
     for (; t <= s->t1; t += step) {
         if (step < 1000)
-            svg_utc_format(buf, sizeof buf, t, SVG_T_SECONDS, 1);
+            pctl_svg_utc_format(buf, sizeof buf, t, SVG_T_SECONDS, 1);
         else if (step < 60000)
-            svg_utc_format(buf, sizeof buf, t, SVG_T_SECONDS, 0);
+            pctl_svg_utc_format(buf, sizeof buf, t, SVG_T_SECONDS, 0);
         else if (step < 86400000)
-            svg_utc_format(buf, sizeof buf, t,
-                           same_day ? SVG_T_MINUTES : SVG_T_DAY_TIME, 0);
+            pctl_svg_utc_format(buf, sizeof buf, t,
+                                same_day ? SVG_T_MINUTES : SVG_T_DAY_TIME, 0);
         else
-            svg_utc_format(buf, sizeof buf, t, SVG_T_DATE, 0);
-        wb_add(s->b, "<line class=\"tick\" x1=\"");
-        svg_px(s->b, xat(s, t));
-        wb_addf(s->b, "\" y1=\"%d\" x2=\"", s->top - 4);
-        svg_px(s->b, xat(s, t));
-        wb_addf(s->b, "\" y2=\"%d\" stroke=\"#dee2e6\"/>\n", s->bottom);
-        wb_add(s->b, "<text class=\"tick-label\" x=\"");
-        svg_px(s->b, xat(s, t));
-        wb_addf(s->b,
-                "\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\" "
-                "fill=\"#495057\">%s</text>\n",
-                y, buf);
+            pctl_svg_utc_format(buf, sizeof buf, t, SVG_T_DATE, 0);
+        pctl_wb_add(s->b, "<line class=\"tick\" x1=\"");
+        pctl_svg_px(s->b, xat(s, t));
+        pctl_wb_addf(s->b, "\" y1=\"%d\" x2=\"", s->top - 4);
+        pctl_svg_px(s->b, xat(s, t));
+        pctl_wb_addf(s->b, "\" y2=\"%d\" stroke=\"#dee2e6\"/>\n", s->bottom);
+        pctl_wb_add(s->b, "<text class=\"tick-label\" x=\"");
+        pctl_svg_px(s->b, xat(s, t));
+        pctl_wb_addf(s->b,
+                     "\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\" "
+                     "fill=\"#495057\">%s</text>\n",
+                     y, buf);
     }
 }
 
@@ -362,10 +363,10 @@ static void stripes(svg *s, const json_t *phases)
 
     json_array_foreach(phases, i, ph)
     {
-        wb_addf(s->b,
-                "<rect class=\"phase-row\" x=\"0\" y=\"%d\" "
-                "width=\"%d\" height=\"%d\" fill=\"#f1f3f5\"/>\n",
-                s->top + row * ROW_H, s->width, ROW_H);
+        pctl_wb_addf(s->b,
+                     "<rect class=\"phase-row\" x=\"0\" y=\"%d\" "
+                     "width=\"%d\" height=\"%d\" fill=\"#f1f3f5\"/>\n",
+                     s->top + row * ROW_H, s->width, ROW_H);
         row += 1 + (int)json_array_size(json_object_get(ph, "steps"));
     }
 }
@@ -373,39 +374,42 @@ static void stripes(svg *s, const json_t *phases)
 static void run_row(svg *s, const json_t *run)
 {
     wb tip = WB_INIT;
-    const char *status = web_jstr(run, "status"), *plan = web_jstr(run, "plan");
+    const char *status = pctl_web_jstr(run, "status"),
+               *plan = pctl_web_jstr(run, "plan");
     int64_t id = 0, a, b;
     char name[64];
 
-    web_jint(&id, run, "id");
+    pctl_web_jint(&id, run, "id");
     snprintf(name, sizeof name, "run %lld", (long long)id);
-    wb_addf(&tip, "run %lld of plan %s: %s", (long long)id, plan ? plan : "?",
-            status ? status : "UNKNOWN");
-    if (web_jtime(&a, run, "started_at"))
-        tip_times(&tip, s, a, web_jtime(&b, run, "finished_at") ? b : 0);
+    pctl_wb_addf(&tip, "run %lld of plan %s: %s", (long long)id,
+                 plan ? plan : "?", status ? status : "UNKNOWN");
+    if (pctl_web_jtime(&a, run, "started_at"))
+        tip_times(&tip, s, a, pctl_web_jtime(&b, run, "finished_at") ? b : 0);
     tip_message(&tip, run);
     label(s, 0, name, "font-weight=\"bold\"", wb_str(&tip));
-    if (web_jtime(&a, run, "started_at"))
+    if (pctl_web_jtime(&a, run, "started_at"))
         bar(s, "run", status, a,
-            web_jtime(&b, run, "finished_at") ? b : open_end(s), SPAN_H,
+            pctl_web_jtime(&b, run, "finished_at") ? b : open_end(s), SPAN_H,
             "fill-opacity=\"0.45\"", wb_str(&tip));
     else
-        note(s, status ? status : "UNKNOWN", web_jstr(run, "message"));
-    wb_free(&tip);
+        note(s, status ? status : "UNKNOWN", pctl_web_jstr(run, "message"));
+    pctl_wb_free(&tip);
     s->row++;
 }
 
 static void phase_row(svg *s, const json_t *ph)
 {
     wb tip = WB_INIT, name = WB_INIT;
-    const char *status = web_jstr(ph, "status");
-    const char *pname = web_jstr(ph, "name"), *how = web_jstr(ph, "strategy");
+    const char *status = pctl_web_jstr(ph, "status");
+    const char *pname = pctl_web_jstr(ph, "name"),
+               *how = pctl_web_jstr(ph, "strategy");
     int64_t a, b;
-    int started = web_jtime(&a, ph, "started_at");
-    int ended = web_jtime(&b, ph, "finished_at");
+    int started = pctl_web_jtime(&a, ph, "started_at");
+    int ended = pctl_web_jtime(&b, ph, "finished_at");
 
-    wb_addf(&name, "%s (%s)", pname ? pname : "?", how ? how : "?");
-    wb_addf(&tip, "phase %s: %s", wb_str(&name), status ? status : "UNKNOWN");
+    pctl_wb_addf(&name, "%s (%s)", pname ? pname : "?", how ? how : "?");
+    pctl_wb_addf(&tip, "phase %s: %s", wb_str(&name),
+                 status ? status : "UNKNOWN");
     if (started)
         tip_times(&tip, s, a, ended ? b : 0);
     tip_message(&tip, ph);
@@ -416,85 +420,89 @@ static void phase_row(svg *s, const json_t *ph)
         bar(s, "phase", status, a, ended ? b : open_end(s), SPAN_H,
             "fill-opacity=\"0.45\"", wb_str(&tip));
     else
-        note(s, status ? status : "UNKNOWN", web_jstr(ph, "message"));
-    wb_free(&tip);
-    wb_free(&name);
+        note(s, status ? status : "UNKNOWN", pctl_web_jstr(ph, "message"));
+    pctl_wb_free(&tip);
+    pctl_wb_free(&name);
     s->row++;
 }
 
 static void step_row(svg *s, const json_t *st)
 {
     wb tip = WB_INIT;
-    const char *name = web_jstr(st, "name"), *status = web_jstr(st, "status");
+    const char *name = pctl_web_jstr(st, "name"),
+               *status = pctl_web_jstr(st, "status");
     const json_t *attempts = json_object_get(st, "attempts"), *at;
     int64_t max = 0, n = 0, prev_end = 0, a, b, due;
     size_t i;
 
     if (!name)
         name = "?";
-    web_jint(&max, st, "max_attempts");
-    web_jint(&n, st, "attempt");
-    wb_addf(&tip, "step %s: %s", name, status ? status : "UNKNOWN");
+    pctl_web_jint(&max, st, "max_attempts");
+    pctl_web_jint(&n, st, "attempt");
+    pctl_wb_addf(&tip, "step %s: %s", name, status ? status : "UNKNOWN");
     if (n > 0)
-        wb_addf(&tip, ", attempt %lld/%lld", (long long)n, (long long)max);
+        pctl_wb_addf(&tip, ", attempt %lld/%lld", (long long)n, (long long)max);
     tip_message(&tip, st);
     label(s, INDENT, name, NULL, wb_str(&tip));
-    wb_free(&tip);
+    pctl_wb_free(&tip);
 
     json_array_foreach(attempts, i, at)
     {
-        const char *as = web_jstr(at, "status");
+        const char *as = pctl_web_jstr(at, "status");
         int64_t number = (int64_t)i + 1, code;
         char d[32];
         int ended;
 
-        if (!web_jtime(&a, at, "started_at"))
+        if (!pctl_web_jtime(&a, at, "started_at"))
             continue;
-        ended = web_jtime(&b, at, "finished_at");
-        web_jint(&number, at, "number");
+        ended = pctl_web_jtime(&b, at, "finished_at");
+        pctl_web_jint(&number, at, "number");
         if (prev_end) {
             wb tw = WB_INIT;
 
-            svg_duration(d, sizeof d, a - prev_end);
-            wb_addf(&tw, "%s: waited %s before attempt %lld", name, d,
-                    (long long)number);
+            pctl_svg_duration(d, sizeof d, a - prev_end);
+            pctl_wb_addf(&tw, "%s: waited %s before attempt %lld", name, d,
+                         (long long)number);
             wait_line(s, "backoff", prev_end, a, wb_str(&tw));
-            wb_free(&tw);
+            pctl_wb_free(&tw);
         }
-        wb_addf(&tip, "%s: attempt %lld of %lld, %s", name, (long long)number,
-                (long long)max, as ? as : "UNKNOWN");
+        pctl_wb_addf(&tip, "%s: attempt %lld of %lld, %s", name,
+                     (long long)number, (long long)max, as ? as : "UNKNOWN");
         tip_times(&tip, s, a, ended ? b : 0);
-        if (web_jint(&code, at, "exit_code"))
-            wb_addf(&tip, "\nexit code %lld", (long long)code);
+        if (pctl_web_jint(&code, at, "exit_code"))
+            pctl_wb_addf(&tip, "\nexit code %lld", (long long)code);
         tip_message(&tip, at);
         bar(s, "attempt", as, a, ended ? b : open_end(s), BAR_H, NULL,
             wb_str(&tip));
-        wb_free(&tip);
+        pctl_wb_free(&tip);
         prev_end = ended ? b : 0;
     }
     /* A step waiting to be retried: the wait so far and still to come. */
     if (status && strcmp(status, "ERROR") == 0 && prev_end &&
-        web_jtime(&due, st, "next_attempt_at")) {
+        pctl_web_jtime(&due, st, "next_attempt_at")) {
         char d[32], when[64];
 
-        svg_utc_long(when, sizeof when, due);
-        svg_duration(d, sizeof d, due > s->now ? due - s->now : s->now - due);
-        wb_addf(&tip, "%s: attempt %lld due %s (%s %s)", name, (long long)n + 1,
-                when, due > s->now ? "in" : "late by", d);
+        pctl_svg_utc_long(when, sizeof when, due);
+        pctl_svg_duration(d, sizeof d,
+                          due > s->now ? due - s->now : s->now - due);
+        pctl_wb_addf(&tip, "%s: attempt %lld due %s (%s %s)", name,
+                     (long long)n + 1, when, due > s->now ? "in" : "late by",
+                     d);
         wait_line(s, "backoff next", prev_end, due, wb_str(&tip));
         /* Where the next attempt will begin: an empty bar's outline. */
-        wb_add(s->b, "<rect class=\"next-try\" x=\"");
-        svg_px(s->b, xat(s, due));
-        wb_addf(s->b,
-                "\" y=\"%d\" width=\"6\" height=\"%d\" fill=\"none\" "
-                "stroke=\"%s\" stroke-dasharray=\"2,1\"><title>",
-                row_top(s) + (ROW_H - BAR_H) / 2, BAR_H, svg_fill("ERROR"));
-        svg_esc_tip(s->b, wb_str(&tip));
-        wb_add(s->b, "</title></rect>\n");
-        wb_free(&tip);
+        pctl_wb_add(s->b, "<rect class=\"next-try\" x=\"");
+        pctl_svg_px(s->b, xat(s, due));
+        pctl_wb_addf(s->b,
+                     "\" y=\"%d\" width=\"6\" height=\"%d\" fill=\"none\" "
+                     "stroke=\"%s\" stroke-dasharray=\"2,1\"><title>",
+                     row_top(s) + (ROW_H - BAR_H) / 2, BAR_H,
+                     pctl_svg_fill("ERROR"));
+        pctl_svg_esc_tip(s->b, wb_str(&tip));
+        pctl_wb_add(s->b, "</title></rect>\n");
+        pctl_wb_free(&tip);
     }
     if (json_array_size(attempts) == 0)
-        note(s, status ? status : "UNKNOWN", web_jstr(st, "message"));
+        note(s, status ? status : "UNKNOWN", pctl_web_jstr(st, "message"));
     s->row++;
 }
 
@@ -504,20 +512,20 @@ static void now_line(svg *s)
 
     if (s->finished || s->now < s->t0 || s->now > s->t1)
         return;
-    wb_add(s->b, "<line class=\"now\" x1=\"");
-    svg_px(s->b, x);
-    wb_addf(s->b, "\" y1=\"%d\" x2=\"", s->top - 4);
-    svg_px(s->b, x);
-    wb_addf(s->b,
-            "\" y2=\"%d\" stroke=\"#1c7ed6\" stroke-dasharray=\"6,3\">"
-            "<title>now</title></line>\n",
-            s->bottom);
-    wb_add(s->b, "<text class=\"now-label\" x=\"");
-    svg_px(s->b, x);
-    wb_addf(s->b,
-            "\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\" "
-            "fill=\"#1c7ed6\">now</text>\n",
-            s->bottom + 12);
+    pctl_wb_add(s->b, "<line class=\"now\" x1=\"");
+    pctl_svg_px(s->b, x);
+    pctl_wb_addf(s->b, "\" y1=\"%d\" x2=\"", s->top - 4);
+    pctl_svg_px(s->b, x);
+    pctl_wb_addf(s->b,
+                 "\" y2=\"%d\" stroke=\"#1c7ed6\" stroke-dasharray=\"6,3\">"
+                 "<title>now</title></line>\n",
+                 s->bottom);
+    pctl_wb_add(s->b, "<text class=\"now-label\" x=\"");
+    pctl_svg_px(s->b, x);
+    pctl_wb_addf(s->b,
+                 "\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\" "
+                 "fill=\"#1c7ed6\">now</text>\n",
+                 s->bottom + 12);
 }
 
 static void legend(svg *s, int y)
@@ -530,33 +538,34 @@ static void legend(svg *s, int y)
     int x = MARGIN;
     size_t i;
 
-    wb_add(s->b, "<g class=\"legend\" font-size=\"11\">\n");
+    pctl_wb_add(s->b, "<g class=\"legend\" font-size=\"11\">\n");
     for (i = 0; i < sizeof items / sizeof items[0]; i++) {
-        wb_addf(s->b,
-                "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" "
-                "fill=\"%s\"/>\n",
-                x, y - 10, svg_fill(items[i][0]));
-        wb_addf(s->b, "<text x=\"%d\" y=\"%d\">%s</text>\n", x + 16, y,
-                items[i][1]);
+        pctl_wb_addf(s->b,
+                     "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" "
+                     "fill=\"%s\"/>\n",
+                     x, y - 10, pctl_svg_fill(items[i][0]));
+        pctl_wb_addf(s->b, "<text x=\"%d\" y=\"%d\">%s</text>\n", x + 16, y,
+                     items[i][1]);
         x += 16 + (int)strlen(items[i][1]) * SMALL_W + 16;
     }
-    wb_addf(s->b,
-            "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
-            "stroke=\"#495057\" stroke-width=\"1.5\" "
-            "stroke-dasharray=\"3,2\"/>\n",
-            x, y - 4, x + 24, y - 4);
-    wb_addf(s->b,
-            "<text x=\"%d\" y=\"%d\">wait before the next attempt "
-            "(backoff)</text>\n",
-            x + 28, y);
-    wb_add(s->b, "</g>\n");
+    pctl_wb_addf(s->b,
+                 "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+                 "stroke=\"#495057\" stroke-width=\"1.5\" "
+                 "stroke-dasharray=\"3,2\"/>\n",
+                 x, y - 4, x + 24, y - 4);
+    pctl_wb_addf(s->b,
+                 "<text x=\"%d\" y=\"%d\">wait before the next attempt "
+                 "(backoff)</text>\n",
+                 x + 28, y);
+    pctl_wb_add(s->b, "</g>\n");
 }
 
-void web_render_svg(wb *b, const char *instance, const json_t *run, int64_t now)
+void pctl_web_render_svg(wb *b, const char *instance, const json_t *run,
+                         int64_t now)
 {
     svg s;
     const json_t *phases = json_object_get(run, "phases"), *ph, *st;
-    const char *msg = web_jstr(run, "message");
+    const char *msg = pctl_web_jstr(run, "message");
     size_t i, j, rows = 1;
     int64_t id = 0;
     int height;
@@ -581,26 +590,26 @@ void web_render_svg(wb *b, const char *instance, const json_t *run, int64_t now)
     }
     s.bottom = s.top + (int)rows * ROW_H;
     height = s.bottom + 52;
-    web_jint(&id, run, "id");
+    pctl_web_jint(&id, run, "id");
 
-    wb_add(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    wb_addf(b,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" "
-            "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-            "font-family=\"DejaVu Sans, Verdana, sans-serif\" "
-            "font-size=\"12\">\n",
-            s.width, height, s.width, height);
-    wb_add(b, "<title>");
-    svg_esc(b, instance);
-    wb_addf(b, ": timeline of run %lld</title>\n", (long long)id);
-    wb_addf(b,
-            "<defs><clipPath id=\"labels\"><rect x=\"0\" y=\"0\" "
-            "width=\"%d\" height=\"%d\"/></clipPath></defs>\n",
-            s.x0 - 6, height);
-    wb_addf(b,
-            "<rect class=\"background\" x=\"0\" y=\"0\" width=\"%d\" "
-            "height=\"%d\" fill=\"#ffffff\"/>\n",
-            s.width, height);
+    pctl_wb_add(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    pctl_wb_addf(b,
+                 "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" "
+                 "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+                 "font-family=\"DejaVu Sans, Verdana, sans-serif\" "
+                 "font-size=\"12\">\n",
+                 s.width, height, s.width, height);
+    pctl_wb_add(b, "<title>");
+    pctl_svg_esc(b, instance);
+    pctl_wb_addf(b, ": timeline of run %lld</title>\n", (long long)id);
+    pctl_wb_addf(b,
+                 "<defs><clipPath id=\"labels\"><rect x=\"0\" y=\"0\" "
+                 "width=\"%d\" height=\"%d\"/></clipPath></defs>\n",
+                 s.x0 - 6, height);
+    pctl_wb_addf(b,
+                 "<rect class=\"background\" x=\"0\" y=\"0\" width=\"%d\" "
+                 "height=\"%d\" fill=\"#ffffff\"/>\n",
+                 s.width, height);
     stripes(&s, phases);
     header(&s, instance, run, msg);
     axis(&s);
@@ -613,5 +622,5 @@ void web_render_svg(wb *b, const char *instance, const json_t *run, int64_t now)
     }
     now_line(&s);
     legend(&s, s.bottom + 36);
-    wb_add(b, "</svg>\n");
+    pctl_wb_add(b, "</svg>\n");
 }

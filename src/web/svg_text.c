@@ -51,7 +51,7 @@ static size_t utf8_next(const unsigned char *s, unsigned long *cp)
  * XML 1.0 cannot hold (U+FFFE, U+FFFF) and bytes that are not UTF-8 as
  * U+FFFD.  At most max characters (0: all), then an ellipsis.
  */
-void svg_esc_max(wb *b, const char *text, size_t max, int keep_lines)
+void pctl_svg_esc_max(wb *b, const char *text, size_t max, int keep_lines)
 {
     const unsigned char *s = (const unsigned char *)(text ? text : "");
     size_t count = 0;
@@ -61,58 +61,59 @@ void svg_esc_max(wb *b, const char *text, size_t max, int keep_lines)
         size_t n = utf8_next(s, &cp);
 
         if (max && count++ == max) {
-            wb_add(b, "\xe2\x80\xa6");
+            pctl_wb_add(b, "\xe2\x80\xa6");
             return;
         }
         if (n == 0) {
-            wb_add(b, "\xef\xbf\xbd");
+            pctl_wb_add(b, "\xef\xbf\xbd");
             s++;
             continue;
         }
         switch (cp) {
         case '&':
-            wb_add(b, "&amp;");
+            pctl_wb_add(b, "&amp;");
             break;
         case '<':
-            wb_add(b, "&lt;");
+            pctl_wb_add(b, "&lt;");
             break;
         case '>':
-            wb_add(b, "&gt;");
+            pctl_wb_add(b, "&gt;");
             break;
         case '"':
-            wb_add(b, "&quot;");
+            pctl_wb_add(b, "&quot;");
             break;
         case '\'':
-            wb_add(b, "&apos;");
+            pctl_wb_add(b, "&apos;");
             break;
         default:
             if (cp == '\n' && keep_lines)
-                wb_add(b, "\n");
+                pctl_wb_add(b, "\n");
             else if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
-                wb_add(b, " ");
+                pctl_wb_add(b, " ");
             else if (cp == 0xfffe || cp == 0xffff)
-                wb_add(b, "\xef\xbf\xbd");
+                pctl_wb_add(b, "\xef\xbf\xbd");
             else
-                wb_addn(b, (const char *)s, n);
+                pctl_wb_addn(b, (const char *)s, n);
         }
         s += n;
     }
 }
 
-void svg_esc(wb *b, const char *text)
+void pctl_svg_esc(wb *b, const char *text)
 {
-    svg_esc_max(b, text, 0, 0);
+    pctl_svg_esc_max(b, text, 0, 0);
 }
 
 /* A tooltip: its lines were built by the renderer, whose text from the
- * database went through svg_add_text(), so every newline is one of ours. */
-void svg_esc_tip(wb *b, const char *text)
+ * database went through pctl_svg_add_text(), so every newline is one of ours.
+ */
+void pctl_svg_esc_tip(wb *b, const char *text)
 {
-    svg_esc_max(b, text, 0, 1);
+    pctl_svg_esc_max(b, text, 0, 1);
 }
 
 /* Appends text from the database to a tooltip, on one line. */
-void svg_add_text(wb *t, const char *text)
+void pctl_svg_add_text(wb *t, const char *text)
 {
     const unsigned char *p = (const unsigned char *)(text ? text : "");
 
@@ -121,32 +122,32 @@ void svg_add_text(wb *t, const char *text)
 
         while (p[run] && !pctl_unsafe_len(p + run))
             run++;
-        wb_addn(t, (const char *)p, run);
+        pctl_wb_addn(t, (const char *)p, run);
         p += run;
         if (!*p)
             break;
-        wb_add(t, " ");
+        pctl_wb_add(t, " ");
         p += pctl_unsafe_len(p);
     }
 }
 
 /* Appends a length in tenths of a pixel as "12" or "12.5". */
-void svg_px(wb *b, int64_t tenths)
+void pctl_svg_px(wb *b, int64_t tenths)
 {
     if (tenths < 0) {
-        wb_add(b, "-");
+        pctl_wb_add(b, "-");
         tenths = -tenths;
     }
     if (tenths % 10)
-        wb_addf(b, "%lld.%lld", (long long)(tenths / 10),
-                (long long)(tenths % 10));
+        pctl_wb_addf(b, "%lld.%lld", (long long)(tenths / 10),
+                     (long long)(tenths % 10));
     else
-        wb_addf(b, "%lld", (long long)(tenths / 10));
+        pctl_wb_addf(b, "%lld", (long long)(tenths / 10));
 }
 
 /* A time in UTC in the given shape, then ".123" when with_ms. */
-void svg_utc_format(char *buf, size_t size, int64_t ms, svg_time_shape shape,
-                    int with_ms)
+void pctl_svg_utc_format(char *buf, size_t size, int64_t ms,
+                         svg_time_shape shape, int with_ms)
 {
     int64_t secs = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
     time_t t = (time_t)secs;
@@ -181,14 +182,14 @@ void svg_utc_format(char *buf, size_t size, int64_t ms, svg_time_shape shape,
 }
 
 /* "2026-11-21 14:03:05.123 UTC" */
-void svg_utc_long(char *buf, size_t size, int64_t ms)
+void pctl_svg_utc_long(char *buf, size_t size, int64_t ms)
 {
-    svg_utc_format(buf, size, ms, SVG_T_FULL, 1);
+    pctl_svg_utc_format(buf, size, ms, SVG_T_FULL, 1);
     snprintf(buf + strlen(buf), size - strlen(buf), " UTC");
 }
 
 /* "450ms", "1.25s", then the CLI's "1m12s", "2h3m". */
-void svg_duration(char *buf, size_t size, int64_t ms)
+void pctl_svg_duration(char *buf, size_t size, int64_t ms)
 {
     if (ms < 0)
         ms = 0;
@@ -213,7 +214,7 @@ void svg_duration(char *buf, size_t size, int64_t ms)
 
 /* The fill of a status: how an attempt, a step, a phase or the run ended
  * or stands. */
-const char *svg_fill(const char *status)
+const char *pctl_svg_fill(const char *status)
 {
     static const struct {
         const char *status, *fill;
@@ -229,15 +230,15 @@ const char *svg_fill(const char *status)
 }
 
 /* The colour of a status word in text: waiting's is too pale there. */
-const char *svg_text_fill(const char *status)
+const char *pctl_svg_text_fill(const char *status)
 {
-    const char *f = svg_fill(status);
+    const char *f = pctl_svg_fill(status);
 
     return strcmp(f, WAITING) == 0 ? "#868e96" : f;
 }
 
 /* A status word safe in a class name. */
-const char *svg_status_word(const char *status)
+const char *pctl_svg_status_word(const char *status)
 {
     const char *p;
 

@@ -32,9 +32,9 @@ typedef struct wb {
     int oom;
 } wb;
 
-void wb_add(wb *w, const char *s);
-void wb_addn(wb *w, const char *s, size_t n);
-void wb_addf(wb *w, const char *fmt, ...)
+void pctl_wb_add(wb *w, const char *s);
+void pctl_wb_addn(wb *w, const char *s, size_t n);
+void pctl_wb_addf(wb *w, const char *fmt, ...)
 #ifdef __GNUC__
     __attribute__((format(printf, 2, 3)))
 #endif
@@ -46,9 +46,9 @@ void wb_addf(wb *w, const char *fmt, ...)
  * "<U+202E>" instead, so that nothing a name or an output holds can hide
  * or reorder what is around it; bytes that are not UTF-8 as U+FFFD.
  * NULL: nothing. */
-void wb_text(wb *w, const char *s);
+void pctl_wb_text(wb *w, const char *s);
 /* s as one percent-encoded path segment or query value. */
-void wb_url(wb *w, const char *s);
+void pctl_wb_url(wb *w, const char *s);
 #define WB_INIT                                                                \
     {                                                                          \
         PCTL_BUF_INIT, 0                                                       \
@@ -59,8 +59,8 @@ static inline const char *wb_str(const wb *w)
     return w->b.s ? w->b.s : "";
 }
 /* Gives the bytes to the caller (NULL when out of memory) and empties w. */
-char *wb_take(wb *w, size_t *len);
-void wb_free(wb *w);
+char *pctl_wb_take(wb *w, size_t *len);
+void pctl_wb_free(wb *w);
 
 /* ---- the request (route.c) ---- */
 
@@ -83,7 +83,7 @@ typedef struct web_req {
 } web_req;
 
 /* A query or form value, or NULL. */
-const char *web_param(const web_req *r, const char *key);
+const char *pctl_web_param(const web_req *r, const char *key);
 
 /* The response being made: status, type, extra headers, body. */
 typedef struct web_res {
@@ -95,36 +95,36 @@ typedef struct web_res {
 
 /* ---- pages (pages.c) ---- */
 
-void web_page_instances(web_res *res, planctl *p, const web_req *r);
-void web_page_instance(web_res *res, planctl *p, const web_req *r,
-                       const char *name);
-void web_page_run(web_res *res, planctl *p, const web_req *r, const char *name,
-                  int64_t run);
+void pctl_web_page_instances(web_res *res, planctl *p, const web_req *r);
+void pctl_web_page_instance(web_res *res, planctl *p, const web_req *r,
+                            const char *name);
+void pctl_web_page_run(web_res *res, planctl *p, const web_req *r,
+                       const char *name, int64_t run);
 /* The run's timeline as an SVG picture (image/svg+xml). */
-void web_timeline(web_res *res, planctl *p, const web_req *r, const char *name,
-                  int64_t run);
-void web_page_engines(web_res *res, planctl *p, const web_req *r);
+void pctl_web_timeline(web_res *res, planctl *p, const web_req *r,
+                       const char *name, int64_t run);
+void pctl_web_page_engines(web_res *res, planctl *p, const web_req *r);
 /* A page that says what went wrong: p#error with msg, or for 401
  * p#unauthorized. */
-void web_page_error(web_res *res, const web_req *r, int status,
-                    const char *msg);
+void pctl_web_page_error(web_res *res, const web_req *r, int status,
+                         const char *msg);
 /* The status of a library error code as HTTP: 400, 404, 409 or 500. */
-int web_http_status(int rc);
+int pctl_web_http_status(int rc);
 
 /* ---- /api/v1 and the actions (api.c) ---- */
 
-void web_api(web_res *res, planctl *p, const web_req *r);
+void pctl_web_api(web_res *res, planctl *p, const web_req *r);
 /* POST /instances/NAME/ACTION from a page's form. */
-void web_action_form(web_res *res, planctl *p, const web_req *r,
-                     const char *name, const char *action);
+void pctl_web_action_form(web_res *res, planctl *p, const web_req *r,
+                          const char *name, const char *action);
 
 /* ---- the timeline (svg.c) ---- */
 
 /* JSON fields: a string or NULL; an integer or a time (RFC 3339) into
  * *out, 1 when there is one. */
-const char *web_jstr(const json_t *o, const char *key);
-int web_jint(int64_t *out, const json_t *o, const char *key);
-int web_jtime(int64_t *out, const json_t *o, const char *key);
+const char *pctl_web_jstr(const json_t *o, const char *key);
+int pctl_web_jint(int64_t *out, const json_t *o, const char *key);
+int pctl_web_jtime(int64_t *out, const json_t *o, const char *key);
 
 /*
  * Appends to b a standalone SVG 1.1 document: a Gantt chart of run, a run
@@ -137,8 +137,8 @@ int web_jtime(int64_t *out, const json_t *o, const char *key);
  * A pure function of its arguments: the same document and now give the
  * same bytes.  Out of memory: b->oom.
  */
-void web_render_svg(wb *b, const char *instance, const json_t *run,
-                    int64_t now);
+void pctl_web_render_svg(wb *b, const char *instance, const json_t *run,
+                         int64_t now);
 
 /* ---- the embedded assets (generated at build time) ---- */
 

@@ -22,8 +22,8 @@ static char *text_of(const char *s)
     wb w = WB_INIT;
     size_t n;
 
-    wb_text(&w, s);
-    return wb_take(&w, &n);
+    pctl_wb_text(&w, s);
+    return pctl_wb_take(&w, &n);
 }
 
 /* No character that ends text or an attribute survives raw. */
@@ -170,8 +170,8 @@ static void test_url_every_byte(void **state)
         wb w = WB_INIT;
         size_t n;
 
-        wb_url(&w, in);
-        out = wb_take(&w, &n);
+        pctl_wb_url(&w, in);
+        out = pctl_wb_take(&w, &n);
         if ((b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') ||
             (b >= '0' && b <= '9') || strchr("-._~", b)) {
             assert_string_equal(out, in);
