@@ -354,6 +354,11 @@ static int run(cli_ctx *ctx, const cli_args *a)
                                grace);
     if ((rc = cli_open_db(ctx, CLI_DB_EXISTING)) != 0)
         return rc;
+    /* A client of --metrics-addr or --ui gone while an answer is written
+     * is an error for that write (EPIPE), not the end of the engine.
+     * Tasks still start with SIGPIPE's default (uv_spawn resets the
+     * child's signals; the CLI case run_sigpipe checks it). */
+    signal(SIGPIPE, SIG_IGN);
     /* Under PLANCTL_NOW the engine starts its clock at that time and
      * advances it by the monotonic clock (engine.c), so the times it
      * records stay in the frame the other commands' views measure with. */

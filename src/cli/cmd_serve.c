@@ -116,6 +116,9 @@ static int run(cli_ctx *ctx, const cli_args *a)
         free(token);
         return rc;
     }
+    /* A client gone while an answer is written is an error for that write
+     * (EPIPE), not the end of the server. */
+    signal(SIGPIPE, SIG_IGN);
     memset(&s, 0, sizeof s);
     uv_loop_init(&s.loop);
     cfg.addr = (struct sockaddr *)&addr;

@@ -376,6 +376,23 @@ static int host_ok(const cli_web *s, const req *r)
     return 0;
 }
 
+/* 401, with a page saying how to give the token. */
+static void unauthorized(conn *c, int head_only)
+{
+    static const char page[] =
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<title>Unauthorized</title></head><body><h1>Unauthorized</h1>"
+        "<p id=\"unauthorized\">This planctl server needs its token: open "
+        "/login?token=TOKEN once, or send Authorization: Bearer TOKEN."
+        "</p></body></html>\n";
+
+    reply(c, 401, "text/html; charset=utf-8",
+          "WWW-Authenticate: Bearer realm=\"planctl\"\r\n"
+          "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
+          "Content-Security-Policy: default-src 'none'\r\n",
+          page, sizeof page - 1, head_only);
+}
+
 /* /login?token=T: the token as a cookie, then the instances. */
 static void login(conn *c, const req *r)
 {
@@ -387,18 +404,7 @@ static void login(conn *c, const req *r)
         for (t += 6; t[n] && t[n] != '&'; n++)
             ;
     if (!t || !c->s->token || !secret_equal(t, n, c->s->token)) {
-        static const char page[] =
-            "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<title>Unauthorized</title></head><body><h1>Unauthorized</h1>"
-            "<p id=\"unauthorized\">This planctl server needs its token: open "
-            "/login?token=TOKEN once, or send Authorization: Bearer TOKEN."
-            "</p></body></html>\n";
-
-        reply(c, 401, "text/html; charset=utf-8",
-              "WWW-Authenticate: Bearer realm=\"planctl\"\r\n"
-              "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
-              "Content-Security-Policy: default-src 'none'\r\n",
-              page, sizeof page - 1, 0);
+        unauthorized(c, 0);
         return;
     }
     cli_buf_add(&h, "Location: /\r\nCache-Control: no-store\r\n"
@@ -691,18 +697,7 @@ static void serve(conn *c, req *r)
         return;
     }
     if (!authorized(s, r)) {
-        static const char page[] =
-            "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<title>Unauthorized</title></head><body><h1>Unauthorized</h1>"
-            "<p id=\"unauthorized\">This planctl server needs its token: open "
-            "/login?token=TOKEN once, or send Authorization: Bearer TOKEN."
-            "</p></body></html>\n";
-
-        reply(c, 401, "text/html; charset=utf-8",
-              "WWW-Authenticate: Bearer realm=\"planctl\"\r\n"
-              "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
-              "Content-Security-Policy: default-src 'none'\r\n",
-              page, sizeof page - 1, head);
+        unauthorized(c, head);
         return;
     }
     if (!strcmp(r->method, "GET") && !strncmp(r->target, "/stream", 7) &&

@@ -56,6 +56,16 @@ int pctl_web_jtime(int64_t *out, const json_t *o, const char *key)
 
 /* ---- pieces ---- */
 
+/* open, text (escaped) and close, when there is text. */
+static void wrap(wb *w, const char *open, const char *text, const char *close)
+{
+    if (!text)
+        return;
+    pctl_wb_add(w, open);
+    pctl_wb_text(w, text);
+    pctl_wb_add(w, close);
+}
+
 static const char *status_icon(const char *s)
 {
     static const struct {
@@ -501,11 +511,7 @@ static void step_li(wb *w, const json_t *step)
         time_el(w, js(step, "next_attempt_at"));
         pctl_wb_add(w, "</span>");
     }
-    if (js(step, "message")) {
-        pctl_wb_add(w, "<div class=\"msg\">");
-        pctl_wb_text(w, js(step, "message"));
-        pctl_wb_add(w, "</div>");
-    }
+    wrap(w, "<div class=\"msg\">", js(step, "message"), "</div>");
     pctl_wb_add(w, "</li>");
 }
 
@@ -552,11 +558,7 @@ static void phases_ul(wb *w, const char *plan, const json_t *run)
                     pctl_wb_addf(w, " %zu %s", count[k], statuses[k]);
             pctl_wb_add(w, "</span>");
         }
-        if (js(phase, "message")) {
-            pctl_wb_add(w, " <span class=\"msg\">");
-            pctl_wb_text(w, js(phase, "message"));
-            pctl_wb_add(w, "</span>");
-        }
+        wrap(w, " <span class=\"msg\">", js(phase, "message"), "</span>");
         pctl_wb_add(w, "</summary><ul class=\"steps\">");
         json_array_foreach(steps, j, step) step_li(w, step);
         pctl_wb_add(w, "</ul></details></li>");
@@ -587,11 +589,7 @@ static void run_line(wb *w, const char *instance, const json_t *run)
     pctl_wb_add(w, " <span class=\"dur\">");
     duration_el(w, run);
     pctl_wb_add(w, "</span>");
-    if (js(run, "message")) {
-        pctl_wb_add(w, "<div class=\"msg\">");
-        pctl_wb_text(w, js(run, "message"));
-        pctl_wb_add(w, "</div>");
-    }
+    wrap(w, "<div class=\"msg\">", js(run, "message"), "</div>");
 }
 
 /* Who runs the instance's work: the engine line of `planctl status`. */
@@ -949,11 +947,7 @@ static void attempts_section(wb *w, const json_t *run, int *running)
                 w, " \xC2\xB7 <span class=\"exit-code\">exit code %lld</span>",
                 (long long)code);
         pctl_wb_add(w, "</p>");
-        if (js(a, "message")) {
-            pctl_wb_add(w, "<p class=\"message\">");
-            pctl_wb_text(w, js(a, "message"));
-            pctl_wb_add(w, "</p>");
-        }
+        wrap(w, "<p class=\"message\">", js(a, "message"), "</p>");
         if (js(a, "output")) {
             pctl_wb_add(w, "<pre class=\"output\" tabindex=\"0\">");
             pctl_wb_text(w, js(a, "output"));
@@ -1060,11 +1054,7 @@ void pctl_web_page_run(web_res *res, planctl *p, const web_req *r,
     run_line(w, name, run);
     pctl_wb_add(w, "</p><p class=\"sub\">trigger ");
     pctl_wb_text(w, js(run, "trigger"));
-    if (js(run, "reason")) {
-        pctl_wb_add(w, " (");
-        pctl_wb_text(w, js(run, "reason"));
-        pctl_wb_add(w, ")");
-    }
+    wrap(w, " (", js(run, "reason"), ")");
     pctl_wb_add(w, ", definition version ");
     pctl_wb_text(w, js(run, "definition_version"));
     pctl_wb_add(w, "</p></section>");

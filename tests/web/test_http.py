@@ -367,6 +367,27 @@ def test_actions(env, port):
     check(b'id="flash"' in body, "the page after an action says it was done")
 
 
+def test_abrupt_clients(env, port):
+    """Clients that reset the connection while the server writes to them
+    (a tab closed mid-page): each costs the server one write error
+    (EPIPE), never its life (SIGPIPE kills a process that does not ignore
+    it)."""
+    import struct
+    for i in range(60):
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+        s.sendall(b"GET /instances/app/runs/1 HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n"
+                  b"GET /instances/app/runs/1 HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n"
+                  % (port, port))
+        if i % 2:
+            s.recv(10)
+        # Linger 0: close sends a reset instead of a goodbye.
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        s.close()
+    st, _, _ = request(port, "GET", "/engines")
+    check(st == 200, "the server lives on after 60 clients reset mid-answer")
+
+
 def test_token(env):
     with open(os.path.join(env.dir, "token"), "w") as f:
         f.write("tok-0123456789abcdef\n")
@@ -399,6 +420,7 @@ def main():
         test_api(env, port)
         test_http(env, port)
         test_stream(env, port)
+        test_abrupt_clients(env, port)
         test_actions_readonly(env, port)
         env.cli("cancel", "app", ok=False)
         port2 = env.serve("--allow-actions")
