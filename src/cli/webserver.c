@@ -506,31 +506,36 @@ static char *stream_path(const char *target)
     return b.s;
 }
 
-/* The event for a page's new inner HTML: one data: line per line. */
-static void send_update(conn *c, const char *html, size_t n)
+/* The event for a page's new inner HTML, into b: one data: line per
+ * line of it. */
+static void update_event(cli_buf *b, const char *html, size_t n)
 {
-    cli_buf b = CLI_BUF_INIT;
     size_t i = 0;
 
-    cli_buf_add(&b, "event: update\n");
+    cli_buf_add(b, "event: update\n");
     while (i <= n) {
         size_t e = i;
 
         while (e < n && html[e] != '\n' && html[e] != '\r')
             e++;
-        cli_buf_add(&b, "data: ");
-        cli_buf_addn(&b, html + i, e - i);
-        cli_buf_add(&b, "\n");
+        cli_buf_add(b, "data: ");
+        cli_buf_addn(b, html + i, e - i);
+        cli_buf_add(b, "\n");
         if (e >= n)
             break;
         i = e + 1;
     }
-    cli_buf_add(&b, "\n");
+    cli_buf_add(b, "\n");
+}
+
+/* Sends an event to a stream's reader, or drops a reader that takes
+ * them slower than pages change. */
+static void send_event(conn *c, const cli_buf *ev)
+{
     if (c->queued > STREAM_BACKLOG)
-        conn_close(c); /* it reads slower than pages change */
+        conn_close(c);
     else
-        send_bytes(c, b.s, b.len);
-    cli_buf_free(&b);
+        send_bytes(c, ev->s, ev->len);
 }
 
 static void open_stream(conn *c, const req *r)
@@ -580,7 +585,7 @@ static void open_stream(conn *c, const req *r)
     c->topic = t;
     c->stream = 1;
     c->keep = 0;
-    uv_read_stop((uv_stream_t *)&c->tcp);
+    c->len = 0; /* still read: a reader's end closes it at once */
     {
         static const char head[] =
             "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
@@ -635,10 +640,14 @@ static void refresh(cli_web *s, int changed)
         if (w.status == 200) {
             body_tag(tag, sizeof tag, &w);
             if (strcmp(tag, t->etag) != 0) {
+                cli_buf ev = CLI_BUF_INIT;
+
                 memcpy(t->etag, tag, sizeof tag);
+                update_event(&ev, w.body, w.body_len);
                 for (c = s->conns; c; c = c->next)
                     if (c->topic == t && !c->closing)
-                        send_update(c, w.body, w.body_len);
+                        send_event(c, &ev);
+                cli_buf_free(&ev);
             }
         }
         planctl_web_response_clear(&w);
@@ -805,8 +814,10 @@ static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
         conn_close(c);
         return;
     }
-    c->len += (size_t)n;
     c->since = uv_now(c->s->loop);
+    if (c->stream)
+        return; /* what a stream's reader sends means nothing */
+    c->len += (size_t)n;
     consume(c);
     if (!c->closing && !c->stream && c->len >= IN_CAP)
         plain(c, 413, "request too large\n");
