@@ -810,7 +810,8 @@ PLANCTL_API int planctl_data_version(int64_t *out, planctl *p);
  * function does not).
  *
  * Every answer carries a Content-Security-Policy that allows no inline
- * script and no other origin, nosniff, no referrer and no framing; every
+ * script and no other origin, nosniff, no referrer to other sites and no
+ * framing (PLANCTL_WEB_SECURITY_HEADERS); every
  * value from the database is escaped; secret parameters never appear.
  * Actions (trigger, cancel, pause, resume, retry) are POSTs, refused
  * (403) unless opts->allow_actions; a form's must carry opts->csrf, an
@@ -819,6 +820,18 @@ PLANCTL_API int planctl_data_version(int64_t *out, planctl *p);
  * events carry opts->actor (planctl_set_actor()).  Authentication (a
  * token) and limits on connections and sizes are the server's.
  */
+/* The headers every answer of planctl_web_respond() carries, for the
+ * answers a server makes itself (a 401) to carry them too: scripts,
+ * styles and images from the server only and no inline script, no
+ * sniffing, no referrer to other sites, no framing. */
+#define PLANCTL_WEB_SECURITY_HEADERS                                           \
+    "Content-Security-Policy: default-src 'none'; script-src 'self'; "         \
+    "style-src 'self'; img-src 'self'; connect-src 'self'; "                   \
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'\r\n"          \
+    "X-Content-Type-Options: nosniff\r\n"                                      \
+    "Referrer-Policy: same-origin\r\n"                                         \
+    "X-Frame-Options: DENY\r\n"
+
 typedef struct planctl_web_request {
     unsigned int version;      /* PLANCTL_WEB_REQUEST_VERSION */
     const char *method;        /* "GET", "HEAD", "POST", ... */

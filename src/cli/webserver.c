@@ -98,7 +98,8 @@ struct cli_web {
     char *token;
     int loopback;
     char csrf[33];
-    char hosts[3][100]; /* the Host values loopback accepts */
+    char hosts[3][100];              /* the Host values loopback accepts */
+    char head[CLI_WEB_MAX_HEAD + 1]; /* the request head being parsed */
     void (*done)(void *data);
     void *done_data;
 };
@@ -249,8 +250,8 @@ static void plain(conn *c, int code, const char *text)
 {
     c->keep = 0;
     reply(c, code, "text/plain; charset=utf-8",
-          "X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n",
-          text, strlen(text), 0);
+          "Cache-Control: no-store\r\n" PLANCTL_WEB_SECURITY_HEADERS, text,
+          strlen(text), 0);
 }
 
 /* ---- the request ---- */
@@ -376,8 +377,9 @@ static int host_ok(const cli_web *s, const req *r)
     return 0;
 }
 
-/* 401, with a page saying how to give the token. */
-static void unauthorized(conn *c, int head_only)
+/* 401, with a page saying how to give the token, or for the API its
+ * error document. */
+static void unauthorized(conn *c, const char *target, int head_only)
 {
     static const char page[] =
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -385,12 +387,20 @@ static void unauthorized(conn *c, int head_only)
         "<p id=\"unauthorized\">This planctl server needs its token: open "
         "/login?token=TOKEN once, or send Authorization: Bearer TOKEN."
         "</p></body></html>\n";
+    static const char doc[] =
+        "{\"schema\":1,\"error\":{\"code\":\"PLANCTL_EUNAUTHORIZED\","
+        "\"message\":\"this server needs its token: send Authorization: "
+        "Bearer TOKEN\"}}\n";
+    static const char headers[] =
+        "WWW-Authenticate: Bearer realm=\"planctl\"\r\n"
+        "Cache-Control: no-store\r\n" PLANCTL_WEB_SECURITY_HEADERS;
 
-    reply(c, 401, "text/html; charset=utf-8",
-          "WWW-Authenticate: Bearer realm=\"planctl\"\r\n"
-          "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
-          "Content-Security-Policy: default-src 'none'\r\n",
-          page, sizeof page - 1, head_only);
+    if (!strncmp(target, "/api/", 5))
+        reply(c, 401, "application/json", headers, doc, sizeof doc - 1,
+              head_only);
+    else
+        reply(c, 401, "text/html; charset=utf-8", headers, page,
+              sizeof page - 1, head_only);
 }
 
 /* /login?token=T: the token as a cookie, then the instances. */
@@ -404,7 +414,7 @@ static void login(conn *c, const req *r)
         for (t += 6; t[n] && t[n] != '&'; n++)
             ;
     if (!t || !c->s->token || !secret_equal(t, n, c->s->token)) {
-        unauthorized(c, 0);
+        unauthorized(c, r->target, 0);
         return;
     }
     cli_buf_add(&h, "Location: /\r\nCache-Control: no-store\r\n"
@@ -706,7 +716,7 @@ static void serve(conn *c, req *r)
         return;
     }
     if (!authorized(s, r)) {
-        unauthorized(c, head);
+        unauthorized(c, r->target, head);
         return;
     }
     if (!strcmp(r->method, "GET") && !strncmp(r->target, "/stream", 7) &&
@@ -747,10 +757,11 @@ static void consume(conn *c)
             plain(c, 431, "request head too large\n");
             return;
         }
-        save = end[2]; /* parse_head needs the head on its own */
-        end[2] = '\0';
-        bad = parse_head(&r, c->in);
-        end[2] = save;
+        /* Parsed in a copy: parse_head cuts the head up in place, and
+         * c->in must stay whole while the body is on its way. */
+        memcpy(c->s->head, c->in, headlen - 2);
+        c->s->head[headlen - 2] = '\0';
+        bad = parse_head(&r, c->s->head);
         if (bad) {
             plain(c, bad, "bad request\n");
             return;

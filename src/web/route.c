@@ -18,15 +18,7 @@
 #include "core/alloc.h"
 #include "web/web.h"
 
-/* What no page may do: run a script or load anything from elsewhere,
- * be framed, or leak its address. */
-#define SECURITY_HEADERS                                                       \
-    "Content-Security-Policy: default-src 'none'; script-src 'self'; "         \
-    "style-src 'self'; img-src 'self'; connect-src 'self'; "                   \
-    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'\r\n"          \
-    "X-Content-Type-Options: nosniff\r\n"                                      \
-    "Referrer-Policy: no-referrer\r\n"                                         \
-    "X-Frame-Options: DENY\r\n"
+#define SECURITY_HEADERS PLANCTL_WEB_SECURITY_HEADERS
 
 static int hexval(int c)
 {

@@ -273,6 +273,23 @@ def test_http(env, port):
           r[1][1].get("content-type") == "application/json",
           "three pipelined requests get three answers in order: %r" %
           [(x[0], x[1].get("content-type")) for x in r])
+    # A body that arrives after its head (as http.client sends it).
+    body = b'{"plan":"nope"}'
+    sk = socket.create_connection(("127.0.0.1", port), timeout=10)
+    sk.sendall(b"POST /api/v1/instances/app/trigger HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+               b"Content-Type: application/json\r\nContent-Length: %d\r\n"
+               b"Connection: close\r\n\r\n" % (port, len(body)))
+    time.sleep(0.1)
+    sk.sendall(body)
+    got = b""
+    while True:
+        b = sk.recv(65536)
+        if not b:
+            break
+        got += b
+    sk.close()
+    st = parse(got)[0][0]
+    check(st == 403, "a body sent after its head is read whole (read-only: 403, got %d)" % st)
     st, h, _ = request(port, "GET", "/instances/app")
     st2, _, body2 = request(port, "GET", "/instances/app",
                             {"If-None-Match": h.get("etag", "none")})
@@ -396,6 +413,14 @@ def test_token(env):
                  "/stream?path=%2F"]:
         st, _, body = request(port, "GET", path)
         check(st == 401, "without the token %s is 401 (got %d)" % (path, st))
+    st, h, body = request(port, "GET", "/api/v1/instances")
+    check(h.get("content-type") == "application/json" and
+          json.loads(body)["error"]["code"] == "PLANCTL_EUNAUTHORIZED",
+          "the API's 401 is its JSON error document: %r" % body[:80])
+    st, h, _ = request(port, "GET", "/")
+    check("script-src 'self'" in h.get("content-security-policy", "") and
+          h.get("referrer-policy") == "same-origin",
+          "a 401 carries the pages' security headers: %r" % h)
     st, _, _ = request(port, "GET", "/api/v1/instances",
                        {"Authorization": "Bearer tok-0123456789abcdef"})
     check(st == 200, "with the bearer token the API answers (got %d)" % st)

@@ -18,6 +18,7 @@
   var pollTimer = null;
   var source = null;
   var lastText = null;
+  var stopped = false;
 
   function zoneName(d) {
     try {
@@ -115,7 +116,7 @@
     root.setAttribute("data-live", "poll");
     var path = livePath();
     var url = path + (path.indexOf("?") < 0 ? "?" : "&") + "part=live";
-    function again() { pollTimer = setTimeout(poll1, 1000); }
+    function again() { if (!stopped) pollTimer = setTimeout(poll1, 1000); }
     function poll1() {
       fetch(url, { cache: "no-cache", credentials: "same-origin" })
         .then(function (r) {
@@ -137,14 +138,32 @@
       // Dropped (the server restarted, a proxy cut it): ask instead.
       if (source) source.close();
       source = null;
-      if (!pollTimer) poll();
+      if (!pollTimer && !stopped) poll();
     });
+  }
+
+  function start() {
+    stopped = false;
+    if (document.body.getAttribute("data-stream") === "1") stream();
+    else poll();
+  }
+
+  // A page left for another is kept by the browser (back/forward cache)
+  // with its connections: its stream would hold one of the few a browser
+  // opens to a server.  It stops when left and starts again if shown.
+  function stop() {
+    stopped = true;
+    if (source) source.close();
+    source = null;
+    if (pollTimer) clearTimeout(pollTimer);
+    pollTimer = null;
   }
 
   localTimes(document);
   tick();
   setInterval(tick, 1000);
   if (!main || !main.hasAttribute("data-live-path")) return;
-  if (document.body.getAttribute("data-stream") === "1") stream();
-  else poll();
+  window.addEventListener("pagehide", stop);
+  window.addEventListener("pageshow", function (e) { if (e.persisted) start(); });
+  start();
 })();
