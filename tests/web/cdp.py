@@ -294,6 +294,7 @@ class Page:
         self.problems = []          # strings: each a console error etc.
         self.dialogs = []           # messages of the dialogs that opened
         self.last_status = None     # HTTP status of the last navigation
+        self.url = "about:blank"    # the document's, named in each problem
         browser._listeners.append(self._on_event)
 
     def _setup(self, width, height, mobile):
@@ -319,28 +320,31 @@ class Page:
         if ev.get("sessionId") != self.session_id:
             return
         method, p = ev.get("method"), ev.get("params", {})
+        problem = None
         if method == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
             text = " ".join(str(a.get("value", a.get("description", "")))
                             for a in p.get("args", []))
-            self.problems.append(f"console.{p['type']}: {text}")
+            problem = f"console.{p['type']}: {text}"
         elif method == "Runtime.exceptionThrown":
             d = p.get("exceptionDetails", {})
             desc = d.get("exception", {}).get("description") or d.get("text")
-            self.problems.append(f"uncaught exception: {desc} at "
-                                 f"{d.get('url', '?')}:{d.get('lineNumber', '?')}")
+            problem = (f"uncaught exception: {desc} at "
+                       f"{d.get('url', '?')}:{d.get('lineNumber', '?')}")
         elif method == "Log.entryAdded" and p.get("entry", {}).get("level") == "error":
             e = p["entry"]
-            self.problems.append(f"log error ({e.get('source')}): {e.get('text')} "
-                                 f"{e.get('url', '')}".rstrip())
+            problem = f"log error ({e.get('source')}): {e.get('text')} {e.get('url', '')}".rstrip()
         elif method == "Page.javascriptDialogOpening":
             self.dialogs.append(p.get("message", ""))
-            self.problems.append(f"a {p.get('type')} dialog opened: "
-                                 f"{p.get('message', '')!r}")
+            problem = f"a {p.get('type')} dialog opened: {p.get('message', '')!r}"
             # Never from here with send(): this thread reads the answers.
             self.browser.send_nowait("Page.handleJavaScriptDialog",
                                      {"accept": False}, self.session_id)
         elif method == "Network.responseReceived" and p.get("type") == "Document":
             self.last_status = p.get("response", {}).get("status")
+        elif method == "Page.frameNavigated" and not p.get("frame", {}).get("parentId"):
+            self.url = p["frame"].get("url", "?")
+        if problem:
+            self.problems.append(f"on {self.url}: {problem}")
 
     def take_problems(self):
         """The problems recorded so far, and those the document itself saw
@@ -351,7 +355,7 @@ class Page:
                                  " window.__cdpViolations = []; return v; })()")
         except CDPError:
             seen = []
-        problems.extend(f"CSP violation seen by the page: {v}" for v in seen)
+        problems.extend(f"on {self.url}: CSP violation seen by the page: {v}" for v in seen)
         return problems
 
     # -- navigation and scripts ------------------------------------------------
@@ -364,7 +368,10 @@ class Page:
         """Load URL and wait for its load event; returns the HTTP status."""
         mark = self.browser.event_mark()
         self.last_status = None
-        res = self.send("Page.navigate", {"url": url}, timeout=timeout)
+        try:
+            res = self.send("Page.navigate", {"url": url}, timeout=timeout)
+        except CDPTimeout:
+            raise CDPTimeout(f"navigating to {url}: no response within {timeout:.1f}s")
         if res.get("errorText"):
             raise CDPError(f"navigating to {url}: {res['errorText']}")
         self.browser.wait_event("Page.loadEventFired", self.session_id, after=mark,
