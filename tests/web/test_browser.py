@@ -497,6 +497,19 @@ def hostile_dom_checks(t, page, where):
     t.expect(not page.dialogs, f"{where}: a dialog opened: {page.dialogs}")
 
 
+def check_headers(t, method, url, headers=None, body=None):
+    """The contract's security headers on this answer."""
+    s, h, _ = http(method, url, headers, body)
+    where = f"{method} {urllib.parse.urlsplit(url).path} ({s})"
+    want = {d.strip() for d in CSP.split(";")}
+    csp = {d.strip() for d in (h.get("Content-Security-Policy") or "").split(";") if d.strip()}
+    t.expect(csp == want, f"{where}: Content-Security-Policy {h.get('Content-Security-Policy')!r}")
+    t.expect(h.get("X-Content-Type-Options") == "nosniff",
+             f"{where}: X-Content-Type-Options {h.get('X-Content-Type-Options')!r}")
+    t.expect(h.get("Referrer-Policy") == "no-referrer",
+             f"{where}: Referrer-Policy {h.get('Referrer-Policy')!r}")
+
+
 def text_of(page, selector):
     return page.evaluate("(() => { const e = document.querySelector(%s);"
                          " return e ? e.textContent : null; })()" % json.dumps(selector))
@@ -910,6 +923,8 @@ def test_actions_readonly(env, t):
         t.expect(s == 403 and b'"error"' in body,
                  f"read-only POST /api/v1/instances/{name}/cancel{how}: {s} {body[:200]!r}, "
                  f"expected 403 with a JSON error")
+    check_headers(t, "POST", f"{srv.url}/api/v1/instances/{name}/cancel",
+                  {"Content-Type": "application/json"}, b'{"reason":"no"}')
     run = env.plan_run(name, "slow")
     t.expect(run["id"] == run_id and run["status"] != "CANCELLED",
              f"read-only server: the run was cancelled anyway: {run['status']}")
@@ -1127,19 +1142,12 @@ def test_no_console_errors(env, t):
         t.expect(False, f"the browser's request for /favicon.ico fails, which logs a console "
                         f"error on every page: {env.favicon_problems[0]}")
 
-    want = {d.strip() for d in CSP.split(";")}
     run = env.plan_run("broken", "broken")
     urls = _visit_all(env, srv) + [
         f"/instances/broken/runs/{run['id']}/timeline.svg", "/assets/app.css", "/assets/app.js",
         "/api/v1/instances", "/api/v1/engines", "/no-such-page", "/instances/no-such"]
     for path in urls:
-        s, h, _ = http("GET", srv.url + path)
-        csp = {d.strip() for d in (h.get("Content-Security-Policy") or "").split(";") if d.strip()}
-        t.expect(csp == want, f"GET {path} ({s}): Content-Security-Policy {h.get('Content-Security-Policy')!r}")
-        t.expect(h.get("X-Content-Type-Options") == "nosniff",
-                 f"GET {path} ({s}): X-Content-Type-Options {h.get('X-Content-Type-Options')!r}")
-        t.expect(h.get("Referrer-Policy") == "no-referrer",
-                 f"GET {path} ({s}): Referrer-Policy {h.get('Referrer-Policy')!r}")
+        check_headers(t, "GET", srv.url + path)
     # The live region alone, with an ETag that answers 304 when unchanged.
     s, h, body = http("GET", srv.url + "/instances/alpha?part=live")
     etag = h.get("ETag")
@@ -1234,6 +1242,9 @@ def test_token(env, t):
     t.expect(s == 200 and got == doc, f"GET {api} with Bearer: {s}, not the CLI's document")
     s, _, _ = http("GET", srv.url + "/assets/app.js")
     t.expect(s == 401, f"GET /assets/app.js without the token: {s}, expected 401 (every request)")
+    # "Response headers on every answer": the refusals too.
+    check_headers(t, "GET", srv.url + "/")
+    check_headers(t, "GET", api)
 
 
 def test_phone_width(env, t):
