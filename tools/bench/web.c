@@ -717,8 +717,6 @@ typedef struct result {
     /* loaded only: */
     double server_cpu_per_s, server_cpu_total, server_rss_mb;
     double client_cpu_per_s, updates_per_s, mb_per_s, settle_s;
-    double gap_p50, gap_p95;       /* ms between a page's updates */
-    double rounds_per_s, round_ms; /* the server's rounds of updates */
     int64_t updates, dropped, unparsed, missed;
 } result;
 
@@ -791,57 +789,6 @@ static result measure(const char *bin, const char *dir, const char *tmpl,
         r.updates_per_s = (double)pg.updates / r.secs;
         r.mb_per_s = (double)pg.bytes / 1e6 / r.secs;
         r.dropped = pg.dropped;
-        {
-            /* How often a page got an update: as often as it changed,
-             * once a round at most. */
-            double *gaps = NULL;
-            size_t ngaps = 0, cap = 0, j;
-            int i;
-
-            for (i = 0; i < pg.n; i++)
-                for (j = 1; j < pg.cl[i].nshown; j++) {
-                    bench_grow((void **)&gaps, ngaps, &cap, sizeof *gaps, 4096);
-                    gaps[ngaps++] = (double)(pg.cl[i].shown[j].at_ms -
-                                             pg.cl[i].shown[j - 1].at_ms);
-                }
-            r.gap_p50 = bench_quantile(gaps, ngaps, 0.5);
-            r.gap_p95 = bench_quantile(gaps, ngaps, 0.95);
-            /* The server's rounds: it renders the open pages one after
-             * another when it sees a commit and sends each at once, so
-             * the updates of one round arrive together, a millisecond or
-             * so apart; a silence of 40 ms or more starts a new round.
-             * How many a second (4 when it keeps its pace of 250 ms),
-             * and how long one lasts from its first update to its last
-             * (p50). */
-            ngaps = 0;
-            for (i = 0; i < pg.n; i++)
-                for (j = 0; j < pg.cl[i].nshown; j++) {
-                    bench_grow((void **)&gaps, ngaps, &cap, sizeof *gaps, 4096);
-                    gaps[ngaps++] = (double)pg.cl[i].shown[j].at_ms;
-                }
-            if (ngaps > 0) {
-                double *len = NULL, first;
-                size_t nlen = 0, lcap = 0;
-
-                bench_quantile(gaps, ngaps, 0.5); /* sorts */
-                first = gaps[0];
-                for (j = 1; j <= ngaps; j++)
-                    if (j == ngaps || gaps[j] - gaps[j - 1] >= 40) {
-                        bench_grow((void **)&len, nlen, &lcap, sizeof *len,
-                                   256);
-                        len[nlen++] = gaps[j - 1] - first;
-                        if (j < ngaps)
-                            first = gaps[j];
-                    }
-                r.rounds_per_s =
-                    nlen > 1 ? (double)(nlen - 1) /
-                                   ((gaps[ngaps - 1] - gaps[0]) / 1000.0)
-                             : 0;
-                r.round_ms = bench_quantile(len, nlen, 0.5);
-                free(len);
-            }
-            free(gaps);
-        }
         r.unparsed = pg.unparsed;
     }
     {
@@ -881,11 +828,12 @@ static double median(double *v, int n)
 }
 
 /* planctl-bench web BIN [--dir D] [--instances N] [--runs K] [--pages P]
- *                   [--reps R]
+ *                   [--reps R] [--setup-only]
  * BIN is the planctl binary; D (default: a new directory under $TMPDIR,
  * removed at the end) holds the scratch databases.  N instances with K
  * runs each (16 steps a run), P open pages, R baseline and R loaded runs,
- * alternated. */
+ * alternated.  --setup-only makes the workload in D and stops (for
+ * experiments). */
 int bench_web_main(int argc, char **argv)
 {
     const char *bin = argc >= 2 && argv[1][0] != '-' ? argv[1] : NULL;
@@ -922,6 +870,11 @@ int bench_web_main(int argc, char **argv)
     snprintf(tmpl, sizeof tmpl, "%s/web-template.db", dir);
     t = bench_ns();
     setup(tmpl, instances, runs);
+    if (bench_flag(argc, argv, "--setup-only")) {
+        /* Leaves the workload behind, for experiments. */
+        printf("%s\n", tmpl);
+        return 0;
+    }
     {
         /* The run pages: runs spread over the instances and over their
          * queues, so that each is live at another time. */
@@ -977,17 +930,14 @@ int bench_web_main(int argc, char **argv)
                 "round %d: %.0f steps/s (%.2f s), engine CPU %.1f us/step; "
                 "server CPU %.2f s/s (%.1f s in all), peak RSS %.1f MB; "
                 "%lld updates (%.0f/s, %.1f MB/s) to %d pages, the last "
-                "%.2f s after the engine; a page's updates %.0f ms apart "
-                "(p50; p95 %.0f ms), %.1f rounds of updates a second, "
-                "each over %.0f ms (p50); client thread CPU %.2f s/s; "
+                "%.2f s after the engine; client thread CPU %.2f s/s; "
                 "%lld changes missed, %lld streams dropped, %lld updates "
                 "unread",
                 k + 1, r.steps_s, r.secs, r.engine_us_per_step,
                 r.server_cpu_per_s, r.server_cpu_total, r.server_rss_mb,
                 (long long)r.updates, r.updates_per_s, r.mb_per_s, npages,
-                r.settle_s, r.gap_p50, r.gap_p95, r.rounds_per_s, r.round_ms,
-                r.client_cpu_per_s, (long long)r.missed, (long long)r.dropped,
-                (long long)r.unparsed);
+                r.settle_s, r.client_cpu_per_s, (long long)r.missed,
+                (long long)r.dropped, (long long)r.unparsed);
             if (r.dropped || r.unparsed)
                 bench_die("web: streams dropped or updates not understood "
                           "(src/web/pages.c changed?)");
