@@ -839,7 +839,7 @@ int bench_web_main(int argc, char **argv)
     const char *bin = argc >= 2 && argv[1][0] != '-' ? argv[1] : NULL;
     const char *dir = bench_opt(argc, argv, "--dir", NULL);
     int instances = atoi(bench_opt(argc, argv, "--instances", "200"));
-    int runs = atoi(bench_opt(argc, argv, "--runs", "60"));
+    int runs = atoi(bench_opt(argc, argv, "--runs", "100"));
     int npages = atoi(bench_opt(argc, argv, "--pages", "200"));
     int reps = atoi(bench_opt(argc, argv, "--reps", "3"));
     double base[16], load[16], cpu[16], ebase[16], eload[16];
