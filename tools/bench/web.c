@@ -404,6 +404,8 @@ static void sse_lines(client *c)
             dispatch(c, at);
             c->is_update = 0;
             c->dlen = 0;
+            if (c->data)
+                c->data[0] = '\0';
         } else if (n >= 6 && !strncmp(line, "event:", 6)) {
             c->is_update = n == 13 && !strncmp(line, "event: update", 13);
         } else if (n >= 5 && !strncmp(line, "data:", 5)) {
