@@ -125,9 +125,45 @@ static void setup(const char *path, int instances, int runs)
 
 /* ---- child processes ---- */
 
-/* Starts BIN --db path ARGS... with stdout and stderr to log; its pid.
- * With wrap, a command put before it through the shell (for a profile of
- * the server: the pid is then the wrapper's until it execs). */
+/* What is cleaned at exit, even when the benchmark dies halfway: the
+ * children running (0: none), each the leader of its own process group;
+ * the databases in workdir (unless kept), its logs and workdir itself
+ * (when made here) once the benchmark finished. */
+static pid_t running[2];
+static char workdir[4000];
+static int made_dir, keep_files, finished;
+
+static void cleanup(void)
+{
+    static const char *const files[] = {"web.db", "web-template.db",
+                                        "web-engine.log", "web-serve.log"};
+    char path[4200];
+    size_t i;
+
+    for (i = 0; i < 2; i++)
+        if (running[i] > 0) {
+            kill(-running[i], SIGTERM);
+            waitpid(running[i], NULL, 0);
+            running[i] = 0;
+        }
+    if (!workdir[0] || keep_files)
+        return;
+    /* The logs stay when it failed: the message names them. */
+    for (i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", workdir, files[i]);
+        if (i < 2)
+            bench_remove_db(path);
+        else if (finished)
+            unlink(path);
+    }
+    if (made_dir && finished)
+        rmdir(workdir);
+}
+
+/* Starts BIN --db path ARGS... with stdout and stderr to log, in a
+ * process group of its own; its pid.  With wrap, a command put before it
+ * through the shell (for a profile of the server: the pid is then the
+ * wrapper's, and its CPU time the wrapper's). */
 static pid_t spawn(const char *bin, const char *path, const char *log,
                    const char *wrap, const char *a1, const char *a2,
                    const char *a3)
@@ -139,6 +175,7 @@ static pid_t spawn(const char *bin, const char *path, const char *log,
     if (pid == 0) {
         int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
+        setpgid(0, 0);
         if (fd < 0)
             _exit(127);
         dup2(fd, 1);
@@ -726,7 +763,7 @@ static result measure(const char *bin, const char *dir, const char *tmpl,
                       int instances, int runs, int npages, delays *d,
                       const int64_t *run_ids, const int *run_inst, int nruns)
 {
-    char path[4096], elog[4200], slog[4200];
+    char path[4200], elog[4200], slog[4200];
     pid_t engine, server = 0;
     struct rusage ru, eru;
     pages pg;
@@ -746,15 +783,19 @@ static result measure(const char *bin, const char *dir, const char *tmpl,
         unlink(slog); /* server_port() must not read the last one's */
         server = spawn(bin, path, slog, getenv("PLANCTL_BENCH_WEB_WRAP"),
                        "serve", "--listen", "127.0.0.1:0");
+        running[1] = server;
         pages_plan(&pg, npages, instances, runs, run_ids, run_inst, nruns);
         pages_start(&pg, server_port(slog, server));
         pages_wait_ready(&pg);
         c0 = proc_cpu_s(server);
     }
     t0 = bench_ns();
-    engine = spawn(bin, path, elog, NULL, "run", "--until-idle", NULL);
-    if (wait4(engine, &st, 0, &eru) != engine || !WIFEXITED(st) ||
-        WEXITSTATUS(st) != 0)
+    engine = running[0] =
+        spawn(bin, path, elog, NULL, "run", "--until-idle", NULL);
+    if (wait4(engine, &st, 0, &eru) != engine)
+        bench_die("web: lost the engine");
+    running[0] = 0;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
         bench_die("web: the engine failed (see %s)", elog);
     t1 = bench_ns();
     r.secs = (double)(t1 - t0) / 1e9;
@@ -777,9 +818,10 @@ static result measure(const char *bin, const char *dir, const char *tmpl,
         end_ms = wall_ms();
         r.settle_s = (double)(quiet - t1) / 1e9;
         pages_stop(&pg);
-        kill(server, SIGTERM);
+        kill(-server, SIGTERM);
         if (wait4(server, &st, 0, &ru) != server)
             bench_die("web: lost the server");
+        running[1] = 0;
         if ((!WIFEXITED(st) || WEXITSTATUS(st) != 0) &&
             !getenv("PLANCTL_BENCH_WEB_WRAP"))
             bench_die("web: planctl serve failed (see %s)", slog);
@@ -845,7 +887,7 @@ int bench_web_main(int argc, char **argv)
     int npages = atoi(bench_opt(argc, argv, "--pages", "200"));
     int reps = atoi(bench_opt(argc, argv, "--reps", "3"));
     double base[16], load[16], cpu[16], ebase[16], eload[16];
-    char tmpl[4096], made[4096] = "";
+    char tmpl[4200];
     int64_t run_ids[256];
     int run_inst[256], nruns, k;
     delays d[2], all;
@@ -863,17 +905,22 @@ int bench_web_main(int argc, char **argv)
     if (!dir) {
         const char *tmp = getenv("TMPDIR");
 
-        snprintf(made, sizeof made, "%s/planctl-bench-web.XXXXXX",
+        snprintf(workdir, sizeof workdir, "%s/planctl-bench-web.XXXXXX",
                  tmp && *tmp ? tmp : "/tmp");
-        if (!mkdtemp(made))
-            bench_die("web: mkdtemp %s: %s", made, strerror(errno));
-        dir = made;
+        if (!mkdtemp(workdir))
+            bench_die("web: mkdtemp %s: %s", workdir, strerror(errno));
+        made_dir = 1;
+    } else {
+        snprintf(workdir, sizeof workdir, "%s", dir);
     }
+    dir = workdir;
+    atexit(cleanup);
     snprintf(tmpl, sizeof tmpl, "%s/web-template.db", dir);
     t = bench_ns();
     setup(tmpl, instances, runs);
     if (bench_flag(argc, argv, "--setup-only")) {
         /* Leaves the workload behind, for experiments. */
+        keep_files = 1;
         printf("%s\n", tmpl);
         return 0;
     }
@@ -997,16 +1044,6 @@ int bench_web_main(int argc, char **argv)
                       0);
         free(all.v);
     }
-    bench_remove_db(tmpl);
-    {
-        char log[4200];
-
-        snprintf(log, sizeof log, "%s/web-engine.log", dir);
-        unlink(log);
-        snprintf(log, sizeof log, "%s/web-serve.log", dir);
-        unlink(log);
-    }
-    if (made[0])
-        rmdir(made);
+    finished = 1; /* cleanup() removes the files */
     return 0;
 }
