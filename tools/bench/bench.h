@@ -205,6 +205,7 @@ int bench_ips_setup_main(int argc, char **argv);
 int bench_ips_engine_main(int argc, char **argv);
 int bench_ips_limit_main(int argc, char **argv);
 int bench_ips_check_main(int argc, char **argv);
+int bench_web_main(int argc, char **argv);
 
 /* The raw-SQLite baseline (baseline.c): transitions per second doing one
  * UPDATE and one INSERT per transaction (batch 1) or per batch

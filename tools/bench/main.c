@@ -50,6 +50,9 @@ static const struct {
      "instructions per step: the same writes with raw SQLite"},
     {"ips-check", bench_ips_check_main,
      "instructions per step: check both wrote the same, and sum up"},
+    {"web", bench_web_main,
+     "engine step completions per second with many live web pages open "
+     "against none, and the pages' update delay"},
     {"info", info_main, "library versions"},
 };
 
