@@ -18,8 +18,11 @@
  *   - /stream?path=PAGE: Server-Sent Events for an open page.  Every
  *     250 ms the server asks the database whether anything was committed
  *     (planctl_data_version(): SQLite's data_version, PostgreSQL's commit
- *     counter); when something was, each page that has readers is
- *     rendered once (?part=live) and sent to all of them if it changed.
+ *     counter); when something was, it reads the events since its last
+ *     look for the instances they name, and each page that has readers
+ *     and shows one of them (the instances and engines pages: any
+ *     change) is rendered once (?part=live) and sent to all of them if it
+ *     changed.
  *     A run page with a running attempt is rendered every second too,
  *     since its output grows in files, not rows.
  *
@@ -56,7 +59,8 @@
 typedef struct topic {
     struct topic *next;
     char *path;
-    char etag[24]; /* of the last body sent */
+    char *instance; /* the instance a page of /instances/NAME shows */
+    char etag[24];  /* of the last body sent */
     int readers;
     int follow;        /* the page says it follows output (X-Planctl-Follow) */
     int dirty;         /* the database changed since it was last rendered */
@@ -93,6 +97,7 @@ struct cli_web {
     int nconns, open_handles, closing;
     topic *topics;
     int64_t version;
+    int64_t seq; /* the last event looked at */
     uint64_t pinged;
     int allow_actions;
     char *token;
@@ -117,6 +122,7 @@ static void maybe_done(cli_web *s)
     while ((t = s->topics) != NULL) {
         s->topics = t->next;
         free(t->path);
+        free(t->instance);
         free(t);
     }
     free(s->token);
@@ -548,6 +554,70 @@ static void send_event(conn *c, const cli_buf *ev)
         send_bytes(c, ev->s, ev->len);
 }
 
+/* The instance NAME of a page /instances/NAME[/...][?...], decoded, or
+ * NULL for the other pages. */
+static char *page_instance(const char *path)
+{
+    cli_buf b = CLI_BUF_INIT;
+    const char *v;
+
+    if (strncmp(path, "/instances/", 11) != 0)
+        return NULL;
+    for (v = path + 11; *v && *v != '/' && *v != '?'; v++) {
+        unsigned hi, lo;
+
+        if (*v == '%' && v[1] && v[2] &&
+            sscanf(v + 1, "%1x%1x", &hi, &lo) == 2) {
+            char ch = (char)(hi * 16 + lo);
+
+            cli_buf_addn(&b, &ch, 1);
+            v += 2;
+        } else {
+            cli_buf_addn(&b, v, 1);
+        }
+    }
+    return b.s;
+}
+
+/* The instances the events after s->seq name, as the keys of an object
+ * (*names, NULL when every page must be rendered again: more events
+ * than one look reads, or the log could not be read); s->seq moves on. */
+#define CHANGES_READ 2000
+static void changed_instances(cli_web *s, json_t **names)
+{
+    planctl_events_options o = PLANCTL_EVENTS_OPTIONS_INIT;
+    char *text = NULL;
+    json_t *doc, *e, *set;
+    json_int_t last;
+    size_t i;
+
+    *names = NULL;
+    o.since = s->seq;
+    o.limit = CHANGES_READ;
+    if (planctl_events_json(&text, s->db, &o) < 0 ||
+        !(doc = json_loads(text, 0, NULL))) {
+        planctl_free(text);
+        return;
+    }
+    planctl_free(text);
+    last = json_integer_value(json_object_get(doc, "last_seq"));
+    if (last > s->seq)
+        s->seq = last;
+    if (json_array_size(json_object_get(doc, "events")) < CHANGES_READ &&
+        (set = json_object()) != NULL) {
+        json_array_foreach(json_object_get(doc, "events"), i, e)
+        {
+            const char *name =
+                json_string_value(json_object_get(e, "instance"));
+
+            if (name)
+                json_object_set_new(set, name, json_true());
+        }
+        *names = set;
+    }
+    json_decref(doc);
+}
+
 static void open_stream(conn *c, const req *r)
 {
     cli_web *s = c->s;
@@ -582,6 +652,7 @@ static void open_stream(conn *c, const req *r)
         if (!(t = calloc(1, sizeof *t)))
             cli_oom();
         t->path = path;
+        t->instance = page_instance(path);
         path = NULL;
         body_tag(t->etag, sizeof t->etag, &w);
         t->follow = w.headers && strstr(w.headers, "X-Planctl-Follow:") != NULL;
@@ -612,7 +683,7 @@ static void open_stream(conn *c, const req *r)
  * of 100,000 instances) waits three times as long as it took since its
  * last rendering, so the server never spends more than a quarter of its
  * time on one page however fast the database changes. */
-static void refresh(cli_web *s, int changed)
+static void refresh(cli_web *s, int changed, const json_t *names)
 {
     uint64_t now = uv_now(s->loop);
     topic **pt = &s->topics, *t;
@@ -625,11 +696,16 @@ static void refresh(cli_web *s, int changed)
         if (t->readers == 0) {
             *pt = t->next;
             free(t->path);
+            free(t->instance);
             free(t);
             continue;
         }
         pt = &t->next;
-        t->dirty |= changed;
+        /* An instance's page changes with its events; the others (the
+         * instances, the engines) with anything. */
+        if (changed &&
+            (!names || !t->instance || json_object_get(names, t->instance)))
+            t->dirty = 1;
         if (!t->dirty && !(t->follow && now - t->rendered >= FOLLOW_MS))
             continue;
         if (now - t->rendered < 3 * t->cost)
@@ -672,12 +748,16 @@ static void on_tick(uv_timer_t *h)
     int changed = 0;
     conn *c, *next;
 
+    json_t *names = NULL;
+
     if (s->topics && planctl_data_version(&v, s->db) == 0 && v != s->version) {
         s->version = v;
         changed = 1;
+        changed_instances(s, &names);
     }
     if (s->topics)
-        refresh(s, changed);
+        refresh(s, changed, names);
+    json_decref(names);
     for (c = s->conns; c; c = next) {
         next = c->next;
         if (c->stream || c->closing || c->queued)
@@ -981,6 +1061,19 @@ int cli_web_start(cli_web **out, uv_loop_t *loop, planctl *db,
     snprintf(s->hosts[1], sizeof s->hosts[1], "localhost:%d", port);
     snprintf(s->hosts[2], sizeof s->hosts[2], "[::1]:%d", port);
     planctl_data_version(&s->version, db);
+    {
+        planctl_events_options o = PLANCTL_EVENTS_OPTIONS_INIT;
+        char *text = NULL;
+        json_t *doc;
+
+        o.tail = 1;
+        if (planctl_events_json(&text, db, &o) == 0 &&
+            (doc = json_loads(text, 0, NULL)) != NULL) {
+            s->seq = json_integer_value(json_object_get(doc, "last_seq"));
+            json_decref(doc);
+        }
+        planctl_free(text);
+    }
     s->pinged = uv_now(loop);
     uv_timer_start(&s->tick, on_tick, TICK_MS, TICK_MS);
     return 0;
