@@ -76,6 +76,7 @@ typedef struct conn {
     size_t len;
     uint64_t since; /* the last byte read or written */
     int closing, stream, keep;
+    int last;      /* its last answer is given: nothing more is read */
     size_t queued; /* bytes written but not yet taken by the kernel */
     topic *topic;
     char peer[64];
@@ -255,6 +256,8 @@ static void reply(conn *c, int code, const char *type, const char *headers,
 static void plain(conn *c, int code, const char *text)
 {
     c->keep = 0;
+    c->last = 1;
+    uv_read_stop((uv_stream_t *)&c->tcp);
     reply(c, code, "text/plain; charset=utf-8",
           "Cache-Control: no-store\r\n" PLANCTL_WEB_SECURITY_HEADERS, text,
           strlen(text), 0);
@@ -816,7 +819,7 @@ static void serve(conn *c, req *r)
 /* Serves every whole request in c->in. */
 static void consume(conn *c)
 {
-    while (!c->closing && !c->stream && c->len > 0) {
+    while (!c->closing && !c->stream && !c->last && c->len > 0) {
         char *end = NULL, save;
         size_t headlen, total;
         req r;
@@ -874,6 +877,7 @@ static void consume(conn *c)
             return;
         if (!c->keep) {
             uv_read_stop((uv_stream_t *)&c->tcp);
+            c->last = 1;
             c->len = 0;
             return;
         }
@@ -908,9 +912,11 @@ static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
     c->since = uv_now(c->s->loop);
     if (c->stream)
         return; /* what a stream's reader sends means nothing */
+    if (c->last)
+        return;
     c->len += (size_t)n;
     consume(c);
-    if (!c->closing && !c->stream && c->len >= IN_CAP)
+    if (!c->closing && !c->stream && !c->last && c->len >= IN_CAP)
         plain(c, 413, "request too large\n");
 }
 
