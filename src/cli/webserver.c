@@ -584,7 +584,9 @@ static char *page_instance(const char *path)
 
 /* The instances the events after s->seq name, as the keys of an object
  * (*names, NULL when every page must be rendered again: more events
- * than one look reads, or the log could not be read); s->seq moves on. */
+ * than one look reads, none at all (a change the log does not name: an
+ * instance deleted, a heartbeat), or the log could not be read); s->seq
+ * moves on. */
 #define CHANGES_READ 2000
 static void changed_instances(cli_web *s, json_t **names)
 {
@@ -606,8 +608,8 @@ static void changed_instances(cli_web *s, json_t **names)
     last = json_integer_value(json_object_get(doc, "last_seq"));
     if (last > s->seq)
         s->seq = last;
-    if (json_array_size(json_object_get(doc, "events")) < CHANGES_READ &&
-        (set = json_object()) != NULL) {
+    i = json_array_size(json_object_get(doc, "events"));
+    if (i > 0 && i < CHANGES_READ && (set = json_object()) != NULL) {
         json_array_foreach(json_object_get(doc, "events"), i, e)
         {
             const char *name =
