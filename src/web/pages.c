@@ -106,14 +106,14 @@ static void status_span(wb *w, const char *s)
 }
 
 /* An RFC 3339 time from a document, shown in UTC until app.js makes it
- * local; "–" for null. */
-static void time_el(wb *w, const char *iso)
+ * local (with ago, as how long ago); "–" for null. */
+static void time_el_as(wb *w, const char *iso, int ago)
 {
     if (!iso) {
         pctl_wb_add(w, "<span class=\"none\">\xE2\x80\x93</span>");
         return;
     }
-    pctl_wb_add(w, "<time datetime=\"");
+    pctl_wb_add(w, ago ? "<time data-ago datetime=\"" : "<time datetime=\"");
     pctl_wb_text(w, iso);
     pctl_wb_add(w, "\" title=\"");
     pctl_wb_text(w, iso);
@@ -127,6 +127,11 @@ static void time_el(wb *w, const char *iso)
         pctl_wb_text(w, iso);
     }
     pctl_wb_add(w, "</time>");
+}
+
+static void time_el(wb *w, const char *iso)
+{
+    time_el_as(w, iso, 0);
 }
 
 /* How long something took; for one still going, an element app.js
@@ -412,7 +417,7 @@ void pctl_web_page_instances(web_res *res, planctl *p, const web_req *r)
         sort_th(w, r, "status", "Status", sort, q.desc);
         pctl_wb_add(
             w, "<th scope=\"col\">Run</th><th scope=\"col\">Progress</th>");
-        sort_th(w, r, "age", "Started", sort, q.desc);
+        sort_th(w, r, "age", "Age", sort, q.desc);
         pctl_wb_add(w, "<th scope=\"col\">Queued</th></tr></thead><tbody>\n");
         json_array_foreach(arr, i, o)
         {
@@ -451,10 +456,12 @@ void pctl_web_page_instances(web_res *res, planctl *p, const web_req *r)
                     (long long)all, (long long)done, (long long)done,
                     (long long)all);
             pctl_wb_add(w, "</td><td class=\"age\">");
-            time_el(w, json_is_object(run)
+            time_el_as(w,
+                       json_is_object(run)
                            ? (js(run, "started_at") ? js(run, "started_at")
                                                     : js(run, "created_at"))
-                           : NULL);
+                           : NULL,
+                       1);
             ji(&queued, o, "queued");
             pctl_wb_addf(w, "</td><td class=\"queue\">%lld</td></tr>\n",
                          (long long)queued);

@@ -250,13 +250,19 @@ class Env:
         # recognizable line (and, for hostile, the hostile text).
         self.cli("trigger", "broken", "broken", "--queue")
         self.cli("trigger", "hostile", "broken", "--queue", "--reason", HOSTILE_REASON)
+        # The README's example, as its main job runs it.
+        src = os.environ.get("PLANCTL_SOURCE_DIR") or os.path.join(
+            os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        self.cli("apply", "-f", os.path.join(src, "tools", "examples", "zookeeper.json"))
+        self.cli("create", "zk", "--definition", "zookeeper", "-p", "NODE_COUNT=3")
+        self.cli("trigger", "zk", "backup", "--queue", "--reason", "nightly backup")
         self.engine = spawn([self.bin, "--db", self.db, "run", "--grace", "1s"],
                             os.path.join(self.tmp, "engine.log"))
 
         def idle():
             docs = self.json("instances")["instances"]
             return all(i["active_run"] is None for i in docs) and all(
-                not self.status(n)["queued"] for n in ("broken", "hostile"))
+                not self.status(n)["queued"] for n in ("broken", "hostile", "zk"))
         self.wait_cli(idle, "the first runs of every instance to end", timeout=60)
         for name in ("broken", "hostile"):
             run = self.plan_run(name, "broken")
@@ -594,7 +600,8 @@ def test_instance_tree(env, t):
     """An instance page shows the plans, phases and steps of `status -o json`."""
     srv = env.servers["ro"]
     page = t.page()
-    for name in ("alpha", "broken"):
+    # zk: the README's example (tools/examples/zookeeper.json).
+    for name in ("alpha", "broken", "zk"):
         url = f"{srv.url}/instances/{name}"
 
         def read():
@@ -1271,7 +1278,7 @@ def test_screenshots(env, t):
     srv = env.servers["ro"]
     page = t.page(1280, 800)
     run = env.plan_run("broken", "broken")
-    for fname, path in (("instances", "/"), ("instance", "/instances/live"),
+    for fname, path in (("instances", "/"), ("instance", "/instances/zk"),
                         ("run", f"/instances/broken/runs/{run['id']}"), ("engines", "/engines")):
         load(t, page, srv.url + path)
         shot(env, page, fname)

@@ -37,10 +37,18 @@
     for (var i = 0; i < els.length; i++) {
       var t = els[i], d = new Date(t.getAttribute("datetime"));
       if (isNaN(d.getTime())) continue;
-      t.textContent = d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" +
+      var local = d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" +
         pad(d.getDate()) + " " + pad(d.getHours()) + ":" + pad(d.getMinutes()) +
         ":" + pad(d.getSeconds()) + " " + zoneName(d);
-      t.title = t.getAttribute("datetime").replace("T", " ").replace("Z", " UTC");
+      var utc = t.getAttribute("datetime").replace("T", " ").replace("Z", " UTC");
+      if (t.hasAttribute("data-ago")) {
+        // An age: how long ago, the time itself on hover.
+        t.textContent = human(Date.now() - d.getTime()) + " ago";
+        t.title = local + " (" + utc + ")";
+      } else {
+        t.textContent = local;
+        t.title = utc;
+      }
     }
   }
 
@@ -50,10 +58,16 @@
     var m = Math.floor(s / 60);
     if (m < 60) return m + "m" + (s % 60 ? (s % 60) + "s" : "");
     var h = Math.floor(m / 60);
-    return h + "h" + (m % 60 ? (m % 60) + "m" : "");
+    if (h < 48) return h + "h" + (m % 60 ? (m % 60) + "m" : "");
+    return Math.floor(h / 24) + "d";
   }
 
   function tick() {
+    var ages = document.querySelectorAll("time[data-ago]");
+    for (var j = 0; j < ages.length; j++) {
+      var at = Date.parse(ages[j].getAttribute("datetime"));
+      if (!isNaN(at)) ages[j].textContent = human(Date.now() - at) + " ago";
+    }
     var els = document.querySelectorAll(".elapsed[data-since]");
     for (var i = 0; i < els.length; i++) {
       var since = Date.parse(els[i].getAttribute("data-since"));
