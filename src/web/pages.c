@@ -922,7 +922,10 @@ static const json_t *find_run(const json_t *doc, int64_t id, const char **plan)
     return NULL;
 }
 
-static void attempts_section(wb *w, const json_t *run, int *running)
+/* The attempts of a run, each with its output; *running set when one is
+ * unfinished, *count and *done counted. */
+static void attempts_section(wb *w, const json_t *run, int *running,
+                             size_t *count, size_t *done)
 {
     const json_t *phase, *step, *a;
     size_t i, j, k;
@@ -947,8 +950,11 @@ static void attempts_section(wb *w, const json_t *run, int *running)
         time_el(w, js(a, "started_at"));
         pctl_wb_add(w, " \xE2\x86\x92 ");
         time_el(w, js(a, "finished_at"));
+        (*count)++;
         if (!js(a, "finished_at"))
             *running = 1;
+        else
+            (*done)++;
         if (ji(&code, a, "exit_code"))
             pctl_wb_addf(
                 w, " \xC2\xB7 <span class=\"exit-code\">exit code %lld</span>",
@@ -1037,6 +1043,7 @@ void pctl_web_page_run(web_res *res, planctl *p, const web_req *r,
     wb *w = &res->body;
     char title[300];
     int running = 0;
+    size_t count = 0, done = 0;
 
     if (!doc)
         return;
@@ -1069,16 +1076,17 @@ void pctl_web_page_run(web_res *res, planctl *p, const web_req *r,
     pctl_wb_add(w, "<section id=\"tree\"><h2>Phases</h2>");
     phases_ul(w, plan, run);
     pctl_wb_add(w, "</section>");
-    attempts_section(w, run, &running);
+    attempts_section(w, run, &running, &count, &done);
     pctl_wb_add(
         w, "<section id=\"timeline-box\"><h2>Timeline</h2><img id=\"timeline\" "
            "alt=\"The timeline of the run: a bar per attempt\" src=\"");
     instance_href(w, name);
     pctl_wb_addf(w, "/runs/%lld/timeline.svg", (long long)id);
-    /* Changes with the run, so that an update loads it anew. */
+    /* Changes with the run's attempts, so that an update loads it anew
+     * (an <img> put back with the same address is not asked for again). */
     pctl_wb_add(w, "?v=");
     pctl_wb_url(w, js(run, "status"));
-    pctl_wb_addf(w, "-%zu\"></section>", res->body.b.len % 9973);
+    pctl_wb_addf(w, "-%zu-%zu\"></section>", count, done);
     events_section(w, p, name, id);
     page_main_end(res, r);
     page_end(res, r);
