@@ -678,6 +678,23 @@ static void params_section(wb *w, const json_t *doc)
     pctl_wb_add(w, "</tbody></table></div></section>");
 }
 
+/* The document a section shows (*text, which the call that gave rc
+ * set, freed here), or NULL after writing the library's message and
+ * closing the section. */
+static json_t *section_doc(wb *w, planctl *p, int rc, char **text)
+{
+    json_t *doc = rc < 0 ? NULL : json_loads(*text, 0, NULL);
+
+    planctl_free(*text);
+    *text = NULL;
+    if (!doc) {
+        pctl_wb_add(w, "<p class=\"error\">");
+        pctl_wb_text(w, rc < 0 ? planctl_errmsg(p) : "out of memory");
+        pctl_wb_add(w, "</p></section>");
+    }
+    return doc;
+}
+
 static void history_section(wb *w, planctl *p, const char *name)
 {
     planctl_history_options ho = PLANCTL_HISTORY_OPTIONS_INIT;
@@ -687,15 +704,9 @@ static void history_section(wb *w, planctl *p, const char *name)
 
     pctl_wb_add(w, "<section id=\"history\"><h2>History</h2>");
     ho.limit = 20;
-    if (planctl_history_json(&text, p, name, &ho) < 0 ||
-        !(doc = json_loads(text, 0, NULL))) {
-        pctl_wb_add(w, "<p class=\"error\">");
-        pctl_wb_text(w, planctl_errmsg(p));
-        pctl_wb_add(w, "</p></section>");
-        planctl_free(text);
+    if (!(doc = section_doc(w, p, planctl_history_json(&text, p, name, &ho),
+                            &text)))
         return;
-    }
-    planctl_free(text);
     pctl_wb_add(w,
                 "<div class=\"scroll\"><table><thead><tr><th scope=\"col\">Run"
                 "</th><th scope=\"col\">Plan</th><th scope=\"col\">Status</th>"
@@ -984,15 +995,8 @@ static void events_section(wb *w, planctl *p, const char *name, int64_t run)
     eo.run = run;
     eo.tail = RUN_EVENTS;
     pctl_wb_add(w, "<section id=\"events\"><h2>Events</h2>");
-    if (planctl_events_json(&text, p, &eo) < 0 ||
-        !(doc = json_loads(text, 0, NULL))) {
-        pctl_wb_add(w, "<p class=\"error\">");
-        pctl_wb_text(w, planctl_errmsg(p));
-        pctl_wb_add(w, "</p></section>");
-        planctl_free(text);
+    if (!(doc = section_doc(w, p, planctl_events_json(&text, p, &eo), &text)))
         return;
-    }
-    planctl_free(text);
     pctl_wb_add(w,
                 "<div class=\"scroll\"><table><thead><tr><th scope=\"col\">Seq"
                 "</th><th scope=\"col\">At</th><th scope=\"col\">What</th>"
