@@ -146,12 +146,14 @@ static void on_stopped(planctl_engine *e, void *data)
     r->web = NULL;
 }
 
-/* Checks --metrics-addr, --log-format and --log-level into r (before
+/* Checks --metrics-addr, --ui, --log-format and --log-level into r (before
  * anything is opened).  Returns 0 or the usage error's exit code. */
 static int observability_args(runner *r, const cli_args *a,
-                              struct sockaddr_storage *addr)
+                              struct sockaddr_storage *addr,
+                              struct sockaddr_storage *ui)
 {
     const char *maddr = cli_arg(a, "metrics-addr"), *bad = NULL;
+    const char *uaddr = cli_arg(a, "ui");
     const char *fmt = cli_arg(a, "log-format"), *lvl = cli_arg(a, "log-level");
     char why[160];
 
@@ -167,6 +169,15 @@ static int observability_args(runner *r, const cli_args *a,
                                "--metrics-addr \"%s\": %s (e.g. \":9464\" "
                                "or \"127.0.0.1:9464\")",
                                maddr, why);
+    if (uaddr && cli_http_parse_addr(ui, uaddr, why, sizeof why) < 0)
+        return cli_usage_error(&cli_cmd_run,
+                               "--ui \"%s\": %s (e.g. \"127.0.0.1:8080\")",
+                               uaddr, why);
+    if (uaddr && !cli_web_is_loopback((struct sockaddr *)ui))
+        return cli_usage_error(&cli_cmd_run,
+                               "--ui %s is reachable from other machines: "
+                               "use planctl serve --token-file for that",
+                               uaddr);
     return 0;
 }
 
@@ -196,30 +207,20 @@ static int listen_metrics(runner *r, const struct sockaddr *addr)
 /* --ui: the web page on the engine's loop, through a handle of its own
  * (read-only: the engine's is the engine's).  Returns 0 or the exit code
  * (the message printed). */
-static int listen_ui(runner *r, cli_ctx *ctx, const char *text)
+static int listen_ui(runner *r, cli_ctx *ctx, const struct sockaddr *addr)
 {
     planctl_open_options oo = PLANCTL_OPEN_OPTIONS_INIT;
-    struct sockaddr_storage addr;
     cli_web_config cfg = {NULL, 0, NULL};
     char why[256], url[128];
     int rc;
 
-    if (cli_http_parse_addr(&addr, text, why, sizeof why) < 0)
-        return cli_usage_error(&cli_cmd_run,
-                               "--ui \"%s\": %s (e.g. \"127.0.0.1:8080\")",
-                               text, why);
-    if (!cli_web_is_loopback((struct sockaddr *)&addr))
-        return cli_usage_error(&cli_cmd_run,
-                               "--ui %s is reachable from other machines: "
-                               "use planctl serve --token-file for that",
-                               text);
     oo.flags = PLANCTL_OPEN_READONLY;
     if ((rc = planctl_open(&r->ui_db, ctx->db_target, &oo)) < 0) {
         cli_errorf("--ui: %s",
                    r->ui_db ? planctl_errmsg(r->ui_db) : planctl_strerror(rc));
         return cli_exit_code(rc);
     }
-    cfg.addr = (struct sockaddr *)&addr;
+    cfg.addr = addr;
     if (cli_web_start(&r->web, &r->loop, r->ui_db, &cfg, url, sizeof url, why,
                       sizeof why) < 0) {
         cli_errorf("%s", why);
@@ -295,13 +296,13 @@ static int run(cli_ctx *ctx, const cli_args *a)
     const char *size = cli_arg(a, "output-size");
     const char *capacity = cli_arg(a, "capacity"),
                *ttl = cli_arg(a, "lease-ttl");
-    struct sockaddr_storage maddr;
+    struct sockaddr_storage maddr, uaddr;
     runner r;
     int rc, status;
 
     memset(&r, 0, sizeof r);
     r.grace_ms = 10000;
-    if ((rc = observability_args(&r, a, &maddr)) != 0)
+    if ((rc = observability_args(&r, a, &maddr, &uaddr)) != 0)
         return rc;
     o.until_idle = cli_arg_count(a, "until-idle") > 0;
     if (conc) {
@@ -377,7 +378,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
         (rc = listen_metrics(&r, (struct sockaddr *)&maddr)) != 0)
         return give_up(&r, rc);
     if (rc == 0 && cli_arg(a, "ui") &&
-        (rc = listen_ui(&r, ctx, cli_arg(a, "ui"))) != 0)
+        (rc = listen_ui(&r, ctx, (struct sockaddr *)&uaddr)) != 0)
         return give_up(&r, rc);
     if (rc == 0)
         rc = planctl_engine_start(r.engine, on_stopped, &r);

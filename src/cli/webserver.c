@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "core/secrets.h"
 #include "http.h"
 
 #define HEAD_MS 10000  /* to send a whole request */
@@ -112,6 +113,13 @@ struct cli_web {
 
 /* ---- connections ---- */
 
+static void topic_free(topic *t)
+{
+    free(t->path);
+    free(t->instance);
+    free(t);
+}
+
 static void maybe_done(cli_web *s)
 {
     void (*done)(void *data) = s->done;
@@ -122,9 +130,7 @@ static void maybe_done(cli_web *s)
         return;
     while ((t = s->topics) != NULL) {
         s->topics = t->next;
-        free(t->path);
-        free(t->instance);
-        free(t);
+        topic_free(t);
     }
     free(s->token);
     free(s);
@@ -338,18 +344,6 @@ static int parse_head(req *r, char *head)
     return 0;
 }
 
-/* Compares without an early exit. */
-static int secret_equal(const char *a, size_t la, const char *b)
-{
-    size_t lb = strlen(b), i;
-    unsigned diff = (unsigned)(la != lb);
-
-    for (i = 0; i < la; i++)
-        diff |= (unsigned)(unsigned char)a[i] ^
-                (unsigned)(unsigned char)(i < lb ? b[i] : 0);
-    return diff == 0;
-}
-
 /* Whether r carries the token, in its Authorization header or its
  * planctl_token cookie. */
 static int authorized(const cli_web *s, const req *r)
@@ -359,7 +353,7 @@ static int authorized(const cli_web *s, const req *r)
     if (!s->token)
         return 1;
     if (r->auth && !strncasecmp(r->auth, "Bearer ", 7) &&
-        secret_equal(r->auth + 7, strlen(r->auth + 7), s->token))
+        pctl_secret_equal(r->auth + 7, strlen(r->auth + 7), s->token))
         return 1;
     for (k = r->cookie; k && (k = strstr(k, "planctl_token=")) != NULL; k++) {
         const char *v = k + 14, *end = v;
@@ -368,7 +362,7 @@ static int authorized(const cli_web *s, const req *r)
             continue;
         while (*end && *end != ';')
             end++;
-        if (secret_equal(v, (size_t)(end - v), s->token))
+        if (pctl_secret_equal(v, (size_t)(end - v), s->token))
             return 1;
     }
     return 0;
@@ -422,7 +416,7 @@ static void login(conn *c, const req *r)
     if (t)
         for (t += 6; t[n] && t[n] != '&'; n++)
             ;
-    if (!t || !c->s->token || !secret_equal(t, n, c->s->token)) {
+    if (!t || !c->s->token || !pctl_secret_equal(t, n, c->s->token)) {
         unauthorized(c, r->target, 0);
         return;
     }
@@ -479,50 +473,59 @@ static char *live_target(const char *path)
     return b.s;
 }
 
+/* The ETag the library gave an answer (the hash of its body), or "". */
 static void body_tag(char *out, size_t n, const planctl_web_response *w)
 {
-    uint64_t h = 1469598103934665603ull;
-    size_t i;
+    const char *e = w->headers ? strstr(w->headers, "ETag: ") : NULL;
+    size_t len = e ? strcspn(e + 6, "\r") : 0;
 
-    for (i = 0; i < w->body_len; i++) {
-        h ^= (unsigned char)w->body[i];
-        h *= 1099511628211ull;
-    }
-    snprintf(out, n, "%016llx", (unsigned long long)h);
+    if (len >= n)
+        len = n - 1;
+    memcpy(out, e ? e + 6 : "", len);
+    out[len] = '\0';
 }
 
 /* ---- streams ---- */
 
-/* A percent-decoded copy of the path= value of a /stream target. */
-static char *stream_path(const char *target)
+/* A percent-decoded copy of s up to its end or a character of stop
+ * ('+' as a space when plus; an encoded NUL ends it), or NULL when it is
+ * empty. */
+static char *pct_decode(const char *s, const char *stop, int plus)
 {
-    const char *v = strstr(target, "?path=");
     cli_buf b = CLI_BUF_INIT;
 
-    if (!v)
-        return NULL;
-    for (v += 6; *v && *v != '&'; v++) {
+    for (; *s && !strchr(stop, *s); s++) {
         unsigned hi, lo;
 
-        if (*v == '%' && v[1] && v[2] &&
-            sscanf(v + 1, "%1x%1x", &hi, &lo) == 2) {
+        if (*s == '%' && s[1] && s[2] &&
+            sscanf(s + 1, "%1x%1x", &hi, &lo) == 2) {
             char ch = (char)(hi * 16 + lo);
 
             if (!ch)
                 break;
             cli_buf_addn(&b, &ch, 1);
-            v += 2;
+            s += 2;
         } else {
-            cli_buf_addn(&b, *v == '+' ? " " : v, 1);
+            cli_buf_addn(&b, *s == '+' && plus ? " " : s, 1);
         }
     }
-    if (!b.s || b.s[0] != '/' || !strncmp(b.s, "/stream", 7) ||
-        !strncmp(b.s, "/api/", 5) || !strncmp(b.s, "/assets/", 8) ||
-        strstr(b.s, "part=")) {
-        cli_buf_free(&b);
+    return b.s;
+}
+
+/* The page a /stream target names (its path= value, decoded), or NULL
+ * when it names none. */
+static char *stream_path(const char *target)
+{
+    const char *v = strstr(target, "?path=");
+    char *path = v ? pct_decode(v + 6, "&", 1) : NULL;
+
+    if (path && (path[0] != '/' || !strncmp(path, "/stream", 7) ||
+                 !strncmp(path, "/api/", 5) || !strncmp(path, "/assets/", 8) ||
+                 strstr(path, "part="))) {
+        free(path);
         return NULL;
     }
-    return b.s;
+    return path;
 }
 
 /* The event for a page's new inner HTML, into b: one data: line per
@@ -561,25 +564,8 @@ static void send_event(conn *c, const cli_buf *ev)
  * NULL for the other pages. */
 static char *page_instance(const char *path)
 {
-    cli_buf b = CLI_BUF_INIT;
-    const char *v;
-
-    if (strncmp(path, "/instances/", 11) != 0)
-        return NULL;
-    for (v = path + 11; *v && *v != '/' && *v != '?'; v++) {
-        unsigned hi, lo;
-
-        if (*v == '%' && v[1] && v[2] &&
-            sscanf(v + 1, "%1x%1x", &hi, &lo) == 2) {
-            char ch = (char)(hi * 16 + lo);
-
-            cli_buf_addn(&b, &ch, 1);
-            v += 2;
-        } else {
-            cli_buf_addn(&b, v, 1);
-        }
-    }
-    return b.s;
+    return strncmp(path, "/instances/", 11) ? NULL
+                                            : pct_decode(path + 11, "/?", 0);
 }
 
 /* The instances the events after s->seq name, as the keys of an object
@@ -700,9 +686,7 @@ static void refresh(cli_web *s, int changed, const json_t *names)
 
         if (t->readers == 0) {
             *pt = t->next;
-            free(t->path);
-            free(t->instance);
-            free(t);
+            topic_free(t);
             continue;
         }
         pt = &t->next;

@@ -77,3 +77,14 @@ int pctl_secrets_restore(json_t *params, const json_t *values)
     }
     return n;
 }
+
+int pctl_secret_equal(const char *a, size_t la, const char *b)
+{
+    size_t lb = strlen(b), i;
+    unsigned diff = (unsigned)(la != lb);
+
+    for (i = 0; i < la; i++)
+        diff |= (unsigned)(unsigned char)a[i] ^
+                (unsigned)(unsigned char)(i < lb ? b[i] : 0);
+    return diff == 0;
+}

@@ -14,6 +14,11 @@
 
 #include "core/def.h"
 
+/* Whether a[0..la) equals the NUL-terminated secret b, compared without
+ * an early exit, so that the time taken tells nothing of how much of a
+ * guess was right (the web server's token and form token).  Can't fail. */
+int pctl_secret_equal(const char *a, size_t la, const char *b);
+
 /* How planctl shows a secret parameter's value (as a secret output's). */
 #define PCTL_SECRET_MASK "***"
 

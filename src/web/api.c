@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/secrets.h"
+#include "store/store.h"
 #include "web/web.h"
 
 /* ---- answers ---- */
@@ -98,8 +100,10 @@ typedef struct act_args {
     int queue;
 } act_args;
 
-/* Runs action on instance as opts->actor.  On success *run is the run it
- * concerns and 0 is returned; else the library's code (message in p). */
+/* Runs action (a plan given for a trigger) on instance as opts->actor,
+ * then gives the handle its own actor back.  On success *run is the run
+ * it concerns and 0 is returned; else the library's code (message in
+ * p). */
 static int act(planctl *p, const web_req *r, const char *instance,
                const char *action, const act_args *a, int64_t *run)
 {
@@ -107,18 +111,19 @@ static int act(planctl *p, const web_req *r, const char *instance,
     planctl_admitted adm;
     int rc;
 
+    char *own = p->actor; /* the handle's own actor, put back after */
+
     memset(&adm, 0, sizeof adm);
     *run = 0;
+    p->actor = NULL;
     if ((rc = planctl_set_actor(p, r->opts->actor ? r->opts->actor : "web")) <
-        0)
+        0) {
+        p->actor = own;
         return rc;
+    }
     if (!strcmp(action, "trigger")) {
         ao.queue = a->queue;
         ao.reason = a->reason && *a->reason ? a->reason : NULL;
-        if (!a->plan || !*a->plan) {
-            planctl_set_actor(p, NULL);
-            return PLANCTL_EINVAL;
-        }
         rc = planctl_admit_trigger(&adm, p, instance, a->plan, &ao);
         *run = adm.run;
     } else if (!strcmp(action, "retry")) {
@@ -134,6 +139,7 @@ static int act(planctl *p, const web_req *r, const char *instance,
     }
     planctl_admitted_clear(&adm);
     planctl_set_actor(p, NULL);
+    p->actor = own;
     return rc;
 }
 
@@ -162,19 +168,6 @@ static int same_origin(const web_req *r)
     else
         return 0;
     return !strcmp(o, h);
-}
-
-/* Compares without an early exit, so the time taken tells nothing of
- * how much of the secret was right. */
-static int secret_equal(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b), i;
-    unsigned diff = (unsigned)(la != lb);
-
-    for (i = 0; i < la; i++)
-        diff |= (unsigned)(unsigned char)a[i] ^
-                (unsigned)(unsigned char)(i < lb ? b[i] : 0);
-    return diff == 0;
 }
 
 /* Why a POST may not act, or NULL when it may. */
@@ -217,7 +210,7 @@ void pctl_web_action_form(web_res *res, planctl *p, const web_req *r,
     }
     csrf = pctl_web_param(&form, "csrf");
     if (!r->opts->csrf || strlen(r->opts->csrf) < 16 || !csrf ||
-        !secret_equal(csrf, r->opts->csrf)) {
+        !pctl_secret_equal(csrf, strlen(csrf), r->opts->csrf)) {
         pctl_web_page_error(res, r, 403,
                             "forbidden: the form's token is missing or stale; "
                             "reload the page and try again");

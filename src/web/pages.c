@@ -68,25 +68,20 @@ static void wrap(wb *w, const char *open, const char *text, const char *close)
 
 static const char *status_icon(const char *s)
 {
-    static const struct {
-        const char *status, *icon;
-    } icons[] = {
-        {"COMPLETE", "\xE2\x9C\x94"},    /* ✔ */
-        {"IN_PROGRESS", "\xE2\x96\xB6"}, /* ▶ */
-        {"PENDING", "\xE2\x97\x8B"},     /* ○ */
-        {"QUEUED", "\xE2\x8B\xAF"},      /* ⋯ */
-        {"PAUSED", "\xE2\x8F\xB8"},      /* ⏸ */
-        {"ERROR", "\xE2\x9A\xA0"},       /* ⚠ */
-        {"FATAL_ERROR", "\xE2\x9C\x96"}, /* ✖ */
-        {"CANCELLED", "\xE2\x8A\x98"},   /* ⊘ */
-        {"NEVER_RUN", "\xE2\x80\x93"},   /* – */
+    static const char *const icons[PLANCTL_STATUS__COUNT] = {
+        [PLANCTL_STATUS_COMPLETE] = "\xE2\x9C\x94",    /* ✔ */
+        [PLANCTL_STATUS_IN_PROGRESS] = "\xE2\x96\xB6", /* ▶ */
+        [PLANCTL_STATUS_PENDING] = "\xE2\x97\x8B",     /* ○ */
+        [PLANCTL_STATUS_QUEUED] = "\xE2\x8B\xAF",      /* ⋯ */
+        [PLANCTL_STATUS_PAUSED] = "\xE2\x8F\xB8",      /* ⏸ */
+        [PLANCTL_STATUS_ERROR] = "\xE2\x9A\xA0",       /* ⚠ */
+        [PLANCTL_STATUS_FATAL_ERROR] = "\xE2\x9C\x96", /* ✖ */
+        [PLANCTL_STATUS_CANCELLED] = "\xE2\x8A\x98",   /* ⊘ */
+        [PLANCTL_STATUS_NEVER_RUN] = "\xE2\x80\x93",   /* – */
     };
-    size_t i;
+    planctl_status st;
 
-    for (i = 0; s && i < sizeof icons / sizeof icons[0]; i++)
-        if (!strcmp(icons[i].status, s))
-            return icons[i].icon;
-    return "?";
+    return s && planctl_status_parse(&st, s) == 0 ? icons[st] : "?";
 }
 
 /* The status as an icon and its word: never colour alone. */
@@ -141,18 +136,24 @@ static void duration_el(wb *w, const json_t *o)
     int64_t ms, a, b;
     char buf[64];
 
-    if (!ji(&ms, o, "duration_ms") && pctl_web_jtime(&a, o, "started_at") &&
-        pctl_web_jtime(&b, o, "finished_at"))
+    if (!js(o, "finished_at")) {
+        if (js(o, "started_at")) {
+            pctl_wb_add(w, "<span class=\"elapsed\" data-since=\"");
+            pctl_wb_text(w, js(o, "started_at"));
+            pctl_wb_add(w, "\">running</span>");
+        }
+        return;
+    }
+    /* Phases and steps carry their times, runs their duration too. */
+    if (!ji(&ms, o, "duration_ms")) {
+        if (!pctl_web_jtime(&a, o, "started_at") ||
+            !pctl_web_jtime(&b, o, "finished_at"))
+            return;
         ms = b - a;
-    else if (!js(o, "finished_at") || !ji(&ms, o, "duration_ms"))
-        ms = -1;
-    if (js(o, "finished_at") && ms >= 0) {
+    }
+    if (ms >= 0) {
         pctl_duration_format(buf, sizeof buf, ms);
         pctl_wb_add(w, buf);
-    } else if (js(o, "started_at") && !js(o, "finished_at")) {
-        pctl_wb_add(w, "<span class=\"elapsed\" data-since=\"");
-        pctl_wb_text(w, js(o, "started_at"));
-        pctl_wb_add(w, "\">running</span>");
     }
 }
 
@@ -278,14 +279,11 @@ void pctl_web_page_error(web_res *res, const web_req *r, int status,
 
     pctl_wb_free(&res->body);
     plain.live = 0;
-    page_head(res, &plain, status == 401 ? "Unauthorized" : "Error");
+    page_head(res, &plain, "Error");
     page_main(res, &plain, NULL);
     res->status = status;
     res->type = "text/html; charset=utf-8";
-    pctl_wb_add(&res->body,
-                status == 401
-                    ? "<h1>Unauthorized</h1><p id=\"unauthorized\">"
-                    : "<h1>Error</h1><p id=\"error\" role=\"alert\">");
+    pctl_wb_add(&res->body, "<h1>Error</h1><p id=\"error\" role=\"alert\">");
     pctl_wb_text(&res->body, msg);
     pctl_wb_add(&res->body, "</p><p><a href=\"/\">All instances</a></p>");
     page_main_end(res, &plain);
@@ -299,10 +297,6 @@ static void failed(web_res *res, planctl *p, const web_req *r, int rc)
 }
 
 /* ---- instances ---- */
-
-static const char *const statuses[] = {
-    "PENDING", "QUEUED",      "IN_PROGRESS", "PAUSED",   "COMPLETE",
-    "ERROR",   "FATAL_ERROR", "CANCELLED",   "NEVER_RUN"};
 
 /* A link to the instances page with the current filter and these. */
 static void list_href(wb *w, const web_req *r, const char *sort,
@@ -356,6 +350,7 @@ void pctl_web_page_instances(web_res *res, planctl *p, const web_req *r)
     int64_t page = pg ? atoll(pg) : 1, total = -1;
     json_t *doc = NULL, *arr, *o;
     wb *w = &res->body;
+    planctl_status filter;
     size_t i;
     int rc;
 
@@ -364,10 +359,8 @@ void pctl_web_page_instances(web_res *res, planctl *p, const web_req *r)
     if (page < 1 || page > 1000000)
         page = 1;
     q.name = name && *name ? name : NULL;
-    q.status = NULL;
-    for (i = 0; st && i < sizeof statuses / sizeof statuses[0]; i++)
-        if (!strcmp(st, statuses[i]))
-            q.status = statuses[i];
+    if (st && planctl_status_parse(&filter, st) == 0)
+        q.status = planctl_status_name(filter);
     q.sort = sort;
     q.desc = order && !strcmp(order, "desc");
     q.limit = PAGE_SIZE;
@@ -388,10 +381,12 @@ void pctl_web_page_instances(web_res *res, planctl *p, const web_req *r)
         pctl_wb_text(w, q.name);
         pctl_wb_add(w, "\"></label> <label>Status <select name=\"status\">"
                        "<option value=\"\">any</option>");
-        for (i = 0; i < sizeof statuses / sizeof statuses[0]; i++)
+        for (i = 0; i < PLANCTL_STATUS__COUNT; i++)
             pctl_wb_addf(w, "<option%s>%s</option>",
-                         q.status == statuses[i] ? " selected" : "",
-                         statuses[i]);
+                         q.status == planctl_status_name((planctl_status)i)
+                             ? " selected"
+                             : "",
+                         planctl_status_name((planctl_status)i));
         pctl_wb_add(w, "</select></label> <input type=\"hidden\" name=\"sort\" "
                        "value=\"");
         pctl_wb_text(w, sort);
@@ -534,7 +529,7 @@ static void phases_ul(wb *w, const char *plan, const json_t *run)
     {
         const json_t *steps = json_object_get(phase, "steps");
         size_t n = json_array_size(steps), k;
-        size_t count[sizeof statuses / sizeof statuses[0]] = {0};
+        size_t count[PLANCTL_STATUS__COUNT] = {0};
 
         pctl_wb_add(w, "<li><details class=\"phase\" data-phase=\"");
         pctl_wb_text(w, js(phase, "name"));
@@ -554,15 +549,18 @@ static void phases_ul(wb *w, const char *plan, const json_t *run)
         pctl_wb_add(w, "</span>");
         if (n > BIG_PHASE) {
             pctl_wb_addf(w, " <span class=\"counts\">%zu steps:", n);
-            json_array_foreach(
-                steps, j,
-                step) for (k = 0; k < sizeof statuses / sizeof statuses[0];
-                           k++) if (js(step, "status") &&
-                                    !strcmp(js(step, "status"), statuses[k]))
-                count[k]++;
-            for (k = 0; k < sizeof statuses / sizeof statuses[0]; k++)
+            json_array_foreach(steps, j, step)
+            {
+                planctl_status st;
+
+                if (js(step, "status") &&
+                    planctl_status_parse(&st, js(step, "status")) == 0)
+                    count[st]++;
+            }
+            for (k = 0; k < PLANCTL_STATUS__COUNT; k++)
                 if (count[k])
-                    pctl_wb_addf(w, " %zu %s", count[k], statuses[k]);
+                    pctl_wb_addf(w, " %zu %s", count[k],
+                                 planctl_status_name((planctl_status)k));
             pctl_wb_add(w, "</span>");
         }
         wrap(w, " <span class=\"msg\">", js(phase, "message"), "</span>");
@@ -742,25 +740,47 @@ static void history_section(wb *w, planctl *p, const char *name)
     json_decref(doc);
 }
 
-/* A library document, parsed; NULL after writing the error page. */
+/* A library document (*text, which the call that gave rc set, freed
+ * here), parsed; NULL after writing the error page. */
+static json_t *page_doc(web_res *res, planctl *p, const web_req *r, int rc,
+                        char **text)
+{
+    json_t *doc = NULL;
+
+    if (rc < 0)
+        failed(res, p, r, rc);
+    else if (!(doc = json_loads(*text, 0, NULL)))
+        res->body.oom = 1;
+    planctl_free(*text);
+    *text = NULL;
+    return doc;
+}
+
+/* An instance's status document (with run: that run's, attempts and
+ * all), or NULL after writing the error page. */
 static json_t *status_doc(web_res *res, planctl *p, const web_req *r,
                           const char *name, int64_t run)
 {
     planctl_status_options so = PLANCTL_STATUS_OPTIONS_INIT;
     char *text = NULL;
-    json_t *doc;
-    int rc;
 
     so.run = run;
-    if ((rc = planctl_status_json(&text, p, name, &so)) < 0) {
-        failed(res, p, r, rc);
-        return NULL;
-    }
-    doc = json_loads(text, 0, NULL);
-    planctl_free(text);
-    if (!doc)
-        res->body.oom = 1;
-    return doc;
+    return page_doc(res, p, r, planctl_status_json(&text, p, name, &so), &text);
+}
+
+/* Opens the form of action on instance name, with the form token. */
+static void form_open(wb *w, const web_req *r, const char *name,
+                      const char *action)
+{
+    pctl_wb_add(w, "<form method=\"post\" data-action=\"");
+    pctl_wb_add(w, action);
+    pctl_wb_add(w, "\" action=\"");
+    instance_href(w, name);
+    pctl_wb_add(w, "/");
+    pctl_wb_add(w, action);
+    pctl_wb_add(w, "\"><input type=\"hidden\" name=\"csrf\" value=\"");
+    pctl_wb_text(w, r->opts->csrf);
+    pctl_wb_add(w, "\">");
 }
 
 /* The forms of the actions, outside the live region. */
@@ -769,12 +789,6 @@ static void actions_section(wb *w, const web_req *r, const char *name,
 {
     const json_t *plan;
     size_t i;
-    static const struct {
-        const char *action, *label, *fields;
-    } simple[] = {
-        {"pause", "Pause", ""},
-        {"resume", "Resume", ""},
-    };
 
     pctl_wb_add(
         w, "<section id=\"actions\" aria-label=\"Actions\"><h2>Actions</h2>");
@@ -785,52 +799,28 @@ static void actions_section(wb *w, const web_req *r, const char *name,
                        "</section>");
         return;
     }
-#define FORM_OPEN(act)                                                         \
-    do {                                                                       \
-        pctl_wb_add(w, "<form method=\"post\" data-action=\"" act              \
-                       "\" action=\"");                                        \
-        instance_href(w, name);                                                \
-        pctl_wb_add(w, "/" act                                                 \
-                       "\"><input type=\"hidden\" name=\"csrf\" value=\"");    \
-        pctl_wb_text(w, r->opts->csrf);                                        \
-        pctl_wb_add(w, "\">");                                                 \
-    } while (0)
-    FORM_OPEN("trigger");
+    form_open(w, r, name, "trigger");
     pctl_wb_add(w, "<label>Plan <select name=\"plan\">");
     json_array_foreach(json_object_get(doc, "plans"), i, plan)
-    {
-        pctl_wb_add(w, "<option>");
-        pctl_wb_text(w, js(plan, "name"));
-        pctl_wb_add(w, "</option>");
-    }
+        wrap(w, "<option>", js(plan, "name"), "</option>");
     pctl_wb_add(
         w, "</select></label> <label>Reason <input name=\"reason\" "
            "maxlength=\"500\"></label> <label><input type=\"checkbox\" "
            "name=\"queue\" value=\"1\"> queue behind the active run</label> "
            "<button>Trigger</button></form>");
-    FORM_OPEN("cancel");
+    form_open(w, r, name, "cancel");
     pctl_wb_add(
         w, "<label>Reason <input name=\"reason\" maxlength=\"500\"></label> "
            "<button>Cancel the active run</button></form>");
-    for (i = 0; i < sizeof simple / sizeof simple[0]; i++) {
-        pctl_wb_add(w, "<form method=\"post\" data-action=\"");
-        pctl_wb_add(w, simple[i].action);
-        pctl_wb_add(w, "\" action=\"");
-        instance_href(w, name);
-        pctl_wb_add(w, "/");
-        pctl_wb_add(w, simple[i].action);
-        pctl_wb_add(w, "\"><input type=\"hidden\" name=\"csrf\" value=\"");
-        pctl_wb_text(w, r->opts->csrf);
-        pctl_wb_add(w, "\"><button>");
-        pctl_wb_add(w, simple[i].label);
-        pctl_wb_add(w, "</button></form>");
-    }
-    FORM_OPEN("retry");
+    form_open(w, r, name, "pause");
+    pctl_wb_add(w, "<button>Pause</button></form>");
+    form_open(w, r, name, "resume");
+    pctl_wb_add(w, "<button>Resume</button></form>");
+    form_open(w, r, name, "retry");
     pctl_wb_add(w,
                 "<label>Run <input name=\"run\" inputmode=\"numeric\" "
                 "pattern=\"[0-9]*\" size=\"6\" placeholder=\"latest\"></label> "
                 "<button>Retry</button></form>");
-#undef FORM_OPEN
     pctl_wb_add(w, "</section>");
 }
 
@@ -914,21 +904,31 @@ void pctl_web_page_instance(web_res *res, planctl *p, const web_req *r,
 
 /* ---- one run ---- */
 
-/* The run object with this id among the plans of a status document. */
-static const json_t *find_run(const json_t *doc, int64_t id, const char **plan)
+/* The status document of run id of instance name, with the run object
+ * (*run) and its plan's name (*plan); NULL after writing the error page
+ * (404 when the instance has no such run). */
+static json_t *run_doc(web_res *res, planctl *p, const web_req *r,
+                       const char *name, int64_t id, const json_t **run,
+                       const char **plan)
 {
+    json_t *doc = status_doc(res, p, r, name, id);
     const json_t *pl;
     size_t i;
 
     json_array_foreach(json_object_get(doc, "plans"), i, pl)
     {
-        const json_t *run = json_object_get(pl, "run");
+        const json_t *o = json_object_get(pl, "run");
         int64_t rid = 0;
 
-        if (json_is_object(run) && ji(&rid, run, "id") && rid == id) {
+        if (json_is_object(o) && ji(&rid, o, "id") && rid == id) {
             *plan = js(pl, "name");
-            return run;
+            *run = o;
+            return doc;
         }
+    }
+    if (doc) {
+        json_decref(doc);
+        pctl_web_page_error(res, r, 404, "not found: no such run");
     }
     return NULL;
 }
@@ -1041,9 +1041,9 @@ static void events_section(wb *w, planctl *p, const char *name, int64_t run)
 void pctl_web_page_run(web_res *res, planctl *p, const web_req *r,
                        const char *name, int64_t id)
 {
-    json_t *doc = status_doc(res, p, r, name, id);
-    const json_t *run;
+    const json_t *run = NULL;
     const char *plan = NULL;
+    json_t *doc = run_doc(res, p, r, name, id, &run, &plan);
     wb *w = &res->body;
     char title[300];
     int running = 0;
@@ -1051,11 +1051,6 @@ void pctl_web_page_run(web_res *res, planctl *p, const web_req *r,
 
     if (!doc)
         return;
-    if (!(run = find_run(doc, id, &plan))) {
-        json_decref(doc);
-        pctl_web_page_error(res, r, 404, "not found: no such run");
-        return;
-    }
     snprintf(title, sizeof title, "run %lld", (long long)id);
     page_head(res, r, title);
     if (!r->live) {
@@ -1109,18 +1104,9 @@ void pctl_web_page_engines(web_res *res, planctl *p, const web_req *r)
     json_t *doc, *e;
     wb *w = &res->body;
     size_t i;
-    int rc;
 
-    if ((rc = planctl_engines_json(&text, p)) < 0) {
-        failed(res, p, r, rc);
+    if (!(doc = page_doc(res, p, r, planctl_engines_json(&text, p), &text)))
         return;
-    }
-    doc = json_loads(text, 0, NULL);
-    planctl_free(text);
-    if (!doc) {
-        w->oom = 1;
-        return;
-    }
     page_head(res, r, "Engines");
     if (!r->live)
         pctl_wb_add(w, "<h1>Engines</h1>");
@@ -1177,17 +1163,12 @@ void pctl_web_page_engines(web_res *res, planctl *p, const web_req *r)
 void pctl_web_timeline(web_res *res, planctl *p, const web_req *r,
                        const char *name, int64_t id)
 {
-    json_t *doc = status_doc(res, p, r, name, id);
-    const json_t *run;
+    const json_t *run = NULL;
     const char *plan = NULL;
+    json_t *doc = run_doc(res, p, r, name, id, &run, &plan);
 
     if (!doc)
         return;
-    if (!(run = find_run(doc, id, &plan))) {
-        json_decref(doc);
-        pctl_web_page_error(res, r, 404, "not found: no such run");
-        return;
-    }
     res->status = 200;
     res->type = "image/svg+xml";
     pctl_web_render_svg(&res->body, name, run, pctl_now(p));

@@ -264,6 +264,21 @@ static void test_pages(void **state)
         ask(f, "GET", "/instances/site/runs/1/timeline.svg", NULL, NULL, NULL),
         200);
     assert_string_equal(f->r.content_type, "image/svg+xml");
+    assert_int_equal(
+        ask(f, "GET", "/instances/site/runs/99/timeline.svg", NULL, NULL, NULL),
+        404);
+    /* A status filter: a known one is applied and shown selected, an
+     * unknown one is no filter. */
+    assert_int_equal(ask(f, "GET", "/?status=NEVER_RUN", NULL, NULL, NULL),
+                     200);
+    assert_non_null(strstr(f->r.body, "<option selected>NEVER_RUN</option>"));
+    assert_non_null(strstr(f->r.body, "id=\"empty\""));
+    assert_int_equal(ask(f, "GET", "/?status=COMPLETE&sort=age&order=desc",
+                         NULL, NULL, NULL),
+                     200);
+    assert_non_null(strstr(f->r.body, "data-instance=\"site\""));
+    assert_int_equal(ask(f, "GET", "/?status=bogus", NULL, NULL, NULL), 200);
+    assert_non_null(strstr(f->r.body, "data-instance=\"site\""));
     assert_int_equal(ask(f, "GET", "/engines", NULL, NULL, NULL), 200);
     assert_non_null(strstr(f->r.body, "id=\"no-engine\""));
     assert_int_equal(ask(f, "GET", "/instances/nope", NULL, NULL, NULL), 404);
@@ -400,20 +415,26 @@ static void test_actions(void **state)
     assert_int_equal(ask(f, "POST", "/api/v1/instances/site/cancel",
                          "application/json", "[1]", NULL),
                      400);
+    /* An embedder's handle has an actor of its own: the action is
+     * recorded as the web's, and the handle has its own back after. */
+    assert_int_equal(planctl_set_actor(f->db->p, "controller"), 0);
     assert_int_equal(ask(f, "POST", "/api/v1/instances/site/cancel",
                          "application/json", "{\"reason\":\"api\"}", NULL),
                      200);
     assert_non_null(strstr(f->r.body, "\"action\":\"cancel\""));
-    /* The handle's actor is back to the default after an action. */
+    tu_expect_text(f->db->db, "web 10.0.0.7",
+                   "SELECT actor FROM events WHERE entity = 'run' "
+                   "ORDER BY seq DESC LIMIT 1");
     {
         int64_t run = 0;
 
         assert_int_equal(
             planctl_plan_trigger(&run, f->db->p, "site", "other", NULL), 0);
     }
-    tu_expect_text(f->db->db, "user",
+    tu_expect_text(f->db->db, "controller",
                    "SELECT actor FROM events WHERE run_id = "
                    "(SELECT max(id) FROM runs) ORDER BY seq LIMIT 1");
+    assert_int_equal(planctl_set_actor(f->db->p, NULL), 0);
 }
 
 static void test_bad_calls(void **state)
