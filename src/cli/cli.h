@@ -144,8 +144,6 @@ int cli_unknown_command(const char *word, const cli_command *const *cmds,
                         size_t ncmds);
 
 /* The command table (main.c), in the order of --help. */
-extern const cli_command *const cli_commands[];
-extern const size_t cli_ncommands;
 
 /* ---- help ------------------------------------------------------------- */
 
@@ -175,7 +173,8 @@ int cli_doc_command(int argc, char **argv, const cli_command *const *cmds,
  * for WORD number CWORD of a command line (WORD 0 the program), one a
  * line.  Returns -1 when argv[1] is not __complete, else the exit code;
  * never prints on stderr. */
-int cli_complete_command(int argc, char **argv);
+int cli_complete_command(int argc, char **argv, const cli_command *const *cmds,
+                         size_t ncmds);
 
 /* Writes the completion script for shell ("bash", "zsh", "fish") to f.
  * Returns 0, or -1 for another shell. */
@@ -211,6 +210,9 @@ typedef struct cli_ctx {
     int durability_full; /* PLANCTL_DURABILITY=full, or run --durability */
     int all_steps;       /* status --all: big phases not summarised */
     planctl *db;         /* open when the command's db mode asks for it */
+    /* The command table (main.c), for help to list and search. */
+    const cli_command *const *commands;
+    size_t ncommands;
 } cli_ctx;
 
 /* Opens ctx->db_path as mode asks (a no-op for CLI_DB_NONE or when it is

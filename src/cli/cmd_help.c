@@ -16,18 +16,17 @@ static const char *const examples[] = {"planctl help", "planctl help status",
 
 static int run(cli_ctx *ctx, const cli_args *a)
 {
-    (void)ctx;
     if (a->npos == 0) {
-        cli_help_global(stdout, cli_commands, cli_ncommands);
+        cli_help_global(stdout, ctx->commands, ctx->ncommands);
         return CLI_EXIT_OK;
     }
-    for (size_t i = 0; i < cli_ncommands; i++) {
-        if (strcmp(cli_commands[i]->name, a->pos[0]) == 0) {
-            cli_help_command(stdout, cli_commands[i]);
+    for (size_t i = 0; i < ctx->ncommands; i++) {
+        if (strcmp(ctx->commands[i]->name, a->pos[0]) == 0) {
+            cli_help_command(stdout, ctx->commands[i]);
             return CLI_EXIT_OK;
         }
     }
-    return cli_unknown_command(a->pos[0], cli_commands, cli_ncommands);
+    return cli_unknown_command(a->pos[0], ctx->commands, ctx->ncommands);
 }
 
 const cli_command cli_cmd_help = {

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/dbname.h"
 #include "store/store.h"
 
 extern const cli_command cli_cmd_import;

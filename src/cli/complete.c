@@ -32,6 +32,8 @@ typedef struct line {
     const char *value_flag; /* "--db" when cur is the value of --db=... */
     const char *db;         /* --db on the line, anywhere but in cur */
     char flag_buf[72], prefix_buf[72];
+    const cli_command *const *cmds; /* the command table (main.c) */
+    size_t ncmds;
 } line;
 
 static void line_free(line *l)
@@ -106,11 +108,11 @@ static void line_read(line *l, int cword, int nwords, char **words)
 
 /* ---- the tables -------------------------------------------------------- */
 
-static const cli_command *find_command(const char *name)
+static const cli_command *find_command(const line *l, const char *name)
 {
-    for (size_t i = 0; i < cli_ncommands; i++)
-        if (strcmp(cli_commands[i]->name, name) == 0)
-            return cli_commands[i];
+    for (size_t i = 0; i < l->ncmds; i++)
+        if (strcmp(l->cmds[i]->name, name) == 0)
+            return l->cmds[i];
     return NULL;
 }
 
@@ -406,8 +408,8 @@ static void say_values(const line *l, const char *meta, int positional,
     } else if (strcmp(meta, "FILE") == 0 || strcmp(meta, "PATH") == 0) {
         printf(":files\n");
     } else if (strcmp(meta, "COMMAND") == 0) {
-        for (size_t i = 0; i < cli_ncommands; i++)
-            say(l, cli_commands[i]->name, cli_commands[i]->summary);
+        for (size_t i = 0; i < l->ncmds; i++)
+            say(l, l->cmds[i]->name, l->cmds[i]->summary);
     } else if (strcmp(meta, "SHELL") == 0) {
         say_list(l, "bash zsh fish");
     } else if (strcmp(meta, "FIELD") == 0) {
@@ -465,7 +467,7 @@ static void complete(const line *l)
             }
         } else if (!cmd_word) {
             cmd_word = w;
-            cmd = find_command(w);
+            cmd = find_command(l, w);
         } else if (npos < CLI_MAX_POS) {
             pos[npos++] = w;
         } else {
@@ -490,8 +492,8 @@ static void complete(const line *l)
     } else if (!dashdash && l->cur[0] == '-') {
         say_flags(l, cmd);
     } else if (!cmd_word) {
-        for (size_t i = 0; i < cli_ncommands; i++)
-            say(l, cli_commands[i]->name, cli_commands[i]->summary);
+        for (size_t i = 0; i < l->ncmds; i++)
+            say(l, l->cmds[i]->name, l->cmds[i]->summary);
     } else if (cmd) {
         for (size_t i = 0; cmd->pos && cmd->pos[i]; i++) {
             if (i == npos) {
@@ -502,7 +504,8 @@ static void complete(const line *l)
     }
 }
 
-int cli_complete_command(int argc, char **argv)
+int cli_complete_command(int argc, char **argv, const cli_command *const *cmds,
+                         size_t ncmds)
 {
     line l;
     char *end;
@@ -518,6 +521,8 @@ int cli_complete_command(int argc, char **argv)
     if (*end || cword < 1 || cword > argc - 4)
         return CLI_EXIT_USAGE;
     line_read(&l, (int)cword, argc - 3, argv + 3);
+    l.cmds = cmds;
+    l.ncmds = ncmds;
     complete(&l);
     line_free(&l);
     return CLI_EXIT_OK;

@@ -52,15 +52,11 @@ CLI_COMMANDS(CLI_DECLARE_)
 #undef CLI_DECLARE_
 
 #define CLI_ENTRY_(verb) &cli_cmd_##verb,
-const cli_command *const cli_commands[] = {CLI_COMMANDS(CLI_ENTRY_)};
+static const cli_command *const cli_commands[] = {CLI_COMMANDS(CLI_ENTRY_)};
 #undef CLI_ENTRY_
 
-const size_t cli_ncommands = sizeof(cli_commands) / sizeof(cli_commands[0]);
-
-static int64_t fixed_clock(void *data)
-{
-    return *(const int64_t *)data;
-}
+static const size_t cli_ncommands =
+    sizeof(cli_commands) / sizeof(cli_commands[0]);
 
 /* PLANCTL_NOW pins "now" for reproducible output (tests, docs): the
  * library records it and the CLI measures durations to it. */
@@ -106,28 +102,6 @@ static int setup_durability(cli_ctx *ctx)
     cli_errorf("invalid PLANCTL_DURABILITY \"%s\"; expected normal or full",
                env);
     return CLI_EXIT_USAGE;
-}
-
-int cli_open_db(cli_ctx *ctx, cli_db_mode mode)
-{
-    if (mode == CLI_DB_NONE || ctx->db)
-        return 0;
-    planctl_open_options opts = PLANCTL_OPEN_OPTIONS_INIT;
-    if (ctx->durability_full)
-        opts.durability = PLANCTL_DURABILITY_FULL;
-    /* Only a command that stores something new may create the file; for
-     * the others a mistyped --db must be reported, not created empty. */
-    if (mode == CLI_DB_EXISTING)
-        opts.flags |= PLANCTL_OPEN_NOCREATE;
-    int rc = planctl_open(&ctx->db, ctx->db_target, &opts);
-    if (rc < 0) {
-        if (!ctx->db)
-            cli_oom();
-        return cli_fail(ctx, rc);
-    }
-    if (ctx->fixed_now)
-        planctl_set_clock(ctx->db, fixed_clock, &ctx->now_ms);
-    return 0;
 }
 
 /* Whether cmd has an -o of its own (events, which also takes jsonl). */
@@ -194,6 +168,8 @@ static int run(cli_ctx *ctx, const cli_globals *g, const cli_args *a)
         rc = setup_durability(ctx);
     if (rc == 0) {
         cli_term_detect(&ctx->term, g->no_color);
+        ctx->commands = cli_commands;
+        ctx->ncommands = cli_ncommands;
         rc = a->cmd->run(ctx, a);
     }
     ctx->db_path = NULL;
@@ -215,7 +191,7 @@ int main(int argc, char **argv)
     (void)planctl_process_init();
     /* The hidden commands: the shell's completion asks __complete
      * (complete.c), the build runs __man (doc.c). */
-    int rc = cli_complete_command(argc, argv);
+    int rc = cli_complete_command(argc, argv, cli_commands, cli_ncommands);
     if (rc < 0)
         rc = cli_doc_command(argc, argv, cli_commands, cli_ncommands);
     if (rc < 0) {

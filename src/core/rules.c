@@ -2,16 +2,6 @@
  * they are grouped, and so the order of their errors. */
 #include "rules.h"
 
-int pctl_rule_walk(const pctl_vin *in, pctl_sink *s,
-                   int (*fn)(pctl_sink *, const pctl_visit *, void *))
-{
-    pctl_visitor vis;
-
-    vis.node = fn;
-    vis.list = NULL;
-    return pctl_walk(in->doc, s, &vis, NULL);
-}
-
 /* Cheap rules about one kind of value run as one unit each: starting a
  * worker for every one would cost more than they do. */
 static const pctl_validator names[] = {

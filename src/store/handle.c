@@ -1,58 +1,17 @@
 /*
  * handle.c - the planctl handle: opening it on a database (the backend
- * does the database's part: sql.h), its clock, its limits.
+ * does the database's part: sql.h; backends.c says which), its limits.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/alloc.h"
+#include "core/dbname.h"
 #include "store/embed.h"
 #include "store/sql.h"
-#ifdef PLANCTL_WITH_POSTGRES
-#include "store/postgres/pg.h"
-#endif
 #include "store/store.h"
-
-static int64_t system_now(void *data)
-{
-    struct timespec ts;
-
-    (void)data;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int64_t pctl_now(const planctl *p)
-{
-    return p->frozen_now ? p->frozen_now : p->now_fn(p->now_data);
-}
-
-void pctl_clock_freeze(planctl *p, int64_t at)
-{
-    p->frozen_now = at;
-}
-
-int pctl_clock_is_system(pctl_clock c)
-{
-    return c.now_ms == system_now;
-}
-
-int64_t pctl_clock_system_now(void)
-{
-    return system_now(NULL);
-}
-
-pctl_clock pctl_clock_get(const planctl *p)
-{
-    pctl_clock c;
-
-    c.now_ms = p->now_fn;
-    c.data = p->now_data;
-    return c;
-}
 
 int planctl_process_init(void)
 {
@@ -65,14 +24,6 @@ int planctl_process_init(void)
         (void)setrlimit(RLIMIT_NOFILE, &rl);
     }
     return pctl_db_sqlite.process_init ? pctl_db_sqlite.process_init() : 0;
-}
-
-void planctl_set_clock(planctl *p, int64_t (*now_ms)(void *data), void *data)
-{
-    if (!p)
-        return;
-    p->now_fn = now_ms ? now_ms : system_now;
-    p->now_data = now_ms ? data : NULL;
 }
 
 int planctl_set_event_limits(planctl *p, int64_t warn_at, int64_t max)
@@ -98,32 +49,6 @@ int planctl_schema_version_supported(void)
     return pctl_migrations_count;
 }
 
-int pctl_is_server_uri(const char *path)
-{
-    return path && (strncmp(path, "postgres://", 11) == 0 ||
-                    strncmp(path, "postgresql://", 13) == 0);
-}
-
-/* The backend for a database: a PostgreSQL URI, or else a SQLite file. */
-static const pctl_db_methods *pctl_backend_for(const char *path)
-{
-#ifdef PLANCTL_WITH_POSTGRES
-    if (pctl_is_server_uri(path))
-        return &pctl_db_postgres;
-#endif
-    (void)path;
-    return &pctl_db_sqlite;
-}
-
-char *pctl_uri_shown(const char *path)
-{
-#ifdef PLANCTL_WITH_POSTGRES
-    return pctl_pg_uri_redact(path);
-#else
-    return pctl_strdup(path);
-#endif
-}
-
 int planctl_open(planctl **out, const char *path,
                  const planctl_open_options *opts)
 {
@@ -140,29 +65,27 @@ int planctl_open(planctl **out, const char *path,
     if (!p)
         return PLANCTL_ENOMEM;
     *out = p;
-    p->now_fn = system_now;
+    planctl_set_clock(p, NULL, NULL);
     p->check_cache = getenv("PLANCTL_CHECK_CACHE") &&
                      strcmp(getenv("PLANCTL_CHECK_CACHE"), "1") == 0;
     p->run_events_warn = PLANCTL_RUN_EVENTS_WARN;
     p->run_events_max = PLANCTL_RUN_EVENTS_MAX;
     if (!path || !*path)
         return pctl_err(p, PLANCTL_EINVAL, "database path is empty");
-#ifndef PLANCTL_WITH_POSTGRES
+    m = pctl_backend_for(path);
     /* A server's URI is not a file name: say so rather than create a file
      * called "postgres:" (no password is in the message). */
-    if (pctl_is_server_uri(path))
+    if (m == &pctl_db_sqlite && pctl_is_server_uri(path))
         return pctl_err(p, PLANCTL_EINVAL,
                         "this planctl was built without PostgreSQL; give a "
                         "SQLite file path, or build with "
                         "-DPLANCTL_WITH_POSTGRES=ON");
-#endif
     if (o->version != PLANCTL_OPEN_OPTIONS_VERSION)
         return pctl_err(p, PLANCTL_EINVAL,
                         "planctl_open_options version %u is not supported",
                         o->version);
-    m = pctl_backend_for(path);
     /* Messages name the database without its password. */
-    p->path = m == &pctl_db_sqlite ? pctl_strdup(path) : pctl_uri_shown(path);
+    p->path = m->shown ? m->shown(path) : pctl_strdup(path);
     if (!p->path) {
         planctl_close(p);
         *out = NULL;

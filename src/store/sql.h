@@ -86,6 +86,13 @@ typedef struct pctl_db_methods {
     /* Once per process, before any handle opens (planctl_process_init).
      * May be NULL. */
     int (*process_init)(void);
+    /* Whether a database name is this backend's (backends.c asks each in
+     * turn; the last backend of the list is not asked).  May be NULL
+     * there. */
+    int (*accepts)(const char *name);
+    /* The name as messages may show it, malloc'd (NULL: out of memory);
+     * NULL for a name shown as given. */
+    char *(*shown)(const char *name);
 
     /* Opens target for p (recognising, creating and migrating the
      * database as o says); *out is NULL on failure.  p->path, p->readonly
@@ -156,6 +163,10 @@ typedef struct pctl_db_methods {
     void (*ident_note)(pctl_conn *c);
     int (*ident_check)(pctl_conn *c);
 } pctl_db_methods;
+
+/* The backend that serves a database's name (backends.c).  Can't fail:
+ * a name no other backend accepts is a SQLite file. */
+const pctl_db_methods *pctl_backend_for(const char *name);
 
 extern const pctl_db_methods pctl_db_sqlite;
 #ifdef PLANCTL_WITH_POSTGRES

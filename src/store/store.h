@@ -443,11 +443,9 @@ int pctl_process_gone(int64_t pid, int64_t pid_start);
 /* The change token's "others" (sql.h): moves when another connection
  * commits. */
 int pctl_data_version(int64_t *out, planctl *p);
-/* Whether path is a PostgreSQL URI (postgres:// or postgresql://). */
-int pctl_is_server_uri(const char *path);
-/* path as messages may show it: a URI without its password.  NULL when
- * out of memory. */
-char *pctl_uri_shown(const char *path);
+/* name as messages may show it (backends.c): a URI without its password.
+ * NULL when out of memory. */
+char *pctl_uri_shown(const char *name);
 /* The change token, the halves which says (PCTL_TOKEN_*). */
 int pctl_db_changes(pctl_db_token *out, planctl *p, unsigned which);
 

@@ -90,16 +90,6 @@ static int add_pairs(web_req *r, const char *s, size_t n)
     return 0;
 }
 
-const char *pctl_web_param(const web_req *r, const char *key)
-{
-    int i;
-
-    for (i = 0; i < r->nq; i++)
-        if (!strcmp(r->q[i].key, key))
-            return r->q[i].value;
-    return NULL;
-}
-
 static void req_free(web_req *r)
 {
     int i;

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/dbname.h"
 #include "store/embed.h"
 #include "store/postgres/pg.h"
 
@@ -212,7 +213,7 @@ int pctl_pg_alive(pctl_pg_conn *pc)
 
 /* ---- transactions ---- */
 
-static int pg_begin(pctl_conn *c, pctl_tx_kind k)
+int pctl_pg_begin(pctl_conn *c, pctl_tx_kind k)
 {
     pctl_pg_conn *pc = PC(c);
     char sql[256];
@@ -243,7 +244,7 @@ static int pg_begin(pctl_conn *c, pctl_tx_kind k)
     return 0;
 }
 
-static void pg_rollback(pctl_conn *c)
+void pctl_pg_rollback(pctl_conn *c)
 {
     pctl_pg_conn *pc = PC(c);
 
@@ -252,7 +253,7 @@ static void pg_rollback(pctl_conn *c)
     end_open_tx(pc);
 }
 
-static int pg_commit(pctl_conn *c)
+int pctl_pg_commit(pctl_conn *c)
 {
     pctl_pg_conn *pc = PC(c);
     int changed = pc->in_tx == 1 + PCTL_TX_WRITE && pc->own != pc->own_at_begin;
@@ -285,7 +286,7 @@ static int pg_commit(pctl_conn *c)
                       "back");
     PQclear(r);
     if (rc < 0) {
-        pg_rollback(c);
+        pctl_pg_rollback(c);
         return rc;
     }
     pc->in_tx = 0;
@@ -299,7 +300,7 @@ static int pg_commit(pctl_conn *c)
 
 /* ---- the change token ---- */
 
-static int pg_token(pctl_db_token *out, pctl_conn *c, unsigned which)
+int pctl_pg_token(pctl_db_token *out, pctl_conn *c, unsigned which)
 {
     pctl_pg_conn *pc = PC(c);
     PGnotify *n;
@@ -360,17 +361,17 @@ static int pg_token(pctl_db_token *out, pctl_conn *c, unsigned which)
     return 0;
 }
 
-static void pg_quiet(pctl_conn *c, int on)
+void pctl_pg_quiet(pctl_conn *c, int on)
 {
     PC(c)->quiet = on;
 }
 
-static void pg_wake(pctl_conn *c)
+void pctl_pg_wake(pctl_conn *c)
 {
     PC(c)->wake = 1;
 }
 
-static int pg_engine_session(pctl_conn *c, int64_t idle_ms)
+int pctl_pg_engine_session(pctl_conn *c, int64_t idle_ms)
 {
     pctl_pg_conn *pc = PC(c);
     char sql[96];
@@ -595,7 +596,7 @@ static int pg_open_db(pctl_pg_conn *pc, const planctl_open_options *o)
     return migrate(pc);
 }
 
-static void pg_close(pctl_conn *c)
+void pctl_pg_close(pctl_conn *c)
 {
     pctl_pg_conn *pc = PC(c);
 
@@ -609,7 +610,8 @@ static void pg_close(pctl_conn *c)
     pctl_free(pc);
 }
 
-static int pg_open(pctl_conn **out, planctl *p, const planctl_open_options *o)
+int pctl_pg_open(pctl_conn **out, planctl *p, const planctl_open_options *o,
+                 const pctl_db_methods *m)
 {
     pctl_pg_conn *pc = pctl_calloc(1, sizeof *pc);
     int rc;
@@ -617,45 +619,13 @@ static int pg_open(pctl_conn **out, planctl *p, const planctl_open_options *o)
     *out = NULL;
     if (!pc)
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    pc->base.m = &pctl_db_postgres;
+    pc->base.m = m;
     pc->base.p = p;
     if ((rc = pctl_pg_uri_parse(&pc->uri, p, p->open_target)) < 0 ||
         (rc = pg_open_db(pc, o)) < 0) {
-        pg_close(&pc->base);
+        pctl_pg_close(&pc->base);
         return rc;
     }
     *out = &pc->base;
     return 0;
 }
-
-const pctl_db_methods pctl_db_postgres = {
-    .name = "postgres",
-    .queries = pctl_queries_postgres,
-    .verify_says = "foreign keys are enforced by PostgreSQL; its pages are "
-                   "not checked by planctl (use the server's amcheck)",
-    .process_init = NULL,
-    .open = pg_open,
-    .close = pg_close,
-    .prepare = pctl_pg_prepare,
-    .finalize = pctl_pg_finalize,
-    .reset = pctl_pg_reset,
-    .bind_i64 = pctl_pg_bind_i64,
-    .bind_text = pctl_pg_bind_text,
-    .step = pctl_pg_step,
-    .col_type = pctl_pg_col_type,
-    .col_i64 = pctl_pg_col_i64,
-    .col_real = pctl_pg_col_real,
-    .col_text = pctl_pg_col_text,
-    .col_bytes = pctl_pg_col_bytes,
-    .ncols = pctl_pg_ncols,
-    .col_name = pctl_pg_col_name,
-    .changes = pctl_pg_changes,
-    .begin = pg_begin,
-    .commit = pg_commit,
-    .rollback = pg_rollback,
-    .token = pg_token,
-    .fleet = 1,
-    .quiet = pg_quiet,
-    .wake = pg_wake,
-    .engine_session = pg_engine_session,
-};

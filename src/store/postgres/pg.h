@@ -85,6 +85,20 @@ int pctl_pg_err(pctl_pg_conn *pc, const PGresult *res, const char *what);
  * between transactions).  0 or PLANCTL_EIO with the message set. */
 int pctl_pg_alive(pctl_pg_conn *pc);
 
+/* The connection's entries of the backend's table (conn.c), which
+ * backend.c assembles with the statements' (stmt.c).  pctl_pg_open is the
+ * table's open with the table itself given, for the connection to carry. */
+int pctl_pg_open(pctl_conn **out, planctl *p, const planctl_open_options *o,
+                 const pctl_db_methods *m);
+void pctl_pg_close(pctl_conn *c);
+int pctl_pg_begin(pctl_conn *c, pctl_tx_kind k);
+int pctl_pg_commit(pctl_conn *c);
+void pctl_pg_rollback(pctl_conn *c);
+int pctl_pg_token(pctl_db_token *out, pctl_conn *c, unsigned which);
+void pctl_pg_quiet(pctl_conn *c, int on);
+void pctl_pg_wake(pctl_conn *c);
+int pctl_pg_engine_session(pctl_conn *c, int64_t idle_ms);
+
 /* stmt.c: the statement methods of pctl_db_postgres. */
 int pctl_pg_prepare(pctl_stmt **out, pctl_conn *c, pctl_query q,
                     const char *sql, size_t len);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/dbname.h"
 #include "store/postgres/pg.h"
 
 static int hexval(int c)

@@ -46,49 +46,6 @@
 
 #define SC(c) ((pctl_sqlite_conn *)(c))
 
-int pctl_sqlite_map(int sqlrc)
-{
-    switch (sqlrc & 0xff) {
-    case SQLITE_OK:
-    case SQLITE_DONE:
-    case SQLITE_ROW:
-        return 0;
-    case SQLITE_NOMEM:
-        return PLANCTL_ENOMEM;
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-        return PLANCTL_EBUSY;
-    case SQLITE_READONLY:
-    case SQLITE_PERM:
-    case SQLITE_AUTH:
-        return PLANCTL_EREADONLY;
-    case SQLITE_NOTADB:
-        return PLANCTL_ENOTDB;
-    case SQLITE_CONSTRAINT:
-        if (sqlrc == SQLITE_CONSTRAINT_TRIGGER)
-            return PLANCTL_ETRANSITION;
-        return PLANCTL_ECONFLICT;
-    case SQLITE_IOERR:
-    case SQLITE_FULL:
-    case SQLITE_CORRUPT:
-    case SQLITE_CANTOPEN:
-    case SQLITE_PROTOCOL:
-        return PLANCTL_EIO;
-    default:
-        return PLANCTL_ERROR;
-    }
-}
-
-int pctl_sqlite_err(planctl *p, sqlite3 *db, int sqlrc, const char *what)
-{
-    int rc = pctl_sqlite_map(sqlrc);
-
-    if (rc == 0)
-        rc = PLANCTL_ERROR;
-    return pctl_db_err(p, rc, what,
-                       db ? sqlite3_errmsg(db) : sqlite3_errstr(sqlrc));
-}
-
 sqlite3 *pctl_sqlite_db(planctl *p)
 {
     return p && p->conn && p->conn->m == &pctl_db_sqlite ? SC(p->conn)->db
