@@ -1,6 +1,6 @@
 /*
  * bundle.h - what reading a bundle (bundle_read.c) hands to importing it
- * (bundle_import.c), through the staging database (bundle_stage.c): the
+ * (bundle_import.c), through the staging database (sqlite/stage.c): the
  * bundle's rows, and where each went.  Private to the store.
  */
 #ifndef PCTL_STORE_BUNDLE_H
@@ -30,7 +30,7 @@ extern const struct pctl_bundle_table_info {
  * working on.  Rows of bundles of one instance are merged there (the first
  * of each id kept, the newest instance row); the importer's bookkeeping
  * per row (its new id, its replayed status, children created) lives there
- * too.  See bundle_stage.c.
+ * too.  See sqlite/stage.c.
  */
 typedef struct bundle_stage bundle_stage;
 
@@ -84,7 +84,7 @@ int pctl_bundle_secrets_check_unused(planctl *p,
                                      const planctl_import_options *opts,
                                      const json_t *used);
 
-/* ---- bundle_stage.c ---- */
+/* ---- sqlite/stage.c ---- */
 
 /* Opens an empty stage.  EIO (no temporary file), ENOMEM; the message on
  * p. */

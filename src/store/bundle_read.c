@@ -1,7 +1,7 @@
 /*
  * bundle_read.c - reading bundles for the importer (bundle_import.c): the
  * stream of one or several bundles read a row at a time into the staging
- * database (bundle_stage.c), each bundle's header and the shape of its
+ * database (sqlite/stage.c), each bundle's header and the shape of its
  * rows checked; and the lookups the importer makes.
  *
  * The stream is never whole in memory: core/jscan.c walks the braces,

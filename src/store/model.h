@@ -5,7 +5,7 @@
  * Two loaders fill it from independent sources: views.c from the tables,
  * replay.c from the events alone.  Because both render through
  * pctl_model_run_json(), `replay` at the last event and `status` agree
- * byte for byte exactly when the data agree, and verify.c compares the
+ * byte for byte exactly when the data agree, and replay.c's verify compares the
  * two models field by field.
  */
 #ifndef PCTL_STORE_MODEL_H

@@ -1,4 +1,4 @@
-/* queries.h - the names of the statements in queries.sql, as an enum. */
+/* queries.h - the names of the statements of sql/<backend>.sql, as an enum. */
 #ifndef PCTL_STORE_QUERIES_H
 #define PCTL_STORE_QUERIES_H
 

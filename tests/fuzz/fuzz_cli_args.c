@@ -27,7 +27,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The real command table: main.c's cli_commands[] and cli_ncommands. */
+/* The real command table: cli/main.c's cli_commands[] and cli_ncommands. */
 int planctl_cli_main(int argc, char **argv);
 #define main planctl_cli_main
 #include "cli/main.c"

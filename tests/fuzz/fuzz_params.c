@@ -35,7 +35,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The CLI's main.c, its main() renamed, so that every CLI source links
+/* The CLI's cli/main.c, its main() renamed, so that every CLI source links
  * whatever args.c comes to need (as in fuzz_cli_args.c). */
 int planctl_cli_main(int argc, char **argv);
 #define main planctl_cli_main

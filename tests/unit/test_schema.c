@@ -506,7 +506,7 @@ static void test_durability_option(void **state)
     free(path);
 }
 
-/* queries.h and queries.sql name the same statements. */
+/* queries.h and each src/store/sql/<backend>.sql name the same statements. */
 static void test_query_names_agree(void **state)
 {
     static const char *const names[] = {

@@ -1,5 +1,5 @@
 /*
- * test_tx.c - transactions through one API (src/store/db.c): a read
+ * test_tx.c - transactions through one API (src/store/tx.c): a read
  * transaction is one snapshot whatever other handles commit meanwhile,
  * nests inside a read or a write without beginning anything, and refuses
  * a write begun inside it; the write transaction's depth is unchanged.

@@ -2,7 +2,7 @@
  * stmt.c - pctl_db_postgres's statements: a pctl_stmt over a statement
  * prepared in the session (PQprepare) and run with PQexecPrepared.
  *
- * Parameters go as text, without types: postgres.sql names a type where
+ * Parameters go as text, without types: sql/postgres.sql names a type where
  * the server could not infer one.  A statement runs at its first step,
  * which fetches its whole result (planctl's reads are bounded, paged
  * where they could grow); later steps walk its rows.  Bound text is not
@@ -35,7 +35,7 @@ enum {
 };
 
 /* The highest $n in sql, outside comments and quoted strings (the
- * comments of postgres.sql name parameters too). */
+ * comments of sql/postgres.sql name parameters too). */
 static int count_params(const char *sql, size_t len)
 {
     int max = 0;
