@@ -211,6 +211,7 @@ typedef struct cli_ctx {
     int durability_full; /* PLANCTL_DURABILITY=full, or run --durability */
     int all_steps;       /* status --all: big phases not summarised */
     planctl *db;         /* open when the command's db mode asks for it */
+    const char *command; /* the command running, for its hints (hints.c) */
 } cli_ctx;
 
 /* Opens ctx->db_path as mode asks (a no-op for CLI_DB_NONE or when it is
@@ -221,6 +222,13 @@ typedef struct cli_ctx {
 int cli_open_db(cli_ctx *ctx, cli_db_mode mode);
 
 /* ---- errors ----------------------------------------------------------- */
+
+/* Appends msg, a library message that came with code rc, to out with the
+ * CLI's advice for it, in the CLI's words (hints.c): "instance \"zk\" not
+ * found" becomes "instance \"zk\" not found; see 'planctl instances'".
+ * A message without advice is appended as it is.  Can't fail. */
+void cli_hint(struct cli_buf *out, const char *command, int rc,
+              const char *msg);
 
 /* The exit code (planctl-json(7)) for a PLANCTL_E* code.  Can't fail. */
 int cli_exit_code(int rc);

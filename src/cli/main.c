@@ -194,6 +194,7 @@ static int run(cli_ctx *ctx, const cli_globals *g, const cli_args *a)
         rc = setup_durability(ctx);
     if (rc == 0) {
         cli_term_detect(&ctx->term, g->no_color);
+        ctx->command = a->cmd->name;
         rc = a->cmd->run(ctx, a);
     }
     ctx->db_path = NULL;
