@@ -9,10 +9,18 @@
  * are exported.  tools/examples/controller/ is a complete embedder.
  *
  * Conventions:
- *   - Functions return 0 on success or a negative PLANCTL_E* code.
- *     planctl_errmsg() then holds a one-line detail for the handle (none
- *     can be recorded when the handle itself is NULL).  A function
- *     documented "Can't fail" has no error return.
+ *   - Functions return 0 on success or a negative PLANCTL_E* code, and
+ *     every such return leaves a one-line message naming the thing and
+ *     its state ("missing argument: instance is NULL", "instance \"zk\"
+ *     not found").  It is planctl_errmsg() of the handle the call was
+ *     given; the engine calls' go on the handle the engine was made with
+ *     (planctl_engine_new()); a call that has no handle to carry it (a
+ *     NULL handle or engine, the job calls, planctl_status_parse(),
+ *     planctl_process_init(), planctl_definition_check()) leaves it in
+ *     planctl_thread_errmsg().  A function documented "Can't fail" has no
+ *     error return.
+ *   - Messages say what is wrong, not which command or flag of a program
+ *     to use: `planctl` adds its own advice, an embedder its own.
  *   - Out-parameters come first and are named out.  Unless a function says
  *     it may be NULL, out is required (NULL is PLANCTL_EINVAL).  On failure
  *     a char **out is set to NULL and an int64_t *out to 0.
@@ -245,6 +253,16 @@ PLANCTL_API void planctl_close(planctl *p);
  * none, "out of memory" for a NULL handle, as planctl_open() leaves when
  * it cannot allocate one).  Can't fail. */
 PLANCTL_API const char *planctl_errmsg(const planctl *p);
+
+/* The message of the calling thread's last refusal that had no handle to
+ * carry it, as dlerror() keeps its own: a NULL handle ("missing argument:
+ * p is NULL"), a NULL engine, planctl_step_finish(), planctl_job_add_output()
+ * and planctl_job_set_output() (called from any thread, so never on the
+ * engine's handle), planctl_status_parse(), planctl_process_init() and
+ * planctl_definition_check().  Borrowed: valid until the thread's next
+ * refusal of that kind (a fixed buffer of the thread, cut to 255 bytes);
+ * "" when there was none.  Any thread.  Can't fail. */
+PLANCTL_API const char *planctl_thread_errmsg(void);
 
 /* The schema version the database is at (PRAGMA user_version; 0 for a
  * NULL handle) and the one this library writes.  Can't fail. */
@@ -1175,6 +1193,14 @@ PLANCTL_API int planctl_import_stream(char **out, planctl *p,
  * your own calls (create, set, status...): the engine notices their
  * commits within change_poll_ms.  Executors' start() and cancel() are
  * called on the loop thread; a job may be reported from any thread.
+ *
+ * Messages: an engine call's refusal leaves its message on the handle the
+ * engine was made with (planctl_errmsg(p) of planctl_engine_new()), which
+ * belongs to the loop thread as the engine does; with a NULL engine (or
+ * a planctl_engine_new() given no handle) in planctl_thread_errmsg().
+ * The job calls (planctl_step_finish(), planctl_job_add_output(),
+ * planctl_job_set_output()) may run on any thread, so theirs is always
+ * in planctl_thread_errmsg() of the thread that called.
  */
 struct uv_loop_s; /* libuv's loop; uv.h stays out of this header */
 

@@ -213,6 +213,7 @@ typedef struct cli_ctx {
     /* The command table (main.c), for help to list and search. */
     const cli_command *const *commands;
     size_t ncommands;
+    const char *command; /* the command running, for its hints (hints.c) */
 } cli_ctx;
 
 /* Opens ctx->db_path as mode asks (a no-op for CLI_DB_NONE or when it is
@@ -223,6 +224,13 @@ typedef struct cli_ctx {
 int cli_open_db(cli_ctx *ctx, cli_db_mode mode);
 
 /* ---- errors ----------------------------------------------------------- */
+
+/* Appends msg, a library message that came with code rc, to out with the
+ * CLI's advice for it, in the CLI's words (hints.c): "instance \"zk\" not
+ * found" becomes "instance \"zk\" not found; see 'planctl instances'".
+ * A message without advice is appended as it is.  Can't fail. */
+void cli_hint(struct cli_buf *out, const char *command, int rc,
+              const char *msg);
 
 /* The exit code (planctl-json(7)) for a PLANCTL_E* code.  Can't fail. */
 int cli_exit_code(int rc);

@@ -42,6 +42,10 @@ void cli_engine_line(cli_buf *b, const cli_ctx *ctx, const json_t *engine)
     pctl_engine_line(line, sizeof line, ctx->db_path,
                      json_is_object(engine) ? &e : NULL, ctx->now_ms);
     cli_buf_add_clean(b, line);
+    /* No engine runs, or the one that ran is gone: the library says so,
+     * the CLI says how to start one. */
+    if (!json_is_object(engine) || (!e.name && !e.alive))
+        cli_buf_add(b, "; start one with 'planctl run'");
 }
 
 static int64_t mono_ms(void)

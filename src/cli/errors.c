@@ -100,7 +100,9 @@ int cli_fail(const cli_ctx *ctx, int rc)
 
     if (!msg[0])
         msg = planctl_strerror(rc);
-    cli_buf_add(&text, msg);
+    /* The library says what is wrong; the CLI adds how to fix it with its
+     * own commands and flags (hints.c). */
+    cli_hint(&text, ctx->command, rc, msg);
     /* Messages quote user input (names, paths); keep them one line. */
     cli_buf_add_clean(&clean, cli_buf_str(&text));
     cli_errorf("%s", cli_buf_str(&clean));

@@ -170,6 +170,7 @@ static int run(cli_ctx *ctx, const cli_globals *g, const cli_args *a)
         cli_term_detect(&ctx->term, g->no_color);
         ctx->commands = cli_commands;
         ctx->ncommands = cli_ncommands;
+        ctx->command = a->cmd->name;
         rc = a->cmd->run(ctx, a);
     }
     ctx->db_path = NULL;

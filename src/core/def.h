@@ -39,6 +39,23 @@
 #define PCTL_DEF_MAX_ERRORS 1000
 /* The longest duration accepted: 100 years of 365 days. */
 #define PCTL_DURATION_MAX_MS ((int64_t)100 * 365 * 24 * 60 * 60 * 1000)
+/* The units of a duration, X(name, milliseconds, what follows the name in
+ * the reference's list): the parser (duration.c) and the reference
+ * (schema.c, pctl_def_schema_duration_text) both read this one list. */
+#define PCTL_DURATION_UNITS(X)                                                 \
+    X("ms", 1, ", ")                                                           \
+    X("s", 1000, ", ")                                                         \
+    X("m", 60 * 1000, ", ")                                                    \
+    X("h", 60 * 60 * 1000, " or ")                                             \
+    X("d", 24 * 60 * 60 * 1000, "")
+
+/* What an attempt keeps of its output (its last bytes) unless its engine
+ * says otherwise, in KiB, and the most an engine may keep: the engine
+ * (engine/job.h) and the reference (schema.c) both read these. */
+#define PCTL_OUTPUT_KEEP_KIB 64
+#define PCTL_OUTPUT_KEEP_MAX_KIB 1024
+#define PCTL_STR_(x) #x
+#define PCTL_STR(x) PCTL_STR_(x)
 
 typedef enum pctl_strategy {
     PCTL_STRATEGY_SERIAL = 0,

@@ -20,26 +20,21 @@ static int is_alpha(int c)
 /* Milliseconds per unit, or 0 for an unknown unit. */
 static int64_t unit_ms(const char *u, size_t n)
 {
-    if (n == 2 && memcmp(u, "ms", 2) == 0)
-        return 1;
-    if (n == 1 && u[0] == 's')
-        return 1000;
-    if (n == 1 && u[0] == 'm')
-        return 60 * 1000;
-    if (n == 1 && u[0] == 'h')
-        return 60 * 60 * 1000;
-    if (n == 1 && u[0] == 'd')
-        return 24 * 60 * 60 * 1000;
+#define UNIT(name, ms, sep)                                                    \
+    if (n == sizeof name - 1 && memcmp(u, name, n) == 0)                       \
+        return ms;
+    PCTL_DURATION_UNITS(UNIT)
+#undef UNIT
     return 0;
 }
 
 /*
  * The grammar is Go's time.ParseDuration restricted to what a plan needs:
- * one or more <digits>[.<digits>]<unit>, units ms, s, m, h, no sign and no
- * spaces, plus d (24h), which Go lacks but the CLI prints ages in.  A bare "0"
- * is refused: every other number needs a unit, and one rule is easier to
- * remember than an exception.  Fractions below a millisecond are truncated, as
- * Go truncates below a nanosecond.
+ * one or more <digits>[.<digits>]<unit>, units ms, s, m, h
+ * (PCTL_DURATION_UNITS), no sign and no spaces, plus d (24h), which Go lacks
+ * but the CLI prints ages in.  A bare "0" is refused: every other number needs
+ * a unit, and one rule is easier to remember than an exception.  Fractions
+ * below a millisecond are truncated, as Go truncates below a nanosecond.
  */
 int pctl_duration_parse(int64_t *out, const char *text)
 {

@@ -34,9 +34,7 @@ void pctl_engine_line(char *buf, size_t size, const char *db,
     char since[PCTL_TIME_BUF], ago[48];
 
     if (!e) {
-        snprintf(buf, size,
-                 "no engine is running on %s; start one with 'planctl run'",
-                 db);
+        snprintf(buf, size, "no engine is running on %s", db);
         return;
     }
     pctl_ago(ago, sizeof ago, now_ms - e->last_seen_ms);
@@ -59,9 +57,7 @@ void pctl_engine_line(char *buf, size_t size, const char *db,
         snprintf(buf, size, "engine pid %lld on %s since %s, last seen %s",
                  (long long)e->pid, e->host ? e->host : "?", since, ago);
     } else {
-        snprintf(buf, size,
-                 "engine pid %lld on %s stopped renewing %s; start one with "
-                 "'planctl run'",
+        snprintf(buf, size, "engine pid %lld on %s stopped renewing %s",
                  (long long)e->pid, e->host ? e->host : "?", ago);
     }
 }

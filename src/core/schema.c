@@ -296,11 +296,16 @@ static const pctl_schema_node nodes[] = {
      PCTL_SCHEMA_SRC_DUMMY, 0, FIELDS(dummy_fields)},
     {"tasks.spec.shell", "object", "The spec of a shell task",
      "A shell task runs a process in its own session.  Exit status 0 is\n"
-     "done.  Its output (stdout and stderr) is kept as the attempt's last\n"
-     "4 KiB, and its last line is added to the step's message.  Cancel\n"
-     "and timeout send SIGTERM to its process group, SIGKILL 5s later.\n"
-     "It gets the parameters, the run's outputs and the engine's variables\n"
-     "in its environment, and may write outputs to $PLANCTL_OUTPUT.\n",
+     "done.  Its output (stdout and stderr) is kept as the attempt's "
+     "last\n" PCTL_STR(
+         PCTL_OUTPUT_KEEP_KIB) " KiB, and its last line is added to the "
+                               "step's message.  Cancel\n"
+                               "and timeout send SIGTERM to its process group, "
+                               "SIGKILL 5s later.\n"
+                               "It gets the parameters, the run's outputs and "
+                               "the engine's variables\n"
+                               "in its environment, and may write outputs to "
+                               "$PLANCTL_OUTPUT.\n",
      PCTL_SCHEMA_SRC_SHELL, 0, FIELDS(shell_fields)},
     {"plans", "map[string]object", "A plan",
      "What a run does: phases, one after another (serial) or all at once\n"
@@ -424,12 +429,17 @@ int pctl_def_schema_resolve(const char *path, const pctl_schema_node **node,
     return 1;
 }
 
+#define UNIT_LISTED(name, ms, sep) name sep
 const char pctl_def_schema_duration_text[] =
-    "A duration is a string of one or more numbers, each with a unit: ms, "
-    "s, m or h, such as \"500ms\", \"30s\", \"1.5s\", \"5m\" or \"1h30m\"; "
-    "no sign, no spaces, and a bare \"0\" is refused (\"0s\" is not).  "
-    "Fractions below a millisecond are dropped; the longest is 100 years "
-    "(876000h).";
+    "A duration is a string of one or more numbers, each with a "
+    "unit: " PCTL_DURATION_UNITS(
+        UNIT_LISTED) " (24h), such as \"500ms\", \"30s\", \"1.5s\", \"5m\" or "
+                     "\"1h30m\"; "
+                     "no sign, no spaces, and a bare \"0\" is refused (\"0s\" "
+                     "is not).  "
+                     "Fractions below a millisecond are dropped; the longest "
+                     "is 100 years "
+                     "(876000h).";
 
 const char pctl_def_schema_example[] =
     "{\n"

@@ -124,8 +124,8 @@ static int unsupported_kind(pctl_sink *s, const pctl_kinds *kinds,
             s, "kind", PCTL_FERR_UNSUPPORTED, NULL,
             "%s: supported values: %s; other kinds are known only to the "
             "handle that registered them (planctl_kind_register, an "
-            "engine's executor) or when named (--kind %s, PLANCTL_KINDS)",
-            pctl_quote(&q, kind), list, q.s);
+            "engine's executor) or when named as extra kinds",
+            pctl_quote(&q, kind), list);
     pctl_free(list);
     pctl_free(v);
     return rc;

@@ -2,6 +2,8 @@
  */
 #include "status.h"
 
+#include "error.h"
+
 #include <string.h>
 
 static const char *const status_names[] = {
@@ -48,14 +50,18 @@ int planctl_status_parse(planctl_status *out, const char *text)
     int i;
 
     if (!out || !text)
-        return PLANCTL_EINVAL;
+        return pctl_thread_err(PLANCTL_EINVAL, "missing argument: %s is NULL",
+                               !out ? "out" : "text");
     for (i = 0; i < PLANCTL_STATUS__COUNT; i++) {
         if (strcmp(status_names[i], text) == 0) {
             *out = (planctl_status)i;
             return 0;
         }
     }
-    return PLANCTL_EINVAL;
+    return pctl_thread_err(PLANCTL_EINVAL,
+                           "status \"%.60s\" is not one of planctl's "
+                           "(PENDING, IN_PROGRESS, ...; case matters)",
+                           text);
 }
 
 int planctl_transition_legal(planctl_entity entity, planctl_status from,

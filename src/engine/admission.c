@@ -158,8 +158,7 @@ static int admit(planctl_admitted *out, planctl *p, call *c)
     if (out)
         memset(out, 0, sizeof *out);
     if (!out || !p)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+        return pctl_err_arg(p, !p ? "p" : "out");
     if ((rc = read_options(p, c)) < 0)
         return rc;
     memset(&g, 0, sizeof g);
@@ -313,11 +312,10 @@ int planctl_plan_trigger(int64_t *out, planctl *p, const char *instance,
     if (opts && opts->version != PLANCTL_TRIGGER_OPTIONS_VERSION) {
         if (out)
             *out = 0;
-        return p ? pctl_err(p, PLANCTL_EINVAL,
-                            "trigger options of version %u: this library "
-                            "knows version %d",
-                            opts->version, PLANCTL_TRIGGER_OPTIONS_VERSION)
-                 : PLANCTL_EINVAL;
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "trigger options of version %u: this library "
+                        "knows version %d",
+                        opts->version, PLANCTL_TRIGGER_OPTIONS_VERSION);
     }
     if (opts) {
         o.queue = opts->queue;

@@ -559,9 +559,20 @@ int planctl_engine_register(planctl_engine *e, const char *kind,
 {
     int rc;
 
-    if (!e || !kind || !*kind || !ex || !ex->start || !ex->cancel ||
-        ex->version != PLANCTL_EXECUTOR_VERSION)
-        return PLANCTL_EINVAL;
+    if (!e)
+        return pctl_err_arg(NULL, "e");
+    if (!kind || !ex)
+        return pctl_err_arg(e->p, !kind ? "kind" : "ex");
+    if (ex->version != PLANCTL_EXECUTOR_VERSION)
+        return pctl_err(e->p, PLANCTL_EINVAL,
+                        "executor of kind \"%.60s\" has version %u: this "
+                        "library knows version %d (PLANCTL_EXECUTOR_VERSION)",
+                        kind, ex->version, PLANCTL_EXECUTOR_VERSION);
+    if (!ex->start || !ex->cancel)
+        return pctl_err(e->p, PLANCTL_EINVAL,
+                        "executor of kind \"%.60s\" has no %s function: "
+                        "both start and cancel are required",
+                        kind, !ex->start ? "start" : "cancel");
     /* One registry on the handle: definitions using the kind validate (a
      * spec check given before is kept), the engine runs its tasks, and
      * the preflight checks that run in this process can use it. */
@@ -618,11 +629,12 @@ int planctl_engine_new(planctl_engine **out, planctl *p, uv_loop_t *loop,
     planctl_engine_options defaults = PLANCTL_ENGINE_OPTIONS_INIT;
     planctl_engine *e;
 
-    if (!out)
-        return PLANCTL_EINVAL;
+    if (!out || !p || !loop) {
+        if (out)
+            *out = NULL;
+        return pctl_err_arg(p, !p ? "p" : !out ? "out" : "loop");
+    }
     *out = NULL;
-    if (!p || !loop)
-        return PLANCTL_EINVAL;
     if (!opts)
         opts = &defaults;
     if (opts->version < 1 || opts->version > PLANCTL_ENGINE_OPTIONS_VERSION ||
@@ -746,8 +758,12 @@ int planctl_engine_start(planctl_engine *e,
     size_t i;
     int rc;
 
-    if (!e || e->state != ENGINE_NEW)
-        return PLANCTL_EINVAL;
+    if (!e)
+        return pctl_err_arg(NULL, "e");
+    if (e->state != ENGINE_NEW)
+        return pctl_err(e->p, PLANCTL_EINVAL,
+                        "the engine was started already: an engine starts "
+                        "once");
     clock_install(e);
     if ((rc = take_database(e)) < 0) {
         clock_restore(e);
@@ -797,8 +813,11 @@ int planctl_engine_start(planctl_engine *e,
 
 int planctl_engine_stop(planctl_engine *e, int64_t grace_ms)
 {
-    if (!e || e->state == ENGINE_NEW)
-        return PLANCTL_EINVAL;
+    if (!e)
+        return pctl_err_arg(NULL, "e");
+    if (e->state == ENGINE_NEW)
+        return pctl_err(e->p, PLANCTL_EINVAL,
+                        "the engine was never started: nothing to stop");
     if (e->state == ENGINE_CLOSING || e->state == ENGINE_STOPPED)
         return 0;
     if (e->state == ENGINE_RUNNING) {
@@ -824,7 +843,7 @@ int planctl_engine_stop(planctl_engine *e, int64_t grace_ms)
 
 int planctl_engine_status(const planctl_engine *e)
 {
-    return e ? e->stop_rc : PLANCTL_EINVAL;
+    return e ? e->stop_rc : pctl_err_arg(NULL, "e");
 }
 
 void planctl_engine_free(planctl_engine *e)

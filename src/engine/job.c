@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/error.h"
 #include "core/outputs.h"
 #include "core/utf8.h"
 
@@ -86,14 +87,25 @@ void pctl_job_free(planctl_job *job)
     pctl_free(job);
 }
 
+/* A call on a job already reported.  The job is the engine's again (and
+ * may be freed): nothing of it is read. */
+static int reported(void)
+{
+    return pctl_thread_err(PLANCTL_EINVAL,
+                           "the job was already reported "
+                           "(planctl_step_finish): it is the engine's now");
+}
+
 int planctl_step_finish(planctl_job *job, planctl_outcome outcome,
                         const char *message)
 {
     pctl_hub *hub;
 
     /* One atomic step, so two racing reports cannot both pass. */
-    if (!job || atomic_exchange(&job->finished, 1))
-        return PLANCTL_EINVAL;
+    if (!job)
+        return pctl_thread_err(PLANCTL_EINVAL, "missing argument: job is NULL");
+    if (atomic_exchange(&job->finished, 1))
+        return reported();
     job->outcome = outcome;
     /* A message that cannot be copied is lost, not the outcome. */
     job->message = message ? pctl_utf8_clean(message, strlen(message)) : NULL;
@@ -137,8 +149,10 @@ char *pctl_job_output_join(const char *prev, const char *cur, size_t max)
 
 int planctl_job_set_output(planctl_job *job, int exit_code, const char *output)
 {
-    if (!job || job->finished)
-        return PLANCTL_EINVAL;
+    if (!job)
+        return pctl_thread_err(PLANCTL_EINVAL, "missing argument: job is NULL");
+    if (job->finished)
+        return reported();
     job->exit_code = exit_code;
     pctl_free(job->output);
     job->output = NULL;
@@ -147,7 +161,7 @@ int planctl_job_set_output(planctl_job *job, int exit_code, const char *output)
         return 0;
     job->output_bytes = (int64_t)strlen(output);
     job->output = pctl_job_output_tail(output, job->output_max);
-    return job->output ? 0 : PLANCTL_ENOMEM;
+    return job->output ? 0 : pctl_thread_err(PLANCTL_ENOMEM, "out of memory");
 }
 
 void pctl_job_output_grew(planctl_job *job,
@@ -167,10 +181,15 @@ int planctl_job_add_output(planctl_job *job, const char *key, const char *value,
     char err[256];
     int rc;
 
-    if (!job || !key || !value || job->finished)
-        return PLANCTL_EINVAL;
+    if (!job || !key || !value)
+        return pctl_thread_err(PLANCTL_EINVAL, "missing argument: %s is NULL",
+                               !job   ? "job"
+                               : !key ? "key"
+                                      : "value");
+    if (job->finished)
+        return reported();
     if (!job->outputs && !(job->outputs = json_object()))
-        return PLANCTL_ENOMEM;
+        return pctl_thread_err(PLANCTL_ENOMEM, "out of memory");
     rc = pctl_outputs_put(job->outputs, &job->outputs_size, err, sizeof err,
                           key, value, strlen(value),
                           (flags & PLANCTL_OUTPUT_SECRET) != 0);
@@ -179,7 +198,9 @@ int planctl_job_add_output(planctl_job *job, const char *key, const char *value,
     if (rc == PLANCTL_EINVAL && !job->outputs_error &&
         !(job->outputs_error = pctl_strdup(err)))
         rc = PLANCTL_ENOMEM;
-    return rc;
+    if (rc == PLANCTL_EINVAL)
+        return pctl_thread_err(rc, "%s", err);
+    return rc < 0 ? pctl_thread_err(rc, "out of memory") : rc;
 }
 
 uv_loop_t *planctl_job_loop(const planctl_job *job)

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "core/def.h"
 #include "planctl.h"
 
 typedef struct pctl_hub pctl_hub;
@@ -84,8 +85,8 @@ planctl_job *pctl_job_new(pctl_hub *hub,
 
 /* What a job keeps of its output unless its engine says otherwise, and
  * the most an engine may keep (planctl_engine_options.output_size). */
-#define PCTL_OUTPUT_SIZE_DEFAULT 65536
-#define PCTL_OUTPUT_SIZE_MAX 1048576
+#define PCTL_OUTPUT_SIZE_DEFAULT (PCTL_OUTPUT_KEEP_KIB * 1024)
+#define PCTL_OUTPUT_SIZE_MAX (PCTL_OUTPUT_KEEP_MAX_KIB * 1024)
 
 /*
  * An executor's news that its task wrote more output (loop thread only):

@@ -286,7 +286,7 @@ void pctl_metrics_sync(planctl_engine *e, const pctl_sync_info *s)
 
         snprintf(detail, sizeof detail,
                  "%zu more status changes by other writers, not logged one "
-                 "by one ('planctl events' lists them)",
+                 "by one (the event log lists them)",
                  s->others.nmore);
         pctl_metrics_log(e, PLANCTL_LOG_INFO, "changes by other writers",
                          detail);
@@ -582,11 +582,14 @@ int planctl_engine_metrics(char **out, planctl_engine *e)
 {
     pctl_gauges g;
 
-    if (!out)
-        return PLANCTL_EINVAL;
+    if (!out || !e) {
+        if (out)
+            *out = NULL;
+        return pctl_err_arg(e ? e->p : NULL, !e ? "e" : "out");
+    }
     *out = NULL;
-    if (!e || !e->metrics)
-        return PLANCTL_EINVAL;
+    if (!e->metrics)
+        return pctl_err(e->p, PLANCTL_ENOMEM, "out of memory");
     memset(&g, 0, sizeof g);
     /* A read of its own outside any pass; a database it cannot read just
      * shows empty gauges (the pass failures counter tells the story). */
@@ -610,9 +613,15 @@ int planctl_engine_set_logger(planctl_engine *e, planctl_log_level min,
                               void (*cb)(const planctl_log_record *, void *),
                               void *data)
 {
-    if (!e || !e->metrics || (int)min < PLANCTL_LOG_DEBUG ||
-        (int)min > PLANCTL_LOG_ERROR)
-        return PLANCTL_EINVAL;
+    if (!e)
+        return pctl_err_arg(NULL, "e");
+    if ((int)min < PLANCTL_LOG_DEBUG || (int)min > PLANCTL_LOG_ERROR)
+        return pctl_err(e->p, PLANCTL_EINVAL,
+                        "log level %d is not a level: give PLANCTL_LOG_DEBUG "
+                        "to PLANCTL_LOG_ERROR",
+                        (int)min);
+    if (!e->metrics)
+        return pctl_err(e->p, PLANCTL_ENOMEM, "out of memory");
     e->metrics->log_cb = cb;
     e->metrics->log_data = data;
     e->metrics->log_min = min;

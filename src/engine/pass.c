@@ -586,10 +586,10 @@ static int apply_action(pass *ps, pctl_run_row *r, const pctl_plan_def *plan,
             c.message = msg;
         } else if (a->why == PCTL_WHY_EVENTS) {
             snprintf(msg, sizeof msg,
-                     "reached the limit of %lld events per run; see "
-                     "'planctl events %s --run %lld'",
-                     (long long)e->p->run_events_max, r->instance,
-                     (long long)r->id);
+                     "reached the limit of %lld events per run (run %lld of "
+                     "instance \"%s\": its events show what repeated)",
+                     (long long)e->p->run_events_max, (long long)r->id,
+                     r->instance);
             c.message = msg;
         } else if (a->to == PLANCTL_STATUS_FATAL_ERROR) {
             size_t pi;

@@ -383,7 +383,7 @@ int pctl_admit(planctl_admitted *out, planctl *p, const pctl_admission *a)
         /* Stored by hand, or by an importer that did not check. */
         return pctl_err(p, PLANCTL_EINVAL,
                         "the parameter snapshot to run with is not JSON "
-                        "(%.60s); check the database with 'planctl verify'",
+                        "(%.60s)",
                         a->params_json ? a->params_json : "");
     }
     ev.entity = PLANCTL_ENTITY_RUN;

@@ -276,7 +276,7 @@ static int parse_column(json_t **out, planctl *p, pctl_stmt *st, int i,
         *out = NULL;
         return pctl_err(p, PLANCTL_EIO,
                         "instance \"%s\": %s in the database is not a JSON "
-                        "object; run 'planctl verify'",
+                        "object",
                         instance, what);
     }
     return 0;
@@ -295,12 +295,9 @@ static int instance_json(json_t **out, planctl *p, int64_t iid,
     pctl_bind_i64(st, 1, iid);
     step = pctl_step(st);
     if (step != PCTL_ROW) {
-        rc = step == PCTL_DONE
-                 ? pctl_err(p, PLANCTL_ENOTFOUND,
-                            "instance \"%s\" not found; see 'planctl "
-                            "instances'",
-                            name)
-                 : pctl_q_fail(st, step);
+        rc = step == PCTL_DONE ? pctl_err(p, PLANCTL_ENOTFOUND,
+                                          "instance \"%s\" not found", name)
+                               : pctl_q_fail(st, step);
         pctl_reset(st);
         return rc;
     }
@@ -561,8 +558,7 @@ int planctl_export(char **outp, planctl *p, const char *instance,
     int secrets, rc;
 
     if (!outp || !p || !instance)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+        return pctl_err_arg(p, !p ? "p" : !outp ? "out" : "instance");
     *outp = NULL;
     if ((rc = export_secrets(p, opts, &secrets)) < 0)
         return rc;
@@ -582,8 +578,7 @@ int planctl_export_stream_opts(planctl *p, const char *instance,
     int rc, secrets;
 
     if (!p || !instance || !write)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+        return pctl_err_arg(p, !p ? "p" : !instance ? "instance" : "write");
     if ((rc = export_secrets(p, opts, &secrets)) < 0)
         return rc;
     if (!(w = pctl_calloc(1, sizeof *w)))

@@ -318,8 +318,7 @@ static int import_instance(bundle_imp *m, json_t *in, const char *name)
     pctl_instance_row_clear(&existing);
     if (rc == 0)
         return pctl_err(m->p, PLANCTL_ECONFLICT,
-                        "instance \"%s\" already exists; import it under "
-                        "another name with --as NAME",
+                        "the bundle's instance \"%s\" already exists here",
                         name);
     if (rc != PLANCTL_ENOTFOUND)
         return rc;
@@ -869,7 +868,7 @@ static int import_all(bundle_imp *m, json_t *instance, const char *name)
  * no step started.  *paused receives its id, or 0 when nothing was
  * active.
  */
-static int pause_active(bundle_imp *m, const char *name, int64_t *paused)
+static int pause_active(bundle_imp *m, int64_t *paused)
 {
     pctl_stmt *st = pctl_q(m->p, PCTL_Q_run_active);
     planctl_status status = PLANCTL_STATUS_PAUSED;
@@ -896,9 +895,8 @@ static int pause_active(bundle_imp *m, const char *name, int64_t *paused)
         return 0;
     }
     snprintf(msg, sizeof msg,
-             "paused on import, so that nothing of the bundle runs here; "
-             "'planctl resume %s' runs it",
-             name);
+             "paused on import, so that nothing of the bundle runs here "
+             "until it is resumed");
     c.entity = PLANCTL_ENTITY_RUN;
     c.id = *paused;
     c.actor = "planctl";
@@ -928,7 +926,7 @@ static int import_group(bundle_imp *m, json_t *instance, const char *name,
     if (rc == 0)
         rc = import_all(m, instance, name);
     if (rc == 0 && !keep_active)
-        rc = pause_active(m, name, &paused);
+        rc = pause_active(m, &paused);
     if (rc == 0 && (rc = pctl_stage_count(&runs, m, T_RUN)) == 0)
         rc = pctl_stage_count(&events, m, T_EVENT);
     if (rc == 0 &&
@@ -1020,8 +1018,7 @@ int planctl_import(char **out, planctl *p, const char *bundle, size_t len,
     if (out)
         *out = NULL;
     if (!bundle)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+        return pctl_err_arg(p, "bundle");
     return planctl_import_stream(out, p, opts, read_memory, &mem);
 }
 
@@ -1044,8 +1041,7 @@ static int same_name(bundle_stage *stage, planctl *p, int64_t a, int64_t b)
     if (rc == 0)
         rc = pctl_err(p, PLANCTL_EINVAL,
                       "the bundles hold two instances named \"%s\" (ids %lld "
-                      "and %lld where they came from); put each in a file of "
-                      "its own and import one with --as NAME",
+                      "and %lld where they came from)",
                       name, (long long)id[0], (long long)id[1]);
     pctl_free(name);
     pctl_free(ignored);
@@ -1103,8 +1099,7 @@ int planctl_import_stream(char **out, planctl *p,
     if (out)
         *out = NULL;
     if (!p || !opts || !read)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+        return pctl_err_arg(p, !p ? "p" : !opts ? "opts" : "read");
     if (opts->version < 1 || opts->version > PLANCTL_IMPORT_OPTIONS_VERSION)
         return pctl_err(p, PLANCTL_EINVAL, "unknown import options version %u",
                         opts->version);
@@ -1118,7 +1113,7 @@ int planctl_import_stream(char **out, planctl *p,
     if (rc == 0 && opts->as_name && count > 1)
         rc = pctl_err(p, PLANCTL_EINVAL,
                       "the bundles hold %lld instances, but a new name is for "
-                      "one; import without --as",
+                      "one",
                       (long long)count);
     if (rc == 0 && !(report = json_array()))
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");

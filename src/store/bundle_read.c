@@ -101,8 +101,7 @@ static int check_header(planctl *p, json_t *doc, const char *where)
     if (!json_is_object(doc) || !format ||
         strcmp(format, PLANCTL_BUNDLE_FORMAT) != 0)
         return pctl_err(p, PLANCTL_EINVAL,
-                        "%snot a planctl bundle: it has no \"format\": \"%s\"; "
-                        "make one with 'planctl export NAME'",
+                        "%snot a planctl bundle: it has no \"format\": \"%s\"",
                         where, PLANCTL_BUNDLE_FORMAT);
     if (!json_is_integer(v) || json_integer_value(v) < 1)
         return pctl_err(p, PLANCTL_EINVAL,

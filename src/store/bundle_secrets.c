@@ -64,10 +64,10 @@ static int missing_err(bundle_imp *m, const json_t *missing)
              ? pctl_err(m->p, PLANCTL_ENOMEM, "out of memory")
              : pctl_err(m->p, PLANCTL_EINVAL,
                         "the bundle leaves out the value%s of secret "
-                        "parameter%s %s (exported without --include-secrets); "
-                        "give %s with %s",
+                        "parameter%s %s (exported without secrets); give %s "
+                        "in the import's parameters",
                         n > 1 ? "s" : "", n > 1 ? "s" : "", names,
-                        n > 1 ? "them" : "it", flags);
+                        n > 1 ? "them" : "it");
     pctl_free(names);
     pctl_free(flags);
     return rc;
@@ -188,9 +188,9 @@ int pctl_bundle_secrets_check_unused(planctl *p,
         if (!found)
             return pctl_err(p, PLANCTL_EINVAL,
                             "parameter \"%s\" is not a secret parameter whose "
-                            "value the bundle leaves out: import -p gives "
-                            "only those; change other values after the "
-                            "import with 'planctl set'",
+                            "value the bundle leaves out: an import takes "
+                            "values only for those; change other values "
+                            "after the import",
                             pv->name);
     }
     return 0;

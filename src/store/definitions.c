@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/error.h"
 #include "core/pipeline.h"
 #include "core/timefmt.h"
 #include "store/store.h"
@@ -52,7 +53,8 @@ int planctl_definition_check(char **out, const char *json, size_t len,
     int rc = 0;
 
     if (!out || !json)
-        return PLANCTL_EINVAL;
+        return pctl_thread_err(PLANCTL_EINVAL, "missing argument: %s is NULL",
+                               !out ? "out" : "json");
     *out = NULL;
     for (i = 0; extra_kinds && extra_kinds[i] && rc == 0; i++)
         rc = pctl_kinds_add(&kinds, extra_kinds[i], NULL, NULL);
@@ -82,8 +84,8 @@ int planctl_kind_register(planctl *p, const char *kind,
 {
     int rc;
 
-    if (!p)
-        return PLANCTL_EINVAL;
+    if (!p || !kind)
+        return pctl_err_arg(p, !p ? "p" : "kind");
     if (!p->kinds) {
         p->kinds = pctl_calloc(1, sizeof(*p->kinds));
         if (!p->kinds)
@@ -127,8 +129,7 @@ static int report_invalid(planctl *p, const pctl_ferr_list *errs,
     if (errs->n == 1)
         rc = pctl_err(p, PLANCTL_EDEFINITION, "%s: %s", origin, line);
     else
-        rc = pctl_err(p, PLANCTL_EDEFINITION,
-                      "%s: %s (and %zu more; see 'planctl validate')", origin,
+        rc = pctl_err(p, PLANCTL_EDEFINITION, "%s: %s (and %zu more)", origin,
                       line, errs->n - 1);
     pctl_free(line);
     return rc;
@@ -149,8 +150,7 @@ int planctl_definition_apply(char **out, planctl *p, const char *json,
     if (out)
         *out = NULL;
     if (!p || !json)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+        return pctl_err_arg(p, !p ? "p" : "json");
     if (!origin)
         origin = "<definition>";
     /* The kinds this handle knows: the built-ins, and the registered. */
@@ -324,8 +324,7 @@ int planctl_definitions_json(char **out, planctl *p)
     int rc = 0, step;
 
     if (!out || !p)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+        return pctl_err_arg(p, !p ? "p" : "out");
     *out = NULL;
     st = pctl_q(p, PCTL_Q_def_list);
     if (!st)
@@ -382,8 +381,7 @@ int planctl_definition_body(char **out, planctl *p, const char *name,
     if (out)
         *out = NULL;
     if (!out || !p || !name)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+        return pctl_err_arg(p, !p ? "p" : !out ? "out" : "name");
     st = pctl_q(p, version ? PCTL_Q_def_body : PCTL_Q_def_latest_body);
     if (!st)
         return PLANCTL_ERROR;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "core/alloc.h"
+#include "core/error.h"
 #include "store/store.h"
 
 int pctl_err(planctl *p, int rc, const char *fmt, ...)
@@ -15,8 +16,14 @@ int pctl_err(planctl *p, int rc, const char *fmt, ...)
     char *msg;
     int n;
 
-    if (!p)
+    /* No handle to carry it: the thread's message does
+     * (planctl_thread_errmsg). */
+    if (!p) {
+        va_start(ap, fmt);
+        pctl_thread_verr(rc, fmt, ap);
+        va_end(ap);
         return rc;
+    }
     va_start(ap, fmt);
     n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
@@ -46,6 +53,11 @@ int pctl_err(planctl *p, int rc, const char *fmt, ...)
     pctl_free(p->errmsg);
     p->errmsg = msg; /* NULL reads as "out of memory" */
     return rc;
+}
+
+int pctl_err_arg(planctl *p, const char *name)
+{
+    return pctl_err(p, PLANCTL_EINVAL, "missing argument: %s is NULL", name);
 }
 
 const char *planctl_errmsg(const planctl *p)

@@ -74,8 +74,7 @@ int planctl_events_json(char **out, planctl *p,
     int rc = 0, step, tail;
 
     if (!out || !p)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+        return pctl_err_arg(p, !p ? "p" : "out");
     *out = NULL;
     if (!opts)
         opts = &defaults;

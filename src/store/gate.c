@@ -531,10 +531,16 @@ int planctl_transition(planctl *p, planctl_entity entity, int64_t id,
     int rc;
 
     if (!p)
-        return PLANCTL_EINVAL;
+        return pctl_err_arg(p, "p");
+    if ((unsigned)entity > PLANCTL_ENTITY_STEP)
+        return pctl_err(p, PLANCTL_EINVAL, "entity %d is not an entity",
+                        (int)entity);
     if ((unsigned)to >= PLANCTL_STATUS__COUNT ||
         (unsigned)from > PLANCTL_STATUS__COUNT)
-        return pctl_err(p, PLANCTL_EINVAL, "unknown status");
+        return pctl_err(p, PLANCTL_EINVAL, "%s %d is not a status",
+                        (unsigned)to >= PLANCTL_STATUS__COUNT ? "to" : "from",
+                        (unsigned)to >= PLANCTL_STATUS__COUNT ? (int)to
+                                                              : (int)from);
     c.entity = entity;
     c.id = id;
     c.from = from;

@@ -67,8 +67,7 @@ int planctl_gc(char **out, planctl *p, const planctl_gc_options *opts)
     pctl_stmt *st;
 
     if (!out || !p)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+        return pctl_err_arg(p, !p ? "p" : "out");
     *out = NULL;
     if (!opts)
         opts = &defaults;

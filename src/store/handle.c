@@ -9,6 +9,7 @@
 
 #include "core/alloc.h"
 #include "core/dbname.h"
+#include "core/error.h"
 #include "store/embed.h"
 #include "store/sql.h"
 #include "store/store.h"
@@ -23,13 +24,18 @@ int planctl_process_init(void)
         rl.rlim_cur = rl.rlim_max;
         (void)setrlimit(RLIMIT_NOFILE, &rl);
     }
-    return pctl_db_sqlite.process_init ? pctl_db_sqlite.process_init() : 0;
+    if (pctl_db_sqlite.process_init &&
+        pctl_db_sqlite.process_init() == PLANCTL_EBUSY)
+        return pctl_thread_err(PLANCTL_EBUSY,
+                               "SQLite is already initialised in this "
+                               "process: its memory statistics stay on");
+    return 0;
 }
 
 int planctl_set_event_limits(planctl *p, int64_t warn_at, int64_t max)
 {
     if (!p)
-        return PLANCTL_EINVAL;
+        return pctl_err_arg(p, "p");
     if (warn_at < 0 || max < 0)
         return pctl_err(p, PLANCTL_EINVAL,
                         "event limits must not be negative (0 keeps the "
@@ -59,11 +65,11 @@ int planctl_open(planctl **out, const char *path,
     int rc;
 
     if (!out)
-        return PLANCTL_EINVAL;
+        return pctl_err_arg(NULL, "out");
     *out = NULL;
     p = pctl_calloc(1, sizeof *p);
     if (!p)
-        return PLANCTL_ENOMEM;
+        return pctl_thread_err(PLANCTL_ENOMEM, "out of memory");
     *out = p;
     planctl_set_clock(p, NULL, NULL);
     p->check_cache = getenv("PLANCTL_CHECK_CACHE") &&
@@ -120,8 +126,7 @@ void planctl_close(planctl *p)
 int planctl_data_version(int64_t *out, planctl *p)
 {
     if (!out || !p)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+        return pctl_err_arg(p, !p ? "p" : "out");
     return pctl_data_version(out, p);
 }
 
@@ -131,7 +136,7 @@ int planctl_set_actor(planctl *p, const char *actor)
     size_t i;
 
     if (!p)
-        return PLANCTL_EINVAL;
+        return pctl_err_arg(p, "p");
     if (actor) {
         if (!*actor || strlen(actor) > 128)
             return pctl_err(p, PLANCTL_EINVAL,

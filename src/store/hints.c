@@ -67,31 +67,31 @@ static const char *hint_text(char *buf, size_t size, const char *best)
     return buf;
 }
 
-/* ENOTFOUND: "<what> \"<name>\" <state> (did you mean ...); <fix>", the
- * hint from the names query q gives. */
+/* ENOTFOUND: "<what> \"<name>\" <state> (did you mean ...)", the hint
+ * from the names query q gives.  How to fix it is the caller's to say, in
+ * its own words (the CLI's hints.c). */
 static int not_found(planctl *p, pctl_query q, const char *what,
-                     const char *name, const char *state, const char *fix)
+                     const char *name, const char *state)
 {
     char best[PCTL_NAME_MAX + 1], hint[PCTL_NAME_MAX + 32];
     int rc = closest_row(best, sizeof best, p, q, name);
 
     if (rc < 0)
         return rc;
-    return pctl_err(p, PLANCTL_ENOTFOUND, "%s \"%s\" %s%s; %s", what, name,
-                    state, hint_text(hint, sizeof hint, best), fix);
+    return pctl_err(p, PLANCTL_ENOTFOUND, "%s \"%s\" %s%s", what, name, state,
+                    hint_text(hint, sizeof hint, best));
 }
 
 int pctl_err_no_instance(planctl *p, const char *name)
 {
     return not_found(p, PCTL_Q_hint_instance_names, "instance", name,
-                     "not found", "see 'planctl instances'");
+                     "not found");
 }
 
 int pctl_err_no_definition(planctl *p, const char *name)
 {
     return not_found(p, PCTL_Q_hint_definition_names, "definition", name,
-                     "is not registered",
-                     "register it with 'planctl apply -f FILE'");
+                     "is not registered");
 }
 
 int pctl_err_no_plan(planctl *p, const pctl_def *def, const char *plan)

@@ -75,10 +75,8 @@ static int check_not_deleting(planctl *p, const pctl_instance_row *r,
 {
     if (!r->deleting)
         return 0;
-    return pctl_err(p, PLANCTL_ECONFLICT,
-                    "instance \"%s\" is being deleted; finish with 'planctl "
-                    "delete %s' (add --force after a failed cleanup)",
-                    name, name);
+    return pctl_err(p, PLANCTL_ECONFLICT, "instance \"%s\" is being deleted",
+                    name);
 }
 
 int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
@@ -96,8 +94,11 @@ int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
 
     if (!out || !p || !name || !definition || !ch ||
         (ch->nvalues && !ch->values))
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+        return pctl_err_arg(p, !p            ? "p"
+                               : !out        ? "out"
+                               : !name       ? "name"
+                               : !definition ? "definition"
+                                             : "params");
     memset(out, 0, sizeof *out);
     if (!pctl_name_valid(name))
         return pctl_err(p, PLANCTL_EINVAL,
@@ -369,12 +370,14 @@ int pctl_store_set(planctl_admitted *out, planctl *p, const char *name,
     change_req req = {name, NULL, ch, pf};
 
     if (!out || !p || !name || !change_args_ok(ch))
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+        return pctl_err_arg(p, !p      ? "p"
+                               : !out  ? "out"
+                               : !name ? "name"
+                                       : "params");
     if (ch->nvalues == 0 && ch->nunset == 0)
         return pctl_err(p, PLANCTL_EINVAL,
-                        "no parameter given; use -p NAME=VALUE or --unset "
-                        "NAME");
+                        "no parameter given: no value to set and none to "
+                        "unset");
     return change_instance(out, p, &req);
 }
 
@@ -385,8 +388,11 @@ int pctl_store_upgrade(planctl_admitted *out, planctl *p, const char *name,
     change_req req = {name, version, ch, pf};
 
     if (!out || !p || !name || !version || !change_args_ok(ch))
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+        return pctl_err_arg(p, !p         ? "p"
+                               : !out     ? "out"
+                               : !name    ? "name"
+                               : !version ? "version"
+                                          : "params");
     return change_instance(out, p, &req);
 }
 
@@ -441,8 +447,7 @@ int planctl_instance_delete_opts(int64_t *out, planctl *p, const char *name,
     int rc, force, archive;
 
     if (!out || !p || !name)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+        return pctl_err_arg(p, !p ? "p" : !out ? "out" : "name");
     *out = 0;
     if (!opts)
         opts = &defaults;
@@ -473,8 +478,7 @@ int planctl_instance_delete_opts(int64_t *out, planctl *p, const char *name,
         rc = pctl_err(p, PLANCTL_EINVAL,
                       "instance \"%s\" has a cleanup plan, which removes it "
                       "when it completes, after this command: nothing to "
-                      "archive now; add --force to remove it at once "
-                      "without cleanup, or export it before",
+                      "archive now",
                       name);
     if (rc == 0)
         rc = pctl_params_resolve(&snap, p, def, row.params);

@@ -295,8 +295,7 @@ int planctl_engines_json(char **out, planctl *p)
     int rc;
 
     if (!out || !p)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+        return pctl_err_arg(p, !p ? "p" : "out");
     *out = NULL;
     if ((rc = pctl_tx_read(p)) < 0)
         return rc;

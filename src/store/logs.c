@@ -33,9 +33,8 @@ static int find_run(json_t **run, planctl *p, int64_t instance_id,
         rc = *run ? 0 : pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     } else if (rc == PCTL_DONE && id) {
         rc = pctl_err(p, PLANCTL_ENOTFOUND,
-                      "run %lld not found for instance \"%s\"; see 'planctl "
-                      "history %s'",
-                      (long long)id, instance, instance);
+                      "run %lld not found for instance \"%s\"", (long long)id,
+                      instance);
     } else if (rc == PCTL_DONE) {
         rc = pctl_err(p, PLANCTL_ENOTFOUND, "instance \"%s\" has no run",
                       instance);
@@ -263,8 +262,7 @@ int planctl_logs_json(char **out, planctl *p, const char *instance,
     int rc;
 
     if (!out || !p || !instance)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+        return pctl_err_arg(p, !p ? "p" : !out ? "out" : "instance");
     *out = NULL;
     if (!opts)
         opts = &defaults;

@@ -549,8 +549,7 @@ int planctl_replay_json(char **out, planctl *p, const char *instance,
     int64_t now;
 
     if (!out || !p)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+        return pctl_err_arg(p, !p ? "p" : "out");
     *out = NULL;
     if (!opts)
         opts = &defaults;
@@ -690,8 +689,7 @@ int planctl_verify(char **out, planctl *p)
     int rc, step;
 
     if (!out || !p)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+        return pctl_err_arg(p, !p ? "p" : "out");
     *out = NULL;
     memset(&r, 0, sizeof r);
     if ((rc = pctl_tx_read(p)) < 0)

@@ -25,15 +25,17 @@ int pctl_store_trigger(planctl_admitted *out, planctl *p, const char *instance,
     int rc;
 
     if (!out || !p || !instance || !plan)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+        return pctl_err_arg(p, !p          ? "p"
+                               : !out      ? "out"
+                               : !instance ? "instance"
+                                           : "plan");
     memset(out, 0, sizeof *out);
     if (!opts)
         opts = &defaults;
     if (strcmp(plan, "cleanup") == 0)
         return pctl_err(p, PLANCTL_EINVAL,
-                        "plan \"cleanup\" runs only through 'planctl delete "
-                        "%s'",
+                        "plan \"cleanup\" runs only when instance \"%s\" is "
+                        "deleted",
                         instance);
     if ((rc = pctl_tx_begin(p)) < 0)
         return rc;
@@ -57,7 +59,7 @@ int pctl_store_trigger(planctl_admitted *out, planctl *p, const char *instance,
         a.reason = opts->reason;
         a.params_json = snap;
         a.queue = opts->queue;
-        a.busy_hint = "cancel it or use --queue";
+        a.busy_hint = "cancel it first, or queue the run";
         a.pf = pf;
         rc = pctl_admit(out, p, &a);
     }
@@ -107,9 +109,8 @@ static int load_old_run(old_run *out, planctl *p, int64_t instance_id,
         return pctl_q_fail(st, rc);
     if (run_id > 0)
         return pctl_err(p, PLANCTL_ENOTFOUND,
-                        "run %lld not found for instance \"%s\"; see "
-                        "'planctl history %s'",
-                        (long long)run_id, instance, instance);
+                        "run %lld not found for instance \"%s\"",
+                        (long long)run_id, instance);
     return pctl_err(p, PLANCTL_ENOTFOUND, "instance \"%s\" has no run yet",
                     instance);
 }
@@ -124,9 +125,13 @@ int pctl_store_retry(planctl_admitted *out, planctl *p, const char *instance,
     pctl_admission a = {0};
     int rc;
 
-    if (!out || !p || !instance || run_id < 0)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+    if (!out || !p || !instance)
+        return pctl_err_arg(p, !p ? "p" : !out ? "out" : "instance");
+    if (run_id < 0)
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "run_id %lld is negative: give a run's id, or 0 for "
+                        "the instance's latest run",
+                        (long long)run_id);
     memset(out, 0, sizeof *out);
     if ((rc = pctl_tx_begin(p)) < 0)
         return rc;
@@ -213,8 +218,7 @@ int planctl_run_cancel(int64_t *out, planctl *p, const char *instance,
     if (out)
         *out = 0;
     if (!p || !instance)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+        return pctl_err_arg(p, !p ? "p" : "instance");
     if ((rc = pctl_reason_check(p, reason)) < 0)
         return rc;
     if ((rc = pctl_tx_begin(p)) < 0)
@@ -256,8 +260,7 @@ static int pause_resume(int64_t *out, planctl *p, const char *instance,
     if (out)
         *out = 0;
     if (!p || !instance)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+        return pctl_err_arg(p, !p ? "p" : "instance");
     if ((rc = pctl_tx_begin(p)) < 0)
         return rc;
     rc = active_run(&id, &c.from, p, instance, pause ? "pause" : "resume");

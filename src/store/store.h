@@ -90,6 +90,11 @@ int pctl_err(planctl *p, int rc, const char *fmt, ...)
 #endif
     ;
 
+/* EINVAL with "missing argument: NAME is NULL", NAME as planctl.h names
+ * the parameter.  With p NULL (NAME "p") the thread's message takes it, as
+ * every pctl_err() on a NULL handle does. */
+int pctl_err_arg(planctl *p, const char *name);
+
 /* ---- the files under the handle (ident.c) ---- */
 
 /* Notes the device and inode of the database file and of its -wal (when

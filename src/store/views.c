@@ -386,8 +386,7 @@ int planctl_status_json(char **out, planctl *p, const char *instance,
     int rc;
 
     if (!out || !p || !instance)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+        return pctl_err_arg(p, !p ? "p" : !out ? "out" : "instance");
     *out = NULL;
     if (!opts)
         opts = &defaults;
@@ -415,13 +414,12 @@ int planctl_status_json(char **out, planctl *p, const char *instance,
                     rc = full_run(&pinned, p, st, 1);
                 } else {
                     pctl_reset(st);
-                    rc =
-                        rc == PCTL_DONE
-                            ? pctl_err(p, PLANCTL_ENOTFOUND,
-                                       "run %lld not found for instance "
-                                       "\"%s\"; see 'planctl history %s'",
-                                       (long long)opts->run, instance, instance)
-                            : pctl_q_fail(st, rc);
+                    rc = rc == PCTL_DONE
+                             ? pctl_err(p, PLANCTL_ENOTFOUND,
+                                        "run %lld not found for instance "
+                                        "\"%s\"",
+                                        (long long)opts->run, instance)
+                             : pctl_q_fail(st, rc);
                 }
             }
         }
@@ -522,8 +520,7 @@ int planctl_history_json(char **out, planctl *p, const char *instance,
     int rc, step = PCTL_DONE;
 
     if (!out || !p || !instance)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+        return pctl_err_arg(p, !p ? "p" : !out ? "out" : "instance");
     *out = NULL;
     if (!opts)
         opts = &defaults;
@@ -579,8 +576,7 @@ int planctl_instances_json(char **out, planctl *p)
     int rc;
 
     if (!out || !p)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
+        return pctl_err_arg(p, !p ? "p" : "out");
     *out = NULL;
     st = pctl_q(p, PCTL_Q_instance_list);
     if (!st)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "store/store.h"
 #include "web/web.h"
 
 #define SECURITY_HEADERS PLANCTL_WEB_SECURITY_HEADERS
@@ -244,10 +245,20 @@ int planctl_web_respond(planctl_web_response *out, planctl *p,
 
     if (out)
         memset(out, 0, sizeof *out);
-    if (!out || !p || !req || !req->method || !req->target ||
-        req->version != PLANCTL_WEB_REQUEST_VERSION ||
-        (opts && opts->version != PLANCTL_WEB_OPTIONS_VERSION))
-        return PLANCTL_EINVAL;
+    if (!out || !p || !req)
+        return pctl_err_arg(p, !p ? "p" : !out ? "out" : "req");
+    if (req->version != PLANCTL_WEB_REQUEST_VERSION)
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "web request of version %u: this library knows "
+                        "version %d",
+                        req->version, PLANCTL_WEB_REQUEST_VERSION);
+    if (!req->method || !req->target)
+        return pctl_err_arg(p, !req->method ? "req->method" : "req->target");
+    if (opts && opts->version != PLANCTL_WEB_OPTIONS_VERSION)
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "web options of version %u: this library knows "
+                        "version %d",
+                        opts->version, PLANCTL_WEB_OPTIONS_VERSION);
     memset(&r, 0, sizeof r);
     r.raw = req;
     r.opts = opts ? opts : &defaults;

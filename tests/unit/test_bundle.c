@@ -500,7 +500,7 @@ static void test_import_active(void **state)
     expect_text_of(f->dbb, "PAUSED", "SELECT status FROM runs WHERE id = 2");
     expect_text_of(f->dbb,
                    "paused on import, so that nothing of the bundle runs "
-                   "here; 'planctl resume kafka-paused' runs it",
+                   "here until it is resumed",
                    "SELECT message FROM runs WHERE id = 2");
     assert_int_equal(
         tu_raw_scalar(f->dbb, "SELECT count(*) FROM steps WHERE run_id = 2 "
@@ -585,8 +585,7 @@ static void test_import_twice(void **state)
     assert_int_equal(planctl_import_json(NULL, f->b, f->bundle, f->len, NULL),
                      0);
     expect_refused(f, NULL, f->bundle, f->len, NULL, PLANCTL_ECONFLICT,
-                   "instance \"zk\" already exists; import it under another "
-                   "name with --as NAME");
+                   "the bundle's instance \"zk\" already exists here");
     /* Under another name it goes in; the definition is reused, the uids
      * are fresh (they are unique in a database), retry_of follows. */
     if (planctl_import_json(NULL, f->b, f->bundle, f->len, "zk2") != 0)

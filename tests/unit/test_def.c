@@ -1087,7 +1087,7 @@ static void test_kinds(void **state)
               "values: \"Dummy\", \"Ext\", \"Plain\", \"shell\"; other kinds "
               "are known only to the handle that registered them "
               "(planctl_kind_register, an engine's executor) or when named "
-              "(--kind \"Kubernetes\", PLANCTL_KINDS)\n");
+              "as extra kinds\n");
     /* The built-ins alone. */
     got = kind_errors(json, 0, 1);
     assert_non_null(strstr(got, "tasks[1].kind: Unsupported value: \"Dumy\": "

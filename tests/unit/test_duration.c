@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -10,7 +11,9 @@
 #include <cmocka.h>
 
 #include "core/def.h"
+#include "core/schema.h"
 #include "core/timefmt.h"
+#include "engine/job.h"
 #include "planctl.h"
 
 static void test_parse_valid(void **state)
@@ -315,6 +318,47 @@ static void test_names(void **state)
     assert_false(pctl_name_valid(NULL));
 }
 
+/* The reference says what the code does (issue 33): every unit the
+ * parser takes is listed in the duration text, and the shell task's text
+ * says the output the engine keeps by default. */
+static void test_reference_agrees(void **state)
+{
+    static const char *const candidates[] = {
+        "ms", "us", "ns", "s", "m", "h", "d", "w", "y", "M", "D", "H", "S"};
+    const pctl_schema_node *shell = pctl_def_schema_node("tasks.spec.shell");
+    char text[64], word[8], flat[1024];
+    size_t i;
+    int64_t ms;
+
+    (void)state;
+    for (i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+        snprintf(text, sizeof text, "1%s", candidates[i]);
+        snprintf(word, sizeof word, " %s,", candidates[i]);
+        if (pctl_duration_parse(&ms, text) != 0)
+            continue;
+        /* Listed as "ms, s, m, h or d": each as a word of the list. */
+        if (!strstr(pctl_def_schema_duration_text, word)) {
+            snprintf(word, sizeof word, " %s (", candidates[i]);
+            if (!strstr(pctl_def_schema_duration_text, word)) {
+                snprintf(word, sizeof word, " %s or", candidates[i]);
+                if (!strstr(pctl_def_schema_duration_text, word))
+                    fail_msg("unit %s is taken but not in \"%s\"",
+                             candidates[i], pctl_def_schema_duration_text);
+            }
+        }
+    }
+    assert_non_null(shell);
+    snprintf(text, sizeof text, "last %d KiB", PCTL_OUTPUT_SIZE_DEFAULT / 1024);
+    /* The text's line breaks read as spaces. */
+    snprintf(flat, sizeof flat, "%s", shell->description);
+    for (i = 0; flat[i]; i++)
+        if (flat[i] == '\n')
+            flat[i] = ' ';
+    if (!strstr(flat, text))
+        fail_msg("the shell task's reference does not say \"%s\": %s", text,
+                 shell->description);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -325,6 +369,7 @@ int main(void)
         cmocka_unit_test(test_format_small_buffer),
         cmocka_unit_test(test_time_read),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_reference_agrees),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -464,8 +464,8 @@ static void test_run_event_limits(void **state)
                    "SELECT status FROM runs WHERE id = %lld", (long long)run);
     tu_expect_text(
         f->db,
-        "reached the limit of 30 events per run; see 'planctl events "
-        "i --run 1'",
+        "reached the limit of 30 events per run (run 1 of instance \"i\": "
+        "its events show what repeated)",
         "SELECT message FROM runs WHERE id = %lld", (long long)run);
     /* It stopped there, far from its 100 attempts. */
     assert_true(tu_scalar(f->db, "SELECT attempt FROM steps") < 20);

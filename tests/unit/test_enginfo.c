@@ -57,9 +57,8 @@ static void test_line(void **state)
 
     (void)state;
     pctl_engine_line(buf, sizeof buf, "./planctl.db", NULL, T0);
-    assert_string_equal(
-        buf, "no engine is running on ./planctl.db; start one with 'planctl "
-             "run'");
+    /* The state only: how to start one is the CLI's to say. */
+    assert_string_equal(buf, "no engine is running on ./planctl.db");
     pctl_engine_line(buf, sizeof buf, "./planctl.db", &e, T0);
     assert_string_equal(
         buf, "engine pid 1887 on vm since 14:02:05, last seen 2s ago");
@@ -71,8 +70,7 @@ static void test_line(void **state)
     e.alive = 0;
     e.last_seen_ms = T0 - 180000;
     pctl_engine_line(buf, sizeof buf, "./planctl.db", &e, T0);
-    assert_string_equal(buf, "engine pid 1887 on vm stopped renewing 3m ago; "
-                             "start one with 'planctl run'");
+    assert_string_equal(buf, "engine pid 1887 on vm stopped renewing 3m ago");
     /* Cut to the buffer, never past it. */
     pctl_engine_line(buf, 10, "./planctl.db", &e, T0);
     assert_string_equal(buf, "engine pi");

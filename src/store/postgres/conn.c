@@ -418,7 +418,7 @@ static int identify(pctl_pg_conn *pc, int *fresh)
         return pctl_err(p, PLANCTL_ENOTDB,
                         "schema %s of %s holds tables that are not "
                         "planctl's; give another schema (?schema=NAME) or "
-                        "database in --db or PLANCTL_DB",
+                        "database",
                         pc->uri.schema, p->path);
     r = PQexec(pc->pg, "SELECT "
                        "(SELECT value FROM meta WHERE key = 'application'), "
@@ -432,7 +432,7 @@ static int identify(pctl_pg_conn *pc, int *fresh)
         rc = pctl_err(p, PLANCTL_ENOTDB,
                       "schema %s of %s has a meta table that is not "
                       "planctl's; give another schema (?schema=NAME) or "
-                      "database in --db or PLANCTL_DB",
+                      "database",
                       pc->uri.schema, p->path);
     else
         p->schema_version = atoi(PQgetvalue(r, 0, 1));
@@ -581,9 +581,7 @@ static int pg_open_db(pctl_pg_conn *pc, const planctl_open_options *o)
     /* Worded as SQLite's for a missing file: the URI, schema included, is
      * the database; the same words whichever backend the user has. */
     if (fresh && (p->readonly || (o->flags & PLANCTL_OPEN_NOCREATE)))
-        return pctl_err(p, PLANCTL_ENOTFOUND,
-                        "database %s does not exist; create it with "
-                        "'planctl apply' or check --db",
+        return pctl_err(p, PLANCTL_ENOTFOUND, "database %s does not exist",
                         p->path);
     if (p->readonly) {
         if (p->schema_version < pctl_migrations_count)

@@ -232,15 +232,12 @@ static int identify(pctl_sqlite_conn *sc, int *fresh)
      * flipped): the second needs a backup, not another --db. */
     if ((rc == PLANCTL_ENOTDB || rc == PLANCTL_EIO) &&
         (sqlite3_errcode(sc->db) & 0xff) == SQLITE_CORRUPT)
-        return pctl_err(p, PLANCTL_EIO,
-                        "database %s is damaged (SQLite: %s); restore it "
-                        "from a backup, or run 'planctl verify' on a copy "
-                        "to see what can still be read",
+        return pctl_err(p, PLANCTL_EIO, "database %s is damaged (SQLite: %s)",
                         p->path, sqlite3_errstr(SQLITE_CORRUPT));
     if (rc == PLANCTL_ENOTDB || rc == PLANCTL_EIO)
         return pctl_err(p, PLANCTL_ENOTDB,
                         "%s is not a planctl database (not an SQLite file, or "
-                        "its header is damaged); check --db or PLANCTL_DB",
+                        "its header is damaged)",
                         p->path);
     if (rc < 0)
         return rc;
@@ -252,8 +249,7 @@ static int identify(pctl_sqlite_conn *sc, int *fresh)
         return 0;
     if (app_id != PLANCTL_APPLICATION_ID)
         return pctl_err(p, PLANCTL_ENOTDB,
-                        "%s is an SQLite database but not a planctl one; "
-                        "check --db or PLANCTL_DB",
+                        "%s is an SQLite database but not a planctl one",
                         p->path);
     if (version > pctl_migrations_count)
         return pctl_err(p, PLANCTL_ETOONEW,
@@ -404,9 +400,7 @@ static int sq_open_file(pctl_sqlite_conn *sc, const planctl_open_options *o)
                             "real path",
                             path);
         if (p->readonly || (o->flags & PLANCTL_OPEN_NOCREATE))
-            return pctl_err(p, PLANCTL_ENOTFOUND,
-                            "database %s does not exist; create it with "
-                            "'planctl apply' or check --db",
+            return pctl_err(p, PLANCTL_ENOTFOUND, "database %s does not exist",
                             path);
         if ((rc = create_file(p)) < 0)
             return rc;
@@ -466,10 +460,7 @@ static int sq_open_file(pctl_sqlite_conn *sc, const planctl_open_options *o)
      * created it: it is left as it is. */
     if (fresh && !created &&
         (p->readonly || (o->flags & PLANCTL_OPEN_NOCREATE)))
-        return pctl_err(p, PLANCTL_ENOTFOUND,
-                        "database %s is empty; create it with 'planctl "
-                        "apply' or check --db",
-                        path);
+        return pctl_err(p, PLANCTL_ENOTFOUND, "database %s is empty", path);
     if ((rc = configure(sc, o)) < 0)
         return rc;
     if (p->readonly) {

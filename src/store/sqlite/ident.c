@@ -83,8 +83,7 @@ int pctl_sqlite_ident_check(pctl_conn *c)
         return pctl_err(p, PLANCTL_EIO,
                         "the database's -wal file %s was removed and another "
                         "made while this process had it open; stopped "
-                        "without writing more: check the database with "
-                        "'planctl verify'",
+                        "without writing more",
                         wal);
     }
     if (!sc->ident_wal.known)
