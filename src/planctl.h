@@ -1,7 +1,10 @@
 /*
  * planctl.h - the public interface of libplanctl, an embeddable plan
- * execution engine that keeps every run, phase and step in a database
- * (an SQLite file).
+ * execution engine that keeps every run, phase and step in a database:
+ * a SQLite file on one machine, or a schema of a PostgreSQL database that
+ * several engines share (planctl_open() takes a file path or a
+ * postgresql:// URI).  It also answers the web page and its JSON API as
+ * a function of a request (planctl_web_respond()).
  *
  * Building against it: `pkg-config --cflags --libs planctl` (add --static
  * for libplanctl.a), or in CMake find_package(planctl) and link
@@ -38,9 +41,10 @@
  *   - The library never prints, exits or aborts on bad input.
  *
  * Threads:
- *   - A planctl handle owns one connection to its database (for SQLite,
- *     the only backend so far, opened without SQLite's own mutexes) and
- *     must be used by one thread at a time; the caller serialises.
+ *   - A planctl handle owns one connection to its database (a SQLite
+ *     connection opened without SQLite's own mutexes, or one PostgreSQL
+ *     session) and must be used by one thread at a time; the caller
+ *     serialises.
  *     Different handles, even on one database, are independent and may
  *     be used from different threads at once.
  *   - An engine (planctl_engine_*) and the handle it was given belong to
