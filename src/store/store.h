@@ -347,7 +347,7 @@ int pctl_attempt_live_output(planctl *p, int64_t token,
 int pctl_output_bytes_record(planctl *p, int64_t step_id, int attempt,
                              int64_t bytes);
 
-/* ---- task outputs (outputs.c) ---- */
+/* ---- task outputs (task_outputs.c) ---- */
 
 /* The outputs of the steps of run_id that have some, as one object
  * {"STEP": {outputs}} in definition order (an empty one when none).
@@ -498,7 +498,7 @@ int pctl_verify_instance(planctl *p, int64_t instance_id);
 int pctl_bundle_run_json(char **out, planctl *p, int64_t instance_id,
                          const char *instance, int64_t run_id);
 
-/* ---- not-found messages with "did you mean" (hints.c) ---- */
+/* ---- not-found messages with "did you mean" (closest.c) ---- */
 
 /* ENOTFOUND naming the instance, the definition or the plan of def, with
  * the closest existing name when one is close; or the error reading the

@@ -1,5 +1,5 @@
 /*
- * outfile.c - the files commands write beside the database (export --out,
+ * savefile.c - the files commands write beside the database (export --out,
  * history --svg, gc --archive): never the database itself, nor its -wal,
  * -shm or -journal.
  *

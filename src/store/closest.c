@@ -1,5 +1,5 @@
 /*
- * hints.c - "did you mean" for names that are not found: the closest
+ * closest.c - "did you mean" for names that are not found: the closest
  * registered instance, definition or plan name (by pctl_closest()'s edit
  * distance), worked into the not-found message.  Reading the names can
  * fail: then that error is returned instead of ENOTFOUND.

@@ -1,5 +1,5 @@
 /*
- * replay.c - runs the fuzz target once on every file of the corpus
+ * corpus_replay.c - runs the fuzz target once on every file of the corpus
  * directories given, so the corpus is a regression test without libFuzzer
  * (every build registers one as the ctest fuzz.<name>.replay).  Each
  * file's name is printed before it is fed, so when an input aborts, the

@@ -1,4 +1,4 @@
-/* preflight.c - the CLI side of preflight checks: --skip-preflight, the
+/* preflight_report.c - the CLI side of preflight checks: --skip-preflight, the
  * warnings of skipped checks, and the report of a refusal with -o json. */
 #include "cli.h"
 

@@ -1,4 +1,4 @@
-/* outputs.c - the task_outputs table (migration 0004): written by the
+/* task_outputs.c - the task_outputs table (migration 0004): written by the
  * gate, admission and import, read back for the tasks that use them (see
  * core/outputs.h for their form). */
 #include <jansson.h>
