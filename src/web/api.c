@@ -15,8 +15,11 @@
  * An action goes through the same library calls as the CLI's commands,
  * so it is admitted or refused by the same rules with the same message,
  * and its events name the actor the server gave (planctl_set_actor).
- * Errors are {"schema":1,"error":{"code":"ECONFLICT","message":"..."}}.
+ * Errors are {"schema":1,"error":{"code":"PLANCTL_ECONFLICT","message":
+ * "..."}}, in the API's words where the library's advice names a CLI flag.
  */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -404,6 +407,40 @@ static void api_action(web_res *res, planctl *p, const web_req *r,
 
 /* ---- documents ---- */
 
+/* The 400 of a query number that is not one, naming the parameter. */
+static void bad_number(web_res *res, const web_req *r)
+{
+    static const struct {
+        const char *key;
+        int64_t max;
+    } keys[] = {{"run", INT64_MAX},   {"before", INT64_MAX},
+                {"since", INT64_MAX}, {"limit", 100000},
+                {"tail", 100000},     {"attempt", 1000000}};
+    char msg[160];
+    size_t i;
+
+    snprintf(msg, sizeof msg,
+             "a number in the query is not a whole number "
+             "in range");
+    for (i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        int64_t v = 0;
+        int got = num(&v, r, keys[i].key);
+
+        if (got < 0 || (got > 0 && v > keys[i].max)) {
+            if (keys[i].max == INT64_MAX)
+                snprintf(msg, sizeof msg,
+                         "?%s= must be a whole number (0 or more)",
+                         keys[i].key);
+            else
+                snprintf(msg, sizeof msg,
+                         "?%s= must be a whole number from 0 to %lld",
+                         keys[i].key, (long long)keys[i].max);
+            break;
+        }
+    }
+    api_error(res, 400, API_EINVAL, msg);
+}
+
 static void instance_doc(web_res *res, planctl *p, const web_req *r,
                          const char *name, const char *what)
 {
@@ -453,8 +490,7 @@ static void instance_doc(web_res *res, planctl *p, const web_req *r,
         return;
     }
     if (bad)
-        api_error(res, 400, API_EINVAL,
-                  "a number in the query is not a whole number in range");
+        bad_number(res, r);
 }
 
 void pctl_web_api(web_res *res, planctl *p, const web_req *r)

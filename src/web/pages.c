@@ -210,8 +210,7 @@ static int admitted_flash(wb *w, const web_req *r, const char *done)
     if (!run || (strcmp(done, "trigger") && strcmp(done, "retry")) ||
         r->nseg != 2 || strcmp(r->seg[0], "instances"))
         return 0;
-    pctl_wb_add(w,
-                strcmp(done, "trigger") ? "Retry admitted: " : "Triggered: ");
+    pctl_wb_add(w, strcmp(done, "trigger") ? "Retried: " : "Triggered: ");
     run_link(w, r->seg[1], run);
     if (plan && *plan) {
         pctl_wb_add(w, " of plan \"");

@@ -415,6 +415,13 @@ static void test_api(void **state)
     assert_int_equal(ask(f, "GET", "/api/v1/instances/site/events?limit=x",
                          NULL, NULL, NULL),
                      400);
+    /* Named as the API names it: the query's parameter. */
+    assert_non_null(strstr(f->r.body, "?limit= must be a whole number from 0 "
+                                      "to 100000"));
+    assert_int_equal(ask(f, "GET", "/api/v1/instances/site/logs?attempt=-1",
+                         NULL, NULL, NULL),
+                     400);
+    assert_non_null(strstr(f->r.body, "?attempt= must be a whole number"));
     assert_non_null(strstr(f->r.body, "\"code\":\"PLANCTL_EINVAL\""));
     assert_int_equal(ask(f, "GET", "/api/v1/nothing", NULL, NULL, NULL), 404);
     assert_non_null(strstr(f->r.body, "\"code\":\"PLANCTL_ENOTFOUND\""));

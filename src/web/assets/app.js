@@ -152,7 +152,9 @@
 
   function livePath() {
     var q = new URLSearchParams(location.search);
-    q.delete("done");
+    // What an action said (?done=trigger&run=7&plan=deploy&position=2)
+    // is not part of the page's live region.
+    ["done", "run", "plan", "position"].forEach(function (k) { q.delete(k); });
     var s = q.toString();
     return location.pathname + (s ? "?" + s : "");
   }
