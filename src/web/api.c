@@ -15,16 +15,30 @@
  * An action goes through the same library calls as the CLI's commands,
  * so it is admitted or refused by the same rules with the same message,
  * and its events name the actor the server gave (planctl_set_actor).
- * Errors are {"schema":1,"error":{"code":"ECONFLICT","message":"..."}}.
+ * Errors are {"schema":1,"error":{"code":"PLANCTL_ECONFLICT","message":
+ * "..."}}, in the API's words where the library's advice names a CLI flag.
  */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/secrets.h"
 #include "store/store.h"
 #include "web/web.h"
 
 /* ---- answers ---- */
+
+/* Every error's code has the library's prefix: the library's own codes
+ * by planctl_errname(), and PLANCTL_EFORBIDDEN (403) and
+ * PLANCTL_EUNAUTHORIZED (401, src/cli/webserver.c) that only the server
+ * gives. */
+#define API_EINVAL "PLANCTL_EINVAL"
+#define API_ENOTFOUND "PLANCTL_ENOTFOUND"
+#define API_EFORBIDDEN "PLANCTL_EFORBIDDEN"
+
+static char *own_words(planctl *p, int api);
 
 static void json_text(web_res *res, int status, const char *text)
 {
@@ -57,8 +71,14 @@ static void api_error(web_res *res, int status, const char *code,
 
 static void api_failed(web_res *res, planctl *p, int rc)
 {
-    api_error(res, pctl_web_http_status(rc), planctl_errname(rc),
-              planctl_errmsg(p));
+    char *msg = own_words(p, 1);
+
+    if (!msg) {
+        res->body.oom = 1;
+        return;
+    }
+    api_error(res, pctl_web_http_status(rc), planctl_errname(rc), msg);
+    pctl_free(msg);
 }
 
 /* A library document (*text, which the call that gave rc set), or the
@@ -100,21 +120,30 @@ typedef struct act_args {
     int queue;
 } act_args;
 
+/* What an action did: the run it concerns; for a trigger or a retry,
+ * whether that run is QUEUED and its place in the queue (1 starts
+ * next), and its plan. */
+typedef struct act_result {
+    int64_t run;
+    int queued, position;
+    char plan[64];
+} act_result;
+
 /* Runs action (a plan given for a trigger) on instance as opts->actor,
- * then gives the handle its own actor back.  On success *run is the run
- * it concerns and 0 is returned; else the library's code (message in
- * p). */
+ * then gives the handle its own actor back.  On success *res says what
+ * it did and 0 is returned; else the library's code (message in p). */
 static int act(planctl *p, const web_req *r, const char *instance,
-               const char *action, const act_args *a, int64_t *run)
+               const char *action, const act_args *a, act_result *res)
 {
     planctl_admit_options ao = PLANCTL_ADMIT_OPTIONS_INIT;
     planctl_admitted adm;
+    int64_t *run = &res->run;
     int rc;
 
     char *own = p->actor; /* the handle's own actor, put back after */
 
     memset(&adm, 0, sizeof adm);
-    *run = 0;
+    memset(res, 0, sizeof *res);
     p->actor = NULL;
     if ((rc = planctl_set_actor(p, r->opts->actor ? r->opts->actor : "web")) <
         0) {
@@ -137,10 +166,48 @@ static int act(planctl *p, const web_req *r, const char *instance,
     } else {
         rc = planctl_run_resume(run, p, instance);
     }
+    if (rc == 0 && adm.run) {
+        res->queued = adm.status == PLANCTL_STATUS_QUEUED;
+        res->position = adm.queue_position;
+        snprintf(res->plan, sizeof res->plan, "%s", adm.plan);
+    }
     planctl_admitted_clear(&adm);
     planctl_set_actor(p, NULL);
     p->actor = own;
     return rc;
+}
+
+/*
+ * The library's advice names the CLI's flags where a command's flag is
+ * the way out ("cancel it or use --queue"); the API and the forms have
+ * their own words for the same thing.  The message of p in the words of
+ * the API (api set) or of the page, in a new string (NULL: out of
+ * memory).
+ */
+static char *own_words(planctl *p, int api)
+{
+    static const struct {
+        const char *cli, *api, *page;
+    } words[] = {
+        {"use --queue", "set \"queue\": true in the body",
+         "tick \"queue behind the active run\""},
+    };
+    const char *msg = planctl_errmsg(p);
+    wb w = WB_INIT;
+    size_t i, n;
+
+    for (i = 0; i < sizeof words / sizeof words[0]; i++) {
+        const char *at = strstr(msg, words[i].cli);
+
+        if (at) {
+            pctl_wb_addn(&w, msg, (size_t)(at - msg));
+            pctl_wb_add(&w, api ? words[i].api : words[i].page);
+            pctl_wb_add(&w, at + strlen(words[i].cli));
+            return pctl_wb_take(&w, &n);
+        }
+    }
+    pctl_wb_add(&w, msg);
+    return pctl_wb_take(&w, &n);
 }
 
 static int known_action(const char *a)
@@ -188,58 +255,77 @@ void pctl_web_action_form(web_res *res, planctl *p, const web_req *r,
     web_req form = *r;
     const char *why = refusal(r), *csrf;
     act_args a = {0};
-    int64_t run = 0;
+    act_result done;
     int rc;
 
     if (!known_action(action)) {
-        pctl_web_page_error(res, r, 404, "not found: no such action");
+        pctl_web_page_refused(res, r, 404, "not found: no such action", name);
         return;
     }
     if (why) {
-        pctl_web_page_error(res, r, 403, why);
+        pctl_web_page_refused(res, r, 403, why, name);
         return;
     }
     /* The form's fields join the query's (route.c keeps both in q). */
     if (!r->raw->content_type ||
         strncmp(r->raw->content_type, "application/x-www-form-urlencoded",
                 33) != 0) {
-        pctl_web_page_error(res, r, 415,
-                            "unsupported: send the form as "
-                            "application/x-www-form-urlencoded");
+        pctl_web_page_refused(res, r, 415,
+                              "unsupported: send the form as "
+                              "application/x-www-form-urlencoded",
+                              name);
         return;
     }
     csrf = pctl_web_param(&form, "csrf");
     if (!r->opts->csrf || strlen(r->opts->csrf) < 16 || !csrf ||
         !pctl_secret_equal(csrf, strlen(csrf), r->opts->csrf)) {
-        pctl_web_page_error(res, r, 403,
-                            "forbidden: the form's token is missing or stale; "
-                            "reload the page and try again");
+        pctl_web_page_refused(
+            res, r, 403,
+            "forbidden: the form's token is missing or stale; "
+            "reload the page and try again",
+            name);
         return;
     }
     a.plan = pctl_web_param(&form, "plan");
     a.reason = pctl_web_param(&form, "reason");
     a.queue = pctl_web_param(&form, "queue") != NULL;
     if (num(&a.run, &form, "run") < 0) {
-        pctl_web_page_error(res, r, 400,
-                            "invalid run: give a run id (a number) "
-                            "or leave it empty for the latest");
+        pctl_web_page_refused(res, r, 400,
+                              "invalid run: give a run id (a number) "
+                              "or leave it empty for the latest",
+                              name);
         return;
     }
     if (!strcmp(action, "trigger") && (!a.plan || !*a.plan)) {
-        pctl_web_page_error(res, r, 400,
-                            "missing plan: choose the plan to trigger");
+        pctl_web_page_refused(res, r, 400,
+                              "missing plan: choose the plan to trigger", name);
         return;
     }
-    if ((rc = act(p, r, name, action, &a, &run)) < 0) {
-        pctl_web_page_error(res, r, pctl_web_http_status(rc),
-                            planctl_errmsg(p));
+    if ((rc = act(p, r, name, action, &a, &done)) < 0) {
+        char *msg = own_words(p, 0);
+
+        if (!msg)
+            res->body.oom = 1;
+        else
+            pctl_web_page_refused(res, r, pctl_web_http_status(rc), msg, name);
+        pctl_free(msg);
         return;
     }
+    /* Back to the instance, whose page says what was done: the run, and
+     * for one admitted its plan and place in the queue. */
     res->status = 303;
     pctl_wb_add(&res->headers, "Location: /instances/");
     pctl_wb_url(&res->headers, name);
     pctl_wb_add(&res->headers, "?done=");
     pctl_wb_add(&res->headers, action);
+    if (done.run > 0)
+        pctl_wb_addf(&res->headers, "&run=%lld", (long long)done.run);
+    if (done.plan[0]) {
+        pctl_wb_add(&res->headers, "&plan=");
+        pctl_wb_url(&res->headers, done.plan);
+    }
+    if (done.queued && done.position > 0)
+        pctl_wb_addf(&res->headers, "&position=%d", done.position);
     pctl_wb_add(&res->headers, "\r\n");
     pctl_wb_add(&res->body, "done\n");
     res->type = "text/plain; charset=utf-8";
@@ -252,36 +338,36 @@ static void api_action(web_res *res, planctl *p, const web_req *r,
     json_t *body = NULL, *v;
     json_error_t jerr;
     act_args a = {0};
-    int64_t run = 0;
+    act_result done;
     int rc;
 
     if (!known_action(action)) {
         api_error(
-            res, 404, "ENOTFOUND",
+            res, 404, API_ENOTFOUND,
             "no such action: use trigger, cancel, pause, resume or retry");
         return;
     }
     if (why) {
-        api_error(res, 403, "EFORBIDDEN", why);
+        api_error(res, 403, API_EFORBIDDEN, why);
         return;
     }
     /* A JSON body cannot come from another site's form without the
      * browser asking this server first (CORS), which it never allows. */
     if (!r->raw->content_type ||
         strncmp(r->raw->content_type, "application/json", 16) != 0) {
-        api_error(res, 415, "EINVAL",
+        api_error(res, 415, API_EINVAL,
                   "unsupported: send a JSON object with Content-Type "
                   "application/json");
         return;
     }
     if (r->raw->body_len &&
         !(body = json_loadb(r->raw->body, r->raw->body_len, 0, &jerr))) {
-        api_error(res, 400, "EINVAL", "invalid JSON body");
+        api_error(res, 400, API_EINVAL, "invalid JSON body");
         return;
     }
     if (body && !json_is_object(body)) {
         json_decref(body);
-        api_error(res, 400, "EINVAL", "the body must be a JSON object");
+        api_error(res, 400, API_EINVAL, "the body must be a JSON object");
         return;
     }
     a.plan = json_string_value(json_object_get(body, "plan"));
@@ -292,27 +378,68 @@ static void api_action(web_res *res, planctl *p, const web_req *r,
         a.run = (int64_t)json_integer_value(v);
     else if (v && !json_is_null(v)) {
         json_decref(body);
-        api_error(res, 400, "EINVAL", "\"run\" must be a run id (a number)");
+        api_error(res, 400, API_EINVAL, "\"run\" must be a run id (a number)");
         return;
     }
     if (!strcmp(action, "trigger") && !a.plan) {
         json_decref(body);
-        api_error(res, 400, "EINVAL", "missing \"plan\": the plan to trigger");
+        api_error(res, 400, API_EINVAL,
+                  "missing \"plan\": the plan to trigger");
         return;
     }
-    rc = act(p, r, name, action, &a, &run);
+    rc = act(p, r, name, action, &a, &done);
     json_decref(body);
     if (rc < 0) {
         api_failed(res, p, rc);
         return;
     }
+    /* A trigger or a retry also says whether its run waits in the queue,
+     * and where: null when it did not queue. */
     json_doc(res, 200,
-             json_pack("{s:i, s:s, s:s, s:o}", "schema", 1, "instance", name,
-                       "action", action, "run",
-                       run > 0 ? json_integer(run) : json_null()));
+             json_pack("{s:i, s:s, s:s, s:o, s:o}", "schema", 1, "instance",
+                       name, "action", action, "run",
+                       done.run > 0 ? json_integer(done.run) : json_null(),
+                       "queue_position",
+                       done.queued && done.position > 0
+                           ? json_integer(done.position)
+                           : json_null()));
 }
 
 /* ---- documents ---- */
+
+/* The 400 of a query number that is not one, naming the parameter. */
+static void bad_number(web_res *res, const web_req *r)
+{
+    static const struct {
+        const char *key;
+        int64_t max;
+    } keys[] = {{"run", INT64_MAX},   {"before", INT64_MAX},
+                {"since", INT64_MAX}, {"limit", 100000},
+                {"tail", 100000},     {"attempt", 1000000}};
+    char msg[160];
+    size_t i;
+
+    snprintf(msg, sizeof msg,
+             "a number in the query is not a whole number "
+             "in range");
+    for (i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        int64_t v = 0;
+        int got = num(&v, r, keys[i].key);
+
+        if (got < 0 || (got > 0 && v > keys[i].max)) {
+            if (keys[i].max == INT64_MAX)
+                snprintf(msg, sizeof msg,
+                         "?%s= must be a whole number (0 or more)",
+                         keys[i].key);
+            else
+                snprintf(msg, sizeof msg,
+                         "?%s= must be a whole number from 0 to %lld",
+                         keys[i].key, (long long)keys[i].max);
+            break;
+        }
+    }
+    api_error(res, 400, API_EINVAL, msg);
+}
 
 static void instance_doc(web_res *res, planctl *p, const web_req *r,
                          const char *name, const char *what)
@@ -359,12 +486,11 @@ static void instance_doc(web_res *res, planctl *p, const web_req *r,
         if (!bad)
             answer(res, p, planctl_logs_json(&text, p, name, &o), &text);
     } else {
-        api_error(res, 404, "ENOTFOUND", "no such document");
+        api_error(res, 404, API_ENOTFOUND, "no such document");
         return;
     }
     if (bad)
-        api_error(res, 400, "EINVAL",
-                  "a number in the query is not a whole number in range");
+        bad_number(res, r);
 }
 
 void pctl_web_api(web_res *res, planctl *p, const web_req *r)
@@ -374,14 +500,14 @@ void pctl_web_api(web_res *res, planctl *p, const web_req *r)
 
     if (!get && strcmp(r->raw->method, "POST") != 0) {
         pctl_wb_add(&res->headers, "Allow: GET, HEAD, POST\r\n");
-        api_error(res, 405, "EINVAL", "method not allowed");
+        api_error(res, 405, API_EINVAL, "method not allowed");
         return;
     }
     if (!get) {
         if (r->nseg == 5 && !strcmp(r->seg[2], "instances"))
             api_action(res, p, r, r->seg[3], r->seg[4]);
         else
-            api_error(res, 405, "EINVAL", "only actions are POSTed");
+            api_error(res, 405, API_EINVAL, "only actions are POSTed");
         return;
     }
     if (r->nseg == 3 && !strcmp(r->seg[2], "instances"))
@@ -393,6 +519,6 @@ void pctl_web_api(web_res *res, planctl *p, const web_req *r)
     else if ((r->nseg == 4 || r->nseg == 5) && !strcmp(r->seg[2], "instances"))
         instance_doc(res, p, r, r->seg[3], r->nseg == 5 ? r->seg[4] : NULL);
     else
-        api_error(res, 404, "ENOTFOUND",
+        api_error(res, 404, API_ENOTFOUND,
                   "no such document: see /api/v1/instances");
 }

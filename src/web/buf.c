@@ -51,11 +51,41 @@ void pctl_wb_addf(wb *w, const char *fmt, ...)
     pctl_free(big);
 }
 
-/* Whether code point c reorders or hides text around it. */
+/* Whether code point c reorders text around it or hides text: the bidi
+ * controls, and the characters that take no room and show nothing (zero
+ * width spaces and joiners, the word joiner and the invisible operators,
+ * the byte order mark, the soft hyphen, the fillers and separators that
+ * draw nothing, the tag characters), with which "pay<U+200B>pal" would
+ * read as "paypal".  Format characters that draw a sign (the Arabic
+ * number signs) and the variation selectors of emoji are left. */
 static int is_format_control(uint32_t c)
 {
-    return c == 0x061C || c == 0x200E || c == 0x200F ||
-           (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069);
+    static const struct {
+        uint32_t lo, hi;
+    } ranges[] = {
+        {0x00AD, 0x00AD},   /* soft hyphen */
+        {0x034F, 0x034F},   /* combining grapheme joiner */
+        {0x061C, 0x061C},   /* Arabic letter mark */
+        {0x115F, 0x1160},   /* Hangul fillers */
+        {0x17B4, 0x17B5},   /* Khmer inherent vowels */
+        {0x180B, 0x180F},   /* Mongolian selectors, vowel separator */
+        {0x200B, 0x200F},   /* zero width space, (non-)joiner, LRM, RLM */
+        {0x2028, 0x202E},   /* line and paragraph separators, embeddings */
+        {0x2060, 0x206F},   /* word joiner, invisible operators, isolates */
+        {0x3164, 0x3164},   /* Hangul filler */
+        {0xFEFF, 0xFEFF},   /* zero width no-break space (BOM) */
+        {0xFFA0, 0xFFA0},   /* halfwidth Hangul filler */
+        {0xFFF9, 0xFFFB},   /* interlinear annotation */
+        {0x1BCA0, 0x1BCA3}, /* shorthand format controls */
+        {0x1D173, 0x1D17A}, /* musical format controls */
+        {0xE0000, 0xE007F}, /* tags */
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
+        if (c >= ranges[i].lo && c <= ranges[i].hi)
+            return 1;
+    return 0;
 }
 
 /* Decodes one UTF-8 sequence at s (n bytes left): its length, or 0 when

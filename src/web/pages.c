@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/def.h"
 #include "core/timefmt.h"
 #include "store/store.h"
@@ -24,6 +25,8 @@
 #define PAGE_SIZE 50
 /* A phase with more steps than this is shown folded, with its counts. */
 #define BIG_PHASE 25
+/* The runs an instance page shows: its last ones. */
+#define HISTORY_RUNS 20
 /* The events a run page shows: its last ones. */
 #define RUN_EVENTS 200
 
@@ -44,6 +47,9 @@ static void wrap(wb *w, const char *open, const char *text, const char *close)
     pctl_wb_add(w, close);
 }
 
+/* Each status's icon: characters that DejaVu Sans (the fonts Debian
+ * installs by default) draws, so that no icon is an empty box there
+ * (the pause sign U+23F8 is not among them: PAUSED is U+2016). */
 static const char *status_icon(const char *s)
 {
     static const char *const icons[PLANCTL_STATUS__COUNT] = {
@@ -51,7 +57,7 @@ static const char *status_icon(const char *s)
         [PLANCTL_STATUS_IN_PROGRESS] = "\xE2\x96\xB6", /* ▶ */
         [PLANCTL_STATUS_PENDING] = "\xE2\x97\x8B",     /* ○ */
         [PLANCTL_STATUS_QUEUED] = "\xE2\x8B\xAF",      /* ⋯ */
-        [PLANCTL_STATUS_PAUSED] = "\xE2\x8F\xB8",      /* ⏸ */
+        [PLANCTL_STATUS_PAUSED] = "\xE2\x80\x96",      /* ‖ */
         [PLANCTL_STATUS_ERROR] = "\xE2\x9A\xA0",       /* ⚠ */
         [PLANCTL_STATUS_FATAL_ERROR] = "\xE2\x9C\x96", /* ✖ */
         [PLANCTL_STATUS_CANCELLED] = "\xE2\x8A\x98",   /* ⊘ */
@@ -78,6 +84,19 @@ static void status_span(wb *w, const char *s)
     pctl_wb_add(w, "</span>");
 }
 
+/* An RFC 3339 time as "2026-11-21 14:03:05 UTC". */
+static void utc_text(wb *w, const char *iso)
+{
+    if (strlen(iso) >= 19) {
+        pctl_wb_addn(w, iso, 10);
+        pctl_wb_add(w, " ");
+        pctl_wb_addn(w, iso + 11, 8);
+        pctl_wb_add(w, " UTC");
+    } else {
+        pctl_wb_text(w, iso);
+    }
+}
+
 /* An RFC 3339 time from a document, shown in UTC until app.js makes it
  * local (with ago, as how long ago); "–" for null. */
 static void time_el_as(wb *w, const char *iso, int ago)
@@ -91,14 +110,7 @@ static void time_el_as(wb *w, const char *iso, int ago)
     pctl_wb_add(w, "\" title=\"");
     pctl_wb_text(w, iso);
     pctl_wb_add(w, "\">");
-    if (strlen(iso) >= 19) {
-        pctl_wb_addn(w, iso, 10);
-        pctl_wb_add(w, " ");
-        pctl_wb_addn(w, iso + 11, 8);
-        pctl_wb_add(w, " UTC");
-    } else {
-        pctl_wb_text(w, iso);
-    }
+    utc_text(w, iso);
     pctl_wb_add(w, "</time>");
 }
 
@@ -151,6 +163,45 @@ static void run_link(wb *w, const char *instance, int64_t run)
 
 /* ---- the frame ---- */
 
+/* A query value that is a whole number > 0, else 0. */
+static int64_t param_id(const web_req *r, const char *key)
+{
+    const char *v = pctl_web_param(r, key);
+    char *end;
+    long long n;
+
+    if (!v || *v < '0' || *v > '9')
+        return 0;
+    n = strtoll(v, &end, 10);
+    return *end || n <= 0 ? 0 : (int64_t)n;
+}
+
+/* What a trigger or a retry from the page admitted, as `planctl trigger`
+ * says it: "Triggered: run 7 of plan "deploy" queued (position 2)."
+ * from the address the form sent the page back to (api.c); 0 when it
+ * names no run. */
+static int admitted_flash(wb *w, const web_req *r, const char *done)
+{
+    int64_t run = param_id(r, "run"), pos = param_id(r, "position");
+    const char *plan = pctl_web_param(r, "plan");
+
+    if (!run || (strcmp(done, "trigger") && strcmp(done, "retry")) ||
+        r->nseg != 2 || strcmp(r->seg[0], "instances"))
+        return 0;
+    pctl_wb_add(w, strcmp(done, "trigger") ? "Retried: " : "Triggered: ");
+    run_link(w, r->seg[1], run);
+    if (plan && *plan) {
+        pctl_wb_add(w, " of plan \"");
+        pctl_wb_text(w, plan);
+        pctl_wb_add(w, "\"");
+    }
+    if (pos)
+        pctl_wb_addf(w, " queued (position %lld).", (long long)pos);
+    else
+        pctl_wb_add(w, " admitted.");
+    return 1;
+}
+
 /* The document up to its content: head, header, the flash of an action
  * just done.  Nothing for ?part=live. */
 static void page_head(web_res *res, const web_req *r, const char *title)
@@ -195,7 +246,8 @@ static void page_head(web_res *res, const web_req *r, const char *title)
     for (i = 0; done && i < sizeof flashes / sizeof flashes[0]; i++)
         if (!strcmp(done, flashes[i].action)) {
             pctl_wb_add(w, "<p id=\"flash\" role=\"status\">");
-            pctl_wb_add(w, flashes[i].said);
+            if (!admitted_flash(w, r, done))
+                pctl_wb_add(w, flashes[i].said);
             pctl_wb_add(w, "</p>");
         }
 }
@@ -250,8 +302,8 @@ int pctl_web_http_status(int rc)
     }
 }
 
-void pctl_web_page_error(web_res *res, const web_req *r, int status,
-                         const char *msg)
+static void error_page(web_res *res, const web_req *r, int status,
+                       const char *msg, const char *instance)
 {
     web_req plain = *r;
 
@@ -263,9 +315,29 @@ void pctl_web_page_error(web_res *res, const web_req *r, int status,
     res->type = "text/html; charset=utf-8";
     pctl_wb_add(&res->body, "<h1>Error</h1><p id=\"error\" role=\"alert\">");
     pctl_wb_text(&res->body, msg);
-    pctl_wb_add(&res->body, "</p><p><a href=\"/\">All instances</a></p>");
+    pctl_wb_add(&res->body, "</p><p>");
+    if (instance) {
+        pctl_wb_add(&res->body, "<a id=\"back\" href=\"");
+        instance_href(&res->body, instance);
+        pctl_wb_add(&res->body, "\">Back to ");
+        pctl_wb_text(&res->body, instance);
+        pctl_wb_add(&res->body, "</a> \xC2\xB7 ");
+    }
+    pctl_wb_add(&res->body, "<a href=\"/\">All instances</a></p>");
     page_main_end(res, &plain);
     page_end(res, &plain);
+}
+
+void pctl_web_page_error(web_res *res, const web_req *r, int status,
+                         const char *msg)
+{
+    error_page(res, r, status, msg, NULL);
+}
+
+void pctl_web_page_refused(web_res *res, const web_req *r, int status,
+                           const char *msg, const char *instance)
+{
+    error_page(res, r, status, msg, instance);
 }
 
 /* A library call failed: its message on an error page. */
@@ -484,12 +556,20 @@ static void step_li(wb *w, const json_t *step)
         pctl_wb_addf(w, " <span class=\"attempts\">attempt %lld/%lld</span>",
                      (long long)att, (long long)max);
     pctl_wb_add(w, " <span class=\"dur\">");
-    duration_el(w, step);
+    /* A step in ERROR waits for its next try: it does not run (`planctl
+     * status` says "next try in 5s", so does app.js from data-until). */
+    if (!js(step, "status") || strcmp(js(step, "status"), "ERROR") != 0)
+        duration_el(w, step);
     pctl_wb_add(w, "</span>");
     if (js(step, "next_attempt_at")) {
-        pctl_wb_add(w, " <span class=\"next\">next try ");
-        time_el(w, js(step, "next_attempt_at"));
-        pctl_wb_add(w, "</span>");
+        pctl_wb_add(w, " <span class=\"next\">next try <time data-until "
+                       "datetime=\"");
+        pctl_wb_text(w, js(step, "next_attempt_at"));
+        pctl_wb_add(w, "\" title=\"");
+        pctl_wb_text(w, js(step, "next_attempt_at"));
+        pctl_wb_add(w, "\">at ");
+        utc_text(w, js(step, "next_attempt_at"));
+        pctl_wb_add(w, "</time></span>");
     }
     wrap(w, "<div class=\"msg\">", js(step, "message"), "</div>");
     pctl_wb_add(w, "</li>");
@@ -671,18 +751,37 @@ static json_t *section_doc(wb *w, planctl *p, int rc, char **text)
     return doc;
 }
 
-static void history_section(wb *w, planctl *p, const char *name)
+/* The instance's last HISTORY_RUNS runs (newest first), or NULL with
+ * *err the library's message (a new string; NULL when out of memory). */
+static json_t *history_doc(planctl *p, const char *name, char **err)
 {
     planctl_history_options ho = PLANCTL_HISTORY_OPTIONS_INIT;
     char *text = NULL;
-    json_t *doc, *run;
+    json_t *doc = NULL;
+
+    *err = NULL;
+    ho.limit = HISTORY_RUNS;
+    if (planctl_history_json(&text, p, name, &ho) < 0)
+        *err = pctl_strdup(planctl_errmsg(p));
+    else if (!(doc = json_loads(text, 0, NULL)))
+        *err = pctl_strdup("out of memory");
+    planctl_free(text);
+    return doc;
+}
+
+/* The runs of history_doc(), or err. */
+static void history_section(wb *w, const char *name, const json_t *doc,
+                            const char *err)
+{
+    const json_t *run;
     size_t i;
 
     pctl_wb_add(w, "<section id=\"history\"><h2>History</h2>");
-    ho.limit = 20;
-    if (!(doc = section_doc(w, p, planctl_history_json(&text, p, name, &ho),
-                            &text)))
+    if (!doc) {
+        wrap(w, "<p class=\"error\">", err ? err : "out of memory", "</p>");
+        pctl_wb_add(w, "</section>");
         return;
+    }
     pctl_wb_add(w,
                 "<div class=\"scroll\"><table><thead><tr><th scope=\"col\">Run"
                 "</th><th scope=\"col\">Plan</th><th scope=\"col\">Status</th>"
@@ -715,7 +814,6 @@ static void history_section(wb *w, planctl *p, const char *name)
         pctl_wb_add(w, "</td></tr>");
     }
     pctl_wb_add(w, "</tbody></table></div></section>");
-    json_decref(doc);
 }
 
 /* A library document (*text, which the call that gave rc set, freed
@@ -746,13 +844,100 @@ static json_t *status_doc(web_res *res, planctl *p, const web_req *r,
     return page_doc(res, p, r, planctl_status_json(&text, p, name, &so), &text);
 }
 
-/* Opens the form of action on instance name, with the form token. */
-static void form_open(wb *w, const web_req *r, const char *name,
-                      const char *action)
+/* The actions of the page's forms, as bits of a set. */
+static const char *const action_names[] = {"trigger", "cancel", "pause",
+                                           "resume", "retry"};
+enum {
+    ACT_TRIGGER = 1,
+    ACT_CANCEL = 2,
+    ACT_PAUSE = 4,
+    ACT_RESUME = 8,
+    ACT_RETRY = 16
+};
+
+/* The status of run id in a history document's runs, else in a status
+ * document's plans; NULL when neither has it. */
+static const char *run_status(const json_t *doc, const json_t *hist, int64_t id)
 {
+    const json_t *o;
+    int64_t v = 0;
+    size_t i;
+
+    json_array_foreach(json_object_get(hist, "runs"), i,
+                       o) if (ji(&v, o, "id") && v == id) return js(o,
+                                                                    "status");
+    json_array_foreach(json_object_get(doc, "plans"), i, o)
+    {
+        const json_t *run = json_object_get(o, "run");
+
+        if (json_is_object(run) && ji(&v, run, "id") && v == id)
+            return js(run, "status");
+    }
+    return NULL;
+}
+
+/* The actions the library would take now (DESIGN.md, statuses and
+ * admission), from the instance's status document and its history:
+ * trigger always (queued behind an active run); cancel while a run is
+ * active; pause an IN_PROGRESS one, resume a PAUSED one; retry, with no
+ * run active, when the latest run ended FATAL_ERROR or CANCELLED (the
+ * run a retry without a run id takes). */
+static unsigned applicable(const json_t *doc, const json_t *hist)
+{
+    unsigned set = ACT_TRIGGER;
+    int64_t active = 0;
+    const char *st;
+
+    if (ji(&active, doc, "active_run")) {
+        st = run_status(doc, hist, active);
+        set |= ACT_CANCEL;
+        if (!st || !strcmp(st, "IN_PROGRESS"))
+            set |= ACT_PAUSE;
+        if (!st || !strcmp(st, "PAUSED"))
+            set |= ACT_RESUME;
+        return set;
+    }
+    st = js(json_array_get(json_object_get(hist, "runs"), 0), "status");
+    if (!hist ||
+        (st && (!strcmp(st, "FATAL_ERROR") || !strcmp(st, "CANCELLED"))))
+        set |= ACT_RETRY;
+    return set;
+}
+
+/* Inside the live region: the actions that apply now, for app.js to
+ * show only their forms as the page updates (the forms stay outside the
+ * region, so that an update never takes the text being typed). */
+static void applicable_div(wb *w, const web_req *r, unsigned set)
+{
+    size_t i;
+    int first = 1;
+
+    if (!r->opts->allow_actions || !r->opts->csrf)
+        return;
+    pctl_wb_add(w, "<div id=\"applicable\" hidden data-actions=\"");
+    for (i = 0; i < sizeof action_names / sizeof action_names[0]; i++)
+        if (set & (1u << i)) {
+            pctl_wb_add(w, first ? "" : " ");
+            pctl_wb_add(w, action_names[i]);
+            first = 0;
+        }
+    pctl_wb_add(w, "\"></div>");
+}
+
+/* Opens the form of action on instance name, with the form token;
+ * hidden when it does not apply now (set). */
+static void form_open(wb *w, const web_req *r, const char *name,
+                      const char *action, unsigned set)
+{
+    size_t i;
+
     pctl_wb_add(w, "<form method=\"post\" data-action=\"");
     pctl_wb_add(w, action);
-    pctl_wb_add(w, "\" action=\"");
+    pctl_wb_add(w, "\"");
+    for (i = 0; i < sizeof action_names / sizeof action_names[0]; i++)
+        if (!strcmp(action, action_names[i]) && !(set & (1u << i)))
+            pctl_wb_add(w, " hidden");
+    pctl_wb_add(w, " action=\"");
     instance_href(w, name);
     pctl_wb_add(w, "/");
     pctl_wb_add(w, action);
@@ -763,7 +948,7 @@ static void form_open(wb *w, const web_req *r, const char *name,
 
 /* The forms of the actions, outside the live region. */
 static void actions_section(wb *w, const web_req *r, const char *name,
-                            const json_t *doc)
+                            const json_t *doc, unsigned set)
 {
     const json_t *plan;
     size_t i;
@@ -777,7 +962,7 @@ static void actions_section(wb *w, const web_req *r, const char *name,
                        "</section>");
         return;
     }
-    form_open(w, r, name, "trigger");
+    form_open(w, r, name, "trigger", set);
     pctl_wb_add(w, "<label>Plan <select name=\"plan\">");
     json_array_foreach(json_object_get(doc, "plans"), i, plan)
         wrap(w, "<option>", js(plan, "name"), "</option>");
@@ -786,15 +971,15 @@ static void actions_section(wb *w, const web_req *r, const char *name,
            "maxlength=\"500\"></label> <label><input type=\"checkbox\" "
            "name=\"queue\" value=\"1\"> queue behind the active run</label> "
            "<button>Trigger</button></form>");
-    form_open(w, r, name, "cancel");
+    form_open(w, r, name, "cancel", set);
     pctl_wb_add(
         w, "<label>Reason <input name=\"reason\" maxlength=\"500\"></label> "
            "<button>Cancel the active run</button></form>");
-    form_open(w, r, name, "pause");
+    form_open(w, r, name, "pause", set);
     pctl_wb_add(w, "<button>Pause</button></form>");
-    form_open(w, r, name, "resume");
+    form_open(w, r, name, "resume", set);
     pctl_wb_add(w, "<button>Resume</button></form>");
-    form_open(w, r, name, "retry");
+    form_open(w, r, name, "retry", set);
     pctl_wb_add(w,
                 "<label>Run <input name=\"run\" inputmode=\"numeric\" "
                 "pattern=\"[0-9]*\" size=\"6\" placeholder=\"latest\"></label> "
@@ -805,13 +990,17 @@ static void actions_section(wb *w, const web_req *r, const char *name,
 void pctl_web_page_instance(web_res *res, planctl *p, const web_req *r,
                             const char *name)
 {
-    json_t *doc = status_doc(res, p, r, name, 0), *plan, *q;
+    json_t *doc = status_doc(res, p, r, name, 0), *plan, *q, *hist;
     const json_t *def;
     wb *w = &res->body;
+    char *herr = NULL;
+    unsigned set;
     size_t i;
 
     if (!doc)
         return;
+    hist = history_doc(p, name, &herr);
+    set = applicable(doc, hist);
     def = json_object_get(doc, "definition");
     page_head(res, r, name);
     if (!r->live) {
@@ -822,7 +1011,7 @@ void pctl_web_page_instance(web_res *res, planctl *p, const web_req *r,
         pctl_wb_add(w, "@");
         pctl_wb_text(w, js(def, "version"));
         pctl_wb_add(w, "</p>");
-        actions_section(w, r, name, doc);
+        actions_section(w, r, name, doc, set);
     }
     {
         wb path = {PCTL_BUF_INIT, 0};
@@ -836,6 +1025,7 @@ void pctl_web_page_instance(web_res *res, planctl *p, const web_req *r,
         page_main(res, r, s ? s : "/");
         free(s);
     }
+    applicable_div(w, r, set);
     engine_p(w, doc);
     pctl_wb_add(w, "<section id=\"tree\"><h2>Plans</h2><ul class=\"plans\">");
     json_array_foreach(json_object_get(doc, "plans"), i, plan)
@@ -874,9 +1064,11 @@ void pctl_web_page_instance(web_res *res, planctl *p, const web_req *r,
     }
     pctl_wb_add(w, "</section>");
     params_section(w, doc);
-    history_section(w, p, name);
+    history_section(w, name, hist, herr);
     page_main_end(res, r);
     page_end(res, r);
+    pctl_free(herr);
+    json_decref(hist);
     json_decref(doc);
 }
 
@@ -911,10 +1103,47 @@ static json_t *run_doc(web_res *res, planctl *p, const web_req *r,
     return NULL;
 }
 
-/* The attempts of a run, each with its output; *running set when one is
+/* Whether run has an attempt that has not ended. */
+static int has_running_attempt(const json_t *run)
+{
+    const json_t *phase, *step, *a;
+    size_t i, j, k;
+
+    json_array_foreach(json_object_get(run, "phases"), i, phase)
+        json_array_foreach(json_object_get(phase, "steps"), j, step)
+            json_array_foreach(json_object_get(step, "attempts"), k, a)
+    {
+        if (!js(a, "finished_at"))
+            return 1;
+    }
+    return 0;
+}
+
+/* The output so far of attempt num of step of phase, from a logs
+ * document's attempts, or NULL. */
+static const char *live_output(const json_t *logs, const char *phase,
+                               const char *step, int64_t num)
+{
+    const json_t *a;
+    int64_t n = 0;
+    size_t i;
+
+    json_array_foreach(logs, i, a)
+    {
+        if (ji(&n, a, "attempt") && n == num && js(a, "phase") && phase &&
+            !strcmp(js(a, "phase"), phase) && js(a, "step") && step &&
+            !strcmp(js(a, "step"), step))
+            return js(a, "output");
+    }
+    return NULL;
+}
+
+/* The attempts of a run, each with its output (an unfinished one's from
+ * logs, the attempts of a logs document: the status document has an
+ * attempt's output only once it has ended); *running set when one is
  * unfinished, *count and *done counted. */
-static void attempts_section(wb *w, const json_t *run, int *running,
-                             size_t *count, size_t *done)
+static void attempts_section(wb *w, const json_t *run, const json_t *logs,
+                             int *running, size_t *count, size_t *done)
 {
     const json_t *phase, *step, *a;
     size_t i, j, k;
@@ -950,12 +1179,21 @@ static void attempts_section(wb *w, const json_t *run, int *running,
                 (long long)code);
         pctl_wb_add(w, "</p>");
         wrap(w, "<p class=\"message\">", js(a, "message"), "</p>");
-        if (js(a, "output")) {
-            pctl_wb_add(w, "<pre class=\"output\" tabindex=\"0\">");
-            pctl_wb_text(w, js(a, "output"));
-            pctl_wb_add(w, "</pre>");
-        } else {
-            pctl_wb_add(w, "<p class=\"none\">No output.</p>");
+        {
+            const char *out = js(a, "finished_at")
+                                  ? js(a, "output")
+                                  : live_output(logs, js(phase, "name"),
+                                                js(step, "name"), num);
+
+            if (out) {
+                pctl_wb_add(w, "<pre class=\"output\" tabindex=\"0\">");
+                pctl_wb_text(w, out);
+                pctl_wb_add(w, "</pre>");
+            } else {
+                pctl_wb_add(w, js(a, "finished_at")
+                                   ? "<p class=\"none\">No output.</p>"
+                                   : "<p class=\"none\">No output yet.</p>");
+            }
         }
         pctl_wb_add(w, "</section>");
     }
@@ -1021,7 +1259,7 @@ void pctl_web_page_run(web_res *res, planctl *p, const web_req *r,
 {
     const json_t *run = NULL;
     const char *plan = NULL;
-    json_t *doc = run_doc(res, p, r, name, id, &run, &plan);
+    json_t *doc = run_doc(res, p, r, name, id, &run, &plan), *logs = NULL;
     wb *w = &res->body;
     char title[300];
     int running = 0;
@@ -1053,7 +1291,24 @@ void pctl_web_page_run(web_res *res, planctl *p, const web_req *r,
     pctl_wb_add(w, "<section id=\"tree\"><h2>Phases</h2>");
     phases_ul(w, plan, run);
     pctl_wb_add(w, "</section>");
-    attempts_section(w, run, &running, &count, &done);
+    /* The output running attempts wrote so far: what `planctl logs`
+     * shows (an attempt's output is in the status document once it has
+     * ended).  The page changes with it, and the server renders a page
+     * that follows output every second (X-Planctl-Follow below). */
+    if (has_running_attempt(run)) {
+        planctl_logs_options lo = PLANCTL_LOGS_OPTIONS_INIT;
+        char *text = NULL;
+
+        lo.run = id;
+        if (planctl_logs_json(&text, p, name, &lo) < 0)
+            wrap(w, "<p class=\"error\" id=\"logs-error\">", planctl_errmsg(p),
+                 "</p>");
+        else if (!(logs = json_loads(text, 0, NULL)))
+            w->oom = 1;
+        planctl_free(text);
+    }
+    attempts_section(w, run, json_object_get(logs, "attempts"), &running,
+                     &count, &done);
     pctl_wb_add(
         w, "<section id=\"timeline-box\"><h2>Timeline</h2><img id=\"timeline\" "
            "alt=\"The timeline of the run: a bar per attempt\" src=\"");
@@ -1071,6 +1326,7 @@ void pctl_web_page_run(web_res *res, planctl *p, const web_req *r,
      * again every second while an attempt runs. */
     if (running)
         pctl_wb_add(&res->headers, "X-Planctl-Follow: 1\r\n");
+    json_decref(logs);
     json_decref(doc);
 }
 
@@ -1125,8 +1381,11 @@ void pctl_web_page_engines(web_res *res, planctl *p, const web_req *r)
             else
                 pctl_wb_add(w, "all");
             pctl_wb_add(w, "</td><td>");
-            if (ji(&cap, e, "capacity"))
+            /* As `planctl engines` says it: 0 is no limit. */
+            if (ji(&cap, e, "capacity") && cap > 0)
                 pctl_wb_addf(w, "%lld", (long long)cap);
+            else if (ji(&cap, e, "capacity"))
+                pctl_wb_add(w, "no limit");
             pctl_wb_add(w, "</td></tr>");
         }
         pctl_wb_add(w, "</tbody></table></div>");

@@ -41,10 +41,12 @@ void pctl_wb_addf(wb *w, const char *fmt, ...)
     ;
 /* Text from the database or the request, as HTML text or an attribute
  * value in double quotes: & < > " ' escaped; C0 controls but newline and
- * tab, DEL, and the Unicode controls that reorder text (bidi overrides
- * and isolates, U+061C, U+200E-F, U+202A-E, U+2066-9) shown as a visible
- * "<U+202E>" instead, so that nothing a name or an output holds can hide
- * or reorder what is around it; bytes that are not UTF-8 as U+FFFD.
+ * tab, DEL, the Unicode controls that reorder text (bidi overrides and
+ * isolates, U+061C, U+200E-F, U+202A-E, U+2066-9) and the characters that
+ * show nothing (zero width spaces and joiners U+200B-D, U+2060-4, U+FEFF,
+ * the soft hyphen, fillers, tags: buf.c) shown as a visible "<U+202E>"
+ * instead, so that nothing a name or an output holds can hide or reorder
+ * what is around it; bytes that are not UTF-8 as U+FFFD.
  * NULL: nothing. */
 void pctl_wb_text(wb *w, const char *s);
 /* s as one percent-encoded path segment or query value. */
@@ -108,6 +110,10 @@ void pctl_web_page_engines(web_res *res, planctl *p, const web_req *r);
  * p#unauthorized. */
 void pctl_web_page_error(web_res *res, const web_req *r, int status,
                          const char *msg);
+/* The same for an action on instance that was refused: with a link back
+ * to the instance's page (p#back). */
+void pctl_web_page_refused(web_res *res, const web_req *r, int status,
+                           const char *msg, const char *instance);
 /* The status of a library error code as HTTP: 400, 404, 409 or 500. */
 int pctl_web_http_status(int rc);
 

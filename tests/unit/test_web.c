@@ -99,6 +99,74 @@ static void test_text_controls(void **state)
     }
 }
 
+/* c as UTF-8 into out (at least 5 bytes). */
+static void utf8_put(char *out, uint32_t c)
+{
+    unsigned char *o = (unsigned char *)out;
+
+    if (c < 0x80) {
+        *o++ = (unsigned char)c;
+    } else if (c < 0x800) {
+        *o++ = (unsigned char)(0xC0 | (c >> 6));
+        *o++ = (unsigned char)(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+        *o++ = (unsigned char)(0xE0 | (c >> 12));
+        *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+        *o++ = (unsigned char)(0x80 | (c & 0x3F));
+    } else {
+        *o++ = (unsigned char)(0xF0 | (c >> 18));
+        *o++ = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
+        *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+        *o++ = (unsigned char)(0x80 | (c & 0x3F));
+    }
+    *o = 0;
+}
+
+/* The characters that show nothing are shown as <U+XXXX>, between
+ * letters, so that "pay<U+200B>pal" cannot read as "paypal"; visible
+ * ones next to them are kept. */
+static void test_text_invisible(void **state)
+{
+    static const uint32_t hidden[] = {
+        0x00AD, 0x034F,  0x061C,  0x115F,  0x1160,  0x17B4,  0x17B5,  0x180B,
+        0x180E, 0x180F,  0x200B,  0x200C,  0x200D,  0x200E,  0x200F,  0x2028,
+        0x2029, 0x202A,  0x202E,  0x2060,  0x2061,  0x2062,  0x2063,  0x2064,
+        0x2066, 0x2069,  0x206A,  0x206F,  0x3164,  0xFEFF,  0xFFA0,  0xFFF9,
+        0xFFFB, 0x1BCA0, 0x1BCA3, 0x1D173, 0x1D17A, 0xE0001, 0xE0020, 0xE007F,
+    };
+    static const uint32_t shown[] = {
+        0x00A0, 0x00E9, 0x0600, 0x200A, 0x2010, 0x2030,  0x205F,
+        0x2070, 0x2714, 0xFE0F, 0xFEFE, 0xFFFC, 0x1F600, 0xE0080,
+    };
+    char in[16], want[64], c[8];
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof hidden / sizeof hidden[0]; i++) {
+        char *out;
+
+        utf8_put(c, hidden[i]);
+        snprintf(in, sizeof in, "a%sb", c);
+        snprintf(want, sizeof want, "a&lt;U+%04X&gt;b", (unsigned)hidden[i]);
+        out = text_of(in);
+        if (strcmp(out, want))
+            fail_msg("U+%04X: escaped as %s, expected %s", (unsigned)hidden[i],
+                     out, want);
+        free(out);
+    }
+    for (i = 0; i < sizeof shown / sizeof shown[0]; i++) {
+        char *out;
+
+        utf8_put(c, shown[i]);
+        snprintf(in, sizeof in, "a%sb", c);
+        out = text_of(in);
+        if (strcmp(out, in))
+            fail_msg("U+%04X: escaped as %s, expected it kept",
+                     (unsigned)shown[i], out);
+        free(out);
+    }
+}
+
 /* Random strings of markup characters, controls and UTF-8 pieces: the
  * escape is always inert, and without controls or bad bytes it decodes
  * back to the input. */
@@ -347,7 +415,21 @@ static void test_api(void **state)
     assert_int_equal(ask(f, "GET", "/api/v1/instances/site/events?limit=x",
                          NULL, NULL, NULL),
                      400);
+    /* Named as the API names it: the query's parameter. */
+    assert_non_null(strstr(f->r.body, "?limit= must be a whole number from 0 "
+                                      "to 100000"));
+    assert_int_equal(ask(f, "GET", "/api/v1/instances/site/logs?attempt=-1",
+                         NULL, NULL, NULL),
+                     400);
+    assert_non_null(strstr(f->r.body, "?attempt= must be a whole number"));
+    assert_non_null(strstr(f->r.body, "\"code\":\"PLANCTL_EINVAL\""));
     assert_int_equal(ask(f, "GET", "/api/v1/nothing", NULL, NULL, NULL), 404);
+    assert_non_null(strstr(f->r.body, "\"code\":\"PLANCTL_ENOTFOUND\""));
+    assert_int_equal(
+        ask(f, "GET", "/api/v1/instances/site/nothing", NULL, NULL, NULL), 404);
+    assert_non_null(strstr(f->r.body, "\"code\":\"PLANCTL_ENOTFOUND\""));
+    assert_int_equal(ask(f, "PUT", "/api/v1/instances", NULL, NULL, NULL), 405);
+    assert_non_null(strstr(f->r.body, "\"code\":\"PLANCTL_EINVAL\""));
     assert_int_equal(ask(f, "GET", "/api/v1/instances/site", NULL, NULL, NULL),
                      200);
     assert_null(strstr(f->r.body, "hunter2"));
@@ -362,6 +444,7 @@ static void test_actions(void **state)
     assert_int_equal(ask(f, "POST", "/api/v1/instances/site/trigger",
                          "application/json", "{\"plan\":\"other\"}", NULL),
                      403);
+    assert_non_null(strstr(f->r.body, "\"code\":\"PLANCTL_EFORBIDDEN\""));
     f->o.csrf = "0123456789abcdef0123456789abcdef";
     assert_int_equal(ask(f, "POST", "/instances/site/trigger", form,
                          "plan=other&csrf=0123456789abcdef0123456789abcdef",
@@ -397,17 +480,40 @@ static void test_actions(void **state)
                          "0123456789abcdef0123456789abcdef",
                          "http://127.0.0.1:8080"),
                      303);
+    /* Back to the instance, naming the run admitted and its plan. */
     assert_non_null(
-        strstr(f->r.headers, "Location: /instances/site?done=trigger\r\n"));
+        strstr(f->r.headers,
+               "Location: /instances/site?done=trigger&run=2&plan=other\r\n"));
+    assert_int_equal(ask(f, "GET",
+                         "/instances/site?done=trigger&run=2&plan=other", NULL,
+                         NULL, NULL),
+                     200);
+    assert_non_null(strstr(f->r.body,
+                           "Triggered: <a href=\"/instances/site/runs/2\">run "
+                           "2</a> of plan \"other\" admitted."));
     tu_expect_text(f->db->db, "web 10.0.0.7",
                    "SELECT actor FROM events WHERE message = 'r\xC3\xA9"
                    "ason one'");
-    /* Refused by the state: the library's message, 409. */
+    /* Refused by the state: the library's message, 409, in the page's
+     * words, with a link back to the instance. */
     assert_int_equal(ask(f, "POST", "/instances/site/trigger", form,
                          "plan=other&csrf=0123456789abcdef0123456789abcdef",
                          NULL),
                      409);
     assert_non_null(strstr(f->r.body, "is running plan"));
+    assert_non_null(strstr(f->r.body, "cancel it or tick &quot;queue behind "
+                                      "the active run&quot;"));
+    assert_null(strstr(f->r.body, "--queue"));
+    assert_non_null(
+        strstr(f->r.body, "<a id=\"back\" href=\"/instances/site\">"));
+    /* The same refused by the API: in its words, its code prefixed. */
+    assert_int_equal(ask(f, "POST", "/api/v1/instances/site/trigger",
+                         "application/json", "{\"plan\":\"other\"}", NULL),
+                     409);
+    assert_non_null(strstr(f->r.body, "\"code\":\"PLANCTL_ECONFLICT\""));
+    assert_non_null(
+        strstr(f->r.body, "cancel it or set \\\"queue\\\": true in the body"));
+    assert_null(strstr(f->r.body, "--queue"));
     /* The API: JSON only. */
     assert_int_equal(
         ask(f, "POST", "/api/v1/instances/site/cancel", form, "reason=x", NULL),
@@ -415,6 +521,7 @@ static void test_actions(void **state)
     assert_int_equal(ask(f, "POST", "/api/v1/instances/site/cancel",
                          "application/json", "[1]", NULL),
                      400);
+    assert_non_null(strstr(f->r.body, "\"code\":\"PLANCTL_EINVAL\""));
     /* An embedder's handle has an actor of its own: the action is
      * recorded as the web's, and the handle has its own back after. */
     assert_int_equal(planctl_set_actor(f->db->p, "controller"), 0);
@@ -434,7 +541,84 @@ static void test_actions(void **state)
     tu_expect_text(f->db->db, "controller",
                    "SELECT actor FROM events WHERE run_id = "
                    "(SELECT max(id) FROM runs) ORDER BY seq LIMIT 1");
+    /* Queued: the answer names the run and its place in the queue, and
+     * so does the page the form goes back to. */
+    assert_int_equal(ask(f, "POST", "/api/v1/instances/site/trigger",
+                         "application/json",
+                         "{\"plan\":\"deploy\",\"queue\":true}", NULL),
+                     200);
+    assert_non_null(strstr(f->r.body, "\"run\":4,"));
+    assert_non_null(strstr(f->r.body, "\"queue_position\":1"));
+    assert_int_equal(ask(f, "POST", "/instances/site/trigger", form,
+                         "plan=other&queue=1&csrf="
+                         "0123456789abcdef0123456789abcdef",
+                         NULL),
+                     303);
+    assert_non_null(strstr(f->r.headers, "Location: /instances/site?done="
+                                         "trigger&run=5&plan=other&position="
+                                         "2\r\n"));
+    assert_int_equal(ask(f, "GET",
+                         "/instances/site?done=trigger&run=5&plan=other&"
+                         "position=2",
+                         NULL, NULL, NULL),
+                     200);
+    assert_non_null(strstr(f->r.body, "run 5</a> of plan \"other\" "
+                                      "queued (position 2)."));
     assert_int_equal(planctl_set_actor(f->db->p, NULL), 0);
+}
+
+/* Whether the instance page of site offers exactly the actions of
+ * want ("trigger cancel"): div#applicable lists them, and the forms of
+ * the others are hidden. */
+static void assert_offered(fx *f, const char *want)
+{
+    static const char *const all[] = {"trigger", "cancel", "pause", "resume",
+                                      "retry"};
+    char tag[128];
+    size_t i;
+
+    assert_int_equal(ask(f, "GET", "/instances/site", NULL, NULL, NULL), 200);
+    snprintf(tag, sizeof tag,
+             "<div id=\"applicable\" hidden data-actions=\"%s\">", want);
+    if (!strstr(f->r.body, tag))
+        fail_msg("the page does not offer %s: no %s", want, tag);
+    for (i = 0; i < sizeof all / sizeof all[0]; i++) {
+        const char *form;
+        int offered = strstr(want, all[i]) != NULL, hidden;
+
+        snprintf(tag, sizeof tag, "<form method=\"post\" data-action=\"%s\"",
+                 all[i]);
+        form = strstr(f->r.body, tag);
+        assert_non_null(form);
+        hidden = !strncmp(form + strlen(tag), " hidden", 7);
+        if (hidden == offered)
+            fail_msg("form %s is %s, expected it %s (offered: %s)", all[i],
+                     hidden ? "hidden" : "shown", offered ? "shown" : "hidden",
+                     want);
+    }
+}
+
+/* Actions are offered where the library would take them. */
+static void test_offered_actions(void **state)
+{
+    fx *f = *state;
+    int64_t run = 0;
+
+    f->o.allow_actions = 1;
+    f->o.csrf = "0123456789abcdef0123456789abcdef";
+    /* Nothing active, the latest run COMPLETE: only a trigger. */
+    assert_offered(f, "trigger");
+    /* A PENDING run (no engine here): cancel it, not pause or resume. */
+    assert_int_equal(
+        planctl_plan_trigger(&run, f->db->p, "site", "other", NULL), 0);
+    assert_offered(f, "trigger cancel");
+    /* Cancelled: retry it. */
+    assert_int_equal(planctl_run_cancel(NULL, f->db->p, "site", NULL), 0);
+    assert_offered(f, "trigger retry");
+    /* A read-only page offers nothing and says so. */
+    f->o.allow_actions = 0;
+    assert_int_equal(ask(f, "GET", "/instances/site", NULL, NULL, NULL), 200);
+    assert_null(strstr(f->r.body, "id=\"applicable\""));
 }
 
 static void test_bad_calls(void **state)
@@ -467,12 +651,14 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_text_every_byte),
         cmocka_unit_test(test_text_controls),
+        cmocka_unit_test(test_text_invisible),
         cmocka_unit_test(test_text_random),
         cmocka_unit_test(test_url_every_byte),
         cmocka_unit_test_setup_teardown(test_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_live_and_etag, setup, teardown),
         cmocka_unit_test_setup_teardown(test_api, setup, teardown),
         cmocka_unit_test_setup_teardown(test_actions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_offered_actions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_calls, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

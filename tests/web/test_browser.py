@@ -243,7 +243,7 @@ class Env:
 
     def setup(self):
         self.cli("apply", "-f", DEFINITION)
-        for name in ("alpha", "broken", "live", "poll", "act", "ro"):
+        for name in ("alpha", "broken", "live", "poll", "ro"):
             self.cli("create", name, "--definition", "webtest")
         self.cli("create", "hostile", "--definition", "webtest", "-p", "NOTE=" + HOSTILE_NOTE)
         # Queued behind their deploy: a run that fails for good, printing a
@@ -838,6 +838,103 @@ def test_failed_output(env, t):
                  f"GET {url}: img#timeline did not load an image")
 
 
+# A definition of its own for test_running_output: a shell step that
+# prints a line, waits for a file the test creates, prints another, waits
+# for a second file.  Nothing in it depends on how long anything takes.
+FOLLOW_DEFINITION = {
+    "name": "webfollow", "version": "1",
+    "description": "test_running_output: a step that prints, then waits for files",
+    "parameters": [{"name": "GATE", "description": "the files to wait for: GATE.1, GATE.2"}],
+    "tasks": [{"name": "talk", "kind": "shell", "spec": {
+        "command": "echo WEBTEST-LIVE-FIRST; "
+                   "while [ ! -e \"$PLANCTL_PARAM_GATE.1\" ]; do sleep 0.05; done; "
+                   "echo WEBTEST-LIVE-SECOND; "
+                   "while [ ! -e \"$PLANCTL_PARAM_GATE.2\" ]; do sleep 0.05; done",
+        "timeout": "10m"}}],
+    "plans": {"deploy": {"phases": [{"name": "only", "steps": [
+        {"name": "talk", "tasks": ["talk"]}]}]}},
+}
+
+
+# test_actions' own definition: its plan "hold" runs until a file the
+# case creates at its end appears, so that pause, resume and cancel find
+# the run going however long each of them takes.
+HOLD_DEFINITION = {
+    "name": "webhold", "version": "1",
+    "description": "test_actions: a plan that runs until a file appears",
+    "parameters": [{"name": "GATE", "description": "the file that ends the hold steps"}],
+    "tasks": [{"name": "quick", "kind": "Dummy"},
+              {"name": "hold", "kind": "shell", "spec": {
+                  "command": "while [ ! -e \"$PLANCTL_PARAM_GATE\" ]; do sleep 0.05; done",
+                  "timeout": "10m"}}],
+    "plans": {"deploy": {"phases": [{"name": "only", "steps": [
+                  {"name": "quick", "tasks": ["quick"]}]}]},
+              "hold": {"phases": [{"name": "wait", "steps": [
+                  {"name": "first", "tasks": ["hold"]},
+                  {"name": "second", "tasks": ["hold"]}]}]}},
+}
+
+
+def test_running_output(env, t):
+    """A running attempt's output shows on its run page and grows there
+    without a reload, over the stream and when polling."""
+    srv = env.servers["ro"]
+    name = "follow"
+    gate = os.path.join(env.tmp, "follow-gate")
+    path = os.path.join(env.tmp, "webfollow.json")
+    with open(path, "w") as f:
+        json.dump(FOLLOW_DEFINITION, f)
+    env.cli("apply", "-f", path)
+    # Creating it runs its deploy plan.
+    env.cli("create", name, "--definition", "webfollow", "-p", "GATE=" + gate)
+
+    def running_output(text):
+        """The running attempt's output once `planctl logs` has TEXT in it."""
+        def check():
+            for a in env.json("logs", name)["attempts"]:
+                if a["finished_at"] is None and text in (a["output"] or ""):
+                    return a
+        return check
+    try:
+        a = env.wait_cli(running_output("WEBTEST-LIVE-FIRST"),
+                         "planctl logs to show the running attempt's first line", timeout=30)
+        url = f"{srv.url}/instances/{name}/runs/{a['run']}"
+        sec = f'#attempts section.attempt[data-step="talk"][data-attempt="{a["attempt"]}"]'
+        sse = t.page()
+        load(t, sse, url)
+        poll = t.page()
+        poll.add_init_script("window.EventSource = undefined;")
+        load(t, poll, url)
+        for page, how in ((sse, "sse"), (poll, "poll")):
+            out = text_of(page, sec + " pre.output")
+            t.expect(out is not None and "WEBTEST-LIVE-FIRST" in out,
+                     f"GET {url} ({how}): the running attempt's {sec} pre.output is {out!r}, "
+                     f"expected the line it printed, WEBTEST-LIVE-FIRST (planctl logs has it)")
+            st = page.evaluate(f"document.querySelector({json.dumps(sec + ' h3 span.status')})"
+                               "?.dataset.status ?? null")
+            t.expect(st == "IN_PROGRESS", f"GET {url} ({how}): the attempt shows {st!r}, "
+                                          f"expected IN_PROGRESS")
+            page.wait_for(f"document.documentElement.dataset.live === {json.dumps(how)}",
+                          timeout=5, what=f"html[data-live={how}]")
+            page.evaluate("window.__marker = 'no reload'")
+        # The output grows while the page is open: it follows.
+        open(gate + ".1", "w").close()
+        env.wait_cli(running_output("WEBTEST-LIVE-SECOND"),
+                     "planctl logs to show the running attempt's second line", timeout=30)
+        for page, how in ((sse, "sse"), (poll, "poll")):
+            page.wait_for("(document.querySelector(%s)?.textContent ?? '')"
+                          ".includes('WEBTEST-LIVE-SECOND')" % json.dumps(sec + " pre.output"),
+                          timeout=15, what=f"the second line on the open run page ({how})")
+            t.expect(page.evaluate("window.__marker") == "no reload",
+                     f"the run page ({how}) reloaded to show the output")
+        shot(env, sse, "run-running-output")
+    finally:
+        open(gate + ".1", "w").close()
+        open(gate + ".2", "w").close()
+    env.wait_cli(lambda: (env.plan_run(name, "deploy") or {}).get("status") == "COMPLETE",
+                 f"the deploy run of {name} to complete", timeout=30)
+
+
 def _submit(env, t, page, action, fields):
     """Fill form[data-action=ACTION] and click its submit button, as a
     user; waits for the page that answers.  Returns (path+query, status).
@@ -949,6 +1046,54 @@ def test_actions(env, t):
     t.expect(srv.mode == "actions allowed", f"--allow-actions: its line says ({srv.mode})")
     name = "act"
     url = f"{srv.url}/instances/{name}"
+    # Its own definition: a plan whose steps run until a file appears, so
+    # that a run is still going whatever each step of this case takes.
+    gate = os.path.join(env.tmp, "act-gate")
+    path = os.path.join(env.tmp, "webhold.json")
+    with open(path, "w") as f:
+        json.dump(HOLD_DEFINITION, f)
+    env.cli("apply", "-f", path)
+    env.cli("create", name, "--definition", "webhold", "-p", "GATE=" + gate)
+    env.wait_cli(lambda: (env.plan_run(name, "deploy") or {}).get("status") == "COMPLETE",
+                 f"the deploy run of {name} to complete")
+    try:
+        _actions(env, t, srv, name, url)
+    finally:
+        open(gate, "w").close()
+
+
+def _offered(page):
+    """The actions whose forms the page shows."""
+    return page.evaluate("[...document.querySelectorAll('#actions form[data-action]')]"
+                         ".filter(f => !f.hidden && f.offsetParent !== null)"
+                         ".map(f => f.dataset.action)")
+
+
+# The icons (span.status > span[aria-hidden]) that the page's fonts do not
+# have: drawn on a canvas in the icon's own font, each is compared with a
+# code point no font has (U+0378, unassigned), which draws the font's
+# empty box.
+TOFU_ICONS = r"""
+(() => {
+  const c = document.createElement('canvas'); c.width = 64; c.height = 64;
+  const x = c.getContext('2d');
+  const draw = (ch, font) => {
+    x.clearRect(0, 0, 64, 64); x.font = font; x.fillStyle = '#000';
+    x.textBaseline = 'top'; x.fillText(ch, 8, 8);
+    return Array.from(x.getImageData(0, 0, 64, 64).data).join(',');
+  };
+  const bad = new Set();
+  for (const s of document.querySelectorAll('span.status > span[aria-hidden]')) {
+    const font = getComputedStyle(s).font;
+    if (draw(s.textContent.trim(), font) === draw('͸', font))
+      bad.add(s.parentElement.dataset.status + ' ' + s.textContent.trim());
+  }
+  return [...bad];
+})()
+"""
+
+
+def _actions(env, t, srv, name, url):
 
     def fresh():
         # Each step in a tab of its own: a page left in one tab keeps its
@@ -963,26 +1108,50 @@ def test_actions(env, t):
         return p
     page = fresh()
     t.expect(not exists(page, "#actions p#readonly"), "--allow-actions: p#readonly shown")
+    # Only what applies is offered: nothing runs, the last run COMPLETE.
+    got = _offered(page)
+    t.expect(got == ["trigger"], f"no active run, the last COMPLETE: forms offered {got}, "
+                                 f"expected only trigger")
 
     # trigger
     seq = env.last_seq(name)
-    where, status = _submit(env, t, page, "trigger", {"plan": "slow", "reason": "from the web page"})
-    t.expect(where == f"/instances/{name}?done=trigger" and status == 200,
-             f"trigger: landed on {where} ({status}), expected /instances/{name}?done=trigger")
+    where, status = _submit(env, t, page, "trigger", {"plan": "hold", "reason": "from the web page"})
+    t.expect(where.startswith(f"/instances/{name}?done=trigger&") and status == 200,
+             f"trigger: landed on {where} ({status}), expected /instances/{name}?done=trigger&...")
     t.expect(exists(page, "p#flash"), "trigger: no p#flash on the page after it")
-    run = env.wait_cli(lambda: env.plan_run(name, "slow"), "a slow run")
+    run = env.wait_cli(lambda: env.plan_run(name, "hold"), "a hold run")
+    # The page after it names the run, as `planctl trigger` does.
+    flash = (text_of(page, "p#flash") or "").strip()
+    want = f'Triggered: run {run["id"]} of plan "hold" admitted.'
+    t.expect(flash == want, f"trigger: p#flash says {flash!r}, expected {want!r}")
+    t.expect(exists(page, f'p#flash a[href="/instances/{name}/runs/{run["id"]}"]'),
+             "trigger: p#flash does not link to the run")
     t.expect(run["reason"] == "from the web page", f"trigger: run reason {run['reason']!r}")
     _actor_check(env, t, name, seq, "PENDING", "trigger")
-    env.wait_cli(lambda: env.plan_run(name, "slow")["status"] == "IN_PROGRESS",
+    env.wait_cli(lambda: env.plan_run(name, "hold")["status"] == "IN_PROGRESS",
                  "the triggered run to be IN_PROGRESS")
 
     # pause
     page = fresh()
+    got = _offered(page)
+    t.expect(got == ["trigger", "cancel", "pause"],
+             f"a run IN_PROGRESS: forms offered {got}, expected trigger, cancel, pause")
     seq = env.last_seq(name)
     where, status = _submit(env, t, page, "pause", {})
-    t.expect(where == f"/instances/{name}?done=pause", f"pause: landed on {where}")
-    env.wait_cli(lambda: env.plan_run(name, "slow")["status"] == "PAUSED", "the run to be PAUSED")
+    t.expect(where.startswith(f"/instances/{name}?done=pause"), f"pause: landed on {where}")
+    env.wait_cli(lambda: env.plan_run(name, "hold")["status"] == "PAUSED", "the run to be PAUSED")
     _actor_check(env, t, name, seq, "PAUSED", "pause")
+    page = fresh()
+    got = _offered(page)
+    t.expect(got == ["trigger", "cancel", "resume"],
+             f"a run PAUSED: forms offered {got}, expected trigger, cancel, resume")
+    # The PAUSED icon is drawn by the fonts this machine has (Debian's
+    # DejaVu), as is every other icon on the page.
+    t.expect(exists(page, 'span.status[data-status="PAUSED"] > span[aria-hidden]'),
+             "a run PAUSED: no span.status[data-status=PAUSED] with its icon")
+    bad = page.evaluate(TOFU_ICONS)
+    t.expect(not bad, f"status icons the page's fonts cannot draw (an empty box): {bad}")
+    shot(env, page, "instance-paused")
 
     # Forged resumes: the csrf of the page with another Origin, then no
     # csrf at all.  Both 403, the run stays PAUSED.
@@ -1005,28 +1174,28 @@ def test_actions(env, t):
     for form, what in (({}, "without csrf"), ({"csrf": "0" * 32}, "with a wrong csrf")):
         s, _, _ = http("POST", f"{url}/resume", hdrs, urllib.parse.urlencode(form).encode())
         t.expect(s == 403, f"POST {url}/resume {what} (Origin {srv.url}): {s}, expected 403")
-    t.expect(env.plan_run(name, "slow")["status"] == "PAUSED",
+    t.expect(env.plan_run(name, "hold")["status"] == "PAUSED",
              "a refused resume resumed the run anyway")
     # The control: the same request with the page's own origin goes through
     # (so the 403 above was for the origin, not for a missing cookie).
     hdrs["Origin"] = srv.url
     s, h, _ = http("POST", f"{url}/resume", hdrs, urllib.parse.urlencode({"csrf": csrf or ""}).encode())
-    t.expect(s == 303 and (h.get("Location") or "").endswith(f"/instances/{name}?done=resume"),
+    t.expect(s == 303 and f"/instances/{name}?done=resume" in (h.get("Location") or ""),
              f"POST {url}/resume with csrf and its own Origin: {s} Location {h.get('Location')!r}, "
              f"expected 303 to /instances/{name}?done=resume")
-    env.wait_cli(lambda: env.plan_run(name, "slow")["status"] == "IN_PROGRESS",
+    env.wait_cli(lambda: env.plan_run(name, "hold")["status"] == "IN_PROGRESS",
                  "the run to be IN_PROGRESS after the resume")
 
     # pause, resume again, through the forms.
     page = fresh()
     _submit(env, t, page, "pause", {})
-    env.wait_cli(lambda: env.plan_run(name, "slow")["status"] == "PAUSED", "the run to be PAUSED")
+    env.wait_cli(lambda: env.plan_run(name, "hold")["status"] == "PAUSED", "the run to be PAUSED")
     page = fresh()
     seq = env.last_seq(name)
     where, _ = _submit(env, t, page, "resume", {})
-    t.expect(where == f"/instances/{name}?done=resume", f"resume: landed on {where}")
+    t.expect(where.startswith(f"/instances/{name}?done=resume"), f"resume: landed on {where}")
     t.expect(exists(page, "p#flash"), "resume: no p#flash")
-    env.wait_cli(lambda: env.plan_run(name, "slow")["status"] == "IN_PROGRESS",
+    env.wait_cli(lambda: env.plan_run(name, "hold")["status"] == "IN_PROGRESS",
                  "the run to be IN_PROGRESS after the resume form")
     _actor_check(env, t, name, seq, "IN_PROGRESS", "resume")
 
@@ -1034,26 +1203,41 @@ def test_actions(env, t):
     page = fresh()
     seq = env.last_seq(name)
     where, _ = _submit(env, t, page, "cancel", {"reason": "cancelled from the web"})
-    t.expect(where == f"/instances/{name}?done=cancel", f"cancel: landed on {where}")
-    env.wait_cli(lambda: env.plan_run(name, "slow")["status"] == "CANCELLED", "the run to be CANCELLED")
+    t.expect(where.startswith(f"/instances/{name}?done=cancel"), f"cancel: landed on {where}")
+    env.wait_cli(lambda: env.plan_run(name, "hold")["status"] == "CANCELLED", "the run to be CANCELLED")
     hits = _actor_check(env, t, name, seq, "CANCELLED", "cancel")
     t.expect(any("cancelled from the web" in (e["message"] or "") for e in hits),
              f"cancel: the reason is not in the event's message: {[e['message'] for e in hits]}")
 
     # retry the cancelled run
-    cancelled = env.plan_run(name, "slow")["id"]
+    cancelled = env.plan_run(name, "hold")["id"]
     page = fresh()
     seq = env.last_seq(name)
     where, _ = _submit(env, t, page, "retry", {"run": str(cancelled)})
-    t.expect(where == f"/instances/{name}?done=retry", f"retry: landed on {where}")
-    run = env.wait_cli(lambda: (lambda r: r if r["id"] != cancelled else None)(env.plan_run(name, "slow")),
-                       "a new slow run after the retry")
+    t.expect(where.startswith(f"/instances/{name}?done=retry"), f"retry: landed on {where}")
+    run = env.wait_cli(lambda: (lambda r: r if r["id"] != cancelled else None)(env.plan_run(name, "hold")),
+                       "a new hold run after the retry")
     t.expect(run["retry_of"] == cancelled, f"retry: the new run's retry_of is {run['retry_of']}")
     _actor_check(env, t, name, seq, "PENDING", "retry")
 
-    # A refused action: pause when nothing is IN_PROGRESS is answered with
-    # the CLI's own message in p#error.
+    # The forms follow the run on the open page: cancelled by the CLI,
+    # the page offers a retry and no cancel, without a reload.
+    env.wait_cli(lambda: env.plan_run(name, "hold")["status"] == "IN_PROGRESS",
+                 "the retry to be IN_PROGRESS")
+    page = fresh()
+    got = _offered(page)
+    t.expect(got == ["trigger", "cancel", "pause"],
+             f"after the retry, a run IN_PROGRESS: forms offered {got}")
+    page.evaluate("window.__marker = 'offered'")
     env.cli("cancel", name)
+    page.wait_for("(() => { const o = [...document.querySelectorAll('#actions form[data-action]')]"
+                  ".filter(f => !f.hidden).map(f => f.dataset.action).join(' ');"
+                  " return o === 'trigger retry'; })()", timeout=15,
+                  what="the open page to offer trigger and retry once the run is cancelled")
+    t.expect(page.evaluate("window.__marker") == "offered", "the page reloaded to change its forms")
+
+    # A refused action: pause when nothing is IN_PROGRESS is answered with
+    # the CLI's own message in p#error, and a link back to the instance.
     r = env.cli("pause", name, check=False)
     page = fresh()
     res = page.evaluate(r"""(async (name) => {
@@ -1061,8 +1245,11 @@ def test_actions(env, t):
       const r = await fetch(`/instances/${name}/pause`, {method: 'POST', redirect: 'manual',
           body: new URLSearchParams({csrf})});
       const d = new DOMParser().parseFromString(await r.text(), 'text/html');
-      return {status: r.status, error: d.querySelector('p#error')?.textContent ?? null};
+      return {status: r.status, error: d.querySelector('p#error')?.textContent ?? null,
+              back: d.querySelector('a#back')?.getAttribute('href') ?? null};
     })(%s)""" % json.dumps(name))
+    t.expect(res["back"] == f"/instances/{name}",
+             f"refused pause: the page links back to {res['back']!r}, expected /instances/{name}")
     want = r.stderr.strip().removeprefix("planctl: ")
     t.expect(res["status"] in (400, 404, 409) and res["error"] is not None and want in res["error"],
              f"refused pause: {res}, expected 400/404/409 with p#error holding {want!r}")
@@ -1288,7 +1475,7 @@ def test_screenshots(env, t):
 
 
 CASES = [test_instances_page, test_navigation, test_instance_tree, test_live_update, test_poll_fallback,
-         test_failed_output, test_actions_readonly, test_actions, test_hostile_text,
+         test_failed_output, test_running_output, test_actions_readonly, test_actions, test_hostile_text,
          test_engines_page, test_token, test_phone_width, test_screenshots,
          test_no_console_errors]
 

@@ -364,9 +364,10 @@ def test_actions(env, port):
     st, h, _ = request(port, "POST", "/instances/app/trigger",
                        dict(form, Origin="http://127.0.0.1:%d" % port),
                        b"csrf=" + csrf + b"&plan=other&reason=" + reason.encode())
-    check(st == 303 and h.get("location") == "/instances/app?done=trigger",
-          "a form trigger is done and goes back to the page (got %d %r)" %
-          (st, h.get("location")))
+    check(st == 303 and re.fullmatch(r"/instances/app\?done=trigger&run=\d+&plan=other",
+                                     h.get("location") or ""),
+          "a form trigger is done and goes back to the page, naming the run "
+          "(got %d %r)" % (st, h.get("location")))
     st, _, body = request(port, "POST", "/instances/app/trigger", form,
                           b"csrf=" + csrf + b"&plan=other")
     check(st == 409 and b"is running plan" in body,
@@ -405,6 +406,71 @@ def test_abrupt_clients(env, port):
         s.close()
     st, _, _ = request(port, "GET", "/engines")
     check(st == 200, "the server lives on after 60 clients reset mid-answer")
+
+
+def test_engine_pages(env, port):
+    """With an engine running: a step that failed and waits for its next
+    try is not shown running (as `planctl status` says "next try in ..."),
+    and the engines page says "no limit" where `planctl engines` does."""
+    d = {"name": "flaky", "version": "1",
+         "tasks": [{"name": "fail", "kind": "shell", "spec": {"command": "exit 1"}}],
+         "plans": {"deploy": {"phases": [{"name": "p", "steps": [
+             {"name": "flaky", "tasks": ["fail"],
+              "retry": {"attempts": 3, "backoff": "1h", "max_backoff": "1h"}}]}]}}}
+    with open(os.path.join(env.dir, "flaky.json"), "w") as f:
+        json.dump(d, f)
+    env.cli("apply", "-f", "flaky.json")
+    env.cli("create", "waits", "--definition", "flaky")
+    log = open(os.path.join(env.dir, "engine.log"), "wb")
+    engine = subprocess.Popen([BIN, "--db", env.db, "run"], cwd=env.dir,
+                              stdout=log, stderr=log)
+    log.close()
+    try:
+        deadline = time.monotonic() + 60
+        step = None
+        while time.monotonic() < deadline:
+            doc = json.loads(env.cli("status", "waits", "-o", "json").stdout)
+            step = doc["plans"][0]["run"]["phases"][0]["steps"][0]
+            if step["status"] == "ERROR" and step.get("next_attempt_at"):
+                break
+            time.sleep(0.1)
+        if not check(step and step["status"] == "ERROR",
+                     "the flaky step fails and waits for its next try: %r" % step):
+            return
+        text = env.cli("status", "waits").stdout
+        check("next try in" in text, "planctl status says when the next try is: %r" % text)
+        st, _, body = request(port, "GET", "/instances/waits")
+        m = re.search(r'<li class="step" data-step="flaky">(.*?)</li>', body.decode())
+        li = m.group(1) if m else ""
+        check(st == 200 and 'data-status="ERROR"' in li and "next try" in li and
+              step["next_attempt_at"] in li,
+              "the waiting step shows ERROR and its next try: %r" % li)
+        check("running" not in li and "data-since" not in li,
+              "a step waiting for its next try is not shown running: %r" % li)
+        engines = json.loads(env.cli("engines", "-o", "json").stdout)["engines"]
+        cli_text = env.cli("engines").stdout
+        st, _, body = request(port, "GET", "/engines")
+        rows = re.findall(r'<tr data-engine="\d+">(.*?)</tr>', body.decode())
+        check(st == 200 and len(rows) == len(engines) == 1,
+              "the engines page lists the running engine: %r" % rows)
+        if rows and engines:
+            # A fleet's engine (PostgreSQL) has a capacity, 0 for none;
+            # SQLite's one engine has none.
+            cap = re.findall(r"<td>(.*?)</td>", rows[0])[-1]
+            has = isinstance(engines[0].get("capacity"), int)
+            want = (str(engines[0]["capacity"]) if engines[0].get("capacity")
+                    else "no limit" if has else "")
+            check(want != "no limit" or "no limit" in cli_text,
+                  "planctl engines says no limit for capacity 0: %r" % cli_text)
+            check(cap == want, "the engines page's capacity is %r, expected %r as "
+                               "planctl engines says it (%r)" % (cap, want, cli_text))
+    finally:
+        engine.terminate()
+        try:
+            engine.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            engine.kill()
+            engine.wait()
 
 
 def test_token(env):
@@ -448,6 +514,7 @@ def main():
         test_http(env, port)
         test_stream(env, port)
         test_abrupt_clients(env, port)
+        test_engine_pages(env, port)
         test_actions_readonly(env, port)
         env.cli("cancel", "app", ok=False)
         port2 = env.serve("--allow-actions")

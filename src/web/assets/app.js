@@ -8,8 +8,11 @@
 //   When the stream drops, the page falls back to asking.
 // - an update keeps what the reader did: which phases are open, where
 //   the page and each output are scrolled, an output followed at its end.
+// - only the actions that apply now are offered (cancel while a run is
+//   active, resume a paused one, ...), as the region says.
 // - times are shown in the reader's zone with the zone named; the UTC
-//   time stays in the title (on hover).  Running things count up.
+//   time stays in the title (on hover).  Running things count up, a
+//   step's next try counts down ("next try in 4s").
 "use strict";
 
 (function () {
@@ -45,6 +48,11 @@
         // An age: how long ago, the time itself on hover.
         t.textContent = human(Date.now() - d.getTime()) + " ago";
         t.title = local + " (" + utc + ")";
+      } else if (t.hasAttribute("data-until")) {
+        // A time to come (a step's next try): how soon, as `planctl
+        // status` says it, the time itself on hover.
+        t.textContent = until(d.getTime());
+        t.title = local + " (" + utc + ")";
       } else {
         t.textContent = local;
         t.title = utc;
@@ -62,7 +70,17 @@
     return Math.floor(h / 24) + "d";
   }
 
+  function until(at) {
+    var ms = at - Date.now();
+    return ms > 0 ? "in " + human(ms + 999) : "now";
+  }
+
   function tick() {
+    var soon = document.querySelectorAll("time[data-until]");
+    for (var k = 0; k < soon.length; k++) {
+      var next = Date.parse(soon[k].getAttribute("datetime"));
+      if (!isNaN(next)) soon[k].textContent = until(next);
+    }
     var ages = document.querySelectorAll("time[data-ago]");
     for (var j = 0; j < ages.length; j++) {
       var at = Date.parse(ages[j].getAttribute("datetime"));
@@ -107,6 +125,18 @@
     window.scrollTo(state.x, state.y);
   }
 
+  // The forms of the actions stay outside the live region (an update
+  // must not take what is being typed); the region says which apply now
+  // (div#applicable[data-actions]), and only those are shown.
+  function syncActions() {
+    var can = main && main.querySelector("#applicable");
+    if (!can) return;
+    var list = (can.getAttribute("data-actions") || "").split(" ");
+    var forms = document.querySelectorAll("#actions form[data-action]");
+    for (var i = 0; i < forms.length; i++)
+      forms[i].hidden = list.indexOf(forms[i].getAttribute("data-action")) < 0;
+  }
+
   function apply(html) {
     if (html === lastText) return;
     lastText = html;
@@ -114,6 +144,7 @@
     // The server escaped every value it put in this HTML (src/web).
     main.innerHTML = html;
     restore(state);
+    syncActions();
     localTimes(main);
     tick();
     main.setAttribute("data-updates", String(+main.getAttribute("data-updates") + 1));
@@ -121,7 +152,9 @@
 
   function livePath() {
     var q = new URLSearchParams(location.search);
-    q.delete("done");
+    // What an action said (?done=trigger&run=7&plan=deploy&position=2)
+    // is not part of the page's live region.
+    ["done", "run", "plan", "position"].forEach(function (k) { q.delete(k); });
     var s = q.toString();
     return location.pathname + (s ? "?" + s : "");
   }
