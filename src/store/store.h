@@ -587,7 +587,7 @@ typedef struct pctl_admission {
     const char *params_json; /* the full parameter snapshot */
     int64_t retry_of;        /* 0 or the run whose COMPLETE parts carry over */
     int queue;               /* queue behind an active run */
-    const char *busy_hint;   /* "cancel it or use --queue" */
+    const char *busy_hint;   /* "cancel it first, or queue the run" */
     pctl_preflight_gate *pf; /* checks first (see above), or NULL */
 } pctl_admission;
 

@@ -178,19 +178,19 @@ static int act(planctl *p, const web_req *r, const char *instance,
 }
 
 /*
- * The library's advice names the CLI's flags where a command's flag is
- * the way out ("cancel it or use --queue"); the API and the forms have
- * their own words for the same thing.  The message of p in the words of
- * the API (api set) or of the page, in a new string (NULL: out of
- * memory).
+ * The library's messages say what is wrong and the way out in no
+ * program's words ("cancel it first, or queue the run"); the API and the
+ * forms name their own field for it, as the CLI names its flag.  The message of
+ * p in the words of the API (api set) or of the page, in a new string (NULL:
+ * out of memory).
  */
 static char *own_words(planctl *p, int api)
 {
     static const struct {
         const char *cli, *api, *page;
     } words[] = {
-        {"use --queue", "set \"queue\": true in the body",
-         "tick \"queue behind the active run\""},
+        {"queue the run", "queue the run (set \"queue\": true in the body)",
+         "queue the run (tick \"queue behind the active run\")"},
     };
     const char *msg = planctl_errmsg(p);
     wb w = WB_INIT;

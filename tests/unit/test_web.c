@@ -501,8 +501,9 @@ static void test_actions(void **state)
                          NULL),
                      409);
     assert_non_null(strstr(f->r.body, "is running plan"));
-    assert_non_null(strstr(f->r.body, "cancel it or tick &quot;queue behind "
-                                      "the active run&quot;"));
+    assert_non_null(strstr(f->r.body, "cancel it first, or queue the run "
+                                      "(tick &quot;queue behind the active "
+                                      "run&quot;)"));
     assert_null(strstr(f->r.body, "--queue"));
     assert_non_null(
         strstr(f->r.body, "<a id=\"back\" href=\"/instances/site\">"));
@@ -511,8 +512,8 @@ static void test_actions(void **state)
                          "application/json", "{\"plan\":\"other\"}", NULL),
                      409);
     assert_non_null(strstr(f->r.body, "\"code\":\"PLANCTL_ECONFLICT\""));
-    assert_non_null(
-        strstr(f->r.body, "cancel it or set \\\"queue\\\": true in the body"));
+    assert_non_null(strstr(f->r.body, "cancel it first, or queue the run (set "
+                                      "\\\"queue\\\": true in the body)"));
     assert_null(strstr(f->r.body, "--queue"));
     /* The API: JSON only. */
     assert_int_equal(
