@@ -4,10 +4,12 @@
  * CLI's server (src/cli/webserver.c) and an embedder's own HTTP server
  * call it alike.
  *
- *   buf.c     the page being written: appends that remember running out
+ *   html.c    the page being written: appends that remember running out
  *             of memory, HTML escaping, percent-encoding
  *   route.c   the request: its path, query and form; which page or
  *             document; the security headers; ETag and 304
+ *   request.c a parsed request's query and form fields
+ *   jfield.c  a field of a JSON document the library made
  *   pages.c   the HTML pages, from the same JSON documents as the CLI's
  *   api.c     /api/v1 and the actions
  *   assets    app.css and app.js, embedded at build time
@@ -22,7 +24,7 @@
 #include "core/buf.h"
 #include "planctl.h"
 
-/* ---- the page being written (buf.c) ---- */
+/* ---- the page being written (html.c) ---- */
 
 /* A growing string whose appends never fail: the first that runs out of
  * memory sets oom and the rest do nothing, so a page is written straight
@@ -44,7 +46,7 @@ void pctl_wb_addf(wb *w, const char *fmt, ...)
  * tab, DEL, the Unicode controls that reorder text (bidi overrides and
  * isolates, U+061C, U+200E-F, U+202A-E, U+2066-9) and the characters that
  * show nothing (zero width spaces and joiners U+200B-D, U+2060-4, U+FEFF,
- * the soft hyphen, fillers, tags: buf.c) shown as a visible "<U+202E>"
+ * the soft hyphen, fillers, tags: html.c) shown as a visible "<U+202E>"
  * instead, so that nothing a name or an output holds can hide or reorder
  * what is around it; bytes that are not UTF-8 as U+FFFD.
  * NULL: nothing. */

@@ -1,5 +1,5 @@
 /*
- * buf.c - the page being written: a pctl_buf whose appends remember the
+ * html.c - the page being written: a pctl_buf whose appends remember the
  * first failure, and the escaping every value from the database or the
  * request goes through before it reaches a page.
  */
