@@ -184,6 +184,7 @@ static void page_head(web_res *res, const web_req *r, const char *title)
     } flashes[] = {
         {"trigger", "Triggered: the run is admitted."},
         {"cancel", "Cancelled: the active run is ending."},
+        {"unqueue", "Cancelled: the queued run will not start."},
         {"pause", "Paused: running steps finish, nothing new starts."},
         {"resume", "Resumed."},
         {"retry", "Retry admitted."},
@@ -888,8 +889,24 @@ void pctl_web_page_instance(web_res *res, planctl *p, const web_req *r,
         pctl_wb_add(w, "<ol>");
         json_array_foreach(json_object_get(doc, "queued"), i, q)
         {
+            int64_t id = (int64_t)json_integer_value(q);
+
             pctl_wb_add(w, "<li>");
-            run_link(w, name, (int64_t)json_integer_value(q));
+            run_link(w, name, id);
+            /* Removed from the queue before it starts.  In the live
+             * region, so a run that joins the queue gets its button
+             * with the update that shows it. */
+            if (r->opts->allow_actions && r->opts->csrf) {
+                pctl_wb_add(w, " ");
+                form_open(w, r, name, "cancel");
+                pctl_wb_addf(w,
+                             "<input type=\"hidden\" name=\"run\" "
+                             "value=\"%lld\"><input type=\"hidden\" "
+                             "name=\"queued\" value=\"1\"><button "
+                             "aria-label=\"Cancel run %lld\">Cancel</button>"
+                             "</form>",
+                             (long long)id, (long long)id);
+            }
             pctl_wb_add(w, "</li>");
         }
         pctl_wb_add(w, "</ol>");

@@ -327,6 +327,9 @@ SELECT id, created_at FROM definitions ORDER BY name, id;
 SELECT id, definition_id, plan, params, status FROM runs
 WHERE instance_id = ?1 AND id = ?2;
 
+-- name: run_status_of_instance
+SELECT status FROM runs WHERE instance_id = ?1 AND id = ?2;
+
 -- name: run_latest_for_retry
 SELECT id, definition_id, plan, params, status FROM runs
 WHERE instance_id = ?1 ORDER BY id DESC LIMIT 1;
