@@ -711,7 +711,11 @@ typedef struct planctl_status_options {
  * each of its steps "attempts":[{"number","status","started_at",
  * "finished_at","exit_code","message"}], oldest first.  "engine" is the
  * engine that holds the database, as in planctl_engines_json() but without
- * "token", or null when none does.  Errors: EINVAL, ENOTFOUND (instance,
+ * "token", or null when none does.  Each plan shows its active run when
+ * it has one, else its latest.  "waiting" is why the active run waits, as
+ * the engine that holds it recorded it ({"run","cause","kind",
+ * "concurrency","since"}, cause "executor" or "slot"), or null (also when
+ * no engine holds the database).  Errors: EINVAL, ENOTFOUND (instance,
  * plan or run), ENOMEM, EIO. */
 PLANCTL_API int planctl_status_json(char **out, planctl *p,
                                     const char *instance,

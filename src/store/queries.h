@@ -139,6 +139,10 @@
     X(fleet_share)                                                             \
     X(fleet_list)                                                              \
     X(run_holder)                                                              \
+    X(wait_put)                                                                \
+    X(wait_delete)                                                             \
+    X(waits_delete_held)                                                       \
+    X(wait_of_run)                                                             \
     X(hint_instance_names)                                                     \
     X(hint_definition_names)                                                   \
     X(hint_definition_versions)                                                \

@@ -475,6 +475,18 @@ int planctl_status_json(char **out, planctl *p, const char *instance,
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
     if (rc == 0) {
+        json_t *waiting;
+
+        /* What an engine recorded, while one holds the database: one
+         * that stopped says nothing of now. */
+        if ((rc = pctl_wait_json(&waiting, p,
+                                 json_is_null(json_object_get(doc, "engine"))
+                                     ? 0
+                                     : active_id)) == 0 &&
+            json_object_set_new(doc, "waiting", waiting) < 0)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    if (rc == 0) {
         json_t *params = parameters_json(def, row.params);
 
         if (!params || json_object_set_new(doc, "parameters", params) < 0)
