@@ -715,7 +715,7 @@ typedef struct planctl_status_options {
  * it has one, else its latest.  "waiting" is why the active run waits, as
  * the engine that holds it recorded it ({"run","cause","kind",
  * "concurrency","since"}, cause "executor" or "slot"), or null (also when
- * no engine holds the database).  Errors: EINVAL, ENOTFOUND (instance,
+ * no live engine holds the database).  Errors: EINVAL, ENOTFOUND (instance,
  * plan or run), ENOMEM, EIO. */
 PLANCTL_API int planctl_status_json(char **out, planctl *p,
                                     const char *instance,

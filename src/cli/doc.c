@@ -731,10 +731,11 @@ static const jfield status_doc[] = {
                "PostgreSQL, where several engines share the database, the "
                "one that holds the active run (else one alive), with also "
                "{name, holds, age_ms, runs, capacity, ttl_ms, id}"},
-    {"waiting", "why the active run waits, as the engine that holds it "
-                "recorded it: {run, cause, kind, concurrency, since}, or "
-                "null when it does not wait or no engine holds the database "
-                "(always null in replay)"},
+    {"waiting",
+     "why the active run waits, as the engine that holds it "
+     "recorded it: {run, cause, kind, concurrency, since}, or "
+     "null when it does not wait or no live engine holds the database "
+     "(always null in replay)"},
     {"cause", "executor: for an engine with an executor of task kind kind, "
               "which the engine that holds it has not; slot: for a free slot "
               "of the engine's concurrency, every one being taken by a "

@@ -475,14 +475,17 @@ int planctl_status_json(char **out, planctl *p, const char *instance,
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
     if (rc == 0) {
+        const json_t *engine = json_object_get(doc, "engine");
         json_t *waiting;
 
-        /* What an engine recorded, while one holds the database: one
-         * that stopped says nothing of now. */
-        if ((rc = pctl_wait_json(&waiting, p,
-                                 json_is_null(json_object_get(doc, "engine"))
-                                     ? 0
-                                     : active_id)) == 0 &&
+        /* What an engine recorded, while a live one holds the database:
+         * one that stopped or died says nothing of now. */
+        if ((rc = pctl_wait_json(
+                 &waiting, p,
+                 json_is_object(engine) &&
+                         !json_is_false(json_object_get(engine, "alive"))
+                     ? active_id
+                     : 0)) == 0 &&
             json_object_set_new(doc, "waiting", waiting) < 0)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
