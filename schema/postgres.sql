@@ -31,7 +31,7 @@ CREATE TABLE meta (
 );
 INSERT INTO meta (key, value) VALUES
     ('application', 'planctl'),
-    ('schema_version', '6'),
+    ('schema_version', '7'),
     -- How many planctl write transactions that changed something have
     -- committed: the backend's change token (a writer moves it before its
     -- COMMIT and sends it as its NOTIFY payload).
@@ -333,6 +333,16 @@ CREATE TABLE claims (
 );
 CREATE INDEX claims_by_engine ON claims (engine_id)
     WHERE engine_id IS NOT NULL;
+
+-- run_waits: why an active run waits, as the engine that holds it saw it
+-- last (schema.sql).
+CREATE TABLE run_waits (
+    run_id      bigint PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+    cause       text NOT NULL CHECK (cause IN ('executor', 'slot')),
+    kind        text,
+    concurrency integer CHECK (concurrency >= 1),
+    since       bigint NOT NULL
+);
 
 -- Status guards: a new row must start in a status reachable from (new),
 -- and every change must be a listed edge (UPDATE OF status: an UPDATE that

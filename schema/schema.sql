@@ -277,6 +277,19 @@ CREATE TABLE claims (
 CREATE INDEX claims_by_engine ON claims (engine_id)
     WHERE engine_id IS NOT NULL;
 
+-- run_waits: why an active run waits, as the engine that holds it saw it
+-- last: for an engine with an executor of a task kind (cause 'executor',
+-- the kind in kind), or for a free slot of the engine's concurrency
+-- (cause 'slot', the limit in concurrency).  Written only when the
+-- engine's view of the run changes; shown for active runs only.
+CREATE TABLE run_waits (
+    run_id      INTEGER PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+    cause       TEXT NOT NULL CHECK (cause = 'executor' OR cause = 'slot'),
+    kind        TEXT,
+    concurrency INTEGER CHECK (concurrency >= 1),
+    since       INTEGER NOT NULL
+);
+
 -- Status guards: a new row must start in a status reachable from (new),
 -- and every change must be a listed edge.
 CREATE TRIGGER runs_status_insert BEFORE INSERT ON runs

@@ -661,6 +661,34 @@ PLANCTL_API int planctl_set_actor(planctl *p, const char *actor);
 PLANCTL_API int planctl_run_cancel(int64_t *out, planctl *p,
                                    const char *instance, const char *reason);
 
+typedef struct planctl_cancel_options {
+    unsigned int version; /* PLANCTL_CANCEL_OPTIONS_VERSION */
+    const char *reason;   /* why, recorded with the cancellation, or NULL */
+    int64_t run;          /* this run of the instance, or 0: its active run */
+} planctl_cancel_options;
+
+#define PLANCTL_CANCEL_OPTIONS_VERSION 1
+#define PLANCTL_CANCEL_OPTIONS_INIT                                            \
+    {                                                                          \
+        PLANCTL_CANCEL_OPTIONS_VERSION, NULL, 0                                \
+    }
+
+/*
+ * planctl_run_cancel() with options (NULL: the defaults, which it is).
+ * With opts->run, that run of the instance: the active run is cancelled
+ * as above; a QUEUED run becomes CANCELLED with its phases and steps, in
+ * one transaction, and never starts (the other queued runs keep their
+ * order; the active run goes on).  The events name the actor
+ * (planctl_set_actor).  Errors: those of planctl_run_cancel(), EINVAL
+ * for an unknown version or a negative run, ENOTFOUND for a run the
+ * instance does not have, and ECONFLICT for a run that has ended
+ * (COMPLETE, FATAL_ERROR or CANCELLED), its message naming the run and
+ * its status.
+ */
+PLANCTL_API int planctl_run_cancel_opts(int64_t *out, planctl *p,
+                                        const char *instance,
+                                        const planctl_cancel_options *opts);
+
 /* Pauses the instance's IN_PROGRESS run (running steps finish, nothing new
  * starts) or resumes a PAUSED one.  out may be NULL; else *out receives the
  * run id.  Errors: ENOTFOUND, ECONFLICT (the run is not in a status that
@@ -705,7 +733,11 @@ typedef struct planctl_status_options {
  * each of its steps "attempts":[{"number","status","started_at",
  * "finished_at","exit_code","message"}], oldest first.  "engine" is the
  * engine that holds the database, as in planctl_engines_json() but without
- * "token", or null when none does.  Errors: EINVAL, ENOTFOUND (instance,
+ * "token", or null when none does.  Each plan shows its active run when
+ * it has one, else its latest.  "waiting" is why the active run waits, as
+ * the engine that holds it recorded it ({"run","cause","kind",
+ * "concurrency","since"}, cause "executor" or "slot"), or null (also when
+ * no live engine holds the database).  Errors: EINVAL, ENOTFOUND (instance,
  * plan or run), ENOMEM, EIO. */
 PLANCTL_API int planctl_status_json(char **out, planctl *p,
                                     const char *instance,

@@ -676,10 +676,17 @@ static const jfield status_doc[] = {
     {"version", "the definition's version"},
     {"active_run", "the active run's id, or null"},
     {"queued", "the ids of the queued runs, in order"},
-    {"plans", "every plan of the definition: {name, strategy, status, run}"},
+    {"plans", "every plan of the definition: {name, strategy, status, "
+              "run}.  Each plan shows its active run when it has one, else "
+              "its latest run: a run queued behind the active run of the "
+              "same plan does not take its place (it is in queued, with "
+              "every queued run); --run ID shows that run in its plan's "
+              "place"},
     {"strategy", "serial or parallel, of a plan or a phase"},
-    {"status", "of a plan (its latest run's), run, phase, step or attempt"},
-    {"run", "the plan's active or latest run, or null: the fields below"},
+    {"status", "of a plan (its shown run's), run, phase, step or attempt"},
+    {"run", "the plan's active run when it has one, else its latest run "
+            "(QUEUED when that is queued), or null: the fields below; in "
+            "waiting, the id of the run that waits"},
     {"id", "the run's id"},
     {"uid", "the run's random uid"},
     {"plan", "the run's plan"},
@@ -724,9 +731,22 @@ static const jfield status_doc[] = {
                "PostgreSQL, where several engines share the database, the "
                "one that holds the active run (else one alive), with also "
                "{name, holds, age_ms, runs, capacity, ttl_ms, id}"},
+    {"waiting",
+     "why the active run waits, as the engine that holds it "
+     "recorded it: {run, cause, kind, concurrency, since}, or "
+     "null when it does not wait or no live engine holds the database "
+     "(always null in replay)"},
+    {"cause", "executor: for an engine with an executor of task kind kind, "
+              "which the engine that holds it has not; slot: for a free slot "
+              "of the engine's concurrency, every one being taken by a "
+              "running step"},
+    {"kind", "with cause executor, the task kind; else null"},
+    {"concurrency", "with cause slot, how many steps the engine runs at "
+                    "once (planctl run --concurrency); else null"},
     {"pid", "the engine's process id"},
     {"host", "the host it runs on"},
-    {"since", "when it took the database"},
+    {"since", "when it took the database; in waiting, since when the run "
+              "waits"},
     {"last_seen", "its last heartbeat"},
     {"alive", "false once its heartbeat is older than 15 s (its TTL on "
               "PostgreSQL) or, on this host, its process is gone"},

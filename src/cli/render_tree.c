@@ -2,10 +2,11 @@
  * render_tree.c - the `planctl status` tree of planctl(1), rendered from the
  * status document alone so that it always agrees with `status -o json`.
  *
- * Every plan shows its latest run (or NEVER_RUN), the run's times and
- * duration, and under it the phases and steps with attempts, the next retry
- * and their messages.  Box drawing and colour are used only where the
- * terminal takes them (cli_term); otherwise the tree is plain ASCII.
+ * Every plan shows its active run, else its latest (or NEVER_RUN), the
+ * run's times and duration, why it waits when its engine said so, and under it
+ * the phases and steps with attempts, the next retry and their messages.  Box
+ * drawing and colour are used only where the terminal takes them (cli_term);
+ * otherwise the tree is plain ASCII.
  */
 #include "cli.h"
 
@@ -16,8 +17,9 @@ typedef struct tree {
     FILE *f;
     const cli_term *t;
     int64_t now;
-    int all_steps;        /* no summary of big phases */
-    const json_t *queued; /* the document's "queued" array */
+    int all_steps;         /* no summary of big phases */
+    const json_t *queued;  /* the document's "queued" array */
+    const json_t *waiting; /* the document's "waiting", or NULL */
     cli_line line;
     cli_buf prefix; /* the stems of the levels above */
 } tree;
@@ -259,6 +261,34 @@ static void render_phase(tree *tr, const json_t *phase, int last)
     tr->prefix.s[before] = '\0';
 }
 
+/* Why run id waits, as its engine recorded it (planctl-json(7),
+ * "waiting"): ", waits for an engine with task kind "helm"" or ", waits
+ * for a free slot (...)". */
+static void add_waiting(tree *tr, int *n, int64_t id)
+{
+    const char *cause = cli_jstr(tr->waiting, "cause");
+    int64_t run = 0, conc = 0;
+    char tmp[96];
+
+    if (!cause || !cli_jint(&run, tr->waiting, "run") || run != id)
+        return;
+    if (!strcmp(cause, "executor")) {
+        add_detail(tr, n, "waits for an engine with task kind \"");
+        cli_buf_add_clean(&tr->line.text, cli_jstr(tr->waiting, "kind")
+                                              ? cli_jstr(tr->waiting, "kind")
+                                              : "?");
+        add(tr, "\"");
+    } else if (cli_jint(&conc, tr->waiting, "concurrency")) {
+        snprintf(tmp, sizeof(tmp),
+                 "waits for a free slot (the engine runs %lld step%s at "
+                 "once)",
+                 (long long)conc, conc == 1 ? "" : "s");
+        add_detail(tr, n, tmp);
+    } else {
+        add_detail(tr, n, "waits for a free slot of the engine");
+    }
+}
+
 /* " run 12, started 2026-11-21 14:03:05 UTC, 1m12s" and the like: the
  * zone is named here, where a time is read back into --at. */
 static void add_run_details(tree *tr, const json_t *run)
@@ -324,6 +354,7 @@ static void add_run_details(tree *tr, const json_t *run)
         cli_duration_format(d, sizeof(d), dur);
         add_detail(tr, &n, d);
     }
+    add_waiting(tr, &n, id);
 }
 
 static void render_plan(tree *tr, const json_t *plan, int last)
@@ -440,6 +471,7 @@ void cli_render_status(FILE *f, const json_t *doc, const cli_term *t,
                now,
                extra ? extra->all_steps : 0,
                json_object_get(doc, "queued"),
+               json_object_get(doc, "waiting"),
                CLI_LINE_INIT,
                CLI_BUF_INIT};
     const json_t *plans = json_object_get(doc, "plans");

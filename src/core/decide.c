@@ -12,6 +12,7 @@ typedef struct ctx {
     int64_t wake; /* INT64_MAX: none */
     size_t *scratch;
     int paused;
+    int starved; /* a due step found no slot */
 } ctx;
 
 static void emit(ctx *c, pctl_target t, size_t phase, size_t step,
@@ -66,6 +67,8 @@ static void step_timers(ctx *c, size_t pi, size_t si, pctl_step_view *s)
     } else if (!c->paused && *c->slots > 0) {
         --*c->slots;
         step_to(c, pi, si, s, PLANCTL_STATUS_IN_PROGRESS, PCTL_WHY_RETRY);
+    } else if (!c->paused) {
+        c->starved = 1;
     }
 }
 
@@ -84,6 +87,8 @@ static void decide_phase(ctx *c, pctl_phase_view *ph, size_t pi)
             step_to(c, pi, c->scratch[k], &ph->steps[c->scratch[k]],
                     PLANCTL_STATUS_IN_PROGRESS, PCTL_WHY_START);
         }
+        if (k < nstart)
+            c->starved = 1;
     }
     roll = pctl_rollup(&ph->steps[0].status, sizeof ph->steps[0], ph->nsteps);
     /* A paused run cannot end, so a failure waits for resume: failing the
@@ -130,11 +135,12 @@ size_t pctl_decide_capacity(const pctl_run_view *run)
 size_t pctl_decide(pctl_run_view *run, int64_t now, int *slots,
                    pctl_action *out, int64_t *wake_at_out, size_t *scratch)
 {
-    ctx c = {now, slots, out, 0, INT64_MAX, scratch, 0};
+    ctx c = {now, slots, out, 0, INT64_MAX, scratch, 0, 0};
     size_t pi, k, nstart;
     planctl_status roll;
 
     *wake_at_out = 0;
+    run->starved = 0;
     if (run->status != PLANCTL_STATUS_PENDING &&
         run->status != PLANCTL_STATUS_IN_PROGRESS &&
         run->status != PLANCTL_STATUS_PAUSED)
@@ -188,6 +194,7 @@ size_t pctl_decide(pctl_run_view *run, int64_t now, int *slots,
         fail_run(&c, run, PCTL_WHY_FAILED);
     }
     *wake_at_out = c.wake == INT64_MAX ? 0 : c.wake;
+    run->starved = c.starved;
     return c.n;
 }
 

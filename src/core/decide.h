@@ -61,6 +61,8 @@ typedef struct pctl_run_view {
     pctl_strategy strategy;
     int64_t deadline_at; /* 0: none */
     int event_limit;     /* its events reached the limit per run */
+    int starved;         /* set by pctl_decide(): a step was due to start (or to
+                          * try again) and no slot was free */
     size_t nphases;
     pctl_phase_view *phases;
 } pctl_run_view;
@@ -99,7 +101,8 @@ size_t pctl_decide_capacity(const pctl_run_view *run);
  * least pctl_decide_capacity(run) entries) in the order they must be
  * applied, and updates run in place to the state after them (statuses; a
  * step's attempt count when it starts).  *slots is decreased for every step
- * started.  *wake_at receives the earliest future time at which deciding
+ * started, and run->starved set when a due step found none left.
+ * *wake_at receives the earliest future time at which deciding
  * again could do something (a retry due, a deadline), or 0 for none.
  * scratch must have room for max(nphases, nsteps of any phase) indices.
  * Returns the number of actions.  Can't fail.

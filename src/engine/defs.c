@@ -1,8 +1,9 @@
 /*
  * defs.c - what the engine knows of the definitions it runs: the cache of
  * loaded definitions, the executor of each task kind, which plans use a
- * kind this engine has no executor for, and which runs were noted as
- * waiting for one.
+ * kind this engine has no executor for, which runs were noted as
+ * waiting for one, and why runs wait as run_waits records it (for a kind
+ * or for a slot), written only when that changes.
  *
  * These are data, not actions: the pass (pass.c) reads them, the task
  * starter (tasks.c) looks up executors, and the engine (engine.c) keeps
@@ -10,6 +11,7 @@
  * call none of them: a file that only needs a definition need not call
  * up into the engine's lifecycle for it.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -163,6 +165,60 @@ void pctl_engine_forget_waiting(planctl_engine *e, pctl_active *a)
 size_t pctl_engine_waiting_count(const planctl_engine *e)
 {
     return e->waiting.n;
+}
+
+int pctl_engine_note_wait(planctl_engine *e, int64_t run_id,
+                          pctl_wait_cause cause, const char *kind)
+{
+    pctl_wait_cause had =
+        (pctl_wait_cause)(intptr_t)pctl_idmap_get(&e->waits, run_id);
+    int rc;
+
+    if (had == cause)
+        return 0; /* the hot path: nothing to write */
+    if (cause == PCTL_WAIT_NONE) {
+        if ((rc = pctl_wait_delete(e->p, run_id)) < 0)
+            return rc;
+        pctl_idmap_del(&e->waits, run_id);
+        return 0;
+    }
+    rc = pctl_wait_put(e->p, run_id,
+                       cause == PCTL_WAIT_EXECUTOR ? "executor" : "slot",
+                       cause == PCTL_WAIT_EXECUTOR ? kind : NULL,
+                       cause == PCTL_WAIT_SLOT ? e->o.concurrency : 0);
+    if (rc < 0)
+        return rc;
+    if (pctl_idmap_put(&e->waits, run_id, (void *)(intptr_t)cause) < 0)
+        return pctl_err(e->p, PLANCTL_ENOMEM, "out of memory");
+    return 0;
+}
+
+int pctl_engine_waits_fresh(planctl_engine *e, pctl_active *a)
+{
+    if (!a || !a->fresh)
+        return 0;
+    pctl_idmap_free(&e->waits);
+    return pctl_waits_delete_held(e->p);
+}
+
+int pctl_engine_waits_gone(planctl_engine *e, pctl_active *a,
+                           const int64_t *ids, size_t n)
+{
+    size_t i;
+    int rc;
+
+    for (i = 0; a && i < a->ngone; i++)
+        if (pctl_idmap_get(&e->waits, a->gone[i])) {
+            if ((rc = pctl_wait_delete(e->p, a->gone[i])) < 0)
+                return rc;
+            pctl_idmap_del(&e->waits, a->gone[i]);
+        }
+    for (i = 0; i < n; i++) {
+        if ((rc = pctl_wait_delete(e->p, ids[i])) < 0)
+            return rc;
+        pctl_idmap_del(&e->waits, ids[i]);
+    }
+    return 0;
 }
 
 void pctl_engine_def_jobs(planctl_engine *e, int64_t def_id, int delta)

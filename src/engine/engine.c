@@ -865,6 +865,7 @@ void planctl_engine_free(planctl_engine *e)
     pctl_kinds_drop_executors(e->p->kinds);
     pctl_free(e->defs);
     pctl_idmap_free(&e->waiting);
+    pctl_idmap_free(&e->waits);
     pctl_metrics_free(e->metrics);
     pctl_free(e->name);
     pctl_free(e);

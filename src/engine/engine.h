@@ -171,6 +171,10 @@ struct planctl_engine {
     /* Runs noted as waiting for a task kind (to the engine itself, a
      * marker): asked of every run the pass leaves alone, so by id. */
     pctl_idmap waiting;
+    /* What this engine recorded in run_waits of the runs it holds, by run
+     * (a pctl_wait_cause as the pointer): so it writes only when a run
+     * starts or stops waiting, or waits for something else (defs.c). */
+    pctl_idmap waits;
 
     void (*done)(planctl_engine *e, void *data);
     void *done_data;
@@ -271,6 +275,35 @@ void pctl_engine_forget_waiting(planctl_engine *e, struct pctl_active *a);
 
 /* How many active runs are noted as waiting.  Can't fail. */
 size_t pctl_engine_waiting_count(const planctl_engine *e);
+
+/* Why a run waits, as run_waits records it. */
+typedef enum pctl_wait_cause {
+    PCTL_WAIT_NONE = 0,
+    PCTL_WAIT_EXECUTOR = 1, /* for an engine with an executor of a kind */
+    PCTL_WAIT_SLOT = 2      /* for a free slot of the concurrency */
+} pctl_wait_cause;
+
+/* Records why run_id waits (kind: the task kind, for EXECUTOR), when
+ * that differs from what the engine recorded before: one write when a
+ * run starts or stops waiting, none at a pass that changes nothing.
+ * Inside the pass.  Errors: the store's. */
+int pctl_engine_note_wait(planctl_engine *e, int64_t run_id,
+                          pctl_wait_cause cause, const char *kind);
+
+/* At a pass whose cache was read anew (a->fresh: the engine's start, or
+ * after a rollback, when what it recorded may not be what it thinks):
+ * forgets what it recorded and removes it from the database; every run
+ * is decided in that pass and says again why it waits.  Before the
+ * decisions.  Errors: the store's. */
+int pctl_engine_waits_fresh(planctl_engine *e, struct pctl_active *a);
+
+/* Forgets, and removes from the database, what was recorded of runs
+ * that left the active set (a->gone) or that this engine just claimed
+ * (ids[0..n): what their former holder recorded).  Before
+ * pctl_engine_forget_waiting(), which empties a->gone.  Errors: the
+ * store's. */
+int pctl_engine_waits_gone(planctl_engine *e, struct pctl_active *a,
+                           const int64_t *ids, size_t n);
 
 /* The cached definition of def_id, or NULL.  Can't fail. */
 defent *pctl_engine_defent(planctl_engine *e, int64_t def_id);

@@ -722,6 +722,9 @@ static int decide_run(pass *ps, pctl_active *a, deciding *d, pctl_run_row *r)
         r->dirty = 0;
         r->quiet = 1;
         pctl_active_decided(a, r, 0);
+        if ((rc = pctl_engine_note_wait(e, r->id, PCTL_WAIT_EXECUTOR, kind)) <
+            0)
+            return rc;
         return pctl_engine_note_waiting(e, r->id, r->instance_id, r->instance,
                                         r->plan, kind);
     }
@@ -753,6 +756,12 @@ static int decide_run(pass *ps, pctl_active *a, deciding *d, pctl_run_row *r)
      * decided again anyway (the store marks what it changed). */
     r->quiet = n == 0 && d->slots > 0;
     pctl_active_decided(a, r, wake == INT64_MAX ? 0 : wake);
+    /* A due step found no slot: the run says so (a write only when that
+     * changes). */
+    if ((rc = pctl_engine_note_wait(
+             e, r->id, r->view.starved ? PCTL_WAIT_SLOT : PCTL_WAIT_NONE,
+             NULL)) < 0)
+        return rc;
     ps->nactions += n;
     for (k = 0; rc == 0 && k < n; k++)
         rc = apply_action(ps, r, plan, &d->actions[k]);
@@ -918,6 +927,9 @@ static int claim(pass *ps, pctl_active *a)
         rc = pctl_fleet_claim(e->p, room, &ids, &n);
         if (rc == 0)
             rc = pctl_active_claimed(a, e->p, ids, n);
+        /* What their former holder recorded of why they wait. */
+        if (rc == 0)
+            rc = pctl_engine_waits_gone(e, NULL, ids, n);
         if (rc == 0 && (int64_t)n == room) {
             e->want_claim = beat ? 2 : 1;
             ps->r.more = 1;
@@ -968,6 +980,9 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
     a = e->active;
     pctl_metrics_sync(e, &sync);
     pctl_feed_clear(&sync.others);
+    /* Read anew: what it recorded of why runs wait is said again. */
+    if (rc == 0)
+        rc = pctl_engine_waits_fresh(e, a);
     if (rc == 0 && e->fleet && e->want_claim && e->state == ENGINE_RUNNING)
         rc = claim(&ps, a);
     shift = e->clock_shift;
@@ -998,6 +1013,8 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
         rc = sweep_stopped(&ps);
     if (rc == 0 && e->state == ENGINE_RUNNING)
         rc = decide_all(&ps, a);
+    if (rc == 0)
+        rc = pctl_engine_waits_gone(e, a, NULL, 0);
     if (rc == 0)
         end_decisions(&ps, a);
     pctl_free(ps.work);

@@ -227,14 +227,15 @@ json_t *pctl_m_run_json(const pctl_m_run *r, int64_t now, int with_phases)
 json_t *pctl_m_status_doc(const char *instance, const char *def_name,
                           const char *def_version, int64_t active_run)
 {
-    /* "engine" and "parameters" are null here, and in what replay
-     * rebuilds (the log records neither engines nor an instance's values
-     * as such); planctl_status_json() fills them in. */
-    return json_pack("{s:i, s:s, s:{s:s, s:s}, s:o, s:[], s:n, s:n, s:[]}",
+    /* "engine", "waiting" and "parameters" are null here, and in what
+     * replay rebuilds (the log records neither engines, nor why a run
+     * waits, nor an instance's values as such); planctl_status_json()
+     * fills them in. */
+    return json_pack("{s:i, s:s, s:{s:s, s:s}, s:o, s:[], s:n, s:n, s:n, s:[]}",
                      "schema", 1, "instance", instance, "definition", "name",
                      def_name, "version", def_version, "active_run",
                      active_run ? json_integer(active_run) : json_null(),
-                     "queued", "engine", "parameters", "plans");
+                     "queued", "engine", "waiting", "parameters", "plans");
 }
 
 json_t *pctl_m_history_doc(const char *instance)

@@ -54,6 +54,7 @@
     X(def_insert)                                                              \
     X(def_list)                                                                \
     X(run_for_retry)                                                           \
+    X(run_status_of_instance)                                                  \
     X(run_latest_for_retry)                                                    \
     X(run_latest_of_plan)                                                      \
     X(run_of_instance)                                                         \
@@ -138,6 +139,10 @@
     X(fleet_share)                                                             \
     X(fleet_list)                                                              \
     X(run_holder)                                                              \
+    X(wait_put)                                                                \
+    X(wait_delete)                                                             \
+    X(waits_delete_held)                                                       \
+    X(wait_of_run)                                                             \
     X(hint_instance_names)                                                     \
     X(hint_definition_names)                                                   \
     X(hint_definition_versions)                                                \

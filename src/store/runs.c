@@ -3,7 +3,8 @@
  * resume, each one transaction through admission or the gate.
  *
  * Cancel is done in the database directly (children CANCELLED, then the
- * run), so it works whether or not an engine is running; an engine notices
+ * run), so it works whether or not an engine is running, and reaches a
+ * QUEUED run as well as the active one; an engine notices
  * on its next pass that the steps it runs are no longer IN_PROGRESS and
  * stops their tasks.  Its own writes for them then fail the
  * compare-and-set and are dropped.
@@ -207,10 +208,52 @@ static int active_run(int64_t *id, planctl_status *status, planctl *p,
     return rc;
 }
 
-int planctl_run_cancel(int64_t *out, planctl *p, const char *instance,
-                       const char *reason)
+/* Finds run_id of the instance for a cancel: its status, refused when it
+ * has ended. */
+static int run_to_cancel(planctl_status *status, planctl *p,
+                         const char *instance, int64_t run_id)
 {
+    pctl_instance_row row = {0};
+    pctl_stmt *st;
+    int rc = pctl_instance_find(&row, p, instance);
+
+    if (rc < 0)
+        return rc;
+    st = pctl_q(p, PCTL_Q_run_status_of_instance);
+    if (!st) {
+        pctl_instance_row_clear(&row);
+        return PLANCTL_ERROR;
+    }
+    pctl_bind_i64(st, 1, row.id);
+    pctl_bind_i64(st, 2, run_id);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW) {
+        rc = planctl_status_parse(status, pctl_col_text(st, 0));
+        rc = rc < 0 ? pctl_err(p, PLANCTL_EIO, "unknown run status") : 0;
+    } else if (rc == PCTL_DONE) {
+        rc = pctl_err(p, PLANCTL_ENOTFOUND,
+                      "run %lld not found for instance \"%s\"",
+                      (long long)run_id, instance);
+    } else {
+        rc = pctl_q_fail(st, rc);
+    }
+    pctl_reset(st);
+    pctl_instance_row_clear(&row);
+    if (rc == 0 && pctl_status_terminal(*status))
+        rc =
+            pctl_err(p, PLANCTL_ECONFLICT,
+                     "run %lld of instance \"%s\" is %s; only an active "
+                     "or QUEUED run can be cancelled",
+                     (long long)run_id, instance, planctl_status_name(*status));
+    return rc;
+}
+
+int planctl_run_cancel_opts(int64_t *out, planctl *p, const char *instance,
+                            const planctl_cancel_options *opts)
+{
+    planctl_cancel_options defaults = PLANCTL_CANCEL_OPTIONS_INIT;
     pctl_change c = PCTL_CHANGE_INIT;
+    const char *reason;
     char *msg = NULL;
     int64_t id = 0;
     int rc;
@@ -219,11 +262,29 @@ int planctl_run_cancel(int64_t *out, planctl *p, const char *instance,
         *out = 0;
     if (!p || !instance)
         return pctl_err_arg(p, !p ? "p" : "instance");
+    if (!opts)
+        opts = &defaults;
+    if (opts->version < 1 || opts->version > PLANCTL_CANCEL_OPTIONS_VERSION)
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "unknown cancel options version %u (this library "
+                        "knows 1 to %d)",
+                        opts->version, PLANCTL_CANCEL_OPTIONS_VERSION);
+    if (opts->run < 0)
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "run id %lld: give a positive run id, or 0 for the "
+                        "active run",
+                        (long long)opts->run);
+    reason = opts->reason;
     if ((rc = pctl_reason_check(p, reason)) < 0)
         return rc;
     if ((rc = pctl_tx_begin(p)) < 0)
         return rc;
-    rc = active_run(&id, &c.from, p, instance, "cancel");
+    if (opts->run > 0) {
+        id = opts->run;
+        rc = run_to_cancel(&c.from, p, instance, id);
+    } else {
+        rc = active_run(&id, &c.from, p, instance, "cancel");
+    }
     if (rc == 0) {
         msg = reason && *reason ? pctl_asprintf("cancelled: %s", reason)
                                 : pctl_strdup("cancelled by user");
@@ -246,6 +307,20 @@ int planctl_run_cancel(int64_t *out, planctl *p, const char *instance,
     if (rc == 0 && out)
         *out = id;
     return rc;
+}
+
+int planctl_run_cancel(int64_t *out, planctl *p, const char *instance,
+                       const char *reason)
+{
+    planctl_cancel_options o = PLANCTL_CANCEL_OPTIONS_INIT;
+
+    if (out)
+        *out = 0;
+    if (!p || !instance)
+        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
+                 : PLANCTL_EINVAL;
+    o.reason = reason;
+    return planctl_run_cancel_opts(out, p, instance, &o);
 }
 
 static int pause_resume(int64_t *out, planctl *p, const char *instance,

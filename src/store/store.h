@@ -370,6 +370,26 @@ int pctl_attempt_outputs_text(char **out, planctl *p, int64_t step_id,
 int pctl_outputs_record(planctl *p, int64_t step_id, int attempt,
                         const char *outputs);
 
+/* ---- why an active run waits (waits.c, run_waits) ---- */
+
+/* Records that run_id waits, from now: cause "executor" (for an engine
+ * with task kind `kind`) or "slot" (for a free slot of the engine's
+ * concurrency, 0: not said), replacing what was recorded.  The engine
+ * calls these inside its pass, only when what it sees changes.  Errors:
+ * those of the store (EIO). */
+int pctl_wait_put(planctl *p, int64_t run_id, const char *cause,
+                  const char *kind, int concurrency);
+/* Removes what was recorded of run_id.  Errors: the store's. */
+int pctl_wait_delete(planctl *p, int64_t run_id);
+/* Removes what was recorded of the runs this engine holds (every run on
+ * SQLite, where one engine runs): for an engine that knows nothing of
+ * them yet.  Errors: the store's. */
+int pctl_waits_delete_held(planctl *p);
+/* {"run","cause","kind","concurrency","since"} for run_id while it is
+ * active and recorded as waiting, else JSON null (also for run_id 0).
+ * Inside a read.  Errors: EIO, ENOMEM. */
+int pctl_wait_json(json_t **out, planctl *p, int64_t run_id);
+
 /* ---- the engine's lease (lease.c) ---- */
 
 /* Takes the database's engine lease: refused (ECONFLICT, naming the

@@ -287,6 +287,24 @@ static int run_by(json_t **out, planctl *p, pctl_query q, int64_t a,
     return rc == PCTL_DONE ? 0 : pctl_q_fail(st, rc);
 }
 
+/* The same with two ids (instance, run). */
+static int run_by2(json_t **out, planctl *p, pctl_query q, int64_t a, int64_t b)
+{
+    pctl_stmt *st = pctl_q(p, q);
+    int rc;
+
+    *out = NULL;
+    if (!st)
+        return PLANCTL_ERROR;
+    pctl_bind_i64(st, 1, a);
+    pctl_bind_i64(st, 2, b);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW)
+        return full_run(out, p, st, 0);
+    pctl_reset(st);
+    return rc == PCTL_DONE ? 0 : pctl_q_fail(st, rc);
+}
+
 static int ids_into(planctl *p, pctl_query q, int64_t id, json_t *arr)
 {
     pctl_stmt *st = pctl_q(p, q);
@@ -378,8 +396,8 @@ int planctl_status_json(char **out, planctl *p, const char *instance,
     planctl_status_options defaults = PLANCTL_STATUS_OPTIONS_INIT;
     pctl_instance_row row = {0};
     pctl_def *def = NULL;
-    json_t *doc = NULL, *pinned = NULL, *plans, *queued;
-    const char *pinned_plan = NULL;
+    json_t *doc = NULL, *pinned = NULL, *active = NULL, *plans, *queued;
+    const char *pinned_plan = NULL, *active_plan = NULL;
     int64_t active_id = 0;
     char *busy = NULL;
     size_t i;
@@ -428,6 +446,14 @@ int planctl_status_json(char **out, planctl *p, const char *instance,
     }
     if (rc == 0)
         rc = pctl_active_run_describe(&busy, &active_id, p, row.id, instance);
+    /* A plan shows its active run when it has one, else its latest: a
+     * run of the same plan queued behind the active one does not take
+     * its place (it is in "queued"). */
+    if (rc == 0 && active_id > 0) {
+        rc = run_by2(&active, p, PCTL_Q_run_of_instance, row.id, active_id);
+        if (rc == 0 && active)
+            active_plan = json_string_value(json_object_get(active, "plan"));
+    }
     if (rc == 0) {
         doc = pctl_m_status_doc(instance, def->name, def->version, active_id);
         if (!doc)
@@ -447,6 +473,21 @@ int planctl_status_json(char **out, planctl *p, const char *instance,
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
     if (rc == 0) {
+        const json_t *engine = json_object_get(doc, "engine");
+        json_t *waiting;
+
+        /* What an engine recorded, while a live one holds the database:
+         * one that stopped or died says nothing of now. */
+        if ((rc = pctl_wait_json(
+                 &waiting, p,
+                 json_is_object(engine) &&
+                         !json_is_false(json_object_get(engine, "alive"))
+                     ? active_id
+                     : 0)) == 0 &&
+            json_object_set_new(doc, "waiting", waiting) < 0)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    if (rc == 0) {
         json_t *params = parameters_json(def, row.params);
 
         if (!params || json_object_set_new(doc, "parameters", params) < 0)
@@ -460,7 +501,9 @@ int planctl_status_json(char **out, planctl *p, const char *instance,
             continue;
         rc = add_plan(p, plans, pd, row.id,
                       pinned_plan && strcmp(pinned_plan, pd->name) == 0 ? pinned
-                                                                        : NULL);
+                      : active_plan && strcmp(active_plan, pd->name) == 0
+                          ? active
+                          : NULL);
     }
     pctl_tx_read_end(p);
     for (i = 0; rc == 0 && plans && i < json_array_size(plans); i++)
@@ -471,6 +514,7 @@ int planctl_status_json(char **out, planctl *p, const char *instance,
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     json_decref(doc);
     json_decref(pinned);
+    json_decref(active);
     pctl_free(busy);
     pctl_def_free(def);
     pctl_instance_row_clear(&row);

@@ -159,8 +159,11 @@ static int act(planctl *p, const web_req *r, const char *instance,
         rc = planctl_admit_retry(&adm, p, instance, a->run, &ao);
         *run = adm.run;
     } else if (!strcmp(action, "cancel")) {
-        rc = planctl_run_cancel(run, p, instance,
-                                a->reason && *a->reason ? a->reason : NULL);
+        planctl_cancel_options co = PLANCTL_CANCEL_OPTIONS_INIT;
+
+        co.reason = a->reason && *a->reason ? a->reason : NULL;
+        co.run = a->run; /* 0: the active run */
+        rc = planctl_run_cancel_opts(run, p, instance, &co);
     } else if (!strcmp(action, "pause")) {
         rc = planctl_run_pause(run, p, instance);
     } else {
@@ -317,7 +320,11 @@ void pctl_web_action_form(web_res *res, planctl *p, const web_req *r,
     pctl_wb_add(&res->headers, "Location: /instances/");
     pctl_wb_url(&res->headers, name);
     pctl_wb_add(&res->headers, "?done=");
-    pctl_wb_add(&res->headers, action);
+    /* The queue's own cancel button says what it did there. */
+    pctl_wb_add(&res->headers, !strcmp(action, "cancel") && a.run > 0 &&
+                                       pctl_web_param(&form, "queued")
+                                   ? "unqueue"
+                                   : action);
     if (done.run > 0)
         pctl_wb_addf(&res->headers, "&run=%lld", (long long)done.run);
     if (done.plan[0]) {

@@ -213,6 +213,7 @@ static void page_head(web_res *res, const web_req *r, const char *title)
     } flashes[] = {
         {"trigger", "Triggered: the run is admitted."},
         {"cancel", "Cancelled: the active run is ending."},
+        {"unqueue", "Cancelled: the queued run will not start."},
         {"pause", "Paused: running steps finish, nothing new starts."},
         {"resume", "Resumed."},
         {"retry", "Retry admitted."},
@@ -655,6 +656,36 @@ static void run_line(wb *w, const char *instance, const json_t *run)
     wrap(w, "<div class=\"msg\">", js(run, "message"), "</div>");
 }
 
+/* Why run id waits, when the document's "waiting" says so: "waits for a
+ * free slot ..." inside a span of class waits, after a space. */
+static void waiting_span(wb *w, const json_t *doc, int64_t id)
+{
+    const json_t *wt = json_object_get(doc, "waiting");
+    const char *cause = js(wt, "cause");
+    int64_t run = 0, conc = 0;
+
+    if (!cause || !ji(&run, wt, "run") || run != id)
+        return;
+    pctl_wb_add(w, " <span class=\"waits\">");
+    if (!strcmp(cause, "executor")) {
+        pctl_wb_add(w, "waits for an engine with task kind <code>");
+        pctl_wb_text(w, js(wt, "kind") ? js(wt, "kind") : "?");
+        pctl_wb_add(w, "</code>");
+    } else if (ji(&conc, wt, "concurrency")) {
+        pctl_wb_addf(w,
+                     "waits for a free slot (the engine runs %lld step%s at "
+                     "once)",
+                     (long long)conc, conc == 1 ? "" : "s");
+    } else {
+        pctl_wb_add(w, "waits for a free slot of the engine");
+    }
+    if (js(wt, "since")) {
+        pctl_wb_add(w, " since ");
+        time_el(w, js(wt, "since"));
+    }
+    pctl_wb_add(w, "</span>");
+}
+
 /* Who runs the instance's work: the engine line of `planctl status`. */
 static void engine_p(wb *w, const json_t *doc)
 {
@@ -682,6 +713,15 @@ static void engine_p(wb *w, const json_t *doc)
     time_el(w, js(e, "last_seen"));
     if (json_is_false(json_object_get(e, "alive")))
         pctl_wb_add(w, " <strong>(not alive)</strong>");
+    /* What it holds the run for, when the run waits. */
+    {
+        int64_t run = 0;
+
+        if (ji(&run, json_object_get(doc, "waiting"), "run")) {
+            pctl_wb_addf(w, "; run %lld", (long long)run);
+            waiting_span(w, doc, run);
+        }
+    }
     pctl_wb_add(w, "</p>");
 }
 
@@ -1039,10 +1079,15 @@ void pctl_web_page_instance(web_res *res, planctl *p, const web_req *r,
         pctl_wb_add(w, "</span> (");
         pctl_wb_text(w, js(plan, "strategy"));
         pctl_wb_add(w, ") ");
-        if (json_is_object(run))
+        if (json_is_object(run)) {
+            int64_t id = 0;
+
             run_line(w, name, run);
-        else
+            if (ji(&id, run, "id"))
+                waiting_span(w, doc, id);
+        } else {
             status_span(w, js(plan, "status"));
+        }
         pctl_wb_add(w, "</div>");
         if (json_is_object(run))
             phases_ul(w, js(plan, "name"), run);
@@ -1056,8 +1101,24 @@ void pctl_web_page_instance(web_res *res, planctl *p, const web_req *r,
         pctl_wb_add(w, "<ol>");
         json_array_foreach(json_object_get(doc, "queued"), i, q)
         {
+            int64_t id = (int64_t)json_integer_value(q);
+
             pctl_wb_add(w, "<li>");
-            run_link(w, name, (int64_t)json_integer_value(q));
+            run_link(w, name, id);
+            /* Removed from the queue before it starts.  In the live
+             * region, so a run that joins the queue gets its button
+             * with the update that shows it. */
+            if (r->opts->allow_actions && r->opts->csrf) {
+                pctl_wb_add(w, " ");
+                form_open(w, r, name, "cancel");
+                pctl_wb_addf(w,
+                             "<input type=\"hidden\" name=\"run\" "
+                             "value=\"%lld\"><input type=\"hidden\" "
+                             "name=\"queued\" value=\"1\"><button "
+                             "aria-label=\"Cancel run %lld\">Cancel</button>"
+                             "</form>",
+                             (long long)id, (long long)id);
+            }
             pctl_wb_add(w, "</li>");
         }
         pctl_wb_add(w, "</ol>");

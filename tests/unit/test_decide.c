@@ -124,6 +124,43 @@ static void test_parallel_starts_all_within_slots(void **state)
     assert_int_equal(a[0].step, 1);
 }
 
+/* starved: a due step found no slot (the run waits for one, and says so
+ * in status); not when every due step started, nor for a paused run, nor
+ * for a step whose next try is not due yet. */
+static void test_starved_for_a_slot(void **state)
+{
+    tree t;
+    pctl_action a[64];
+    int64_t wake;
+    int slots = 1;
+
+    (void)state;
+    make(&t, PCTL_STRATEGY_SERIAL, PCTL_STRATEGY_PARALLEL, 1, 3, 3);
+    run_decide(&t, 0, &slots, a, &wake);
+    assert_int_equal(slots, 0);
+    assert_int_equal(t.run.starved, 1); /* two steps wait for a slot */
+    slots = 0;
+    assert_int_equal(run_decide(&t, 0, &slots, a, &wake), 0);
+    assert_int_equal(t.run.starved, 1);
+    slots = 5;
+    run_decide(&t, 0, &slots, a, &wake);
+    assert_int_equal(slots, 3);
+    assert_int_equal(t.run.starved, 0); /* every due step started */
+    /* A try that failed: waiting for its backoff is no lack of slots. */
+    t.steps[0][0].status = S(ERROR);
+    t.steps[0][0].next_attempt_at = 5000;
+    slots = 0;
+    run_decide(&t, 1000, &slots, a, &wake);
+    assert_int_equal(t.run.starved, 0);
+    /* Due, and no slot. */
+    run_decide(&t, 5000, &slots, a, &wake);
+    assert_int_equal(t.run.starved, 1);
+    /* Paused: nothing is due to start. */
+    t.run.status = S(PAUSED);
+    run_decide(&t, 5000, &slots, a, &wake);
+    assert_int_equal(t.run.starved, 0);
+}
+
 static void test_completion_rolls_up(void **state)
 {
     tree t;
@@ -609,6 +646,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_serial_starts_one_at_a_time),
         cmocka_unit_test(test_parallel_starts_all_within_slots),
+        cmocka_unit_test(test_starved_for_a_slot),
         cmocka_unit_test(test_completion_rolls_up),
         cmocka_unit_test(test_busy_step_waits_for_its_report),
         cmocka_unit_test(test_retry_waits_for_backoff),

@@ -524,6 +524,47 @@ static void test_concurrency_limit(void **state)
     expect_all_settled(f);
 }
 
+/* Why a run waits for a slot is written when it starts waiting and
+ * removed when it stops, never at the passes between (each of which
+ * starts one more of its steps while others still wait): one run, five
+ * parallel steps, two slots.  Triggers of this test's own count the
+ * writes. */
+static void test_waits_written_on_change(void **state)
+{
+    fixture *f = *state;
+    planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
+
+    tu_apply(f->p,
+             DEF_HEAD("wo") "\"plans\":{\"deploy\":{\"phases\":[{\"name\":"
+                            "\"p\",\"strategy\":\"parallel\",\"steps\":["
+                            "{\"name\":\"s1\",\"tasks\":[\"slow\"]},"
+                            "{\"name\":\"s2\",\"tasks\":[\"slow\"]},"
+                            "{\"name\":\"s3\",\"tasks\":[\"slow\"]},"
+                            "{\"name\":\"s4\",\"tasks\":[\"slow\"]},"
+                            "{\"name\":\"s5\",\"tasks\":[\"slow\"]}]}]}}}");
+    tu_create(f->p, "i", "wo");
+    assert_int_equal(
+        sqlite3_exec(f->db,
+                     "CREATE TABLE wlog (what TEXT, cause TEXT);"
+                     "CREATE TRIGGER wlog_i AFTER INSERT ON run_waits BEGIN "
+                     "INSERT INTO wlog VALUES ('put', NEW.cause); END;"
+                     "CREATE TRIGGER wlog_u AFTER UPDATE ON run_waits BEGIN "
+                     "INSERT INTO wlog VALUES ('put', NEW.cause); END;"
+                     "CREATE TRIGGER wlog_d AFTER DELETE ON run_waits BEGIN "
+                     "INSERT INTO wlog VALUES ('delete', OLD.cause); END;",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    o.until_idle = 1;
+    o.concurrency = 2;
+    assert_int_equal(run_engine(f->p, &o, 0, NULL, NULL), 0);
+    tu_expect_text(f->db, "COMPLETE", "SELECT status FROM runs");
+    tu_expect_text(f->db, "put slot,delete slot",
+                   "SELECT group_concat(what || ' ' || cause, ',') FROM "
+                   "(SELECT * FROM wlog ORDER BY rowid)");
+    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM run_waits"), 0);
+    expect_all_settled(f);
+}
+
 /* A slot that frees goes to the oldest run waiting for one: the runs
  * wait on a heap by id (engine/cache.c), and the first of them never
  * starves behind the later ones.  Two steps per run, so every run waits
@@ -1384,6 +1425,12 @@ static void test_unknown_kind(void **state)
                                "has no executor for it'",
                                (long long)run),
                      2);
+    /* Why it waits, where status reads it: the second engine wrote it
+     * again after clearing what the first left. */
+    tu_expect_text(f->db, "executor Nope",
+                   "SELECT cause || ' ' || kind FROM run_waits WHERE run_id = "
+                   "%lld",
+                   (long long)run);
 
     /* An engine with the executor runs it. */
     o.until_idle = 1;
@@ -1391,6 +1438,8 @@ static void test_unknown_kind(void **state)
     assert_int_equal(run_with_executor(f->p, &o, "Nope", &ex), 0);
     tu_expect_text(f->db, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
                    (long long)run);
+    /* The engine that could run it cleared what the others recorded. */
+    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM run_waits"), 0);
     expect_all_settled(f);
 }
 
@@ -1446,6 +1495,8 @@ static void test_waiting_run_cancelled_elsewhere(void **state)
                    (long long)waiting);
     tu_expect_text(f->db, "COMPLETE", "SELECT status FROM runs WHERE id = %lld",
                    (long long)held);
+    /* What it recorded of the run that left goes with it. */
+    assert_int_equal(tu_scalar(f->db, "SELECT count(*) FROM run_waits"), 0);
     free(def);
     free(go);
 }
@@ -1724,6 +1775,7 @@ int main(void)
         T(test_run_deadline),
         T(test_run_event_limits),
         T(test_concurrency_limit),
+        T(test_waits_written_on_change),
         T(test_slots_oldest_first),
         T(test_waiting_run_cancelled_elsewhere),
         T(test_fatal_propagation),

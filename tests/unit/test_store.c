@@ -765,6 +765,84 @@ static void test_unset_api(void **state)
     planctl_admitted_clear(&a);
 }
 
+/* planctl_run_cancel_opts(): a QUEUED run by id ends CANCELLED with its
+ * children, named by the actor, and leaves the active run and the rest of
+ * the queue alone; the active run's id cancels it; an ended or unknown
+ * run, a bad version or id are refused with a message naming them. */
+static void test_cancel_queued_run(void **state)
+{
+    fixture *f = *state;
+    planctl_trigger_options t = PLANCTL_TRIGGER_OPTIONS_INIT;
+    planctl_cancel_options o = PLANCTL_CANCEL_OPTIONS_INIT;
+    int64_t active, q1 = 0, q2 = 0, id = 0;
+    char *s;
+
+    active = create(f, "zk", NULL, 0);
+    t.queue = 1;
+    assert_int_equal(planctl_plan_trigger(&q1, f->p, "zk", "update", &t), 0);
+    assert_int_equal(planctl_plan_trigger(&q2, f->p, "zk", "deploy", &t), 0);
+    assert_int_equal(planctl_set_actor(f->p, "controller"), 0);
+    o.run = q1;
+    o.reason = "not now";
+    assert_int_equal(planctl_run_cancel_opts(&id, f->p, "zk", &o), 0);
+    assert_int_equal(id, q1);
+    s = tu_text(f->db,
+                "SELECT status || ' ' || message FROM runs WHERE id = "
+                "%lld",
+                (long long)q1);
+    assert_string_equal(s, "CANCELLED cancelled: not now");
+    free(s);
+    assert_int_equal(tu_scalar(f->db,
+                               "SELECT count(*) FROM steps WHERE run_id = "
+                               "%lld AND status <> 'CANCELLED'",
+                               (long long)q1),
+                     0);
+    s = tu_text(f->db,
+                "SELECT actor FROM events WHERE run_id = %lld AND "
+                "entity = 'run' ORDER BY seq DESC LIMIT 1",
+                (long long)q1);
+    assert_string_equal(s, "controller");
+    free(s);
+    assert_int_equal(planctl_set_actor(f->p, NULL), 0);
+    /* The active run goes on; the other queued run keeps its place. */
+    s = tu_text(f->db, "SELECT group_concat(status, ',') FROM (SELECT status "
+                       "FROM runs ORDER BY id)");
+    assert_string_equal(s, "PENDING,CANCELLED,QUEUED");
+    free(s);
+    /* Ended, unknown, bad arguments. */
+    assert_int_equal(planctl_run_cancel_opts(&id, f->p, "zk", &o),
+                     PLANCTL_ECONFLICT);
+    assert_int_equal(id, 0);
+    assert_non_null(strstr(planctl_errmsg(f->p), "is CANCELLED"));
+    o.run = 999;
+    assert_int_equal(planctl_run_cancel_opts(&id, f->p, "zk", &o),
+                     PLANCTL_ENOTFOUND);
+    assert_non_null(strstr(planctl_errmsg(f->p), "run 999"));
+    o.run = -1;
+    assert_int_equal(planctl_run_cancel_opts(&id, f->p, "zk", &o),
+                     PLANCTL_EINVAL);
+    o.run = 0;
+    o.version = 2;
+    assert_int_equal(planctl_run_cancel_opts(&id, f->p, "zk", &o),
+                     PLANCTL_EINVAL);
+    assert_non_null(strstr(planctl_errmsg(f->p), "version 2"));
+    o.version = PLANCTL_CANCEL_OPTIONS_VERSION;
+    assert_int_equal(planctl_run_cancel_opts(&id, f->p, NULL, &o),
+                     PLANCTL_EINVAL);
+    /* The active run by id: cancelled, the queued one promoted. */
+    o.run = active;
+    o.reason = NULL;
+    assert_int_equal(planctl_run_cancel_opts(&id, f->p, "zk", &o), 0);
+    assert_int_equal(id, active);
+    s = tu_text(f->db, "SELECT group_concat(status, ',') FROM (SELECT status "
+                       "FROM runs ORDER BY id)");
+    assert_string_equal(s, "CANCELLED,CANCELLED,PENDING");
+    free(s);
+    /* NULL options: the active run, as planctl_run_cancel(). */
+    assert_int_equal(planctl_run_cancel_opts(&id, f->p, "zk", NULL), 0);
+    assert_int_equal(id, q2);
+}
+
 static void test_status_document(void **state)
 {
     fixture *f = *state;
@@ -814,6 +892,7 @@ static void test_status_document(void **state)
         "{\"schema\": 1, \"instance\": \"zk\","
         " \"definition\": {\"name\": \"zookeeper\", \"version\": \"0.2.0\"},"
         " \"active_run\": 2, \"queued\": [3], \"engine\": null,"
+        " \"waiting\": null,"
         " \"parameters\": ["
         "  {\"name\": \"NODE_COUNT\", \"value\": \"3\", \"default\": true,"
         "   \"secret\": false},"
@@ -1245,6 +1324,7 @@ int main(void)
         T(test_retry_carries_over),
         T(test_delete_with_cleanup),
         T(test_delete_without_cleanup_and_force),
+        T(test_cancel_queued_run),
         T(test_status_document),
         T(test_unset_api),
         T(test_history_document),

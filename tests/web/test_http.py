@@ -387,6 +387,114 @@ def test_actions(env, port):
     check(b'id="flash"' in body, "the page after an action says it was done")
 
 
+def test_queue_actions(env, port):
+    """A queued run is removed from the page's queue (and by the API's
+    cancel with "run") without starting; the active run keeps its plan's
+    place even with a run of the same plan queued behind it."""
+    env.cli("trigger", "app", "other")
+    active = json.loads(env.cli("status", "app", "-o", "json").stdout)["active_run"]
+    q1 = json.loads(env.cli("trigger", "app", "deploy", "--queue", "-o",
+                            "json").stdout)["run"]
+    q2 = json.loads(env.cli("trigger", "app", "other", "--queue", "-o",
+                            "json").stdout)["run"]
+    st, _, body = request(port, "GET", "/instances/app")
+    m = re.search(rb'name="csrf" value="([0-9a-f]+)"', body)
+    if not check(m, "the page carries its form token"):
+        return
+    csrf = m.group(1)
+    plan = re.search(rb'<li class="plan" data-plan="other">.*?</li>', body, re.S)
+    check(plan and b"/runs/%d\"" % active in plan.group(0) and
+          b"/runs/%d\"" % q2 not in plan.group(0),
+          "plan other shows its active run %d, not run %d queued behind it" %
+          (active, q2))
+    queue = re.search(rb'<section id="queue">.*?</section>', body, re.S)
+    check(queue and b'name="run" value="%d"' % q1 in queue.group(0) and
+          b'name="run" value="%d"' % q2 in queue.group(0),
+          "each queued run has its cancel button in the queue")
+    form = {"Content-Type": "application/x-www-form-urlencoded",
+            "Origin": "http://127.0.0.1:%d" % port}
+    st, h, _ = request(port, "POST", "/instances/app/cancel", form,
+                       b"csrf=" + csrf + b"&queued=1&run=%d" % q1)
+    check(st == 303 and h.get("location") == "/instances/app?done=unqueue",
+          "the queue's cancel is done and goes back (got %d %r)" %
+          (st, h.get("location")))
+    doc = json.loads(env.cli("status", "app", "-o", "json").stdout)
+    check(doc["active_run"] == active and doc["queued"] == [q2],
+          "run %d left the queue, the active run goes on: %r" %
+          (q1, (doc["active_run"], doc["queued"])))
+    hist = json.loads(env.cli("history", "app", "-o", "json").stdout)["runs"]
+    check([r["status"] for r in hist if r["id"] == q1] == ["CANCELLED"],
+          "run %d is CANCELLED" % q1)
+    st, _, body = request(port, "GET", "/instances/app?done=unqueue")
+    check(b"queued run will not start" in body,
+          "the page says the queued run will not start")
+    api = {"Content-Type": "application/json"}
+    st, _, body = request(port, "POST", "/api/v1/instances/app/cancel", api,
+                          b'{"run": %d, "reason": "not now"}' % q2)
+    doc = json.loads(body)
+    check(st == 200 and doc.get("run") == q2,
+          "an API cancel with \"run\" cancels that queued run (got %d %r)" %
+          (st, doc))
+    st, _, body = request(port, "POST", "/api/v1/instances/app/cancel", api,
+                          b'{"run": %d}' % q2)
+    check(st == 409 and b"run %d" % q2 in body and b"CANCELLED" in body,
+          "an ended run is refused, 409, naming it: %d %r" % (st, body[:200]))
+    st, _, body = request(port, "POST", "/api/v1/instances/app/cancel", api,
+                          b'{"run": 99999}')
+    check(st == 404, "an unknown run is 404 (got %d)" % st)
+    ev = json.loads(env.cli("events", "app", "-o", "json").stdout)["events"]
+    who = [e["actor"] for e in ev if e["entity"] == "run" and
+           e["run"] in (q1, q2) and e["to"] == "CANCELLED"]
+    check(who == ["web 127.0.0.1"] * 2,
+          "the queued runs' cancels name who: %r" % who)
+    env.cli("cancel", "app")
+
+
+def test_waiting(env, port):
+    """Why a run waits, on the instance page: b's step waits for the only
+    slot, which a's step holds."""
+    d = {"name": "slow", "version": "1",
+         "tasks": [{"name": "t", "kind": "Dummy", "spec": {"sleep": "1h"}}],
+         "plans": {"deploy": {"phases": [{"name": "p", "steps": [
+             {"name": "s", "tasks": ["t"]}]}]}}}
+    with open(os.path.join(env.dir, "slow.json"), "w") as f:
+        json.dump(d, f)
+    env.cli("apply", "-f", "slow.json")
+    env.cli("create", "wa", "--definition", "slow")
+    env.cli("create", "wb", "--definition", "slow")
+    eng = subprocess.Popen([BIN, "--db", env.db, "run", "--concurrency", "1",
+                            "--grace", "100ms"], cwd=env.dir,
+                           stderr=subprocess.DEVNULL)
+    try:
+        doc = None
+        for _ in range(1200):
+            doc = json.loads(env.cli("status", "wb", "-o", "json").stdout)
+            if doc.get("waiting"):
+                break
+            time.sleep(0.05)
+        w = doc.get("waiting") or {}
+        check(w.get("cause") == "slot" and w.get("concurrency") == 1 and
+              w.get("run") == doc["active_run"],
+              "status says run %s waits for a slot: %r" %
+              (doc["active_run"], w))
+        st, _, body = request(port, "GET", "/instances/wb")
+        plan = re.search(rb'<li class="plan" data-plan="deploy">.*?</li>',
+                         body, re.S)
+        check(plan and b'class="waits"' in plan.group(0) and
+              b"waits for a free slot (the engine runs 1 step at once)"
+              in plan.group(0),
+              "the page says next to the run why it waits")
+        eng_p = re.search(rb'<p class="engine" id="engine">.*?</p>', body, re.S)
+        check(eng_p and b"run %d" % doc["active_run"] in eng_p.group(0) and
+              b"waits for a free slot" in eng_p.group(0),
+              "the engine's line says what the run it holds waits for")
+    finally:
+        eng.terminate()
+        eng.wait(timeout=30)
+    env.cli("cancel", "wa")
+    env.cli("cancel", "wb")
+
+
 def test_abrupt_clients(env, port):
     """Clients that reset the connection while the server writes to them
     (a tab closed mid-page): each costs the server one write error
@@ -519,6 +627,8 @@ def main():
         env.cli("cancel", "app", ok=False)
         port2 = env.serve("--allow-actions")
         test_actions(env, port2)
+        test_queue_actions(env, port2)
+        test_waiting(env, port2)
         test_token(env)
     finally:
         env.close()

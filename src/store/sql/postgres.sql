@@ -350,6 +350,9 @@ SELECT id, created_at FROM definitions ORDER BY name COLLATE "C", id;
 SELECT id, definition_id, plan, params, status FROM runs
 WHERE instance_id = $1 AND id = $2;
 
+-- name: run_status_of_instance
+SELECT status FROM runs WHERE instance_id = $1 AND id = $2;
+
 -- name: run_latest_for_retry
 SELECT id, definition_id, plan, params, status FROM runs
 WHERE instance_id = $1 ORDER BY id DESC LIMIT 1;
@@ -1004,3 +1007,24 @@ ORDER BY e.id;
 -- name: run_holder
 SELECT c.engine_id FROM claims AS c
 WHERE c.run_id = $1 AND c.engine_id IS NOT NULL;
+
+-- Why an active run waits (run_waits, 0007).
+-- name: wait_put
+INSERT INTO run_waits (run_id, cause, kind, concurrency, since)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (run_id) DO UPDATE SET cause = excluded.cause,
+    kind = excluded.kind, concurrency = excluded.concurrency,
+    since = excluded.since;
+
+-- name: wait_delete
+DELETE FROM run_waits WHERE run_id = $1;
+
+-- name: waits_delete_held
+DELETE FROM run_waits
+WHERE run_id IN (SELECT run_id FROM claims WHERE engine_id = $1);
+
+-- name: wait_of_run
+SELECT w.cause, w.kind, w.concurrency, w.since FROM run_waits AS w
+JOIN runs AS r ON r.id = w.run_id
+WHERE w.run_id = $1
+  AND r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED');

@@ -327,6 +327,9 @@ SELECT id, created_at FROM definitions ORDER BY name, id;
 SELECT id, definition_id, plan, params, status FROM runs
 WHERE instance_id = ?1 AND id = ?2;
 
+-- name: run_status_of_instance
+SELECT status FROM runs WHERE instance_id = ?1 AND id = ?2;
+
 -- name: run_latest_for_retry
 SELECT id, definition_id, plan, params, status FROM runs
 WHERE instance_id = ?1 ORDER BY id DESC LIMIT 1;
@@ -959,3 +962,29 @@ ORDER BY e.id;
 -- name: run_holder
 SELECT c.engine_id FROM claims AS c
 WHERE c.run_id = ?1 AND c.engine_id IS NOT NULL;
+
+-- Why an active run waits (run_waits, 0007): set when the engine that
+-- holds it sees it start waiting or wait for something else, removed
+-- when it stops, read by status.  The engine writes only changes.
+-- name: wait_put
+INSERT INTO run_waits (run_id, cause, kind, concurrency, since)
+VALUES (?1, ?2, ?3, ?4, ?5)
+ON CONFLICT (run_id) DO UPDATE SET cause = excluded.cause,
+    kind = excluded.kind, concurrency = excluded.concurrency,
+    since = excluded.since;
+
+-- name: wait_delete
+DELETE FROM run_waits WHERE run_id = ?1;
+
+-- What an engine that starts (or reads its runs anew) knows nothing of:
+-- every row, where one engine runs (SQLite; ?1 unused), else those of the
+-- runs engine ?1 holds.
+-- name: waits_delete_held
+DELETE FROM run_waits WHERE ?1 IS NULL OR ?1 IS NOT NULL;
+
+-- name: wait_of_run
+SELECT w.cause, w.kind, w.concurrency, w.since FROM run_waits AS w
+JOIN runs AS r ON r.id = w.run_id
+WHERE w.run_id = ?1
+  AND (r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
+       OR r.status = 'PAUSED');
