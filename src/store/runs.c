@@ -314,11 +314,6 @@ int planctl_run_cancel(int64_t *out, planctl *p, const char *instance,
 {
     planctl_cancel_options o = PLANCTL_CANCEL_OPTIONS_INIT;
 
-    if (out)
-        *out = 0;
-    if (!p || !instance)
-        return p ? pctl_err(p, PLANCTL_EINVAL, "missing argument")
-                 : PLANCTL_EINVAL;
     o.reason = reason;
     return planctl_run_cancel_opts(out, p, instance, &o);
 }

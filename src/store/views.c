@@ -17,30 +17,6 @@
 #include "store/model.h"
 #include "store/store.h"
 
-json_t *pctl_col_json_time(pctl_stmt *st, int col)
-{
-    char buf[PCTL_TIME_BUF];
-
-    if (pctl_col_null(st, col))
-        return json_null();
-    pctl_time_rfc3339(buf, pctl_col_i64(st, col));
-    return json_string(buf);
-}
-
-json_t *pctl_col_json_text(pctl_stmt *st, int col)
-{
-    if (pctl_col_null(st, col))
-        return json_null();
-    return json_string(pctl_col_text(st, col));
-}
-
-json_t *pctl_col_json_int(pctl_stmt *st, int col)
-{
-    if (pctl_col_null(st, col))
-        return json_null();
-    return json_integer(pctl_col_i64(st, col));
-}
-
 /* Copies a text column (NULL for SQL NULL); *oom set on failure. */
 static char *dup_col(pctl_stmt *st, int col, int *oom)
 {

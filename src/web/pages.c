@@ -1110,7 +1110,7 @@ void pctl_web_page_instance(web_res *res, planctl *p, const web_req *r,
              * with the update that shows it. */
             if (r->opts->allow_actions && r->opts->csrf) {
                 pctl_wb_add(w, " ");
-                form_open(w, r, name, "cancel");
+                form_open(w, r, name, "cancel", ~0u);
                 pctl_wb_addf(w,
                              "<input type=\"hidden\" name=\"run\" "
                              "value=\"%lld\"><input type=\"hidden\" "
