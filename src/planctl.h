@@ -50,6 +50,36 @@
  *   - Functions taking no handle (planctl_strerror(), planctl_errname(),
  *     planctl_status_*(), planctl_transition_legal(), planctl_libversion(),
  *     planctl_definition_check()) are safe from any thread.
+ *
+ * Signals (for a host whose runtime owns signals, as Go's does):
+ *   - The only handler the library causes to be installed is libuv's, for
+ *     SIGCHLD, which libuv needs to reap the processes of the built-in
+ *     shell kind: an engine's shell tasks, and shell preflight checks run
+ *     inside an admission (on a private loop, on the caller's thread).
+ *     Nothing else of planctl installs, blocks or ignores a signal.
+ *   - It has SA_ONSTACK (which Go requires of every handler C code
+ *     installs), though libuv installs it without: before a loop's first
+ *     spawn planctl starts a SIGCHLD watcher of its own there, then
+ *     installs libuv's handler again with the flag added, and keeps the
+ *     watcher until the engine has stopped (or the preflight ended), so
+ *     that no spawn installs it anew; each spawn checks the flag again.
+ *   - While it is there, SIGCHLD is libuv's: the host's own handler (Go's,
+ *     signal.Notify) is not called.  When the last engine or preflight of
+ *     the process that held it is done, what SIGCHLD was before (handler,
+ *     flags and mask) is put back, where libuv would leave SIG_DFL; unless
+ *     libuv still watches SIGCHLD for someone else in the process (the
+ *     host's own uv_spawn), whose handler then stays, with the flag.
+ *   - An engine created with planctl_engine_options.no_shell never spawns,
+ *     so it never touches SIGCHLD; nor does an admission whose plan has no
+ *     shell preflight check (or skips them: preflight_skip).
+ *   - The keeper an engine forks on PostgreSQL (planctl_engine_start) is
+ *     forked with every signal blocked and resets them all to their
+ *     defaults, unblocked, before anything else: no handler of the host's
+ *     runs in it.  The parent's dispositions and mask are left as they were.
+ *   - What remains: an instant, at the first hold of the process, between
+ *     libuv installing its handler and planctl adding the flag, when a
+ *     child of the host's exiting would find it without SA_ONSTACK (no
+ *     child of planctl's exists yet then).
  */
 #ifndef PLANCTL_H
 #define PLANCTL_H
@@ -1347,19 +1377,24 @@ typedef struct planctl_engine_options {
      * after its last heartbeat before they take its runs over. */
     const char *name;
     int64_t capacity;
+    /* Since version 4: non-zero leaves the built-in shell kind out.  The
+     * engine then never spawns a process, so SIGCHLD stays as the host
+     * set it (see "Signals" at the top); its runs whose plan uses shell
+     * wait, as for any kind it has no executor for. */
+    int no_shell;
 } planctl_engine_options;
 
-#define PLANCTL_ENGINE_OPTIONS_VERSION 3
+#define PLANCTL_ENGINE_OPTIONS_VERSION 4
 #define PLANCTL_ENGINE_OPTIONS_INIT                                            \
     {                                                                          \
-        PLANCTL_ENGINE_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, NULL, 0              \
+        PLANCTL_ENGINE_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, NULL, 0, 0           \
     }
 
 /*
  * Creates an engine that will run on loop (the embedder's, borrowed: the
  * engine never runs or closes it) with the open handle p, which it uses
  * from the loop thread from then on; both must outlive the engine.  Dummy
- * and shell are registered.  opts may be NULL.  *out is freed with
+ * and shell (unless opts->no_shell) are registered.  opts may be NULL.  *out is freed with
  * planctl_engine_free().  Errors: EINVAL (NULL argument, bad options),
  * ENOMEM.
  */

@@ -646,9 +646,10 @@ int planctl_engine_new(planctl_engine **out, planctl *p, uv_loop_t *loop,
     e->p = p;
     e->loop = loop;
     /* A version 1 struct ends before output_size, a version 2 one before
-     * name. */
+     * name, a version 3 one before no_shell. */
     memcpy(&e->o, opts,
-           opts->version >= 3 ? sizeof *opts
+           opts->version >= 4   ? sizeof *opts
+           : opts->version == 3 ? offsetof(planctl_engine_options, no_shell)
            : opts->version == 2
                ? offsetof(planctl_engine_options, name)
                : offsetof(planctl_engine_options, output_size));
@@ -676,8 +677,12 @@ int planctl_engine_new(planctl_engine **out, planctl *p, uv_loop_t *loop,
         e->o.task_poll_ms = DEFAULT_TASK_POLL_MS;
     if (!e->o.lease_ttl_ms)
         e->o.lease_ttl_ms = PCTL_LEASE_TTL_DEFAULT_MS;
+    /* Without shell the engine never spawns, so libuv never handles
+     * SIGCHLD for it (sigchld.c): its runs that use shell wait, as for any
+     * kind it has no executor for. */
     if (planctl_engine_register(e, "Dummy", pctl_executor_dummy()) < 0 ||
-        planctl_engine_register(e, "shell", pctl_executor_shell()) < 0) {
+        (!e->o.no_shell &&
+         planctl_engine_register(e, "shell", pctl_executor_shell()) < 0)) {
         planctl_engine_free(e);
         return PLANCTL_ENOMEM;
     }
