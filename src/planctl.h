@@ -38,7 +38,15 @@
  *   - An engine (planctl_engine_*) and the handle it was given belong to
  *     the thread that runs its libuv loop; call the engine functions on
  *     that thread (or before the loop runs).  Keep a second handle for
- *     your own calls while the engine runs.
+ *     your own calls while the engine runs.  Three engine functions are
+ *     safe from any thread, from planctl_engine_new() until
+ *     planctl_engine_free(): planctl_engine_request_stop(),
+ *     planctl_engine_metrics_snapshot() and planctl_engine_healthy() (a
+ *     binding's /metrics and /healthz handlers, or its context's
+ *     cancellation, on threads of their own).  An engine made with no
+ *     loop (NULL) has one of its own, run by planctl_engine_run() on the
+ *     calling thread, which is then its loop thread: the embedder needs
+ *     no libuv at all.
  *   - Any number of handles in one process may be open on one database.
  *     While one is, do not open() and close() the database file (or its
  *     -wal or -shm) yourself: closing any descriptor on a file drops every
@@ -1199,9 +1207,19 @@ PLANCTL_API int planctl_import_stream(char **out, planctl *p,
  *   (stopped(e, data) runs: every engine handle is closed)
  *   planctl_engine_free(e); planctl_close(p);   then uv_loop_close(loop) == 0
  *
+ * or, with no libuv in the embedder (the engine's own loop):
+ *
+ *   planctl_engine_new(&e, p, NULL, NULL);      then register your kinds
+ *   planctl_engine_run(e);                      returns once it stopped:
+ *                                               planctl_engine_request_stop()
+ *                                               from another thread
+ *   planctl_engine_free(e); planctl_close(p);
+ *
  * Threads: every planctl_engine_* call, and every use of the handle given
  * to planctl_engine_new(), happens on the thread that runs the loop (or
- * before it runs).  Use a second handle, opened on the same database, for
+ * before it runs), but for planctl_engine_request_stop(),
+ * planctl_engine_metrics_snapshot() and planctl_engine_healthy(), which
+ * any thread may call.  Use a second handle, opened on the same database, for
  * your own calls (create, set, status...): the engine notices their
  * commits within change_poll_ms.  Executors' start() and cancel() are
  * called on the loop thread; a job may be reported from any thread.
@@ -1393,10 +1411,12 @@ typedef struct planctl_engine_options {
 /*
  * Creates an engine that will run on loop (the embedder's, borrowed: the
  * engine never runs or closes it) with the open handle p, which it uses
- * from the loop thread from then on; both must outlive the engine.  Dummy
- * and shell (unless opts->no_shell) are registered.  opts may be NULL.  *out is freed with
- * planctl_engine_free().  Errors: EINVAL (NULL argument, bad options),
- * ENOMEM.
+ * from the loop thread from then on; both must outlive the engine.  loop
+ * NULL gives the engine a loop of its own instead, which
+ * planctl_engine_run() runs (and planctl_engine_free() closes).  Dummy
+ * and shell (unless opts->no_shell) are registered.  opts may be NULL.  *out is
+ * freed with planctl_engine_free().  Errors: EINVAL (NULL argument, bad
+ * options), ENOMEM.
  */
 PLANCTL_API int planctl_engine_new(planctl_engine **out, planctl *p,
                                    struct uv_loop_s *loop,
@@ -1448,6 +1468,31 @@ PLANCTL_API int planctl_engine_start(planctl_engine *e,
  */
 PLANCTL_API int planctl_engine_stop(planctl_engine *e, int64_t grace_ms);
 
+/*
+ * Any thread (see Threads at the top): asks the engine to stop, as
+ * planctl_engine_stop(e, grace_ms) does, which its loop thread then runs
+ * at its next turn.  Several requests: the shortest grace wins.  Asked
+ * before the engine started, the stop is kept, and the engine stops as
+ * soon as it has started; after it stopped, there is nothing to do.
+ * Returns 0, or PLANCTL_EINVAL for a NULL engine.
+ */
+PLANCTL_API int planctl_engine_request_stop(planctl_engine *e,
+                                            int64_t grace_ms);
+
+/*
+ * Starts an engine created with no loop (loop NULL) and runs its own loop
+ * on the calling thread until the engine has stopped: stopped by
+ * planctl_engine_request_stop() from another thread, by itself
+ * (until_idle), or by a lost lease.  The calling thread is the engine's
+ * loop thread meanwhile: executors' start() and cancel() and the logger
+ * run on it.  Handles an executor left on that loop are closed before it
+ * returns.  Returns what planctl_engine_start() would (nothing ran), or
+ * once the engine has stopped planctl_engine_status(); free the engine
+ * with planctl_engine_free() after.  PLANCTL_EINVAL: a NULL engine, one
+ * on the embedder's loop, or one already started.
+ */
+PLANCTL_API int planctl_engine_run(planctl_engine *e);
+
 /* Why a stopped engine stopped: 0 for a requested stop or until_idle (and
  * while it runs), else the error that stopped it (its message in
  * planctl_errmsg of the handle), PLANCTL_ESTALE when another engine took
@@ -1495,9 +1540,23 @@ PLANCTL_API void planctl_engine_free(planctl_engine *e);
  */
 PLANCTL_API int planctl_engine_metrics(char **out, planctl_engine *e);
 
+/*
+ * The same text from any thread: asks the loop thread for it (rendered
+ * there by planctl_engine_metrics() at its next turn) and waits up to
+ * wait_ms for it.  Should the loop not answer by then (busy in a long
+ * pass, or not being run), or with wait_ms 0, it gives the last text the
+ * engine published instead: before start, every counter at 0 and no
+ * gauge read; once the engine has stopped, the text of its end.
+ * *out is freed with planctl_free().  Errors: EINVAL (NULL argument,
+ * wait_ms negative), ENOMEM.
+ */
+PLANCTL_API int planctl_engine_metrics_snapshot(char **out, planctl_engine *e,
+                                                int64_t wait_ms);
+
 /* 1 when the engine runs and holds its lease (started, not stopping, not
  * fenced off by another engine, and its last heartbeat is younger than the
- * lease TTL), else 0 (also for NULL).  For a health check.  Can't fail. */
+ * lease TTL, on the monotonic clock), else 0 (also for NULL).  For a
+ * health check; any thread.  Can't fail. */
 PLANCTL_API int planctl_engine_healthy(const planctl_engine *e);
 
 typedef enum planctl_log_level {
