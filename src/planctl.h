@@ -1447,7 +1447,8 @@ PLANCTL_API int planctl_engine_register(planctl_engine *e, const char *kind,
  * closed every handle, whether it was asked to (planctl_engine_stop) or
  * stopped by itself (until_idle, or a lost lease: see
  * planctl_engine_status()).  Errors: ECONFLICT (another engine holds the
- * lease; the message names it), EINVAL (already started), EIO, ENOMEM.
+ * lease; the message names it), EINVAL (already started, or an engine
+ * with a loop of its own, which planctl_engine_run() starts), EIO, ENOMEM.
  */
 PLANCTL_API int planctl_engine_start(planctl_engine *e,
                                      void (*stopped)(planctl_engine *e,

@@ -630,6 +630,9 @@ static void xt_close(planctl_engine *e)
     uv_close((uv_handle_t *)&e->xt_async, handle_closed);
 }
 
+/* The longest wait for fresh metrics: a year (no time_t overflow). */
+#define WAIT_MAX_MS (365LL * 24 * 3600 * 1000)
+
 int planctl_engine_request_stop(planctl_engine *e, int64_t grace_ms)
 {
     if (!e)
@@ -658,6 +661,8 @@ int planctl_engine_metrics_snapshot(char **out, planctl_engine *e,
     *out = NULL;
     if (!e || wait_ms < 0)
         return PLANCTL_EINVAL;
+    if (wait_ms > WAIT_MAX_MS) /* a wait past any deadline's end */
+        wait_ms = WAIT_MAX_MS;
     clock_gettime(CLOCK_MONOTONIC, &until);
     until.tv_sec += (time_t)(wait_ms / 1000);
     until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
@@ -943,6 +948,11 @@ int planctl_engine_start(planctl_engine *e,
 
     if (!e || e->state != ENGINE_NEW)
         return PLANCTL_EINVAL;
+    /* Nobody else runs the engine's own loop. */
+    if (e->own_loop && !e->own_run)
+        return pctl_err(e->p, PLANCTL_EINVAL,
+                        "the engine has a loop of its own: "
+                        "planctl_engine_run() starts and runs it");
     clock_install(e);
     if ((rc = take_database(e)) < 0) {
         clock_restore(e);
@@ -1046,8 +1056,11 @@ int planctl_engine_run(planctl_engine *e)
                                         : "the engine runs on its embedder's "
                                           "loop: run that loop")
                  : PLANCTL_EINVAL;
-    if ((rc = planctl_engine_start(e, NULL, NULL)) < 0)
+    e->own_run = 1;
+    if ((rc = planctl_engine_start(e, NULL, NULL)) < 0) {
+        e->own_run = 0;
         return rc;
+    }
     uv_run(e->own_loop, UV_RUN_DEFAULT);
     /* The engine has stopped and closed its handles; anything an
      * executor left on the loop goes with it. */

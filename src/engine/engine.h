@@ -124,6 +124,7 @@ struct planctl_engine {
     /* The engine's own loop (planctl_engine_new with loop NULL, run by
      * planctl_engine_run), the same as loop; NULL: the embedder's. */
     uv_loop_t *own_loop;
+    int own_run; /* planctl_engine_run is starting it */
     planctl_engine_options o;
     engine_state state;
     int stop_rc;   /* why it stopped: 0, or the error */

@@ -208,6 +208,9 @@ static void test_stop_before_run(void **state)
     apply_sleepers(f->p);
     tu_create(f->p, "i", "naps");
     assert_int_equal(planctl_engine_new(&e, f->p, NULL, NULL), 0);
+    /* Its own loop: only planctl_engine_run starts it. */
+    assert_int_equal(planctl_engine_start(e, NULL, NULL), PLANCTL_EINVAL);
+    assert_non_null(strstr(planctl_errmsg(f->p), "planctl_engine_run"));
     assert_int_equal(pthread_create(&stop_t, NULL, stopper, e), 0);
     assert_int_equal(pthread_join(stop_t, NULL), 0);
     assert_int_equal(stop_rc, 0);
