@@ -50,7 +50,15 @@
  *   - An engine (planctl_engine_*) and the handle it was given belong to
  *     the thread that runs its libuv loop; call the engine functions on
  *     that thread (or before the loop runs).  Keep a second handle for
- *     your own calls while the engine runs.
+ *     your own calls while the engine runs.  Three engine functions are
+ *     safe from any thread, from planctl_engine_new() until
+ *     planctl_engine_free(): planctl_engine_request_stop(),
+ *     planctl_engine_metrics_snapshot() and planctl_engine_healthy() (a
+ *     binding's /metrics and /healthz handlers, or its context's
+ *     cancellation, on threads of their own).  An engine made with no
+ *     loop (NULL) has one of its own, run by planctl_engine_run() on the
+ *     calling thread, which is then its loop thread: the embedder needs
+ *     no libuv at all.
  *   - Any number of handles in one process may be open on one database.
  *     While one is, do not open() and close() the database file (or its
  *     -wal or -shm) yourself: closing any descriptor on a file drops every
@@ -62,6 +70,36 @@
  *   - Functions taking no handle (planctl_strerror(), planctl_errname(),
  *     planctl_status_*(), planctl_transition_legal(), planctl_libversion(),
  *     planctl_definition_check()) are safe from any thread.
+ *
+ * Signals (for a host whose runtime owns signals, as Go's does):
+ *   - The only handler the library causes to be installed is libuv's, for
+ *     SIGCHLD, which libuv needs to reap the processes of the built-in
+ *     shell kind: an engine's shell tasks, and shell preflight checks run
+ *     inside an admission (on a private loop, on the caller's thread).
+ *     Nothing else of planctl installs, blocks or ignores a signal.
+ *   - It has SA_ONSTACK (which Go requires of every handler C code
+ *     installs), though libuv installs it without: before a loop's first
+ *     spawn planctl starts a SIGCHLD watcher of its own there, then
+ *     installs libuv's handler again with the flag added, and keeps the
+ *     watcher until the engine has stopped (or the preflight ended), so
+ *     that no spawn installs it anew; each spawn checks the flag again.
+ *   - While it is there, SIGCHLD is libuv's: the host's own handler (Go's,
+ *     signal.Notify) is not called.  When the last engine or preflight of
+ *     the process that held it is done, what SIGCHLD was before (handler,
+ *     flags and mask) is put back, where libuv would leave SIG_DFL; unless
+ *     libuv still watches SIGCHLD for someone else in the process (the
+ *     host's own uv_spawn), whose handler then stays, with the flag.
+ *   - An engine created with planctl_engine_options.no_shell never spawns,
+ *     so it never touches SIGCHLD; nor does an admission whose plan has no
+ *     shell preflight check (or skips them: preflight_skip).
+ *   - The keeper an engine forks on PostgreSQL (planctl_engine_start) is
+ *     forked with every signal blocked and resets them all to their
+ *     defaults, unblocked, before anything else: no handler of the host's
+ *     runs in it.  The parent's dispositions and mask are left as they were.
+ *   - What remains: an instant, at the first hold of the process, between
+ *     libuv installing its handler and planctl adding the flag, when a
+ *     child of the host's exiting would find it without SA_ONSTACK (no
+ *     child of planctl's exists yet then).
  */
 #ifndef PLANCTL_H
 #define PLANCTL_H
@@ -1223,9 +1261,19 @@ PLANCTL_API int planctl_import_stream(char **out, planctl *p,
  *   (stopped(e, data) runs: every engine handle is closed)
  *   planctl_engine_free(e); planctl_close(p);   then uv_loop_close(loop) == 0
  *
+ * or, with no libuv in the embedder (the engine's own loop):
+ *
+ *   planctl_engine_new(&e, p, NULL, NULL);      then register your kinds
+ *   planctl_engine_run(e);                      returns once it stopped:
+ *                                               planctl_engine_request_stop()
+ *                                               from another thread
+ *   planctl_engine_free(e); planctl_close(p);
+ *
  * Threads: every planctl_engine_* call, and every use of the handle given
  * to planctl_engine_new(), happens on the thread that runs the loop (or
- * before it runs).  Use a second handle, opened on the same database, for
+ * before it runs), but for planctl_engine_request_stop(),
+ * planctl_engine_metrics_snapshot() and planctl_engine_healthy(), which
+ * any thread may call.  Use a second handle, opened on the same database, for
  * your own calls (create, set, status...): the engine notices their
  * commits within change_poll_ms.  Executors' start() and cancel() are
  * called on the loop thread; a job may be reported from any thread.
@@ -1409,21 +1457,28 @@ typedef struct planctl_engine_options {
      * after its last heartbeat before they take its runs over. */
     const char *name;
     int64_t capacity;
+    /* Since version 4: non-zero leaves the built-in shell kind out.  The
+     * engine then never spawns a process, so SIGCHLD stays as the host
+     * set it (see "Signals" at the top); its runs whose plan uses shell
+     * wait, as for any kind it has no executor for. */
+    int no_shell;
 } planctl_engine_options;
 
-#define PLANCTL_ENGINE_OPTIONS_VERSION 3
+#define PLANCTL_ENGINE_OPTIONS_VERSION 4
 #define PLANCTL_ENGINE_OPTIONS_INIT                                            \
     {                                                                          \
-        PLANCTL_ENGINE_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, NULL, 0              \
+        PLANCTL_ENGINE_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, NULL, 0, 0           \
     }
 
 /*
  * Creates an engine that will run on loop (the embedder's, borrowed: the
  * engine never runs or closes it) with the open handle p, which it uses
- * from the loop thread from then on; both must outlive the engine.  Dummy
- * and shell are registered.  opts may be NULL.  *out is freed with
- * planctl_engine_free().  Errors: EINVAL (NULL argument, bad options),
- * ENOMEM.
+ * from the loop thread from then on; both must outlive the engine.  loop
+ * NULL gives the engine a loop of its own instead, which
+ * planctl_engine_run() runs (and planctl_engine_free() closes).  Dummy
+ * and shell (unless opts->no_shell) are registered.  opts may be NULL.  *out is
+ * freed with planctl_engine_free().  Errors: EINVAL (NULL argument, bad
+ * options), ENOMEM.
  */
 PLANCTL_API int planctl_engine_new(planctl_engine **out, planctl *p,
                                    struct uv_loop_s *loop,
@@ -1454,7 +1509,8 @@ PLANCTL_API int planctl_engine_register(planctl_engine *e, const char *kind,
  * closed every handle, whether it was asked to (planctl_engine_stop) or
  * stopped by itself (until_idle, or a lost lease: see
  * planctl_engine_status()).  Errors: ECONFLICT (another engine holds the
- * lease; the message names it), EINVAL (already started), EIO, ENOMEM.
+ * lease; the message names it), EINVAL (already started, or an engine
+ * with a loop of its own, which planctl_engine_run() starts), EIO, ENOMEM.
  */
 PLANCTL_API int planctl_engine_start(planctl_engine *e,
                                      void (*stopped)(planctl_engine *e,
@@ -1474,6 +1530,31 @@ PLANCTL_API int planctl_engine_start(planctl_engine *e,
  * when the engine was never started.
  */
 PLANCTL_API int planctl_engine_stop(planctl_engine *e, int64_t grace_ms);
+
+/*
+ * Any thread (see Threads at the top): asks the engine to stop, as
+ * planctl_engine_stop(e, grace_ms) does, which its loop thread then runs
+ * at its next turn.  Several requests: the shortest grace wins.  Asked
+ * before the engine started, the stop is kept, and the engine stops as
+ * soon as it has started; after it stopped, there is nothing to do.
+ * Returns 0, or PLANCTL_EINVAL for a NULL engine.
+ */
+PLANCTL_API int planctl_engine_request_stop(planctl_engine *e,
+                                            int64_t grace_ms);
+
+/*
+ * Starts an engine created with no loop (loop NULL) and runs its own loop
+ * on the calling thread until the engine has stopped: stopped by
+ * planctl_engine_request_stop() from another thread, by itself
+ * (until_idle), or by a lost lease.  The calling thread is the engine's
+ * loop thread meanwhile: executors' start() and cancel() and the logger
+ * run on it.  Handles an executor left on that loop are closed before it
+ * returns.  Returns what planctl_engine_start() would (nothing ran), or
+ * once the engine has stopped planctl_engine_status(); free the engine
+ * with planctl_engine_free() after.  PLANCTL_EINVAL: a NULL engine, one
+ * on the embedder's loop, or one already started.
+ */
+PLANCTL_API int planctl_engine_run(planctl_engine *e);
 
 /* Why a stopped engine stopped: 0 for a requested stop or until_idle (and
  * while it runs), else the error that stopped it (its message in
@@ -1522,9 +1603,23 @@ PLANCTL_API void planctl_engine_free(planctl_engine *e);
  */
 PLANCTL_API int planctl_engine_metrics(char **out, planctl_engine *e);
 
+/*
+ * The same text from any thread: asks the loop thread for it (rendered
+ * there by planctl_engine_metrics() at its next turn) and waits up to
+ * wait_ms for it.  Should the loop not answer by then (busy in a long
+ * pass, or not being run), or with wait_ms 0, it gives the last text the
+ * engine published instead: before start, every counter at 0 and no
+ * gauge read; once the engine has stopped, the text of its end.
+ * *out is freed with planctl_free().  Errors: EINVAL (NULL argument,
+ * wait_ms negative), ENOMEM.
+ */
+PLANCTL_API int planctl_engine_metrics_snapshot(char **out, planctl_engine *e,
+                                                int64_t wait_ms);
+
 /* 1 when the engine runs and holds its lease (started, not stopping, not
  * fenced off by another engine, and its last heartbeat is younger than the
- * lease TTL), else 0 (also for NULL).  For a health check.  Can't fail. */
+ * lease TTL, on the monotonic clock), else 0 (also for NULL).  For a
+ * health check; any thread.  Can't fail. */
 PLANCTL_API int planctl_engine_healthy(const planctl_engine *e);
 
 typedef enum planctl_log_level {

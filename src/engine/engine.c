@@ -63,6 +63,7 @@ static void fence(planctl_engine *e, int why)
 {
     e->fenced = 1;
     e->stop_rc = why;
+    atomic_store(&e->xt_running, 0);
     if (e->state == ENGINE_RUNNING)
         planctl_engine_stop(e, 0);
     e->pass_pending = 0; /* passes cannot succeed any more */
@@ -525,12 +526,15 @@ static void hub_closed(pctl_hub *hub, void *data)
     closed_one(data);
 }
 
+static void xt_close(planctl_engine *e);
+
 static void close_handles(planctl_engine *e)
 {
     uv_timer_t *timers[] = {&e->pass_timer, &e->wake_timer,  &e->poll_timer,
                             &e->beat_timer, &e->grace_timer, &e->output_timer};
     size_t i;
 
+    xt_close(e); /* while the handle still reads the gauges */
     e->state = ENGINE_CLOSING;
     clock_restore(e);
     if (e->p->observer_data == e)
@@ -550,6 +554,134 @@ void pctl_engine_maybe_close(planctl_engine *e)
     pctl_active_drop(&e->active);
     give_back_database(e);
     close_handles(e);
+}
+
+/* ---- from any thread ----
+ *
+ * Other threads reach the engine through xt_async and what xt_lock
+ * guards: a stop they ask for (planctl_engine_request_stop) and fresh
+ * metrics (planctl_engine_metrics_snapshot) are done on the loop thread
+ * at its next turn, the metrics handed back through xt_text.  Health is
+ * two atomics (planctl_engine_healthy).  xt_async is used only while
+ * xt_open is 1, under the lock: it is initialised by start and closed by
+ * xt_close, each under the lock, so no thread wakes a closed handle. */
+
+/* Renders the metrics now and publishes them for the other threads
+ * (loop thread).  Out of memory keeps the last ones. */
+static void xt_publish(planctl_engine *e)
+{
+    char *text = NULL;
+
+    if (planctl_engine_metrics(&text, e) < 0)
+        return;
+    pthread_mutex_lock(&e->xt_lock);
+    pctl_free(e->xt_text);
+    e->xt_text = text;
+    e->xt_gen++;
+    pthread_cond_broadcast(&e->xt_cond);
+    pthread_mutex_unlock(&e->xt_lock);
+}
+
+static void on_xt(uv_async_t *a)
+{
+    planctl_engine *e = a->data;
+    int stop, metrics;
+    int64_t grace;
+
+    pthread_mutex_lock(&e->xt_lock);
+    stop = e->xt_stop;
+    grace = e->xt_grace;
+    metrics = e->xt_metrics;
+    e->xt_stop = e->xt_metrics = 0;
+    pthread_mutex_unlock(&e->xt_lock);
+    if (stop)
+        planctl_engine_stop(e, grace);
+    if (metrics)
+        xt_publish(e);
+}
+
+/* Opens the way in (start, loop thread): a stop asked for before the
+ * engine started is done at the loop's first turn. */
+static int xt_open(planctl_engine *e)
+{
+    int rc = uv_async_init(e->loop, &e->xt_async, on_xt);
+
+    if (rc < 0)
+        return rc;
+    e->xt_async.data = e;
+    pthread_mutex_lock(&e->xt_lock);
+    e->xt_open = 1;
+    if (e->xt_stop)
+        uv_async_send(&e->xt_async);
+    pthread_mutex_unlock(&e->xt_lock);
+    return 0;
+}
+
+/* Closes the way in (the engine closing, loop thread): the last metrics
+ * are published, and whoever waits for fresh ones gets them. */
+static void xt_close(planctl_engine *e)
+{
+    atomic_store(&e->xt_running, 0);
+    xt_publish(e);
+    pthread_mutex_lock(&e->xt_lock);
+    e->xt_open = 2;
+    pthread_cond_broadcast(&e->xt_cond);
+    pthread_mutex_unlock(&e->xt_lock);
+    uv_close((uv_handle_t *)&e->xt_async, handle_closed);
+}
+
+/* The longest wait for fresh metrics: a year (no time_t overflow). */
+#define WAIT_MAX_MS (365LL * 24 * 3600 * 1000)
+
+int planctl_engine_request_stop(planctl_engine *e, int64_t grace_ms)
+{
+    if (!e)
+        return PLANCTL_EINVAL;
+    pthread_mutex_lock(&e->xt_lock);
+    if (e->xt_open < 2) {
+        /* Several requests: the shortest grace wins, as with stop. */
+        if (!e->xt_stop || grace_ms < e->xt_grace)
+            e->xt_grace = grace_ms;
+        e->xt_stop = 1;
+        if (e->xt_open == 1)
+            uv_async_send(&e->xt_async);
+    }
+    pthread_mutex_unlock(&e->xt_lock);
+    return 0;
+}
+
+int planctl_engine_metrics_snapshot(char **out, planctl_engine *e,
+                                    int64_t wait_ms)
+{
+    struct timespec until;
+    uint64_t gen;
+
+    if (!out)
+        return PLANCTL_EINVAL;
+    *out = NULL;
+    if (!e || wait_ms < 0)
+        return PLANCTL_EINVAL;
+    if (wait_ms > WAIT_MAX_MS) /* a wait past any deadline's end */
+        wait_ms = WAIT_MAX_MS;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += (time_t)(wait_ms / 1000);
+    until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&e->xt_lock);
+    gen = e->xt_gen;
+    if (e->xt_open == 1 && wait_ms > 0) {
+        e->xt_metrics = 1;
+        uv_async_send(&e->xt_async);
+        while (e->xt_gen == gen && e->xt_open == 1 &&
+               pthread_cond_timedwait(&e->xt_cond, &e->xt_lock, &until) == 0)
+            ;
+    }
+    *out = e->xt_text ? pctl_strdup(e->xt_text) : NULL;
+    pthread_mutex_unlock(&e->xt_lock);
+    return *out ? 0 : PLANCTL_ENOMEM;
 }
 
 /* ---- executors ---- */
@@ -623,16 +755,71 @@ static int task_budget(void)
 
 /* ---- lifecycle ---- */
 
+/* The engine's loop (its own when loop is NULL) and what other threads
+ * use.  0, or PLANCTL_ENOMEM or a libuv error, with nothing left. */
+static int xt_init(planctl_engine *e, uv_loop_t *loop)
+{
+    pthread_condattr_t ca;
+    int rc;
+
+    if (!loop) {
+        if (!(e->own_loop = pctl_malloc(sizeof *e->own_loop)))
+            return PLANCTL_ENOMEM;
+        if ((rc = uv_loop_init(e->own_loop)) < 0) {
+            pctl_free(e->own_loop);
+            e->own_loop = NULL;
+            return rc;
+        }
+        loop = e->own_loop;
+    }
+    e->loop = loop;
+    pthread_mutex_init(&e->xt_lock, NULL);
+    /* Waits are measured on the monotonic clock, as the engine's. */
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&e->xt_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    return 0;
+}
+
+/* Undoes xt_init, and frees the metrics last published.  The engine's
+ * own loop has no handle left by then (planctl_engine_run closes them, or
+ * it never ran).  Can't fail. */
+static void xt_fini(planctl_engine *e)
+{
+    pthread_cond_destroy(&e->xt_cond);
+    pthread_mutex_destroy(&e->xt_lock);
+    pctl_free(e->xt_text);
+    e->xt_text = NULL;
+    if (e->own_loop) {
+        uv_run(e->own_loop, UV_RUN_DEFAULT); /* close callbacks still due */
+        (void)uv_loop_close(e->own_loop);
+        pctl_free(e->own_loop);
+        e->own_loop = NULL;
+    }
+}
+
+/* The metrics other threads read until the engine runs: the counters at
+ * zero, no gauge read (no database call before start).  0 or ENOMEM. */
+static int xt_first_text(planctl_engine *e)
+{
+    pctl_gauges g;
+
+    memset(&g, 0, sizeof g);
+    return pctl_metrics_render(&e->xt_text, e->metrics, &g);
+}
+
 int planctl_engine_new(planctl_engine **out, planctl *p, uv_loop_t *loop,
                        const planctl_engine_options *opts)
 {
     planctl_engine_options defaults = PLANCTL_ENGINE_OPTIONS_INIT;
     planctl_engine *e;
+    int rc;
 
-    if (!out || !p || !loop) {
+    if (!out || !p) {
         if (out)
             *out = NULL;
-        return pctl_err_arg(p, !p ? "p" : !out ? "out" : "loop");
+        return pctl_err_arg(p, !p ? "p" : "out");
     }
     *out = NULL;
     if (!opts)
@@ -656,16 +843,23 @@ int planctl_engine_new(planctl_engine **out, planctl *p, uv_loop_t *loop,
     if (!e)
         return PLANCTL_ENOMEM;
     e->p = p;
-    e->loop = loop;
+    if ((rc = xt_init(e, loop)) < 0) {
+        pctl_free(e);
+        return rc == PLANCTL_ENOMEM
+                   ? rc
+                   : pctl_err(p, rc, "cannot make the engine's own loop");
+    }
     /* A version 1 struct ends before output_size, a version 2 one before
-     * name. */
+     * name, a version 3 one before no_shell. */
     memcpy(&e->o, opts,
-           opts->version >= 3 ? sizeof *opts
+           opts->version >= 4   ? sizeof *opts
+           : opts->version == 3 ? offsetof(planctl_engine_options, no_shell)
            : opts->version == 2
                ? offsetof(planctl_engine_options, name)
                : offsetof(planctl_engine_options, output_size));
     e->o.version = PLANCTL_ENGINE_OPTIONS_VERSION;
     if (e->o.name && *e->o.name && !(e->name = pctl_strdup(e->o.name))) {
+        xt_fini(e);
         pctl_free(e);
         return PLANCTL_ENOMEM;
     }
@@ -674,7 +868,9 @@ int planctl_engine_new(planctl_engine **out, planctl *p, uv_loop_t *loop,
         e->o.output_size = PCTL_OUTPUT_SIZE_DEFAULT;
     e->request_pass = request_pass;
     e->request_output = request_output;
-    if (!(e->metrics = pctl_metrics_new())) {
+    if (!(e->metrics = pctl_metrics_new()) || xt_first_text(e) < 0) {
+        pctl_metrics_free(e->metrics);
+        xt_fini(e);
         pctl_free(e->name);
         pctl_free(e);
         return PLANCTL_ENOMEM;
@@ -688,8 +884,12 @@ int planctl_engine_new(planctl_engine **out, planctl *p, uv_loop_t *loop,
         e->o.task_poll_ms = DEFAULT_TASK_POLL_MS;
     if (!e->o.lease_ttl_ms)
         e->o.lease_ttl_ms = PCTL_LEASE_TTL_DEFAULT_MS;
+    /* Without shell the engine never spawns, so libuv never handles
+     * SIGCHLD for it (sigchld.c): its runs that use shell wait, as for any
+     * kind it has no executor for. */
     if (planctl_engine_register(e, "Dummy", pctl_executor_dummy()) < 0 ||
-        planctl_engine_register(e, "shell", pctl_executor_shell()) < 0) {
+        (!e->o.no_shell &&
+         planctl_engine_register(e, "shell", pctl_executor_shell()) < 0)) {
         planctl_engine_free(e);
         return PLANCTL_ENOMEM;
     }
@@ -764,6 +964,11 @@ int planctl_engine_start(planctl_engine *e,
         return pctl_err(e->p, PLANCTL_EINVAL,
                         "the engine was started already: an engine starts "
                         "once");
+    /* Nobody else runs the engine's own loop. */
+    if (e->own_loop && !e->own_run)
+        return pctl_err(e->p, PLANCTL_EINVAL,
+                        "the engine has a loop of its own: "
+                        "planctl_engine_run() starts and runs it");
     clock_install(e);
     if ((rc = take_database(e)) < 0) {
         clock_restore(e);
@@ -774,11 +979,20 @@ int planctl_engine_start(planctl_engine *e,
         clock_restore(e);
         return pctl_err(e->p, rc, "cannot set up the engine's loop handles");
     }
+    if ((rc = xt_open(e)) < 0) {
+        pctl_hub_close(&e->hub, NULL, NULL);
+        give_back_database(e);
+        clock_restore(e);
+        return pctl_err(e->p, PLANCTL_ERROR,
+                        "cannot set up the engine's loop handles: %s",
+                        uv_strerror(rc));
+    }
     for (i = 0; i < sizeof timers / sizeof timers[0]; i++) {
         uv_timer_init(e->loop, timers[i]);
         timers[i]->data = e;
     }
-    e->handles_open = (int)(sizeof timers / sizeof timers[0]) + 1;
+    /* The timers, the hub and xt_async. */
+    e->handles_open = (int)(sizeof timers / sizeof timers[0]) + 2;
     pctl_data_version(&e->data_version, e->p);
     pctl_db_ident_note(e->p);
     uv_timer_start(&e->poll_timer, on_poll, (uint64_t)e->o.change_poll_ms,
@@ -801,6 +1015,7 @@ int planctl_engine_start(planctl_engine *e,
     e->state = ENGINE_RUNNING;
     pctl_observe(e->p, &observer, e);
     pctl_metrics_beat(e);
+    atomic_store(&e->xt_running, 1);
     pctl_metrics_log(e, PLANCTL_LOG_INFO,
                      e->fleet ? "engine started, joined the engines"
                               : "engine started, lease taken",
@@ -822,6 +1037,7 @@ int planctl_engine_stop(planctl_engine *e, int64_t grace_ms)
         return 0;
     if (e->state == ENGINE_RUNNING) {
         e->state = ENGINE_STOPPING;
+        atomic_store(&e->xt_running, 0);
         uv_timer_stop(&e->wake_timer);
         pctl_metrics_log(e, PLANCTL_LOG_INFO, "stopping", NULL);
         /* A pass backing off after failures is tried again now: the
@@ -839,6 +1055,38 @@ int planctl_engine_stop(planctl_engine *e, int64_t grace_ms)
         uv_timer_start(&e->grace_timer, on_grace, (uint64_t)grace_ms, 0);
     request_pass(e);
     return 0;
+}
+
+/* Closes what an executor left open on the engine's own loop. */
+static void close_left(uv_handle_t *h, void *arg)
+{
+    (void)arg;
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+int planctl_engine_run(planctl_engine *e)
+{
+    int rc;
+
+    if (!e)
+        return pctl_err_arg(NULL, "e");
+    if (!e->own_loop || e->state != ENGINE_NEW)
+        return pctl_err(e->p, PLANCTL_EINVAL,
+                        e->own_loop ? "the engine was started already"
+                                    : "the engine runs on its embedder's "
+                                      "loop: run that loop");
+    e->own_run = 1;
+    if ((rc = planctl_engine_start(e, NULL, NULL)) < 0) {
+        e->own_run = 0;
+        return rc;
+    }
+    uv_run(e->own_loop, UV_RUN_DEFAULT);
+    /* The engine has stopped and closed its handles; anything an
+     * executor left on the loop goes with it. */
+    uv_walk(e->own_loop, close_left, NULL);
+    uv_run(e->own_loop, UV_RUN_DEFAULT);
+    return e->stop_rc;
 }
 
 int planctl_engine_status(const planctl_engine *e)
@@ -867,6 +1115,7 @@ void planctl_engine_free(planctl_engine *e)
     pctl_idmap_free(&e->waiting);
     pctl_idmap_free(&e->waits);
     pctl_metrics_free(e->metrics);
+    xt_fini(e);
     pctl_free(e->name);
     pctl_free(e);
 }

@@ -121,6 +121,10 @@ typedef enum engine_state {
 struct planctl_engine {
     planctl *p;
     uv_loop_t *loop;
+    /* The engine's own loop (planctl_engine_new with loop NULL, run by
+     * planctl_engine_run), the same as loop; NULL: the embedder's. */
+    uv_loop_t *own_loop;
+    int own_run; /* planctl_engine_run is starting it */
     planctl_engine_options o;
     engine_state state;
     int stop_rc;   /* why it stopped: 0, or the error */
@@ -202,6 +206,22 @@ struct planctl_engine {
     int clock_installed;
     int clock_follows_wall; /* the handle's clock was the system's */
     int64_t clock_shift;    /* a jump of the wall clock the next pass applies */
+
+    /* What other threads may ask of the engine (engine.c, "From any
+     * thread"): a stop, fresh metrics, its health.  Under xt_lock: */
+    pthread_mutex_t xt_lock;
+    pthread_cond_t xt_cond; /* xt_gen moved, or xt_open became 2 */
+    uv_async_t xt_async;    /* wakes the loop for them */
+    int xt_open;            /* 0 not started, 1 xt_async usable, 2 closed */
+    int xt_stop;            /* a stop is asked for, with xt_grace */
+    int64_t xt_grace;
+    int xt_metrics;  /* fresh metrics are asked for */
+    uint64_t xt_gen; /* how many times xt_text was published */
+    char *xt_text;   /* the metrics last published, owned */
+    /* Health (planctl_engine_healthy), read by any thread: RUNNING and
+     * not fenced, and the uv_hrtime() of the last heartbeat. */
+    atomic_int xt_running;
+    _Atomic uint64_t xt_beat_ns;
 };
 
 /* ---- pass.c: one pass ---- */

@@ -77,6 +77,7 @@
 #include "engine/job.h"
 #include "engine/keeper.h"
 #include "engine/outfile.h"
+#include "engine/sigchld.h"
 
 #define TAIL_MIN 4096      /* output kept at least, for the message's line */
 #define KILL_GRACE_MS 5000 /* from SIGTERM to SIGKILL */
@@ -747,8 +748,17 @@ static void spawn(shell *s, char **argv, char **env, const char *cwd,
     opts.flags = UV_PROCESS_DETACHED; /* setsid(): its own process group */
     opts.stdio_count = 3;
     opts.stdio = stdio;
+    /* libuv's SIGCHLD handler, installed with SA_ONSTACK before the fork
+     * and kept until the engine (or preflight) is done (sigchld.c). */
+    if ((rc = pctl_sigchld_hold(&s->job->hub->chld, planctl_job_loop(s->job))) <
+        0) {
+        fail(s, pctl_asprintf("cannot watch for the exit of \"%s\": %s", file,
+                              uv_strerror(rc)));
+        return;
+    }
     /* uv_spawn() initialises the handle even when it fails. */
     rc = uv_spawn(planctl_job_loop(s->job), &s->proc, &opts);
+    pctl_sigchld_check();
     if (rc == UV_EMFILE || rc == UV_ENFILE || rc == UV_EAGAIN ||
         rc == UV_ENOMEM) {
         /* Out of descriptors or processes: the engine's condition, not

@@ -43,6 +43,8 @@ static void hub_closed(uv_handle_t *h)
 {
     pctl_hub *hub = h->data;
 
+    if (--hub->closing > 0)
+        return;
     drain(&hub->async); /* anything queued after the last wake-up */
     pthread_mutex_destroy(&hub->lock);
     if (hub->on_closed)
@@ -57,6 +59,9 @@ void pctl_hub_close(pctl_hub *hub, void (*on_closed)(pctl_hub *, void *),
     hub->open = 0;
     hub->on_closed = on_closed;
     hub->closed_data = data;
+    hub->closing = 1;
+    hub->chld.sig.data = hub;
+    hub->closing += pctl_sigchld_release(&hub->chld, hub_closed);
     uv_close((uv_handle_t *)&hub->async, hub_closed);
 }
 

@@ -19,6 +19,7 @@
 #include <uv.h>
 
 #include "core/def.h"
+#include "engine/sigchld.h"
 #include "planctl.h"
 
 typedef struct pctl_hub pctl_hub;
@@ -63,6 +64,10 @@ struct pctl_hub {
     pthread_mutex_t lock;
     planctl_job *head, *tail;
     int open;
+    int closing; /* close callbacks still to come */
+    /* Held by the first spawn on the loop, let go when the hub closes
+     * (sigchld.c): the engine's, or a preflight's, hold on SIGCHLD. */
+    pctl_sigchld chld;
     void (*on_closed)(pctl_hub *hub, void *data);
     void *closed_data;
 };
@@ -71,9 +76,10 @@ struct pctl_hub {
  * PLANCTL_E* code. */
 int pctl_hub_init(pctl_hub *hub, uv_loop_t *loop);
 
-/* Closes the hub's handle; on_closed(hub, data) runs once it is closed
- * (the hub's memory may be freed then).  Jobs still queued are delivered
- * first.  Loop thread. */
+/* Closes the hub's handles, letting go of its hold on SIGCHLD (which puts
+ * back what SIGCHLD was, see sigchld.h); on_closed(hub, data) runs once
+ * they are closed (the hub's memory may be freed then).  Jobs still
+ * queued are delivered first.  Loop thread. */
 void pctl_hub_close(pctl_hub *hub, void (*on_closed)(pctl_hub *, void *),
                     void *data);
 

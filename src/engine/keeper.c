@@ -15,7 +15,10 @@
  *
  * The keeper calls only async-signal-safe functions (the engine may have
  * threads when it forks), closes every descriptor it inherited (it must
- * not hold the engine's connection or files open), and dies with the
+ * not hold the engine's connection or files open), starts with every
+ * signal at its default and none blocked (the host's handlers, Go's say,
+ * have no runtime in the keeper to run in: it is forked with all signals
+ * blocked, and resets them before it unblocks them), and dies with the
  * engine (PR_SET_PDEATHSIG, and it checks its parent).  PR_SET_PDEATHSIG
  * follows the thread that forked: the loop's thread, from which the
  * engine is used and which lives as long as the engine does.
@@ -29,9 +32,11 @@
 #include "engine/keeper.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -78,11 +83,30 @@ static void close_inherited(void)
         close((int)fd);
 }
 
+/* The keeper's first act: the signals it inherited, handlers and mask,
+ * back to their defaults (async-signal-safe calls only). */
+static void reset_signals(void)
+{
+    struct sigaction dfl;
+    sigset_t none;
+    int sig;
+
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    for (sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            (void)sigaction(sig, &dfl, NULL); /* EINVAL: not one */
+    sigemptyset(&none);
+    (void)sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 _Noreturn static void watch(shared *sh, pid_t parent)
 {
     struct timespec tick = {0, KEEPER_TICK_NS};
     size_t i;
 
+    reset_signals();
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     close_inherited();
     for (;;) {
@@ -106,6 +130,8 @@ int pctl_keeper_start(pctl_keeper **out)
 {
     pctl_keeper *k;
     pid_t parent = getpid();
+    sigset_t all, saved;
+    int err;
 
     *out = NULL;
     if (!(k = pctl_calloc(1, sizeof *k)))
@@ -113,21 +139,24 @@ int pctl_keeper_start(pctl_keeper **out)
     k->sh = mmap(NULL, sizeof *k->sh, PROT_READ | PROT_WRITE,
                  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (k->sh == MAP_FAILED) {
-        int err = errno;
-
+        err = errno;
         pctl_free(k);
         return -err;
     }
+    /* No handler of the host's may run in the keeper before it resets
+     * them: it is born with every signal blocked. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &saved);
     k->pid = fork();
+    if (k->pid == 0)
+        watch(k->sh, parent);
+    err = errno;
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
     if (k->pid < 0) {
-        int err = errno;
-
         munmap(k->sh, sizeof *k->sh);
         pctl_free(k);
         return -err;
     }
-    if (k->pid == 0)
-        watch(k->sh, parent);
     *out = k;
     return 0;
 }
@@ -165,6 +194,11 @@ void pctl_keeper_remove(pctl_keeper *k, int pgid)
             atomic_store(&k->sh->groups[i], 0);
             return;
         }
+}
+
+int pctl_keeper_pid(const pctl_keeper *k)
+{
+    return k ? (int)k->pid : 0;
 }
 
 void pctl_keeper_stop(pctl_keeper *k)

@@ -16,6 +16,8 @@ void pctl_keeper_until(pctl_keeper *k, uint64_t until_ns);
  * add: 0, or -ENOSPC (not watched).  Both do nothing when k is NULL. */
 int pctl_keeper_add(pctl_keeper *k, int pgid);
 void pctl_keeper_remove(pctl_keeper *k, int pgid);
+/* The keeper's process id (0 for NULL), for tests.  Can't fail. */
+int pctl_keeper_pid(const pctl_keeper *k);
 /* Kills and reaps the keeper.  Can't fail. */
 void pctl_keeper_stop(pctl_keeper *k);
 

@@ -384,6 +384,7 @@ void pctl_metrics_beat(planctl_engine *e)
 {
     if (e->metrics)
         e->metrics->beat_at = uv_now(e->loop);
+    atomic_store(&e->xt_beat_ns, uv_hrtime());
 }
 
 /* ---- the exposition ---- */
@@ -602,11 +603,16 @@ int planctl_engine_metrics(char **out, planctl_engine *e)
     return pctl_metrics_render(out, e->metrics, &g);
 }
 
+/* Any thread: reads only what the loop thread publishes atomically
+ * (engine.c), and the monotonic clock. */
 int planctl_engine_healthy(const planctl_engine *e)
 {
-    if (!e || e->state != ENGINE_RUNNING || e->stop_rc != 0 || !e->metrics)
+    uint64_t beat;
+
+    if (!e || !atomic_load(&((planctl_engine *)e)->xt_running))
         return 0;
-    return uv_now(e->loop) - e->metrics->beat_at < (uint64_t)e->o.lease_ttl_ms;
+    beat = atomic_load(&((planctl_engine *)e)->xt_beat_ns);
+    return uv_hrtime() - beat < (uint64_t)e->o.lease_ttl_ms * 1000000u;
 }
 
 int planctl_engine_set_logger(planctl_engine *e, planctl_log_level min,

@@ -639,10 +639,18 @@ static int new_null_p(void)
     planctl_engine *e;
     return planctl_engine_new(&e, NULL, &F->loop, NULL);
 }
-static int new_null_loop(void)
+/* An engine made with no loop has one of its own, which only
+ * planctl_engine_run() may start. */
+static int start_own_loop(void)
 {
     planctl_engine *e;
-    return planctl_engine_new(&e, F->p, NULL, NULL);
+    int rc = planctl_engine_new(&e, F->p, NULL, NULL);
+
+    if (rc == 0) {
+        rc = planctl_engine_start(e, NULL, NULL);
+        planctl_engine_free(e);
+    }
+    return rc;
 }
 static int new_opts_version(void)
 {
@@ -1002,8 +1010,8 @@ static const row rows[] = {
      "missing argument: out is NULL"},
     {"planctl_engine_new: p NULL", new_null_p, PLANCTL_EINVAL, THREAD,
      "missing argument: p is NULL"},
-    {"planctl_engine_new: loop NULL", new_null_loop, PLANCTL_EINVAL, HANDLE,
-     "missing argument: loop is NULL"},
+    {"planctl_engine_start: own loop", start_own_loop, PLANCTL_EINVAL, HANDLE,
+     "the engine has a loop of its own"},
     {"planctl_engine_new: options version", new_opts_version, PLANCTL_EINVAL,
      HANDLE, "version 99"},
     {"planctl_engine_new: negative capacity", new_capacity, PLANCTL_EINVAL,

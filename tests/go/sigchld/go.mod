@@ -1,0 +1,3 @@
+module planctl.test/sigchld
+
+go 1.19
