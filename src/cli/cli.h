@@ -530,6 +530,7 @@ typedef struct cli_definition {
     const char *origin; /* the path, or "<stdin>" */
     json_t *lines;      /* YAML: path -> line (cli_yaml_line()) */
     json_t *refusal;
+    char *yaml; /* YAML: the text as read, for the hints of errors */
 } cli_definition;
 
 /* Reads the definition at path ("-": stdin).  YAML by the name (.yaml,
