@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "cli/yaml.h"
+#include "core/def.h"
 
 /* Far above the library's own limit on a definition, so the library is the
  * one to explain the limit; this only stops reading /dev/zero forever. */
@@ -135,6 +136,15 @@ int cli_definition_read(cli_definition *d, const char *path)
     memset(d, 0, sizeof(*d));
     d->origin = strcmp(path, "-") == 0 ? "<stdin>" : path;
     int rc = cli_read_input(&d->json, &d->len, path);
+    /* Too large to be a definition: refused as a file, as one too large
+     * to read is (the library would say it without the file's name). */
+    if (rc == 0 && d->len > PCTL_DEF_MAX_BYTES) {
+        cli_errorf("\"%s\" is %zu bytes; a definition may have at most %d "
+                   "(%d MiB)",
+                   d->origin, d->len, PCTL_DEF_MAX_BYTES,
+                   PCTL_DEF_MAX_BYTES >> 20);
+        return CLI_EXIT_USAGE;
+    }
     if (rc || !is_yaml(path, d->json, d->len))
         return rc;
     rc = cli_yaml_read(&v, &d->lines, d->json, d->len, d->origin, &e);
