@@ -546,10 +546,11 @@ planctl_instance_create(int64_t *out, planctl *p, const char *name,
 /*
  * Changes parameter values and admits the plan they select (README, "Plan for a
  * parameter change"). *out receives the run id, or 0 when no value actually
- * changed (nothing is admitted then).  Errors: EINVAL (unknown parameter, a
- * value not of its type or enum, an immutable parameter that has a value given
- * another, or changed parameters naming different trigger plans),
- * ENOTFOUND, ECONFLICT (an active run, named in the message).  To remove
+ * changed (nothing is admitted then, whether or not a run is active).
+ * Errors: EINVAL (unknown parameter, a value not of its type or enum, an
+ * immutable parameter that has a value given another, or changed parameters
+ * naming different trigger plans), ENOTFOUND, ECONFLICT (an active run, named
+ * in the message; it comes before EINVAL).  To remove
  * values, use planctl_admit_set() with planctl_admit_options.unset.
  */
 PLANCTL_API int planctl_instance_set(int64_t *out, planctl *p, const char *name,

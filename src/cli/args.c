@@ -177,6 +177,84 @@ int cli_unknown_command(const char *word, const cli_command *const *cmds,
     return CLI_EXIT_USAGE;
 }
 
+/*
+ * The flags users of git, kubectl, helm, make and tail type, and the
+ * planctl flag that does what they mean: edit distance cannot find
+ * --limit from git's -n.  An entry applies to a command only when the
+ * flag it names is one of the command's (or a global one), so one word
+ * may map to different flags on different commands (-n is --limit for
+ * history, --tail for logs); the first entry that applies wins.  say is
+ * what to suggest when the flag alone is not it (NULL: "--flag").
+ */
+static const struct {
+    const char *word, *flag, *say;
+} flag_synonyms[] = {
+    {"-n", "limit", NULL},
+    {"-n", "tail", NULL},
+    {"--max-count", "limit", NULL},
+    {"--count", "limit", NULL},
+    {"--tail", "limit", NULL},
+    {"--lines", "tail", NULL},
+    {"--limit", "tail", NULL},
+    {"-f", "follow", NULL},
+    {"-f", "watch", NULL},
+    {"-w", "follow", NULL},
+    {"--watch", "follow", NULL},
+    {"--follow", "watch", NULL},
+    {"--set", "param", "-p K=V"},
+    {"--id", "run", NULL},
+    {"--run-id", "run", NULL},
+    {"-m", "reason", NULL},
+    {"--message", "reason", NULL},
+    {"-j", "concurrency", NULL},
+    {"--jobs", "concurrency", NULL},
+    {"--parallelism", "concurrency", NULL},
+    {"-v", "log-level", "--log-level debug"},
+    {"--verbose", "log-level", "--log-level debug"},
+    {"-q", "log-level", "--log-level warn"},
+    {"--quiet", "log-level", "--log-level warn"},
+    {"--port", "listen", NULL},
+    {"--addr", "listen", NULL},
+    {"--address", "listen", NULL},
+    {"--bind", "listen", NULL},
+    {"--format", "output", "-o"},
+    {"--json", "output", "-o json"},
+    {"--yaml", "output", "-o yaml"},
+    {"-v", "version", NULL},
+    {"-V", "version", NULL},
+};
+
+#define NSYNONYMS (sizeof(flag_synonyms) / sizeof(flag_synonyms[0]))
+
+/* The suggestion for a flag nobody has: a synonym's, else the closest
+ * long name, else NULL.  word is what was typed, dashes included, up to
+ * any '='. */
+static const char *flag_hint(char *buf, size_t size, const char *word,
+                             const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < NSYNONYMS; i++) {
+        if (strcmp(flag_synonyms[i].word, word) != 0)
+            continue;
+        for (size_t j = 0; j < n; j++) {
+            if (strcmp(names[j], flag_synonyms[i].flag) != 0)
+                continue;
+            if (flag_synonyms[i].say)
+                return flag_synonyms[i].say;
+            snprintf(buf, size, "--%s", names[j]);
+            return buf;
+        }
+    }
+    /* Only long flags get a suggestion by spelling: every single letter is
+     * one edit away from every other. */
+    if (word[1] != '-' || !word[2])
+        return NULL;
+    const char *hint = cli_closest(word + 2, names, n);
+    if (!hint)
+        return NULL;
+    snprintf(buf, size, "--%s", hint);
+    return buf;
+}
+
 static int unknown_flag(const char *arg, size_t arglen, const cli_command *cmd)
 {
     const char *names[CLI_MAX_FLAGS + 8];
@@ -186,22 +264,38 @@ static int unknown_flag(const char *arg, size_t arglen, const cli_command *cmd)
     for (size_t i = 0; cmd && cmd->flags[i].name && n < CLI_MAX_FLAGS + 8; i++)
         names[n++] = cmd->flags[i].name;
 
-    /* Only long flags get a suggestion: every single letter is one edit
-     * away from every other. */
+    /* A single dash takes one letter (-ojson, -pK=V, git's -n2), but a
+     * long flag written with one dash (Go's -limit) is shown whole and
+     * answered with its two dashes. */
+    char word[67], hintbuf[80];
     const char *hint = NULL;
-    if (arglen > 2 && arg[1] == '-') {
-        char word[65];
-        size_t wl = arglen - 2 < 64 ? arglen - 2 : 64;
-        memcpy(word, arg + 2, wl);
-        word[wl] = '\0';
-        hint = cli_closest(word, names, n);
+    size_t wl = arglen;
+    if (arg[1] != '-') {
+        size_t full = strcspn(arg, "=");
+        if (full >= 5 && full <= 66) {
+            memcpy(word, arg + 1, full - 1);
+            word[full - 1] = '\0';
+            const char *close = cli_closest(word, names, n);
+            if (close) {
+                snprintf(hintbuf, sizeof(hintbuf), "--%s", close);
+                hint = hintbuf;
+                wl = full;
+            }
+        }
     }
+    if (wl > 66)
+        wl = 66;
+    memcpy(word, arg, wl);
+    word[wl] = '\0';
+    if (!hint)
+        hint = flag_hint(hintbuf, sizeof(hintbuf), word, names, n);
+
     cli_buf msg = CLI_BUF_INIT;
-    cli_buf_addf(&msg, "unknown flag \"%.*s\"", (int)arglen, arg);
+    cli_buf_addf(&msg, "unknown flag \"%s\"", word);
     if (cmd)
         cli_buf_addf(&msg, " for \"%s\"", cmd->name);
     if (hint)
-        cli_buf_addf(&msg, "; did you mean \"--%s\"?", hint);
+        cli_buf_addf(&msg, "; did you mean \"%s\"?", hint);
     else
         cli_buf_add(&msg, ".");
     if (cmd)

@@ -347,6 +347,11 @@ int cli_time_parse(int64_t *out_ms, const char *text);
  * local), "now", and "2h" or "2h ago" before ctx->now_ms
  * (pctl_time_read()).  Returns 0, or -1 for anything else. */
 int cli_time_read(int64_t *out_ms, const cli_ctx *ctx, const char *text);
+/* When text (refused by cli_time_read()) is a time with a zone
+ * abbreviation other than the local zone's ("... 14:03:05 EST"), prints
+ * why that is refused and how to write it, naming flag, and returns 1;
+ * else 0 (nothing printed). */
+int cli_time_zone_refusal(const char *flag, const char *text);
 /* The message part naming what cli_time_read() takes. */
 #define CLI_TIME_FORMS                                                         \
     "a time such as \"2026-11-21 14:03:05\" (local; add Z, UTC or +01:00 "     \
@@ -540,6 +545,7 @@ typedef struct cli_definition {
     const char *origin; /* the path, or "<stdin>" */
     json_t *lines;      /* YAML: path -> line (cli_yaml_line()) */
     json_t *refusal;
+    char *yaml; /* YAML: the text as read, for the hints of errors */
 } cli_definition;
 
 /* Reads the definition at path ("-": stdin).  YAML by the name (.yaml,

@@ -51,14 +51,25 @@ static const char *const examples[] = {
 
 typedef enum format { FMT_TEXT, FMT_JSON, FMT_JSONL } format;
 
-#define NCOLS 8
+#define NCOLS 9
+#define COL_CHANGE 5
+#define COL_MESSAGE 8
 
-static const char *const headers[NCOLS] = {
-    "SEQ", "TIME", "INSTANCE", "RUN", "ENTITY", "CHANGE", "ATTEMPT", "MESSAGE"};
+/* ACTOR is who made the change: "user" (a planctl command), "planctl" (the
+ * engine, or what a command did as a consequence), "web ADDRESS". */
+static const char *const headers[NCOLS] = {"SEQ",     "TIME",   "INSTANCE",
+                                           "RUN",     "ENTITY", "CHANGE",
+                                           "ATTEMPT", "ACTOR",  "MESSAGE"};
 
 /* While following, columns are at least this wide, so that the rows of
  * later batches mostly line up with the first. */
-static const size_t follow_widths[NCOLS] = {5, 19, 8, 4, 20, 26, 7, 0};
+static const size_t follow_widths[NCOLS] = {5, 19, 8, 4, 20, 26, 7, 7, 0};
+
+/* The widest CHANGE cell: a status change takes at most 26 columns
+ * ("IN_PROGRESS -> FATAL_ERROR"); an admin event's text is cut here with
+ * an ellipsis, whole in MESSAGE, so that one long note does not widen the
+ * column on every row. */
+#define CHANGE_MAX 40
 
 /* Rows of the text table, printed a batch at a time.  The first batch sets
  * the column widths, and later ones keep them (a longer cell pushes the
@@ -116,7 +127,7 @@ static void print_row(const table *tb, const char *const *cells,
         size_t rest = c + 1;
         while (rest < NCOLS && !cells[rest][0])
             rest++;
-        cli_line_add_color(&line, cells[c], c == 5 ? sgr : NULL);
+        cli_line_add_color(&line, cells[c], c == COL_CHANGE ? sgr : NULL);
         if (rest == NCOLS)
             break;
         /* Three blanks between columns, also after a cell too wide for
@@ -166,11 +177,31 @@ static void table_free(table *tb)
     free((void *)tb->sgr);
 }
 
+/* The text of an admin event as its CHANGE cell, into b: cleaned, and cut
+ * to CHANGE_MAX columns with an ellipsis.  Returns whether it was cut. */
+static int change_text(cli_buf *b, const char *msg, const cli_term *t)
+{
+    cli_buf_add_clean(b, msg);
+    const char *s = cli_buf_str(b);
+    if (cli_text_width(s, b->len) <= CHANGE_MAX)
+        return 0;
+    const char *ellipsis = t->unicode ? "\xe2\x80\xa6" : "...";
+    size_t keep = CHANGE_MAX - (t->unicode ? 1 : 3), chars = 0, cut;
+    /* Cut at a character boundary, never inside a UTF-8 sequence. */
+    for (cut = 0; cut < b->len; cut++)
+        if (((unsigned char)s[cut] & 0xc0) != 0x80 && chars++ == keep)
+            break;
+    b->len = cut;
+    b->s[cut] = '\0';
+    cli_buf_add(b, ellipsis);
+    return 1;
+}
+
 /* One event as a row: ENTITY names the phase and step ("step
  * nodes/node-0"); CHANGE is "PENDING -> IN_PROGRESS", "(new) -> PENDING"
  * for a row created, or the message of an admin event (which then leaves
- * MESSAGE empty). */
-static void add_event_row(table *tb, const json_t *ev)
+ * MESSAGE empty, unless CHANGE had to cut it: MESSAGE then has it whole). */
+static void add_event_row(table *tb, const json_t *ev, const cli_term *t)
 {
     const char *entity = cli_jstr(ev, "entity");
     const char *phase = cli_jstr(ev, "phase"), *step = cli_jstr(ev, "step");
@@ -187,8 +218,8 @@ static void add_event_row(table *tb, const json_t *ev)
     else
         cli_time_format(at, sizeof(at), v);
     const char *cells[NCOLS] = {
-        seq,           at, cli_jstr(ev, "instance"), NULL, NULL, NULL, NULL,
-        msg ? msg : ""};
+        seq,  at,   cli_jstr(ev, "instance"), NULL,          NULL,
+        NULL, NULL, cli_jstr(ev, "actor"),    msg ? msg : ""};
     if (cli_jint(&v, ev, "run")) {
         snprintf(run, sizeof(run), "%lld", (long long)v);
         cells[3] = run;
@@ -207,10 +238,12 @@ static void add_event_row(table *tb, const json_t *ev)
 
     if (to) {
         cli_buf_addf(&change, "%s -> %s", from ? from : "(new)", to);
-        cells[5] = cli_buf_str(&change);
+        cells[COL_CHANGE] = cli_buf_str(&change);
     } else {
-        cells[5] = msg ? msg : "";
-        cells[7] = "";
+        int cut = change_text(&change, msg ? msg : "", t);
+        cells[COL_CHANGE] = cli_buf_str(&change);
+        if (!cut)
+            cells[COL_MESSAGE] = "";
     }
     table_add(tb, cells, cli_status_sgr(to));
     cli_buf_free(&what);
@@ -230,7 +263,7 @@ static void emit(events *e, const json_t *ev)
     } else if (e->fmt == FMT_JSON) {
         json_array_append(e->all, (json_t *)ev);
     } else {
-        add_event_row(&e->tb, ev);
+        add_event_row(&e->tb, ev, &e->ctx->term);
     }
     e->printed++;
 }
@@ -477,8 +510,10 @@ const cli_command cli_cmd_events = {
     "[NAME] [--run ID] [--since SEQ] [--limit N | --tail N] [--follow] "
     "[-o text|json|yaml|jsonl]",
     "Shows the event log oldest first: every status change of a run, phase\n"
-    "or step, and the admin actions, each with its sequence number.  NAME\n"
-    "limits it to one instance, --run to one run, --since to the events\n"
+    "or step, and the admin actions, each with its sequence number and who\n"
+    "made it (ACTOR: user, planctl, engine, web ADDRESS); an admin action's\n"
+    "text longer than the CHANGE column is cut there and whole in MESSAGE.\n"
+    "NAME limits it to one instance, --run to one run, --since to the events\n"
     "after a sequence number; of those, --limit N shows the first N and\n"
     "--tail N the last N.  -o json prints one document {schema, events,\n"
     "last_seq} (-o yaml: the same document in YAML); -o jsonl prints one\n"

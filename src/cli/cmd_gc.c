@@ -40,6 +40,9 @@ static int parse_older(int64_t *out, cli_ctx *ctx, const char *text)
 
     if (pctl_duration_parse(out, text) == 0)
         return 0;
+    if (cli_time_read(&at, ctx, text) != 0 &&
+        cli_time_zone_refusal("--older-than", text))
+        return CLI_EXIT_USAGE;
     if (cli_time_read(&at, ctx, text) != 0)
         return cli_usage_error(&cli_cmd_gc,
                                "--older-than must be a duration such as "

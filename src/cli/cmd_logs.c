@@ -170,20 +170,29 @@ static void show(logs *l, const json_t *a, seen *s)
         s = &l->seen[l->nseen++];
         s->key = key;
         s->bytes = -1;
-        header(l, a, s->key);
+        /* Followed, the header waits for output: parallel steps that
+         * have written nothing yet print nothing yet. */
+        if (!l->follow)
+            header(l, a, s->key);
     } else {
         free(key);
         if (bytes == s->bytes)
             return;
     }
     what = pctl_logtail_since(out ? out : "", len, bytes, s->bytes);
-    if (l->last != s->key)
-        header(l, a, s->key);
     from = what.from;
     if (l->tail >= 0 && s->bytes < 0) {
         from = pctl_logtail_lines(out ? out : "", len, (size_t)l->tail);
         what.lost = 0;
     }
+    if (l->follow && what.lost <= 0 && from >= len) {
+        s->bytes = bytes;
+        return;
+    }
+    /* A header when the output comes from another attempt than the one
+     * printed last, never twice in a row for one. */
+    if (l->last != s->key)
+        header(l, a, s->key);
     if (what.lost > 0)
         skipped(l, what.lost);
     put_text(l, out ? out + from : "", len - from);
@@ -368,12 +377,13 @@ const cli_command cli_cmd_logs = {
     "output, output_bytes}]}, null where absent.\n"
     "\n"
     "--follow then prints new output as the engine writes it to the\n"
-    "database (at most once a second while a task runs), a header again\n"
-    "whenever it comes from another attempt (\"==> PHASE/STEP attempt N\n"
-    "<==\", without the status, which moves on), and \"... (N bytes not\n"
-    "kept)\" for output that came and went between two reads.  It ends\n"
-    "when the run ends (with --step, the step; with --attempt, that\n"
-    "attempt): exit 0 when it ended COMPLETE, 5 otherwise, 130 when\n"
+    "database (at most once a second while a task runs), after a header\n"
+    "whenever it comes from another attempt than the output before it\n"
+    "(\"==> PHASE/STEP attempt N <==\", without the status, which moves\n"
+    "on; an attempt that has written nothing has none yet), and \"... (N\n"
+    "bytes not kept)\" for output that came and went between two reads.\n"
+    "It ends when the run ends (with --step, the step; with --attempt,\n"
+    "that attempt): exit 0 when it ended COMPLETE, 5 otherwise, 130 when\n"
     "interrupted by SIGINT (143: SIGTERM).  Not found: the instance, run,\n"
     "step or attempt, with what there is (exit 4); a step name two phases\n"
     "share (exit 2).",

@@ -68,6 +68,9 @@ static int run(cli_ctx *ctx, const cli_args *a)
                                    until);
         o.until_seq = v;
     }
+    if (at && cli_time_read(&o.at_ms, ctx, at) != 0 &&
+        cli_time_zone_refusal("--at", at))
+        return CLI_EXIT_USAGE;
     if (at && cli_time_read(&o.at_ms, ctx, at) != 0)
         return cli_usage_error(
             &cli_cmd_replay, "--at must be " CLI_TIME_FORMS ", not \"%s\"", at);

@@ -3,9 +3,12 @@
  * second, with its metrics served over HTTP (--metrics-addr, http.c) and its
  * events logged as text or JSON lines (--log-format, --log-level, log.c).
  *
- * Without --log-format or --log-level the command says what it always
- * said (a line when it starts, one per signal); with either, every line
- * on stderr is a log record instead.
+ * With --log-format or --log-level, or on a terminal without either,
+ * every line on stderr is a log record: a person watching the engine sees
+ * its runs start and end and its steps fail, as --log-level says info is
+ * the default.  Otherwise (stderr a file or a pipe: scripts, supervisors)
+ * the command says what it always said: a line when it starts, one per
+ * signal, and a run it cannot execute.
  */
 #include "cli.h"
 
@@ -13,6 +16,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "core/def.h"
@@ -39,7 +43,8 @@ static const cli_flag flags[] = {
     {"log-format", 0, CLI_FLAG_VALUE, 0, "FMT",
      "log engine events on stderr as text or json lines"},
     {"log-level", 0, CLI_FLAG_VALUE, 0, "LEVEL",
-     "the least event logged: debug, info (default), warn or error"},
+     "the least event logged: debug, info (default; on a terminal without "
+     "this flag too), warn or error"},
     {"output-size", 0, CLI_FLAG_VALUE, 0, "SIZE",
      "output kept per attempt: bytes, or with KiB or MiB (default 64KiB, at "
      "most 1MiB)"},
@@ -75,7 +80,8 @@ typedef struct runner {
     cli_web *web;   /* --ui, or NULL */
     planctl *ui_db; /* --ui's own handle on the database */
     cli_log log;    /* --log-format, --log-level */
-    int structured; /* either was given: stderr carries log records only */
+    int structured; /* either was given, or stderr is a terminal: stderr
+                       carries log records only */
 } runner;
 
 static const char *signal_word(int signum)
@@ -163,7 +169,7 @@ static int observability_args(runner *r, const cli_args *a,
                                    ? "text or json"
                                    : "debug, info, warn or error",
                                strcmp(bad, "log-format") == 0 ? fmt : lvl);
-    r->structured = fmt || lvl;
+    r->structured = fmt || lvl || isatty(STDERR_FILENO);
     if (maddr && cli_http_parse_addr(addr, maddr, why, sizeof why) < 0)
         return cli_usage_error(&cli_cmd_run,
                                "--metrics-addr \"%s\": %s (e.g. \":9464\" "
@@ -438,7 +444,10 @@ const cli_command cli_cmd_run = {
     "--metrics-addr serves GET /metrics (Prometheus text) and GET /healthz\n"
     "(200 while the engine runs with its lease, else 503); a port alone\n"
     "listens on 127.0.0.1, another host only when named.  --log-format and\n"
-    "--log-level turn stderr into one log record per engine event.\n"
+    "--log-level turn stderr into one log record per engine event; on a\n"
+    "terminal it is so without them too (text, info: runs starting and\n"
+    "ending, steps failing), while a file or pipe gets only a line when\n"
+    "the engine starts and one per signal, as scripts expect.\n"
     "--output-size is how much of its output (stdout and stderr) each\n"
     "attempt keeps, its last bytes: 64KiB by default, at most 1MiB; the\n"
     "output of a running task is written at most once a second, for\n"

@@ -84,7 +84,8 @@ const cli_command cli_cmd_set = {
     "and a required parameter without a default cannot be unset (exit 2).\n"
     "Refused while a run is active (exit 3), and when the changed\n"
     "parameters' triggers name different plans (exit 2).  Values equal to\n"
-    "the current ones admit nothing.\n"
+    "the current ones admit nothing, while a run is active too: the\n"
+    "instance is \"unchanged\" (exit 0).\n"
     "\n" CLI_PREFLIGHT_HELP,
     pos,
     flags,

@@ -399,6 +399,18 @@ static int run(cli_ctx *ctx, const cli_args *a)
     int rc = cli_open_db(ctx, CLI_DB_EXISTING);
     if (rc)
         return rc;
+    /* --run shows that run in its plan's place: with --plan naming another
+     * plan the two contradict each other (a run not found is left to the
+     * status document, which says so). */
+    cli_run_info ri;
+    if (opts.plan && opts.run &&
+        cli_run_lookup(&ri, ctx, name, opts.run) == 0 &&
+        strcmp(ri.plan, opts.plan) != 0) {
+        cli_errorf("--run %lld is a run of plan \"%s\", not of --plan %s; "
+                   "give one of them",
+                   (long long)opts.run, ri.plan, opts.plan);
+        return CLI_EXIT_USAGE;
+    }
     ctx->all_steps = cli_arg_count(a, "all") > 0;
     if (cli_arg_count(a, "watch"))
         return watch(ctx, name, &opts);

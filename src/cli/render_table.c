@@ -290,13 +290,18 @@ void cli_render_history(FILE *f, const json_t *doc, const cli_term *t,
         int64_t ms, start, end;
         cli_buf why = CLI_BUF_INIT;
 
-        /* The trigger with its reason: "manual (disk swap)"; a retry's
-         * reason says it all ("retry of run 3"). */
-        if (trigger && !strcmp(trigger, "retry") && reason && reason[0])
-            cli_buf_add(&why, reason);
+        /* The trigger with its reason: "manual (disk swap)".  A retry
+         * says which run it retries from retry_of, as the status tree
+         * does: its reason was written with the id the run had then,
+         * which an import renumbers (and gc may have removed that run:
+         * then just "retry"). */
+        int64_t of;
+        int retry = trigger && !strcmp(trigger, "retry");
+        if (retry && cli_jint(&of, run, "retry_of"))
+            cli_buf_addf(&why, "retry of run %lld", (long long)of);
         else
             cli_buf_add(&why, trigger ? trigger : "-");
-        if (reason && reason[0] && !(trigger && !strcmp(trigger, "retry")))
+        if (reason && reason[0] && !retry)
             cli_buf_addf(&why, " (%s)", reason);
         cli_jint(&last, run, "id");
         snprintf(id, sizeof(id), "%lld", (long long)last);

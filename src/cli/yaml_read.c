@@ -35,6 +35,8 @@ typedef struct anchor {
 
 typedef struct reader {
     yaml_parser_t p;
+    const char *text; /* the document, len bytes */
+    size_t len;
     const char *origin;
     cli_yaml_error *err;
     json_t *lines;
@@ -65,6 +67,23 @@ static int fail(reader *r, yaml_mark_t at, const char *fmt, ...)
     return CLI_YAML_INVALID;
 }
 
+/* Whether the blanks that start the line of mark at hold a tab, at or
+ * before it: libyaml's words for that ("found character that cannot start
+ * any token") do not say what to change. */
+static int tab_indent(const reader *r, yaml_mark_t at)
+{
+    size_t i = at.index < r->len ? at.index : r->len;
+    size_t start = i >= at.column ? i - at.column : 0;
+
+    for (size_t j = start; j < r->len && j <= i; j++) {
+        if (r->text[j] == '\t')
+            return 1;
+        if (r->text[j] != ' ')
+            return 0;
+    }
+    return 0;
+}
+
 /* The next event, or libyaml's complaint as a syntax error. */
 static int next(reader *r, yaml_event_t *ev)
 {
@@ -74,6 +93,10 @@ static int next(reader *r, yaml_event_t *ev)
         return CLI_YAML_NOMEM;
     if (!r->p.problem)
         return fail(r, r->p.mark, "cannot be read as YAML");
+    if (tab_indent(r, r->p.problem_mark))
+        return fail(r, r->p.problem_mark,
+                    "a tab in the indentation: YAML indents with spaces "
+                    "only; replace the tab with spaces");
     if (r->p.context)
         return fail(r, r->p.problem_mark, "%s (%s that starts at line %zu)",
                     r->p.problem, r->p.context, r->p.context_mark.line + 1);
@@ -701,6 +724,8 @@ int cli_yaml_read(json_t **out, json_t **lines, const char *text, size_t len,
         return CLI_YAML_INVALID;
     }
     memset(&r, 0, sizeof r);
+    r.text = text;
+    r.len = len;
     r.origin = origin;
     r.err = err;
     if (!yaml_parser_initialize(&r.p))

@@ -22,6 +22,10 @@
 #define PCTL_NAME_MAX 63
 #define PCTL_VERSION_MAX 64
 #define PCTL_DEF_MAX_STRING (64 * 1024) /* any string but a task spec */
+
+/* What a duration field given another type must be ("timeout": 30, a
+ * number of no unit, is the common case). */
+#define PCTL_DURATION_TYPE "a duration such as \"3s\""
 #define PCTL_DEF_MAX_PARAMS 1000
 #define PCTL_DEF_MAX_TASKS 1000
 #define PCTL_DEF_MAX_PLANS 100

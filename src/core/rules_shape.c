@@ -22,7 +22,8 @@ typedef enum ftype {
     T_BOOL,
     T_INT,
     T_NUMBER,
-    T_ANY /* a parameter's default: judged by its type (rules_params.c) */
+    T_DURATION, /* a string the durations rule reads */
+    T_ANY       /* a parameter's default: judged by its type (rules_params.c) */
 } ftype;
 
 typedef struct field {
@@ -61,7 +62,7 @@ static const field task_fields[] = {{"name", T_STRING, 1, 0, NULL},
                                     {"spec", T_OBJECT, 0, 0, NULL}};
 static const field plan_fields[] = {
     {"strategy", T_STRING, 0, 0, NULL},
-    {"deadline", T_STRING, 0, 0, NULL},
+    {"deadline", T_DURATION, 0, 0, NULL},
     {"preflight", T_ARRAY, 0, PCTL_DEF_MAX_CHECKS, "preflight checks"},
     {"phases", T_ARRAY, 1, PCTL_DEF_MAX_PHASES, "phases"}};
 static const field check_fields[] = {{"name", T_STRING, 1, 0, NULL},
@@ -74,11 +75,11 @@ static const field step_fields[] = {
     {"name", T_STRING, 1, 0, NULL},
     {"tasks", T_ARRAY, 1, PCTL_DEF_MAX_STEP_TASKS, "tasks"},
     {"retry", T_OBJECT, 0, 0, NULL},
-    {"timeout", T_STRING, 0, 0, NULL}};
+    {"timeout", T_DURATION, 0, 0, NULL}};
 static const field retry_fields[] = {{"attempts", T_INT, 0, 0, NULL},
-                                     {"backoff", T_STRING, 0, 0, NULL},
+                                     {"backoff", T_DURATION, 0, 0, NULL},
                                      {"multiplier", T_NUMBER, 0, 0, NULL},
-                                     {"max_backoff", T_STRING, 0, 0, NULL}};
+                                     {"max_backoff", T_DURATION, 0, 0, NULL}};
 
 /* The fields of an object node; NULL for a step's task (a string). */
 static const field *fields_of(pctl_node node, size_t *n)
@@ -166,6 +167,7 @@ static int type_ok(ftype t, const json_t *v)
 {
     switch (t) {
     case T_STRING:
+    case T_DURATION:
         return json_is_string(v);
     case T_ARRAY:
         return json_is_array(v);
@@ -187,6 +189,7 @@ static const char *type_name(ftype t)
 {
     switch (t) {
     case T_STRING:
+    case T_DURATION: /* the reference's type; its error says more */
         return "a string";
     case T_ARRAY:
         return "an array";
@@ -262,9 +265,11 @@ static int types_node(pctl_sink *s, const pctl_visit *v, void *data)
         const json_t *fv = json_object_get(v->value, f[i].name);
 
         if (fv && !type_ok(f[i].type, fv))
-            PCTL_CHECK(pctl_sink_fail(s, f[i].name, PCTL_FERR_TYPE, NULL,
-                                      "must be %s%s", type_name(f[i].type),
-                                      with_fields(&w, v->node, f[i].name)));
+            PCTL_CHECK(pctl_sink_fail(
+                s, f[i].name, PCTL_FERR_TYPE, NULL, "must be %s%s",
+                f[i].type == T_DURATION ? PCTL_DURATION_TYPE
+                                        : type_name(f[i].type),
+                with_fields(&w, v->node, f[i].name)));
     }
     return 0;
 }

@@ -307,7 +307,8 @@ static int duration(walk *w, const json_t *v, void *at)
     int rc = 0;
 
     if (!json_is_string(v)) {
-        rc = fail(w, EXPECTED, NULL, PCTL_FERR_TYPE, NULL, "must be a string");
+        rc = fail(w, EXPECTED, NULL, PCTL_FERR_TYPE, NULL,
+                  "must be " PCTL_DURATION_TYPE);
     } else if (pctl_duration_parse(&ms, text) < 0) {
         snprintf(words, sizeof words, "invalid duration \"%.64s\"", text);
         rc = fail(w, words, NULL, PCTL_FERR_INVALID, NULL, "%s: %s",

@@ -179,7 +179,7 @@ static int spec_duration(pctl_sink *s, const json_t *spec, const char *field)
     if (!v)
         return 0;
     if (!json_is_string(v))
-        return type_error(s, field, "a string");
+        return type_error(s, field, PCTL_DURATION_TYPE);
     if (pctl_duration_parse(&ms, json_string_value(v)) < 0)
         return pctl_sink_fail(s, field, PCTL_FERR_INVALID, NULL, "%s: %s",
                               pctl_quote(&q, json_string_value(v)),

@@ -416,15 +416,18 @@ static void fleet_beat(planctl_engine *e)
 {
     uint64_t t0 = uv_hrtime();
     int rc, reaped = 0;
+    char *said = NULL;
 
-    rc = pctl_fleet_beat(e->p, &reaped);
+    rc = pctl_fleet_beat(e->p, &reaped, &said);
     if (rc == 0) {
         pctl_active_committed(e->active, e->p);
         pctl_metrics_beat(e);
         beat_taken(e, t0);
+        /* Which engines, and what of theirs is taken over. */
         if (reaped)
             pctl_metrics_log(e, PLANCTL_LOG_WARN, "engines declared dead",
-                             NULL);
+                             said);
+        pctl_free(said);
         e->want_claim = 2;
         request_pass(e);
     } else if (rc == PLANCTL_ESTALE) {
@@ -921,12 +924,19 @@ static int take_database(planctl_engine *e)
         return pctl_err(e->p, PLANCTL_EIO,
                         "cannot start the engine's keeper process: %s",
                         strerror(-rc));
-    if ((rc = pctl_fleet_join(e->p, e->name, e->o.lease_ttl_ms,
-                              e->o.capacity)) < 0) {
+    char *said = NULL;
+    if ((rc = pctl_fleet_join(e->p, e->name, e->o.lease_ttl_ms, e->o.capacity,
+                              &said)) < 0) {
+        pctl_free(said);
         pctl_keeper_stop(e->keeper);
         e->keeper = NULL;
         return rc;
     }
+    /* A dead engine of this host, declared so as this one joined: its
+     * runs are this one's to take over. */
+    if (said)
+        pctl_metrics_log(e, PLANCTL_LOG_WARN, "engines declared dead", said);
+    pctl_free(said);
     e->fleet = 1;
     e->want_claim = 2;
     beat_taken(e, t0);

@@ -123,10 +123,26 @@ static int engine_said(planctl *p, char *msg)
     return rc;
 }
 
+/* Appends msg to *said ("; " between two), for the engine's log.  Out of
+ * memory, *said is left as it was: the event log has the message. */
+static void say_also(char **said, const char *msg)
+{
+    char *s;
+
+    if (!said || !msg)
+        return;
+    s = *said ? pctl_asprintf("%s; %s", *said, msg) : pctl_strdup(msg);
+    if (s) {
+        pctl_free(*said);
+        *said = s;
+    }
+}
+
 /* Declares engine id dead: its row goes, its runs with it go back to
- * nobody, and an event says why.  Inside a write. */
+ * nobody, and an event says why (appended to *said too).  Inside a
+ * write. */
 static int declare_dead(planctl *p, int64_t id, const char *name,
-                        const char *why)
+                        const char *why, char **said)
 {
     pctl_stmt *st = pctl_q(p, PCTL_Q_fleet_held);
     int64_t held = 0;
@@ -145,18 +161,19 @@ static int declare_dead(planctl *p, int64_t id, const char *name,
     if (pctl_changes(st) != 1)
         return 0; /* declared dead by another meanwhile */
     wake_others(p);
-    return engine_said(p, pctl_asprintf("engine %s declared dead (%s); %lld "
-                                        "active run%s released",
-                                        name, why, (long long)held,
-                                        held == 1 ? "" : "s"));
+    char *msg = pctl_asprintf("engine %s declared dead (%s); %lld active "
+                              "run%s released",
+                              name, why, (long long)held, held == 1 ? "" : "s");
+    say_also(said, msg);
+    return engine_said(p, msg);
 }
 
 /*
  * Declares dead every other engine whose heartbeat is older than its TTL,
  * and those of this host whose process is gone.  Inside a write.  *n
- * receives how many.
+ * receives how many, *said (when not NULL) what was said of each.
  */
-static int reap(planctl *p, int *n)
+static int reap(planctl *p, int *n, char **said)
 {
     pctl_stmt *st = pctl_q(p, PCTL_Q_fleet_suspects);
     char host[256];
@@ -218,7 +235,7 @@ static int reap(planctl *p, int *n)
         rc = pctl_q_fail(st, step);
     pctl_reset(st);
     for (i = 0; rc == 0 && i < ndead; i++)
-        rc = declare_dead(p, dead[i].id, dead[i].name, dead[i].why);
+        rc = declare_dead(p, dead[i].id, dead[i].name, dead[i].why, said);
     if (rc == 0)
         *n = (int)ndead;
     for (i = 0; i < ndead; i++) {
@@ -242,13 +259,14 @@ static int engine_event(planctl *p, const char *message, json_t *data)
 }
 
 int pctl_fleet_join(planctl *p, const char *name, int64_t ttl_ms,
-                    int64_t capacity)
+                    int64_t capacity, char **said)
 {
     pctl_stmt *st;
     char host[256], *own = NULL;
     int64_t id = 0;
     int rc, reaped, zombie;
 
+    *said = NULL;
     if (!pctl_fleet_supported(p))
         return pctl_err(p, PLANCTL_EINVAL, "%s keeps one engine per database",
                         p->path);
@@ -262,7 +280,7 @@ int pctl_fleet_join(planctl *p, const char *name, int64_t ttl_ms,
     /* A dead engine of this host goes first: a restart after kill -9
      * gets its runs at once. */
     p->fleet_id = 0;
-    rc = reap(p, &reaped);
+    rc = reap(p, &reaped, said);
     if (rc == 0 && !(st = pctl_q(p, PCTL_Q_fleet_join)))
         rc = PLANCTL_ERROR;
     if (rc == 0) {
@@ -285,6 +303,10 @@ int pctl_fleet_join(planctl *p, const char *name, int64_t ttl_ms,
                                     "ttl_ms", (json_int_t)ttl_ms, "capacity",
                                     (json_int_t)capacity));
     rc = pctl_tx_end(p, rc);
+    if (rc < 0) { /* rolled back: nobody was declared dead */
+        pctl_free(*said);
+        *said = NULL;
+    }
     if (rc == 0) {
         pctl_free(p->fleet_name);
         if (!(p->fleet_name = pctl_strdup(name))) {
@@ -327,13 +349,14 @@ int pctl_fleet_fence(planctl *p)
     return 0;
 }
 
-int pctl_fleet_beat(planctl *p, int *reaped)
+int pctl_fleet_beat(planctl *p, int *reaped, char **said)
 {
     pctl_stmt *st;
     int64_t at = 0;
     int rc;
 
     *reaped = 0;
+    *said = NULL;
     if ((rc = pctl_tx_begin(p)) < 0)
         return rc;
     if (!(st = pctl_q(p, PCTL_Q_fleet_beat)))
@@ -342,8 +365,13 @@ int pctl_fleet_beat(planctl *p, int *reaped)
     if ((rc = one_i64(&at, st)) == 0)
         rc = pctl_fleet_fence(p); /* gone: says so */
     else if (rc == 1)
-        rc = reap(p, reaped);
-    return pctl_tx_end(p, rc);
+        rc = reap(p, reaped, said);
+    rc = pctl_tx_end(p, rc);
+    if (rc < 0) { /* rolled back: nobody was declared dead */
+        pctl_free(*said);
+        *said = NULL;
+    }
+    return rc;
 }
 
 int pctl_fleet_claim(planctl *p, int64_t room, int64_t **ids, size_t *n)

@@ -262,11 +262,13 @@ static int change_instance(planctl_admitted *out, planctl *p,
         old_def = NULL;
     }
     /* Refuse early, naming the active run, before reporting anything
-     * else: it is what the user has to act on first. */
+     * else: it is what the user has to act on first.  A parameter change
+     * is looked at first all the same: one that changes nothing is
+     * nothing to do whether a run is active or not (below). */
     if (rc == 0 &&
         (rc = pctl_active_run_describe(&busy, &active, p, row.id, req->name)) ==
             0 &&
-        busy)
+        busy && req->version)
         rc = pctl_err(p, PLANCTL_ECONFLICT,
                       "%s; cancel it or wait for it to finish", busy);
     if (rc == 0 && req->version)
@@ -299,8 +301,15 @@ static int change_instance(planctl_admitted *out, planctl *p,
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
         if (rc == 0 && nchanged == 0)
             goto done; /* nothing changes: no write, no run */
-        if (rc == 0 && pctl_select_for_params(&plan, def, changed, nchanged,
-                                              sel_msg, sizeof sel_msg) < 0)
+    }
+    /* What else a change would say (a bad value, plans of two triggers)
+     * comes after the active run. */
+    if (busy && !req->version && (rc == 0 || rc == PLANCTL_EINVAL))
+        rc = pctl_err(p, PLANCTL_ECONFLICT,
+                      "%s; cancel it or wait for it to finish", busy);
+    if (rc == 0 && !req->version) {
+        if (pctl_select_for_params(&plan, def, changed, nchanged, sel_msg,
+                                   sizeof sel_msg) < 0)
             rc = pctl_err(p, PLANCTL_EINVAL, "%s", sel_msg);
         if (rc == 0) {
             reason = pctl_strdup("parameters changed:");

@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/alloc.h"
 #include "core/pipeline.h"
@@ -76,16 +77,23 @@ static char *unknown_line(const pctl_def *def, const char *name)
 }
 
 /* The text of file path into *out (pctl_free).  Returns 0, or -1 with
- * errno set (EFBIG: larger than MAX_FILE_VALUE). */
+ * errno set (EFBIG: larger than MAX_FILE_VALUE; EISDIR: a directory,
+ * which fopen() opens and reading then fails with a mere EIO). */
 static int read_file(char **out, const char *path)
 {
     FILE *f = fopen(path, "rb");
     char *buf = NULL;
     size_t n = 0, cap = 0, got;
+    struct stat st;
 
     *out = NULL;
     if (!f)
         return -1;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        errno = EISDIR;
+        return -1;
+    }
     do {
         if (n + 4096 + 1 > cap) {
             char *nb;
@@ -169,7 +177,9 @@ static int parse_value(json_t **out, char **line, const pctl_param_def *pd,
             return PLANCTL_ENOMEM;
         *line = pctl_asprintf(
             "parameter \"%s\": cannot read %s: %s", pd->name, text + 1,
-            errno == EFBIG ? "larger than 4 MiB" : strerror(errno));
+            errno == EFBIG    ? "larger than 4 MiB"
+            : errno == EISDIR ? "it is a directory, not a file"
+                              : strerror(errno));
         return *line ? 0 : PLANCTL_ENOMEM;
     }
     rc = pctl_ptype_parse(out, pd->type, from_file ? content : text);

@@ -423,13 +423,15 @@ int pctl_fleet_supported(const planctl *p);
  * this host whose process is gone.  Sets p->fleet_id and makes p's
  * commits quiet (sql.h).  Own transaction. */
 int pctl_fleet_join(planctl *p, const char *name, int64_t ttl_ms,
-                    int64_t capacity);
+                    int64_t capacity, char **said);
 /* Inside a write: ESTALE unless p's engine is still one of them. */
 int pctl_fleet_fence(planctl *p);
 /* Renews the heartbeat (ESTALE when declared dead), then declares dead
  * the engines whose heartbeat is older than their TTL and those of this
- * host whose process is gone (*reaped: how many).  Own transaction. */
-int pctl_fleet_beat(planctl *p, int *reaped);
+ * host whose process is gone (*reaped: how many; *said, pctl_free, NULL
+ * when none: each one's event message, "engine a declared dead (...); 3
+ * active runs released", joined by "; ").  Own transaction. */
+int pctl_fleet_beat(planctl *p, int *reaped, char **said);
 /* Inside a write: claims up to room active runs nobody holds, oldest
  * first; *ids (pctl_free) receives them. */
 int pctl_fleet_claim(planctl *p, int64_t room, int64_t **ids, size_t *n);

@@ -901,7 +901,7 @@ static void test_phases_steps(void **state)
         "plans.deploy.phases[2].steps[1].tasks: Invalid type: must be an "
         "array\n"
         "plans.deploy.phases[2].steps[5].timeout: Invalid type: must be a "
-        "string\n"
+        "duration such as \"3s\"\n"
         "plans.deploy.phases[2].steps[6].retry: Invalid type: must be an "
         "object with attempts, backoff, multiplier, max_backoff\n"
         "plans.deploy.phases[2].steps[8]: Invalid type: must be an object\n"
@@ -952,11 +952,11 @@ static void test_retry(void **state)
                   "plans.deploy.phases[0].steps[0].retry.attempts: Invalid "
                   "type: must be an integer\n"
                   "plans.deploy.phases[0].steps[0].retry.backoff: Invalid "
-                  "type: must be a string\n"
+                  "type: must be a duration such as \"3s\"\n"
                   "plans.deploy.phases[0].steps[0].retry.multiplier: Invalid "
                   "type: must be a number\n"
                   "plans.deploy.phases[0].steps[0].retry.max_backoff: Invalid "
-                  "type: must be a string\n");
+                  "type: must be a duration such as \"3s\"\n");
     assert_errors(MINIMAL(",\"retry\":{\"backoff\":\"5s\",\"max_backoff\":"
                           "\"4s\"}",
                           "", ""),
@@ -1123,7 +1123,7 @@ static void test_dummy_spec(void **state)
         "tasks[0].spec.done: Invalid type: must be a boolean\n"
         "tasks[0].spec.wantErr: Invalid type: must be a boolean\n"
         "tasks[0].spec.fatal: Invalid type: must be a boolean\n"
-        "tasks[0].spec.sleep: Invalid type: must be a string\n"
+        "tasks[0].spec.sleep: Invalid type: must be a duration such as \"3s\"\n"
         "tasks[0].spec.failTimes: Invalid type: must be an integer\n");
     assert_kind_errors(
         SPEC("Dummy", "{\"sleep\":\"soon\",\"failTimes\":-2}"),
@@ -1213,7 +1213,8 @@ static void test_shell_spec(void **state)
         "tasks[0].spec.command: Invalid type: must be a string\n"
         "tasks[0].spec.env: Invalid type: must be an object\n"
         "tasks[0].spec.cwd: Invalid type: must be a string\n"
-        "tasks[0].spec.timeout: Invalid type: must be a string\n"
+        "tasks[0].spec.timeout: Invalid type: must be a duration such as "
+        "\"3s\"\n"
         "tasks[0].spec.fatal_exit_codes: Invalid type: must be an array\n");
     assert_kind_errors(SPEC("shell", "{\"command\":\"x\",\"timeout\":\"1 s\"}"),
                        "tasks[0].spec.timeout: Invalid value: \"1 s\": must be "
