@@ -7,9 +7,19 @@
  * What it adds to the library's handler:
  *   - connections: HTTP/1.1 keep-alive and pipelining; at most
  *     CLI_WEB_MAX_CLIENTS, a request head of 16 KiB and a body of 64 KiB;
- *     a client that sends nothing whole for 10 s, or stays idle for 30 s
- *     between requests, is dropped; a stream whose reader is too slow to
- *     take what it is sent (4 MiB waiting) is dropped;
+ *     a client that does not send a whole request within 10 s of its
+ *     first byte (or of connecting), stays idle for 30 s between
+ *     requests, or takes nothing of an answer for 30 s, is dropped;
+ *   - back-pressure: while a connection's answer waits to be taken by
+ *     the kernel, nothing more is read from it, and one turn of the loop
+ *     serves at most one of its requests, so a client that pipelines
+ *     without reading costs one answer of memory and never holds the
+ *     loop (the engine's, under `run --ui`) from the others;
+ *   - streams: at most CLI_WEB_MAX_STREAMS_PER_PEER from one address and
+ *     CLI_WEB_MAX_CLIENTS - CLI_WEB_RESERVED in all, so that new clients
+ *     always find room; a stream whose reader is too slow to take what it
+ *     is sent (4 MiB waiting) is dropped, and when the updates waiting on
+ *     all streams pass CLI_WEB_MAX_STREAM_BYTES the slowest are dropped;
  *   - who may ask: with a token, every request carries it (Authorization:
  *     Bearer, or the cookie that /login?token= sets); on loopback
  *     without a token, the Host header must name the loopback address,
@@ -75,19 +85,27 @@ typedef struct conn {
     struct cli_web *s;
     char *in;
     size_t len;
-    uint64_t since; /* the last byte read or written */
+    uint64_t since;      /* the last byte read or written */
+    uint64_t head_start; /* the request under way began (0: none) */
     int closing, stream, keep;
+    int paused;    /* not read until its answers are taken (back-pressure) */
     int last;      /* its last answer is given: nothing more is read */
     size_t queued; /* bytes written but not yet taken by the kernel */
     topic *topic;
     char peer[64];
 } conn;
 
+/* Bytes to send, shared by the streams an update goes to. */
+typedef struct chunk {
+    int refs;
+    size_t len;
+    char data[];
+} chunk;
+
 typedef struct wreq {
     uv_write_t w;
     conn *c;
-    size_t len;
-    char data[];
+    chunk *k;
 } wreq;
 
 struct cli_web {
@@ -96,7 +114,7 @@ struct cli_web {
     uv_loop_t *loop;
     planctl *db;
     conn *conns;
-    int nconns, open_handles, closing;
+    int nconns, nstreams, open_handles, closing;
     topic *topics;
     int64_t version;
     int64_t seq; /* the last event looked at */
@@ -151,6 +169,8 @@ static void conn_closed(uv_handle_t *h)
         c->next->prev = c->prev;
     if (c->topic)
         c->topic->readers--;
+    if (c->stream)
+        s->nstreams--;
     s->nconns--;
     s->open_handles--;
     free(c->in);
@@ -166,38 +186,97 @@ static void conn_close(conn *c)
     uv_close((uv_handle_t *)&c->tcp, conn_closed);
 }
 
+static chunk *chunk_new(const char *data, size_t n)
+{
+    chunk *k = malloc(sizeof *k + n);
+
+    if (!k)
+        cli_oom();
+    k->refs = 1;
+    k->len = n;
+    memcpy(k->data, data, n);
+    return k;
+}
+
+static void chunk_drop(chunk *k)
+{
+    if (--k->refs == 0)
+        free(k);
+}
+
+/* Bytes queued on c that the kernel has not taken yet. */
+static size_t waiting(const conn *c)
+{
+    return uv_stream_get_write_queue_size((const uv_stream_t *)&c->tcp);
+}
+
+static void consume(conn *c);
+static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf);
+static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf);
+
+/* Reads from c again once its answers are taken, serving first what it
+ * already sent. */
+static void resume(conn *c)
+{
+    if (!c->paused || c->closing || waiting(c) > 0)
+        return;
+    c->paused = 0;
+    if (c->len > 0)
+        c->head_start = uv_now(c->s->loop);
+    consume(c);
+    if (!c->paused && !c->closing && !c->last &&
+        uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
+        conn_close(c);
+}
+
 static void written(uv_write_t *w, int status)
 {
     wreq *r = (wreq *)w;
     conn *c = r->c;
 
-    c->queued -= r->len;
+    c->queued -= r->k->len;
     c->since = uv_now(c->s->loop);
+    chunk_drop(r->k);
     free(r);
     if (status < 0 || (!c->keep && !c->stream && c->queued == 0))
         conn_close(c);
+    else
+        resume(c);
 }
 
-/* Queues n bytes of data on c (copied). */
-static void send_bytes(conn *c, const char *data, size_t n)
+/* Queues k on c (which takes a reference). */
+static void send_chunk(conn *c, chunk *k)
 {
     wreq *r;
     uv_buf_t b;
 
     if (c->closing)
         return;
-    if (!(r = malloc(sizeof *r + n)))
+    if (!(r = malloc(sizeof *r)))
         cli_oom();
-    memcpy(r->data, data, n);
     r->c = c;
-    r->len = n;
-    c->queued += n;
-    b = uv_buf_init(r->data, (unsigned int)n);
+    r->k = k;
+    k->refs++;
+    c->queued += k->len;
+    b = uv_buf_init(k->data, (unsigned int)k->len);
     if (uv_write(&r->w, (uv_stream_t *)&c->tcp, &b, 1, written) != 0) {
-        c->queued -= n;
+        c->queued -= k->len;
+        chunk_drop(k);
         free(r);
         conn_close(c);
     }
+}
+
+/* Queues n bytes of data on c (copied). */
+static void send_bytes(conn *c, const char *data, size_t n)
+{
+    chunk *k;
+
+    if (c->closing)
+        return;
+    k = chunk_new(data, n);
+    send_chunk(c, k);
+    chunk_drop(k);
 }
 
 static const char *reason_of(int code)
@@ -552,12 +631,47 @@ static void update_event(cli_buf *b, const char *html, size_t n)
 
 /* Sends an event to a stream's reader, or drops a reader that takes
  * them slower than pages change. */
-static void send_event(conn *c, const cli_buf *ev)
+static void send_event(conn *c, chunk *ev)
 {
-    if (c->queued > STREAM_BACKLOG)
+    if (waiting(c) > STREAM_BACKLOG)
         conn_close(c);
     else
-        send_bytes(c, ev->s, ev->len);
+        send_chunk(c, ev);
+}
+
+/* Keeps what waits on all streams together under
+ * CLI_WEB_MAX_STREAM_BYTES by dropping the readers furthest behind. */
+static void trim_streams(cli_web *s)
+{
+    size_t total = 0;
+    conn *c, *slowest;
+
+    for (c = s->conns; c; c = c->next)
+        if (c->stream && !c->closing)
+            total += waiting(c);
+    while (total > CLI_WEB_MAX_STREAM_BYTES) {
+        slowest = NULL;
+        for (c = s->conns; c; c = c->next)
+            if (c->stream && !c->closing &&
+                (!slowest || waiting(c) > waiting(slowest)))
+                slowest = c;
+        if (!slowest)
+            break;
+        total -= waiting(slowest);
+        conn_close(slowest);
+    }
+}
+
+/* How many streams are open from c's address. */
+static int streams_from(const cli_web *s, const conn *c)
+{
+    const conn *o;
+    int n = 0;
+
+    for (o = s->conns; o; o = o->next)
+        if (o->stream && !o->closing && !strcmp(o->peer, c->peer))
+            n++;
+    return n;
 }
 
 /* The instance NAME of a page /instances/NAME[/...][?...], decoded, or
@@ -622,6 +736,19 @@ static void open_stream(conn *c, const req *r)
               "e.g. /stream?path=%2Finstances%2Fzk\n");
         return;
     }
+    /* Streams last: some connections stay for the other requests, and
+     * one address cannot take all the rest. */
+    if (s->nstreams >= CLI_WEB_MAX_CLIENTS - CLI_WEB_RESERVED ||
+        streams_from(s, c) >= CLI_WEB_MAX_STREAMS_PER_PEER) {
+        free(path);
+        plain(c, 503,
+              s->nstreams >= CLI_WEB_MAX_CLIENTS - CLI_WEB_RESERVED
+                  ? "too many live pages open: the page is shown without "
+                    "updates; reload it later\n"
+                  : "too many live pages open from this address: close "
+                    "some tabs\n");
+        return;
+    }
     for (t = s->topics; t && strcmp(t->path, path); t = t->next)
         ;
     if (!t) {
@@ -656,6 +783,7 @@ static void open_stream(conn *c, const req *r)
     t->readers++;
     c->topic = t;
     c->stream = 1;
+    s->nstreams++;
     c->keep = 0;
     c->len = 0; /* still read: a reader's end closes it at once */
     {
@@ -716,13 +844,17 @@ static void refresh(cli_web *s, int changed, const json_t *names)
             body_tag(tag, sizeof tag, &w);
             if (strcmp(tag, t->etag) != 0) {
                 cli_buf ev = CLI_BUF_INIT;
+                chunk *k;
 
                 memcpy(t->etag, tag, sizeof tag);
                 update_event(&ev, w.body, w.body_len);
+                k = chunk_new(ev.s, ev.len);
+                cli_buf_free(&ev);
                 for (c = s->conns; c; c = c->next)
                     if (c->topic == t && !c->closing)
-                        send_event(c, &ev);
-                cli_buf_free(&ev);
+                        send_event(c, k);
+                chunk_drop(k);
+                trim_streams(s);
             }
         }
         planctl_web_response_clear(&w);
@@ -749,16 +881,26 @@ static void on_tick(uv_timer_t *h)
     json_decref(names);
     for (c = s->conns; c; c = next) {
         next = c->next;
-        if (c->stream || c->closing || c->queued)
+        if (c->stream || c->closing)
             continue;
-        if (now - c->since >= (c->len ? HEAD_MS : IDLE_MS))
+        if (c->queued || c->paused) {
+            /* An answer the client takes nothing of. */
+            if (now - c->since >= IDLE_MS)
+                conn_close(c);
+        } else if (c->head_start ? now - c->head_start >= HEAD_MS
+                                 : now - c->since >= IDLE_MS) {
             conn_close(c);
+        }
     }
     if (now - s->pinged >= PING_MS) {
+        chunk *k = chunk_new(": ping\n\n", 8);
+
         s->pinged = now;
         for (c = s->conns; c; c = c->next)
             if (c->stream && !c->closing)
-                send_bytes(c, ": ping\n\n", 8);
+                send_event(c, k);
+        chunk_drop(k);
+        trim_streams(s);
     }
 }
 
@@ -802,14 +944,24 @@ static void serve(conn *c, req *r)
     planctl_web_response_clear(&w);
 }
 
-/* Serves every whole request in c->in. */
+/* Serves the whole requests in c->in, one a turn of the loop: after
+ * one is answered, c is paused until its answers are taken (written()
+ * resumes it), so a client gets no more than it reads. */
 static void consume(conn *c)
 {
+    int served = 0;
+
     while (!c->closing && !c->stream && !c->last && c->len > 0) {
         char *end = NULL, save;
         size_t headlen, total;
         req r;
         int bad;
+
+        if (served) {
+            c->paused = 1;
+            uv_read_stop((uv_stream_t *)&c->tcp);
+            return;
+        }
 
         c->in[c->len] = '\0';
         if (memchr(c->in, '\0', c->len)) {
@@ -858,6 +1010,7 @@ static void consume(conn *c)
         c->in[total] = '\0';
         r.body = c->in + headlen;
         serve(c, &r);
+        served = 1;
         c->in[total] = save;
         if (c->closing || c->stream)
             return;
@@ -869,6 +1022,7 @@ static void consume(conn *c)
         }
         memmove(c->in, c->in + total, c->len - total);
         c->len -= total;
+        c->head_start = c->len ? uv_now(c->s->loop) : 0;
     }
 }
 
@@ -898,11 +1052,13 @@ static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
     c->since = uv_now(c->s->loop);
     if (c->stream)
         return; /* what a stream's reader sends means nothing */
-    if (c->last)
+    if (c->last || n == 0)
         return;
+    if (!c->head_start)
+        c->head_start = c->since; /* slow bytes after it do not move it */
     c->len += (size_t)n;
     consume(c);
-    if (!c->closing && !c->stream && !c->last && c->len >= IN_CAP)
+    if (!c->closing && !c->stream && !c->last && !c->paused && c->len >= IN_CAP)
         plain(c, 413, "request too large\n");
 }
 
@@ -921,13 +1077,15 @@ static void peer_name(conn *c)
     snprintf(c->peer, sizeof c->peer, "%s", ip);
 }
 
-/* Makes room by closing the kept connection idle longest. */
+/* Makes room by closing the connection (not a stream) that has gone
+ * longest without a byte read or written: idle, slow to send its
+ * request, or not reading its answer. */
 static int drop_idle(cli_web *s, const conn *except)
 {
     conn *c, *oldest = NULL;
 
     for (c = s->conns; c; c = c->next)
-        if (c != except && !c->stream && !c->closing && !c->queued &&
+        if (c != except && !c->stream && !c->closing &&
             (!oldest || c->since < oldest->since))
             oldest = c;
     if (!oldest)
@@ -948,7 +1106,7 @@ static void on_connection(uv_stream_t *ls, int status)
     c->s = s;
     uv_tcp_init(s->loop, &c->tcp);
     c->tcp.data = c;
-    c->since = uv_now(s->loop);
+    c->since = c->head_start = uv_now(s->loop);
     c->next = s->conns;
     if (s->conns)
         s->conns->prev = c;
