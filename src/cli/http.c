@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "serve/request.h"
 
 #define IDLE_MS 10000
 
@@ -217,30 +218,32 @@ static void plain(client *c, int code, const char *reason, const char *extra,
     respond(c, code, reason, "text/plain; charset=utf-8", extra, body);
 }
 
-/* Answers a complete request head in c->req. */
-static void serve(client *c)
+/* Whether the path of h's target (before any query) is path. */
+static int path_is(const serve_request *h, const char *path)
 {
-    char method[16], target[1024], version[16];
-    char *q;
+    size_t n = strcspn(h->target, "?"), p = strlen(path);
 
-    if (sscanf(c->req, "%15s %1023s %15s", method, target, version) != 3 ||
-        strncmp(version, "HTTP/1.", 7) != 0) {
-        plain(c, 400, "Bad Request", NULL, "bad request\n");
-        return;
-    }
-    if ((q = strchr(target, '?')) != NULL)
-        *q = '\0';
-    if (strcmp(target, "/metrics") != 0 && strcmp(target, "/healthz") != 0) {
+    if (n > h->target_len)
+        n = h->target_len;
+    return n == p && !memcmp(h->target, path, p);
+}
+
+/* Answers a complete request head h. */
+static void serve(client *c, const serve_request *h)
+{
+    int health = path_is(h, "/healthz");
+
+    if (!health && !path_is(h, "/metrics")) {
         plain(c, 404, "Not Found", NULL,
               "not found: try /metrics or /healthz\n");
         return;
     }
-    if (strcmp(method, "GET") != 0) {
+    if (h->method_len != 3 || memcmp(h->method, "GET", 3) != 0) {
         plain(c, 405, "Method Not Allowed", "Allow: GET\r\n",
               "method not allowed: use GET\n");
         return;
     }
-    if (strcmp(target, "/healthz") == 0) {
+    if (health) {
         if (planctl_engine_healthy(c->server->engine))
             plain(c, 200, "OK", NULL, "ok\n");
         else
@@ -274,6 +277,8 @@ static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
 {
     client *c = st->data;
+    serve_request h;
+    int rc;
 
     (void)buf;
     if (c->answered || c->closing)
@@ -284,12 +289,13 @@ static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
     }
     c->len += (size_t)n;
     c->req[c->len] = '\0'; /* req has one byte beyond what alloc gives */
-    if (memchr(c->req, '\0', c->len)) {
+    rc = serve_parse_request(&h, c->req, c->len);
+    if (rc == SERVE_BAD) {
         plain(c, 400, "Bad Request", NULL, "bad request\n");
         return;
     }
-    if (strstr(c->req, "\r\n\r\n") || strstr(c->req, "\n\n")) {
-        serve(c);
+    if (rc > 0 && (size_t)rc <= CLI_HTTP_MAX_REQUEST) {
+        serve(c, &h);
         return;
     }
     if (c->len > CLI_HTTP_MAX_REQUEST)

@@ -50,6 +50,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,7 @@
 #include "cli.h"
 #include "core/secrets.h"
 #include "http.h"
+#include "serve/request.h"
 
 #define HEAD_MS 10000  /* to send a whole request */
 #define IDLE_MS 30000  /* between requests on a kept connection */
@@ -354,72 +356,55 @@ typedef struct req {
     char method[16];
     char *target;
     int minor; /* HTTP/1.minor */
-    const char *host, *origin, *ctype, *inm, *auth, *cookie, *conn, *te;
+    int keep, chunked;
+    const char *host, *origin, *ctype, *inm, *auth, *cookie;
     long long clen;
     const char *body;
 } req;
 
-/* Splits the head at c->in (NUL-terminated at its blank line) into r.
- * 0, or the HTTP status to refuse it with. */
-static int parse_head(req *r, char *head)
+/* Copies n bytes of p into the head buffer at *at, NUL-terminated. */
+static const char *head_str(char **at, const char *p, size_t n)
 {
-    char *line = head, *next, *sp1, *sp2;
+    char *out = *at;
+
+    memcpy(out, p, n);
+    out[n] = '\0';
+    *at += n + 1;
+    return out;
+}
+
+/* Fills r from the parsed head h, copying what the library is given
+ * into head (which holds as many bytes as the head had, plus one). */
+static int take_head(req *r, const serve_request *h, char *head)
+{
+    static const struct {
+        const char *name;
+        size_t off;
+    } wanted[] = {
+        {"Origin", offsetof(req, origin)},
+        {"Content-Type", offsetof(req, ctype)},
+        {"If-None-Match", offsetof(req, inm)},
+        {"Authorization", offsetof(req, auth)},
+        {"Cookie", offsetof(req, cookie)},
+    };
+    size_t i, n;
+    const char *v;
 
     memset(r, 0, sizeof *r);
-    r->clen = -1;
-    if (!(next = strstr(line, "\r\n")))
-        return 400;
-    *next = '\0';
-    sp1 = strchr(line, ' ');
-    sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
-    if (!sp1 || !sp2 || (size_t)(sp1 - line) >= sizeof r->method ||
-        strncmp(sp2 + 1, "HTTP/1.", 7) != 0 || !sp2[8] || sp2[9])
-        return 400;
-    memcpy(r->method, line, (size_t)(sp1 - line));
-    r->method[sp1 - line] = '\0';
-    *sp2 = '\0';
-    r->target = sp1 + 1;
-    r->minor = sp2[8] - '0';
-    for (line = next + 2; *line; line = next + 2) {
-        char *colon, *v, *end;
-
-        if (!(next = strstr(line, "\r\n")))
-            return 400;
-        *next = '\0';
-        if (!(colon = strchr(line, ':')))
-            return 400;
-        *colon = '\0';
-        for (v = colon + 1; *v == ' ' || *v == '\t'; v++)
-            ;
-        for (end = v + strlen(v);
-             end > v && (end[-1] == ' ' || end[-1] == '\t');)
-            *--end = '\0';
-        if (!strcasecmp(line, "Host"))
-            r->host = v;
-        else if (!strcasecmp(line, "Origin"))
-            r->origin = v;
-        else if (!strcasecmp(line, "Content-Type"))
-            r->ctype = v;
-        else if (!strcasecmp(line, "If-None-Match"))
-            r->inm = v;
-        else if (!strcasecmp(line, "Authorization"))
-            r->auth = v;
-        else if (!strcasecmp(line, "Cookie"))
-            r->cookie = v;
-        else if (!strcasecmp(line, "Connection"))
-            r->conn = v;
-        else if (!strcasecmp(line, "Transfer-Encoding"))
-            r->te = v;
-        else if (!strcasecmp(line, "Content-Length")) {
-            char *e;
-
-            if (r->clen >= 0 || !*v || *v == '-' || *v == '+')
-                return 400;
-            r->clen = strtoll(v, &e, 10);
-            if (*e)
-                return 400;
-        }
-    }
+    if (h->method_len >= sizeof r->method)
+        return 501;
+    memcpy(r->method, h->method, h->method_len);
+    r->method[h->method_len] = '\0';
+    r->target = (char *)head_str(&head, h->target, h->target_len);
+    r->minor = h->minor;
+    r->keep = !h->close;
+    r->chunked = h->chunked;
+    r->clen = h->content_length;
+    if (h->host)
+        r->host = head_str(&head, h->host->value, h->host->value_len);
+    for (i = 0; i < sizeof wanted / sizeof wanted[0]; i++)
+        if ((v = serve_header_value(h, wanted[i].name, &n)) != NULL)
+            *(const char **)((char *)r + wanted[i].off) = head_str(&head, v, n);
     return 0;
 }
 
@@ -913,8 +898,7 @@ static void serve(conn *c, req *r)
     char actor[96];
     int head = !strcmp(r->method, "HEAD");
 
-    c->keep = r->minor >= 1 ? !(r->conn && !strcasecmp(r->conn, "close"))
-                            : (r->conn && !strcasecmp(r->conn, "keep-alive"));
+    c->keep = r->keep;
     if (!host_ok(s, r)) {
         plain(c, 421,
               "misdirected: this server answers to 127.0.0.1 or "
@@ -952,8 +936,9 @@ static void consume(conn *c)
     int served = 0;
 
     while (!c->closing && !c->stream && !c->last && c->len > 0) {
-        char *end = NULL, save;
+        char save;
         size_t headlen, total;
+        serve_request h;
         req r;
         int bad;
 
@@ -968,26 +953,25 @@ static void consume(conn *c)
             plain(c, 400, "bad request\n");
             return;
         }
-        if (!(end = strstr(c->in, "\r\n\r\n"))) {
-            if (c->len > CLI_WEB_MAX_HEAD)
+        bad = serve_parse_request(
+            &h, c->in, c->len < CLI_WEB_MAX_HEAD ? c->len : CLI_WEB_MAX_HEAD);
+        if (bad == SERVE_PARTIAL) {
+            if (c->len >= CLI_WEB_MAX_HEAD)
                 plain(c, 431, "request head too large\n");
             return;
         }
-        headlen = (size_t)(end - c->in) + 4;
-        if (headlen > CLI_WEB_MAX_HEAD) {
-            plain(c, 431, "request head too large\n");
+        if (bad == SERVE_BAD) {
+            plain(c, 400, "bad request\n");
             return;
         }
-        /* Parsed in a copy: parse_head cuts the head up in place, and
-         * c->in must stay whole while the body is on its way. */
-        memcpy(c->s->head, c->in, headlen - 2);
-        c->s->head[headlen - 2] = '\0';
-        bad = parse_head(&r, c->s->head);
-        if (bad) {
-            plain(c, bad, "bad request\n");
+        headlen = (size_t)bad;
+        /* What the library is given, NUL-terminated, in a copy: c->in
+         * must stay whole while the body is on its way. */
+        if ((bad = take_head(&r, &h, c->s->head)) != 0) {
+            plain(c, bad, "not implemented: an unknown method\n");
             return;
         }
-        if (r.te) {
+        if (r.chunked) {
             plain(c, 501,
                   "not implemented: send a body with Content-Length, "
                   "not Transfer-Encoding\n");
