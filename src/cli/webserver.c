@@ -28,11 +28,10 @@
  *   - /stream?path=PAGE: Server-Sent Events for an open page.  Every
  *     250 ms the server asks the database whether anything was committed
  *     (planctl_data_version(): SQLite's data_version, PostgreSQL's commit
- *     counter); when something was, it reads the events since its last
- *     look for the instances they name, and each page that has readers
- *     and shows one of them (the instances and engines pages: any
- *     change) is rendered once (?part=live) and sent to all of them if it
- *     changed.
+ *     counter); when something was, the library says which open pages
+ *     the events since its last look touch (planctl_web_changes_read(),
+ *     src/web/live.c), and each such page that has readers is rendered
+ *     once (?part=live) and sent to all of them if it changed.
  *     A run page with a running attempt is rendered every second too,
  *     since its output grows in files, not rows.
  *
@@ -72,8 +71,7 @@
 typedef struct topic {
     struct topic *next;
     char *path;
-    char *instance; /* the instance a page of /instances/NAME shows */
-    char etag[24];  /* of the last body sent */
+    char etag[24]; /* of the last body sent */
     int readers;
     int follow;        /* the page says it follows output (X-Planctl-Follow) */
     int dirty;         /* the database changed since it was last rendered */
@@ -135,8 +133,7 @@ struct cli_web {
 
 static void topic_free(topic *t)
 {
-    free(t->path);
-    free(t->instance);
+    planctl_free(t->path);
     free(t);
 }
 
@@ -551,47 +548,6 @@ static void body_tag(char *out, size_t n, const planctl_web_response *w)
 
 /* ---- streams ---- */
 
-/* A percent-decoded copy of s up to its end or a character of stop
- * ('+' as a space when plus; an encoded NUL ends it), or NULL when it is
- * empty. */
-static char *pct_decode(const char *s, const char *stop, int plus)
-{
-    cli_buf b = CLI_BUF_INIT;
-
-    for (; *s && !strchr(stop, *s); s++) {
-        unsigned hi, lo;
-
-        if (*s == '%' && s[1] && s[2] &&
-            sscanf(s + 1, "%1x%1x", &hi, &lo) == 2) {
-            char ch = (char)(hi * 16 + lo);
-
-            if (!ch)
-                break;
-            cli_buf_addn(&b, &ch, 1);
-            s += 2;
-        } else {
-            cli_buf_addn(&b, *s == '+' && plus ? " " : s, 1);
-        }
-    }
-    return b.s;
-}
-
-/* The page a /stream target names (its path= value, decoded), or NULL
- * when it names none. */
-static char *stream_path(const char *target)
-{
-    const char *v = strstr(target, "?path=");
-    char *path = v ? pct_decode(v + 6, "&", 1) : NULL;
-
-    if (path && (path[0] != '/' || !strncmp(path, "/stream", 7) ||
-                 !strncmp(path, "/api/", 5) || !strncmp(path, "/assets/", 8) ||
-                 strstr(path, "part="))) {
-        free(path);
-        return NULL;
-    }
-    return path;
-}
-
 /* The event for a page's new inner HTML, into b: one data: line per
  * line of it. */
 static void update_event(cli_buf *b, const char *html, size_t n)
@@ -659,63 +615,19 @@ static int streams_from(const cli_web *s, const conn *c)
     return n;
 }
 
-/* The instance NAME of a page /instances/NAME[/...][?...], decoded, or
- * NULL for the other pages. */
-static char *page_instance(const char *path)
-{
-    return strncmp(path, "/instances/", 11) ? NULL
-                                            : pct_decode(path + 11, "/?", 0);
-}
-
-/* The instances the events after s->seq name, as the keys of an object
- * (*names, NULL when every page must be rendered again: more events
- * than one look reads, none at all (a change the log does not name: an
- * instance deleted, a heartbeat), or the log could not be read); s->seq
- * moves on. */
-#define CHANGES_READ 2000
-static void changed_instances(cli_web *s, json_t **names)
-{
-    planctl_events_options o = PLANCTL_EVENTS_OPTIONS_INIT;
-    char *text = NULL;
-    json_t *doc, *e, *set;
-    json_int_t last;
-    size_t i;
-
-    *names = NULL;
-    o.since = s->seq;
-    o.limit = CHANGES_READ;
-    if (planctl_events_json(&text, s->db, &o) < 0 ||
-        !(doc = json_loads(text, 0, NULL))) {
-        planctl_free(text);
-        return;
-    }
-    planctl_free(text);
-    last = json_integer_value(json_object_get(doc, "last_seq"));
-    if (last > s->seq)
-        s->seq = last;
-    i = json_array_size(json_object_get(doc, "events"));
-    if (i > 0 && i < CHANGES_READ && (set = json_object()) != NULL) {
-        json_array_foreach(json_object_get(doc, "events"), i, e)
-        {
-            const char *name =
-                json_string_value(json_object_get(e, "instance"));
-
-            if (name)
-                json_object_set_new(set, name, json_true());
-        }
-        *names = set;
-    }
-    json_decref(doc);
-}
-
 static void open_stream(conn *c, const req *r)
 {
     cli_web *s = c->s;
-    char *path = stream_path(r->target), *target;
+    char *path = NULL, *target;
     planctl_web_response w;
     topic *t;
+    int rc = planctl_web_stream_page(&path, r->target);
 
-    if (!path) {
+    if (rc == PLANCTL_ENOMEM) {
+        plain(c, 500, "out of memory\n");
+        return;
+    }
+    if (rc < 0) {
         plain(c, 400,
               "bad request: /stream?path=PAGE names a page, "
               "e.g. /stream?path=%2Finstances%2Fzk\n");
@@ -725,7 +637,7 @@ static void open_stream(conn *c, const req *r)
      * one address cannot take all the rest. */
     if (s->nstreams >= CLI_WEB_MAX_CLIENTS - CLI_WEB_RESERVED ||
         streams_from(s, c) >= CLI_WEB_MAX_STREAMS_PER_PEER) {
-        free(path);
+        planctl_free(path);
         plain(c, 503,
               s->nstreams >= CLI_WEB_MAX_CLIENTS - CLI_WEB_RESERVED
                   ? "too many live pages open: the page is shown without "
@@ -740,7 +652,7 @@ static void open_stream(conn *c, const req *r)
         target = live_target(path);
         if (render(s, &w, "GET", target, r, NULL) < 0) {
             free(target);
-            free(path);
+            planctl_free(path);
             plain(c, 500, "out of memory\n");
             return;
         }
@@ -749,13 +661,12 @@ static void open_stream(conn *c, const req *r)
             reply(c, w.status, w.content_type, w.headers, w.body, w.body_len,
                   0);
             planctl_web_response_clear(&w);
-            free(path);
+            planctl_free(path);
             return;
         }
         if (!(t = calloc(1, sizeof *t)))
             cli_oom();
         t->path = path;
-        t->instance = page_instance(path);
         path = NULL;
         body_tag(t->etag, sizeof t->etag, &w);
         t->follow = w.headers && strstr(w.headers, "X-Planctl-Follow:") != NULL;
@@ -764,7 +675,7 @@ static void open_stream(conn *c, const req *r)
         s->topics = t;
         planctl_web_response_clear(&w);
     }
-    free(path);
+    planctl_free(path);
     t->readers++;
     c->topic = t;
     c->stream = 1;
@@ -787,7 +698,7 @@ static void open_stream(conn *c, const req *r)
  * of 100,000 instances) waits three times as long as it took since its
  * last rendering, so the server never spends more than a quarter of its
  * time on one page however fast the database changes. */
-static void refresh(cli_web *s, int changed, const json_t *names)
+static void refresh(cli_web *s, int changed, const planctl_web_changes *ch)
 {
     uint64_t now = uv_now(s->loop);
     topic **pt = &s->topics, *t;
@@ -803,10 +714,7 @@ static void refresh(cli_web *s, int changed, const json_t *names)
             continue;
         }
         pt = &t->next;
-        /* An instance's page changes with its events; the others (the
-         * instances, the engines) with anything. */
-        if (changed &&
-            (!names || !t->instance || json_object_get(names, t->instance)))
+        if (changed && (!ch || planctl_web_changes_touch(ch, t->path)))
             t->dirty = 1;
         if (!t->dirty && !(t->follow && now - t->rendered >= FOLLOW_MS))
             continue;
@@ -854,16 +762,16 @@ static void on_tick(uv_timer_t *h)
     int changed = 0;
     conn *c, *next;
 
-    json_t *names = NULL;
+    planctl_web_changes *ch = NULL;
 
     if (s->topics && planctl_data_version(&v, s->db) == 0 && v != s->version) {
         s->version = v;
         changed = 1;
-        changed_instances(s, &names);
+        planctl_web_changes_read(&ch, s->db, &s->seq); /* NULL: every page */
     }
     if (s->topics)
-        refresh(s, changed, names);
-    json_decref(names);
+        refresh(s, changed, ch);
+    planctl_web_changes_free(ch);
     for (c = s->conns; c; c = next) {
         next = c->next;
         if (c->stream || c->closing)
@@ -1196,17 +1104,12 @@ int cli_web_start(cli_web **out, uv_loop_t *loop, planctl *db,
     snprintf(s->hosts[2], sizeof s->hosts[2], "[::1]:%d", port);
     planctl_data_version(&s->version, db);
     {
-        planctl_events_options o = PLANCTL_EVENTS_OPTIONS_INIT;
-        char *text = NULL;
-        json_t *doc;
+        planctl_web_changes *ch = NULL;
 
-        o.tail = 1;
-        if (planctl_events_json(&text, db, &o) == 0 &&
-            (doc = json_loads(text, 0, NULL)) != NULL) {
-            s->seq = json_integer_value(json_object_get(doc, "last_seq"));
-            json_decref(doc);
-        }
-        planctl_free(text);
+        s->seq = PLANCTL_WEB_SINCE_NOW;
+        if (planctl_web_changes_read(&ch, db, &s->seq) < 0)
+            s->seq = 0;
+        planctl_web_changes_free(ch);
     }
     s->pinged = uv_now(loop);
     uv_timer_start(&s->tick, on_tick, TICK_MS, TICK_MS);

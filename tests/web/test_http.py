@@ -341,6 +341,12 @@ def test_stream(env, port):
     s.close()
     st, _, _ = request(port, "GET", "/stream?path=%2Fapi%2Fv1%2Finstances")
     check(st == 400, "a stream of a non-page is refused (got %d)" % st)
+    # One decoder for the program: an encoded NUL is refused, as the
+    # pages refuse it, not cut short into another page's name.
+    st, _, _ = request(port, "GET", "/stream?path=%2Finstances%2Fapp%00x")
+    check(st == 400, "a stream path with an encoded NUL is refused (got %d)" % st)
+    st, _, _ = request(port, "GET", "/instances/app%00x")
+    check(st == 400, "a page path with an encoded NUL is refused (got %d)" % st)
 
 
 def test_actions_readonly(env, port):
