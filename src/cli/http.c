@@ -10,11 +10,12 @@
  *
  * One request per connection: the answer says Connection: close and the
  * server closes after writing it.  A client that sends nothing useful for
- * IDLE_MS is dropped, and at most CLI_HTTP_MAX_CLIENTS are served at once,
- * so a slow or hostile client cannot hold the engine's loop; past that, a
- * new client takes the place of the one that has waited longest without
- * a whole request, so slow clients cannot make a health probe fail.  Everything
- * runs on the loop thread, so the engine is only read between its passes.
+ * SERVE_METRICS_HEAD_MS is dropped, and at most SERVE_METRICS_MAX_CLIENTS are
+ * served at once, so a slow or hostile client cannot hold the engine's loop;
+ * past that, a new client takes the place of the one that has waited longest
+ * without a whole request, so slow clients cannot make a health probe fail.
+ * Everything runs on the loop thread, so the engine is only read between its
+ * passes.
  *
  * It lives in the CLI, not the library: an embedder has its own HTTP
  * server and mounts planctl_engine_metrics() and planctl_engine_healthy()
@@ -31,8 +32,6 @@
 #include "cli.h"
 #include "serve/request.h"
 
-#define IDLE_MS 10000
-
 typedef struct client {
     uv_tcp_t tcp;
     struct client *next, *prev;
@@ -42,7 +41,8 @@ typedef struct client {
     int answered, closing;
     uv_write_t wr;
     char *reply;
-    char req[CLI_HTTP_MAX_REQUEST + 2]; /* a byte past the limit, and NUL */
+    char
+        req[SERVE_METRICS_MAX_REQUEST + 2]; /* a byte past the limit, and NUL */
 } client;
 
 struct cli_http {
@@ -271,7 +271,7 @@ static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
     (void)hint;
     /* One byte more than the limit, to tell "too long" from "just fits". */
     *buf = uv_buf_init(c->req + c->len,
-                       (unsigned int)(CLI_HTTP_MAX_REQUEST + 1 - c->len));
+                       (unsigned int)(SERVE_METRICS_MAX_REQUEST + 1 - c->len));
 }
 
 static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
@@ -294,11 +294,11 @@ static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
         plain(c, 400, "Bad Request", NULL, "bad request\n");
         return;
     }
-    if (rc > 0 && (size_t)rc <= CLI_HTTP_MAX_REQUEST) {
+    if (rc > 0 && (size_t)rc <= SERVE_METRICS_MAX_REQUEST) {
         serve(c, &h);
         return;
     }
-    if (c->len > CLI_HTTP_MAX_REQUEST)
+    if (c->len > SERVE_METRICS_MAX_REQUEST)
         plain(c, 431, "Request Header Fields Too Large", NULL,
               "request too large\n");
 }
@@ -345,7 +345,7 @@ static void on_connection(uv_stream_t *ls, int status)
         client_close(c);
         return;
     }
-    if (s->nclients > CLI_HTTP_MAX_CLIENTS && !drop_oldest_idle(s, c)) {
+    if (s->nclients > SERVE_METRICS_MAX_CLIENTS && !drop_oldest_idle(s, c)) {
         plain(c, 503, "Service Unavailable", NULL, "too many clients\n");
         return;
     }
@@ -361,7 +361,7 @@ static void on_sweep(uv_timer_t *t)
     client *c;
 
     for (c = s->clients; c; c = c->next)
-        if (!c->answered && now - c->since >= IDLE_MS)
+        if (!c->answered && now - c->since >= SERVE_METRICS_HEAD_MS)
             client_close(c);
 }
 

@@ -6,7 +6,7 @@
  *
  * What it adds to the library's handler:
  *   - connections: HTTP/1.1 keep-alive and pipelining; at most
- *     CLI_WEB_MAX_CLIENTS, a request head of 16 KiB and a body of 64 KiB;
+ *     SERVE_PAGE_MAX_CLIENTS, a request head of 16 KiB and a body of 64 KiB;
  *     a client that does not send a whole request within 10 s of its
  *     first byte (or of connecting), stays idle for 30 s between
  *     requests, or takes nothing of an answer for 30 s, is dropped;
@@ -15,11 +15,11 @@
  *     serves at most one of its requests, so a client that pipelines
  *     without reading costs one answer of memory and never holds the
  *     loop (the engine's, under `run --ui`) from the others;
- *   - streams: at most CLI_WEB_MAX_STREAMS_PER_PEER from one address and
- *     CLI_WEB_MAX_CLIENTS - CLI_WEB_RESERVED in all, so that new clients
+ *   - streams: at most SERVE_PAGE_STREAMS_PER_PEER from one address and
+ *     SERVE_PAGE_MAX_CLIENTS - SERVE_PAGE_RESERVED in all, so that new clients
  *     always find room; a stream whose reader is too slow to take what it
  *     is sent (4 MiB waiting) is dropped, and when the updates waiting on
- *     all streams pass CLI_WEB_MAX_STREAM_BYTES the slowest are dropped;
+ *     all streams pass SERVE_PAGE_STREAM_BYTES the slowest are dropped;
  *   - who may ask: with a token, every request carries it (Authorization:
  *     Bearer, or the cookie that /login?token= sets); on loopback
  *     without a token, the Host header must name the loopback address,
@@ -61,12 +61,9 @@
 #include "http.h"
 #include "serve/request.h"
 
-#define HEAD_MS 10000  /* to send a whole request */
-#define IDLE_MS 30000  /* between requests on a kept connection */
 #define TICK_MS 250    /* how often the database is asked for changes */
 #define FOLLOW_MS 1000 /* a page following output: rendered this often */
 #define PING_MS 15000  /* a comment on idle streams, so proxies keep them */
-#define STREAM_BACKLOG (4u << 20)
 
 typedef struct topic {
     struct topic *next;
@@ -123,8 +120,8 @@ struct cli_web {
     char *token;
     int loopback;
     char csrf[33];
-    char hosts[3][100];              /* the Host values loopback accepts */
-    char head[CLI_WEB_MAX_HEAD + 1]; /* the request head being parsed */
+    char hosts[3][100];                 /* the Host values loopback accepts */
+    char head[SERVE_PAGE_MAX_HEAD + 1]; /* the request head being parsed */
     void (*done)(void *data);
     void *done_data;
 };
@@ -574,14 +571,14 @@ static void update_event(cli_buf *b, const char *html, size_t n)
  * them slower than pages change. */
 static void send_event(conn *c, chunk *ev)
 {
-    if (waiting(c) > STREAM_BACKLOG)
+    if (waiting(c) > SERVE_PAGE_STREAM_BACKLOG)
         conn_close(c);
     else
         send_chunk(c, ev);
 }
 
 /* Keeps what waits on all streams together under
- * CLI_WEB_MAX_STREAM_BYTES by dropping the readers furthest behind. */
+ * SERVE_PAGE_STREAM_BYTES by dropping the readers furthest behind. */
 static void trim_streams(cli_web *s)
 {
     size_t total = 0;
@@ -590,7 +587,7 @@ static void trim_streams(cli_web *s)
     for (c = s->conns; c; c = c->next)
         if (c->stream && !c->closing)
             total += waiting(c);
-    while (total > CLI_WEB_MAX_STREAM_BYTES) {
+    while (total > SERVE_PAGE_STREAM_BYTES) {
         slowest = NULL;
         for (c = s->conns; c; c = c->next)
             if (c->stream && !c->closing &&
@@ -635,11 +632,11 @@ static void open_stream(conn *c, const req *r)
     }
     /* Streams last: some connections stay for the other requests, and
      * one address cannot take all the rest. */
-    if (s->nstreams >= CLI_WEB_MAX_CLIENTS - CLI_WEB_RESERVED ||
-        streams_from(s, c) >= CLI_WEB_MAX_STREAMS_PER_PEER) {
+    if (s->nstreams >= SERVE_PAGE_MAX_CLIENTS - SERVE_PAGE_RESERVED ||
+        streams_from(s, c) >= SERVE_PAGE_STREAMS_PER_PEER) {
         planctl_free(path);
         plain(c, 503,
-              s->nstreams >= CLI_WEB_MAX_CLIENTS - CLI_WEB_RESERVED
+              s->nstreams >= SERVE_PAGE_MAX_CLIENTS - SERVE_PAGE_RESERVED
                   ? "too many live pages open: the page is shown without "
                     "updates; reload it later\n"
                   : "too many live pages open from this address: close "
@@ -778,10 +775,10 @@ static void on_tick(uv_timer_t *h)
             continue;
         if (c->queued || c->paused) {
             /* An answer the client takes nothing of. */
-            if (now - c->since >= IDLE_MS)
+            if (now - c->since >= SERVE_PAGE_IDLE_MS)
                 conn_close(c);
-        } else if (c->head_start ? now - c->head_start >= HEAD_MS
-                                 : now - c->since >= IDLE_MS) {
+        } else if (c->head_start ? now - c->head_start >= SERVE_PAGE_HEAD_MS
+                                 : now - c->since >= SERVE_PAGE_IDLE_MS) {
             conn_close(c);
         }
     }
@@ -862,9 +859,10 @@ static void consume(conn *c)
             return;
         }
         bad = serve_parse_request(
-            &h, c->in, c->len < CLI_WEB_MAX_HEAD ? c->len : CLI_WEB_MAX_HEAD);
+            &h, c->in,
+            c->len < SERVE_PAGE_MAX_HEAD ? c->len : SERVE_PAGE_MAX_HEAD);
         if (bad == SERVE_PARTIAL) {
-            if (c->len >= CLI_WEB_MAX_HEAD)
+            if (c->len >= SERVE_PAGE_MAX_HEAD)
                 plain(c, 431, "request head too large\n");
             return;
         }
@@ -885,7 +883,7 @@ static void consume(conn *c)
                   "not Transfer-Encoding\n");
             return;
         }
-        if (r.clen > CLI_WEB_MAX_BODY) {
+        if (r.clen > SERVE_PAGE_MAX_BODY) {
             plain(c, 413, "request body too large (64 KiB at most)\n");
             return;
         }
@@ -918,7 +916,7 @@ static void consume(conn *c)
     }
 }
 
-#define IN_CAP (CLI_WEB_MAX_HEAD + CLI_WEB_MAX_BODY + 1)
+#define IN_CAP (SERVE_PAGE_MAX_HEAD + SERVE_PAGE_MAX_BODY + 1)
 
 static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 {
@@ -1010,7 +1008,7 @@ static void on_connection(uv_stream_t *ls, int status)
         return;
     }
     peer_name(c);
-    if (s->nconns > CLI_WEB_MAX_CLIENTS && !drop_idle(s, c)) {
+    if (s->nconns > SERVE_PAGE_MAX_CLIENTS && !drop_idle(s, c)) {
         plain(c, 503, "too many clients\n");
         return;
     }

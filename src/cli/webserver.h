@@ -10,18 +10,7 @@
 #include <uv.h>
 
 #include "planctl.h"
-
-/* The most bytes of a request's line and headers, and of its body. */
-#define CLI_WEB_MAX_HEAD 16384
-#define CLI_WEB_MAX_BODY 65536
-/* The most clients at once (open pages hold one stream each). */
-#define CLI_WEB_MAX_CLIENTS 1024
-/* Connections streams may not take, kept for the other requests. */
-#define CLI_WEB_RESERVED 128
-/* The most streams (open pages) from one client address. */
-#define CLI_WEB_MAX_STREAMS_PER_PEER 32
-/* The most bytes of updates waiting on all streams together. */
-#define CLI_WEB_MAX_STREAM_BYTES (32u << 20)
+#include "serve/limits.h" /* its limits */
 
 typedef struct cli_web cli_web;
 

@@ -47,7 +47,7 @@ PIPELINERS = 4
 STREAM_ADDRS = 36    # loopback addresses 127.0.0.2 ... opening streams
 STREAMS_PER_ADDR = 32
 ONE_ADDR = 40        # streams tried from 127.0.1.1 alone
-PER_ADDR_CAP = 32    # webserver.h CLI_WEB_MAX_STREAMS_PER_PEER
+PER_ADDR_CAP = 32    # src/serve/limits.h SERVE_PAGE_STREAMS_PER_PEER
 
 
 def rss(pid):
