@@ -981,6 +981,44 @@ PLANCTL_API int planctl_web_respond(planctl_web_response *out, planctl *p,
                                     const planctl_web_options *opts);
 PLANCTL_API void planctl_web_response_clear(planctl_web_response *r);
 
+/*
+ * Live pages.  With opts->stream, a page's script opens
+ * /stream?path=PAGE; a server that answers it with Server-Sent Events
+ * renders PAGE again (with ?part=live added) when the database changed
+ * and sends it as "event: update" with one "data:" line per line, when
+ * its ETag moved.  These two calls are what it needs besides
+ * planctl_web_respond(); `planctl serve` uses them as an embedder does.
+ *
+ * planctl_web_stream_page() takes a request target ("/stream?path=%2F")
+ * and gives the page it asks for, decoded ("/"), into *out (free it with
+ * planctl_free()).  Errors: EINVAL when the target is not a stream or
+ * names no page that streams (not a path; /stream, /api/, /assets/; a
+ * part=; an encoded NUL), ENOMEM.
+ */
+PLANCTL_API int planctl_web_stream_page(char **out, const char *target);
+
+/*
+ * Which open pages a change touches.  Call planctl_web_changes_read()
+ * when planctl_data_version() moved: it reads the events after *seq and
+ * moves *seq past them; planctl_web_changes_touch() then says whether a
+ * page (as planctl_web_stream_page() gives it) shows any of what they
+ * changed: an instance's pages those of its own events, the other pages
+ * any.  A change the event log does not name (an instance deleted, an
+ * engine's heartbeat), or more events than one look reads (2,000),
+ * touches every page.  Start with *seq = PLANCTL_WEB_SINCE_NOW: *seq
+ * becomes the latest event's seq and nothing is touched.  Free the
+ * result with planctl_web_changes_free() (NULL: nothing).  Touch of a
+ * NULL result or page is 0.  Errors: EINVAL, and those of
+ * planctl_events_json() (the message on p).
+ */
+typedef struct planctl_web_changes planctl_web_changes;
+#define PLANCTL_WEB_SINCE_NOW (-1)
+PLANCTL_API int planctl_web_changes_read(planctl_web_changes **out, planctl *p,
+                                         int64_t *seq);
+PLANCTL_API int planctl_web_changes_touch(const planctl_web_changes *c,
+                                          const char *page);
+PLANCTL_API void planctl_web_changes_free(planctl_web_changes *c);
+
 /* ---- preflight checks ------------------------------------------------- */
 
 /*

@@ -10,11 +10,12 @@
  *
  * One request per connection: the answer says Connection: close and the
  * server closes after writing it.  A client that sends nothing useful for
- * IDLE_MS is dropped, and at most CLI_HTTP_MAX_CLIENTS are served at once,
- * so a slow or hostile client cannot hold the engine's loop; past that, a
- * new client takes the place of the one that has waited longest without
- * a whole request, so slow clients cannot make a health probe fail.  Everything
- * runs on the loop thread, so the engine is only read between its passes.
+ * SERVE_METRICS_HEAD_MS is dropped, and at most SERVE_METRICS_MAX_CLIENTS are
+ * served at once, so a slow or hostile client cannot hold the engine's loop;
+ * past that, a new client takes the place of the one that has waited longest
+ * without a whole request, so slow clients cannot make a health probe fail.
+ * Everything runs on the loop thread, so the engine is only read between its
+ * passes.
  *
  * It lives in the CLI, not the library: an embedder has its own HTTP
  * server and mounts planctl_engine_metrics() and planctl_engine_healthy()
@@ -29,8 +30,7 @@
 #include <string.h>
 
 #include "cli.h"
-
-#define IDLE_MS 10000
+#include "serve/request.h"
 
 typedef struct client {
     uv_tcp_t tcp;
@@ -41,7 +41,8 @@ typedef struct client {
     int answered, closing;
     uv_write_t wr;
     char *reply;
-    char req[CLI_HTTP_MAX_REQUEST + 2]; /* a byte past the limit, and NUL */
+    char
+        req[SERVE_METRICS_MAX_REQUEST + 2]; /* a byte past the limit, and NUL */
 } client;
 
 struct cli_http {
@@ -217,30 +218,32 @@ static void plain(client *c, int code, const char *reason, const char *extra,
     respond(c, code, reason, "text/plain; charset=utf-8", extra, body);
 }
 
-/* Answers a complete request head in c->req. */
-static void serve(client *c)
+/* Whether the path of h's target (before any query) is path. */
+static int path_is(const serve_request *h, const char *path)
 {
-    char method[16], target[1024], version[16];
-    char *q;
+    size_t n = strcspn(h->target, "?"), p = strlen(path);
 
-    if (sscanf(c->req, "%15s %1023s %15s", method, target, version) != 3 ||
-        strncmp(version, "HTTP/1.", 7) != 0) {
-        plain(c, 400, "Bad Request", NULL, "bad request\n");
-        return;
-    }
-    if ((q = strchr(target, '?')) != NULL)
-        *q = '\0';
-    if (strcmp(target, "/metrics") != 0 && strcmp(target, "/healthz") != 0) {
+    if (n > h->target_len)
+        n = h->target_len;
+    return n == p && !memcmp(h->target, path, p);
+}
+
+/* Answers a complete request head h. */
+static void serve(client *c, const serve_request *h)
+{
+    int health = path_is(h, "/healthz");
+
+    if (!health && !path_is(h, "/metrics")) {
         plain(c, 404, "Not Found", NULL,
               "not found: try /metrics or /healthz\n");
         return;
     }
-    if (strcmp(method, "GET") != 0) {
+    if (h->method_len != 3 || memcmp(h->method, "GET", 3) != 0) {
         plain(c, 405, "Method Not Allowed", "Allow: GET\r\n",
               "method not allowed: use GET\n");
         return;
     }
-    if (strcmp(target, "/healthz") == 0) {
+    if (health) {
         if (planctl_engine_healthy(c->server->engine))
             plain(c, 200, "OK", NULL, "ok\n");
         else
@@ -268,12 +271,14 @@ static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
     (void)hint;
     /* One byte more than the limit, to tell "too long" from "just fits". */
     *buf = uv_buf_init(c->req + c->len,
-                       (unsigned int)(CLI_HTTP_MAX_REQUEST + 1 - c->len));
+                       (unsigned int)(SERVE_METRICS_MAX_REQUEST + 1 - c->len));
 }
 
 static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
 {
     client *c = st->data;
+    serve_request h;
+    int rc;
 
     (void)buf;
     if (c->answered || c->closing)
@@ -284,15 +289,16 @@ static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
     }
     c->len += (size_t)n;
     c->req[c->len] = '\0'; /* req has one byte beyond what alloc gives */
-    if (memchr(c->req, '\0', c->len)) {
+    rc = serve_parse_request(&h, c->req, c->len);
+    if (rc == SERVE_BAD) {
         plain(c, 400, "Bad Request", NULL, "bad request\n");
         return;
     }
-    if (strstr(c->req, "\r\n\r\n") || strstr(c->req, "\n\n")) {
-        serve(c);
+    if (rc > 0 && (size_t)rc <= SERVE_METRICS_MAX_REQUEST) {
+        serve(c, &h);
         return;
     }
-    if (c->len > CLI_HTTP_MAX_REQUEST)
+    if (c->len > SERVE_METRICS_MAX_REQUEST)
         plain(c, 431, "Request Header Fields Too Large", NULL,
               "request too large\n");
 }
@@ -339,7 +345,7 @@ static void on_connection(uv_stream_t *ls, int status)
         client_close(c);
         return;
     }
-    if (s->nclients > CLI_HTTP_MAX_CLIENTS && !drop_oldest_idle(s, c)) {
+    if (s->nclients > SERVE_METRICS_MAX_CLIENTS && !drop_oldest_idle(s, c)) {
         plain(c, 503, "Service Unavailable", NULL, "too many clients\n");
         return;
     }
@@ -355,7 +361,7 @@ static void on_sweep(uv_timer_t *t)
     client *c;
 
     for (c = s->clients; c; c = c->next)
-        if (!c->answered && now - c->since >= IDLE_MS)
+        if (!c->answered && now - c->since >= SERVE_METRICS_HEAD_MS)
             client_close(c);
 }
 

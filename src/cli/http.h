@@ -8,11 +8,7 @@
 #include <uv.h>
 
 #include "planctl.h"
-
-/* The most bytes of a request (line and headers) the server reads. */
-#define CLI_HTTP_MAX_REQUEST 8192
-/* The most clients connected at once; more are turned away. */
-#define CLI_HTTP_MAX_CLIENTS 256
+#include "serve/limits.h" /* its limits */
 
 typedef struct cli_http cli_http;
 

@@ -6,10 +6,20 @@
  *
  * What it adds to the library's handler:
  *   - connections: HTTP/1.1 keep-alive and pipelining; at most
- *     CLI_WEB_MAX_CLIENTS, a request head of 16 KiB and a body of 64 KiB;
- *     a client that sends nothing whole for 10 s, or stays idle for 30 s
- *     between requests, is dropped; a stream whose reader is too slow to
- *     take what it is sent (4 MiB waiting) is dropped;
+ *     SERVE_PAGE_MAX_CLIENTS, a request head of 16 KiB and a body of 64 KiB;
+ *     a client that does not send a whole request within 10 s of its
+ *     first byte (or of connecting), stays idle for 30 s between
+ *     requests, or takes nothing of an answer for 30 s, is dropped;
+ *   - back-pressure: while a connection's answer waits to be taken by
+ *     the kernel, nothing more is read from it, and one turn of the loop
+ *     serves at most one of its requests, so a client that pipelines
+ *     without reading costs one answer of memory and never holds the
+ *     loop (the engine's, under `run --ui`) from the others;
+ *   - streams: at most SERVE_PAGE_STREAMS_PER_PEER from one address and
+ *     SERVE_PAGE_MAX_CLIENTS - SERVE_PAGE_RESERVED in all, so that new clients
+ *     always find room; a stream whose reader is too slow to take what it
+ *     is sent (4 MiB waiting) is dropped, and when the updates waiting on
+ *     all streams pass SERVE_PAGE_STREAM_BYTES the slowest are dropped;
  *   - who may ask: with a token, every request carries it (Authorization:
  *     Bearer, or the cookie that /login?token= sets); on loopback
  *     without a token, the Host header must name the loopback address,
@@ -18,11 +28,10 @@
  *   - /stream?path=PAGE: Server-Sent Events for an open page.  Every
  *     250 ms the server asks the database whether anything was committed
  *     (planctl_data_version(): SQLite's data_version, PostgreSQL's commit
- *     counter); when something was, it reads the events since its last
- *     look for the instances they name, and each page that has readers
- *     and shows one of them (the instances and engines pages: any
- *     change) is rendered once (?part=live) and sent to all of them if it
- *     changed.
+ *     counter); when something was, the library says which open pages
+ *     the events since its last look touch (planctl_web_changes_read(),
+ *     src/web/live.c), and each such page that has readers is rendered
+ *     once (?part=live) and sent to all of them if it changed.
  *     A run page with a running attempt is rendered every second too,
  *     since its output grows in files, not rows.
  *
@@ -40,6 +49,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,19 +59,16 @@
 #include "cli.h"
 #include "core/secrets.h"
 #include "http.h"
+#include "serve/request.h"
 
-#define HEAD_MS 10000  /* to send a whole request */
-#define IDLE_MS 30000  /* between requests on a kept connection */
 #define TICK_MS 250    /* how often the database is asked for changes */
 #define FOLLOW_MS 1000 /* a page following output: rendered this often */
 #define PING_MS 15000  /* a comment on idle streams, so proxies keep them */
-#define STREAM_BACKLOG (4u << 20)
 
 typedef struct topic {
     struct topic *next;
     char *path;
-    char *instance; /* the instance a page of /instances/NAME shows */
-    char etag[24];  /* of the last body sent */
+    char etag[24]; /* of the last body sent */
     int readers;
     int follow;        /* the page says it follows output (X-Planctl-Follow) */
     int dirty;         /* the database changed since it was last rendered */
@@ -75,19 +82,27 @@ typedef struct conn {
     struct cli_web *s;
     char *in;
     size_t len;
-    uint64_t since; /* the last byte read or written */
+    uint64_t since;      /* the last byte read or written */
+    uint64_t head_start; /* the request under way began (0: none) */
     int closing, stream, keep;
+    int paused;    /* not read until its answers are taken (back-pressure) */
     int last;      /* its last answer is given: nothing more is read */
     size_t queued; /* bytes written but not yet taken by the kernel */
     topic *topic;
     char peer[64];
 } conn;
 
+/* Bytes to send, shared by the streams an update goes to. */
+typedef struct chunk {
+    int refs;
+    size_t len;
+    char data[];
+} chunk;
+
 typedef struct wreq {
     uv_write_t w;
     conn *c;
-    size_t len;
-    char data[];
+    chunk *k;
 } wreq;
 
 struct cli_web {
@@ -96,7 +111,7 @@ struct cli_web {
     uv_loop_t *loop;
     planctl *db;
     conn *conns;
-    int nconns, open_handles, closing;
+    int nconns, nstreams, open_handles, closing;
     topic *topics;
     int64_t version;
     int64_t seq; /* the last event looked at */
@@ -105,8 +120,8 @@ struct cli_web {
     char *token;
     int loopback;
     char csrf[33];
-    char hosts[3][100];              /* the Host values loopback accepts */
-    char head[CLI_WEB_MAX_HEAD + 1]; /* the request head being parsed */
+    char hosts[3][100];                 /* the Host values loopback accepts */
+    char head[SERVE_PAGE_MAX_HEAD + 1]; /* the request head being parsed */
     void (*done)(void *data);
     void *done_data;
 };
@@ -115,8 +130,7 @@ struct cli_web {
 
 static void topic_free(topic *t)
 {
-    free(t->path);
-    free(t->instance);
+    planctl_free(t->path);
     free(t);
 }
 
@@ -151,6 +165,8 @@ static void conn_closed(uv_handle_t *h)
         c->next->prev = c->prev;
     if (c->topic)
         c->topic->readers--;
+    if (c->stream)
+        s->nstreams--;
     s->nconns--;
     s->open_handles--;
     free(c->in);
@@ -166,38 +182,97 @@ static void conn_close(conn *c)
     uv_close((uv_handle_t *)&c->tcp, conn_closed);
 }
 
+static chunk *chunk_new(const char *data, size_t n)
+{
+    chunk *k = malloc(sizeof *k + n);
+
+    if (!k)
+        cli_oom();
+    k->refs = 1;
+    k->len = n;
+    memcpy(k->data, data, n);
+    return k;
+}
+
+static void chunk_drop(chunk *k)
+{
+    if (--k->refs == 0)
+        free(k);
+}
+
+/* Bytes queued on c that the kernel has not taken yet. */
+static size_t waiting(const conn *c)
+{
+    return uv_stream_get_write_queue_size((const uv_stream_t *)&c->tcp);
+}
+
+static void consume(conn *c);
+static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf);
+static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf);
+
+/* Reads from c again once its answers are taken, serving first what it
+ * already sent. */
+static void resume(conn *c)
+{
+    if (!c->paused || c->closing || waiting(c) > 0)
+        return;
+    c->paused = 0;
+    if (c->len > 0)
+        c->head_start = uv_now(c->s->loop);
+    consume(c);
+    if (!c->paused && !c->closing && !c->last &&
+        uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, read_cb) != 0)
+        conn_close(c);
+}
+
 static void written(uv_write_t *w, int status)
 {
     wreq *r = (wreq *)w;
     conn *c = r->c;
 
-    c->queued -= r->len;
+    c->queued -= r->k->len;
     c->since = uv_now(c->s->loop);
+    chunk_drop(r->k);
     free(r);
     if (status < 0 || (!c->keep && !c->stream && c->queued == 0))
         conn_close(c);
+    else
+        resume(c);
 }
 
-/* Queues n bytes of data on c (copied). */
-static void send_bytes(conn *c, const char *data, size_t n)
+/* Queues k on c (which takes a reference). */
+static void send_chunk(conn *c, chunk *k)
 {
     wreq *r;
     uv_buf_t b;
 
     if (c->closing)
         return;
-    if (!(r = malloc(sizeof *r + n)))
+    if (!(r = malloc(sizeof *r)))
         cli_oom();
-    memcpy(r->data, data, n);
     r->c = c;
-    r->len = n;
-    c->queued += n;
-    b = uv_buf_init(r->data, (unsigned int)n);
+    r->k = k;
+    k->refs++;
+    c->queued += k->len;
+    b = uv_buf_init(k->data, (unsigned int)k->len);
     if (uv_write(&r->w, (uv_stream_t *)&c->tcp, &b, 1, written) != 0) {
-        c->queued -= n;
+        c->queued -= k->len;
+        chunk_drop(k);
         free(r);
         conn_close(c);
     }
+}
+
+/* Queues n bytes of data on c (copied). */
+static void send_bytes(conn *c, const char *data, size_t n)
+{
+    chunk *k;
+
+    if (c->closing)
+        return;
+    k = chunk_new(data, n);
+    send_chunk(c, k);
+    chunk_drop(k);
 }
 
 static const char *reason_of(int code)
@@ -275,72 +350,55 @@ typedef struct req {
     char method[16];
     char *target;
     int minor; /* HTTP/1.minor */
-    const char *host, *origin, *ctype, *inm, *auth, *cookie, *conn, *te;
+    int keep, chunked;
+    const char *host, *origin, *ctype, *inm, *auth, *cookie;
     long long clen;
     const char *body;
 } req;
 
-/* Splits the head at c->in (NUL-terminated at its blank line) into r.
- * 0, or the HTTP status to refuse it with. */
-static int parse_head(req *r, char *head)
+/* Copies n bytes of p into the head buffer at *at, NUL-terminated. */
+static const char *head_str(char **at, const char *p, size_t n)
 {
-    char *line = head, *next, *sp1, *sp2;
+    char *out = *at;
+
+    memcpy(out, p, n);
+    out[n] = '\0';
+    *at += n + 1;
+    return out;
+}
+
+/* Fills r from the parsed head h, copying what the library is given
+ * into head (which holds as many bytes as the head had, plus one). */
+static int take_head(req *r, const serve_request *h, char *head)
+{
+    static const struct {
+        const char *name;
+        size_t off;
+    } wanted[] = {
+        {"Origin", offsetof(req, origin)},
+        {"Content-Type", offsetof(req, ctype)},
+        {"If-None-Match", offsetof(req, inm)},
+        {"Authorization", offsetof(req, auth)},
+        {"Cookie", offsetof(req, cookie)},
+    };
+    size_t i, n;
+    const char *v;
 
     memset(r, 0, sizeof *r);
-    r->clen = -1;
-    if (!(next = strstr(line, "\r\n")))
-        return 400;
-    *next = '\0';
-    sp1 = strchr(line, ' ');
-    sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
-    if (!sp1 || !sp2 || (size_t)(sp1 - line) >= sizeof r->method ||
-        strncmp(sp2 + 1, "HTTP/1.", 7) != 0 || !sp2[8] || sp2[9])
-        return 400;
-    memcpy(r->method, line, (size_t)(sp1 - line));
-    r->method[sp1 - line] = '\0';
-    *sp2 = '\0';
-    r->target = sp1 + 1;
-    r->minor = sp2[8] - '0';
-    for (line = next + 2; *line; line = next + 2) {
-        char *colon, *v, *end;
-
-        if (!(next = strstr(line, "\r\n")))
-            return 400;
-        *next = '\0';
-        if (!(colon = strchr(line, ':')))
-            return 400;
-        *colon = '\0';
-        for (v = colon + 1; *v == ' ' || *v == '\t'; v++)
-            ;
-        for (end = v + strlen(v);
-             end > v && (end[-1] == ' ' || end[-1] == '\t');)
-            *--end = '\0';
-        if (!strcasecmp(line, "Host"))
-            r->host = v;
-        else if (!strcasecmp(line, "Origin"))
-            r->origin = v;
-        else if (!strcasecmp(line, "Content-Type"))
-            r->ctype = v;
-        else if (!strcasecmp(line, "If-None-Match"))
-            r->inm = v;
-        else if (!strcasecmp(line, "Authorization"))
-            r->auth = v;
-        else if (!strcasecmp(line, "Cookie"))
-            r->cookie = v;
-        else if (!strcasecmp(line, "Connection"))
-            r->conn = v;
-        else if (!strcasecmp(line, "Transfer-Encoding"))
-            r->te = v;
-        else if (!strcasecmp(line, "Content-Length")) {
-            char *e;
-
-            if (r->clen >= 0 || !*v || *v == '-' || *v == '+')
-                return 400;
-            r->clen = strtoll(v, &e, 10);
-            if (*e)
-                return 400;
-        }
-    }
+    if (h->method_len >= sizeof r->method)
+        return 501;
+    memcpy(r->method, h->method, h->method_len);
+    r->method[h->method_len] = '\0';
+    r->target = (char *)head_str(&head, h->target, h->target_len);
+    r->minor = h->minor;
+    r->keep = !h->close;
+    r->chunked = h->chunked;
+    r->clen = h->content_length;
+    if (h->host)
+        r->host = head_str(&head, h->host->value, h->host->value_len);
+    for (i = 0; i < sizeof wanted / sizeof wanted[0]; i++)
+        if ((v = serve_header_value(h, wanted[i].name, &n)) != NULL)
+            *(const char **)((char *)r + wanted[i].off) = head_str(&head, v, n);
     return 0;
 }
 
@@ -487,47 +545,6 @@ static void body_tag(char *out, size_t n, const planctl_web_response *w)
 
 /* ---- streams ---- */
 
-/* A percent-decoded copy of s up to its end or a character of stop
- * ('+' as a space when plus; an encoded NUL ends it), or NULL when it is
- * empty. */
-static char *pct_decode(const char *s, const char *stop, int plus)
-{
-    cli_buf b = CLI_BUF_INIT;
-
-    for (; *s && !strchr(stop, *s); s++) {
-        unsigned hi, lo;
-
-        if (*s == '%' && s[1] && s[2] &&
-            sscanf(s + 1, "%1x%1x", &hi, &lo) == 2) {
-            char ch = (char)(hi * 16 + lo);
-
-            if (!ch)
-                break;
-            cli_buf_addn(&b, &ch, 1);
-            s += 2;
-        } else {
-            cli_buf_addn(&b, *s == '+' && plus ? " " : s, 1);
-        }
-    }
-    return b.s;
-}
-
-/* The page a /stream target names (its path= value, decoded), or NULL
- * when it names none. */
-static char *stream_path(const char *target)
-{
-    const char *v = strstr(target, "?path=");
-    char *path = v ? pct_decode(v + 6, "&", 1) : NULL;
-
-    if (path && (path[0] != '/' || !strncmp(path, "/stream", 7) ||
-                 !strncmp(path, "/api/", 5) || !strncmp(path, "/assets/", 8) ||
-                 strstr(path, "part="))) {
-        free(path);
-        return NULL;
-    }
-    return path;
-}
-
 /* The event for a page's new inner HTML, into b: one data: line per
  * line of it. */
 static void update_event(cli_buf *b, const char *html, size_t n)
@@ -552,74 +569,78 @@ static void update_event(cli_buf *b, const char *html, size_t n)
 
 /* Sends an event to a stream's reader, or drops a reader that takes
  * them slower than pages change. */
-static void send_event(conn *c, const cli_buf *ev)
+static void send_event(conn *c, chunk *ev)
 {
-    if (c->queued > STREAM_BACKLOG)
+    if (waiting(c) > SERVE_PAGE_STREAM_BACKLOG)
         conn_close(c);
     else
-        send_bytes(c, ev->s, ev->len);
+        send_chunk(c, ev);
 }
 
-/* The instance NAME of a page /instances/NAME[/...][?...], decoded, or
- * NULL for the other pages. */
-static char *page_instance(const char *path)
+/* Keeps what waits on all streams together under
+ * SERVE_PAGE_STREAM_BYTES by dropping the readers furthest behind. */
+static void trim_streams(cli_web *s)
 {
-    return strncmp(path, "/instances/", 11) ? NULL
-                                            : pct_decode(path + 11, "/?", 0);
+    size_t total = 0;
+    conn *c, *slowest;
+
+    for (c = s->conns; c; c = c->next)
+        if (c->stream && !c->closing)
+            total += waiting(c);
+    while (total > SERVE_PAGE_STREAM_BYTES) {
+        slowest = NULL;
+        for (c = s->conns; c; c = c->next)
+            if (c->stream && !c->closing &&
+                (!slowest || waiting(c) > waiting(slowest)))
+                slowest = c;
+        if (!slowest)
+            break;
+        total -= waiting(slowest);
+        conn_close(slowest);
+    }
 }
 
-/* The instances the events after s->seq name, as the keys of an object
- * (*names, NULL when every page must be rendered again: more events
- * than one look reads, none at all (a change the log does not name: an
- * instance deleted, a heartbeat), or the log could not be read); s->seq
- * moves on. */
-#define CHANGES_READ 2000
-static void changed_instances(cli_web *s, json_t **names)
+/* How many streams are open from c's address. */
+static int streams_from(const cli_web *s, const conn *c)
 {
-    planctl_events_options o = PLANCTL_EVENTS_OPTIONS_INIT;
-    char *text = NULL;
-    json_t *doc, *e, *set;
-    json_int_t last;
-    size_t i;
+    const conn *o;
+    int n = 0;
 
-    *names = NULL;
-    o.since = s->seq;
-    o.limit = CHANGES_READ;
-    if (planctl_events_json(&text, s->db, &o) < 0 ||
-        !(doc = json_loads(text, 0, NULL))) {
-        planctl_free(text);
-        return;
-    }
-    planctl_free(text);
-    last = json_integer_value(json_object_get(doc, "last_seq"));
-    if (last > s->seq)
-        s->seq = last;
-    i = json_array_size(json_object_get(doc, "events"));
-    if (i > 0 && i < CHANGES_READ && (set = json_object()) != NULL) {
-        json_array_foreach(json_object_get(doc, "events"), i, e)
-        {
-            const char *name =
-                json_string_value(json_object_get(e, "instance"));
-
-            if (name)
-                json_object_set_new(set, name, json_true());
-        }
-        *names = set;
-    }
-    json_decref(doc);
+    for (o = s->conns; o; o = o->next)
+        if (o->stream && !o->closing && !strcmp(o->peer, c->peer))
+            n++;
+    return n;
 }
 
 static void open_stream(conn *c, const req *r)
 {
     cli_web *s = c->s;
-    char *path = stream_path(r->target), *target;
+    char *path = NULL, *target;
     planctl_web_response w;
     topic *t;
+    int rc = planctl_web_stream_page(&path, r->target);
 
-    if (!path) {
+    if (rc == PLANCTL_ENOMEM) {
+        plain(c, 500, "out of memory\n");
+        return;
+    }
+    if (rc < 0) {
         plain(c, 400,
               "bad request: /stream?path=PAGE names a page, "
               "e.g. /stream?path=%2Finstances%2Fzk\n");
+        return;
+    }
+    /* Streams last: some connections stay for the other requests, and
+     * one address cannot take all the rest. */
+    if (s->nstreams >= SERVE_PAGE_MAX_CLIENTS - SERVE_PAGE_RESERVED ||
+        streams_from(s, c) >= SERVE_PAGE_STREAMS_PER_PEER) {
+        planctl_free(path);
+        plain(c, 503,
+              s->nstreams >= SERVE_PAGE_MAX_CLIENTS - SERVE_PAGE_RESERVED
+                  ? "too many live pages open: the page is shown without "
+                    "updates; reload it later\n"
+                  : "too many live pages open from this address: close "
+                    "some tabs\n");
         return;
     }
     for (t = s->topics; t && strcmp(t->path, path); t = t->next)
@@ -628,7 +649,7 @@ static void open_stream(conn *c, const req *r)
         target = live_target(path);
         if (render(s, &w, "GET", target, r, NULL) < 0) {
             free(target);
-            free(path);
+            planctl_free(path);
             plain(c, 500, "out of memory\n");
             return;
         }
@@ -637,13 +658,12 @@ static void open_stream(conn *c, const req *r)
             reply(c, w.status, w.content_type, w.headers, w.body, w.body_len,
                   0);
             planctl_web_response_clear(&w);
-            free(path);
+            planctl_free(path);
             return;
         }
         if (!(t = calloc(1, sizeof *t)))
             cli_oom();
         t->path = path;
-        t->instance = page_instance(path);
         path = NULL;
         body_tag(t->etag, sizeof t->etag, &w);
         t->follow = w.headers && strstr(w.headers, "X-Planctl-Follow:") != NULL;
@@ -652,10 +672,11 @@ static void open_stream(conn *c, const req *r)
         s->topics = t;
         planctl_web_response_clear(&w);
     }
-    free(path);
+    planctl_free(path);
     t->readers++;
     c->topic = t;
     c->stream = 1;
+    s->nstreams++;
     c->keep = 0;
     c->len = 0; /* still read: a reader's end closes it at once */
     {
@@ -674,7 +695,7 @@ static void open_stream(conn *c, const req *r)
  * of 100,000 instances) waits three times as long as it took since its
  * last rendering, so the server never spends more than a quarter of its
  * time on one page however fast the database changes. */
-static void refresh(cli_web *s, int changed, const json_t *names)
+static void refresh(cli_web *s, int changed, const planctl_web_changes *ch)
 {
     uint64_t now = uv_now(s->loop);
     topic **pt = &s->topics, *t;
@@ -690,10 +711,7 @@ static void refresh(cli_web *s, int changed, const json_t *names)
             continue;
         }
         pt = &t->next;
-        /* An instance's page changes with its events; the others (the
-         * instances, the engines) with anything. */
-        if (changed &&
-            (!names || !t->instance || json_object_get(names, t->instance)))
+        if (changed && (!ch || planctl_web_changes_touch(ch, t->path)))
             t->dirty = 1;
         if (!t->dirty && !(t->follow && now - t->rendered >= FOLLOW_MS))
             continue;
@@ -716,13 +734,17 @@ static void refresh(cli_web *s, int changed, const json_t *names)
             body_tag(tag, sizeof tag, &w);
             if (strcmp(tag, t->etag) != 0) {
                 cli_buf ev = CLI_BUF_INIT;
+                chunk *k;
 
                 memcpy(t->etag, tag, sizeof tag);
                 update_event(&ev, w.body, w.body_len);
+                k = chunk_new(ev.s, ev.len);
+                cli_buf_free(&ev);
                 for (c = s->conns; c; c = c->next)
                     if (c->topic == t && !c->closing)
-                        send_event(c, &ev);
-                cli_buf_free(&ev);
+                        send_event(c, k);
+                chunk_drop(k);
+                trim_streams(s);
             }
         }
         planctl_web_response_clear(&w);
@@ -737,28 +759,38 @@ static void on_tick(uv_timer_t *h)
     int changed = 0;
     conn *c, *next;
 
-    json_t *names = NULL;
+    planctl_web_changes *ch = NULL;
 
     if (s->topics && planctl_data_version(&v, s->db) == 0 && v != s->version) {
         s->version = v;
         changed = 1;
-        changed_instances(s, &names);
+        planctl_web_changes_read(&ch, s->db, &s->seq); /* NULL: every page */
     }
     if (s->topics)
-        refresh(s, changed, names);
-    json_decref(names);
+        refresh(s, changed, ch);
+    planctl_web_changes_free(ch);
     for (c = s->conns; c; c = next) {
         next = c->next;
-        if (c->stream || c->closing || c->queued)
+        if (c->stream || c->closing)
             continue;
-        if (now - c->since >= (c->len ? HEAD_MS : IDLE_MS))
+        if (c->queued || c->paused) {
+            /* An answer the client takes nothing of. */
+            if (now - c->since >= SERVE_PAGE_IDLE_MS)
+                conn_close(c);
+        } else if (c->head_start ? now - c->head_start >= SERVE_PAGE_HEAD_MS
+                                 : now - c->since >= SERVE_PAGE_IDLE_MS) {
             conn_close(c);
+        }
     }
     if (now - s->pinged >= PING_MS) {
+        chunk *k = chunk_new(": ping\n\n", 8);
+
         s->pinged = now;
         for (c = s->conns; c; c = c->next)
             if (c->stream && !c->closing)
-                send_bytes(c, ": ping\n\n", 8);
+                send_event(c, k);
+        chunk_drop(k);
+        trim_streams(s);
     }
 }
 
@@ -771,8 +803,7 @@ static void serve(conn *c, req *r)
     char actor[96];
     int head = !strcmp(r->method, "HEAD");
 
-    c->keep = r->minor >= 1 ? !(r->conn && !strcasecmp(r->conn, "close"))
-                            : (r->conn && !strcasecmp(r->conn, "keep-alive"));
+    c->keep = r->keep;
     if (!host_ok(s, r)) {
         plain(c, 421,
               "misdirected: this server answers to 127.0.0.1 or "
@@ -802,46 +833,57 @@ static void serve(conn *c, req *r)
     planctl_web_response_clear(&w);
 }
 
-/* Serves every whole request in c->in. */
+/* Serves the whole requests in c->in, one a turn of the loop: after
+ * one is answered, c is paused until its answers are taken (written()
+ * resumes it), so a client gets no more than it reads. */
 static void consume(conn *c)
 {
+    int served = 0;
+
     while (!c->closing && !c->stream && !c->last && c->len > 0) {
-        char *end = NULL, save;
+        char save;
         size_t headlen, total;
+        serve_request h;
         req r;
         int bad;
+
+        if (served) {
+            c->paused = 1;
+            uv_read_stop((uv_stream_t *)&c->tcp);
+            return;
+        }
 
         c->in[c->len] = '\0';
         if (memchr(c->in, '\0', c->len)) {
             plain(c, 400, "bad request\n");
             return;
         }
-        if (!(end = strstr(c->in, "\r\n\r\n"))) {
-            if (c->len > CLI_WEB_MAX_HEAD)
+        bad = serve_parse_request(
+            &h, c->in,
+            c->len < SERVE_PAGE_MAX_HEAD ? c->len : SERVE_PAGE_MAX_HEAD);
+        if (bad == SERVE_PARTIAL) {
+            if (c->len >= SERVE_PAGE_MAX_HEAD)
                 plain(c, 431, "request head too large\n");
             return;
         }
-        headlen = (size_t)(end - c->in) + 4;
-        if (headlen > CLI_WEB_MAX_HEAD) {
-            plain(c, 431, "request head too large\n");
+        if (bad == SERVE_BAD) {
+            plain(c, 400, "bad request\n");
             return;
         }
-        /* Parsed in a copy: parse_head cuts the head up in place, and
-         * c->in must stay whole while the body is on its way. */
-        memcpy(c->s->head, c->in, headlen - 2);
-        c->s->head[headlen - 2] = '\0';
-        bad = parse_head(&r, c->s->head);
-        if (bad) {
-            plain(c, bad, "bad request\n");
+        headlen = (size_t)bad;
+        /* What the library is given, NUL-terminated, in a copy: c->in
+         * must stay whole while the body is on its way. */
+        if ((bad = take_head(&r, &h, c->s->head)) != 0) {
+            plain(c, bad, "not implemented: an unknown method\n");
             return;
         }
-        if (r.te) {
+        if (r.chunked) {
             plain(c, 501,
                   "not implemented: send a body with Content-Length, "
                   "not Transfer-Encoding\n");
             return;
         }
-        if (r.clen > CLI_WEB_MAX_BODY) {
+        if (r.clen > SERVE_PAGE_MAX_BODY) {
             plain(c, 413, "request body too large (64 KiB at most)\n");
             return;
         }
@@ -858,6 +900,7 @@ static void consume(conn *c)
         c->in[total] = '\0';
         r.body = c->in + headlen;
         serve(c, &r);
+        served = 1;
         c->in[total] = save;
         if (c->closing || c->stream)
             return;
@@ -869,10 +912,11 @@ static void consume(conn *c)
         }
         memmove(c->in, c->in + total, c->len - total);
         c->len -= total;
+        c->head_start = c->len ? uv_now(c->s->loop) : 0;
     }
 }
 
-#define IN_CAP (CLI_WEB_MAX_HEAD + CLI_WEB_MAX_BODY + 1)
+#define IN_CAP (SERVE_PAGE_MAX_HEAD + SERVE_PAGE_MAX_BODY + 1)
 
 static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 {
@@ -898,11 +942,13 @@ static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
     c->since = uv_now(c->s->loop);
     if (c->stream)
         return; /* what a stream's reader sends means nothing */
-    if (c->last)
+    if (c->last || n == 0)
         return;
+    if (!c->head_start)
+        c->head_start = c->since; /* slow bytes after it do not move it */
     c->len += (size_t)n;
     consume(c);
-    if (!c->closing && !c->stream && !c->last && c->len >= IN_CAP)
+    if (!c->closing && !c->stream && !c->last && !c->paused && c->len >= IN_CAP)
         plain(c, 413, "request too large\n");
 }
 
@@ -921,13 +967,15 @@ static void peer_name(conn *c)
     snprintf(c->peer, sizeof c->peer, "%s", ip);
 }
 
-/* Makes room by closing the kept connection idle longest. */
+/* Makes room by closing the connection (not a stream) that has gone
+ * longest without a byte read or written: idle, slow to send its
+ * request, or not reading its answer. */
 static int drop_idle(cli_web *s, const conn *except)
 {
     conn *c, *oldest = NULL;
 
     for (c = s->conns; c; c = c->next)
-        if (c != except && !c->stream && !c->closing && !c->queued &&
+        if (c != except && !c->stream && !c->closing &&
             (!oldest || c->since < oldest->since))
             oldest = c;
     if (!oldest)
@@ -948,7 +996,7 @@ static void on_connection(uv_stream_t *ls, int status)
     c->s = s;
     uv_tcp_init(s->loop, &c->tcp);
     c->tcp.data = c;
-    c->since = uv_now(s->loop);
+    c->since = c->head_start = uv_now(s->loop);
     c->next = s->conns;
     if (s->conns)
         s->conns->prev = c;
@@ -960,7 +1008,7 @@ static void on_connection(uv_stream_t *ls, int status)
         return;
     }
     peer_name(c);
-    if (s->nconns > CLI_WEB_MAX_CLIENTS && !drop_idle(s, c)) {
+    if (s->nconns > SERVE_PAGE_MAX_CLIENTS && !drop_idle(s, c)) {
         plain(c, 503, "too many clients\n");
         return;
     }
@@ -1054,17 +1102,12 @@ int cli_web_start(cli_web **out, uv_loop_t *loop, planctl *db,
     snprintf(s->hosts[2], sizeof s->hosts[2], "[::1]:%d", port);
     planctl_data_version(&s->version, db);
     {
-        planctl_events_options o = PLANCTL_EVENTS_OPTIONS_INIT;
-        char *text = NULL;
-        json_t *doc;
+        planctl_web_changes *ch = NULL;
 
-        o.tail = 1;
-        if (planctl_events_json(&text, db, &o) == 0 &&
-            (doc = json_loads(text, 0, NULL)) != NULL) {
-            s->seq = json_integer_value(json_object_get(doc, "last_seq"));
-            json_decref(doc);
-        }
-        planctl_free(text);
+        s->seq = PLANCTL_WEB_SINCE_NOW;
+        if (planctl_web_changes_read(&ch, db, &s->seq) < 0)
+            s->seq = 0;
+        planctl_web_changes_free(ch);
     }
     s->pinged = uv_now(loop);
     uv_timer_start(&s->tick, on_tick, TICK_MS, TICK_MS);

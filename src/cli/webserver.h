@@ -10,12 +10,7 @@
 #include <uv.h>
 
 #include "planctl.h"
-
-/* The most bytes of a request's line and headers, and of its body. */
-#define CLI_WEB_MAX_HEAD 16384
-#define CLI_WEB_MAX_BODY 65536
-/* The most clients at once (open pages hold one stream each). */
-#define CLI_WEB_MAX_CLIENTS 1024
+#include "serve/limits.h" /* its limits */
 
 typedef struct cli_web cli_web;
 

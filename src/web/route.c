@@ -21,48 +21,6 @@
 
 #define SECURITY_HEADERS PLANCTL_WEB_SECURITY_HEADERS
 
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* A decoded copy of s[0..n): %XX, and '+' as a space when plus.  NULL
- * when out of memory or when the result holds a NUL. */
-static char *decode(const char *s, size_t n, int plus)
-{
-    char *out = pctl_malloc(n + 1), *o = out;
-    size_t i;
-
-    if (!out)
-        return NULL;
-    for (i = 0; i < n; i++) {
-        int hi, lo;
-
-        if (s[i] == '%' && i + 2 < n &&
-            (hi = hexval((unsigned char)s[i + 1])) >= 0 &&
-            (lo = hexval((unsigned char)s[i + 2])) >= 0) {
-            *o++ = (char)(hi * 16 + lo);
-            i += 2;
-        } else if (s[i] == '+' && plus) {
-            *o++ = ' ';
-        } else {
-            *o++ = s[i];
-        }
-    }
-    *o = '\0';
-    if ((size_t)(o - out) != strlen(out)) {
-        pctl_free(out);
-        return NULL;
-    }
-    return out;
-}
-
 /* Adds the key=value pairs of s[0..n) ('&'-separated) to r.  -1 when
  * out of memory or past WEB_MAX_PARAMS. */
 static int add_pairs(web_req *r, const char *s, size_t n)
@@ -79,9 +37,9 @@ static int add_pairs(web_req *r, const char *s, size_t n)
         if (end > i) {
             if (r->nq == WEB_MAX_PARAMS)
                 return -1;
-            r->q[r->nq].key = decode(s + i, eq - i, 1);
-            r->q[r->nq].value = decode(eq < end ? s + eq + 1 : "",
-                                       eq < end ? end - eq - 1 : 0, 1);
+            r->q[r->nq].key = pctl_web_decode(s + i, eq - i, 1);
+            r->q[r->nq].value = pctl_web_decode(eq < end ? s + eq + 1 : "",
+                                                eq < end ? end - eq - 1 : 0, 1);
             r->nq++;
             if (!r->q[r->nq - 1].key || !r->q[r->nq - 1].value)
                 return -1;
@@ -112,7 +70,7 @@ static int parse_target(web_req *r, const char *target)
 
     if (target[0] != '/')
         return 400;
-    if (!(r->path = decode(target, plen, 0)))
+    if (!(r->path = pctl_web_decode(target, plen, 0)))
         return 400;
     /* Segments from the raw path, so that an encoded '/' in a name
      * stays inside its segment. */
@@ -125,7 +83,7 @@ static int parse_target(web_req *r, const char *target)
         if (e > s) {
             if (r->nseg == (int)(sizeof r->seg / sizeof r->seg[0]))
                 return 404;
-            if (!(r->seg[r->nseg] = decode(s, (size_t)(e - s), 0)))
+            if (!(r->seg[r->nseg] = pctl_web_decode(s, (size_t)(e - s), 0)))
                 return 400;
             r->nseg++;
         }

@@ -1,15 +1,18 @@
 /*
  * web.h - the web page and /api/v1 of planctl, as one function from a
  * request to a response (planctl_web_respond, route.c).  No sockets: the
- * CLI's server (src/cli/webserver.c) and an embedder's own HTTP server
- * call it alike.
+ * program's server (src/cli/webserver.c) and an embedder's own HTTP
+ * server call it alike.
  *
  *   html.c    the page being written: appends that remember running out
  *             of memory, HTML escaping, percent-encoding
+ *   pct.c     the one percent-decoder (an encoded NUL refused)
  *   route.c   the request: its path, query and form; which page or
  *             document; the security headers; ETag and 304
  *   request.c a parsed request's query and form fields
  *   jfield.c  a field of a JSON document the library made
+ *   live.c    live pages: the page a stream asks for, and which open
+ *             pages a change touches
  *   pages.c   the HTML pages, from the same JSON documents as the CLI's
  *   api.c     /api/v1 and the actions
  *   assets    app.css and app.js, embedded at build time
@@ -65,6 +68,12 @@ static inline const char *wb_str(const wb *w)
 /* Gives the bytes to the caller (NULL when out of memory) and empties w. */
 char *pctl_wb_take(wb *w, size_t *len);
 void pctl_wb_free(wb *w);
+
+/* ---- percent-decoding (pct.c) ---- */
+
+/* A decoded copy of s[0..n): %XX, and '+' as a space when plus.  NULL
+ * when out of memory or when the result would hold a NUL (%00). */
+char *pctl_web_decode(const char *s, size_t n, int plus);
 
 /* ---- the request (route.c) ---- */
 

@@ -399,6 +399,83 @@ static void test_live_and_etag(void **state)
     assert_int_equal(f->r.status, 200);
 }
 
+/* Live pages: the page a stream asks for, and which pages a change
+ * touches (planctl_web_stream_page, planctl_web_changes_*). */
+static void test_live_pages(void **state)
+{
+    static const char *const refused[] = {
+        "/instances/site",
+        "/stream",
+        "/stream?x=1",
+        "/stream?path=instances",
+        "/stream?path=",
+        "/stream?path=%2Fapi%2Fv1%2Finstances",
+        "/stream?path=%2Fassets%2Fapp.js",
+        "/stream?path=%2Fstream",
+        "/stream?path=%2F%3Fpart%3Dlive",
+        "/stream?path=%2Finstances%2Fsite%00x",
+    };
+    fx *f = *state;
+    planctl_web_changes *ch = NULL;
+    int64_t seq = PLANCTL_WEB_SINCE_NOW, first, run = 0;
+    char *page = NULL;
+    size_t i;
+
+    assert_int_equal(
+        planctl_web_stream_page(&page, "/stream?path=%2Finstances%2Fsite"), 0);
+    assert_string_equal(page, "/instances/site");
+    planctl_free(page);
+    assert_int_equal(
+        planctl_web_stream_page(&page, "/stream?x=1&path=%2F%3Fq%3Da+b&y=2"),
+        0);
+    assert_string_equal(page, "/?q=a b");
+    planctl_free(page);
+    for (i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        if (planctl_web_stream_page(&page, refused[i]) != PLANCTL_EINVAL)
+            fail_msg("taken: %s", refused[i]);
+        assert_null(page);
+    }
+    assert_int_equal(planctl_web_stream_page(NULL, "/stream?path=%2F"),
+                     PLANCTL_EINVAL);
+
+    /* The first look touches nothing and moves seq to the last event. */
+    assert_int_equal(planctl_web_changes_read(&ch, f->db->p, &seq), 0);
+    assert_true(seq > 0);
+    assert_int_equal(planctl_web_changes_touch(ch, "/"), 0);
+    assert_int_equal(planctl_web_changes_touch(ch, "/instances/site"), 0);
+    planctl_web_changes_free(ch);
+    first = seq;
+
+    /* A change of "site" touches its pages and the lists, not another
+     * instance's page. */
+    assert_int_equal(
+        planctl_plan_trigger(&run, f->db->p, "site", "other", NULL), 0);
+    assert_int_equal(planctl_web_changes_read(&ch, f->db->p, &seq), 0);
+    assert_true(seq > first);
+    assert_int_equal(planctl_web_changes_touch(ch, "/"), 1);
+    assert_int_equal(planctl_web_changes_touch(ch, "/engines"), 1);
+    assert_int_equal(planctl_web_changes_touch(ch, "/instances/site"), 1);
+    assert_int_equal(planctl_web_changes_touch(ch, "/instances/site/runs/2"),
+                     1);
+    assert_int_equal(planctl_web_changes_touch(ch, "/instances/si%74e?x=1"), 1);
+    assert_int_equal(planctl_web_changes_touch(ch, "/instances/other"), 0);
+    assert_int_equal(planctl_web_changes_touch(NULL, "/"), 0);
+    assert_int_equal(planctl_web_changes_touch(ch, NULL), 0);
+    planctl_web_changes_free(ch);
+
+    /* Nothing new in the log (a change it does not name): every page. */
+    assert_int_equal(planctl_web_changes_read(&ch, f->db->p, &seq), 0);
+    assert_int_equal(planctl_web_changes_touch(ch, "/instances/other"), 1);
+    planctl_web_changes_free(ch);
+    planctl_web_changes_free(NULL);
+
+    seq = -2;
+    assert_int_equal(planctl_web_changes_read(&ch, f->db->p, &seq),
+                     PLANCTL_EINVAL);
+    assert_null(ch);
+    assert_int_equal(planctl_web_changes_read(&ch, NULL, &seq), PLANCTL_EINVAL);
+}
+
 static void test_api(void **state)
 {
     fx *f = *state;
@@ -657,6 +734,7 @@ int main(void)
         cmocka_unit_test(test_url_every_byte),
         cmocka_unit_test_setup_teardown(test_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_live_and_etag, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_live_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_api, setup, teardown),
         cmocka_unit_test_setup_teardown(test_actions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_offered_actions, setup, teardown),

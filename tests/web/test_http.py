@@ -264,6 +264,23 @@ def test_http(env, port):
     check(r[0][0] == 501, "a chunked body is 501 (got %d)" % r[0][0])
     r = parse(raw(port, b"NONSENSE\r\n\r\n"))
     check(r[0][0] == 400, "a malformed request line is 400 (got %d)" % r[0][0])
+    # What a proxy in front could read as another request: each is 400
+    # and the end of the connection, never served.
+    h = b"Host: 127.0.0.1:%d\r\n" % port
+    for what, data in [
+            ("Content-Length with a leading \\v",
+             b"POST /api/v1/instances/app/pause HTTP/1.1\r\n" + h +
+             b"Content-Type: application/json\r\nContent-Length: \x0b2\r\n\r\n{}"),
+            ("a space before the colon",
+             b"GET / HTTP/1.1\r\nHost : 127.0.0.1:%d\r\n\r\n" % port),
+            ("two Host headers",
+             b"GET / HTTP/1.1\r\n" + h + b"Host: evil.example\r\n\r\n"),
+            ("a bare CR inside a header value",
+             b"GET / HTTP/1.1\r\n" + h + b"X-A: a\rb\r\n\r\n"),
+            ("HTTP/1.9", b"GET / HTTP/1.9\r\n" + h + b"\r\n")]:
+        r = parse(raw(port, data))
+        check([x[0] for x in r] == [400],
+              "%s is one 400, then the end: %r" % (what, [x[0] for x in r]))
     # Keep-alive and pipelining: three requests in one write, three
     # answers in order, then the connection closes after the last.
     host = b"Host: 127.0.0.1:%d\r\n" % port
@@ -324,6 +341,12 @@ def test_stream(env, port):
     s.close()
     st, _, _ = request(port, "GET", "/stream?path=%2Fapi%2Fv1%2Finstances")
     check(st == 400, "a stream of a non-page is refused (got %d)" % st)
+    # One decoder for the program: an encoded NUL is refused, as the
+    # pages refuse it, not cut short into another page's name.
+    st, _, _ = request(port, "GET", "/stream?path=%2Finstances%2Fapp%00x")
+    check(st == 400, "a stream path with an encoded NUL is refused (got %d)" % st)
+    st, _, _ = request(port, "GET", "/instances/app%00x")
+    check(st == 400, "a page path with an encoded NUL is refused (got %d)" % st)
 
 
 def test_actions_readonly(env, port):
