@@ -17,6 +17,7 @@
     X(outputs_put)                                                             \
     X(output_bytes_put)                                                        \
     X(attempt_live_output)                                                     \
+    X(attempt_kept_output)                                                     \
     X(logs_run)                                                                \
     X(logs_default_run)                                                        \
     X(logs_steps)                                                              \
