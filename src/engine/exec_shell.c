@@ -780,7 +780,7 @@ static int shell_start(planctl_job *job, const planctl_task_info *info,
     s->proc.data = s->timer.data = s->drain.data = s;
     s->pipes[0].data = s->pipes[1].data = s;
     rc = parse(&sp, &root, &msg, info->spec);
-    if (rc == 0 && (rc = pctl_outfile_make(&s->out)) < 0) {
+    if (rc == 0 && (rc = pctl_outfile_make(&s->out, info)) < 0) {
         /* The machine's trouble, not the spec's: out of descriptors is
          * waited out as a spawn's is (spawn()); the rest is retried. */
         o = rc == UV_EMFILE || rc == UV_ENFILE ? PLANCTL_OUTCOME_NOT_DONE

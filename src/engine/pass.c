@@ -40,6 +40,7 @@
 #include "engine/engine.h"
 #include "engine/metrics.h"
 #include "engine/orphans.h"
+#include "engine/outfile.h"
 #include "store/store.h"
 
 /* What one pass does at most, so a burst (a thousand runs admitted at
@@ -440,6 +441,33 @@ static int sweep_stopped(pass *ps)
             rc = add_orphan(ps, m[i].o.run_uid, m[i].o.step, m[i].o.attempt);
     }
     pctl_markers_free(m, n);
+    return rc;
+}
+
+/*
+ * The private output directories ($PLANCTL_OUTPUT, engine/outfile.c) a
+ * dead engine's shell tasks left in $TMPDIR, secret outputs and all: each
+ * names its attempt, and goes once that attempt is this database's and has
+ * ended (recovery, a takeover, or a cancel while no engine ran closed it).
+ * Looked for on an engine's first pass and on any pass that recovered
+ * attempts, after their processes were killed; a directory of a running
+ * attempt, of another database, or of another user stays.
+ */
+static int sweep_outdirs(pass *ps)
+{
+    pctl_outdir *d = NULL;
+    size_t n = 0, i;
+    int rc = pctl_outdirs_find(&d, &n), ended;
+
+    if (rc < 0)
+        return pctl_err(ps->e->p, rc, "out of memory");
+    for (i = 0; rc == 0 && i < n; i++) {
+        rc = pctl_attempt_ended(&ended, ps->e->p, d[i].run_id, d[i].uid,
+                                d[i].step, d[i].attempt);
+        if (rc == 0 && ended)
+            (void)pctl_outdir_remove(&d[i]);
+    }
+    pctl_outdirs_free(d, n);
     return rc;
 }
 
@@ -1069,6 +1097,8 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
      * (found by tests/crash). */
     if (rc == 0)
         pctl_reap_orphans(ps.orphans, ps.norphans);
+    if (rc == 0 && (!e->swept || ps.norphans > 0))
+        rc = sweep_outdirs(&ps);
     t_commit = uv_hrtime();
     if (rc == 0)
         rc = pctl_events_flush(e->p);

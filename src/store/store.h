@@ -668,4 +668,10 @@ int pctl_params_check_immutable(planctl *p, const pctl_def *def,
 int pctl_attempt_stopped(int *out, planctl *p, int64_t run_id,
                          const char *run_uid, const char *step, int attempt);
 
+/* Sets *out to 1 when attempt `attempt` of step `step` of run run_id,
+ * whose uid is run_uid, is this database's and has ended, else 0
+ * (attempts.c).  Errors: EIO, EBUSY. */
+int pctl_attempt_ended(int *out, planctl *p, int64_t run_id,
+                       const char *run_uid, const char *step, int attempt);
+
 #endif

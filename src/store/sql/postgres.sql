@@ -855,6 +855,14 @@ FROM runs AS r JOIN steps AS s ON s.run_id = r.id
 JOIN attempts AS a ON a.step_id = s.id AND a.number = $4
 WHERE r.id = $1 AND r.uid = $2 AND s.name = $3 AND a.finished_at IS NOT NULL;
 
+-- Whether attempt $4 of step $3 of run $1, whose uid is $2, is this
+-- database's and has ended: a row, or none (the private output directory
+-- of such an attempt goes, engine/outfile.c).
+-- name: attempt_ended
+SELECT 1 FROM runs AS r JOIN steps AS s ON s.run_id = r.id
+JOIN attempts AS a ON a.step_id = s.id AND a.number = $4
+WHERE r.id = $1 AND r.uid = $2 AND s.name = $3 AND a.finished_at IS NOT NULL;
+
 -- The events of an engine pass, written before its commit (journal.c): one
 -- row, or sixteen at once, with every column bound (instance_id too).
 -- SQLite numbers sqlite.sql's anonymous ? left to right: the same $n.
