@@ -1536,8 +1536,10 @@ PLANCTL_API int planctl_engine_register(planctl_engine *e, const char *kind,
 
 /*
  * Takes the database's engine lease and begins: attempts a dead engine
- * left IN_PROGRESS become ERROR ("interrupted: engine stopped") and are
- * retried by policy, then passes run on the loop.  On PostgreSQL the
+ * left IN_PROGRESS become ERROR ("interrupted: engine stopped", with the
+ * last line of the output they stored) and are retried by policy, and the
+ * private $PLANCTL_OUTPUT directories of their shell tasks are removed;
+ * then passes run on the loop.  On PostgreSQL the
  * engine instead joins the engines of the database, which share the
  * active runs: it claims runs nobody holds and advances only those, takes
  * over the runs of engines declared dead (heartbeat older than their TTL,

@@ -292,7 +292,9 @@ static const struct {
      "and a line DELIM; ::secret:: before either marks a secret, shown as "
      "*** by status and left out of export unless --include-secrets.  A "
      "malformed line fails the attempt, naming the line; the outputs of "
-     "one attempt hold at most 64 KiB."},
+     "one attempt hold at most 64 KiB.  The file's private directory goes "
+     "when the task ends; one left by an engine that was killed goes when "
+     "the next engine recovers the attempt."},
     {"PLANCTL_OUTPUT_<STEP>_<KEY>",
      "Set by planctl run for each shell task: output KEY of step STEP of "
      "the same run, once that step has completed (and of the earlier tasks "
@@ -455,7 +457,8 @@ static const struct {
      "lines, then a line DELIM; ::secret:: before either marks a secret.  "
      "KEY is letters, digits and _, not starting with a digit.  A malformed "
      "line fails the attempt; the outputs of one attempt hold at most 64 "
-     "KiB."},
+     "KiB.  Its private directory goes when the task ends, or, when its "
+     "engine was killed, when the next engine recovers the attempt."},
     {"PLANCTL_OUTPUT_<STEP>_<KEY>",
      "Output KEY of step STEP of the same run, once that step has "
      "completed (and of the earlier tasks of the task's own step).  STEP is "

@@ -2,6 +2,8 @@
  * (logtail.h). */
 #include "core/logtail.h"
 
+#include <string.h>
+
 pctl_logtail_new pctl_logtail_since(const char *text, size_t len, int64_t bytes,
                                     int64_t seen)
 {
@@ -41,4 +43,23 @@ size_t pctl_logtail_lines(const char *text, size_t len, size_t n)
         end--;
     }
     return 0;
+}
+
+const char *pctl_logtail_last_line(const char *text, size_t *len)
+{
+    const char *end = text + strlen(text), *start;
+
+    while (end > text && strchr(" \t\r\n", end[-1]))
+        end--;
+    for (start = end; start > text && start[-1] != '\n'; start--)
+        ;
+    while (start < end && strchr(" \t\r", *start))
+        start++;
+    *len = (size_t)(end - start);
+    if (*len > PCTL_LOGTAIL_LINE_MAX) {
+        *len = PCTL_LOGTAIL_LINE_MAX;
+        while (*len > 0 && ((unsigned char)start[*len] & 0xc0) == 0x80)
+            (*len)--;
+    }
+    return start;
 }

@@ -32,4 +32,14 @@ pctl_logtail_new pctl_logtail_since(const char *text, size_t len, int64_t bytes,
  * n == 0.  Can't fail. */
 size_t pctl_logtail_lines(const char *text, size_t len, size_t n);
 
+/* Bytes of the last line an attempt's message quotes, at most. */
+#define PCTL_LOGTAIL_LINE_MAX 200
+
+/* The last line of text that is not blank, trimmed of blanks at both
+ * ends and cut to PCTL_LOGTAIL_LINE_MAX bytes on a character boundary,
+ * as a failed attempt's message quotes it ("exit status 1: LINE"):
+ * where it starts in text, with its length in *len (0: no such line).
+ * Can't fail. */
+const char *pctl_logtail_last_line(const char *text, size_t *len);
+
 #endif

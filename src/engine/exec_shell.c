@@ -71,6 +71,7 @@
 #include "core/alloc.h"
 #include "core/def.h"
 #include "core/envname.h"
+#include "core/logtail.h"
 #include "core/outputs.h"
 #include "core/ptype.h"
 #include "core/shellspec.h"
@@ -82,7 +83,6 @@
 #define TAIL_MIN 4096      /* output kept at least, for the message's line */
 #define KILL_GRACE_MS 5000 /* from SIGTERM to SIGKILL */
 #define DRAIN_MS 2000      /* output left open after the exit */
-#define MSG_LINE_MAX 200   /* bytes of the last output line in a message */
 #define SETPRIV "/usr/bin/setpriv"
 /* Execs the rest of its arguments if $1 is its parent's pid (see "Dying
  * with the engine"); `case` is a reserved word, so no function imported
@@ -452,27 +452,6 @@ static char *live_text(planctl_job *job, int64_t *bytes)
     return kept;
 }
 
-/* The last non-blank line of text, trimmed and cut to MSG_LINE_MAX bytes
- * on a character boundary; *len is 0 when there is none. */
-static const char *last_line(const char *text, size_t *len)
-{
-    const char *end = text + strlen(text), *start;
-
-    while (end > text && strchr(" \t\r\n", end[-1]))
-        end--;
-    for (start = end; start > text && start[-1] != '\n'; start--)
-        ;
-    while (start < end && strchr(" \t\r", *start))
-        start++;
-    *len = (size_t)(end - start);
-    if (*len > MSG_LINE_MAX) {
-        *len = MSG_LINE_MAX;
-        while (*len > 0 && ((unsigned char)start[*len] & 0xc0) == 0x80)
-            (*len)--;
-    }
-    return start;
-}
-
 static const char *signame(int sig)
 {
     static const struct {
@@ -504,7 +483,7 @@ static void report(shell *s)
     size_t len = 0;
 
     if (tail)
-        line = last_line(tail, &len);
+        line = pctl_logtail_last_line(tail, &len);
     pctl_duration_format(d, sizeof d, s->timeout_ms);
     if (s->stop == STOP_TIMEOUT)
         snprintf(head, sizeof head, "timed out after %s", d);
@@ -811,7 +790,7 @@ static int shell_start(planctl_job *job, const planctl_task_info *info,
     s->proc.data = s->timer.data = s->drain.data = s;
     s->pipes[0].data = s->pipes[1].data = s;
     rc = parse(&sp, &root, &msg, info->spec);
-    if (rc == 0 && (rc = pctl_outfile_make(&s->out)) < 0) {
+    if (rc == 0 && (rc = pctl_outfile_make(&s->out, info)) < 0) {
         /* The machine's trouble, not the spec's: out of descriptors is
          * waited out as a spawn's is (spawn()); the rest is retried. */
         o = rc == UV_EMFILE || rc == UV_ENFILE ? PLANCTL_OUTCOME_NOT_DONE

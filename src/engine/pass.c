@@ -34,11 +34,13 @@
 
 #include "core/alloc.h"
 #include "core/decide.h"
+#include "core/logtail.h"
 #include "core/outputs.h"
 #include "engine/cache.h"
 #include "engine/engine.h"
 #include "engine/metrics.h"
 #include "engine/orphans.h"
+#include "engine/outfile.h"
 #include "store/store.h"
 
 /* What one pass does at most, so a burst (a thousand runs admitted at
@@ -225,13 +227,64 @@ static const char *attempt_output(char **own, const ejob *j,
     return *own ? *own : cur; /* out of memory: the last task's alone */
 }
 
+/* Before the engine ends j's try itself (its step's timeout, its run's
+ * deadline or failure), what its tasks wrote so far goes into the try,
+ * for the gate to keep (store/gate.c): up to this moment, not up to the
+ * last of the writes made at most once a second.  A task still running
+ * is stopped after the commit; what it writes after this is not kept. */
+static int flush_output(pass *ps, const ejob *j)
+{
+    planctl_job *job = j ? j->job : NULL;
+    pctl_live_output out;
+    char *own = NULL, *live = NULL;
+    const char *text;
+    int64_t bytes = 0;
+    int rc;
+
+    /* A job that reported but was not applied yet (more outcomes than a
+     * pass applies): what was stored stays. */
+    if (!j || j->cancel != EJOB_LIVE || (job && job->finished))
+        return 0;
+    if (job && job->live_text) {
+        /* NULL: winding up; what was stored stays. */
+        if (!(live = job->live_text(job, &bytes)))
+            return 0;
+        if (j->output_prev) {
+            own = pctl_job_output_join(j->output_prev, live, job->output_max);
+            pctl_free(live);
+            if (!own)
+                return pctl_err(ps->e->p, PLANCTL_ENOMEM, "out of memory");
+            live = NULL;
+        }
+        text = own ? own : live;
+        bytes += j->output_base;
+    } else {
+        text = j->output_prev;
+        bytes = j->output_base;
+    }
+    if (!text || !*text) {
+        pctl_free(own);
+        pctl_free(live);
+        return 0;
+    }
+    out.step_id = j->step_id;
+    out.attempt = j->attempt;
+    out.output = text;
+    out.bytes = bytes;
+    rc = pctl_attempt_output_put(ps->e->p, &out);
+    pctl_free(own);
+    pctl_free(live);
+    return rc;
+}
+
 static int apply_outcome(pass *ps, ejob *j)
 {
     planctl_engine *e = ps->e;
     planctl_job *job = j->job;
     planctl_status to;
     char why[320], *outputs = NULL, *own = NULL;
-    const char *msg;
+    const char *msg, *out, *line;
+    size_t len = 0;
     int rc = 0, refused = 0;
 
     if (j->cancel == EJOB_GONE) {
@@ -249,14 +302,19 @@ static int apply_outcome(pass *ps, ejob *j)
             (rc = gather_outputs(e, j, job, why, sizeof why, &refused)) < 0)
             return rc;
         outputs = outputs_text(e, j, &rc);
+        /* Its message quotes the last line it wrote, as one a crash
+         * interrupted does (store/gate.c). */
+        out = attempt_output(&own, j, job);
+        line = out ? pctl_logtail_last_line(out, &len) : NULL;
+        snprintf(why, sizeof why, "interrupted: engine stopped%s%.*s",
+                 line && len ? ": " : "", line ? (int)len : 0,
+                 line ? line : "");
         if (rc == 0)
             rc = step_change_as(
                 e, j->step_id, PLANCTL_STATUS_IN_PROGRESS, PLANCTL_STATUS_ERROR,
-                "interrupted: engine stopped",
-                next_try(j->retry, j->attempt, ps->r.now), 0,
-                job ? job->exit_code : -1, attempt_output(&own, j, job),
-                output_bytes(j, job), j->max_attempts < 2 * j->retry->attempts,
-                outputs, 1);
+                why, next_try(j->retry, j->attempt, ps->r.now), 0,
+                job ? job->exit_code : -1, out, output_bytes(j, job),
+                j->max_attempts < 2 * j->retry->attempts, outputs, 1);
         pctl_free(outputs);
         pctl_free(own);
         return rc < 0 ? rc : 0;
@@ -383,6 +441,33 @@ static int sweep_stopped(pass *ps)
             rc = add_orphan(ps, m[i].o.run_uid, m[i].o.step, m[i].o.attempt);
     }
     pctl_markers_free(m, n);
+    return rc;
+}
+
+/*
+ * The private output directories ($PLANCTL_OUTPUT, engine/outfile.c) a
+ * dead engine's shell tasks left in $TMPDIR, secret outputs and all: each
+ * names its attempt, and goes once that attempt is this database's and has
+ * ended (recovery, a takeover, or a cancel while no engine ran closed it).
+ * Looked for on an engine's first pass and on any pass that recovered
+ * attempts, after their processes were killed; a directory of a running
+ * attempt, of another database, or of another user stays.
+ */
+static int sweep_outdirs(pass *ps)
+{
+    pctl_outdir *d = NULL;
+    size_t n = 0, i;
+    int rc = pctl_outdirs_find(&d, &n), ended;
+
+    if (rc < 0)
+        return pctl_err(ps->e->p, rc, "out of memory");
+    for (i = 0; rc == 0 && i < n; i++) {
+        rc = pctl_attempt_ended(&ended, ps->e->p, d[i].run_id, d[i].uid,
+                                d[i].step, d[i].attempt);
+        if (rc == 0 && ended)
+            (void)pctl_outdir_remove(&d[i]);
+    }
+    pctl_outdirs_free(d, n);
     return rc;
 }
 
@@ -573,7 +658,8 @@ static int apply_action(pass *ps, pctl_run_row *r, const pctl_plan_def *plan,
     switch (a->target) {
     case PCTL_TARGET_CLOSE:
         for (j = e->jobs; j; j = j->next)
-            if (j->run_id == r->id && (rc = defer_cancel(ps, j)) < 0)
+            if (j->run_id == r->id && ((rc = flush_output(ps, j)) < 0 ||
+                                       (rc = defer_cancel(ps, j)) < 0))
                 return rc;
         return pctl_close_children(e->p, r->id, PLANCTL_STATUS_FATAL_ERROR,
                                    NULL, "engine");
@@ -645,8 +731,8 @@ static int apply_action(pass *ps, pctl_run_row *r, const pctl_plan_def *plan,
     case PCTL_WHY_TIMEOUT:
         pctl_duration_format(dur, sizeof dur, sd->timeout_ms);
         snprintf(msg, sizeof msg, "timed out after %s", dur);
-        if ((rc = defer_cancel(
-                 ps, job_of(&r->phases[a->phase].steps[a->step]))) < 0)
+        j = job_of(&r->phases[a->phase].steps[a->step]);
+        if ((rc = flush_output(ps, j)) < 0 || (rc = defer_cancel(ps, j)) < 0)
             return rc;
         rc = step_change(
             e, id, a->from, a->to, msg,
@@ -1028,6 +1114,8 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
      * (found by tests/crash). */
     if (rc == 0)
         pctl_reap_orphans(ps.orphans, ps.norphans);
+    if (rc == 0 && (!e->swept || ps.norphans > 0))
+        rc = sweep_outdirs(&ps);
     t_commit = uv_hrtime();
     if (rc == 0)
         rc = pctl_events_flush(e->p);

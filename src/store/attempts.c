@@ -1,6 +1,7 @@
 /* attempts.c - tries of steps beyond their status: the output of a try
  * that runs, and what the store tells a starting engine about attempts a
  * dead one ran (whether one was stopped, so its processes must go). */
+#include "core/alloc.h"
 #include "store/store.h"
 
 int pctl_attempt_stopped(int *out, planctl *p, int64_t run_id,
@@ -23,6 +24,25 @@ int pctl_attempt_stopped(int *out, planctl *p, int64_t run_id,
     return rc == PCTL_ROW || rc == PCTL_DONE ? 0 : pctl_q_fail(st, rc);
 }
 
+int pctl_attempt_ended(int *out, planctl *p, int64_t run_id,
+                       const char *run_uid, const char *step, int attempt)
+{
+    pctl_stmt *st = pctl_q(p, PCTL_Q_attempt_ended);
+    int rc;
+
+    *out = 0;
+    if (!st)
+        return PLANCTL_ERROR;
+    pctl_bind_i64(st, 1, run_id);
+    pctl_bind_text(st, 2, run_uid);
+    pctl_bind_text(st, 3, step);
+    pctl_bind_i64(st, 4, attempt);
+    rc = pctl_step(st);
+    *out = rc == PCTL_ROW;
+    pctl_reset(st);
+    return rc == PCTL_ROW || rc == PCTL_DONE ? 0 : pctl_q_fail(st, rc);
+}
+
 int pctl_output_bytes_record(planctl *p, int64_t step_id, int attempt,
                              int64_t bytes)
 {
@@ -36,6 +56,22 @@ int pctl_output_bytes_record(planctl *p, int64_t step_id, int attempt,
     return pctl_q_exec(st);
 }
 
+int pctl_attempt_output_put(planctl *p, const pctl_live_output *out)
+{
+    pctl_stmt *st = pctl_q(p, PCTL_Q_attempt_live_output);
+    int rc;
+
+    if (!st)
+        return PLANCTL_ERROR;
+    pctl_bind_i64(st, 1, out->step_id);
+    pctl_bind_i64(st, 2, out->attempt);
+    pctl_bind_text(st, 3, out->output);
+    if ((rc = pctl_q_exec(st)) == 0 && pctl_changes(st) > 0)
+        rc =
+            pctl_output_bytes_record(p, out->step_id, out->attempt, out->bytes);
+    return rc;
+}
+
 int pctl_attempt_live_output(planctl *p, int64_t token,
                              const pctl_live_output *out, size_t n)
 {
@@ -44,19 +80,31 @@ int pctl_attempt_live_output(planctl *p, int64_t token,
 
     if ((rc = pctl_engine_tx_begin(p, token)) < 0)
         return rc;
-    for (i = 0; i < n && rc == 0; i++) {
-        pctl_stmt *st = pctl_q(p, PCTL_Q_attempt_live_output);
-
-        if (!st) {
-            rc = PLANCTL_ERROR;
-            break;
-        }
-        pctl_bind_i64(st, 1, out[i].step_id);
-        pctl_bind_i64(st, 2, out[i].attempt);
-        pctl_bind_text(st, 3, out[i].output);
-        if ((rc = pctl_q_exec(st)) == 0 && pctl_changes(st) > 0)
-            rc = pctl_output_bytes_record(p, out[i].step_id, out[i].attempt,
-                                          out[i].bytes);
-    }
+    for (i = 0; i < n && rc == 0; i++)
+        rc = pctl_attempt_output_put(p, &out[i]);
     return pctl_tx_end(p, rc);
+}
+
+int pctl_attempt_kept_output(char **out, int64_t *bytes, planctl *p,
+                             int64_t step_id)
+{
+    pctl_stmt *st = pctl_q(p, PCTL_Q_attempt_kept_output);
+    int rc;
+
+    *out = NULL;
+    *bytes = -1;
+    if (!st)
+        return PLANCTL_ERROR;
+    pctl_bind_i64(st, 1, step_id);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW && !pctl_col_null(st, 0)) {
+        if (!(*out = pctl_strdup(pctl_col_text(st, 0)))) {
+            pctl_reset(st);
+            return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        }
+        if (!pctl_col_null(st, 1))
+            *bytes = pctl_col_i64(st, 1);
+    }
+    pctl_reset(st);
+    return rc == PCTL_ROW || rc == PCTL_DONE ? 0 : pctl_q_fail(st, rc);
 }

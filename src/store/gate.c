@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/logtail.h"
 #include "core/marks.h"
 #include "core/rollup.h"
 #include "store/store.h"
@@ -291,7 +292,59 @@ static int check_cached(planctl *p, const pctl_change *c, const pctl_marks *m,
 static int changed(planctl *p, const pctl_change *c, int64_t now,
                    const written *wp);
 
+/* A try ended by one who does not have its output (the engine's recovery
+ * after a crash and its timeouts; cancel, a deadline, a failed sibling,
+ * planctl_transition) keeps what it stored while it ran (the engine
+ * writes it at most once a second, and once more as it ends a try
+ * itself), and its message quotes the last line of it, as a task's own
+ * failure does ("timed out after 10s: LINE").  *k is c with the output
+ * and message set; *own_output and *own_msg are what it points at
+ * (pctl_free).  A try ended with its job's outcome in hand
+ * (outputs_known, or an output) reads nothing here. */
+static int keep_output(planctl *p, const pctl_change *c, pctl_change *k,
+                       char **own_output, char **own_msg)
+{
+    const char *line;
+    size_t len;
+    int64_t bytes;
+    int rc;
+
+    *k = *c;
+    *own_output = *own_msg = NULL;
+    if (c->entity != PLANCTL_ENTITY_STEP ||
+        c->from != PLANCTL_STATUS_IN_PROGRESS || c->output ||
+        c->outputs_known || p->tx_depth == 0)
+        return 0; /* the gate's own checks come after */
+    if ((rc = pctl_attempt_kept_output(own_output, &bytes, p, c->id)) < 0 ||
+        !*own_output || !**own_output)
+        return rc;
+    k->output = *own_output;
+    k->output_bytes = bytes;
+    line = pctl_logtail_last_line(*own_output, &len);
+    if (!len || !c->message || !*c->message)
+        return 0;
+    if (!(*own_msg = pctl_asprintf("%s: %.*s", c->message, (int)len, line)))
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    k->message = *own_msg;
+    return 0;
+}
+
+static int gate_kept(planctl *p, const pctl_change *c);
+
 int pctl_gate(planctl *p, const pctl_change *c)
+{
+    pctl_change k;
+    char *output, *msg;
+    int rc = keep_output(p, c, &k, &output, &msg);
+
+    if (rc == 0)
+        rc = gate_kept(p, &k);
+    pctl_free(output);
+    pctl_free(msg);
+    return rc;
+}
+
+static int gate_kept(planctl *p, const pctl_change *c)
 {
     pctl_stmt *st;
     int64_t now = pctl_now(p);
@@ -357,10 +410,8 @@ int pctl_gate(planctl *p, const pctl_change *c)
         if (cached && (rc = check_cached(p, c, &marks, &known, &w)) < 0)
             return rc;
     }
-    /* A try ended by one who does not know its outputs (the engine's
-     * recovery after a crash and its timeouts; cancel, a failed sibling,
-     * planctl_transition) keeps those its earlier tasks recorded as it
-     * moved on (pctl_step_set_task), and its event carries them for
+    /* Likewise, such a try keeps the outputs its earlier tasks recorded
+     * as it moved on (pctl_step_set_task), and its event carries them for
      * replay.  A try ended with its job's outcome in hand (outputs_known)
      * reads nothing here: a step without outputs costs what it did. */
     if (c->entity == PLANCTL_ENTITY_STEP &&

@@ -17,6 +17,7 @@
     X(outputs_put)                                                             \
     X(output_bytes_put)                                                        \
     X(attempt_live_output)                                                     \
+    X(attempt_kept_output)                                                     \
     X(logs_run)                                                                \
     X(logs_default_run)                                                        \
     X(logs_steps)                                                              \
@@ -148,6 +149,7 @@
     X(hint_definition_versions)                                                \
     X(hint_plan_has_runs)                                                      \
     X(attempt_stopped)                                                         \
+    X(attempt_ended)                                                           \
     X(event_insert_values)                                                     \
     X(event_insert_batch)                                                      \
     X(run_event_count)                                                         \

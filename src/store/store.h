@@ -347,6 +347,18 @@ int pctl_attempt_live_output(planctl *p, int64_t token,
 int pctl_output_bytes_record(planctl *p, int64_t step_id, int attempt,
                              int64_t bytes);
 
+/* Writes out's output into its try if that try is still open, in the
+ * caller's transaction (the engine, as it ends a try itself: a timeout,
+ * a deadline), so that the gate keeps it.  Errors: those of the store. */
+int pctl_attempt_output_put(planctl *p, const pctl_live_output *out);
+
+/* What the open try of step_id stored of its output while it ran (*out:
+ * NULL when nothing, else the caller's, pctl_free) and the bytes it wrote
+ * in all (*bytes, -1 when not known).  Errors: those of the store,
+ * ENOMEM. */
+int pctl_attempt_kept_output(char **out, int64_t *bytes, planctl *p,
+                             int64_t step_id);
+
 /* ---- task outputs (task_outputs.c) ---- */
 
 /* The outputs of the steps of run_id that have some, as one object
@@ -680,5 +692,11 @@ int pctl_params_check_immutable(planctl *p, const pctl_def *def,
  * Errors: EIO, EBUSY. */
 int pctl_attempt_stopped(int *out, planctl *p, int64_t run_id,
                          const char *run_uid, const char *step, int attempt);
+
+/* Sets *out to 1 when attempt `attempt` of step `step` of run run_id,
+ * whose uid is run_uid, is this database's and has ended, else 0
+ * (attempts.c).  Errors: EIO, EBUSY. */
+int pctl_attempt_ended(int *out, planctl *p, int64_t run_id,
+                       const char *run_uid, const char *step, int attempt);
 
 #endif

@@ -79,6 +79,14 @@ ON CONFLICT (step_id, attempt) DO UPDATE SET bytes = excluded.bytes;
 UPDATE attempts SET output = ?3
 WHERE step_id = ?1 AND number = ?2 AND finished_at IS NULL;
 
+-- What the open try of a step stored of its output while it ran, and the
+-- bytes it wrote: kept when one who does not have its output (recovery,
+-- a timeout, cancel, a deadline) ends the try (gate.c).
+-- name: attempt_kept_output
+SELECT a.output, b.bytes FROM attempts AS a LEFT JOIN attempt_output_bytes AS b
+    ON b.step_id = a.step_id AND b.attempt = a.number
+WHERE a.step_id = ?1 AND a.finished_at IS NULL;
+
 -- The outputs of try ?2 of a step (0004), or with ?2 = 0 the step's own
 -- (what the later tasks of its run see): written only when there are
 -- some, so a try without outputs runs the statements it ran before
@@ -800,9 +808,17 @@ SELECT 1 FROM runs WHERE instance_id = ?1 AND plan = ?2 LIMIT 1;
 -- or NULL when the run, step or attempt is not this database's (the
 -- engine's first pass, engine/orphans.c).
 -- name: attempt_stopped
-SELECT max(a.status = 'CANCELLED' OR a.message = 'interrupted: engine stopped'
+SELECT max(a.status = 'CANCELLED' OR a.message LIKE 'interrupted: engine stopped%'
     OR a.message LIKE 'timed out after %')
 FROM runs AS r JOIN steps AS s ON s.run_id = r.id
+JOIN attempts AS a ON a.step_id = s.id AND a.number = ?4
+WHERE r.id = ?1 AND r.uid = ?2 AND s.name = ?3 AND a.finished_at IS NOT NULL;
+
+-- Whether attempt ?4 of step ?3 of run ?1, whose uid is ?2, is this
+-- database's and has ended: a row, or none (the private output directory
+-- of such an attempt goes, engine/outfile.c).
+-- name: attempt_ended
+SELECT 1 FROM runs AS r JOIN steps AS s ON s.run_id = r.id
 JOIN attempts AS a ON a.step_id = s.id AND a.number = ?4
 WHERE r.id = ?1 AND r.uid = ?2 AND s.name = ?3 AND a.finished_at IS NOT NULL;
 
