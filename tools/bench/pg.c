@@ -788,16 +788,21 @@ static void fleet_report(const fleet_opts *o, fleet_fig *figs)
             double s = MEDIAN(f, steps_s, &ns), med, lo, hi;
             char name[64], rl[16];
 
+            int stopped = 0, r;
+
+            for (r = 0; r < o->rounds; r++)
+                stopped += f[r].failed;
             ratio_spread(f, base, o->rounds, &med, &lo, &hi);
             printf("  %d engine%s, %g ms: %.0f steps/s (%d of %d rounds "
-                   "complete), %.2f x 1 engine at 0 ms (rounds %.2f-%.2f), "
+                   "complete, %d engine%s stopped), %.2f x 1 engine at 0 ms "
+                   "(rounds %.2f-%.2f), "
                    "CPU %.1f us/step, %.2f statements/step, lock waits "
                    "%.1f%% (advisory %.1f%%), round trip p50 %.2f ms\n",
                    engine_counts[e], engine_counts[e] == 1 ? "" : "s",
-                   o->rtt_ms[k], s, ns, o->rounds, med, lo, hi,
-                   MEDIAN(f, cpu_us, &n), MEDIAN(f, per_step, &n),
-                   MEDIAN(f, lock, &n), MEDIAN(f, advisory, &n),
-                   MEDIAN(f, rtt_p50_us, &n) / 1e3);
+                   o->rtt_ms[k], s, ns, o->rounds, stopped,
+                   stopped == 1 ? "" : "s", med, lo, hi, MEDIAN(f, cpu_us, &n),
+                   MEDIAN(f, per_step, &n), MEDIAN(f, lock, &n),
+                   MEDIAN(f, advisory, &n), MEDIAN(f, rtt_p50_us, &n) / 1e3);
             rtt_label(rl, sizeof rl, o->rtt_ms[k]);
             snprintf(name, sizeof name, "pg_fleet_%de_%s", engine_counts[e],
                      rl);
@@ -983,8 +988,8 @@ static double takeover_ms(const char *base, const char *bin, int sig)
  * instead, with the planctl binary BIN: N instances (default 200) a
  * configuration, R rounds (default 3), the round trips added through the
  * forwarder (default 0,1: none, and 1 ms), the engines' --lease-ttl
- * (default 3s; "default" for planctl's own) and --concurrency (default
- * planctl's), the lock sampler's interval (default 5 ms); then the
+ * (default: planctl's; issue 34 asks for 3s too) and --concurrency
+ * (default planctl's), the lock sampler's interval (default 5 ms); then the
  * takeover times unless --no-takeover.
  */
 int bench_pg_main(int argc, char **argv)
@@ -1014,7 +1019,7 @@ int bench_pg_main(int argc, char **argv)
         o.bin = fleet_bin;
         o.instances = instances;
         o.rounds = atoi(bench_opt(argc, argv, "--rounds", "3"));
-        o.ttl = bench_opt(argc, argv, "--lease-ttl", "3s");
+        o.ttl = bench_opt(argc, argv, "--lease-ttl", "default");
         o.concurrency = bench_opt(argc, argv, "--concurrency", NULL);
         o.sample_us =
             (int)(atof(bench_opt(argc, argv, "--sample-ms", "5")) * 1000);
