@@ -748,18 +748,25 @@ static void rtt_label(char *buf, size_t n, double ms)
             *buf = '_';
 }
 
-/* bench_summary, or when no round gave the figure or its baseline (n or
- * nb 0): value=none, and ok=no when there is a target. */
+/* bench_summary, or when no completed round gave the figure (n == 0) or
+ * its baseline (nb == 0): "none" in their place, and ok=no when there is
+ * a target. */
 static void fleet_summary(const char *name, double value, int n,
                           double baseline, int nb, const char *unit, char cmp,
                           double limit)
 {
+    char v[32] = "none", bl[32] = "none";
+
     if (n > 0 && nb > 0 && baseline > 0) {
         bench_summary(name, value, baseline, unit, cmp, limit);
         return;
     }
-    printf("name=%s value=none baseline=%.6g ratio=none unit=%s target=", name,
-           baseline, unit);
+    if (n > 0)
+        snprintf(v, sizeof v, "%.6g", value);
+    if (nb > 0)
+        snprintf(bl, sizeof bl, "%.6g", baseline);
+    printf("name=%s value=%s baseline=%s ratio=none unit=%s target=", name, v,
+           bl, unit);
     if (cmp)
         printf("%s%g ok=no\n", cmp == '<' ? "<=" : ">=", limit);
     else
