@@ -663,8 +663,8 @@ static void fleet_one(const fleet_opts *o, PGconn *c, int engines, int k,
                (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
             f->failed++;
-            printf("  round %d, %d engines, %g ms: engine %d %s %d\n", round,
-                   engines, o->rtt_ms[k], i,
+            printf("  round %d, %d engine%s, %g ms: engine %d %s %d\n", round,
+                   engines, engines == 1 ? "" : "s", o->rtt_ms[k], i,
                    WIFEXITED(status) ? "exited" : "killed by signal",
                    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
             print_tail(logs[i]);
