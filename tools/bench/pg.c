@@ -430,13 +430,15 @@ static int pgss_ready(PGconn *c)
 /* The client statements the server ran in c's database since the last
  * reset: every statement a client sent (pg_stat_statements' toplevel
  * ones, BEGIN and COMMIT included), leaving out this program's own
- * observations (of pg_stat_activity and pg_stat_statements). */
+ * observations: each names pg_stat_ (pg_stat_activity,
+ * pg_stat_statements, the sampler's probe), which planctl's never do. */
 static int64_t pgss_calls(PGconn *c)
 {
-    return pg_scalar(c, "SELECT coalesce(sum(calls), 0)::bigint FROM "
-                        "pg_stat_statements WHERE toplevel AND dbid = (SELECT "
-                        "oid FROM pg_database WHERE datname = "
-                        "current_database()) AND query NOT LIKE '%pg_stat_%'");
+    return pg_scalar(c,
+                     "SELECT coalesce(sum(calls), 0)::bigint FROM "
+                     "pg_stat_statements WHERE toplevel AND dbid = (SELECT "
+                     "oid FROM pg_database WHERE datname = "
+                     "current_database()) AND query NOT LIKE '%pg\\_stat\\_%'");
 }
 
 /* Samples, every interval, the engines' sessions (application_name
