@@ -9,6 +9,7 @@
 #include <uv.h>
 
 #include "bench.h"
+#include "delay.h"
 
 /* The library versions the figures were taken with. */
 static int info_main(int argc, char **argv)
@@ -53,6 +54,8 @@ static const struct {
     {"web", bench_web_main,
      "engine step completions per second with many live web pages open "
      "against none, and the pages' update delay"},
+    {"delay", bench_delay_main,
+     "a TCP forwarder adding a delay each way (a database further away)"},
     {"info", info_main, "library versions"},
 };
 
