@@ -31,4 +31,3 @@ int cli_open_db(cli_ctx *ctx, cli_db_mode mode)
         planctl_set_clock(ctx->db, fixed_clock, &ctx->now_ms);
     return 0;
 }
-

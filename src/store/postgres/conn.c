@@ -50,7 +50,8 @@ static int map_state(const char *st)
     if (!st || strlen(st) != 5)
         return PLANCTL_EIO;
     if (strncmp(st, "PC", 2) == 0)
-        return PLANCTL_ETRANSITION; /* the guards (migrations/postgres/0001_init.sql) */
+        return PLANCTL_ETRANSITION; /* the guards
+                                       (migrations/postgres/0001_init.sql) */
     if (strncmp(st, "23", 2) == 0)
         return PLANCTL_ECONFLICT; /* integrity: unique, foreign key, check */
     if (strcmp(st, "40001") == 0 || strcmp(st, "40P01") == 0 ||
