@@ -438,7 +438,8 @@ def test_queue_actions(env, port):
             "Origin": "http://127.0.0.1:%d" % port}
     st, h, _ = request(port, "POST", "/instances/app/cancel", form,
                        b"csrf=" + csrf + b"&queued=1&run=%d" % q1)
-    check(st == 303 and h.get("location") == "/instances/app?done=unqueue",
+    check(st == 303 and
+          h.get("location") == "/instances/app?done=unqueue&run=%d" % q1,
           "the queue's cancel is done and goes back (got %d %r)" %
           (st, h.get("location")))
     doc = json.loads(env.cli("status", "app", "-o", "json").stdout)
