@@ -42,7 +42,7 @@ validate_over() { # FILE WHAT
     planctl validate -f "$1" > "$T/out" 2>&1
     rc=$?
     if [ "$rc" -eq 2 ] &&
-        grep -q "definition is $((limit + 1)) bytes; the limit is $limit" "$T/out"; then
+        grep -q "\"$1\" is $((limit + 1)) bytes; a definition may have at most $limit" "$T/out"; then
         ok "validate $2 one byte over 4 MiB (exit 2): $(cat "$T/out")"
     else
         fail "validate $2 over 4 MiB: exit $rc: $(cat "$T/out")"
@@ -51,8 +51,8 @@ validate_over() { # FILE WHAT
 validate_over "$T/over.json" "a definition"
 expect_exit 2 "apply a definition one byte over 4 MiB" \
     planctl apply -f "$T/over.json"
-grep -q "the limit is $limit" "$T/err" ||
-    fail "apply does not name the limit: $(cat "$T/err")"
+grep -q "over.json\" is $((limit + 1)) bytes; a definition may have at most $limit" "$T/err" ||
+    fail "apply does not name the file and the limit: $(cat "$T/err")"
 expect_exit 2 "the same from standard input" sh -c \
     "'$bin' apply -f - < '$T/over.json'"
 [ "$(db_state)" = "$before" ] && ok "the refusals changed nothing" ||
