@@ -4,10 +4,13 @@
 #include "core/alloc.h"
 #include "store/store.h"
 
-int pctl_attempt_stopped(int *out, planctl *p, int64_t run_id,
-                         const char *run_uid, const char *step, int attempt)
+/* Runs q, one of the statements that ask a yes or no of one try (run id,
+ * run uid, step, attempt), and sets *out to its one column (0 when there
+ * is no row). */
+static int ask_try(int *out, planctl *p, pctl_query q, int64_t run_id,
+                   const char *run_uid, const char *step, int attempt)
 {
-    pctl_stmt *st = pctl_q(p, PCTL_Q_attempt_stopped);
+    pctl_stmt *st = pctl_q(p, q);
     int rc;
 
     *out = 0;
@@ -24,23 +27,18 @@ int pctl_attempt_stopped(int *out, planctl *p, int64_t run_id,
     return rc == PCTL_ROW || rc == PCTL_DONE ? 0 : pctl_q_fail(st, rc);
 }
 
+int pctl_attempt_stopped(int *out, planctl *p, int64_t run_id,
+                         const char *run_uid, const char *step, int attempt)
+{
+    return ask_try(out, p, PCTL_Q_attempt_stopped, run_id, run_uid, step,
+                   attempt);
+}
+
 int pctl_attempt_ended(int *out, planctl *p, int64_t run_id,
                        const char *run_uid, const char *step, int attempt)
 {
-    pctl_stmt *st = pctl_q(p, PCTL_Q_attempt_ended);
-    int rc;
-
-    *out = 0;
-    if (!st)
-        return PLANCTL_ERROR;
-    pctl_bind_i64(st, 1, run_id);
-    pctl_bind_text(st, 2, run_uid);
-    pctl_bind_text(st, 3, step);
-    pctl_bind_i64(st, 4, attempt);
-    rc = pctl_step(st);
-    *out = rc == PCTL_ROW;
-    pctl_reset(st);
-    return rc == PCTL_ROW || rc == PCTL_DONE ? 0 : pctl_q_fail(st, rc);
+    return ask_try(out, p, PCTL_Q_attempt_ended, run_id, run_uid, step,
+                   attempt);
 }
 
 int pctl_output_bytes_record(planctl *p, int64_t step_id, int attempt,
