@@ -963,13 +963,13 @@ static void give_back_database(planctl_engine *e)
 int planctl_engine_start(planctl_engine *e,
                          void (*stopped)(planctl_engine *, void *), void *data)
 {
-    uv_timer_t *timers[] = {&e->pass_timer, &e->wake_timer,  &e->poll_timer,
-                            &e->beat_timer, &e->grace_timer, &e->output_timer};
     size_t i;
     int rc;
 
     if (!e)
         return pctl_err_arg(NULL, "e");
+    uv_timer_t *timers[] = {&e->pass_timer, &e->wake_timer,  &e->poll_timer,
+                            &e->beat_timer, &e->grace_timer, &e->output_timer};
     if (e->state != ENGINE_NEW)
         return pctl_err(e->p, PLANCTL_EINVAL,
                         "the engine was started already: an engine starts "
