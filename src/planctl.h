@@ -1598,9 +1598,11 @@ PLANCTL_API int planctl_engine_request_stop(planctl_engine *e,
 PLANCTL_API int planctl_engine_run(planctl_engine *e);
 
 /* Why a stopped engine stopped: 0 for a requested stop or until_idle (and
- * while it runs), else the error that stopped it (its message in
- * planctl_errmsg of the handle), PLANCTL_ESTALE when another engine took
- * the lease over.  PLANCTL_EINVAL for a NULL engine. */
+ * while it runs), else the error that stopped it, PLANCTL_ESTALE when
+ * another engine took the lease over.  Its message is set again as the
+ * handle's planctl_errmsg, as it was when the engine stopped (what failed
+ * while it closed does not replace it).  PLANCTL_EINVAL for a NULL
+ * engine. */
 PLANCTL_API int planctl_engine_status(const planctl_engine *e);
 
 /* Frees a stopped (or never started) engine: call it after the stopped

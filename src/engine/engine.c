@@ -63,6 +63,8 @@ static void fence(planctl_engine *e, int why)
 {
     e->fenced = 1;
     e->stop_rc = why;
+    if (why < 0 && !e->stop_msg)
+        e->stop_msg = pctl_strdup(planctl_errmsg(e->p));
     atomic_store(&e->xt_running, 0);
     if (e->state == ENGINE_RUNNING)
         planctl_engine_stop(e, 0);
@@ -1096,12 +1098,17 @@ int planctl_engine_run(planctl_engine *e)
      * executor left on the loop goes with it. */
     uv_walk(e->own_loop, close_left, NULL);
     uv_run(e->own_loop, UV_RUN_DEFAULT);
-    return e->stop_rc;
+    return planctl_engine_status(e);
 }
 
 int planctl_engine_status(const planctl_engine *e)
 {
-    return e ? e->stop_rc : pctl_err_arg(NULL, "e");
+    if (!e)
+        return pctl_err_arg(NULL, "e");
+    /* The reason it stopped, not what failed while it closed. */
+    if (e->stop_rc < 0 && e->stop_msg)
+        pctl_err(e->p, e->stop_rc, "%s", e->stop_msg);
+    return e->stop_rc;
 }
 
 void planctl_engine_free(planctl_engine *e)
@@ -1122,6 +1129,7 @@ void planctl_engine_free(planctl_engine *e)
     /* Its executors go with it (their data may): the kinds stay known. */
     pctl_kinds_drop_executors(e->p->kinds);
     pctl_free(e->defs);
+    pctl_free(e->stop_msg);
     pctl_idmap_free(&e->waiting);
     pctl_idmap_free(&e->waits);
     pctl_metrics_free(e->metrics);

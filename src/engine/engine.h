@@ -127,7 +127,11 @@ struct planctl_engine {
     int own_run; /* planctl_engine_run is starting it */
     planctl_engine_options o;
     engine_state state;
-    int stop_rc;   /* why it stopped: 0, or the error */
+    int stop_rc; /* why it stopped: 0, or the error */
+    /* stop_rc's message as it was when the engine stopped: what the
+     * engine did after (closing, leaving the fleet) may fail too and
+     * replace the handle's message. */
+    char *stop_msg;
     int fenced;    /* writes nothing more: lease lost, or its file gone */
     int64_t token; /* lease fencing token */
     /* One of several engines on the database (store/fleet.c): it claims
