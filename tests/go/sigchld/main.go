@@ -81,6 +81,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -173,7 +174,17 @@ func main() {
 	C.planctl_admitted_clear(&ad)
 
 	// Goroutines that start processes, and watch SIGCHLD, until the
-	// engine is done.
+	// engine is done.  They start once planctl holds SIGCHLD (its handler
+	// in place with SA_ONSTACK): libuv installs its handler an instant
+	// before planctl adds the flag, at the first hold of the process, and
+	// a child of the host's ending in that instant can still crash Go
+	// (planctl.h, "Signals"; open in issue 35).  What this checks is
+	// everything after: shell steps and os/exec side by side, and Go's
+	// handler back when the engine is done.
+	held := func() bool {
+		h, f := sigchld()
+		return h != goHandler && f&int(C.onstack_flag()) != 0
+	}
 	var done int32
 	var execs, bad int64
 	var badFlags int64
@@ -182,6 +193,9 @@ func main() {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
+			for !held() && atomic.LoadInt32(&done) == 0 {
+				time.Sleep(time.Millisecond)
+			}
 			for atomic.LoadInt32(&done) == 0 {
 				if err := exec.Command("true").Run(); err != nil {
 					fail("os/exec: %v", err)
@@ -206,6 +220,12 @@ func main() {
 	atomic.StoreInt32(&done, 1)
 	wg.Wait()
 
+	// Without SA_ONSTACK on planctl's SIGCHLD handler the goroutines never
+	// start, and that is the failure.
+	if atomic.LoadInt64(&execs) == 0 {
+		fail("planctl never held SIGCHLD with SA_ONSTACK while its " +
+			"engine ran shell steps")
+	}
 	if engineRC != 0 {
 		fail("the engine failed (%d): %s", engineRC, errmsg(p))
 	}
@@ -222,9 +242,6 @@ func main() {
 		fail("after the engine SIGCHLD is %#x flags %#x, not Go's %#x flags %#x",
 			h, f, goHandler, goFlags)
 	}
-	// Not a failure: at the engine's first spawn libuv installs its
-	// handler an instant before planctl adds SA_ONSTACK (planctl.h,
-	// "Signals"), and a goroutine may look just then.
 	fmt.Printf("ok: %d shell steps, %d os/exec commands; SIGCHLD seen "+
 		"without SA_ONSTACK %d times (flags %#x)\n", *phases**steps,
 		atomic.LoadInt64(&execs), atomic.LoadInt64(&bad),
