@@ -231,6 +231,12 @@ typedef enum planctl_durability {
 #define PLANCTL_OPEN_READONLY 0x1 /* never write or migrate; fail if absent */
 #define PLANCTL_OPEN_NOCREATE                                                  \
     0x2 /* fail with ENOTFOUND if the file is absent */
+/* A self-check for tests and for debugging the engine: inside an engine's
+ * pass, where the engine's cache spares the store reading a changed row
+ * back, read it anyway and fail the pass (PLANCTL_EIO, naming the row)
+ * where the two differ.  Slower; `planctl` sets it when PLANCTL_CHECK_CACHE=1
+ * is in its environment. */
+#define PLANCTL_OPEN_CHECK_CACHE 0x4
 
 typedef struct planctl_open_options {
     unsigned int version; /* PLANCTL_OPEN_OPTIONS_VERSION */

@@ -281,6 +281,12 @@ static const struct {
      "normal (the default) or full: full syncs every commit to disk; with "
      "normal a power failure or an OS crash may lose the last commits, "
      "never consistency.  planctl run --durability overrides it."},
+    {"PLANCTL_CHECK_CACHE",
+     "1 turns on the engine's self-check, for tests and for debugging the "
+     "engine: where its cache spares reading a changed row back, the row "
+     "is read anyway, and a disagreement fails the engine's pass with an "
+     "error naming the row.  Slower; the test suite's sanitizer run sets "
+     "it."},
     {"PLANCTL_ENGINE_WARN_AFTER",
      "How long --wait and status --watch follow a run while no engine runs "
      "before they warn on stderr: a duration such as 5s (the default), 1m, "

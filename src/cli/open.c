@@ -3,6 +3,9 @@
  * checked, with the durability and the PLANCTL_NOW clock the command
  * line asked for.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
 
 static int64_t fixed_clock(void *data)
@@ -21,6 +24,10 @@ int cli_open_db(cli_ctx *ctx, cli_db_mode mode)
      * the others a mistyped --db must be reported, not created empty. */
     if (mode == CLI_DB_EXISTING)
         opts.flags |= PLANCTL_OPEN_NOCREATE;
+    /* The engine's self-check, for the test suite and for debugging. */
+    const char *check = getenv("PLANCTL_CHECK_CACHE");
+    if (check && strcmp(check, "1") == 0)
+        opts.flags |= PLANCTL_OPEN_CHECK_CACHE;
     int rc = planctl_open(&ctx->db, ctx->db_target, &opts);
     if (rc < 0) {
         if (!ctx->db)

@@ -108,17 +108,12 @@ static int defer_cancel(pass *ps, ejob *j)
     return 0;
 }
 
-/* A step change through the gate; a step that moved on meanwhile (ESTALE,
- * or gone with its run) is not an error for the engine.  grant: the try
- * does not count (pctl_change.grant_attempt). */
-static int step_change_as(planctl_engine *e, int64_t id, planctl_status from,
-                          planctl_status to, const char *msg, int64_t next,
-                          int64_t deadline, int exit_code, const char *output,
-                          int64_t bytes, int grant, const char *outputs,
-                          int known)
+/* The engine's change of step id from one status to another; callers set
+ * what else the change carries (pctl_change's fields) before step_gate(). */
+static pctl_change step_change_of(int64_t id, planctl_status from,
+                                  planctl_status to, const char *msg)
 {
     pctl_change c = PCTL_CHANGE_INIT;
-    int rc;
 
     c.entity = PLANCTL_ENTITY_STEP;
     c.id = id;
@@ -126,25 +121,16 @@ static int step_change_as(planctl_engine *e, int64_t id, planctl_status from,
     c.to = to;
     c.message = msg;
     c.actor = "engine";
-    c.next_attempt_at = next;
-    c.deadline_at = deadline;
-    c.exit_code = exit_code;
-    c.output = output;
-    c.output_bytes = bytes;
-    c.grant_attempt = grant;
-    c.outputs = outputs;
-    /* A try ended here with its job's outputs in hand has no others. */
-    c.outputs_known = known;
-    rc = pctl_gate(e->p, &c);
-    return rc == PLANCTL_ESTALE || rc == PLANCTL_ENOTFOUND ? 1 : rc;
+    return c;
 }
 
-static int step_change(planctl_engine *e, int64_t id, planctl_status from,
-                       planctl_status to, const char *msg, int64_t next,
-                       int64_t deadline, int exit_code, const char *output)
+/* A step change through the gate; a step that moved on meanwhile (ESTALE,
+ * or gone with its run) is not an error for the engine. */
+static int step_gate(planctl_engine *e, const pctl_change *c)
 {
-    return step_change_as(e, id, from, to, msg, next, deadline, exit_code,
-                          output, -1, 0, NULL, 0);
+    int rc = pctl_gate(e->p, c);
+
+    return rc == PLANCTL_ESTALE || rc == PLANCTL_ENOTFOUND ? 1 : rc;
 }
 
 /*
@@ -211,6 +197,27 @@ static int64_t output_bytes(const ejob *j, const planctl_job *job)
     if (job && job->output_bytes >= 0)
         return j->output_base + job->output_bytes;
     return j->output_prev ? j->output_base : -1;
+}
+
+/* Closes job j's try (IN_PROGRESS -> to) with what the job left: its exit
+ * code, the output tail out, its bytes, its outputs (all it has: a try
+ * ended here with its job's outputs in hand has no others); grant: the
+ * try does not count (pctl_change.grant_attempt). */
+static int close_try(planctl_engine *e, const ejob *j, const planctl_job *job,
+                     planctl_status to, const char *msg, int64_t next,
+                     const char *out, const char *outputs, int grant)
+{
+    pctl_change c =
+        step_change_of(j->step_id, PLANCTL_STATUS_IN_PROGRESS, to, msg);
+
+    c.next_attempt_at = next;
+    c.exit_code = job ? job->exit_code : -1;
+    c.output = out;
+    c.output_bytes = output_bytes(j, job);
+    c.grant_attempt = grant;
+    c.outputs = outputs;
+    c.outputs_known = 1;
+    return step_gate(e, &c);
 }
 
 /* The output j's attempt keeps: its earlier tasks' then its last one's.
@@ -310,11 +317,9 @@ static int apply_outcome(pass *ps, ejob *j)
                  line && len ? ": " : "", line ? (int)len : 0,
                  line ? line : "");
         if (rc == 0)
-            rc = step_change_as(
-                e, j->step_id, PLANCTL_STATUS_IN_PROGRESS, PLANCTL_STATUS_ERROR,
-                why, next_try(j->retry, j->attempt, ps->r.now), 0,
-                job ? job->exit_code : -1, out, output_bytes(j, job),
-                j->max_attempts < 2 * j->retry->attempts, outputs, 1);
+            rc = close_try(e, j, job, PLANCTL_STATUS_ERROR, why,
+                           next_try(j->retry, j->attempt, ps->r.now), out,
+                           outputs, j->max_attempts < 2 * j->retry->attempts);
         pctl_free(outputs);
         pctl_free(own);
         return rc < 0 ? rc : 0;
@@ -378,12 +383,11 @@ static int apply_outcome(pass *ps, ejob *j)
     if (rc == 0 && outputs && to == PLANCTL_STATUS_COMPLETE)
         mark_outputs(e, j);
     if (rc == 0)
-        rc = step_change_as(e, j->step_id, PLANCTL_STATUS_IN_PROGRESS, to, msg,
-                            to == PLANCTL_STATUS_ERROR
-                                ? next_try(j->retry, j->attempt, ps->r.now)
-                                : 0,
-                            0, job->exit_code, attempt_output(&own, j, job),
-                            output_bytes(j, job), 0, outputs, 1);
+        rc = close_try(e, j, job, to, msg,
+                       to == PLANCTL_STATUS_ERROR
+                           ? next_try(j->retry, j->attempt, ps->r.now)
+                           : 0,
+                       attempt_output(&own, j, job), outputs, 0);
     pctl_free(outputs);
     pctl_free(own);
     return rc < 0 ? rc : 0;
@@ -544,6 +548,7 @@ static int reconcile(pass *ps, pctl_active *a)
                 pctl_step_view *v = &r->view.phases[pi].steps[si];
                 const pctl_def *def;
                 const pctl_plan_def *plan;
+                pctl_change c;
 
                 if (v->status != PLANCTL_STATUS_IN_PROGRESS ||
                     job_of(&r->phases[pi].steps[si]))
@@ -557,12 +562,12 @@ static int reconcile(pass *ps, pctl_active *a)
                                           "definition",
                                           (long long)r->id)
                                : PLANCTL_EIO;
-                rc = step_change(
-                    e, r->phases[pi].steps[si].id, PLANCTL_STATUS_IN_PROGRESS,
-                    PLANCTL_STATUS_ERROR, "interrupted: engine stopped",
-                    next_try(&plan->phases[pi].steps[si].retry, v->attempt,
-                             ps->r.now),
-                    0, -1, NULL);
+                c = step_change_of(
+                    r->phases[pi].steps[si].id, PLANCTL_STATUS_IN_PROGRESS,
+                    PLANCTL_STATUS_ERROR, "interrupted: engine stopped");
+                c.next_attempt_at = next_try(&plan->phases[pi].steps[si].retry,
+                                             v->attempt, ps->r.now);
+                rc = step_gate(e, &c);
                 if (rc == 0)
                     rc = add_orphan(ps, r->uid, r->phases[pi].steps[si].name,
                                     v->attempt);
@@ -723,7 +728,9 @@ static int apply_action(pass *ps, pctl_run_row *r, const pctl_plan_def *plan,
     case PCTL_WHY_START:
     case PCTL_WHY_RETRY:
         deadline = sd->timeout_ms > 0 ? ps->r.now + sd->timeout_ms : 0;
-        rc = step_change(e, id, a->from, a->to, NULL, 0, deadline, -1, NULL);
+        c = step_change_of(id, a->from, a->to, NULL);
+        c.deadline_at = deadline;
+        rc = step_gate(e, &c);
         if (rc == 0)
             rc = add_start(ps, r, a->phase, a->step, sd, deadline);
         wake_min(ps, deadline);
@@ -734,14 +741,12 @@ static int apply_action(pass *ps, pctl_run_row *r, const pctl_plan_def *plan,
         j = job_of(&r->phases[a->phase].steps[a->step]);
         if ((rc = flush_output(ps, j)) < 0 || (rc = defer_cancel(ps, j)) < 0)
             return rc;
-        rc = step_change(
-            e, id, a->from, a->to, msg,
-            a->to == PLANCTL_STATUS_ERROR
-                ? next_try(&sd->retry,
-                           r->view.phases[a->phase].steps[a->step].attempt,
-                           ps->r.now)
-                : 0,
-            0, -1, NULL);
+        c = step_change_of(id, a->from, a->to, msg);
+        if (a->to == PLANCTL_STATUS_ERROR)
+            c.next_attempt_at = next_try(
+                &sd->retry, r->view.phases[a->phase].steps[a->step].attempt,
+                ps->r.now);
+        rc = step_gate(e, &c);
         return rc < 0 ? rc : 0;
     case PCTL_WHY_EXHAUSTED:
     default: {
@@ -750,7 +755,8 @@ static int apply_action(pass *ps, pctl_run_row *r, const pctl_plan_def *plan,
         snprintf(msg, sizeof msg, "gave up after %d attempts%s%s",
                  r->view.phases[a->phase].steps[a->step].attempt,
                  last ? ": " : "", last ? last : "");
-        rc = step_change(e, id, a->from, a->to, msg, 0, 0, -1, NULL);
+        c = step_change_of(id, a->from, a->to, msg);
+        rc = step_gate(e, &c);
         return rc < 0 ? rc : 0;
     }
     }

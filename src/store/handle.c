@@ -72,8 +72,6 @@ int planctl_open(planctl **out, const char *path,
         return pctl_thread_err(PLANCTL_ENOMEM, "out of memory");
     *out = p;
     planctl_set_clock(p, NULL, NULL);
-    p->check_cache = getenv("PLANCTL_CHECK_CACHE") &&
-                     strcmp(getenv("PLANCTL_CHECK_CACHE"), "1") == 0;
     p->run_events_warn = PLANCTL_RUN_EVENTS_WARN;
     p->run_events_max = PLANCTL_RUN_EVENTS_MAX;
     if (!path || !*path)
@@ -98,6 +96,7 @@ int planctl_open(planctl **out, const char *path,
         return PLANCTL_ENOMEM;
     }
     p->readonly = (o->flags & PLANCTL_OPEN_READONLY) != 0;
+    p->check_cache = (o->flags & PLANCTL_OPEN_CHECK_CACHE) != 0;
 
     p->open_target = path;
     rc = m->open(&p->conn, p, o);

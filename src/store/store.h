@@ -34,7 +34,7 @@ struct planctl {
     int rx_depth; /* >0 while a read transaction is (pctl_tx_read) */
     int rx_began; /* ... and the outermost one began it */
     uint64_t tx_serial; /* moves at each outermost begin and end */
-    /* PLANCTL_CHECK_CACHE=1 in the environment at open: the gate reads
+    /* PLANCTL_OPEN_CHECK_CACHE at open: the gate reads
      * every row back even when the engine's cache knows it, and fails
      * with PLANCTL_EIO where the two differ (the test suite runs so). */
     int check_cache;

@@ -4,9 +4,9 @@
  * an engine registers it: inside the write transaction the cache was
  * synced in, the gate takes a changed row's ids and attempt count from
  * the cache; anywhere else it reads the row; and with check_cache
- * (PLANCTL_CHECK_CACHE=1) it does both and fails with PLANCTL_EIO where
- * they differ, for the gate's read-back and for the run's event count at
- * the commit.
+ * (a handle opened with PLANCTL_OPEN_CHECK_CACHE) it does both and fails with
+ * PLANCTL_EIO where they differ, for the gate's read-back and for the run's
+ * event count at the commit.
  *
  * The cache is tampered with on purpose, so what the gate wrote shows
  * which source it used.  Every tampered transaction is rolled back.
@@ -170,12 +170,23 @@ static void test_check_agrees(void **state)
                      1);
 }
 
+/* The handle opened again as an embedder asks for the check. */
+static void reopen_checked(fixture *f)
+{
+    planctl_open_options o = PLANCTL_OPEN_OPTIONS_INIT;
+
+    planctl_close(f->p);
+    o.flags = PLANCTL_OPEN_CHECK_CACHE;
+    assert_int_equal(planctl_open(&f->p, f->path, &o), 0);
+    pctl_observe(f->p, &pctl_active_observer, &f->cache);
+}
+
 /* Checked, a tampered cache fails the change, naming the disagreement. */
 static void test_check_catches_a_wrong_attempt(void **state)
 {
     fixture *f = *state;
 
-    f->p->check_cache = 1;
+    reopen_checked(f);
     begin_pass(f);
     *cached_attempt(f) = 41;
     assert_int_equal(start_step(f), PLANCTL_EIO);
