@@ -780,6 +780,11 @@ size_t pctl_active_count(const pctl_active *a)
     return a ? a->nruns - a->cache->inactive : 0;
 }
 
+size_t pctl_active_promoted(const pctl_active *a)
+{
+    return a ? a->cache->npromoted : 0;
+}
+
 size_t pctl_active_def_runs(const pctl_active *a, int64_t def_id)
 {
     return a ? (size_t)(uintptr_t)pctl_idmap_get(&a->cache->def_runs, def_id)

@@ -155,6 +155,10 @@ void pctl_active_timers_reset(pctl_active *a);
 /* The cached runs still active (those that ended are dropped at the next
  * sync).  Can't fail. */
 size_t pctl_active_count(const pctl_active *a);
+/* The queued runs promoted (a run of their instance ended) by the writes
+ * since the last sync: inside a pass, the pass's own; read at the next
+ * sync.  Can't fail. */
+size_t pctl_active_promoted(const pctl_active *a);
 /* Reads runs just claimed (store/fleet.c) into the cache, each to be
  * decided at this pass.  Inside the pass's transaction, after the sync.
  * Errors: the store's. */

@@ -363,12 +363,6 @@ static void obs_written(void *data, const pctl_written *w)
     planctl_engine *e = data;
 
     pctl_active_observer.written(&e->active, w);
-    /* A queued run promoted (a run of its instance ended): the pass
-     * hands it back so that the next one starts it. */
-    if (w->change->entity == PLANCTL_ENTITY_RUN &&
-        w->change->from == PLANCTL_STATUS_QUEUED &&
-        w->change->to == PLANCTL_STATUS_PENDING)
-        e->promoted++;
     if (e->in_pass)
         pctl_metrics_change(e, w->change, w->run_id, w->instance_id,
                             w->attempt);

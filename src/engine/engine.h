@@ -160,12 +160,10 @@ struct planctl_engine {
     int pass_pending;
     int64_t backoff_ms; /* after a failed pass */
     int stop_failures;  /* passes failed since it began stopping */
-    int promoted; /* queued runs promoted since the pass began (the observer,
-                     engine.c) */
-    int in_pass;  /* inside pctl_engine_pass: the changes the observer
-                     reports are the pass's; others' (this handle's outside
-                     a pass too) reach the metrics through the feed */
-    int swept;    /* a pass has reaped what stopped attempts left (pass.c) */
+    int in_pass;        /* inside pctl_engine_pass: the changes the observer
+                           reports are the pass's; others' (this handle's outside
+                           a pass too) reach the metrics through the feed */
+    int swept; /* a pass has reaped what stopped attempts left (pass.c) */
     uint64_t sweep_until; /* uv_now() until which passes look again */
 
     ejob *jobs;

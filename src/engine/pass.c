@@ -1056,7 +1056,6 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
     memset(&ps, 0, sizeof ps);
     ps.e = e;
     ps.r.now = pctl_now(e->p);
-    e->promoted = 0; /* counted by the observer (engine.c) */
     if ((rc = pctl_engine_tx_begin(e->p, e->token)) < 0)
         return rc;
     e->in_pass = 1;
@@ -1141,6 +1140,10 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
             e->want_claim = 2; /* what it claimed or gave back went back */
         return rc;
     }
+    /* A run that ends frees its instance's slot: the store promotes the
+     * queued run behind it (store/gate.c), which the cache reads and the
+     * next pass starts. */
+    ps.r.runs_promoted = (int)pctl_active_promoted(e->active);
     pctl_active_committed(e->active, e->p);
     if (shift) {
         /* Committed: the jobs' times follow (a failed pass leaves the
@@ -1158,9 +1161,6 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
         e->sweep_until = uv_now(e->loop) + SWEEP_MS;
     e->swept = 1;
     free_orphans(&ps);
-    /* A run that ends frees its instance's slot: the store promotes the
-     * queued run behind it (store/gate.c), which the next pass starts. */
-    ps.r.runs_promoted = e->promoted;
     *out = ps.r;
     return 0;
 }

@@ -1763,6 +1763,70 @@ static void test_no_empty_passes(void **state)
     expect_all_settled(f);
 }
 
+/* A run promoted from the queue starts at once: the pass that ended the
+ * run before it says so (pctl_pass_result.runs_promoted), and the engine
+ * passes again.  Nothing else would wake it: no job is left to report and
+ * the change poll is an hour.  The test stops the engine when the queued
+ * run is complete, or after a minute when it never starts. */
+typedef struct promo {
+    fixture *f;
+    runner *r;
+    int64_t run;
+    int ticks, complete;
+} promo;
+
+static void promo_tick(uv_timer_t *t)
+{
+    promo *pr = t->data;
+    char *st = tu_text(pr->f->db, "SELECT status FROM runs WHERE id = %lld",
+                       (long long)pr->run);
+
+    pr->complete = st && strcmp(st, "COMPLETE") == 0;
+    free(st);
+    if (pr->complete || ++pr->ticks > 3000) {
+        uv_timer_stop(t);
+        uv_close((uv_handle_t *)t, NULL);
+        planctl_engine_stop(pr->r->e, 0);
+    }
+}
+
+static void test_promoted_run_starts_at_once(void **state)
+{
+    fixture *f = *state;
+    planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
+    planctl_trigger_options topt = PLANCTL_TRIGGER_OPTIONS_INIT;
+    uv_timer_t tick;
+    promo pr;
+    runner r;
+
+    tu_apply(f->p, DEF_HEAD("q") "\"plans\":{\"deploy\":{\"phases\":["
+                                 "{\"name\":\"a\",\"steps\":["
+                                 "{\"name\":\"a1\",\"tasks\":[\"quick\"]}]}]},"
+                                 "\"update\":{\"phases\":[{\"name\":\"u\","
+                                 "\"steps\":[{\"name\":\"u1\",\"tasks\":["
+                                 "\"quick\"]}]}]}}}");
+    tu_create(f->p, "i", "q");
+    memset(&pr, 0, sizeof pr);
+    topt.queue = 1;
+    assert_int_equal(planctl_plan_trigger(&pr.run, f->p, "i", "update", &topt),
+                     0);
+    memset(&r, 0, sizeof r);
+    o.change_poll_ms = 3600000;
+    assert_int_equal(uv_loop_init(&r.loop), 0);
+    assert_int_equal(planctl_engine_new(&r.e, f->p, &r.loop, &o), 0);
+    assert_int_equal(planctl_engine_start(r.e, on_stopped, &r), 0);
+    pr.f = f;
+    pr.r = &r;
+    uv_timer_init(&r.loop, &tick);
+    tick.data = &pr;
+    uv_timer_start(&tick, promo_tick, 20, 20);
+    uv_run(&r.loop, UV_RUN_DEFAULT);
+    assert_int_equal(planctl_engine_status(r.e), 0);
+    planctl_engine_free(r.e);
+    assert_int_equal(uv_loop_close(&r.loop), 0);
+    assert_true(pr.complete);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1794,6 +1858,7 @@ int main(void)
         T(test_stored_env_cannot_override),
         T(test_pass_ignores_history),
         T(test_no_empty_passes),
+        T(test_promoted_run_starts_at_once),
 #undef T
     };
 
