@@ -1,7 +1,8 @@
 /* cmd_run.c - `planctl run`: the standalone engine on its own libuv loop,
  * stopped gracefully by the first SIGINT/SIGTERM/SIGHUP and at once by the
- * second, with its metrics served over HTTP (--metrics-addr, http.c) and its
- * events logged as text or JSON lines (--log-format, --log-level, log.c).
+ * second, with its metrics served over HTTP (--metrics-addr,
+ * src/serve/metrics.c) and its events logged as text or JSON lines
+ * (--log-format, --log-level, log.c).
  *
  * With --log-format or --log-level, or on a terminal without either,
  * every line on stderr is a log record: a person watching the engine sees
@@ -20,9 +21,8 @@
 #include <uv.h>
 
 #include "core/def.h"
-#include "http.h"
+#include "listen.h"
 #include "log.h"
-#include "webserver.h"
 
 extern const cli_command cli_cmd_run;
 
@@ -75,13 +75,13 @@ typedef struct runner {
     uv_signal_t sigint, sigterm, sighup;
     planctl_engine *engine;
     int64_t grace_ms;
-    int signals;    /* how many stop signals so far */
-    cli_http *http; /* --metrics-addr, or NULL */
-    cli_web *web;   /* --ui, or NULL */
-    planctl *ui_db; /* --ui's own handle on the database */
-    cli_log log;    /* --log-format, --log-level */
-    int structured; /* either was given, or stderr is a terminal: stderr
-                       carries log records only */
+    int signals;        /* how many stop signals so far */
+    serve_server *http; /* --metrics-addr, or NULL */
+    serve_server *web;  /* --ui, or NULL */
+    planctl *ui_db;     /* --ui's own handle on the database */
+    cli_log log;        /* --log-format, --log-level */
+    int structured;     /* either was given, or stderr is a terminal: stderr
+                           carries log records only */
 } runner;
 
 static const char *signal_word(int signum)
@@ -146,9 +146,9 @@ static void on_stopped(planctl_engine *e, void *data)
     uv_close((uv_handle_t *)&r->sigint, NULL);
     uv_close((uv_handle_t *)&r->sigterm, NULL);
     uv_close((uv_handle_t *)&r->sighup, NULL);
-    cli_http_close(r->http, NULL, NULL);
+    serve_close(r->http, NULL, NULL);
     r->http = NULL;
-    cli_web_close(r->web, NULL, NULL);
+    serve_close(r->web, NULL, NULL);
     r->web = NULL;
 }
 
@@ -170,16 +170,16 @@ static int observability_args(runner *r, const cli_args *a,
                                    : "debug, info, warn or error",
                                strcmp(bad, "log-format") == 0 ? fmt : lvl);
     r->structured = fmt || lvl || isatty(STDERR_FILENO);
-    if (maddr && cli_http_parse_addr(addr, maddr, why, sizeof why) < 0)
+    if (maddr && cli_parse_addr(addr, maddr, why, sizeof why) < 0)
         return cli_usage_error(&cli_cmd_run,
                                "--metrics-addr \"%s\": %s (e.g. \":9464\" "
                                "or \"127.0.0.1:9464\")",
                                maddr, why);
-    if (uaddr && cli_http_parse_addr(ui, uaddr, why, sizeof why) < 0)
+    if (uaddr && cli_parse_addr(ui, uaddr, why, sizeof why) < 0)
         return cli_usage_error(&cli_cmd_run,
                                "--ui \"%s\": %s (e.g. \"127.0.0.1:8080\")",
                                uaddr, why);
-    if (uaddr && !cli_web_is_loopback((struct sockaddr *)ui))
+    if (uaddr && !serve_is_loopback((struct sockaddr *)ui))
         return cli_usage_error(&cli_cmd_run,
                                "--ui %s is reachable from other machines: "
                                "use planctl serve --token-file for that",
@@ -194,8 +194,8 @@ static int listen_metrics(runner *r, const struct sockaddr *addr)
 {
     char bound[96], err[256];
 
-    if (cli_http_start(&r->http, &r->loop, r->engine, addr, bound, sizeof bound,
-                       err, sizeof err) < 0) {
+    if (cli_listen_metrics(&r->http, &r->loop, addr, r->engine, bound,
+                           sizeof bound, err, sizeof err) < 0) {
         cli_errorf("%s", err);
         return CLI_EXIT_ERROR;
     }
@@ -216,7 +216,7 @@ static int listen_metrics(runner *r, const struct sockaddr *addr)
 static int listen_ui(runner *r, cli_ctx *ctx, const struct sockaddr *addr)
 {
     planctl_open_options oo = PLANCTL_OPEN_OPTIONS_INIT;
-    cli_web_config cfg = {NULL, 0, NULL};
+    serve_page_config cfg = {NULL, 0, NULL};
     char why[256], url[128];
     int rc;
 
@@ -226,9 +226,9 @@ static int listen_ui(runner *r, cli_ctx *ctx, const struct sockaddr *addr)
                    r->ui_db ? planctl_errmsg(r->ui_db) : planctl_strerror(rc));
         return cli_exit_code(rc);
     }
-    cfg.addr = addr;
-    if (cli_web_start(&r->web, &r->loop, r->ui_db, &cfg, url, sizeof url, why,
-                      sizeof why) < 0) {
+    cfg.db = r->ui_db;
+    if (cli_listen_page(&r->web, &r->loop, addr, &cfg, url, sizeof url, why,
+                        sizeof why) < 0) {
         cli_errorf("%s", why);
         return CLI_EXIT_ERROR;
     }
@@ -246,9 +246,9 @@ static int listen_ui(runner *r, cli_ctx *ctx, const struct sockaddr *addr)
 /* Undoes what run() set up when the engine could not start. */
 static int give_up(runner *r, int code)
 {
-    cli_http_close(r->http, NULL, NULL);
+    serve_close(r->http, NULL, NULL);
     r->http = NULL;
-    cli_web_close(r->web, NULL, NULL);
+    serve_close(r->web, NULL, NULL);
     r->web = NULL;
     uv_run(&r->loop, UV_RUN_DEFAULT); /* the server's handles close */
     planctl_close(r->ui_db);

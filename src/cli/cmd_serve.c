@@ -1,6 +1,7 @@
 /*
  * cmd_serve.c - `planctl serve`: the web page and /api/v1 over HTTP
- * (webserver.c serving the library's planctl_web_respond()), until
+ * (the program's server, src/serve/server.c, with its page handler,
+ * src/serve/page.c, serving the library's planctl_web_respond()), until
  * SIGINT, SIGTERM or SIGHUP.
  */
 #include <ctype.h>
@@ -10,8 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "http.h"
-#include "webserver.h"
+#include "listen.h"
 
 extern const cli_command cli_cmd_serve;
 
@@ -35,7 +35,7 @@ static const char *const examples[] = {
 typedef struct server {
     uv_loop_t loop;
     uv_signal_t sig[3];
-    cli_web *web;
+    serve_server *web;
 } server;
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -46,7 +46,7 @@ static void on_signal(uv_signal_t *h, int signum)
     (void)signum;
     for (i = 0; i < 3; i++)
         uv_close((uv_handle_t *)&s->sig[i], NULL);
-    cli_web_close(s->web, NULL, NULL);
+    serve_close(s->web, NULL, NULL);
     s->web = NULL;
 }
 
@@ -91,7 +91,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
     const char *listen = cli_arg(a, "listen"),
                *tfile = cli_arg(a, "token-file");
     struct sockaddr_storage addr;
-    cli_web_config cfg;
+    serve_page_config cfg;
     char why[160], url[128];
     char *token = NULL;
     server s;
@@ -100,11 +100,11 @@ static int run(cli_ctx *ctx, const cli_args *a)
 
     if (!listen)
         listen = "127.0.0.1:8080";
-    if (cli_http_parse_addr(&addr, listen, why, sizeof why) < 0)
+    if (cli_parse_addr(&addr, listen, why, sizeof why) < 0)
         return cli_usage_error(&cli_cmd_serve,
                                "--listen \"%s\": %s (e.g. \"127.0.0.1:8080\")",
                                listen, why);
-    if (!tfile && !cli_web_is_loopback((struct sockaddr *)&addr))
+    if (!tfile && !serve_is_loopback((struct sockaddr *)&addr))
         return cli_usage_error(&cli_cmd_serve,
                                "--listen %s is reachable from other machines: "
                                "give --token-file FILE, or listen on "
@@ -121,13 +121,13 @@ static int run(cli_ctx *ctx, const cli_args *a)
     signal(SIGPIPE, SIG_IGN);
     memset(&s, 0, sizeof s);
     uv_loop_init(&s.loop);
-    cfg.addr = (struct sockaddr *)&addr;
+    cfg.db = ctx->db;
     cfg.allow_actions = cli_arg_count(a, "allow-actions") > 0;
     cfg.token = token;
-    if (cli_web_start(&s.web, &s.loop, ctx->db, &cfg, url, sizeof url, why,
-                      sizeof why) < 0) {
+    if (cli_listen_page(&s.web, &s.loop, (struct sockaddr *)&addr, &cfg, url,
+                        sizeof url, why, sizeof why) < 0) {
         cli_errorf("%s", why);
-        cli_web_close(s.web, NULL, NULL);
+        serve_close(s.web, NULL, NULL);
         uv_run(&s.loop, UV_RUN_DEFAULT);
         uv_loop_close(&s.loop);
         free(token);

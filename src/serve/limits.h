@@ -1,8 +1,10 @@
 /*
- * limits.h - every limit of the program's HTTP servers in one place: the
- * web page (`planctl serve`, `planctl run --ui`) and the metrics and
- * health endpoint (`planctl run --metrics-addr`).  The README's web and
- * metrics sections quote these numbers.
+ * limits.h - every limit of the program's HTTP server (server.c) in one
+ * place, in two sets (server.c's serve_limits_page and
+ * serve_limits_metrics): the web page (`planctl serve`, `planctl run
+ * --ui`) and the metrics and health endpoint (`planctl run
+ * --metrics-addr`).  The README's web and metrics sections quote these
+ * numbers.
  */
 #ifndef PCTL_SERVE_LIMITS_H
 #define PCTL_SERVE_LIMITS_H
@@ -26,6 +28,9 @@
 /* Idle between requests on a kept connection, or with an answer that
  * the client takes nothing of. */
 #define SERVE_PAGE_IDLE_MS 30000
+/* How often the timers are looked at and the database is asked whether
+ * anything changed for the open pages. */
+#define SERVE_PAGE_TICK_MS 250
 
 /* ---- the metrics and health endpoint ---- */
 
@@ -33,7 +38,10 @@
 #define SERVE_METRICS_MAX_REQUEST 8192
 /* The most clients connected at once; more are turned away. */
 #define SERVE_METRICS_MAX_CLIENTS 256
-/* To send a whole request, from connecting. */
+/* To send a whole request, from connecting; and to take the answer. */
 #define SERVE_METRICS_HEAD_MS 10000
+#define SERVE_METRICS_IDLE_MS 10000
+/* How often the timers are looked at. */
+#define SERVE_METRICS_TICK_MS 1000
 
 #endif

@@ -32,7 +32,7 @@
 
 /* Every error's code has the library's prefix: the library's own codes
  * by planctl_errname(), and PLANCTL_EFORBIDDEN (403) and
- * PLANCTL_EUNAUTHORIZED (401, src/cli/webserver.c) that only the server
+ * PLANCTL_EUNAUTHORIZED (401, src/serve/page.c) that only the server
  * gives. */
 #define API_EINVAL "PLANCTL_EINVAL"
 #define API_ENOTFOUND "PLANCTL_ENOTFOUND"

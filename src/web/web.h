@@ -1,7 +1,7 @@
 /*
  * web.h - the web page and /api/v1 of planctl, as one function from a
  * request to a response (planctl_web_respond, route.c).  No sockets: the
- * program's server (src/cli/webserver.c) and an embedder's own HTTP
+ * program's server (src/serve/server.c) and an embedder's own HTTP
  * server call it alike.
  *
  *   html.c    the page being written: appends that remember running out

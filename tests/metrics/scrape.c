@@ -4,8 +4,12 @@
  * (tests/unit/expo_check.h) whose counters grow between two scrapes,
  * /healthz is 200 while the engine holds its lease and 503 once it is
  * stopping, other paths, methods, malformed and oversized requests get
- * 404, 405, 400 and 431, many clients at once are all answered, more
- * slow clients than the server holds do not make /healthz fail, every
+ * 404, 405, 400 and 431, what a proxy could read otherwise (a \v in
+ * Content-Length, a space before a colon, two Hosts, a bare CR,
+ * HTTP/1.9) is one 400, many clients at once are all answered, more
+ * slow clients than the server holds do not make /healthz fail, nor do
+ * more clients that pipeline requests and never read, a client dripping
+ * its header is dropped at the header timer, every
  * stderr line is a JSON log record, and the command exits 0.  Then the
  * refusals: a port in use (exit 1, naming it, the lease never taken) and
  * bad addresses (exit 2).  Nothing here asserts a duration; waits are
@@ -361,6 +365,120 @@ static void bad_requests(int port)
     free(r);
 }
 
+/* What a proxy in front could read as another request: each is one 400
+ * and the end of the connection, never an answer from /metrics. */
+static void strict_requests(int port)
+{
+    static const char *const bad[][2] = {
+        {"Content-Length with a leading \\v",
+         "GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: \v2\r\n\r\nab"},
+        {"a space before the colon",
+         "GET /metrics HTTP/1.1\r\nHost : x\r\n\r\n"},
+        {"two Host headers",
+         "GET /metrics HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n"},
+        {"a bare CR inside a header value",
+         "GET /metrics HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n"},
+        {"HTTP/1.9", "GET /metrics HTTP/1.9\r\nHost: x\r\n\r\n"}};
+    size_t i;
+
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *r = request(port, bad[i][1], strlen(bad[i][1]));
+        const char *second = r ? strstr(r + 1, "HTTP/1.") : NULL;
+
+        CHECK(status_of(r) == 400 && !second, "%s: one 400, then the end: %s",
+              bad[i][0], r ? r : "no answer");
+        free(r);
+    }
+}
+
+/* Clients that pipeline requests and never read an answer, more of them
+ * than the server holds: the engine's loop goes on (a probe is answered
+ * 200 within a generous bound) and the server keeps room for it. */
+static void pipelining_nonreaders(int port)
+{
+    enum { N = 300, BURST = 65536 };
+    static const char one[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+    char *burst = malloc(BURST), *r;
+    int fds[N], i, small = 4096, code;
+    size_t n = 0;
+    struct timespec t0, t1;
+
+    while (n + sizeof one - 1 <= BURST) {
+        memcpy(burst + n, one, sizeof one - 1);
+        n += sizeof one - 1;
+    }
+    for (i = 0; i < N; i++) {
+        fds[i] = connect_to(port);
+        if (fds[i] < 0)
+            continue;
+        setsockopt(fds[i], SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+        fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
+        /* As much as the kernel takes at once; never read. */
+        (void)send(fds[i], burst, n, MSG_NOSIGNAL);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    r = get(port, "/healthz");
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    code = status_of(r);
+    CHECK(code == 200,
+          "/healthz beside %d pipelining clients that never "
+          "read: %d (%s)",
+          N, code, r ? r : "no answer");
+    CHECK(t1.tv_sec - t0.tv_sec < 10, "/healthz beside them answered in %lds",
+          (long)(t1.tv_sec - t0.tv_sec));
+    free(r);
+    r = scrape(port);
+    CHECK(r != NULL, "/metrics beside them");
+    free(r);
+    for (i = 0; i < N; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    free(burst);
+}
+
+/* A client that sends its request a byte every half second is dropped
+ * at the header timer (10 s from connecting), never answered. */
+static void header_dripper(int port)
+{
+    static const char head[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
+    int fd = connect_to(port), closed = 0;
+    struct timespec t0, t1;
+    char got[256];
+
+    CHECK(fd >= 0, "dripper connects");
+    if (fd < 0)
+        return;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    send_all(fd, head, sizeof head - 1);
+    for (;;) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (t1.tv_sec - t0.tv_sec > 60)
+            break;
+        if (poll(&pfd, 1, 500) > 0) {
+            ssize_t k = recv(fd, got, sizeof got - 1, 0);
+
+            if (k > 0) {
+                got[k] = '\0';
+                CHECK(0, "the dripper got an answer: %s", got);
+            }
+            closed = 1;
+            break;
+        }
+        if (send(fd, "a", 1, MSG_NOSIGNAL) < 0) {
+            closed = 1;
+            break;
+        }
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    CHECK(closed && t1.tv_sec - t0.tv_sec >= 5,
+          "a client dripping its header is dropped after about 10 s "
+          "(closed %d after %lds)",
+          closed, (long)(t1.tv_sec - t0.tv_sec));
+    close(fd);
+}
+
 static void check_log(const char *path)
 {
     char *log = read_file(path), *line, *save = NULL;
@@ -475,8 +593,11 @@ static void scenario_run(void)
     free(second);
 
     bad_requests(port);
+    strict_requests(port);
     many_clients(port);
     slow_clients(port);
+    pipelining_nonreaders(port);
+    header_dripper(port);
 
     /* Wait for the workload: the three deploys end, "hold" runs forever
      * (its step sleeps an hour): the engine now has a step to wait for. */
