@@ -1,8 +1,8 @@
 /*
  * limits.h - every limit of the program's HTTP servers in one place: the
  * web page (`planctl serve`, `planctl run --ui`) and the metrics and
- * health endpoint (`planctl run --metrics-addr`).  The README's web and
- * metrics sections quote these numbers.
+ * health endpoint (`planctl run --metrics-addr`).  planctl-engine(7)'s web
+ * and metrics sections quote these numbers.
  */
 #ifndef PCTL_SERVE_LIMITS_H
 #define PCTL_SERVE_LIMITS_H
