@@ -337,8 +337,8 @@ PLANCTL_API void planctl_set_clock(planctl *p, int64_t (*now_ms)(void *data),
                                    void *data);
 
 /*
- * The safety net on events per run (README, "Debugging: events, replay, verify,
- * gc").  Every event of a run is counted in runs.event_count.  When a run's
+ * The safety net on events per run (planctl-engine(7), "DEBUGGING"), which
+ * counts every event of a run in runs.event_count.  When a run's
  * count reaches warn_at, the writer appends a note to the log (entity
  * "instance", the run's id, actor "planctl") naming the threshold.  When it
  * reaches max, an engine ends the run at its next pass: FATAL_ERROR, "reached
@@ -550,9 +550,9 @@ planctl_instance_create(int64_t *out, planctl *p, const char *name,
                         const planctl_param *params, size_t nparams);
 
 /*
- * Changes parameter values and admits the plan they select (README, "Plan for a
- * parameter change"). *out receives the run id, or 0 when no value actually
- * changed (nothing is admitted then, whether or not a run is active).
+ * Changes parameter values and admits the plan they select (planctl-engine(7),
+ * "Plan for a parameter change"). *out receives the run id, or 0 when no value
+ * actually changed (nothing is admitted then, whether or not a run is active).
  * Errors: EINVAL (unknown parameter, a value not of its type or enum, an
  * immutable parameter that has a value given another, or changed parameters
  * naming different trigger plans), ENOTFOUND, ECONFLICT (an active run, named
@@ -1297,7 +1297,7 @@ PLANCTL_API int planctl_import_stream(char **out, planctl *p,
 
 /*
  * The engine advances the active runs of one database on a libuv loop
- * (README, "How the engine works").  Its life:
+ * (planctl-engine(7), "THE ENGINE").  Its life:
  *
  *   planctl_engine_new(&e, p, loop, NULL);      p: a handle for the engine
  *   planctl_engine_register(e, "File", &ex);    your task kinds

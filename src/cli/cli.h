@@ -167,6 +167,29 @@ int cli_flag_shadowed(const cli_flag *fl, const cli_flag *by);
 int cli_doc_command(int argc, char **argv, const cli_command *const *cmds,
                     size_t ncmds);
 
+/*
+ * Writes s as roff text (roff.c): backslashes and hyphens escaped, a line
+ * that would start with '.' or '\'' guarded, an empty line a paragraph
+ * break.  usage: s is a usage line or a metavariable, whose capitals are
+ * set in italics and whose optional parts are not broken across lines.
+ */
+void cli_roff(FILE *f, const char *s, int usage);
+
+/*
+ * Writes the body of a written page (markup.c), src, as roff: the small
+ * markup of src/cli/man/README.  Can't fail (what it cannot read is
+ * printed as text).
+ */
+void cli_markup_roff(FILE *f, const char *src);
+
+/* The written sources of the man pages, src/cli/man/NAME.md, embedded at
+ * build time by cmake/embed_man.cmake: name ("planctl.3") and text. */
+typedef struct cli_man_text {
+    const char *name, *text;
+} cli_man_text;
+extern const cli_man_text cli_man_texts[];
+extern const size_t cli_man_ntexts;
+
 /* ---- shell completion (complete.c) -------------------------------------- */
 
 /* The hidden command `planctl __complete CWORD WORD...`: the candidates

@@ -9,94 +9,30 @@
  */
 #include "cli.h"
 
-#include <ctype.h>
 #include <string.h>
 
 #include "core/def.h"
 #include "core/schema.h"
 #include "core/status.h"
 
-/* ---- roff ---------------------------------------------------------------- */
-
-/* Whether the word starting at s (up to a space, or up to a space outside
- * brackets in a usage line) holds a hyphen. */
-static int hyphen_ahead(const char *s, int usage)
+/* The written part of page name (src/cli/man/NAME.md), as roff; nothing
+ * when it has none. */
+static void man_written(FILE *f, const char *name)
 {
-    for (int depth = 0; *s && *s != '\n' && (*s != ' ' || depth > 0); s++) {
-        if (*s == '-')
-            return 1;
-        if (usage && *s == '[')
-            depth++;
-        else if (usage && *s == ']' && depth > 0)
-            depth--;
-    }
-    return 0;
-}
-
-/*
- * Writes s as roff text: backslashes and hyphens escaped (a hyphen in an
- * option must stay an ASCII minus when copied from the page), and a line
- * that would start with a control character ('.' or '\'') guarded by \&.
- * A word holding a hyphen (a flag) is never hyphenated.  An empty
- * line becomes a paragraph break.  usage: s is a usage line or a
- * metavariable, whose runs of capitals (NAME, K=V, D[@V]) are set in
- * italics and whose optional parts ("[--timeout D]") are not broken across
- * lines.
- */
-static void roff(FILE *f, const char *s, int usage)
-{
-    int bol = 1, italic = 0, depth = 0;
-
-    for (const char *start = s; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        int word_start = s == start || s[-1] == '\n' ||
-                         (s[-1] == ' ' && (!usage || depth == 0));
-        int cap = usage && (isupper(c) || (italic && (c == '_' || isdigit(c))));
-
-        if (italic && !cap) {
-            fputs("\\fR", f);
-            italic = 0;
-        }
-        if (c == '\n') {
-            fputs(bol ? ".PP\n" : "\n", f);
-            bol = 1;
-            continue;
-        }
-        if (bol && (c == '.' || c == '\''))
-            fputs("\\&", f);
-        bol = 0;
-        if (word_start && c != ' ' && hyphen_ahead(s, usage))
-            fputs("\\%", f);
-        if (cap && !italic) {
-            fputs("\\fI", f);
-            italic = 1;
-        }
-        if (usage && c == '[')
-            depth++;
-        else if (usage && c == ']' && depth > 0)
-            depth--;
-        if (c == '\\')
-            fputs("\\e", f);
-        else if (c == '-')
-            fputs("\\-", f);
-        else if (c == ' ' && depth > 0)
-            fputs("\\ ", f);
-        else
-            fputc(c, f);
-    }
-    if (italic)
-        fputs("\\fR", f);
+    for (size_t i = 0; i < cli_man_ntexts; i++)
+        if (strcmp(cli_man_texts[i].name, name) == 0)
+            cli_markup_roff(f, cli_man_texts[i].text);
 }
 
 /* "\fBplanctl create\fR \fINAME\fR \-\-definition ..." on one line. */
 static void man_usage(FILE *f, const cli_command *cmd)
 {
     fputs("\\fBplanctl ", f);
-    roff(f, cmd->name, 0);
+    cli_roff(f, cmd->name, 0);
     fputs("\\fR", f);
     if (cmd->usage[0]) {
         fputc(' ', f);
-        roff(f, cmd->usage, 1);
+        cli_roff(f, cmd->usage, 1);
     }
     fputc('\n', f);
 }
@@ -108,7 +44,7 @@ static void man_long(FILE *f, const char *name)
 
     snprintf(buf, sizeof(buf), "--%s", name);
     fputs("\\fB", f);
-    roff(f, buf, 0);
+    cli_roff(f, buf, 0);
     fputs("\\fR", f);
 }
 
@@ -121,10 +57,10 @@ static void man_flag(FILE *f, const cli_flag *fl)
     man_long(f, fl->name);
     if (fl->metavar) {
         fputc(' ', f);
-        roff(f, fl->metavar, 1);
+        cli_roff(f, fl->metavar, 1);
     }
     fputc('\n', f);
-    roff(f, fl->help, 0);
+    cli_roff(f, fl->help, 0);
     if (fl->kind == CLI_FLAG_LIST || fl->required)
         fprintf(f, " (%s%s%s)", fl->kind == CLI_FLAG_LIST ? "repeatable" : "",
                 fl->kind == CLI_FLAG_LIST && fl->required ? ", " : "",
@@ -136,9 +72,9 @@ static void man_command(FILE *f, const cli_command *cmd)
 {
     fputs(".SS\n", f);
     man_usage(f, cmd);
-    roff(f, cmd->summary, 0);
+    cli_roff(f, cmd->summary, 0);
     fputs(".\n.PP\n", f);
-    roff(f, cmd->description, 0);
+    cli_roff(f, cmd->description, 0);
     fputc('\n', f);
     for (size_t i = 0; cmd->flags[i].name; i++)
         man_flag(f, &cmd->flags[i]);
@@ -157,7 +93,7 @@ static void man_command(FILE *f, const cli_command *cmd)
     if (cmd->examples && cmd->examples[0]) {
         fputs(".PP\nExamples:\n.RS 4\n.nf\n", f);
         for (size_t i = 0; cmd->examples[i]; i++) {
-            roff(f, cmd->examples[i], 0);
+            cli_roff(f, cmd->examples[i], 0);
             fputc('\n', f);
         }
         fputs(".fi\n.RE\n", f);
@@ -187,16 +123,17 @@ static void man_exit_codes(FILE *f)
 {
     for (size_t i = 0; i < sizeof(exit_codes) / sizeof(exit_codes[0]); i++) {
         fprintf(f, ".TP\n\\fB%zu\\fR\n", i);
-        roff(f, exit_codes[i], 0);
+        cli_roff(f, exit_codes[i], 0);
         fputs(".\n", f);
     }
     fputs(".TP\n\\fB130\\fR, \\fB143\\fR\n", f);
-    roff(f,
-         "Interrupted by SIGINT or SIGTERM (128 + the signal, as shells "
-         "report it) while status --watch, events --follow, logs --follow or "
-         "--wait waited; "
-         "the run goes on",
-         0);
+    cli_roff(
+        f,
+        "Interrupted by SIGINT or SIGTERM (128 + the signal, as shells "
+        "report it) while status --watch, events --follow, logs --follow or "
+        "--wait waited; "
+        "the run goes on",
+        0);
     fputs(".\n", f);
 }
 
@@ -356,7 +293,7 @@ static int print_man(FILE *f, const cli_command *const *cmds, size_t ncmds)
     }
     fputs(".in -4n\n", f);
     fputs(".SH DESCRIPTION\n", f);
-    roff(f, man_description, 0);
+    cli_roff(f, man_description, 0);
     fputs("\n.SH COMMANDS\n", f);
     for (size_t i = 0; i < ncmds; i++)
         man_command(f, cmds[i]);
@@ -368,7 +305,7 @@ static int print_man(FILE *f, const cli_command *const *cmds, size_t ncmds)
     fputs(".SH ENVIRONMENT\n", f);
     for (size_t i = 0; i < sizeof(man_env) / sizeof(man_env[0]); i++) {
         fprintf(f, ".TP\n\\fB%s\\fR\n", man_env[i].name);
-        roff(f, man_env[i].text, 0);
+        cli_roff(f, man_env[i].text, 0);
         fputc('\n', f);
     }
     fputs(".SH EXIT STATUS\n", f);
@@ -376,14 +313,17 @@ static int print_man(FILE *f, const cli_command *const *cmds, size_t ncmds)
     fputs(".SH FILES\n", f);
     for (size_t i = 0; i < sizeof(man_files) / sizeof(man_files[0]); i++) {
         fputs(".TP\n\\fI", f);
-        roff(f, man_files[i].name, 0);
+        cli_roff(f, man_files[i].name, 0);
         fputs("\\fR\n", f);
-        roff(f, man_files[i].text, 0);
+        cli_roff(f, man_files[i].text, 0);
         fputc('\n', f);
     }
+    man_written(f, "planctl.1");
     fputs(".SH SEE ALSO\n"
           ".BR planctl-definition (5),\n"
           ".BR planctl-json (7),\n"
+          ".BR planctl-engine (7),\n"
+          ".BR planctl (3),\n"
           ".BR sqlite3 (1),\n"
           ".BR flock (2)\n",
           f);
@@ -406,7 +346,7 @@ static void man_head(FILE *f, const char *file, const char *title, int sec,
 
 static void man_text(FILE *f, const char *s)
 {
-    roff(f, s, 0);
+    cli_roff(f, s, 0);
     fputc('\n', f);
 }
 
@@ -417,26 +357,26 @@ static void man_schema_field(FILE *f, const pctl_schema_field *fl)
     char extra[96] = "";
 
     fputs(".TP\n\\fB", f);
-    roff(f, fl->name, 0);
+    cli_roff(f, fl->name, 0);
     fputs("\\fR (", f);
-    roff(f, fl->type, 0);
+    cli_roff(f, fl->type, 0);
     fputs(fl->required ? ", required" : ", optional", f);
     if (fl->def) {
         fputs(", default ", f);
-        roff(f, fl->def, 0);
+        cli_roff(f, fl->def, 0);
     }
     if (fl->max)
         snprintf(extra, sizeof extra, ", at most %zu", fl->max);
     fprintf(f, "%s)\n", extra);
-    roff(f, fl->description, 0);
+    cli_roff(f, fl->description, 0);
     fputs(".", f);
     if (fl->details) {
         fputs("  ", f);
-        roff(f, fl->details, 0);
+        cli_roff(f, fl->details, 0);
     }
     if (fl->child) {
         fputs("  See \\fB", f);
-        roff(f, fl->child, 0);
+        cli_roff(f, fl->child, 0);
         fputs("\\fR below.", f);
     }
     fputc('\n', f);
@@ -504,11 +444,11 @@ static int print_man_definition(FILE *f, const cli_command *const *cmds,
     fputs(".SH FIELDS\n", f);
     for (size_t i = 0; i < n; i++) {
         fputs(".SS ", f);
-        roff(f, nodes[i].path[0] ? nodes[i].path : "(the definition)", 0);
+        cli_roff(f, nodes[i].path[0] ? nodes[i].path : "(the definition)", 0);
         fputs("\n", f);
-        roff(f, nodes[i].title, 0);
+        cli_roff(f, nodes[i].title, 0);
         fputs(" (", f);
-        roff(f, nodes[i].type, 0);
+        cli_roff(f, nodes[i].type, 0);
         fputs(").  ", f);
         /* The definition's own is the DESCRIPTION above. */
         man_text(f, i > 0 ? nodes[i].description : "");
@@ -560,15 +500,19 @@ static int print_man_definition(FILE *f, const cli_command *const *cmds,
                 "the same as planctl_task_info.");
     for (size_t i = 0; i < sizeof(task_env) / sizeof(task_env[0]); i++) {
         fputs(".TP\n\\fB", f);
-        roff(f, task_env[i].name, 0);
+        cli_roff(f, task_env[i].name, 0);
         fputs("\\fR\n", f);
         man_text(f, task_env[i].text);
     }
     fputs(".SH EXAMPLE\n.nf\n", f);
     man_text(f, pctl_def_schema_example);
-    fputs(".fi\n.SH SEE ALSO\n"
+    fputs(".fi\n", f);
+    man_written(f, "planctl-definition.5");
+    fputs(".SH SEE ALSO\n"
           ".BR planctl (1),\n"
-          ".BR planctl-json (7)\n",
+          ".BR planctl-json (7),\n"
+          ".BR planctl-engine (7),\n"
+          ".BR planctl (3)\n",
           f);
     return CLI_EXIT_OK;
 }
@@ -1036,14 +980,14 @@ static int print_man_json(FILE *f, const cli_command *const *cmds, size_t ncmds)
                 "The fields of each document, nested objects included:");
     for (size_t i = 0; i < sizeof(json_docs) / sizeof(json_docs[0]); i++) {
         fputs(".SS ", f);
-        roff(f, json_docs[i].title, 0);
+        cli_roff(f, json_docs[i].title, 0);
         fputs("\n", f);
-        roff(f, "Printed by ", 0);
-        roff(f, json_docs[i].commands, 0);
+        cli_roff(f, "Printed by ", 0);
+        cli_roff(f, json_docs[i].commands, 0);
         fputs(".\n", f);
         for (const jfield *jf = json_docs[i].fields; jf->name; jf++) {
             fputs(".TP\n\\fB", f);
-            roff(f, jf->name, 0);
+            cli_roff(f, jf->name, 0);
             fputs("\\fR\n", f);
             man_text(f, jf->text             ? jf->text
                         : json_docs[i].other ? json_docs[i].other
@@ -1057,7 +1001,7 @@ static int print_man_json(FILE *f, const cli_command *const *cmds, size_t ncmds)
                 "-o json:");
     for (size_t i = 0; i < sizeof(api_paths) / sizeof(api_paths[0]); i++) {
         fputs(".TP\n\\fB", f);
-        roff(f, api_paths[i].path, 0);
+        cli_roff(f, api_paths[i].path, 0);
         fputs("\\fR\n", f);
         man_text(f, api_paths[i].text);
     }
@@ -1078,10 +1022,35 @@ static int print_man_json(FILE *f, const cli_command *const *cmds, size_t ncmds)
                 "admitted or acted on, queue_position that run's place in "
                 "the queue (1 starts next) when a trigger queued it, else "
                 "null.");
+    man_written(f, "planctl-json.7");
     fputs(".SH SEE ALSO\n"
           ".BR planctl (1),\n"
-          ".BR planctl-definition (5)\n",
+          ".BR planctl-definition (5),\n"
+          ".BR planctl-engine (7),\n"
+          ".BR planctl (3)\n",
           f);
+    return CLI_EXIT_OK;
+}
+
+/* ---- the written pages: planctl(3), planctl-engine(7) -------------------- */
+
+static int print_man_api(FILE *f, const cli_command *const *cmds, size_t ncmds)
+{
+    (void)cmds, (void)ncmds;
+    man_head(f, "planctl.3", "PLANCTL", 3, "Library Functions",
+             "planctl \\- embed the plan execution engine in a C program");
+    man_written(f, "planctl.3");
+    return CLI_EXIT_OK;
+}
+
+static int print_man_engine(FILE *f, const cli_command *const *cmds,
+                            size_t ncmds)
+{
+    (void)cmds, (void)ncmds;
+    man_head(f, "planctl-engine.7", "PLANCTL-ENGINE", 7, "Miscellaneous",
+             "planctl-engine \\- operating planctl engines: SQLite and "
+             "PostgreSQL, fleets, metrics, logs, the web page, debugging");
+    man_written(f, "planctl-engine.7");
     return CLI_EXIT_OK;
 }
 
@@ -1095,7 +1064,9 @@ int cli_doc_command(int argc, char **argv, const cli_command *const *cmds,
         int (*print)(FILE *, const cli_command *const *, size_t);
     } pages[] = {{"planctl.1", print_man},
                  {"planctl-definition.5", print_man_definition},
-                 {"planctl-json.7", print_man_json}};
+                 {"planctl-json.7", print_man_json},
+                 {"planctl.3", print_man_api},
+                 {"planctl-engine.7", print_man_engine}};
 
     if (argc < 2)
         return -1;
@@ -1108,7 +1079,8 @@ int cli_doc_command(int argc, char **argv, const cli_command *const *cmds,
         if (argc == 2)
             return print_man(stdout, cmds, ncmds);
         cli_errorf("__man takes no arguments, or one of planctl.1, "
-                   "planctl-definition.5, planctl-json.7");
+                   "planctl-definition.5, planctl-json.7, planctl.3, "
+                   "planctl-engine.7");
         return CLI_EXIT_USAGE;
     }
     return -1;

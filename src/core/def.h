@@ -17,7 +17,8 @@
 #include "kinds.h"
 #include "ptype.h"
 
-/* Limits that keep hostile input bounded; documented in README. */
+/* Limits that keep hostile input bounded; documented in planctl-definition(5).
+ */
 #define PCTL_DEF_MAX_BYTES (4 * 1024 * 1024)
 #define PCTL_NAME_MAX 63
 #define PCTL_VERSION_MAX 64

@@ -1,5 +1,5 @@
-/* select.h - which plan a change runs (README, "Plan for a parameter change"),
- * as pure functions. */
+/* select.h - which plan a change runs (planctl-engine(7), "Plan for a parameter
+ * change"), as pure functions. */
 #ifndef PCTL_CORE_SELECT_H
 #define PCTL_CORE_SELECT_H
 

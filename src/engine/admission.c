@@ -3,13 +3,13 @@
  * trigger, retry): preflight first, then the store's admission.
  *
  * Which plan runs, with which parameters, is decided by the store (plan
- * selection, README "Plan for a parameter change"), in one write transaction
- * that resolves the instance and its definition once.  A plan without preflight
- * checks is admitted there.  A plan with checks stops the store just before it
- * would admit (pctl_preflight_gate, store.h): the transaction rolls back,
- * the checks run outside any transaction (never holding the database's
- * write lock), and a second transaction re-checks everything and admits.
- * A refusal the store would give anyway (a conflict, a bad parameter)
+ * selection, planctl-engine(7) "Plan for a parameter change"), in one write
+ * transaction that resolves the instance and its definition once.  A plan
+ * without preflight checks is admitted there.  A plan with checks stops the
+ * store just before it would admit (pctl_preflight_gate, store.h): the
+ * transaction rolls back, the checks run outside any transaction (never holding
+ * the database's write lock), and a second transaction re-checks everything and
+ * admits. A refusal the store would give anyway (a conflict, a bad parameter)
  * comes before any check runs.
  */
 #include <string.h>

@@ -1,6 +1,6 @@
 /*
  * preflight.c - a plan's preflight checks, run before a run is admitted
- * (README, "Preflight checks").
+ * (planctl-definition(5), "PREFLIGHT CHECKS").
  *
  * A check is a task run as a check, by the same executors as steps: the
  * built-ins and any the process registered (planctl_engine_register puts

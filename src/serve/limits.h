@@ -3,8 +3,8 @@
  * place, in two sets (server.c's serve_limits_page and
  * serve_limits_metrics): the web page (`planctl serve`, `planctl run
  * --ui`) and the metrics and health endpoint (`planctl run
- * --metrics-addr`).  The README's web and metrics sections quote these
- * numbers.
+ * --metrics-addr`).  planctl-engine(7)'s web and metrics sections quote
+ * these numbers.
  */
 #ifndef PCTL_SERVE_LIMITS_H
 #define PCTL_SERVE_LIMITS_H

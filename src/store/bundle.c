@@ -1,7 +1,7 @@
 /*
  * bundle.c - exporting one instance, with everything needed to rebuild it
- * elsewhere, as one versioned JSON bundle (README, "Debugging: events, replay,
- * verify, gc").
+ * elsewhere, as one versioned JSON bundle (planctl-engine(7),
+ * "DEBUGGING").
  *
  * A bundle is a machine format and must be lossless: every column of every
  * row is written as stored (times as integer milliseconds, JSON columns of
@@ -128,8 +128,8 @@ static int put_json(sink *o, json_t *v, const char *what, int64_t id)
 }
 
 /* A secret output's value is left out of a bundle unless asked for
- * (README "Task outputs"): in a row's outputs column, and in an event's
- * data. */
+ * (planctl-definition(5) "TASK OUTPUTS"): in a row's outputs column, and in an
+ * event's data. */
 static int scrub(json_t *o)
 {
     json_t *v = json_object_get(o, "outputs"), *d = json_object_get(o, "data");
@@ -201,8 +201,8 @@ static int withhold_text(json_t *o, const char *key, int in_member,
 }
 
 /* A secret parameter's value is left out of a bundle unless asked for
- * (README "Parameters"): in a run's snapshot, and in the data of the
- * event that created it. */
+ * (planctl-definition(5) "SECRET PARAMETERS"): in a run's snapshot, and in the
+ * data of the event that created it. */
 static int withhold_row(json_t *o, const json_t *names, json_t *found)
 {
     if (withhold_text(o, "params", 0, names, found) < 0)

@@ -1,8 +1,8 @@
 /*
  * bundle_secrets.c - importing a bundle that leaves the values of secret
- * parameters out (README "Parameters"): the instance's "withheld" names
- * them, null stands for each value, and the importer gives them again
- * (planctl_import_options.params, the CLI's import -p NAME=VALUE).
+ * parameters out (planctl-definition(5) "SECRET PARAMETERS"): the instance's
+ * "withheld" names them, null stands for each value, and the importer gives
+ * them again (planctl_import_options.params, the CLI's import -p NAME=VALUE).
  *
  * A value given is taken as the one the instance had: it goes back in
  * every place the export left out, the instance's values and

@@ -97,8 +97,8 @@ static int step_attempt(planctl *p, const pctl_change *c, int64_t now,
     return 0;
 }
 
-/* What a run's end means for its instance (README, "Plan for a parameter
- * change"), then the queue. */
+/* What a run's end means for its instance (planctl-engine(7), "Plan for a
+ * parameter change"), then the queue. */
 static int run_ended(planctl *p, int64_t run_id, int64_t instance_id,
                      planctl_status to)
 {

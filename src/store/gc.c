@@ -1,6 +1,6 @@
 /*
  * gc.c - removing old terminal runs with their phases, steps, attempts and
- * events (README, "Debugging: events, replay, verify, gc").
+ * events (planctl-engine(7), "DEBUGGING: EVENTS, REPLAY, VERIFY, GC").
  *
  * A run goes when it is terminal, when at least keep_last newer runs of the
  * same (instance, plan) exist (so the latest run of a plan always stays),

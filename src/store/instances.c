@@ -1,7 +1,7 @@
 /*
  * instances.c - creating, changing, upgrading and deleting instances, each
- * with the plan it runs (README, "Plan for a parameter change"), in one
- * transaction per call.
+ * with the plan it runs (planctl-engine(7), "Plan for a parameter change"), in
+ * one transaction per call.
  *
  * An instance stores only the parameter values set explicitly; each run
  * stores the full snapshot it runs with (defaults overlaid with those

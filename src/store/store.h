@@ -259,9 +259,9 @@ void pctl_observed_missed(planctl *p);
  * table (ETRANSITION), compare-and-sets the row (ESTALE if its status is
  * not c->from, ENOTFOUND if it does not exist), maintains start/finish
  * times and, for steps, the attempts rows, and appends the event.  When a
- * run ends it also applies the consequences described in README: last_applied,
- * removal of a deleted instance after cleanup, and promotion of the next
- * queued run.
+ * run ends it also applies the consequences planctl-engine(7) describes:
+ * last_applied, removal of a deleted instance after cleanup, and promotion of
+ * the next queued run.
  */
 int pctl_gate(planctl *p, const pctl_change *c);
 

@@ -4,7 +4,7 @@
  * cli_parse_params(), then planctl_instance_create() and
  * planctl_instance_set() on a real database, whose answers are compared
  * with a reference written here from the rules of DESIGN §4 and the
- * README:
+ * planctl-definition(5):
  *
  *   - NAME=VALUE splits at the first '='; an entry without one goes on as
  *     a name without a value;

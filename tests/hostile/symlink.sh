@@ -1,13 +1,13 @@
 #!/bin/sh
 # symlink.sh - a database reached through a symbolic link.
 #
-# What planctl does (README, Storage): it follows the link to the real
-# file, like SQLite, which puts -wal and -shm beside the real file; the
-# engine's lock (<database>-engine) goes there too, so two engines that
-# name one database by different paths contend for one lock and the second
-# is refused (exit 3).  A link to a file that does not exist is refused
-# with exit 2 and its target is never created; a link loop is an I/O
-# error (exit 1).  Each refusal is one line.
+# What planctl does (planctl-engine(7), "Symbolic links"): it follows the
+# link to the real file, like SQLite, which puts -wal and -shm beside the
+# real file; the engine's lock (<database>-engine) goes there too, so two
+# engines that name one database by different paths contend for one lock
+# and the second is refused (exit 3).  A link to a file that does not
+# exist is refused with exit 2 and its target is never created; a link
+# loop is an I/O error (exit 1).  Each refusal is one line.
 #
 # Usage: sh symlink.sh PLANCTL_BINARY SOURCE_DIR
 bin=$1

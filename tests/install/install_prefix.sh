@@ -1,7 +1,8 @@
 #!/bin/sh
 # install_prefix.sh - `cmake --install` into a fresh prefix, then checks
 # what landed there: the libraries (SONAME and links), the header, the
-# binary with its man pages and bash completion, the CMake package, and
+# binary with its man pages (planctl(1), (3), (5) and both (7)) and bash
+# completion, the CMake package, and
 # planctl.pc (pkg-config for shared and static linking), building a small
 # program against the installed header and library both ways.
 #
@@ -37,6 +38,7 @@ for f in "$bin/planctl" "$inc/planctl.h" "$lib/libplanctl.a" \
     "$cmakedir/planctlConfig.cmake" "$cmakedir/planctlConfigVersion.cmake" \
     "$cmakedir/planctlTargets.cmake" "$man/man1/planctl.1" \
     "$man/man5/planctl-definition.5" "$man/man7/planctl-json.7" \
+    "$man/man3/planctl.3" "$man/man7/planctl-engine.7" \
     "$data/bash-completion/completions/planctl" \
     "$data/zsh/site-functions/_planctl" \
     "$data/fish/vendor_completions.d/planctl.fish"; do
@@ -65,6 +67,17 @@ grep -q '^\.TH PLANCTL-DEFINITION 5' "$man/man5/planctl-definition.5" ||
     fail "planctl-definition.5 has no .TH PLANCTL-DEFINITION 5 header"
 grep -q '^\.TH PLANCTL-JSON 7' "$man/man7/planctl-json.7" ||
     fail "planctl-json.7 has no .TH PLANCTL-JSON 7 header"
+grep -q '^\.TH PLANCTL 3' "$man/man3/planctl.3" ||
+    fail "planctl.3 has no .TH PLANCTL 3 header"
+grep -q '^\.TH PLANCTL-ENGINE 7' "$man/man7/planctl-engine.7" ||
+    fail "planctl-engine.7 has no .TH PLANCTL-ENGINE 7 header"
+# Each section holds planctl's pages and nothing else of it.
+for d in man1 man3 man5 man7; do
+    echo "$d: $(ls "$man/$d" | tr '\n' ' ')"
+done
+[ "$(ls "$man/man3")" = "planctl.3" ] || fail "man3 holds $(ls "$man/man3")"
+[ "$(ls "$man/man7" | tr '\n' ' ')" = "planctl-engine.7 planctl-json.7 " ] ||
+    fail "man7 holds $(ls "$man/man7" | tr '\n' ' ')"
 grep -q 'complete .*planctl' "$data/bash-completion/completions/planctl" ||
     fail "the bash completion does not register with complete"
 if command -v bash >/dev/null; then

@@ -1,6 +1,6 @@
 #!/bin/sh
-# readme_snippet.sh - the embedding snippet of README.md ("## Using the
-# library") built against the installed planctl as the README says, and
+# readme_snippet.sh - the embedding snippet of README.md ("## Embedding
+# in C") built against the installed planctl as the README says, and
 # run.  The snippet calls libuv itself (uv_default_loop, uv_run) with
 # nothing but planctl on the link line: libuv is part of planctl's
 # interface (the embedder passes its loop), so planctl.pc and
@@ -41,11 +41,11 @@ work=$PLANCTL_WORK/readme_snippet_$mode
 rm -rf "$work"
 mkdir -p "$work"
 
-# readme_block LANG: the first ```LANG block of "## Using the library",
+# readme_block LANG: the first ```LANG block of "## Embedding in C",
 # each line prefixed with its line number in README.md and a tab.
 readme_block() {
     awk -v fence="\`\`\`$1" '
-        /^## / { section = ($0 == "## Using the library"); next }
+        /^## / { section = ($0 == "## Embedding in C"); next }
         section && !done && !inside && $0 == fence { inside = 1; next }
         inside && $0 == "```" { inside = 0; done = 1; next }
         inside { print NR "\t" $0 }
@@ -56,7 +56,7 @@ readme_block() {
 # with #line directives so that a compiler's message names README.md's
 # line.
 readme_block c >"$work/snippet"
-[ -s "$work/snippet" ] || fail "README.md has no C snippet under \"## Using the library\""
+[ -s "$work/snippet" ] || fail "README.md has no C snippet under \"## Embedding in C\""
 marker='/* In main(): */'
 at=$(awk -F '\t' -v m="$marker" '$2 == m { print $1; exit }' "$work/snippet")
 [ -n "$at" ] || fail "the README's snippet has no line \"$marker\""
