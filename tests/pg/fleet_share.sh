@@ -26,7 +26,8 @@
 #    it joined, it gets its share (10), and none holds more than its share
 #    plus one.
 # Then every gate opens, every run completes, no try ran beside another
-# of its step, and verify is clean.
+# of its step, and verify is clean.  FLEET_SHARE_PARTS (default "1 2 3")
+# runs only some of the parts.
 . "$(dirname "$0")/lib.sh"
 
 # ---- gates ----
@@ -188,62 +189,75 @@ finish() {
     note "$1: ok"
 }
 
+part() { [[ " ${FLEET_SHARE_PARTS:-1 2 3} " == *" $1 "* ]]; }
+
 # ---- 1. started together, runs waiting for a slot ----
-next_db 1
-close_gate p
-close_gate q
-pair_def
-for ((i = 1; i <= 120; i++)); do
-    pctl create "w$i" --definition pair >/dev/null || fail "create w$i"
-done
-for n in e1 e2 e3; do start_engine "$n" --concurrency 8; done
-wait_for 60 "the three engines to join" joined 3
-hold_until 120 "each engine to hold 20-60 of the 120 runs" each_between 3 20 60
-note "1. started together, 8 tries each: $(holdings | tr '\n' ' ')"
-finish "1. started together"
+part1() {
+    next_db 1
+    close_gate p
+    close_gate q
+    pair_def
+    for ((i = 1; i <= 120; i++)); do
+        pctl create "w$i" --definition pair >/dev/null || fail "create w$i"
+    done
+    for n in e1 e2 e3; do start_engine "$n" --concurrency 8; done
+    wait_for 60 "the three engines to join" joined 3
+    hold_until 120 "each engine to hold 20-60 of the 120 runs" each_between 3 20 60
+    note "1. started together, 8 tries each: $(holdings | tr '\n' ' ')"
+    finish "1. started together"
+}
 
 # ---- 2. the first alone ran every run's first steps ----
-next_db 2
-close_gate p
-close_gate q
-pair_def
-for ((i = 1; i <= 30; i++)); do
-    pctl create "w$i" --definition pair >/dev/null || fail "create w$i"
-done
-start_engine e1 --concurrency 64
-wait_for 120 "e1 to run the 60 tries of the first steps" running 60
-start_engine e2 --concurrency 64
-start_engine e3 --concurrency 64
-wait_for 60 "the three engines to join" joined 3
-open_gate p
-hold_until 120 "each engine to hold 5-15 of the 30 runs once the first steps ended" \
-    each_between 3 5 15
-note "2. joined a busy engine: $(holdings | tr '\n' ' ')"
-finish "2. joined a busy engine"
+part2() {
+    next_db 2
+    close_gate p
+    close_gate q
+    pair_def
+    for ((i = 1; i <= 30; i++)); do
+        pctl create "w$i" --definition pair >/dev/null || fail "create w$i"
+    done
+    start_engine e1 --concurrency 64
+    wait_for 120 "e1 to run the 60 tries of the first steps" running 60
+    start_engine e2 --concurrency 64
+    start_engine e3 --concurrency 64
+    wait_for 60 "the three engines to join" joined 3
+    open_gate p
+    hold_until 120 "each engine to hold 5-15 of the 30 runs once the first steps ended" \
+        each_between 3 5 15
+    note "2. joined a busy engine: $(holdings | tr '\n' ' ')"
+    finish "2. joined a busy engine"
+}
 
 # ---- 3. joining a busy fleet, at step boundaries ----
-steps=6
-next_db 3
-for ((k = 1; k <= steps; k++)); do close_gate "s$k"; done
-chain_def "$steps"
-for ((i = 1; i <= 30; i++)); do
-    pctl create "c$i" --definition chain >/dev/null || fail "create c$i"
+part3() {
+    local steps=6 balanced k i
+
+    next_db 3
+    for ((k = 1; k <= steps; k++)); do close_gate "s$k"; done
+    chain_def "$steps"
+    for ((i = 1; i <= 30; i++)); do
+        pctl create "c$i" --definition chain >/dev/null || fail "create c$i"
+    done
+    start_engine e1 --concurrency 16
+    start_engine e2 --concurrency 16
+    wait_for 120 "two engines to run the 30 runs' first steps" running 30
+    start_engine e3 --concurrency 16
+    wait_for 60 "e3 to join" joined 3
+    balanced=0
+    for ((k = 1; k < steps; k++)); do
+        open_gate "s$k"
+        wait_for 120 "every run to move past step s$k" moved_past "s$k" 30
+        if each_between 3 9 11; then
+            balanced=$k
+            break
+        fi
+    done
+    [ "$balanced" -gt 0 ] ||
+        fail "e3 did not get its share (10 of 30) at $((steps - 1)) step boundaries; held: $(holdings | tr '\n' ' ')"
+    note "3. joined a busy fleet: balanced after step s$balanced: $(holdings | tr '\n' ' ')"
+    finish "3. joined a busy fleet"
+}
+
+for pt in 1 2 3; do
+    if part "$pt"; then "part$pt"; fi
 done
-start_engine e1 --concurrency 16
-start_engine e2 --concurrency 16
-wait_for 120 "two engines to run the 30 runs' first steps" running 30
-start_engine e3 --concurrency 16
-wait_for 60 "e3 to join" joined 3
-balanced=0
-for ((k = 1; k < steps; k++)); do
-    open_gate "s$k"
-    wait_for 120 "every run to move past step s$k" moved_past "s$k" 30
-    if each_between 3 9 11; then
-        balanced=$k
-        break
-    fi
-done
-[ "$balanced" -gt 0 ] ||
-    fail "e3 did not get its share (10 of 30) at $((steps - 1)) step boundaries; held: $(holdings | tr '\n' ' ')"
-note "3. joined a busy fleet: balanced after step s$balanced: $(holdings | tr '\n' ' ')"
-finish "3. joined a busy fleet"
