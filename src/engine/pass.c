@@ -1065,7 +1065,9 @@ static int between_steps(const pctl_run_row *r)
  * boundary, as each of its runs reaches one.  Runs in this pass whose
  * step just ended are among them: they are given back before the pass
  * decides their next step.  Before pctl_active_work(): a run given back
- * leaves the cache.
+ * leaves the cache.  It walks the cache (newest first, until it has
+ * enough) only while above its share, which the next step boundaries
+ * end.
  */
 static int shed(pass *ps, pctl_active *a)
 {
