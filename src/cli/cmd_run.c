@@ -56,7 +56,7 @@ static const cli_flag flags[] = {
      "host:pid)"},
     {"capacity", 0, CLI_FLAG_VALUE, 0, "N",
      "active runs this engine holds at most, among several (default: no "
-     "limit)"},
+     "limit; its fair share keeps engines even)"},
     {"lease-ttl", 0, CLI_FLAG_VALUE, 0, "D",
      "how long after its last heartbeat this engine counts as dead and its "
      "runs are taken over (default 15s, from 1s to 1h)"},
@@ -427,14 +427,19 @@ const cli_command cli_cmd_run = {
     "100ms.  The first SIGINT, SIGTERM or SIGHUP stops it gracefully, the\n"
     "second at once.\n"
     "On PostgreSQL several engines, on one machine or many, share the\n"
-    "database: each joins under --name, claims active runs nobody holds (up\n"
-    "to --capacity) and advances only those; the runs of an engine whose\n"
-    "heartbeat stopped for --lease-ttl (at once if it ran on this machine\n"
-    "and its process is gone) are taken over by the others, their steps\n"
-    "in flight becoming ERROR and retried by policy.  An engine that cannot\n"
-    "renew its heartbeat for half its TTL stops its tasks and stops (exit\n"
-    "3), so that no step ever runs twice at once.  'planctl engines' lists\n"
-    "them.\n"
+    "database: each joins under --name, claims active runs nobody holds and\n"
+    "advances only those.  Each holds its fair share: the active runs over\n"
+    "the live engines, rounded up (an engine with a lower --capacity holds\n"
+    "that, the others share the rest); one above its share plus one gives\n"
+    "back runs between steps, never one with a try running, so an engine\n"
+    "that joins gets its share as the others' runs reach a step boundary.\n"
+    "One pass claims at most --concurrency runs (16 to 256).  The runs of\n"
+    "an engine whose heartbeat stopped for --lease-ttl (at once if it ran\n"
+    "on this machine and its process is gone) are taken over by the\n"
+    "others, their steps in flight becoming ERROR and retried by policy.\n"
+    "An engine that cannot renew its heartbeat for half its TTL stops its\n"
+    "tasks and stops (exit 3), so that no step ever runs twice at once.\n"
+    "'planctl engines' lists them.\n"
     "--durability full syncs every commit to disk; with normal (the\n"
     "default) a power failure or an OS crash may lose the last commits,\n"
     "never the database's consistency; a crash of planctl alone loses\n"

@@ -15,6 +15,37 @@ int pctl_engine_alive(int same_host, int pid_gone, int64_t now_ms,
     return now_ms - beat_ms < ttl_ms;
 }
 
+/* Water-filling: the engines capped below the level hold their capacity
+ * and the others share the rest.  Each engine found capped below the
+ * level leaves more to the others, so the level only rises and the set
+ * of capped engines only grows: at most n rounds settle it. */
+int64_t pctl_fair_share(int64_t wanting, const int64_t *caps, size_t n,
+                        int64_t my_cap)
+{
+    int64_t level, rest, next;
+    size_t i, k, round;
+
+    if (n == 0 || wanting <= 0)
+        return 0;
+    level = (wanting + (int64_t)n - 1) / (int64_t)n;
+    for (round = 0; round < n; round++) {
+        rest = wanting;
+        k = n;
+        for (i = 0; i < n; i++)
+            if (caps[i] > 0 && caps[i] < level) {
+                rest -= caps[i];
+                k--;
+            }
+        if (k == 0) /* every engine capped below the level: its capacity */
+            return my_cap;
+        next = rest > 0 ? (rest + (int64_t)k - 1) / (int64_t)k : 0;
+        if (next <= level)
+            break;
+        level = next;
+    }
+    return my_cap > 0 && my_cap < level ? my_cap : level;
+}
+
 void pctl_ago(char *buf, size_t size, int64_t ms)
 {
     char d[32];

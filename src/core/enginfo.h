@@ -34,6 +34,18 @@ typedef struct pctl_engine_seen {
 int pctl_engine_alive(int same_host, int pid_gone, int64_t now_ms,
                       int64_t beat_ms, int64_t ttl_ms);
 
+/*
+ * The fair share of one of several engines: how many of the `wanting`
+ * active runs it should hold when the n live engines whose capacities
+ * are caps (0: no limit; in any order, its own among them) share them
+ * evenly, each capped engine holding no more than its capacity and the
+ * others sharing the rest.  Rounded up, so the shares together cover
+ * every run.  my_cap is its own capacity (0: no limit).  0 when n is 0
+ * or nothing is wanted.  Can't fail.
+ */
+int64_t pctl_fair_share(int64_t wanting, const int64_t *caps, size_t n,
+                        int64_t my_cap);
+
 /* "just now" for less than half a second, else "2s ago", "3m ago",
  * "1h5m ago", to the nearest second.  Can't fail. */
 void pctl_ago(char *buf, size_t size, int64_t ms);

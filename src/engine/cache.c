@@ -388,33 +388,6 @@ int pctl_active_claimed(pctl_active *a, planctl *p, const int64_t *ids,
     return rc;
 }
 
-/* Whether run r is quiescent: no step of it has a job or is IN_PROGRESS
- * (another engine can take it over without interrupting anything). */
-static int quiescent(const pctl_run_row *r)
-{
-    size_t pi, si;
-
-    if (r->ended || r->dirty)
-        return 0;
-    for (pi = 0; pi < r->view.nphases; pi++)
-        for (si = 0; si < r->view.phases[pi].nsteps; si++)
-            if (r->phases[pi].steps[si].job ||
-                r->view.phases[pi].steps[si].status ==
-                    PLANCTL_STATUS_IN_PROGRESS)
-                return 0;
-    return 1;
-}
-
-size_t pctl_active_quiescent(const pctl_active *a, int64_t *ids, size_t max)
-{
-    size_t i, n = 0;
-
-    for (i = a->nruns; i > 0 && n < max; i--)
-        if (quiescent(a->runs[i - 1]))
-            ids[n++] = a->runs[i - 1]->id;
-    return n;
-}
-
 int pctl_active_forget(pctl_active *a, planctl *p, int64_t run_id)
 {
     return refresh_run(a, p, run_id);

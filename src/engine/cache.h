@@ -164,9 +164,6 @@ size_t pctl_active_promoted(const pctl_active *a);
  * Errors: the store's. */
 int pctl_active_claimed(pctl_active *a, planctl *p, const int64_t *ids,
                         size_t n);
-/* Up to max runs of a, newest first, that no job runs and that have no
- * step IN_PROGRESS, into ids; how many.  Can't fail. */
-size_t pctl_active_quiescent(const pctl_active *a, int64_t *ids, size_t max);
 /* Reads run_id again after this engine gave it back (store/fleet.c): it
  * leaves the cache.  Inside the pass's transaction.  Errors: the
  * store's. */

@@ -934,6 +934,7 @@ static int take_database(planctl_engine *e)
         pctl_metrics_log(e, PLANCTL_LOG_WARN, "engines declared dead", said);
     pctl_free(said);
     e->fleet = 1;
+    e->fleet_share = -1; /* looked at in its first pass */
     e->want_claim = 2;
     beat_taken(e, t0);
     return 0;

@@ -138,11 +138,14 @@ struct planctl_engine {
      * runs, and holds only those. */
     int fleet;
     char *name; /* its name (a copy of o.name), or NULL */
-    /* What the next pass does about runs nobody holds: 0 nothing, 1 claim
-     * up to its fair share (woken by a notification), 2 also claim what
-     * nobody took since the last heartbeat and give back what is above
-     * its share (at each heartbeat). */
+    /* Whether the next pass looks at the shares again and claims runs
+     * nobody holds, up to its fair share: 0 no, 1 woken by a
+     * notification, 2 at a heartbeat. */
     int want_claim;
+    /* Its fair share of the active runs as last looked at (pass.c claim;
+     * -1 before): above it by more than one, it gives back runs between
+     * steps. */
+    int64_t fleet_share;
     uint64_t beat_at;           /* uv_hrtime() when its last heartbeat began */
     struct pctl_keeper *keeper; /* kills its tasks when it cannot
                                    (keeper.c) */

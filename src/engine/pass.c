@@ -52,7 +52,6 @@
 #define MAX_OUTCOMES 1024
 #define MAX_ACTIONS 4096
 #define MAX_STARTS 1024
-#define CLAIM_BATCH 256
 
 typedef struct pass {
     planctl_engine *e;
@@ -987,54 +986,113 @@ static int shift_clock(planctl_engine *e, pctl_active *a, int64_t delta)
     return rc;
 }
 
+/* How many runs one pass claims at most: its concurrency (what it could
+ * start at once), between these two.  Claiming in slices lets engines
+ * that start together take turns, and keeps a pass that reads the runs
+ * it claims short. */
+#define CLAIM_MIN 16
+#define CLAIM_MAX 256
+
 /*
  * One of several engines takes runs nobody holds (store/fleet.c), oldest
- * first, up to its capacity, CLAIM_BATCH a pass (a full batch asks for
- * another pass), and its fair share: the active runs over the live
- * engines, rounded up, so that a new engine gets work without anyone
- * arranging it.  At a heartbeat (want_claim 2) it also takes what is left
- * beyond the shares (an engine at its capacity leaves some), and gives
- * back quiescent runs above its share plus one, which wakes the others.
- * The runs read in are decided in this pass: their steps IN_PROGRESS,
- * which no job of ours runs, were interrupted (reconcile).
+ * first, up to its fair share of the active runs (the live engines share
+ * them evenly, capped ones at most their capacity: pctl_fair_share) and
+ * its capacity, a slice a pass (a full slice asks for another pass).  It
+ * looks again when woken (an admission, runs given back, an engine
+ * joining or declared dead) and at each heartbeat, so that a new engine
+ * gets work without anyone arranging it: the others give back what is
+ * above their share (shed(), at step boundaries).  The runs read in are
+ * decided in this pass: their steps IN_PROGRESS, which no job of ours
+ * runs, were interrupted (reconcile).
  */
 static int claim(pass *ps, pctl_active *a)
 {
     planctl_engine *e = ps->e;
-    int64_t room = CLAIM_BATCH, *ids = NULL, engines, held, unheld, fair;
-    int64_t mine = (int64_t)pctl_active_count(a), give[CLAIM_BATCH];
+    int64_t room, *ids = NULL, share, unheld;
+    int64_t mine = (int64_t)pctl_active_count(a);
     int beat = e->want_claim == 2;
-    size_t n = 0, i;
+    size_t n = 0;
     int rc;
 
     e->want_claim = 0;
-    if ((rc = pctl_fleet_share(e->p, &engines, &held, &unheld)) < 0)
+    if ((rc = pctl_fleet_share(e->p, e->o.capacity, &share, &unheld)) < 0)
         return rc;
-    fair = engines > 0 ? (held + unheld + engines - 1) / engines : 0;
+    e->fleet_share = share;
+    room = e->o.concurrency;
+    room = room < CLAIM_MIN ? CLAIM_MIN : room > CLAIM_MAX ? CLAIM_MAX : room;
     if (e->o.capacity && e->o.capacity - mine < room)
         room = e->o.capacity - mine;
-    if (!(beat && unheld > 0) && fair - mine < room)
-        room = fair - mine;
-    if (room > 0 && unheld > 0) {
-        rc = pctl_fleet_claim(e->p, room, &ids, &n);
-        if (rc == 0)
-            rc = pctl_active_claimed(a, e->p, ids, n);
-        /* What their former holder recorded of why they wait. */
-        if (rc == 0)
-            rc = pctl_engine_waits_gone(e, NULL, ids, n);
-        if (rc == 0 && (int64_t)n == room) {
-            e->want_claim = beat ? 2 : 1;
-            ps->r.more = 1;
-        }
-        pctl_metrics_claimed(e, n);
-        pctl_free(ids);
-        mine += (int64_t)n;
+    if (share - mine < room)
+        room = share - mine;
+    if (room <= 0 || unheld <= 0)
+        return 0;
+    rc = pctl_fleet_claim(e->p, room, &ids, &n);
+    if (rc == 0)
+        rc = pctl_active_claimed(a, e->p, ids, n);
+    /* What their former holder recorded of why they wait. */
+    if (rc == 0)
+        rc = pctl_engine_waits_gone(e, NULL, ids, n);
+    if (rc == 0 && (int64_t)n == room) {
+        e->want_claim = beat ? 2 : 1;
+        ps->r.more = 1;
     }
-    if (rc < 0 || !beat || mine <= fair + 1)
-        return rc;
-    n = pctl_active_quiescent(
-        a, give,
-        (size_t)(mine - fair < CLAIM_BATCH ? mine - fair : CLAIM_BATCH));
+    pctl_metrics_claimed(e, n);
+    pctl_free(ids);
+    return rc;
+}
+
+/* Whether run r is between steps: no step of it IN_PROGRESS, and no job
+ * of it still running (one that reported in this pass and ends with it
+ * runs no more), so that another engine may take it without
+ * interrupting anything. */
+static int between_steps(const pctl_run_row *r)
+{
+    size_t pi, si;
+    const ejob *j;
+
+    if (r->ended || !pctl_status_active(r->view.status))
+        return 0;
+    for (pi = 0; pi < r->view.nphases; pi++)
+        for (si = 0; si < r->view.phases[pi].nsteps; si++) {
+            if (r->view.phases[pi].steps[si].status ==
+                PLANCTL_STATUS_IN_PROGRESS)
+                return 0;
+            j = job_of(&r->phases[pi].steps[si]);
+            if (j && !(j->finished && j->fx == EJOB_FX_DROP))
+                return 0;
+        }
+    return 1;
+}
+
+/*
+ * One of several engines holding more than its fair share plus one gives
+ * runs back, newest first, down to its share: only runs between steps
+ * (never one with a try running), so that the others take them at a step
+ * boundary, as each of its runs reaches one.  Runs in this pass whose
+ * step just ended are among them: they are given back before the pass
+ * decides their next step.  Before pctl_active_work(): a run given back
+ * leaves the cache.  It walks the cache (newest first, until it has
+ * enough) only while above its share, which the next step boundaries
+ * end.
+ */
+static int shed(pass *ps, pctl_active *a)
+{
+    planctl_engine *e = ps->e;
+    int64_t mine = (int64_t)pctl_active_count(a), give[CLAIM_MAX];
+    size_t n = 0, want, i;
+    int rc;
+
+    if (!e->fleet || e->state != ENGINE_RUNNING || e->fleet_share < 0 ||
+        mine <= e->fleet_share + 1)
+        return 0;
+    want = (size_t)(mine - e->fleet_share);
+    if (want > CLAIM_MAX)
+        want = CLAIM_MAX;
+    for (i = a->nruns; i > 0 && n < want; i--)
+        if (between_steps(a->runs[i - 1]))
+            give[n++] = a->runs[i - 1]->id;
+    if (n == 0)
+        return 0;
     rc = pctl_fleet_release(e->p, give, n);
     for (i = 0; rc == 0 && i < n; i++)
         rc = pctl_active_forget(a, e->p, give[i]);
@@ -1088,6 +1146,10 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
         pctl_active_touch(a, j->run_id);
         rc = apply_outcome(&ps, j);
     }
+    /* Runs above its share go back between steps, before their next
+     * step is decided. */
+    if (rc == 0)
+        rc = shed(&ps, a);
     /* The runs this pass looks at: those that changed (by the outcomes
      * too) or whose time came. */
     if (rc == 0 && pctl_active_work(a, ps.r.now, &ps.work, &ps.nwork) < 0)

@@ -438,23 +438,35 @@ int pctl_fleet_release(planctl *p, const int64_t *ids, size_t n)
                                         p->fleet_name, n, n == 1 ? "" : "s"));
 }
 
-int pctl_fleet_share(planctl *p, int64_t *engines, int64_t *held,
+int pctl_fleet_share(planctl *p, int64_t capacity, int64_t *share,
                      int64_t *unheld)
 {
     pctl_stmt *st = pctl_q(p, PCTL_Q_fleet_share);
-    int rc;
+    int64_t *caps = NULL, wanting = 0;
+    size_t n = 0, cap = 0;
+    int rc = 0, step;
 
-    *engines = *held = *unheld = 0;
+    *share = *unheld = 0;
     if (!st)
         return PLANCTL_ERROR;
-    rc = pctl_step(st);
-    if (rc == PCTL_ROW) {
-        *engines = pctl_col_i64(st, 0);
-        *held = pctl_col_i64(st, 1);
+    pctl_bind_i64(st, 1, p->fleet_id);
+    /* Columns: 0 a live engine's capacity, 1 active runs, 2 those nobody
+     * holds. */
+    while ((step = pctl_step(st)) == PCTL_ROW) {
+        wanting = pctl_col_i64(st, 1);
         *unheld = pctl_col_i64(st, 2);
+        if (pctl_push_id(&caps, &n, &cap, pctl_col_i64(st, 0)) < 0) {
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+            break;
+        }
     }
+    if (rc == 0 && step != PCTL_DONE)
+        rc = pctl_q_fail(st, step);
     pctl_reset(st);
-    return rc == PCTL_ROW ? 0 : pctl_q_fail(st, rc);
+    if (rc == 0)
+        *share = pctl_fair_share(wanting, caps, n, capacity);
+    pctl_free(caps);
+    return rc;
 }
 
 int pctl_fleet_leave(planctl *p)

@@ -452,8 +452,10 @@ int pctl_fleet_claim(planctl *p, int64_t room, int64_t **ids, size_t *n);
 int pctl_fleet_hold(planctl *p, int64_t run_id);
 /* Inside a write: gives runs back to nobody, waking the others. */
 int pctl_fleet_release(planctl *p, const int64_t *ids, size_t n);
-/* Inside a transaction: live engines, active runs held, and not held. */
-int pctl_fleet_share(planctl *p, int64_t *engines, int64_t *held,
+/* Inside a transaction: p's engine's fair share of the active runs
+ * (pctl_fair_share over the live engines, p's counted, its capacity
+ * capacity; 0: no limit), and how many active runs nobody holds. */
+int pctl_fleet_share(planctl *p, int64_t capacity, int64_t *share,
                      int64_t *unheld);
 /* Leaves: p's row goes, its runs back to nobody.  Own transaction; p is
  * no fleet engine after, whatever happens. */

@@ -102,13 +102,46 @@ static void test_line_fleet(void **state)
                              "it over once its TTL has passed");
 }
 
+/* Each engine's share of the runs wanting one: even, rounded up, capped
+ * engines at most their capacity and the others sharing what they leave. */
+static void test_fair_share(void **state)
+{
+    static const int64_t none[] = {0, 0, 0}, one_small[] = {10, 0, 0},
+                         all_small[] = {10, 20}, big[] = {500, 0},
+                         mixed[] = {0, 30, 5, 0};
+
+    (void)state;
+    /* 3 engines started together on 120 runs: 40 each. */
+    assert_int_equal(pctl_fair_share(120, none, 3, 0), 40);
+    /* Rounded up: the shares cover every run. */
+    assert_int_equal(pctl_fair_share(121, none, 3, 0), 41);
+    assert_int_equal(pctl_fair_share(2, none, 3, 0), 1);
+    assert_int_equal(pctl_fair_share(0, none, 3, 0), 0);
+    /* An engine alone holds everything; none at all, nothing. */
+    assert_int_equal(pctl_fair_share(500, none, 1, 0), 500);
+    assert_int_equal(pctl_fair_share(500, none, 0, 0), 0);
+    /* One capped at 10: it holds 10, the two others 55 each. */
+    assert_int_equal(pctl_fair_share(120, one_small, 3, 10), 10);
+    assert_int_equal(pctl_fair_share(120, one_small, 3, 0), 55);
+    /* Every engine capped below the even share: each its capacity. */
+    assert_int_equal(pctl_fair_share(120, all_small, 2, 10), 10);
+    assert_int_equal(pctl_fair_share(120, all_small, 2, 20), 20);
+    /* A capacity above the even share changes nothing. */
+    assert_int_equal(pctl_fair_share(120, big, 2, 500), 60);
+    assert_int_equal(pctl_fair_share(120, big, 2, 0), 60);
+    /* 5 fixed first, which lifts the level past 30: (100-5)/3 = 32 > 30,
+     * so 30 is fixed too, and the two unlimited share 65: 33 each. */
+    assert_int_equal(pctl_fair_share(100, mixed, 4, 0), 33);
+    assert_int_equal(pctl_fair_share(100, mixed, 4, 30), 30);
+    assert_int_equal(pctl_fair_share(100, mixed, 4, 5), 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_alive),
-        cmocka_unit_test(test_ago),
-        cmocka_unit_test(test_line),
-        cmocka_unit_test(test_line_fleet),
+        cmocka_unit_test(test_alive),      cmocka_unit_test(test_ago),
+        cmocka_unit_test(test_line),       cmocka_unit_test(test_line_fleet),
+        cmocka_unit_test(test_fair_share),
     };
 
     setenv("TZ", "UTC", 1);

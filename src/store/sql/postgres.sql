@@ -1002,13 +1002,20 @@ ON CONFLICT (run_id) DO UPDATE SET engine_id = excluded.engine_id,
 -- name: fleet_release
 UPDATE claims SET engine_id = NULL WHERE run_id = $1 AND engine_id = $2;
 
--- Live engines, and the active runs held, for each engine's fair share.
+-- For each engine's fair share: the capacity of each live engine (its
+-- heartbeat younger than its TTL; engine $1, the one asking, always),
+-- each row with the active runs (all of them, and those nobody holds).
 -- name: fleet_share
-SELECT (SELECT count(*) FROM engines),
-    (SELECT count(*) FROM claims AS c JOIN runs AS r ON r.id = c.run_id
-     WHERE c.engine_id IS NOT NULL AND r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED')),
-    (SELECT count(*) FROM runs AS r LEFT JOIN claims AS c ON c.run_id = r.id
-     WHERE r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED') AND c.engine_id IS NULL);
+SELECT e.capacity, s.wanting, s.unheld
+FROM engines AS e,
+    (SELECT (SELECT count(*) FROM runs
+             WHERE status IN ('PENDING', 'IN_PROGRESS', 'PAUSED')) AS wanting,
+        (SELECT count(*) FROM runs AS r LEFT JOIN claims AS c ON c.run_id = r.id
+         WHERE r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED')
+           AND c.engine_id IS NULL) AS unheld) AS s,
+    (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now) AS n
+WHERE e.id = $1 OR e.heartbeat_at > n.now - e.ttl_ms
+ORDER BY e.id;
 
 -- name: fleet_list
 SELECT e.id, e.name, e.host, e.pid, e.started_at, e.heartbeat_at, e.ttl_ms,

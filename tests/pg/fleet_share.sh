@@ -1,0 +1,263 @@
+#!/usr/bin/env bash
+# tests/pg/fleet_share.sh - engines on one PostgreSQL schema share the
+# work (issue 34): each holds its fair share, ceil(active runs / live
+# engines), and an engine above its share plus one gives back runs between
+# steps, never one with a try running.
+#
+# The tasks wait on gates the test holds (an exclusive flock on
+# $tmp/gate.NAME; a task takes it shared), so that which steps end, and
+# when, is the test's to say: nothing depends on timing, the deadlines
+# only bound a hang.  Every try also holds an flock of its step while it
+# runs (as sleeper_def's do): a try that starts beside another of its step
+# says so in $tmp/overlaps.
+#
+# 1. Three engines started together on a backlog of 120 runs (each runs
+#    8 tries at once): each comes to hold between 1/6 and
+#    1/2 of them, although the first to join may claim all 120 alone and
+#    no step has ended: it gives back the runs waiting for a slot.
+# 2. Engines joining one that runs every try of a backlog of 30 runs at
+#    once (--concurrency 64): it cannot give a run back in the middle of
+#    a step.  Once the first steps end (their gate opened), it gives back
+#    what is above its share at that step boundary: each of the three
+#    comes to hold 1/6 to 1/2.
+# 3. An engine joining a busy fleet: two engines hold 30 runs of a chain
+#    of steps, every try running and waiting on its step's gate; a third
+#    joins.  The gates open one by one: at the first step boundaries after
+#    it joined, it gets its share (10), and none holds more than its share
+#    plus one.
+# Then every gate opens, every run completes, no try ran beside another
+# of its step, and verify is clean.  FLEET_SHARE_PARTS (default "1 2 3")
+# runs only some of the parts.
+. "$(dirname "$0")/lib.sh"
+
+# ---- gates ----
+declare -A gate_pid
+# Closes gate NAME: a process holds $tmp/gate.NAME exclusively (flock -o:
+# the lock is flock's own, not its child's) until open_gate.
+close_gate() {
+    flock -o -x "$tmp/gate.$1" sleep 100000 &
+    gate_pid[$1]=$!
+    bg_pids+=("$!")
+    held() { ! flock -n -s "$tmp/gate.$1" true; }
+    wait_for 60 "gate $1 to close" held "$1"
+}
+# Ends the holder's sleep, so flock exits and the gate opens.
+open_gate() {
+    pkill -P "${gate_pid[$1]}" sleep 2>/dev/null || true
+    wait "${gate_pid[$1]}" 2>/dev/null || true
+}
+open_all() {
+    local g
+    for g in "${!gate_pid[@]}"; do open_gate "$g"; done
+}
+cleanup_gates() {
+    local g
+    for g in "${!gate_pid[@]}"; do
+        pkill -9 -P "${gate_pid[$g]}" sleep 2>/dev/null || true
+    done
+    cleanup_own
+}
+trap cleanup_gates EXIT
+
+# The command of a task of step NAME behind gate GATE.
+task() {
+    printf '%s' "exec 9>$tmp/lock.\$PLANCTL_RUN_UID.\$PLANCTL_STEP; flock -n 9 || echo \$PLANCTL_RUN_UID \$PLANCTL_STEP \$PLANCTL_ATTEMPT >>$tmp/overlaps; flock -s $tmp/gate.$1 true; echo done"
+}
+
+# Definition "pair": a parallel phase of two steps behind gate p, then one
+# step behind gate q.
+pair_def() {
+    cat >"$tmp/pair.json" <<DEF
+{"name": "pair", "version": "1",
+ "tasks": [{"name": "p", "kind": "shell", "spec": {"command": "$(task p)"}},
+           {"name": "q", "kind": "shell", "spec": {"command": "$(task q)"}}],
+ "plans": {"deploy": {"phases": [
+   {"name": "first", "strategy": "parallel",
+    "steps": [{"name": "a", "tasks": ["p"]}, {"name": "b", "tasks": ["p"]}]},
+   {"name": "then", "steps": [{"name": "c", "tasks": ["q"]}]}]}}}
+DEF
+    pctl apply -f "$tmp/pair.json" >/dev/null || fail "apply pair"
+}
+
+# Definition "chain": steps s1..s$1 one after another, step sK behind
+# gate sK.
+chain_def() {
+    local k tasks='' steps=''
+    for ((k = 1; k <= $1; k++)); do
+        tasks+="${tasks:+, }{\"name\": \"t$k\", \"kind\": \"shell\", \"spec\": {\"command\": \"$(task "s$k")\"}}"
+        steps+="${steps:+, }{\"name\": \"s$k\", \"tasks\": [\"t$k\"]}"
+    done
+    cat >"$tmp/chain.json" <<DEF
+{"name": "chain", "version": "1", "tasks": [$tasks],
+ "plans": {"deploy": {"phases": [{"name": "all", "steps": [$steps]}]}}}
+DEF
+    pctl apply -f "$tmp/chain.json" >/dev/null || fail "apply chain"
+}
+
+# ---- engines ----
+declare -A engine_pid
+# start_engine NAME [FLAGS...]
+start_engine() {
+    local n=$1
+    shift
+    "$PLANCTL_BIN" run --name "$n" "$@" >"$tmp/$n.out" \
+        2>"$tmp/$n.err" &
+    engine_pid[$n]=$!
+    bg_pids+=("$!")
+}
+# Fails at once if an engine exited.
+engines_alive() {
+    local n
+    for n in "${!engine_pid[@]}"; do
+        kill -0 "${engine_pid[$n]}" 2>/dev/null ||
+            fail "engine $n exited: $(cat "$tmp/$n.err")"
+    done
+}
+# stop_engines: SIGINT to each, waiting for each to exit 0.
+stop_engines() {
+    local n rc
+    for n in "${!engine_pid[@]}"; do kill -INT "${engine_pid[$n]}"; done
+    for n in "${!engine_pid[@]}"; do
+        rc=0
+        wait "${engine_pid[$n]}" || rc=$?
+        [ "$rc" = 0 ] || fail "engine $n exited $rc: $(cat "$tmp/$n.err")"
+    done
+    engine_pid=()
+}
+# The active runs each engine holds, "name count" a line, by name.
+holdings() {
+    val "SELECT e.name || ' ' || count(r.id) FROM engines e
+         LEFT JOIN claims c ON c.engine_id = e.id
+         LEFT JOIN runs r ON r.id = c.run_id
+             AND r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED')
+         GROUP BY e.name ORDER BY e.name"
+}
+joined() { [ "$(val "SELECT count(*) FROM engines")" = "$1" ]; }
+# Whether each of the $1 engines holds between $2 and $3 runs.
+each_between() {
+    engines_alive
+    local n=0 name count
+    while read -r name count; do
+        [ -n "$name" ] || continue
+        n=$((n + 1))
+        [ "$count" -ge "$2" ] && [ "$count" -le "$3" ] || return 1
+    done <<<"$(holdings)"
+    [ "$n" = "$1" ]
+}
+# Whether tries of $1 steps are running (none finished the step yet: the
+# gate holds them).
+running() {
+    engines_alive
+    [ "$(val "SELECT count(*) FROM attempts WHERE finished_at IS NULL")" = "$1" ]
+}
+# Whether no try of step $1 is open and $2 tries of later steps run.
+moved_past() {
+    engines_alive
+    [ "$(val "SELECT count(*) FROM attempts a JOIN steps s ON s.id = a.step_id
+              WHERE s.name = '$1' AND a.finished_at IS NULL")" = 0 ] &&
+        [ "$(val "SELECT count(*) FROM attempts
+                  WHERE finished_at IS NULL")" = "$2" ]
+}
+# hold_until SECONDS WHAT COMMAND...: wait_for, failing with what each
+# engine holds.
+hold_until() {
+    local deadline=$((SECONDS + $1)) what=$2
+    shift 2
+    until "$@"; do
+        [ "$SECONDS" -lt "$deadline" ] ||
+            fail "timed out waiting for $what; held: $(holdings | tr '\n' ' ')"
+        sleep 0.05
+    done
+}
+# A new database for part $1 (the one before dropped: its engines are
+# gone).
+next_db() {
+    local old=$db
+    fresh_db "t_${name}_$1"
+    [ "$old" = "$db" ] || "$psql_bin" -X -q -d postgres \
+        -c "DROP DATABASE IF EXISTS $old" >/dev/null 2>&1 || true
+    PLANCTL_DB=$(pg_uri)
+    export PLANCTL_DB
+    rm -f "$tmp"/gate.* "$tmp"/lock.*
+    gate_pid=()
+}
+finish() {
+    open_all
+    wait_for 300 "every run to complete" eval 'engines_alive; all_done'
+    stop_engines
+    check_finished
+    note "$1: ok"
+}
+
+part() { [[ " ${FLEET_SHARE_PARTS:-1 2 3} " == *" $1 "* ]]; }
+
+# ---- 1. started together, runs waiting for a slot ----
+part1() {
+    next_db 1
+    close_gate p
+    close_gate q
+    pair_def
+    for ((i = 1; i <= 120; i++)); do
+        pctl create "w$i" --definition pair >/dev/null || fail "create w$i"
+    done
+    for n in e1 e2 e3; do start_engine "$n" --concurrency 8; done
+    wait_for 60 "the three engines to join" joined 3
+    hold_until 120 "each engine to hold 20-60 of the 120 runs" each_between 3 20 60
+    note "1. started together, 8 tries each: $(holdings | tr '\n' ' ')"
+    finish "1. started together"
+}
+
+# ---- 2. the first alone ran every run's first steps ----
+part2() {
+    next_db 2
+    close_gate p
+    close_gate q
+    pair_def
+    for ((i = 1; i <= 30; i++)); do
+        pctl create "w$i" --definition pair >/dev/null || fail "create w$i"
+    done
+    start_engine e1 --concurrency 64
+    wait_for 120 "e1 to run the 60 tries of the first steps" running 60
+    start_engine e2 --concurrency 64
+    start_engine e3 --concurrency 64
+    wait_for 60 "the three engines to join" joined 3
+    open_gate p
+    hold_until 120 "each engine to hold 5-15 of the 30 runs once the first steps ended" \
+        each_between 3 5 15
+    note "2. joined a busy engine: $(holdings | tr '\n' ' ')"
+    finish "2. joined a busy engine"
+}
+
+# ---- 3. joining a busy fleet, at step boundaries ----
+part3() {
+    local steps=6 balanced k i
+
+    next_db 3
+    for ((k = 1; k <= steps; k++)); do close_gate "s$k"; done
+    chain_def "$steps"
+    for ((i = 1; i <= 30; i++)); do
+        pctl create "c$i" --definition chain >/dev/null || fail "create c$i"
+    done
+    start_engine e1 --concurrency 16
+    start_engine e2 --concurrency 16
+    wait_for 120 "two engines to run the 30 runs' first steps" running 30
+    start_engine e3 --concurrency 16
+    wait_for 60 "e3 to join" joined 3
+    balanced=0
+    for ((k = 1; k < steps; k++)); do
+        open_gate "s$k"
+        wait_for 120 "every run to move past step s$k" moved_past "s$k" 30
+        if each_between 3 9 11; then
+            balanced=$k
+            break
+        fi
+    done
+    [ "$balanced" -gt 0 ] ||
+        fail "e3 did not get its share (10 of 30) at $((steps - 1)) step boundaries; held: $(holdings | tr '\n' ' ')"
+    note "3. joined a busy fleet: balanced after step s$balanced: $(holdings | tr '\n' ' ')"
+    finish "3. joined a busy fleet"
+}
+
+for pt in 1 2 3; do
+    if part "$pt"; then "part$pt"; fi
+done
