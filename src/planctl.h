@@ -66,7 +66,10 @@
  *     another process may then delete the -wal under them (SQLite's "How
  *     To Corrupt An SQLite Database File", 2.2).
  *   - planctl_step_finish() and planctl_job_set_output() may be called from
- *     any thread; executors' start() and cancel() run on the loop thread.
+ *     any thread; executors' start(), cancel() and release() run on the
+ *     loop thread.
+ *   - planctl_interrupt(p) may be called from any thread while another
+ *     uses p: the call in progress on p returns PLANCTL_EINTR.
  *   - Functions taking no handle (planctl_strerror(), planctl_errname(),
  *     planctl_status_*(), planctl_transition_legal(), planctl_libversion(),
  *     planctl_definition_check()) are safe from any thread.
@@ -136,7 +139,9 @@ PLANCTL_API const char *planctl_libversion(void);
  * Error codes, generated from one list.  Each entry is (NAME, value, text).
  * The CLI maps them to exit codes: EINVAL, EDEFINITION and EPREFLIGHT -> 2
  * (a preflight check failed; one that could not run is PLANCTL_ERROR),
- * ECONFLICT, EBUSY and ESTALE -> 3, ENOTFOUND -> 4, everything else -> 1.
+ * ECONFLICT, EBUSY and ESTALE -> 3, ENOTFOUND -> 4, everything else -> 1
+ * (EINTR too: the CLI never interrupts a call, and "internal or I/O error"
+ * is the closest of its documented codes for an embedder's).
  */
 #define PLANCTL_ERRNO_MAP(X)                                                   \
     X(ERROR, -1, "internal error")                                             \
@@ -153,7 +158,8 @@ PLANCTL_API const char *planctl_libversion(void);
     X(EDEFINITION, -12, "invalid definition")                                  \
     X(EREADONLY, -13, "database is read-only")                                 \
     X(EPREFLIGHT, -14, "preflight checks failed")                              \
-    X(EMISMATCH, -15, "the tables and the event log disagree")
+    X(EMISMATCH, -15, "the tables and the event log disagree")                \
+    X(EINTR, -16, "interrupted")
 
 enum {
 #define PLANCTL_X_(name, value, text) PLANCTL_##name = value,
@@ -305,6 +311,20 @@ PLANCTL_API const char *planctl_errmsg(const planctl *p);
  * refusal of that kind (a fixed buffer of the thread, cut to 255 bytes);
  * "" when there was none.  Any thread.  Can't fail. */
 PLANCTL_API const char *planctl_thread_errmsg(void);
+
+/*
+ * Interrupts the call in progress on p from another thread (a binding's
+ * context cancellation): a wait for the database's write lock (SQLite's
+ * busy timeout, PostgreSQL's lock_timeout), a statement running, or the
+ * preflight checks of an admission (their processes are killed).  The
+ * call then returns PLANCTL_EINTR soon, having changed nothing (its
+ * transaction rolled back), with a message naming what it was doing.
+ * With no call in progress it does nothing: the next call is not
+ * affected.  p must stay open during the call (do not planctl_close() it
+ * concurrently).  Any thread.  Returns 0, or PLANCTL_EINVAL for a NULL
+ * handle (message in planctl_thread_errmsg()).
+ */
+PLANCTL_API int planctl_interrupt(planctl *p);
 
 /* The schema version the database is at (PRAGMA user_version; 0 for a
  * NULL handle) and the one this library writes.  Can't fail. */
@@ -1385,17 +1405,28 @@ typedef struct planctl_task_info {
  *           the outcome it reports is then ignored.  It may come after
  *           the job was reported but before the engine saw the report: it
  *           must then do nothing.
+ *   release (version 2; may be NULL): the job is done with.  Called once
+ *           for every job start() was called for, on the loop thread, when
+ *           the engine frees it: after its report was consumed and after
+ *           any cancel(), so no call on the job can follow.  Also for a
+ *           job whose start() failed, and for the jobs of an engine that
+ *           stops or is freed while they run (their reports consumed by
+ *           the stop).  The place to free what planctl_job_set_data()
+ *           attached (planctl_job_data(job) still returns it); it must
+ *           not report the job or call the engine.
  * The struct is copied by planctl_engine_register(); data must stay valid
- * until the engine is freed.
+ * until the engine is freed.  A version 1 struct (no release) is still
+ * accepted.
  */
 typedef struct planctl_executor {
     unsigned int version; /* PLANCTL_EXECUTOR_VERSION */
     int (*start)(planctl_job *job, const planctl_task_info *info, void *data);
     void (*cancel)(planctl_job *job, void *data);
     void *data;
+    void (*release)(planctl_job *job, void *data); /* version 2 */
 } planctl_executor;
 
-#define PLANCTL_EXECUTOR_VERSION 1
+#define PLANCTL_EXECUTOR_VERSION 2
 
 /*
  * Reports the job's outcome; callable from any thread (it only queues the
