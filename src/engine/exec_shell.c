@@ -864,7 +864,7 @@ static void shell_cancel(planctl_job *job, void *data)
 }
 
 static const planctl_executor shell_executor = {
-    PLANCTL_EXECUTOR_VERSION, shell_start, shell_cancel, NULL};
+    PLANCTL_EXECUTOR_VERSION, shell_start, shell_cancel, NULL, NULL};
 
 const planctl_executor *pctl_executor_shell(void)
 {

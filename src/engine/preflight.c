@@ -255,6 +255,7 @@ static void start_check(runner *r, check *c, const pctl_plan_def *plan,
     info.params = params;
     info.attempt = 1;
     r->pending++;
+    pctl_job_bind(c->job, c->ex);
     if (c->ex->start(c->job, &info, c->ex->data) < 0) {
         r->pending--;
         pctl_job_free(c->job);

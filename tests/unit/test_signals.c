@@ -96,7 +96,7 @@ static void probe_cancel(planctl_job *job, void *data)
 }
 
 static const planctl_executor probe = {PLANCTL_EXECUTOR_VERSION, probe_start,
-                                       probe_cancel, NULL};
+                                       probe_cancel, NULL, NULL};
 
 /* ---- running an engine ------------------------------------------------- */
 
