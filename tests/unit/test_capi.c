@@ -124,9 +124,9 @@ static void not_a_release(planctl_job *job, void *data)
     "\"plans\":{\"deploy\":{\"phases\":[{\"name\":\"a\",\"strategy\":"         \
     "\"parallel\",\"steps\":["                                                 \
     "{\"name\":\"s1\",\"tasks\":[\"ok\",\"ok\"]},"                             \
-    "{\"name\":\"s2\",\"tasks\":[\"ok\"]},"                                    \
-    "{\"name\":\"s3\",\"tasks\":[\"bad\"],\"retry\":{\"attempts\":2,"          \
-    "\"backoff\":\"10ms\"}}]}]},"                                              \
+    "{\"name\":\"s2\",\"tasks\":[\"ok\"]}]},"                                  \
+    "{\"name\":\"b\",\"steps\":[{\"name\":\"s3\",\"tasks\":[\"bad\"],"         \
+    "\"retry\":{\"attempts\":2,\"backoff\":\"10ms\"}}]}]},"                    \
     "\"hold\":{\"phases\":[{\"name\":\"a\",\"strategy\":\"parallel\","         \
     "\"steps\":[{\"name\":\"h1\",\"tasks\":[\"hold\"]},"                       \
     "{\"name\":\"h2\",\"tasks\":[\"hold\"]},"                                  \
