@@ -75,34 +75,35 @@
  *     planctl_definition_check()) are safe from any thread.
  *
  * Signals (for a host whose runtime owns signals, as Go's does):
- *   - The only handler the library causes to be installed is libuv's, for
- *     SIGCHLD, which libuv needs to reap the processes of the built-in
- *     shell kind: an engine's shell tasks, and shell preflight checks run
- *     inside an admission (on a private loop, on the caller's thread).
- *     Nothing else of planctl installs, blocks or ignores a signal.
- *   - It has SA_ONSTACK (which Go requires of every handler C code
- *     installs), though libuv installs it without: before a loop's first
- *     spawn planctl starts a SIGCHLD watcher of its own there, then
- *     installs libuv's handler again with the flag added, and keeps the
- *     watcher until the engine has stopped (or the preflight ended), so
- *     that no spawn installs it anew; each spawn checks the flag again.
- *   - While it is there, SIGCHLD is libuv's: the host's own handler (Go's,
- *     signal.Notify) is not called.  When the last engine or preflight of
- *     the process that held it is done, what SIGCHLD was before (handler,
- *     flags and mask) is put back, where libuv would leave SIG_DFL; unless
- *     libuv still watches SIGCHLD for someone else in the process (the
- *     host's own uv_spawn), whose handler then stays, with the flag.
- *   - An engine created with planctl_engine_options.no_shell never spawns,
- *     so it never touches SIGCHLD; nor does an admission whose plan has no
- *     shell preflight check (or skips them: preflight_skip).
+ *   - planctl installs, blocks and ignores no signal.  The built-in shell
+ *     kind (an engine's shell tasks, and shell preflight checks run inside
+ *     an admission, on a private loop on the caller's thread) starts its
+ *     processes with posix_spawn() and learns of their exit from a pidfd
+ *     (Linux 5.3 and later), not from SIGCHLD: SIGCHLD stays whatever the
+ *     host made it, at every instant, and the host's own handler (Go's,
+ *     signal.Notify) hears those children exit too.  A host that reaps
+ *     children it did not start (waitpid(-1)) takes their exit status:
+ *     such a task fails with "exit status unknown".
+ *   - Where there is no pidfd (a kernel before 5.3), or where the process
+ *     ignores SIGCHLD (SIG_IGN or SA_NOCLDWAIT, which would let the kernel
+ *     reap the children first), shell spawns with libuv, which needs its
+ *     own SIGCHLD handler, installed without SA_ONSTACK: planctl then
+ *     starts a SIGCHLD watcher before the loop's first spawn, installs
+ *     libuv's handler again with SA_ONSTACK added (which Go requires of
+ *     every handler C code installs), and keeps it until the engine has
+ *     stopped (or the preflight ended); when the last of them is done,
+ *     what SIGCHLD was before (handler, flags and mask) is put back,
+ *     unless libuv still watches SIGCHLD for someone else in the process
+ *     (the host's own uv_spawn).  That way leaves an instant, at the
+ *     first spawn of the process, when libuv's handler is there without
+ *     the flag.
+ *   - An engine created with planctl_engine_options.no_shell never spawns;
+ *     nor does an admission whose plan has no shell preflight check (or
+ *     skips them: preflight_skip).
  *   - The keeper an engine forks on PostgreSQL (planctl_engine_start) is
  *     forked with every signal blocked and resets them all to their
  *     defaults, unblocked, before anything else: no handler of the host's
  *     runs in it.  The parent's dispositions and mask are left as they were.
- *   - What remains: an instant, at the first hold of the process, between
- *     libuv installing its handler and planctl adding the flag, when a
- *     child of the host's exiting would find it without SA_ONSTACK (no
- *     child of planctl's exists yet then).
  */
 #ifndef PLANCTL_H
 #define PLANCTL_H
