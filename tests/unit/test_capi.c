@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -248,12 +249,106 @@ static void test_release_v1_accepted(void **state)
     assert_int_equal(tu_db_close(f), 0);
 }
 
+/* ---- planctl_interrupt ------------------------------------------------- */
+
+typedef struct interrupter {
+    pthread_t thread;
+    planctl *p;
+    atomic_int done; /* the call returned */
+    atomic_int calls;
+} interrupter;
+
+/* Interrupts p every few milliseconds until the call returns, as a
+ * binding does once its context is done: no timing to guess. */
+static void *interrupt_loop(void *arg)
+{
+    interrupter *it = arg;
+
+    while (!atomic_load(&it->done)) {
+        assert_int_equal(planctl_interrupt(it->p), 0);
+        atomic_fetch_add(&it->calls, 1);
+        usleep(5000);
+    }
+    return NULL;
+}
+
+#define INTR_DEF                                                               \
+    "{\"name\":\"intr\",\"version\":\"1\",\"tasks\":["                         \
+    "{\"name\":\"t\",\"kind\":\"Dummy\"}],\"plans\":{\"deploy\":{"             \
+    "\"phases\":[{\"name\":\"a\",\"steps\":[{\"name\":\"s\",\"tasks\":"        \
+    "[\"t\"]}]}]}}}"
+
+/* An admission waiting for the write lock, which another connection
+ * holds, returns PLANCTL_EINTR once another thread interrupts it, long
+ * before its busy timeout, having changed nothing; an interrupt when no
+ * call runs leaves the next call alone. */
+static void test_interrupt_admission_blocked(void **state)
+{
+    tu_db *f = tu_db_open("t.db", 1);
+    planctl_open_options o = PLANCTL_OPEN_OPTIONS_INIT;
+    tu_raw *holder = tu_raw_open(f->path);
+    planctl *p;
+    interrupter it;
+    int64_t run = 0;
+    char *doc = NULL;
+    int rc;
+
+    (void)state;
+    tu_apply(f->p, INTR_DEF);
+    o.busy_timeout_ms = 120000; /* without the interrupt: two minutes */
+    if (planctl_open(&p, f->path, &o) != 0)
+        fail_msg("open: %s", planctl_errmsg(p));
+    /* Another connection holds the database's write lock. */
+    if (tu_on_pg()) {
+        tu_raw_exec(holder, "BEGIN");
+        tu_raw_exec(holder, "DO $$BEGIN PERFORM pg_advisory_xact_lock("
+                            "1347175255, hashtext(current_schema())); END$$");
+    } else {
+        tu_raw_exec(holder, "BEGIN IMMEDIATE");
+    }
+    memset(&it, 0, sizeof it);
+    it.p = p;
+    assert_int_equal(pthread_create(&it.thread, NULL, interrupt_loop, &it), 0);
+    rc = planctl_instance_create(&run, p, "i", "intr", NULL, NULL, 0);
+    atomic_store(&it.done, 1);
+    assert_int_equal(pthread_join(it.thread, NULL), 0);
+    if (rc != PLANCTL_EINTR)
+        fail_msg("create gave %s (%s), not PLANCTL_EINTR", planctl_errname(rc),
+                 planctl_errmsg(p));
+    assert_int_equal(run, 0);
+    assert_non_null(strstr(planctl_errmsg(p), "interrupted"));
+    tu_raw_exec(holder, "ROLLBACK");
+    /* Nothing was admitted. */
+    assert_int_equal(planctl_status_json(&doc, p, "i", NULL),
+                     PLANCTL_ENOTFOUND);
+    /* With no call running, an interrupt does nothing to the next one. */
+    assert_int_equal(planctl_interrupt(p), 0);
+    if (planctl_instance_create(&run, p, "i", "intr", NULL, NULL, 0) != 0)
+        fail_msg("create after the interrupt: %s", planctl_errmsg(p));
+    assert_true(run > 0);
+    planctl_close(p);
+    tu_raw_close(holder);
+    assert_int_equal(tu_db_close(f), 0);
+}
+
+/* A NULL handle is refused with a message of the thread's. */
+static void test_interrupt_null(void **state)
+{
+    (void)state;
+    assert_int_equal(planctl_interrupt(NULL), PLANCTL_EINVAL);
+    assert_non_null(strstr(planctl_thread_errmsg(), "p is NULL"));
+    assert_string_equal(planctl_errname(PLANCTL_EINTR), "PLANCTL_EINTR");
+    assert_string_equal(planctl_strerror(PLANCTL_EINTR), "interrupted");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_release_done_and_failed),
         cmocka_unit_test(test_release_engine_stopped),
         cmocka_unit_test(test_release_v1_accepted),
+        cmocka_unit_test(test_interrupt_admission_blocked),
+        cmocka_unit_test(test_interrupt_null),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
