@@ -317,13 +317,19 @@ PLANCTL_API const char *planctl_thread_errmsg(void);
  * Interrupts the call in progress on p from another thread (a binding's
  * context cancellation): a wait for the database's write lock (SQLite's
  * busy timeout, PostgreSQL's lock_timeout), a statement running, or the
- * preflight checks of an admission (their processes are killed).  The
- * call then returns PLANCTL_EINTR soon, having changed nothing (its
- * transaction rolled back), with a message naming what it was doing.
- * With no call in progress it does nothing: the next call is not
- * affected.  p must stay open during the call (do not planctl_close() it
- * concurrently).  Any thread.  Returns 0, or PLANCTL_EINVAL for a NULL
- * handle (message in planctl_thread_errmsg()).
+ * preflight checks of an admission (cancelled as at their deadline: a
+ * shell check's processes get SIGTERM).  The call then returns
+ * PLANCTL_EINTR soon (within about 20 ms, or a shell check's exit),
+ * having changed nothing (its transaction rolled back; an interrupted
+ * admission records no preflight report), with a message saying what was
+ * interrupted.  It stops a transaction or the checks in progress; with
+ * none (no call, or a call between two of its transactions) it does
+ * nothing and the next one is not affected, so call it again until the
+ * call returns (a binding does, every few milliseconds, while its context
+ * is done).  p must stay open meanwhile (do not planctl_close() it
+ * concurrently).  Not meant for an engine's handle.  Any thread.
+ * Returns 0, or PLANCTL_EINVAL for a NULL handle (message in
+ * planctl_thread_errmsg()).
  */
 PLANCTL_API int planctl_interrupt(planctl *p);
 

@@ -341,6 +341,44 @@ static void test_interrupt_null(void **state)
     assert_string_equal(planctl_strerror(PLANCTL_EINTR), "interrupted");
 }
 
+/* An admission whose shell preflight check runs long returns
+ * PLANCTL_EINTR once interrupted (the check's process killed), long
+ * before the deadline; nothing is admitted. */
+static void test_interrupt_preflight(void **state)
+{
+    tu_db *f = tu_db_open("t.db", 1);
+    planctl_admit_options ao = PLANCTL_ADMIT_OPTIONS_INIT;
+    planctl_admitted ad;
+    interrupter it;
+    char *doc = NULL;
+    int rc;
+
+    (void)state;
+    tu_apply(f->p,
+             "{\"name\":\"pf\",\"version\":\"1\",\"tasks\":["
+             "{\"name\":\"slow\",\"kind\":\"shell\",\"spec\":{\"command\":"
+             "\"sleep 600\"}},{\"name\":\"t\",\"kind\":\"Dummy\"}],"
+             "\"plans\":{\"deploy\":{\"preflight\":["
+             "{\"name\":\"Slow\",\"task\":\"slow\"}],"
+             "\"phases\":[{\"name\":\"a\",\"steps\":[{\"name\":\"s\","
+             "\"tasks\":[\"t\"]}]}]}}}");
+    ao.preflight_deadline_ms = 600000;
+    memset(&it, 0, sizeof it);
+    it.p = f->p;
+    assert_int_equal(pthread_create(&it.thread, NULL, interrupt_loop, &it), 0);
+    rc = planctl_admit_create(&ad, f->p, "i", "pf", NULL, NULL, 0, &ao);
+    atomic_store(&it.done, 1);
+    assert_int_equal(pthread_join(it.thread, NULL), 0);
+    if (rc != PLANCTL_EINTR)
+        fail_msg("create gave %s (%s), not PLANCTL_EINTR", planctl_errname(rc),
+                 planctl_errmsg(f->p));
+    assert_non_null(strstr(planctl_errmsg(f->p), "interrupted"));
+    planctl_admitted_clear(&ad);
+    assert_int_equal(planctl_status_json(&doc, f->p, "i", NULL),
+                     PLANCTL_ENOTFOUND);
+    assert_int_equal(tu_db_close(f), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -348,6 +386,7 @@ int main(void)
         cmocka_unit_test(test_release_engine_stopped),
         cmocka_unit_test(test_release_v1_accepted),
         cmocka_unit_test(test_interrupt_admission_blocked),
+        cmocka_unit_test(test_interrupt_preflight),
         cmocka_unit_test(test_interrupt_null),
     };
 
