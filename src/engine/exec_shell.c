@@ -788,6 +788,31 @@ static int pidfd_works(void)
     return k == 1;
 }
 
+/* Every signal, glibc's own included: its sigfillset() leaves out the two
+ * it uses inside (32 and 33, below SIGRTMIN), and its posix_spawn() sets
+ * the ones not in the "default" set that the parent catches to SIG_IGN in
+ * the child, which exec keeps; a task would start with them ignored,
+ * where a forked child's exec resets them to their default.  So their
+ * bits are set in the set as glibc lays it out (bit sig - 1). */
+static void all_signals(sigset_t *set)
+{
+    int sig;
+
+    sigfillset(set);
+    sigdelset(set, SIGKILL);
+    sigdelset(set, SIGSTOP);
+#ifdef __GLIBC__
+    for (sig = 32; sig < SIGRTMIN; sig++) {
+        unsigned long *w = (unsigned long *)(void *)set;
+        size_t bits = 8 * sizeof *w;
+
+        w[(size_t)(sig - 1) / bits] |= 1UL << ((size_t)(sig - 1) % bits);
+    }
+#else
+    (void)sig;
+#endif
+}
+
 /* Whether the process ignores SIGCHLD (SIG_IGN or SA_NOCLDWAIT): the
  * kernel then reaps every child at once, planctl's too, whose exit status
  * would be lost.  libuv's uv_spawn() installs its handler over that, so
@@ -842,9 +867,7 @@ static int spawn_posix(shell *s, const char *file, char **argv, char **env,
             close(null);
         goto done;
     }
-    sigfillset(&all);
-    sigdelset(&all, SIGKILL);
-    sigdelset(&all, SIGSTOP);
+    all_signals(&all);
     sigemptyset(&none);
     if ((rc = posix_spawn_file_actions_init(&fa)) != 0) {
         close(null);
