@@ -379,8 +379,15 @@ PLANCTL_API int planctl_set_event_limits(planctl *p, int64_t warn_at,
 /*
  * Decodes and checks a definition (planctl-definition(5)) and registers it
  * under its (name, version).  Task kinds must be built-in ("Dummy", "shell") or
- * registered on this handle with planctl_kind_register(), and every spec
- * one its kind accepts.  origin names the source for messages ("zk.json");
+ * registered in this process (planctl_kind_register(), or an engine's
+ * planctl_engine_register(), on this handle or any other: a process-wide
+ * list of names, kept for the life of the process, under a mutex), and
+ * every spec one its kind accepts (checked by the spec check registered on
+ * this handle; a kind known only from another handle accepts any spec
+ * object).  The list is the process's, not the database's: the same rule
+ * on SQLite and PostgreSQL, with no engine needed to be running, and a
+ * definition stays valid whatever engines come and go (a run of a kind no
+ * live engine has waits for one).  origin names the source for messages ("zk.json");
  * NULL means "<definition>".  Registering the same content again is a no-op;
  * different content under an existing (name, version) is ECONFLICT.
  *
@@ -411,8 +418,9 @@ PLANCTL_API int planctl_definition_check(char **out, const char *json,
                                          const char *const *extra_kinds);
 
 /*
- * Registers a task kind on the handle: planctl_definition_apply() on it
- * then accepts tasks of that kind.  check_spec, if not NULL, judges a
+ * Registers a task kind on the handle: planctl_definition_apply() on it,
+ * and on every other handle of the process, then accepts tasks of that
+ * kind (the spec check only on this handle).  check_spec, if not NULL, judges a
  * task's spec, given as compact JSON with sorted keys (as the executor
  * receives it): it returns 0 when the spec is valid, or a negative code
  * with a one-line message written into err (err_size bytes,

@@ -379,6 +379,59 @@ static void test_interrupt_preflight(void **state)
     assert_int_equal(tu_db_close(f), 0);
 }
 
+/* ---- task kinds known to the whole process ----------------------------- */
+
+#define KIND_DEF(name, kind)                                                   \
+    "{\"name\":\"" name "\",\"version\":\"1\",\"tasks\":[{\"name\":\"t\","     \
+    "\"kind\":\"" kind "\"}],\"plans\":{\"deploy\":{\"phases\":[{\"name\":"    \
+    "\"a\",\"steps\":[{\"name\":\"s\",\"tasks\":[\"t\"]}]}]}}}"
+
+static int apply_def(planctl *p, const char *json)
+{
+    return planctl_definition_apply(NULL, p, json, strlen(json), "k.json");
+}
+
+/* A kind registered on one handle, or by an engine on its handle, is
+ * accepted by a definition applied from another handle of the process;
+ * a kind nobody registered is still refused. */
+static void test_kinds_of_the_process(void **state)
+{
+    tu_db *f = tu_db_open("t.db", 1);
+    planctl_executor ex = {PLANCTL_EXECUTOR_VERSION, rel_start, rel_cancel,
+                           NULL, rel_release};
+    planctl *a, *b;
+    planctl_engine *e;
+    static rel r;
+
+    (void)state;
+    ex.data = &r;
+    if (planctl_open(&a, f->path, NULL) != 0 ||
+        planctl_open(&b, f->path, NULL) != 0)
+        fail_msg("open: %s", planctl_errmsg(a));
+    /* Nobody registered it: refused, naming the kind. */
+    assert_int_equal(apply_def(b, KIND_DEF("n", "ProcKindNone")),
+                     PLANCTL_EDEFINITION);
+    assert_non_null(strstr(planctl_errmsg(b), "ProcKindNone"));
+    /* Registered on a: b accepts it. */
+    assert_int_equal(planctl_kind_register(a, "ProcKindA", NULL, NULL), 0);
+    if (apply_def(b, KIND_DEF("ka", "ProcKindA")) != 0)
+        fail_msg("apply on b: %s", planctl_errmsg(b));
+    /* Registered by an engine (on f->p): a and b accept it. */
+    assert_int_equal(planctl_engine_new(&e, f->p, NULL, NULL), 0);
+    assert_int_equal(planctl_engine_register(e, "ProcKindE", &ex), 0);
+    if (apply_def(b, KIND_DEF("ke", "ProcKindE")) != 0)
+        fail_msg("apply on b: %s", planctl_errmsg(b));
+    if (apply_def(a, KIND_DEF("ke2", "ProcKindE")) != 0)
+        fail_msg("apply on a: %s", planctl_errmsg(a));
+    planctl_engine_free(e);
+    /* Still refused: a kind nobody registered. */
+    assert_int_equal(apply_def(a, KIND_DEF("n2", "ProcKindNone")),
+                     PLANCTL_EDEFINITION);
+    planctl_close(a);
+    planctl_close(b);
+    assert_int_equal(tu_db_close(f), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -388,6 +441,7 @@ int main(void)
         cmocka_unit_test(test_interrupt_admission_blocked),
         cmocka_unit_test(test_interrupt_preflight),
         cmocka_unit_test(test_interrupt_null),
+        cmocka_unit_test(test_kinds_of_the_process),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
