@@ -159,7 +159,7 @@ PLANCTL_API const char *planctl_libversion(void);
     X(EDEFINITION, -12, "invalid definition")                                  \
     X(EREADONLY, -13, "database is read-only")                                 \
     X(EPREFLIGHT, -14, "preflight checks failed")                              \
-    X(EMISMATCH, -15, "the tables and the event log disagree")                \
+    X(EMISMATCH, -15, "the tables and the event log disagree")                 \
     X(EINTR, -16, "interrupted")
 
 enum {
@@ -387,9 +387,9 @@ PLANCTL_API int planctl_set_event_limits(planctl *p, int64_t warn_at,
  * object).  The list is the process's, not the database's: the same rule
  * on SQLite and PostgreSQL, with no engine needed to be running, and a
  * definition stays valid whatever engines come and go (a run of a kind no
- * live engine has waits for one).  origin names the source for messages ("zk.json");
- * NULL means "<definition>".  Registering the same content again is a no-op;
- * different content under an existing (name, version) is ECONFLICT.
+ * live engine has waits for one).  origin names the source for messages
+ * ("zk.json"); NULL means "<definition>".  Registering the same content again
+ * is a no-op; different content under an existing (name, version) is ECONFLICT.
  *
  * json is len bytes of UTF-8 and need not be NUL-terminated.
  *
