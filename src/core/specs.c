@@ -122,8 +122,8 @@ static int unsupported_kind(pctl_sink *s, const pctl_kinds *kinds,
     else
         rc = pctl_sink_fail(
             s, "kind", PCTL_FERR_UNSUPPORTED, NULL,
-            "%s: supported values: %s; other kinds are known only to the "
-            "handle that registered them (planctl_kind_register, an "
+            "%s: supported values: %s; other kinds are known once "
+            "registered in this process (planctl_kind_register, an "
             "engine's executor) or when named as extra kinds",
             pctl_quote(&q, kind), list);
     pctl_free(list);

@@ -7,6 +7,7 @@
  * version means one thing forever, as with any package registry.
  */
 #include <jansson.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -77,6 +78,49 @@ int planctl_definition_check(char **out, const char *json, size_t len,
     return *out ? 0 : PLANCTL_ENOMEM;
 }
 
+/*
+ * The task kinds of the process: every name registered on any handle
+ * (planctl_kind_register(), or an engine's executor), kept for the life
+ * of the process, so that a definition applied from any handle accepts
+ * them (planctl.h, planctl_definition_apply).  Names only: a spec check
+ * stays the handle's that registered it.  Under a mutex, as handles live
+ * on many threads.
+ */
+static pthread_mutex_t process_lock = PTHREAD_MUTEX_INITIALIZER;
+static pctl_kinds process_kinds = PCTL_KINDS_INIT;
+
+/* Adds kind to the process's names.  0 or PLANCTL_ENOMEM. */
+static int process_kind_add(const char *kind)
+{
+    int rc = 0;
+
+    if (pctl_kind_is_builtin(kind))
+        return 0;
+    pthread_mutex_lock(&process_lock);
+    if (!pctl_kinds_find(&process_kinds, kind))
+        rc = pctl_kinds_add(&process_kinds, kind, NULL, NULL);
+    pthread_mutex_unlock(&process_lock);
+    return rc;
+}
+
+/* Fills into (empty) with the kinds own knows, checks included, and the
+ * names of the process own lacks.  0 or PLANCTL_ENOMEM. */
+static int known_kinds(pctl_kinds *into, const pctl_kinds *own)
+{
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; own && i < own->n && rc == 0; i++)
+        rc = pctl_kinds_add(into, own->items[i].name, own->items[i].check,
+                            own->items[i].data);
+    pthread_mutex_lock(&process_lock);
+    for (i = 0; i < process_kinds.n && rc == 0; i++)
+        if (!pctl_kinds_find(into, process_kinds.items[i].name))
+            rc = pctl_kinds_add(into, process_kinds.items[i].name, NULL, NULL);
+    pthread_mutex_unlock(&process_lock);
+    return rc;
+}
+
 int planctl_kind_register(planctl *p, const char *kind,
                           int (*check_spec)(const char *spec_json, char *err,
                                             size_t err_size, void *data),
@@ -96,6 +140,8 @@ int planctl_kind_register(planctl *p, const char *kind,
         return pctl_err(p, rc,
                         "invalid task kind: give a name of 1 to %d bytes",
                         PCTL_KIND_MAX);
+    if (rc == 0)
+        rc = process_kind_add(kind);
     if (rc < 0)
         return pctl_err(p, rc, "out of memory");
     return 0;
@@ -109,6 +155,8 @@ int pctl_kind_set_executor(planctl *p, const char *kind,
     if (!p->kinds && !(p->kinds = pctl_calloc(1, sizeof(*p->kinds))))
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     rc = pctl_kinds_set_executor(p->kinds, kind, ex);
+    if (rc == 0)
+        rc = process_kind_add(kind);
     if (rc == PLANCTL_EINVAL)
         return pctl_err(p, rc,
                         "invalid task kind: give a name of 1 to %d bytes",
@@ -138,7 +186,7 @@ static int report_invalid(planctl *p, const pctl_ferr_list *errs,
 int planctl_definition_apply(char **out, planctl *p, const char *json,
                              size_t len, const char *origin)
 {
-    static const pctl_kinds no_kinds = PCTL_KINDS_INIT;
+    pctl_kinds kinds = PCTL_KINDS_INIT;
     pctl_def_opts opts = PCTL_DEF_OPTS_INIT;
     pctl_ferr_list errs = PCTL_FERR_LIST_INIT;
     pctl_def *def = NULL;
@@ -153,9 +201,15 @@ int planctl_definition_apply(char **out, planctl *p, const char *json,
         return pctl_err_arg(p, !p ? "p" : "json");
     if (!origin)
         origin = "<definition>";
-    /* The kinds this handle knows: the built-ins, and the registered. */
-    opts.kinds = p->kinds ? p->kinds : &no_kinds;
+    /* The kinds this handle knows: the built-ins, the registered, and
+     * those registered on the other handles of the process. */
+    if (known_kinds(&kinds, p->kinds) < 0) {
+        pctl_kinds_clear(&kinds);
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    opts.kinds = &kinds;
     rc = pctl_def_parse(&def, json, len, origin, &opts, &errs);
+    pctl_kinds_clear(&kinds);
     if (rc == PLANCTL_EDEFINITION)
         rc = report_invalid(p, &errs, origin);
     else if (rc < 0 || errs.oom)

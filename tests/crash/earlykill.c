@@ -220,7 +220,12 @@ static void start_held(void)
                            asan ? asan : "", asan && *asan ? ":" : "");
     char *env_slow = h_fmt("SLOWEXEC_DIR=%s", T.dir);
     char *env_pre = h_fmt("LD_PRELOAD=%s", T.slowexec);
-    char *env[] = {T.env_dir, env_slow, env_pre, env_asan, NULL};
+    /* Shell's libuv way (fork, then exec: room to hold the child between
+     * them); its posix_spawn way has the parent suspended until the exec,
+     * and runs the same guard. */
+    char *env[] = {
+        T.env_dir, env_slow, env_pre, env_asan, "PLANCTL_SHELL_SPAWN=libuv",
+        NULL};
     char *path = h_fmt("%s/held", T.dir), *text = NULL;
     int64_t until = h_mono_ms() + WAIT_MS;
     long pid = 0;

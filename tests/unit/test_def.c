@@ -1085,7 +1085,7 @@ static void test_kinds(void **state)
               "\"Ext\"?)\n"
               "tasks[6].kind: Unsupported value: \"Kubernetes\": supported "
               "values: \"Dummy\", \"Ext\", \"Plain\", \"shell\"; other kinds "
-              "are known only to the handle that registered them "
+              "are known once registered in this process "
               "(planctl_kind_register, an engine's executor) or when named "
               "as extra kinds\n");
     /* The built-ins alone. */
