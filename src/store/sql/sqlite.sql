@@ -926,10 +926,11 @@ FROM engines, (SELECT CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)
 WHERE id <> ?1 AND (heartbeat_at < n.now - ttl_ms OR host = ?2)
 ORDER BY id;
 
--- Active runs an engine holds.
+-- Active runs an engine holds, by id.
 -- name: fleet_held
-SELECT count(*) FROM claims AS c JOIN runs AS r ON r.id = c.run_id
-WHERE c.engine_id = ?1 AND r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED');
+SELECT r.id FROM claims AS c JOIN runs AS r ON r.id = c.run_id
+WHERE c.engine_id = ?1 AND r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED')
+ORDER BY r.id;
 
 -- Its runs go back to nobody (claims.engine_id ON DELETE SET NULL).
 -- name: fleet_drop
