@@ -671,6 +671,9 @@ static void waiting_span(wb *w, const json_t *doc, int64_t id)
         pctl_wb_add(w, "waits for an engine with task kind <code>");
         pctl_wb_text(w, js(wt, "kind") ? js(wt, "kind") : "?");
         pctl_wb_add(w, "</code>");
+    } else if (!strcmp(cause, "capacity")) {
+        pctl_wb_add(w, "waits for an engine with room (every engine holds its "
+                       "capacity of active runs)");
     } else if (ji(&conc, wt, "concurrency")) {
         pctl_wb_addf(w,
                      "waits for a free slot (the engine runs %lld step%s at "

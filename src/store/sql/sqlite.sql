@@ -1005,3 +1005,20 @@ JOIN runs AS r ON r.id = w.run_id
 WHERE w.run_id = ?1
   AND (r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
        OR r.status = 'PAUSED');
+
+-- As PostgreSQL's (waits.c); on SQLite, where one engine runs and
+-- `engines` stays empty, never a row.
+-- name: wait_unheld
+SELECT count(*), sum(e.capacity) FROM engines AS e
+WHERE EXISTS (SELECT 1 FROM runs AS r WHERE r.id = ?1
+    AND (r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
+         OR r.status = 'PAUSED')
+    AND NOT EXISTS (SELECT 1 FROM claims AS c
+                    WHERE c.run_id = r.id AND c.engine_id IS NOT NULL))
+HAVING count(*) > 0
+   AND min(CASE WHEN e.capacity > 0 AND e.capacity <=
+           (SELECT count(*) FROM claims AS c JOIN runs AS h ON h.id = c.run_id
+            WHERE c.engine_id = e.id
+              AND (h.status = 'PENDING' OR h.status = 'IN_PROGRESS'
+                   OR h.status = 'PAUSED'))
+           THEN 1 ELSE 0 END) = 1;
