@@ -686,20 +686,23 @@ static const jfield status_doc[] = {
                "{name, holds, age_ms, runs, capacity, ttl_ms, id}"},
     {"waiting",
      "why the active run waits, as the engine that holds it "
-     "recorded it: {run, cause, kind, concurrency, since}, or "
+     "recorded it (on PostgreSQL, for a run no engine holds, as the "
+     "engines' rows say): {run, cause, kind, concurrency, since}, or "
      "null when it does not wait or no live engine holds the database "
      "(always null in replay)"},
     {"cause", "executor: for an engine with an executor of task kind kind, "
               "which the engine that holds it has not; slot: for a free slot "
               "of the engine's concurrency, every one being taken by a "
-              "running step"},
+              "running step; capacity (PostgreSQL): no engine holds the run "
+              "and every engine holds as many active runs as its --capacity, "
+              "so none can claim it (kind, concurrency and since null)"},
     {"kind", "with cause executor, the task kind; else null"},
     {"concurrency", "with cause slot, how many steps the engine runs at "
                     "once (planctl run --concurrency); else null"},
     {"pid", "the engine's process id"},
     {"host", "the host it runs on"},
     {"since", "when it took the database; in waiting, since when the run "
-              "waits"},
+              "waits (null with cause capacity)"},
     {"last_seen", "its last heartbeat"},
     {"alive", "false once its heartbeat is older than 15 s (its TTL on "
               "PostgreSQL) or, on this host, its process is gone"},

@@ -262,8 +262,8 @@ static void render_phase(tree *tr, const json_t *phase, int last)
 }
 
 /* Why run id waits, as its engine recorded it (planctl-json(7),
- * "waiting"): ", waits for an engine with task kind "helm"" or ", waits
- * for a free slot (...)". */
+ * "waiting"): ", waits for an engine with task kind "helm"", ", waits
+ * for a free slot (...)" or ", waits for an engine with room (...)". */
 static void add_waiting(tree *tr, int *n, int64_t id)
 {
     const char *cause = cli_jstr(tr->waiting, "cause");
@@ -278,6 +278,10 @@ static void add_waiting(tree *tr, int *n, int64_t id)
                                               ? cli_jstr(tr->waiting, "kind")
                                               : "?");
         add(tr, "\"");
+    } else if (!strcmp(cause, "capacity")) {
+        add_detail(tr, n,
+                   "waits for an engine with room (every engine holds its "
+                   "capacity of active runs)");
     } else if (cli_jint(&conc, tr->waiting, "concurrency")) {
         snprintf(tmp, sizeof(tmp),
                  "waits for a free slot (the engine runs %lld step%s at "

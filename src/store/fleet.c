@@ -138,32 +138,73 @@ static void say_also(char **said, const char *msg)
     }
 }
 
+/* How many run ids a "declared dead" message lists before "and N more". */
+#define DEAD_RUNS_SHOWN 5
+
+/* What declaring an engine dead released, from fleet_held's rows (bound):
+ * "no active run released", "active run 4 released", "active runs 4, 7
+ * released", or past DEAD_RUNS_SHOWN "active runs 4, 7, 9, 10, 11 and 12
+ * more released".  *text is a new string (NULL when out of memory). */
+static int held_runs_text(char **text, pctl_stmt *st)
+{
+    char list[DEAD_RUNS_SHOWN * 24];
+    size_t len = 0;
+    int64_t n = 0;
+    int rc;
+
+    *text = NULL;
+    list[0] = '\0';
+    while ((rc = pctl_step(st)) == PCTL_ROW) {
+        if (n < DEAD_RUNS_SHOWN)
+            len +=
+                (size_t)snprintf(list + len, sizeof list - len, "%s%lld",
+                                 n ? ", " : "", (long long)pctl_col_i64(st, 0));
+        n++;
+    }
+    pctl_reset(st);
+    if (rc != PCTL_DONE)
+        return pctl_q_fail(st, rc);
+    if (n == 0)
+        *text = pctl_strdup("no active run released");
+    else if (n <= DEAD_RUNS_SHOWN)
+        *text =
+            pctl_asprintf("active run%s %s released", n == 1 ? "" : "s", list);
+    else
+        *text = pctl_asprintf("active runs %s and %lld more released", list,
+                              (long long)(n - DEAD_RUNS_SHOWN));
+    return 0;
+}
+
 /* Declares engine id dead: its row goes, its runs with it go back to
- * nobody, and an event says why (appended to *said too).  Inside a
- * write. */
+ * nobody, and an event says why and which runs (appended to *said too).
+ * Inside a write. */
 static int declare_dead(planctl *p, int64_t id, const char *name,
                         const char *why, char **said)
 {
     pctl_stmt *st = pctl_q(p, PCTL_Q_fleet_held);
-    int64_t held = 0;
+    char *held = NULL;
     int rc;
 
     if (!st)
         return PLANCTL_ERROR;
     pctl_bind_i64(st, 1, id);
-    if ((rc = one_i64(&held, st)) < 0)
+    if ((rc = held_runs_text(&held, st)) < 0)
         return rc;
-    if (!(st = pctl_q(p, PCTL_Q_fleet_drop)))
+    if (!held)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if (!(st = pctl_q(p, PCTL_Q_fleet_drop))) {
+        pctl_free(held);
         return PLANCTL_ERROR;
+    }
     pctl_bind_i64(st, 1, id);
-    if ((rc = pctl_q_exec(st)) < 0)
-        return rc;
-    if (pctl_changes(st) != 1)
-        return 0; /* declared dead by another meanwhile */
+    if ((rc = pctl_q_exec(st)) < 0 || pctl_changes(st) != 1) {
+        pctl_free(held);
+        return rc < 0 ? rc : 0; /* 0: declared dead by another meanwhile */
+    }
     wake_others(p);
-    char *msg = pctl_asprintf("engine %s declared dead (%s); %lld active "
-                              "run%s released",
-                              name, why, (long long)held, held == 1 ? "" : "s");
+    char *msg =
+        pctl_asprintf("engine %s declared dead (%s); %s", name, why, held);
+    pctl_free(held);
     say_also(said, msg);
     return engine_said(p, msg);
 }

@@ -144,6 +144,7 @@
     X(wait_delete)                                                             \
     X(waits_delete_held)                                                       \
     X(wait_of_run)                                                             \
+    X(wait_unheld)                                                             \
     X(hint_instance_names)                                                     \
     X(hint_definition_names)                                                   \
     X(hint_definition_versions)                                                \

@@ -671,6 +671,9 @@ static void waiting_span(wb *w, const json_t *doc, int64_t id)
         pctl_wb_add(w, "waits for an engine with task kind <code>");
         pctl_wb_text(w, js(wt, "kind") ? js(wt, "kind") : "?");
         pctl_wb_add(w, "</code>");
+    } else if (!strcmp(cause, "capacity")) {
+        pctl_wb_add(w, "waits for an engine with room (every engine holds its "
+                       "capacity of active runs)");
     } else if (ji(&conc, wt, "concurrency")) {
         pctl_wb_addf(w,
                      "waits for a free slot (the engine runs %lld step%s at "
@@ -916,6 +919,38 @@ static const char *run_status(const json_t *doc, const json_t *hist, int64_t id)
     return NULL;
 }
 
+/* The plan of run id of instance name: from the history document when
+ * it lists the run (the newest runs, where queued ones are), else asked
+ * of the library for that one run; NULL when neither has it.  A new
+ * string. */
+static char *run_plan(planctl *p, const char *name, const json_t *hist,
+                      int64_t id)
+{
+    planctl_history_options ho = PLANCTL_HISTORY_OPTIONS_INIT;
+    const json_t *o, *one;
+    json_t *doc;
+    char *text = NULL, *plan = NULL;
+    int64_t v = 0;
+    size_t i;
+
+    json_array_foreach(json_object_get(hist, "runs"), i, o)
+    {
+        if (ji(&v, o, "id") && v == id)
+            return js(o, "plan") ? pctl_strdup(js(o, "plan")) : NULL;
+    }
+    ho.limit = 1;
+    ho.before = id + 1;
+    if (planctl_history_json(&text, p, name, &ho) < 0)
+        return NULL;
+    doc = json_loads(text, 0, NULL);
+    planctl_free(text);
+    one = json_array_get(json_object_get(doc, "runs"), 0);
+    if (ji(&v, one, "id") && v == id && js(one, "plan"))
+        plan = pctl_strdup(js(one, "plan"));
+    json_decref(doc);
+    return plan;
+}
+
 /* The actions the library would take now (DESIGN.md, statuses and
  * admission), from the instance's status document and its history:
  * trigger always (queued behind an active run); cancel while a run is
@@ -1102,9 +1137,13 @@ void pctl_web_page_instance(web_res *res, planctl *p, const web_req *r,
         json_array_foreach(json_object_get(doc, "queued"), i, q)
         {
             int64_t id = (int64_t)json_integer_value(q);
+            char *qplan = run_plan(p, name, hist, id);
 
             pctl_wb_add(w, "<li>");
             run_link(w, name, id);
+            if (qplan)
+                wrap(w, " of plan <span class=\"plan\">", qplan, "</span>");
+            pctl_free(qplan);
             /* Removed from the queue before it starts.  In the live
              * region, so a run that joins the queue gets its button
              * with the update that shows it. */

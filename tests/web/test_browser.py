@@ -1062,6 +1062,44 @@ def test_actions(env, t):
         open(gate, "w").close()
 
 
+def test_queue_plans(env, t):
+    """The instance page's queue names the plan of each queued run, as
+    `planctl status` does, not only its id."""
+    srv = env.servers["ro"]
+    name = "queue"
+    gate = os.path.join(env.tmp, "queue-gate")
+    path = os.path.join(env.tmp, "webhold.json")
+    with open(path, "w") as f:
+        json.dump(HOLD_DEFINITION, f)
+    env.cli("apply", "-f", path)
+    env.cli("create", name, "--definition", "webhold", "-p", "GATE=" + gate)
+    env.wait_cli(lambda: (env.plan_run(name, "deploy") or {}).get("status") == "COMPLETE",
+                 f"the deploy run of {name} to complete")
+    queued = []
+    try:
+        # A hold run stays active until the gate file appears: the runs
+        # triggered behind it stay QUEUED while the page is read.
+        env.cli("trigger", name, "hold")
+        for plan in ("deploy", "hold"):
+            env.cli("trigger", name, plan, "--queue")
+        queued = env.status(name)["queued"]
+        t.expect(len(queued) == 2, f"{name}: queued {queued}, expected two runs")
+        page = t.page()
+        load(t, page, f"{srv.url}/instances/{name}")
+        items = page.evaluate(r"""[...document.querySelectorAll('#queue ol li')].map(
+            li => li.textContent.replace(/\s+/g, ' ').trim())""")
+        want = [f"run {queued[0]} of plan deploy", f"run {queued[1]} of plan hold"]
+        t.expect(items == want, f"/instances/{name}: #queue items {items}, expected {want}")
+        links = page.evaluate(r"""[...document.querySelectorAll('#queue ol li a')].map(
+            a => a.getAttribute('href'))""")
+        t.expect(links == [f"/instances/{name}/runs/{i}" for i in queued],
+                 f"/instances/{name}: #queue links {links}")
+    finally:
+        for run in queued:
+            env.cli("cancel", name, "--run", str(run), check=False)
+        open(gate, "w").close()
+
+
 def _offered(page):
     """The actions whose forms the page shows."""
     return page.evaluate("[...document.querySelectorAll('#actions form[data-action]')]"
@@ -1475,7 +1513,7 @@ def test_screenshots(env, t):
 
 
 CASES = [test_instances_page, test_navigation, test_instance_tree, test_live_update, test_poll_fallback,
-         test_failed_output, test_running_output, test_actions_readonly, test_actions, test_hostile_text,
+         test_failed_output, test_running_output, test_actions_readonly, test_actions, test_queue_plans, test_hostile_text,
          test_engines_page, test_token, test_phone_width, test_screenshots,
          test_no_console_errors]
 

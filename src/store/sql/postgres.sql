@@ -971,10 +971,11 @@ FROM engines, (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS 
 WHERE id <> $1 AND (heartbeat_at < n.now - ttl_ms OR host = $2)
 ORDER BY id;
 
--- Active runs an engine holds.
+-- Active runs an engine holds, by id.
 -- name: fleet_held
-SELECT count(*) FROM claims AS c JOIN runs AS r ON r.id = c.run_id
-WHERE c.engine_id = $1 AND r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED');
+SELECT r.id FROM claims AS c JOIN runs AS r ON r.id = c.run_id
+WHERE c.engine_id = $1 AND r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED')
+ORDER BY r.id;
 
 -- Its runs go back to nobody (claims.engine_id ON DELETE SET NULL).
 -- name: fleet_drop
@@ -1051,3 +1052,20 @@ SELECT w.cause, w.kind, w.concurrency, w.since FROM run_waits AS w
 JOIN runs AS r ON r.id = w.run_id
 WHERE w.run_id = $1
   AND r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED');
+
+-- Active run $1 that no engine holds while every engine holds as many
+-- active runs as its capacity (none has room to claim it): one row, the
+-- engines and their capacity together; no row otherwise (no engine at
+-- all, or one with room, which claims it at its next pass).
+-- name: wait_unheld
+SELECT count(*), sum(e.capacity) FROM engines AS e
+WHERE EXISTS (SELECT 1 FROM runs AS r WHERE r.id = $1
+    AND r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED')
+    AND NOT EXISTS (SELECT 1 FROM claims AS c
+                    WHERE c.run_id = r.id AND c.engine_id IS NOT NULL))
+HAVING count(*) > 0
+   AND min(CASE WHEN e.capacity > 0 AND e.capacity <=
+           (SELECT count(*) FROM claims AS c JOIN runs AS h ON h.id = c.run_id
+            WHERE c.engine_id = e.id
+              AND h.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED'))
+           THEN 1 ELSE 0 END) = 1;

@@ -926,10 +926,11 @@ FROM engines, (SELECT CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)
 WHERE id <> ?1 AND (heartbeat_at < n.now - ttl_ms OR host = ?2)
 ORDER BY id;
 
--- Active runs an engine holds.
+-- Active runs an engine holds, by id.
 -- name: fleet_held
-SELECT count(*) FROM claims AS c JOIN runs AS r ON r.id = c.run_id
-WHERE c.engine_id = ?1 AND r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED');
+SELECT r.id FROM claims AS c JOIN runs AS r ON r.id = c.run_id
+WHERE c.engine_id = ?1 AND r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED')
+ORDER BY r.id;
 
 -- Its runs go back to nobody (claims.engine_id ON DELETE SET NULL).
 -- name: fleet_drop
@@ -1011,3 +1012,20 @@ JOIN runs AS r ON r.id = w.run_id
 WHERE w.run_id = ?1
   AND (r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
        OR r.status = 'PAUSED');
+
+-- As PostgreSQL's (waits.c); on SQLite, where one engine runs and
+-- `engines` stays empty, never a row.
+-- name: wait_unheld
+SELECT count(*), sum(e.capacity) FROM engines AS e
+WHERE EXISTS (SELECT 1 FROM runs AS r WHERE r.id = ?1
+    AND (r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
+         OR r.status = 'PAUSED')
+    AND NOT EXISTS (SELECT 1 FROM claims AS c
+                    WHERE c.run_id = r.id AND c.engine_id IS NOT NULL))
+HAVING count(*) > 0
+   AND min(CASE WHEN e.capacity > 0 AND e.capacity <=
+           (SELECT count(*) FROM claims AS c JOIN runs AS h ON h.id = c.run_id
+            WHERE c.engine_id = e.id
+              AND (h.status = 'PENDING' OR h.status = 'IN_PROGRESS'
+                   OR h.status = 'PAUSED'))
+           THEN 1 ELSE 0 END) = 1;
