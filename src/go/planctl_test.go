@@ -411,3 +411,40 @@ func TestFollowAndWeb(t *testing.T) {
 		t.Fatalf("an action on a read-only handler: %d", resp.StatusCode)
 	}
 }
+
+// Close while Run runs (a test's Fatal, a deferred Close on an error
+// path): it stops the engine at once, cancelling the executors, and
+// returns once Run has.
+func TestCloseWhileRunning(t *testing.T) {
+	uri := testURI(t)
+	db := open(t, uri)
+	g := newGoWork()
+	e := setup(t, uri, db, g)
+	ctx := context.Background()
+	_, err := db.Create(ctx, "x", "g", nil)
+	must(t, err)
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }() // ctx never ends
+	waitRun(t, db, "x", "deploy")
+	_, err = db.Trigger(ctx, "x", "wait")
+	must(t, err)
+	for i := 0; i < 4; i++ {
+		<-g.blocked
+	}
+	closed := make(chan struct{})
+	go func() { e.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("Close did not return while Run ran")
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := atomic.LoadInt32(&g.released); got != 4 {
+		t.Fatalf("%d executors saw their context end, want 4", got)
+	}
+	if e.Healthy() {
+		t.Error("a closed engine is healthy")
+	}
+}
