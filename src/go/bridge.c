@@ -7,8 +7,7 @@
 #include "_cgo_export.h"
 #include "bridge.h"
 
-static int start_cb(planctl_job *job, const planctl_task_info *info,
-                    void *data)
+static int start_cb(planctl_job *job, const planctl_task_info *info, void *data)
 {
     return goExecutorStart(job, (planctl_task_info *)info, (uintptr_t)data);
 }
