@@ -66,40 +66,44 @@
  *     another process may then delete the -wal under them (SQLite's "How
  *     To Corrupt An SQLite Database File", 2.2).
  *   - planctl_step_finish() and planctl_job_set_output() may be called from
- *     any thread; executors' start() and cancel() run on the loop thread.
+ *     any thread; executors' start(), cancel() and release() run on the
+ *     loop thread.
+ *   - planctl_interrupt(p) may be called from any thread while another
+ *     uses p: the call in progress on p returns PLANCTL_EINTR.
  *   - Functions taking no handle (planctl_strerror(), planctl_errname(),
  *     planctl_status_*(), planctl_transition_legal(), planctl_libversion(),
  *     planctl_definition_check()) are safe from any thread.
  *
  * Signals (for a host whose runtime owns signals, as Go's does):
- *   - The only handler the library causes to be installed is libuv's, for
- *     SIGCHLD, which libuv needs to reap the processes of the built-in
- *     shell kind: an engine's shell tasks, and shell preflight checks run
- *     inside an admission (on a private loop, on the caller's thread).
- *     Nothing else of planctl installs, blocks or ignores a signal.
- *   - It has SA_ONSTACK (which Go requires of every handler C code
- *     installs), though libuv installs it without: before a loop's first
- *     spawn planctl starts a SIGCHLD watcher of its own there, then
- *     installs libuv's handler again with the flag added, and keeps the
- *     watcher until the engine has stopped (or the preflight ended), so
- *     that no spawn installs it anew; each spawn checks the flag again.
- *   - While it is there, SIGCHLD is libuv's: the host's own handler (Go's,
- *     signal.Notify) is not called.  When the last engine or preflight of
- *     the process that held it is done, what SIGCHLD was before (handler,
- *     flags and mask) is put back, where libuv would leave SIG_DFL; unless
- *     libuv still watches SIGCHLD for someone else in the process (the
- *     host's own uv_spawn), whose handler then stays, with the flag.
- *   - An engine created with planctl_engine_options.no_shell never spawns,
- *     so it never touches SIGCHLD; nor does an admission whose plan has no
- *     shell preflight check (or skips them: preflight_skip).
+ *   - planctl installs, blocks and ignores no signal.  The built-in shell
+ *     kind (an engine's shell tasks, and shell preflight checks run inside
+ *     an admission, on a private loop on the caller's thread) starts its
+ *     processes with posix_spawn() and learns of their exit from a pidfd
+ *     (Linux 5.3 and later), not from SIGCHLD: SIGCHLD stays whatever the
+ *     host made it, at every instant, and the host's own handler (Go's,
+ *     signal.Notify) hears those children exit too.  A host that reaps
+ *     children it did not start (waitpid(-1)) takes their exit status:
+ *     such a task fails with "exit status unknown".
+ *   - Where there is no pidfd (a kernel before 5.3), or where the process
+ *     ignores SIGCHLD (SIG_IGN or SA_NOCLDWAIT, which would let the kernel
+ *     reap the children first), shell spawns with libuv, which needs its
+ *     own SIGCHLD handler, installed without SA_ONSTACK: planctl then
+ *     starts a SIGCHLD watcher before the loop's first spawn, installs
+ *     libuv's handler again with SA_ONSTACK added (which Go requires of
+ *     every handler C code installs), and keeps it until the engine has
+ *     stopped (or the preflight ended); when the last of them is done,
+ *     what SIGCHLD was before (handler, flags and mask) is put back,
+ *     unless libuv still watches SIGCHLD for someone else in the process
+ *     (the host's own uv_spawn).  That way leaves an instant, at the
+ *     first spawn of the process, when libuv's handler is there without
+ *     the flag.
+ *   - An engine created with planctl_engine_options.no_shell never spawns;
+ *     nor does an admission whose plan has no shell preflight check (or
+ *     skips them: preflight_skip).
  *   - The keeper an engine forks on PostgreSQL (planctl_engine_start) is
  *     forked with every signal blocked and resets them all to their
  *     defaults, unblocked, before anything else: no handler of the host's
  *     runs in it.  The parent's dispositions and mask are left as they were.
- *   - What remains: an instant, at the first hold of the process, between
- *     libuv installing its handler and planctl adding the flag, when a
- *     child of the host's exiting would find it without SA_ONSTACK (no
- *     child of planctl's exists yet then).
  */
 #ifndef PLANCTL_H
 #define PLANCTL_H
@@ -136,7 +140,9 @@ PLANCTL_API const char *planctl_libversion(void);
  * Error codes, generated from one list.  Each entry is (NAME, value, text).
  * The CLI maps them to exit codes: EINVAL, EDEFINITION and EPREFLIGHT -> 2
  * (a preflight check failed; one that could not run is PLANCTL_ERROR),
- * ECONFLICT, EBUSY and ESTALE -> 3, ENOTFOUND -> 4, everything else -> 1.
+ * ECONFLICT, EBUSY and ESTALE -> 3, ENOTFOUND -> 4, everything else -> 1
+ * (EINTR too: the CLI never interrupts a call, and "internal or I/O error"
+ * is the closest of its documented codes for an embedder's).
  */
 #define PLANCTL_ERRNO_MAP(X)                                                   \
     X(ERROR, -1, "internal error")                                             \
@@ -153,7 +159,8 @@ PLANCTL_API const char *planctl_libversion(void);
     X(EDEFINITION, -12, "invalid definition")                                  \
     X(EREADONLY, -13, "database is read-only")                                 \
     X(EPREFLIGHT, -14, "preflight checks failed")                              \
-    X(EMISMATCH, -15, "the tables and the event log disagree")
+    X(EMISMATCH, -15, "the tables and the event log disagree")                \
+    X(EINTR, -16, "interrupted")
 
 enum {
 #define PLANCTL_X_(name, value, text) PLANCTL_##name = value,
@@ -305,6 +312,26 @@ PLANCTL_API const char *planctl_errmsg(const planctl *p);
  * refusal of that kind (a fixed buffer of the thread, cut to 255 bytes);
  * "" when there was none.  Any thread.  Can't fail. */
 PLANCTL_API const char *planctl_thread_errmsg(void);
+
+/*
+ * Interrupts the call in progress on p from another thread (a binding's
+ * context cancellation): a wait for the database's write lock (SQLite's
+ * busy timeout, PostgreSQL's lock_timeout), a statement running, or the
+ * preflight checks of an admission (cancelled as at their deadline: a
+ * shell check's processes get SIGTERM).  The call then returns
+ * PLANCTL_EINTR soon (within about 20 ms, or a shell check's exit),
+ * having changed nothing (its transaction rolled back; an interrupted
+ * admission records no preflight report), with a message saying what was
+ * interrupted.  It stops a transaction or the checks in progress; with
+ * none (no call, or a call between two of its transactions) it does
+ * nothing and the next one is not affected, so call it again until the
+ * call returns (a binding does, every few milliseconds, while its context
+ * is done).  p must stay open meanwhile (do not planctl_close() it
+ * concurrently).  Not meant for an engine's handle.  Any thread.
+ * Returns 0, or PLANCTL_EINVAL for a NULL handle (message in
+ * planctl_thread_errmsg()).
+ */
+PLANCTL_API int planctl_interrupt(planctl *p);
 
 /* The schema version the database is at (PRAGMA user_version; 0 for a
  * NULL handle) and the one this library writes.  Can't fail. */
@@ -1385,17 +1412,28 @@ typedef struct planctl_task_info {
  *           the outcome it reports is then ignored.  It may come after
  *           the job was reported but before the engine saw the report: it
  *           must then do nothing.
+ *   release (version 2; may be NULL): the job is done with.  Called once
+ *           for every job start() was called for, on the loop thread, when
+ *           the engine frees it: after its report was consumed and after
+ *           any cancel(), so no call on the job can follow.  Also for a
+ *           job whose start() failed, and for the jobs of an engine that
+ *           stops or is freed while they run (their reports consumed by
+ *           the stop).  The place to free what planctl_job_set_data()
+ *           attached (planctl_job_data(job) still returns it); it must
+ *           not report the job or call the engine.
  * The struct is copied by planctl_engine_register(); data must stay valid
- * until the engine is freed.
+ * until the engine is freed.  A version 1 struct (no release) is still
+ * accepted.
  */
 typedef struct planctl_executor {
     unsigned int version; /* PLANCTL_EXECUTOR_VERSION */
     int (*start)(planctl_job *job, const planctl_task_info *info, void *data);
     void (*cancel)(planctl_job *job, void *data);
     void *data;
+    void (*release)(planctl_job *job, void *data); /* version 2 */
 } planctl_executor;
 
-#define PLANCTL_EXECUTOR_VERSION 1
+#define PLANCTL_EXECUTOR_VERSION 2
 
 /*
  * Reports the job's outcome; callable from any thread (it only queues the

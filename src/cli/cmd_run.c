@@ -363,7 +363,7 @@ static int run(cli_ctx *ctx, const cli_args *a)
         return rc;
     /* A client of --metrics-addr or --ui gone while an answer is written
      * is an error for that write (EPIPE), not the end of the engine.
-     * Tasks still start with SIGPIPE's default (uv_spawn resets the
+     * Tasks still start with SIGPIPE's default (shell resets the
      * child's signals; the CLI case run_sigpipe checks it). */
     signal(SIGPIPE, SIG_IGN);
     /* Under PLANCTL_NOW the engine starts its clock at that time and

@@ -87,7 +87,7 @@ static int run_checks(planctl *p, call *c, pctl_preflight_gate *g,
     /* A new instance exists only after the real admission (the first
      * transaction's row was rolled back): its record waits until then,
      * and a refused create leaves no instance to record on. */
-    if (c->what != CREATE)
+    if (c->what != CREATE && rc != PLANCTL_EINTR) /* interrupted: nothing */
         record(p, g->instance_id, *msg, c->report);
     if (rc < 0 && *msg)
         pctl_err(p, rc, "%s", *msg);

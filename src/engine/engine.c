@@ -694,16 +694,18 @@ int planctl_engine_metrics_snapshot(char **out, planctl_engine *e,
 int planctl_engine_register(planctl_engine *e, const char *kind,
                             const planctl_executor *ex)
 {
+    planctl_executor copy;
     int rc;
 
     if (!e)
         return pctl_err_arg(NULL, "e");
     if (!kind || !ex)
         return pctl_err_arg(e->p, !kind ? "kind" : "ex");
-    if (ex->version != PLANCTL_EXECUTOR_VERSION)
+    if (ex->version < 1 || ex->version > PLANCTL_EXECUTOR_VERSION)
         return pctl_err(e->p, PLANCTL_EINVAL,
                         "executor of kind \"%.60s\" has version %u: this "
-                        "library knows version %d (PLANCTL_EXECUTOR_VERSION)",
+                        "library knows versions 1 to %d "
+                        "(PLANCTL_EXECUTOR_VERSION)",
                         kind, ex->version, PLANCTL_EXECUTOR_VERSION);
     if (!ex->start || !ex->cancel)
         return pctl_err(e->p, PLANCTL_EINVAL,
@@ -713,7 +715,15 @@ int planctl_engine_register(planctl_engine *e, const char *kind,
     /* One registry on the handle: definitions using the kind validate (a
      * spec check given before is kept), the engine runs its tasks, and
      * the preflight checks that run in this process can use it. */
-    rc = pctl_kind_set_executor(e->p, kind, ex);
+    /* A version 1 struct ends before release: read only what it has. */
+    memset(&copy, 0, sizeof copy);
+    copy.version = ex->version;
+    copy.start = ex->start;
+    copy.cancel = ex->cancel;
+    copy.data = ex->data;
+    if (ex->version >= 2)
+        copy.release = ex->release;
+    rc = pctl_kind_set_executor(e->p, kind, &copy);
     return rc < 0 ? rc : 0;
 }
 

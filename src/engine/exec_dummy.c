@@ -215,7 +215,7 @@ static void dummy_cancel(planctl_job *job, void *data)
 }
 
 static const planctl_executor dummy_executor = {
-    PLANCTL_EXECUTOR_VERSION, dummy_start, dummy_cancel, NULL};
+    PLANCTL_EXECUTOR_VERSION, dummy_start, dummy_cancel, NULL, NULL};
 
 const planctl_executor *pctl_executor_dummy(void)
 {

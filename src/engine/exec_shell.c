@@ -2,15 +2,26 @@
  * child process, with the run's parameters in its environment. */
 
 /*
- * Handles.  A started job owns one struct shell and, inside it, five libuv
- * handles: the process, one pipe for stdout and one for stderr, `timer`
- * (the task's timeout, then the grace between SIGTERM and SIGKILL) and
- * `drain` (how long output may stay open once the process has exited).
- * uv_spawn() initialises the process handle even when it fails, so it is
- * closed on that path too.  Every handle is freed only by its close
- * callback: `closing` counts the callbacks still to come, and the last one
- * reports the job with planctl_step_finish() and frees the struct.  Nothing
- * touches the job after that finish.
+ * Spawning.  The child is started with posix_spawn() (glibc's clone with
+ * CLONE_VFORK: no copy of a large host's page tables, as fork() makes) and
+ * its exit is learnt from a pidfd watched by a uv_poll_t, then reaped with
+ * waitid() for its pid alone: no signal handler is installed, so SIGCHLD
+ * stays the host's at every instant (planctl.h, "Signals"; sigchld.c says
+ * why libuv's way cannot).  Where the kernel has no pidfd_open() or the
+ * process ignores SIGCHLD, it is started with uv_spawn() instead, with
+ * libuv's SIGCHLD handler held with SA_ONSTACK (sigchld.c).  Both start it
+ * the same: stdin /dev/null, stdout and stderr into pipes, a session of
+ * its own, every signal at its default and none blocked.
+ *
+ * Handles.  A started job owns one struct shell and, inside it, libuv
+ * handles: the process (uv_spawn's) or the pidfd's watcher, one pipe for
+ * stdout and one for stderr, `timer` (the task's timeout, then the grace
+ * between SIGTERM and SIGKILL) and `drain` (how long output may stay open
+ * once the process has exited).  uv_spawn() initialises the process
+ * handle even when it fails, so it is closed on that path too.  Every handle is
+ * freed only by its close callback: `closing` counts the callbacks still to
+ * come, and the last one reports the job with planctl_step_finish() and frees
+ * the struct.  Nothing touches the job after that finish.
  *
  * When to finish.  The process's exit and the end of its output arrive in
  * no fixed order: the exit callback can run while unread output still sits
@@ -22,8 +33,8 @@
  * the job forever, so `drain` stops waiting for EOF DRAIN_MS after the exit
  * and such processes are left alone.
  *
- * Killing.  The child is spawned with UV_PROCESS_DETACHED, so it calls
- * setsid() and leads its own process group; cancel() and the timeout send
+ * Killing.  The child is spawned in a session of its own (setsid()), so
+ * it leads its own process group; cancel() and the timeout send
  * SIGTERM to the whole group (kill(-pid), where uv_process_kill() would
  * reach the child alone), then SIGKILL after KILL_GRACE_MS.  That is what
  * takes down grandchildren (`sleep 300 & ...`), which also hold the pipes.
@@ -31,8 +42,8 @@
  * Dying with the engine.  A task must not run on beside the retry of a
  * restarted engine: its process must die with the engine, or carry the
  * marker a restarted engine reaps by (PLANCTL_RUN_UID, STEP and ATTEMPT in
- * its environment, engine/orphans.c) before the engine dies.  uv_spawn()
- * runs no code of ours between fork and exec, so the child is run as
+ * its environment, engine/orphans.c) before the engine dies.  Neither spawn
+ * runs code of ours between fork and exec, so the child is run as
  *
  *     setpriv --pdeathsig KILL -- /bin/sh -c GUARD sh <engine pid> argv...
  *
@@ -56,15 +67,23 @@
  * Parameters reach the child only through its environment, never pasted
  * into a command string, so a value like `$(rm -rf ~)` stays inert.
  */
+/* posix_spawn's POSIX_SPAWN_SETSID and addchdir_np, and pipe2(): the
+ * spawn without libuv's SIGCHLD ("Spawning", below). */
+#define _GNU_SOURCE
 #include "engine/executors.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -83,6 +102,7 @@
 #define TAIL_MIN 4096      /* output kept at least, for the message's line */
 #define KILL_GRACE_MS 5000 /* from SIGTERM to SIGKILL */
 #define DRAIN_MS 2000      /* output left open after the exit */
+#define LOST_STATUS (-1)   /* exit status reaped by someone else */
 #define SETPRIV "/usr/bin/setpriv"
 /* Execs the rest of its arguments if $1 is its parent's pid (see "Dying
  * with the engine"); `case` is a reserved word, so no function imported
@@ -95,7 +115,10 @@ enum { STOP_NONE, STOP_CANCEL, STOP_TIMEOUT };
 
 typedef struct shell {
     planctl_job *job;
-    uv_process_t proc;
+    uv_process_t proc;  /* the child, where it was spawned by libuv */
+    uv_poll_t exitw;    /* else its pidfd, readable once it has exited */
+    int pid;            /* the child's, 0 before it runs */
+    int pidfd;          /* -1: none */
     uv_pipe_t pipes[2]; /* stdout, stderr */
     uv_timer_t timer;   /* the timeout, then the SIGKILL grace */
     uv_timer_t drain;
@@ -492,11 +515,16 @@ static void report(shell *s)
                  signame(s->term_signal));
     else if (s->term_signal)
         snprintf(head, sizeof head, "killed by signal %d", s->term_signal);
+    else if (s->exit_status == LOST_STATUS)
+        snprintf(head, sizeof head,
+                 "exit status unknown: the process was reaped by another "
+                 "part of this process");
     else
         snprintf(head, sizeof head, "exit status %d", code);
     if (!s->stop && !s->term_signal && code == 0)
         o = PLANCTL_OUTCOME_DONE;
-    else if (!s->stop && !s->term_signal && code < 256 && s->fatal[code])
+    else if (!s->stop && !s->term_signal && code >= 0 && code < 256 &&
+             s->fatal[code])
         o = PLANCTL_OUTCOME_FATAL;
     /* What it wrote to $PLANCTL_OUTPUT: a malformed file fails a task
      * that succeeded (its refusal is the message), and is no news for one
@@ -534,6 +562,8 @@ static void finish(shell *s)
     else
         report(s);
     pctl_outfile_remove(&s->out);
+    if (s->pidfd >= 0)
+        close(s->pidfd); /* its watcher is closed by now */
     pctl_free(s->message);
     pctl_free(s->tail);
     pctl_free(s);
@@ -565,6 +595,7 @@ static void wind_up(shell *s)
     s->wound_up = 1;
     planctl_job_set_data(s->job, NULL);
     close_handle(s, &s->proc);
+    close_handle(s, &s->exitw);
     close_handle(s, &s->pipes[0]);
     close_handle(s, &s->pipes[1]);
     close_handle(s, &s->timer);
@@ -621,7 +652,7 @@ static void on_timer(uv_timer_t *t)
     shell *s = t->data;
 
     if (s->term_sent) { /* the grace is over */
-        kill(-s->proc.pid, SIGKILL);
+        kill(-s->pid, SIGKILL);
         if (s->exited && s->open_pipes > 0)
             uv_timer_start(&s->drain, on_drain, DRAIN_MS, 0);
         return;
@@ -629,22 +660,50 @@ static void on_timer(uv_timer_t *t)
     if (!s->stop) /* the task's timeout, not a cancel */
         s->stop = STOP_TIMEOUT;
     s->term_sent = 1;
-    kill(-s->proc.pid, SIGTERM);
+    kill(-s->pid, SIGTERM);
     uv_timer_stop(&s->drain); /* the output waits for the SIGKILL now */
     uv_timer_start(&s->timer, on_timer, KILL_GRACE_MS, 0);
 }
 
-static void on_exit_cb(uv_process_t *p, int64_t status, int sig)
+/* The child has exited with status, or was killed by signal sig. */
+static void exited(shell *s, int64_t status, int sig)
 {
-    shell *s = p->data;
-
     s->exited = 1;
-    pctl_keeper_remove(s->job->keeper, s->proc.pid);
+    pctl_keeper_remove(s->job->keeper, s->pid);
     s->exit_status = status;
     s->term_signal = sig;
     if (s->open_pipes > 0 && !s->term_sent)
         uv_timer_start(&s->drain, on_drain, DRAIN_MS, 0);
     maybe_finish(s);
+}
+
+static void on_exit_cb(uv_process_t *p, int64_t status, int sig)
+{
+    exited(p->data, status, sig);
+}
+
+/* The child's pidfd is readable: it has exited (a zombie until reaped
+ * here, so its pid cannot have been reused).  Reaps it. */
+static void on_pidfd(uv_poll_t *w, int status, int events)
+{
+    shell *s = w->data;
+    siginfo_t si;
+    int rc;
+
+    (void)events;
+    memset(&si, 0, sizeof si);
+    do
+        rc = waitid(P_PID, (id_t)s->pid, &si, WEXITED | WNOHANG);
+    while (rc != 0 && errno == EINTR);
+    if (rc == 0 && si.si_pid == 0 && status == 0)
+        return; /* not yet after all */
+    uv_poll_stop(w);
+    if (rc != 0) /* reaped by someone else in the process: status lost */
+        exited(s, LOST_STATUS, 0);
+    else if (si.si_code == CLD_EXITED)
+        exited(s, si.si_status, 0);
+    else
+        exited(s, 0, si.si_status);
 }
 
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
@@ -703,12 +762,153 @@ static char **build_argv(const pctl_shell_spec *sp, int setpriv,
     return v;
 }
 
-/* Spawns the process on the initialised handles and starts reading; a
- * failure winds the job up with ERROR.  Can't fail otherwise. */
-static void spawn(shell *s, char **argv, char **env, const char *cwd,
-                  int setpriv)
+/* Whether the kernel has pidfd_open() (Linux 5.3), asked once: a pidfd
+ * on the process itself.  Any thread. */
+static atomic_int with_libuv;
+
+void pctl_shell_spawn_with_libuv(int on)
 {
-    const char *file = argv[task_index(setpriv)];
+    atomic_store(&with_libuv, on != 0);
+}
+
+static int pidfd_works(void)
+{
+    static atomic_int known; /* 0: not asked; 1: yes; 2: no */
+    int k = atomic_load(&known), fd;
+
+    if (atomic_load(&with_libuv))
+        return 0;
+    if (k)
+        return k == 1;
+    fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+    if (fd >= 0)
+        close(fd);
+    k = fd >= 0 || errno != ENOSYS ? 1 : 2;
+    atomic_store(&known, k);
+    return k == 1;
+}
+
+/* Whether the process ignores SIGCHLD (SIG_IGN or SA_NOCLDWAIT): the
+ * kernel then reaps every child at once, planctl's too, whose exit status
+ * would be lost.  libuv's uv_spawn() installs its handler over that, so
+ * such a process spawns the libuv way.  Any thread. */
+static int sigchld_ignored(void)
+{
+    struct sigaction now;
+
+    return sigaction(SIGCHLD, NULL, &now) == 0 &&
+           (now.sa_handler == SIG_IGN || (now.sa_flags & SA_NOCLDWAIT));
+}
+
+/* fd moved above the standard descriptors (closing fd), so that no dup2
+ * in the child is onto itself, which would leave it close-on-exec.
+ * Returns the new descriptor or -1 with errno set. */
+static int above_stdio(int fd)
+{
+    int moved;
+
+    if (fd < 0 || fd > 2)
+        return fd;
+    moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    close(fd);
+    return moved;
+}
+
+/* Starts the child with posix_spawn(): stdin /dev/null, stdout and stderr
+ * into new pipes whose read ends come back in rd[], in a session of its
+ * own, every signal at its default and none blocked (as uv_spawn() would).
+ * Nothing of libuv's runs, and no signal handler is installed.  Returns 0
+ * with s->pid set, or UV_E*. */
+static int spawn_posix(shell *s, const char *file, char **argv, char **env,
+                       const char *cwd, int rd[2])
+{
+    int out[2] = {-1, -1}, err[2] = {-1, -1}, null, rc, i;
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    sigset_t all, none;
+    pid_t pid;
+
+    rd[0] = rd[1] = -1;
+    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+        rc = uv_translate_sys_error(errno);
+        goto done;
+    }
+    null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    out[1] = above_stdio(out[1]);
+    err[1] = above_stdio(err[1]);
+    if ((null = above_stdio(null)) < 0 || out[1] < 0 || err[1] < 0) {
+        rc = uv_translate_sys_error(errno);
+        if (null >= 0)
+            close(null);
+        goto done;
+    }
+    sigfillset(&all);
+    sigdelset(&all, SIGKILL);
+    sigdelset(&all, SIGSTOP);
+    sigemptyset(&none);
+    if ((rc = posix_spawn_file_actions_init(&fa)) != 0) {
+        close(null);
+        rc = uv_translate_sys_error(rc);
+        goto done;
+    }
+    if ((rc = posix_spawnattr_init(&at)) != 0) {
+        posix_spawn_file_actions_destroy(&fa);
+        close(null);
+        rc = uv_translate_sys_error(rc);
+        goto done;
+    }
+    if (!(rc = posix_spawn_file_actions_adddup2(&fa, null, 0)) &&
+        !(rc = posix_spawn_file_actions_adddup2(&fa, out[1], 1)) &&
+        !(rc = posix_spawn_file_actions_adddup2(&fa, err[1], 2)) &&
+        !(rc = cwd ? posix_spawn_file_actions_addchdir_np(&fa, cwd) : 0) &&
+        !(rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID |
+                                                 POSIX_SPAWN_SETSIGDEF |
+                                                 POSIX_SPAWN_SETSIGMASK)) &&
+        !(rc = posix_spawnattr_setsigdefault(&at, &all)) &&
+        !(rc = posix_spawnattr_setsigmask(&at, &none)))
+        rc = posix_spawn(&pid, file, &fa, &at, argv, env);
+    posix_spawnattr_destroy(&at);
+    posix_spawn_file_actions_destroy(&fa);
+    close(null);
+    if (rc != 0) {
+        rc = uv_translate_sys_error(rc);
+        goto done;
+    }
+    s->pid = (int)pid;
+    /* A child not yet reaped cannot lose its pid: the pidfd is its. */
+    if ((s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0 ||
+        (rc = uv_poll_init(planctl_job_loop(s->job), &s->exitw, s->pidfd)) <
+            0 ||
+        (rc = uv_poll_start(&s->exitw, UV_READABLE, on_pidfd)) < 0) {
+        /* Cannot watch it: it must not run unwatched. */
+        rc = s->pidfd < 0 ? uv_translate_sys_error(errno) : rc;
+        kill(-s->pid, SIGKILL);
+        kill(s->pid, SIGKILL);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        s->pid = 0;
+        goto done;
+    }
+    rd[0] = out[0];
+    rd[1] = err[0];
+    out[0] = err[0] = -1;
+    rc = 0;
+done:
+    for (i = 0; i < 2; i++) {
+        if (out[i] >= 0)
+            close(out[i]);
+        if (err[i] >= 0)
+            close(err[i]);
+    }
+    return rc;
+}
+
+/* Starts the child with uv_spawn(), where the kernel has no pidfd: libuv
+ * then reaps it on SIGCHLD, its handler held with SA_ONSTACK
+ * (sigchld.c).  Returns 0 with s->pid set, or UV_E*. */
+static int spawn_uv(shell *s, const char *file, char **argv, char **env,
+                    const char *cwd)
+{
     uv_process_options_t opts;
     uv_stdio_container_t stdio[3];
     int i, rc;
@@ -720,7 +920,7 @@ static void spawn(shell *s, char **argv, char **env, const char *cwd,
         stdio[i + 1].data.stream = (uv_stream_t *)&s->pipes[i];
     }
     opts.exit_cb = on_exit_cb;
-    opts.file = setpriv ? SETPRIV : "/bin/sh";
+    opts.file = file;
     opts.args = argv;
     opts.env = env;
     opts.cwd = cwd;
@@ -730,14 +930,42 @@ static void spawn(shell *s, char **argv, char **env, const char *cwd,
     /* libuv's SIGCHLD handler, installed with SA_ONSTACK before the fork
      * and kept until the engine (or preflight) is done (sigchld.c). */
     if ((rc = pctl_sigchld_hold(&s->job->hub->chld, planctl_job_loop(s->job))) <
-        0) {
-        fail(s, pctl_asprintf("cannot watch for the exit of \"%s\": %s", file,
-                              uv_strerror(rc)));
-        return;
-    }
+        0)
+        return rc;
     /* uv_spawn() initialises the handle even when it fails. */
     rc = uv_spawn(planctl_job_loop(s->job), &s->proc, &opts);
     pctl_sigchld_check();
+    if (rc == 0)
+        s->pid = s->proc.pid;
+    return rc;
+}
+
+/* Spawns the process on the initialised handles and starts reading; a
+ * failure winds the job up with ERROR.  Can't fail otherwise. */
+static void spawn(shell *s, char **argv, char **env, const char *cwd,
+                  int setpriv)
+{
+    const char *file = argv[task_index(setpriv)];
+    const char *prog = setpriv ? SETPRIV : "/bin/sh";
+    int i, rc, rd[2] = {-1, -1};
+
+    if (pidfd_works() && !sigchld_ignored()) {
+        rc = spawn_posix(s, prog, argv, env, cwd, rd);
+        for (i = 0; rc == 0 && i < 2; i++)
+            if ((rc = uv_pipe_open(&s->pipes[i], rd[i])) == 0)
+                rd[i] = -1;
+        for (i = 0; i < 2; i++)
+            if (rd[i] >= 0)
+                close(rd[i]);
+        if (rc < 0 && s->pid > 0) { /* a pipe it writes cannot be read */
+            kill(-s->pid, SIGKILL);
+            kill(s->pid, SIGKILL);
+            while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        }
+    } else {
+        rc = spawn_uv(s, prog, argv, env, cwd);
+    }
     if (rc == UV_EMFILE || rc == UV_ENFILE || rc == UV_EAGAIN ||
         rc == UV_ENOMEM) {
         /* Out of descriptors or processes: the engine's condition, not
@@ -754,7 +982,7 @@ static void spawn(shell *s, char **argv, char **env, const char *cwd,
     }
     /* Past its time, the engine's keeper kills the group (keeper.c; it
      * has room for 8192, more than an engine runs at once). */
-    (void)pctl_keeper_add(s->job->keeper, s->proc.pid);
+    (void)pctl_keeper_add(s->job->keeper, s->pid);
     s->open_pipes = 2;
     for (i = 0; i < 2; i++)
         if (uv_read_start((uv_stream_t *)&s->pipes[i], on_alloc, on_read))
@@ -786,8 +1014,9 @@ static int shell_start(planctl_job *job, const planctl_task_info *info,
         return PLANCTL_ENOMEM;
     }
     s->job = job;
+    s->pidfd = -1;
     /* libuv never touches a handle's data, init included. */
-    s->proc.data = s->timer.data = s->drain.data = s;
+    s->proc.data = s->exitw.data = s->timer.data = s->drain.data = s;
     s->pipes[0].data = s->pipes[1].data = s;
     rc = parse(&sp, &root, &msg, info->spec);
     if (rc == 0 && (rc = pctl_outfile_make(&s->out, info)) < 0) {
@@ -864,7 +1093,7 @@ static void shell_cancel(planctl_job *job, void *data)
 }
 
 static const planctl_executor shell_executor = {
-    PLANCTL_EXECUTOR_VERSION, shell_start, shell_cancel, NULL};
+    PLANCTL_EXECUTOR_VERSION, shell_start, shell_cancel, NULL, NULL};
 
 const planctl_executor *pctl_executor_shell(void)
 {

@@ -81,10 +81,20 @@ planctl_job *pctl_job_new(pctl_hub *hub,
     return job;
 }
 
+void pctl_job_bind(planctl_job *job, const planctl_executor *ex)
+{
+    job->release = ex->version >= 2 ? ex->release : NULL;
+    job->release_data = ex->data;
+}
+
 void pctl_job_free(planctl_job *job)
 {
     if (!job)
         return;
+    /* Its report is consumed and no cancel can follow: the executor's
+     * state attached to it may go (planctl.h, release). */
+    if (job->release)
+        job->release(job, job->release_data);
     pctl_free(job->message);
     pctl_free(job->output);
     json_decref(job->outputs);

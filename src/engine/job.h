@@ -56,6 +56,10 @@ struct planctl_job {
     size_t outputs_size;
     char *outputs_error;
     planctl_job *next; /* the hub's queue */
+    /* The executor's release hook (version 2) and its data, called by
+     * pctl_job_free(); NULL: none. */
+    void (*release)(planctl_job *job, void *data);
+    void *release_data;
 };
 
 struct pctl_hub {
@@ -113,8 +117,14 @@ char *pctl_job_output_tail(const char *output, size_t max);
  * failure. */
 char *pctl_job_output_join(const char *prev, const char *cur, size_t max);
 
-/* Frees a job: after its finish was delivered, or one never started.
- * NULL is allowed.  Can't fail. */
+/* Notes that ex's start() is about to be called for job, so that freeing
+ * the job calls ex's release hook (a version 2 executor's; loop thread).
+ * Can't fail. */
+void pctl_job_bind(planctl_job *job, const planctl_executor *ex);
+
+/* Frees a job: after its finish was delivered, or one never started;
+ * first calls the release hook pctl_job_bind() noted.  NULL is allowed.
+ * Can't fail. */
 void pctl_job_free(planctl_job *job);
 
 #endif

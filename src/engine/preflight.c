@@ -62,6 +62,9 @@ typedef struct runner {
     uv_loop_t loop;
     pctl_hub hub;
     uv_timer_t deadline;
+    uv_timer_t intr; /* looks for planctl_interrupt() on the handle */
+    planctl *p;
+    int interrupted;
     check *checks;
     size_t n, pending;
     int64_t deadline_ms;
@@ -152,6 +155,8 @@ static void all_done(runner *r)
 {
     uv_timer_stop(&r->deadline);
     uv_close((uv_handle_t *)&r->deadline, handle_closed);
+    uv_timer_stop(&r->intr);
+    uv_close((uv_handle_t *)&r->intr, handle_closed);
     pctl_hub_close(&r->hub, hub_closed, r);
 }
 
@@ -213,6 +218,25 @@ static void on_deadline(uv_timer_t *t)
     }
 }
 
+/* planctl_interrupt() on the handle: every check still running is
+ * cancelled, as at the deadline, and the admission returns EINTR. */
+static void on_intr(uv_timer_t *t)
+{
+    runner *r = t->data;
+    size_t i;
+
+    if (!pctl_intr_pending(r->p))
+        return;
+    r->interrupted = 1;
+    uv_timer_stop(t);
+    for (i = 0; i < r->n; i++) {
+        check *c = &r->checks[i];
+
+        if (c->job && !c->job->finished)
+            c->ex->cancel(c->job, c->ex->data);
+    }
+}
+
 static const planctl_executor *executor_for(planctl *p, const char *kind)
 {
     const planctl_executor *ex = pctl_kinds_executor(p->kinds, kind);
@@ -255,6 +279,7 @@ static void start_check(runner *r, check *c, const pctl_plan_def *plan,
     info.params = params;
     info.attempt = 1;
     r->pending++;
+    pctl_job_bind(c->job, c->ex);
     if (c->ex->start(c->job, &info, c->ex->data) < 0) {
         r->pending--;
         pctl_job_free(c->job);
@@ -399,7 +424,11 @@ int pctl_preflight_run(char **report, char **summary, planctl *p,
     }
     uv_timer_init(&r.loop, &r.deadline);
     r.deadline.data = &r;
-    r.handles = 2;
+    uv_timer_init(&r.loop, &r.intr);
+    r.intr.data = &r;
+    r.p = p;
+    r.handles = 3;
+    pctl_intr_enter(p); /* the checks are a section planctl_interrupt stops */
     for (i = 0; i < r.n; i++) {
         check *c = &r.checks[i];
 
@@ -413,15 +442,25 @@ int pctl_preflight_run(char **report, char **summary, planctl *p,
     }
     if (r.pending == 0)
         all_done(&r);
-    else
+    else {
         uv_timer_start(&r.deadline, on_deadline, (uint64_t)r.deadline_ms, 0);
+        /* Looked at every 20 ms: the flag is set from another thread,
+         * which has no way into this private loop. */
+        uv_timer_start(&r.intr, on_intr, 20, 20);
+    }
     while (r.handles > 0)
         uv_run(&r.loop, UV_RUN_ONCE);
     uv_run(&r.loop, UV_RUN_DEFAULT); /* close callbacks still queued */
     if (uv_loop_close(&r.loop) != 0)
         rc = pctl_err(p, PLANCTL_ERROR, "preflight left handles open");
+    else if (r.interrupted)
+        rc = pctl_err(p, PLANCTL_EINTR,
+                      "preflight checks of plan \"%s\": interrupted "
+                      "(planctl_interrupt)",
+                      plan->name);
     else
         rc = conclude(report, summary, p, plan, r.checks, r.n);
+    pctl_intr_leave(p);
     for (i = 0; i < r.n; i++)
         pctl_free(r.checks[i].message);
     pctl_free(r.checks);

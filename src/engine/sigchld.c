@@ -1,7 +1,24 @@
 /*
- * sigchld.c - the one signal handler planctl causes to be installed:
- * libuv's, for SIGCHLD, which uv_spawn() needs to learn that a child
- * exited (shell tasks and shell preflight checks).
+ * sigchld.c - libuv's SIGCHLD handler, which uv_spawn() needs to learn
+ * that a child exited, where shell spawns with libuv: on a kernel without
+ * pidfd_open(), or in a process that ignores SIGCHLD (exec_shell.c,
+ * "Spawning").  Elsewhere shell spawns with posix_spawn() and watches a
+ * pidfd, and nothing here runs: no handler is installed at all.
+ *
+ * Why not libuv everywhere, with the flag added (as below): libuv installs
+ * its handler in uv_signal_start() (uv__signal_register_handler, with
+ * SA_RESTART only) for the first SIGCHLD watcher of the process, whatever
+ * is installed already, and blocks signals around it on the calling
+ * thread only.  So between libuv's sigaction() and planctl's, however
+ * short, any other thread (a Go runtime's) can take a SIGCHLD of the
+ * host's children on its own stack.  No order of calls closes that: the
+ * handler's address is libuv's private symbol, and libuv registers anew
+ * for every first watcher.  Not using libuv's child watching does.  The
+ * proof that the pidfd way holds: it makes no sigaction() call that
+ * changes anything and creates no signal watcher, so SIGCHLD is the
+ * host's at every instant; tests/unit/test_signals.c reads it from a
+ * thread throughout the first spawns of its process (and catches the
+ * instant without the flag when shell spawns the libuv way).
  *
  * Two things about it hurt a host whose runtime owns signals, as Go's
  * does.  libuv installs it without SA_ONSTACK (src/unix/signal.c,
@@ -30,11 +47,12 @@
  *     still watches SIGCHLD for someone else (the host's own uv_spawn),
  *     its handler stays, with the flag.
  *
- * What remains: the instant between libuv's sigaction and planctl's, once
- * per first hold, when the handler is there without the flag (no child
- * of planctl's exists yet then; a child of the host's exiting in that
- * instant is the only risk), and SIGCHLD is libuv's while a hold lasts: a
- * host watching SIGCHLD itself (Go's signal.Notify) hears nothing then.
+ * What remains on this way: the instant between libuv's sigaction and
+ * planctl's, once per first hold, when the handler is there without the
+ * flag (no child of planctl's exists yet then; a child of the host's
+ * exiting in that instant is the only risk), and SIGCHLD is libuv's while
+ * a hold lasts: a host watching SIGCHLD itself (Go's signal.Notify) hears
+ * nothing then.
  * Holds are counted for the whole process, under a mutex, as engines may
  * run on loops of several threads.
  */

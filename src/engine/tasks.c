@@ -297,6 +297,7 @@ void pctl_engine_start_task(planctl_engine *e, ejob *j)
     info.run_uid = j->run_uid;
     info.outputs = outputs;
     j->job = job;
+    pctl_job_bind(job, j->ex);
     rc = j->ex->start(job, &info, j->ex->data);
     pctl_free(outputs);
     if (rc < 0) {

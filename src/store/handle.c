@@ -70,6 +70,10 @@ int planctl_open(planctl **out, const char *path,
     p = pctl_calloc(1, sizeof *p);
     if (!p)
         return pctl_thread_err(PLANCTL_ENOMEM, "out of memory");
+    if (pthread_mutex_init(&p->intr_lock, NULL) != 0) {
+        pctl_free(p);
+        return pctl_thread_err(PLANCTL_ENOMEM, "out of memory");
+    }
     *out = p;
     planctl_set_clock(p, NULL, NULL);
     p->check_cache = getenv("PLANCTL_CHECK_CACHE") &&
@@ -120,7 +124,22 @@ void planctl_close(planctl *p)
     pctl_free(p->actor);
     pctl_free(p->path);
     pctl_free(p->errmsg);
+    pthread_mutex_destroy(&p->intr_lock);
     pctl_free(p);
+}
+
+int planctl_interrupt(planctl *p)
+{
+    if (!p)
+        return pctl_err_arg(NULL, "p");
+    pthread_mutex_lock(&p->intr_lock);
+    if (p->intr_sections > 0) {
+        atomic_store(&p->intr, 1);
+        if (p->conn && p->conn->m->interrupt)
+            p->conn->m->interrupt(p->conn);
+    }
+    pthread_mutex_unlock(&p->intr_lock);
+    return 0;
 }
 
 int planctl_data_version(int64_t *out, planctl *p)

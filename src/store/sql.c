@@ -129,6 +129,13 @@ void pctl_q_finalize_all(planctl *p)
 
 int pctl_db_err(planctl *p, int rc, const char *what, const char *detail)
 {
+    /* A wait for the lock, or a statement, that planctl_interrupt()
+     * stopped: whatever the driver's words, the caller's doing. */
+    if (pctl_intr_pending(p) && rc != PLANCTL_ENOMEM)
+        return pctl_err(p, PLANCTL_EINTR,
+                        "%s%son database %s: interrupted (planctl_interrupt)",
+                        what ? what : "", what ? " " : "",
+                        p->path ? p->path : "");
     if (rc == PLANCTL_ENOMEM)
         return pctl_err(p, rc, "out of memory");
     if (rc == PLANCTL_EBUSY)

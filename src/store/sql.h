@@ -158,6 +158,12 @@ typedef struct pctl_db_methods {
      * PLANCTL_E*.  May be NULL. */
     int (*engine_session)(pctl_conn *c, int64_t idle_ms);
 
+    /* Stops the statement or the wait for a lock in progress on c, from
+     * another thread (planctl_interrupt(), under p->intr_lock, with
+     * p->intr set): the step or begin then fails, and its error is
+     * PLANCTL_EINTR.  Does nothing when nothing runs.  May be NULL. */
+    void (*interrupt)(pctl_conn *c);
+
     /* The files behind the database (an engine notices them replaced or
      * removed: ident.c).  May be NULL: nothing to watch. */
     void (*ident_note)(pctl_conn *c);

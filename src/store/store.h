@@ -9,6 +9,8 @@
 #define PCTL_STORE_H
 
 #include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -65,7 +67,39 @@ struct planctl {
     /* Who acts through this handle (planctl_set_actor): the actor of the
      * events of its admissions and admin actions; NULL: "user". */
     char *actor;
+    /* planctl_interrupt(), from any thread: the sections in progress that
+     * it can stop (an outermost transaction, preflight checks), counted
+     * under intr_lock, and whether it stopped them (cleared when the last
+     * one ends, so a later call is not affected).  intr_lock also guards
+     * what the backend's interrupt uses (PostgreSQL's cancel object). */
+    pthread_mutex_t intr_lock;
+    int intr_sections;
+    atomic_int intr;
 };
+
+/* A section planctl_interrupt() can stop begins and ends (pctl_intr_*
+ * are inline so that the backends, below tx.c, read the flag without
+ * calling up). */
+static inline void pctl_intr_enter(planctl *p)
+{
+    pthread_mutex_lock(&p->intr_lock);
+    p->intr_sections++;
+    pthread_mutex_unlock(&p->intr_lock);
+}
+
+static inline void pctl_intr_leave(planctl *p)
+{
+    pthread_mutex_lock(&p->intr_lock);
+    if (--p->intr_sections == 0)
+        atomic_store(&p->intr, 0);
+    pthread_mutex_unlock(&p->intr_lock);
+}
+
+/* Whether planctl_interrupt() stopped the section in progress. */
+static inline int pctl_intr_pending(planctl *p)
+{
+    return p && atomic_load(&p->intr);
+}
 
 /* The actor of what a caller of this handle does: planctl_set_actor()'s,
  * or "user".  Can't fail. */

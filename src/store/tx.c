@@ -26,9 +26,11 @@ int pctl_tx_begin(planctl *p)
     if (p->tx_depth++ > 0)
         return 0;
     p->tx_serial++;
+    pctl_intr_enter(p);
     rc = p->conn->m->begin(p->conn, PCTL_TX_WRITE);
     if (rc < 0) {
         p->tx_depth = 0;
+        pctl_intr_leave(p);
         return rc;
     }
     /* A transaction is one moment: a row and its event get the same time
@@ -59,6 +61,7 @@ void pctl_tx_rollback(planctl *p)
     thaw(p);
     p->conn->m->rollback(p->conn);
     p->tx_serial++; /* over: nothing synced in it holds any more */
+    pctl_intr_leave(p);
 }
 
 int pctl_tx_commit(planctl *p)
@@ -74,6 +77,7 @@ int pctl_tx_commit(planctl *p)
      * the commit writes nothing of its own. */
     rc = p->conn->m->commit(p->conn);
     p->tx_serial++; /* over: nothing synced in it holds any more */
+    pctl_intr_leave(p);
     return rc;
 }
 
@@ -84,10 +88,13 @@ int pctl_tx_read(planctl *p)
     if (!p->conn)
         return pctl_db_unopened(p);
     if (p->rx_depth++ == 0 && p->tx_depth == 0) {
-        if ((rc = p->conn->m->begin(p->conn, PCTL_TX_READ)) < 0)
+        pctl_intr_enter(p);
+        if ((rc = p->conn->m->begin(p->conn, PCTL_TX_READ)) < 0) {
             p->rx_depth = 0;
-        else
+            pctl_intr_leave(p);
+        } else {
             p->rx_began = 1;
+        }
     }
     return rc;
 }
@@ -99,6 +106,7 @@ void pctl_tx_read_end(planctl *p)
     p->rx_began = 0;
     /* Nothing was written: ending it either way is the same. */
     p->conn->m->rollback(p->conn);
+    pctl_intr_leave(p);
 }
 
 int pctl_tx_end(planctl *p, int rc)

@@ -25,7 +25,7 @@ static void file_cancel(planctl_job *job, void *data)
 }
 
 static const planctl_executor my_file_executor = {
-    PLANCTL_EXECUTOR_VERSION, file_start, file_cancel, NULL};
+    PLANCTL_EXECUTOR_VERSION, file_start, file_cancel, NULL, NULL};
 
 static const char json[] =
     "{\"name\": \"zookeeper\", \"version\": \"1.0.0\",\n"

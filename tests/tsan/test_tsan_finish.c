@@ -307,7 +307,7 @@ static int run_engine(fixture *f, void (*at)(runner *r), int at_starts)
 {
     planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
     planctl_executor ex = {PLANCTL_EXECUTOR_VERSION, pool_exec_start,
-                           pool_exec_cancel, NULL};
+                           pool_exec_cancel, NULL, NULL};
     runner r;
     int rc;
 
@@ -448,7 +448,7 @@ static void test_preflight_deadline(void **state)
 {
     fixture *f = *state;
     planctl_executor ex = {PLANCTL_EXECUTOR_VERSION, pool_exec_start,
-                           pool_exec_cancel, NULL};
+                           pool_exec_cancel, NULL, NULL};
     planctl_admit_options po = PLANCTL_ADMIT_OPTIONS_INIT;
     planctl_admitted ad;
     planctl_engine *e = NULL;

@@ -1249,7 +1249,7 @@ static void test_embedder_executor_from_thread(void **state)
     fixture *f = *state;
     planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
     planctl_executor ex = {PLANCTL_EXECUTOR_VERSION, thread_start,
-                           thread_cancel, NULL};
+                           thread_cancel, NULL, NULL};
     threaded t;
     int64_t run;
     int i;
@@ -1330,7 +1330,7 @@ static void test_done_and_cancelled_together(void **state)
     fixture *f = *state;
     planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
     planctl_executor ex = {PLANCTL_EXECUTOR_VERSION, manual_start,
-                           manual_cancel, NULL};
+                           manual_cancel, NULL, NULL};
     manual m;
     runner r;
     uv_timer_t t;
@@ -1388,7 +1388,7 @@ static void test_unknown_kind(void **state)
     fixture *f = *state;
     planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
     planctl_executor ex = {PLANCTL_EXECUTOR_VERSION, instant_start,
-                           instant_cancel, NULL};
+                           instant_cancel, NULL, NULL};
     int64_t run, other;
 
     /* Known to the handle (so the definition validates), but no executor

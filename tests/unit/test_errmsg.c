@@ -616,7 +616,7 @@ static int import_stream_null_read(void)
 /* ---- the engine ---- */
 
 static const planctl_executor ex_ok = {PLANCTL_EXECUTOR_VERSION, start_nothing,
-                                       cancel_nothing, NULL};
+                                       cancel_nothing, NULL, NULL};
 
 /* Runs call(e) on a new engine of the fixture's handle, then frees it. */
 static int with_engine(int (*call)(planctl_engine *e))
@@ -1156,7 +1156,7 @@ static void test_job_refusals(void **state)
     planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
     probe pr;
     planctl_executor x = {PLANCTL_EXECUTOR_VERSION, probe_start, cancel_nothing,
-                          &pr};
+                          &pr, NULL};
     planctl_engine *e;
     int done = 0;
     tu_db *db = tu_db_open("jobs.db", 0);

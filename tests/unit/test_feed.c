@@ -306,7 +306,7 @@ static void test_engine_follows_other_writers(void **state)
     fixture *f = *state;
     planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
     planctl_executor ex = {PLANCTL_EXECUTOR_VERSION, hold_start, hold_cancel,
-                           NULL};
+                           NULL, NULL};
     driver d;
     int i;
 

@@ -43,7 +43,7 @@ static void cancel(planctl_job *job, void *data)
 }
 
 static const planctl_executor ex = {PLANCTL_EXECUTOR_VERSION, start, cancel,
-                                    NULL};
+                                    NULL, NULL};
 
 static void test_check_and_executor_kept_apart(void **state)
 {

@@ -436,8 +436,10 @@ static void on_stopped(planctl_engine *e, void *data)
 static void test_executor_outputs(void **state)
 {
     fixture *f = *state;
-    planctl_executor cert = {PLANCTL_EXECUTOR_VERSION, cert_start, NULL, NULL};
-    planctl_executor look = {PLANCTL_EXECUTOR_VERSION, look_start, NULL, NULL};
+    planctl_executor cert = {PLANCTL_EXECUTOR_VERSION, cert_start, NULL, NULL,
+                             NULL};
+    planctl_executor look = {PLANCTL_EXECUTOR_VERSION, look_start, NULL, NULL,
+                             NULL};
     planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
     planctl_engine *e;
     uv_loop_t loop;

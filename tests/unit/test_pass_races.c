@@ -223,7 +223,7 @@ static void one_case(event ev, planctl_outcome o, int two_tasks, int phases)
     race r;
     planctl_engine_options opts = PLANCTL_ENGINE_OPTIONS_INIT;
     planctl_executor ex = {PLANCTL_EXECUTOR_VERSION, manual_start,
-                           manual_cancel, NULL};
+                           manual_cancel, NULL, NULL};
     tu_raw *db;
     char *file;
     int64_t run = 0;

@@ -273,8 +273,8 @@ static void cli(const char *bin, const char *db, const char *a1, const char *a2,
 static sized measure(const char *bin, const char *path, sized z)
 {
     planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
-    static const planctl_executor hold_ex = {PLANCTL_EXECUTOR_VERSION,
-                                             hold_start, hold_cancel, NULL};
+    static const planctl_executor hold_ex = {
+        PLANCTL_EXECUTOR_VERSION, hold_start, hold_cancel, NULL, NULL};
     planctl *p = bench_open(path, PLANCTL_DURABILITY_NORMAL);
     pthread_t th;
     clockid_t cid;

@@ -58,7 +58,7 @@ static void wrap_cancel(planctl_job *job, void *data)
 static times restart(const char *path)
 {
     static const planctl_executor wrap = {PLANCTL_EXECUTOR_VERSION, wrap_start,
-                                          wrap_cancel, NULL};
+                                          wrap_cancel, NULL, NULL};
     times t;
     planctl *p;
     planctl_engine *e;

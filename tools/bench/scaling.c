@@ -124,7 +124,7 @@ static void on_stopped(planctl_engine *e, void *data)
 static measure run_child(const char *path, int n, int ticks)
 {
     static const planctl_executor tick = {PLANCTL_EXECUTOR_VERSION, tick_start,
-                                          tick_cancel, NULL};
+                                          tick_cancel, NULL, NULL};
     planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
     measure m;
     planctl *p;

@@ -44,4 +44,5 @@ const pctl_db_methods pctl_db_postgres = {
     .quiet = pctl_pg_quiet,
     .wake = pctl_pg_wake,
     .engine_session = pctl_pg_engine_session,
+    .interrupt = pctl_pg_interrupt,
 };

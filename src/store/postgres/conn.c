@@ -68,6 +68,33 @@ static int map_state(const char *st)
     return PLANCTL_ERROR;
 }
 
+/* Makes the session's cancel request anew (a new session has a new key):
+ * under the handle's intr_lock, as planctl_interrupt() uses it from other
+ * threads.  A request that cannot be made leaves none: interrupting then
+ * stops waits (lock_timeout) no sooner. */
+static void cancel_renew(pctl_pg_conn *pc)
+{
+    planctl *p = pc->base.p;
+
+    pthread_mutex_lock(&p->intr_lock);
+    if (pc->cancel)
+        PQfreeCancel(pc->cancel);
+    pc->cancel = pc->pg ? PQgetCancel(pc->pg) : NULL;
+    pthread_mutex_unlock(&p->intr_lock);
+}
+
+void pctl_pg_interrupt(pctl_conn *c)
+{
+    pctl_pg_conn *pc = PC(c);
+    char buf[256];
+
+    /* Asks the server to cancel what the session runs (a new connection
+     * of its own); what ran fails with 57014, reported as PLANCTL_EINTR
+     * (pctl_db_err) since p->intr is set. */
+    if (pc->cancel)
+        (void)PQcancel(pc->cancel, buf, sizeof buf);
+}
+
 /* The first line of libpq's message for the connection. */
 static const char *conn_words(pctl_pg_conn *pc, char *buf, size_t size)
 {
@@ -102,6 +129,8 @@ int pctl_pg_err(pctl_pg_conn *pc, const PGresult *res, const char *what)
     rc = map_state(st);
     if (!msg)
         msg = conn_words(pc, buf, sizeof buf);
+    if (pctl_intr_pending(p)) /* canceled (57014), or whatever it ended */
+        return pctl_db_err(p, PLANCTL_EINTR, what, msg);
     if (rc == PLANCTL_EREADONLY)
         return pctl_err(p, rc,
                         "cannot write database %s (%s%s%s); the role needs "
@@ -205,6 +234,7 @@ int pctl_pg_alive(pctl_pg_conn *pc)
                         pc->base.p->path, conn_words(pc, buf, sizeof buf));
     pc->gen++;
     pc->in_tx = 0;
+    cancel_renew(pc);
     if ((rc = session_setup(pc, pc->busy_ms)) < 0)
         return rc;
     if (pc->listening && (rc = listen_now(pc)) < 0)
@@ -550,6 +580,8 @@ static int connect_db(pctl_pg_conn *pc)
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     /* Kept by PQreset: set once for every session of the connection. */
     PQsetNoticeProcessor(pc->pg, ignore_notice, NULL);
+    if (PQstatus(pc->pg) == CONNECTION_OK)
+        cancel_renew(pc);
     if (PQstatus(pc->pg) != CONNECTION_OK)
         return pctl_err(p, PLANCTL_EIO,
                         "cannot connect to PostgreSQL at %s: %s; check the "
@@ -601,6 +633,12 @@ void pctl_pg_close(pctl_conn *c)
 
     if (!c)
         return;
+    if (pc->cancel) {
+        pthread_mutex_lock(&pc->base.p->intr_lock);
+        PQfreeCancel(pc->cancel);
+        pc->cancel = NULL;
+        pthread_mutex_unlock(&pc->base.p->intr_lock);
+    }
     if (pc->pg)
         PQfinish(pc->pg);
     pctl_pg_uri_free(&pc->uri);

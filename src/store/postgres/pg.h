@@ -59,6 +59,9 @@ typedef struct pctl_pg_conn {
     int wake;           /* the open transaction's commit notifies */
     int64_t idle_tx_ms; /* idle_in_transaction_session_timeout; 0: the
                            server's */
+    /* The session's cancel request (planctl_interrupt()), made at each
+     * connection; swapped and used under the handle's intr_lock. */
+    PGcancel *cancel;
 } pctl_pg_conn;
 
 typedef struct pctl_pg_stmt {
@@ -91,6 +94,9 @@ int pctl_pg_alive(pctl_pg_conn *pc);
 int pctl_pg_open(pctl_conn **out, planctl *p, const planctl_open_options *o,
                  const pctl_db_methods *m);
 void pctl_pg_close(pctl_conn *c);
+/* Cancels the statement running on c (planctl_interrupt(), any thread,
+ * under the handle's intr_lock). */
+void pctl_pg_interrupt(pctl_conn *c);
 int pctl_pg_begin(pctl_conn *c, pctl_tx_kind k);
 int pctl_pg_commit(pctl_conn *c);
 void pctl_pg_rollback(pctl_conn *c);

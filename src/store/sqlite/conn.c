@@ -374,6 +374,34 @@ done:
     return rc;
 }
 
+/*
+ * The wait for another connection's lock, as sqlite3_busy_timeout()'s
+ * (growing sleeps, busy_ms in all), but in slices of at most 10 ms that
+ * look at planctl_interrupt()'s flag: an interrupted wait ends at once
+ * and the statement fails SQLITE_BUSY, reported as PLANCTL_EINTR
+ * (pctl_db_err).
+ */
+static int on_busy(void *arg, int count)
+{
+    static const int delays[] = {1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100};
+    pctl_sqlite_conn *sc = arg;
+    int d;
+
+    if (count == 0)
+        sc->busy_spent = 0;
+    d = count < (int)(sizeof delays / sizeof delays[0]) ? delays[count] : 100;
+    if (d > sc->busy_ms - sc->busy_spent)
+        d = sc->busy_ms - sc->busy_spent;
+    while (d > 0 && !pctl_intr_pending(sc->base.p)) {
+        int slice = d < 10 ? d : 10;
+
+        sqlite3_sleep(slice);
+        sc->busy_spent += slice;
+        d -= slice;
+    }
+    return !pctl_intr_pending(sc->base.p) && sc->busy_spent < sc->busy_ms;
+}
+
 static int sq_open_file(pctl_sqlite_conn *sc, const planctl_open_options *o)
 {
     planctl *p = sc->base.p;
@@ -453,7 +481,9 @@ static int sq_open_file(pctl_sqlite_conn *sc, const planctl_open_options *o)
         return pctl_sqlite_err(p, sc->db, rc, path);
     }
     sqlite3_extended_result_codes(sc->db, 1);
-    sqlite3_busy_timeout(sc->db, o->busy_timeout_ms);
+    sc->busy_ms = o->busy_timeout_ms;
+    if (sc->busy_ms > 0)
+        sqlite3_busy_handler(sc->db, on_busy, sc);
     if ((rc = identify(sc, &fresh)) < 0)
         return rc;
     /* An empty file is not initialised by a caller that would not have
@@ -514,6 +544,14 @@ static int sq_open(pctl_conn **out, planctl *p, const planctl_open_options *o)
     return 0;
 }
 
+static void sq_interrupt(pctl_conn *c)
+{
+    /* Safe from another thread while the connection is in use; a no-op
+     * when no statement runs.  A wait for the lock sees p->intr
+     * (on_busy). */
+    sqlite3_interrupt(((pctl_sqlite_conn *)c)->db);
+}
+
 const pctl_db_methods pctl_db_sqlite = {
     .name = "sqlite",
     .queries = pctl_queries_sqlite,
@@ -541,6 +579,7 @@ const pctl_db_methods pctl_db_sqlite = {
     .token = sq_token,
     .engine_lock = pctl_sqlite_engine_lock,
     .engine_unlock = pctl_sqlite_engine_unlock,
+    .interrupt = sq_interrupt,
     .ident_note = pctl_sqlite_ident_note,
     .ident_check = pctl_sqlite_ident_check,
 };

@@ -12,6 +12,8 @@ int pctl_sqlite_map(int sqlrc)
         return 0;
     case SQLITE_NOMEM:
         return PLANCTL_ENOMEM;
+    case SQLITE_INTERRUPT: /* planctl_interrupt() */
+        return PLANCTL_EINTR;
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
         return PLANCTL_EBUSY;

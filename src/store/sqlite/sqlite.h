@@ -27,6 +27,8 @@ typedef struct pctl_sqlite_conn {
     sqlite3_stmt *begin_write, *begin_read, *commit;
     pctl_file_id ident_db, ident_wal; /* ident.c: noted by an engine */
     int lock_fd;                      /* the engine's lock (lock.c), or -1 */
+    int busy_ms;    /* how long a writer waits for the lock (on_busy) */
+    int busy_spent; /* ms waited so far for the lock being waited for */
 } pctl_sqlite_conn;
 
 typedef struct pctl_sqlite_stmt {

@@ -25,7 +25,7 @@ static void cancel(planctl_job *job, void *data) /* nothing runs long */
 }
 
 static const planctl_executor greeter = {PLANCTL_EXECUTOR_VERSION, greet,
-                                         cancel, NULL};
+                                         cancel, NULL, NULL};
 
 static const char def[] =
     "{\"name\": \"hello\", \"version\": \"1\","
