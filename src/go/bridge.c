@@ -17,6 +17,11 @@ static void cancel_cb(planctl_job *job, void *data)
     goExecutorCancel(job, (uintptr_t)data);
 }
 
+static void release_cb(planctl_job *job, void *data)
+{
+    goExecutorRelease(job, (uintptr_t)data);
+}
+
 static void log_cb(const planctl_log_record *rec, void *data)
 {
     goEngineLog((planctl_log_record *)rec, (uintptr_t)data);
@@ -30,8 +35,19 @@ int gop_register(planctl_engine *e, const char *kind, uintptr_t handle)
     ex.version = PLANCTL_EXECUTOR_VERSION;
     ex.start = start_cb;
     ex.cancel = cancel_cb;
+    ex.release = release_cb;
     ex.data = (void *)handle;
     return planctl_engine_register(e, kind, &ex);
+}
+
+void gop_job_set_handle(planctl_job *job, uintptr_t handle)
+{
+    planctl_job_set_data(job, (void *)handle);
+}
+
+uintptr_t gop_job_handle(const planctl_job *job)
+{
+    return (uintptr_t)planctl_job_data(job);
 }
 
 int gop_set_logger(planctl_engine *e, int min, uintptr_t handle)

@@ -11,6 +11,8 @@
 #include "planctl.h"
 
 int gop_register(planctl_engine *e, const char *kind, uintptr_t handle);
+void gop_job_set_handle(planctl_job *job, uintptr_t handle);
+uintptr_t gop_job_handle(const planctl_job *job);
 int gop_set_logger(planctl_engine *e, int min, uintptr_t handle);
 int gop_step_finish(planctl_job *job, int outcome, const char *msg, char *err,
                     size_t err_size);

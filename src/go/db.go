@@ -121,8 +121,9 @@ func (db *DB) Close() error {
 func (db *DB) URI() string { return db.uri }
 
 // do runs f with the handle once it is free (or returns ctx's error if ctx
-// ends first) and turns a negative return into an *Error carrying the
-// handle's message, read before anyone else may use the handle.
+// ends first), interrupting it should ctx end while it runs, and turns a
+// negative return into an *Error carrying the handle's message, read
+// before anyone else may use the handle.
 func (db *DB) do(ctx context.Context, f func(p *C.planctl) C.int) error {
 	select {
 	case db.sem <- struct{}{}:
@@ -136,9 +137,43 @@ func (db *DB) do(ctx context.Context, f func(p *C.planctl) C.int) error {
 	if db.p == nil {
 		return errorf(ErrInvalid, "the DB is closed")
 	}
+	var stop chan struct{}
+	var watched chan struct{}
+	if done := ctx.Done(); done != nil {
+		// While the call runs, a context that ends interrupts it (a busy
+		// wait, a statement, preflight checks), as often as needed: an
+		// interrupt between two transactions of a call does nothing.
+		stop, watched = make(chan struct{}), make(chan struct{})
+		go func(p *C.planctl) {
+			defer close(watched)
+			select {
+			case <-stop:
+				return
+			case <-done:
+			}
+			t := time.NewTicker(5 * time.Millisecond)
+			defer t.Stop()
+			for {
+				C.planctl_interrupt(p)
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+				}
+			}
+		}(db.p)
+	}
 	rc := f(db.p)
+	if stop != nil {
+		close(stop)
+		<-watched
+	}
 	if rc < 0 {
-		return newError(rc, C.GoString(C.planctl_errmsg(db.p)))
+		err := &Error{Code: Code(rc), Msg: C.GoString(C.planctl_errmsg(db.p))}
+		if err.Code == ErrInterrupted {
+			err.cause = ctx.Err()
+		}
+		return err
 	}
 	return nil
 }

@@ -20,11 +20,13 @@
 // and functional options (WithReadOnly, WithBusyTimeout, WithActor, ...).
 // Every call takes a context.Context first; a DB serialises its callers
 // (the library allows one thread at a time per handle), and a call waiting
-// for its turn gives up when its context ends.  An admission maps the
-// context's deadline onto its preflight checks' deadline.  Once a call is
-// inside the library it runs to its end (a busy wait up to the busy
-// timeout, preflight checks up to their deadline): the context is not yet
-// able to interrupt it.
+// for its turn gives up when its context ends.  A context that ends while
+// the call runs interrupts it (planctl_interrupt: a wait for the write
+// lock, a statement, an admission's preflight checks): the call returns an
+// *Error with ErrInterrupted that also matches the context's error
+// (errors.Is(err, context.Canceled)), having changed nothing.  An
+// admission also maps the context's deadline onto its preflight checks'
+// deadline, so that checks that run out of time are reported as such.
 //
 // # Errors
 //
@@ -86,16 +88,21 @@
 //
 // # Signals
 //
-// The built-in shell kind makes libuv own SIGCHLD while an engine runs
-// (installed with SA_ONSTACK, as Go requires, and what was there before
-// put back when the engine stops): meanwhile signal.Notify for SIGCHLD
-// gets nothing; os/exec works as usual.  WithNoShell leaves the kind out,
-// and SIGCHLD is never touched.
+// planctl installs, blocks and ignores no signal: shell tasks are started
+// with posix_spawn and their exit learnt from a pidfd (Linux 5.3 and
+// later), so SIGCHLD stays Go's, and os/exec and signal.Notify work as
+// usual beside them.  On an older kernel libuv handles SIGCHLD while an
+// engine runs, with SA_ONSTACK as Go requires, and what was there before
+// is put back when it stops (planctl.h, "Signals").  WithNoShell leaves
+// the shell kind out altogether.
 //
 // # Threads and memory
 //
-// No Go pointer is kept by C: executors and loggers are passed as
-// runtime/cgo handles, and every string crosses as a copy.  Starting a
+// No Go pointer is kept by C: executors, loggers and each job's state are
+// passed as runtime/cgo handles (a job's is deleted by the executor's
+// release hook, once the engine is done with the job), and every string
+// crosses as a copy.  ProcessInit is planctl_process_init, for main to
+// call first in a program that runs an engine.  Starting a
 // shell task forks the process on the engine's loop thread, which costs
 // time in proportion to the Go heap (tools/bench/RESULTS.md).
 //

@@ -34,6 +34,9 @@ const (
 	ErrReadOnly   Code = C.PLANCTL_EREADONLY   // database is read-only
 	ErrPreflight  Code = C.PLANCTL_EPREFLIGHT  // preflight checks failed
 	ErrMismatch   Code = C.PLANCTL_EMISMATCH   // the tables and the event log disagree
+	// ErrInterrupted: a call stopped by its context (planctl_interrupt);
+	// the error matches the context's error too.
+	ErrInterrupted Code = C.PLANCTL_EINTR
 )
 
 // Error returns the library's description of the code ("not found").
@@ -48,6 +51,8 @@ func (c Code) Name() string { return C.GoString(C.planctl_errname(C.int(c))) }
 type Error struct {
 	Code Code   // the PLANCTL_E* code
 	Msg  string // the library's message; may be empty
+
+	cause error // ErrInterrupted: the context's error
 }
 
 // Error returns "planctl: MESSAGE", or the code's description when the
@@ -61,6 +66,10 @@ func (e *Error) Error() string {
 
 // Unwrap returns the code, for errors.Is.
 func (e *Error) Unwrap() error { return e.Code }
+
+// Is matches, for a call its context interrupted (ErrInterrupted), the
+// context's error as well: errors.Is(err, context.Canceled).
+func (e *Error) Is(target error) bool { return e.cause != nil && e.cause == target }
 
 func newError(rc C.int, msg string) error {
 	if rc == 0 {

@@ -20,6 +20,11 @@ func goExecutorCancel(job *C.planctl_job, data C.uintptr_t) {
 	cgo.Handle(data).Value().(*executor).cancelJob(job)
 }
 
+//export goExecutorRelease
+func goExecutorRelease(job *C.planctl_job, data C.uintptr_t) {
+	releaseJob(job)
+}
+
 //export goEngineLog
 func goEngineLog(rec *C.planctl_log_record, data C.uintptr_t) {
 	cgo.Handle(data).Value().(func(LogRecord))(logRecord(rec))

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,7 +21,8 @@ func TestErrorCodes(t *testing.T) {
 	codes := []planctl.Code{planctl.ErrInternal, planctl.ErrNoMem, planctl.ErrInvalid,
 		planctl.ErrIO, planctl.ErrNotFound, planctl.ErrConflict, planctl.ErrTransition,
 		planctl.ErrStale, planctl.ErrNotDB, planctl.ErrTooNew, planctl.ErrBusy,
-		planctl.ErrDefinition, planctl.ErrReadOnly, planctl.ErrPreflight, planctl.ErrMismatch}
+		planctl.ErrDefinition, planctl.ErrReadOnly, planctl.ErrPreflight, planctl.ErrMismatch,
+		planctl.ErrInterrupted}
 	// Every code of planctl.h has its constant: the library knows no
 	// code past the last one.
 	for i, c := range codes {
@@ -447,4 +450,49 @@ func TestCloseWhileRunning(t *testing.T) {
 	if e.Healthy() {
 		t.Error("a closed engine is healthy")
 	}
+}
+
+// A context that ends interrupts the call in progress: here an admission
+// whose preflight check would sleep two minutes.
+func TestContextInterruptsAdmission(t *testing.T) {
+	uri := testURI(t)
+	db := open(t, uri)
+	dir := t.TempDir()
+	def := `{"name":"pf","version":"1",
+	 "parameters":[{"name":"DIR","required":true}],
+	 "tasks":[{"name":"noop","kind":"Dummy"},
+	  {"name":"sleepy","kind":"shell","spec":{"command":"touch \"$PLANCTL_PARAM_DIR/started\"; exec sleep 120"}}],
+	 "plans":{"deploy":{"phases":[{"name":"p","steps":[{"name":"s","tasks":["noop"]}]}]},
+	  "backup":{"preflight":[{"name":"Sleepy","task":"sleepy"}],
+	   "phases":[{"name":"p","steps":[{"name":"s","tasks":["noop"]}]}]}}}`
+	ctx := context.Background()
+	_, err := db.ApplyDefinition(ctx, []byte(def), "pf.json")
+	must(t, err)
+	_, err = db.Create(ctx, "pf", "pf", planctl.Params{"DIR": dir})
+	must(t, err)
+	_, err = db.Cancel(ctx, "pf")
+	must(t, err)
+
+	callCtx, cancel := context.WithCancel(ctx)
+	go func() {
+		for {
+			if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	_, err = db.Trigger(callCtx, "pf", "backup", planctl.WithPreflightDeadline(5*time.Minute))
+	if !errors.Is(err, planctl.ErrInterrupted) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("an admission whose context ended: %v", err)
+	}
+	h, err := db.History(ctx, "pf")
+	must(t, err)
+	if len(h.Runs) != 1 {
+		t.Fatalf("something was admitted: %s", h.Raw)
+	}
+	// The handle works on.
+	_, err = db.Status(ctx, "pf")
+	must(t, err)
 }
