@@ -55,7 +55,10 @@ Libs: -L$arch -Wl,--start-group -lplanctl -luv -lsqlite3 -ljansson -lm -lpthread
 Cflags: -I$src/src
 PC
 
-export GOCACHE="${PLANCTL_GOCACHE:-$work/cache}" GOPATH="$work/gopath" GOFLAGS=-mod=mod \
+# A build cache of its own: Go does not key its cache on pkg-config's
+# --libs, so a package built before against the shared library would
+# bring its link flags along.
+export GOCACHE="$work/cache" GOPATH="$work/gopath" GOFLAGS=-mod=mod \
     GOPROXY=off GOTOOLCHAIN=local CGO_ENABLED=1 PKG_CONFIG_PATH="$arch/pc"
 (cd "$src/src/go" && go build -ldflags '-linkmode external -extldflags -static' \
     -o "$work/controller" ./examples/controller) >"$work/build.log" 2>&1 ||
