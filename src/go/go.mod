@@ -1,0 +1,3 @@
+module planctl.dev/planctl
+
+go 1.19
