@@ -237,8 +237,9 @@ CREATE TABLE attempt_output_bytes (
 --     run's event before it when that is larger, so that a run's events
 --     (whose writers take turns on the run) keep seq order under
 --     (tx, seq).  An incremental reader reads only events whose tx is
---     below its snapshot's horizon (pg_snapshot_xmin: every transaction
---     below it has ended), in (tx, seq) order, and goes on after the last
+--     below its snapshot's horizon (the oldest transaction still running
+--     but its own: every other one below it has ended), in (tx, seq)
+--     order, and goes on after the last
 --     it read: no event can commit behind that cursor.  Events written
 --     before migration 0008 have tx 0.
 CREATE TABLE events (

@@ -12,8 +12,9 @@
 --     of the run's event before it when that is larger, so that a run's
 --     events (whose writers take turns on the run) keep seq order under
 --     (tx, seq).  An incremental reader reads only events whose tx is
---     below the horizon of its snapshot (pg_snapshot_xmin: every
---     transaction below it has ended), ordered by (tx, seq), and goes on
+--     below the horizon of its snapshot (the oldest transaction still
+--     running but its own: every other one below it has ended), ordered
+--     by (tx, seq), and goes on
 --     after the last it read: no event can appear behind that cursor
 --     (src/store/README, "The event log as a change feed").
 -- Events written before this migration keep tx 0: they come first, in

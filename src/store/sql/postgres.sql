@@ -473,9 +473,11 @@ SELECT (SELECT count(*) FROM runs WHERE status = 'QUEUED'),
                OR status = 'PAUSED'));
 
 -- The events after event $1 (0: from the first) in the log's order,
--- (tx, seq), and only those below the snapshot's horizon: every
--- transaction below it has ended, so no event can commit behind the last
--- one read (schema/postgres.sql, events).  Event numbers are taken at
+-- (tx, seq), and only those below the snapshot's horizon: the oldest
+-- transaction still running other than the reader's own (whose events
+-- are its own to count), none when none runs.  Every other transaction
+-- below it has ended, so no event can commit behind the last one read
+-- (schema/postgres.sql, events).  Event numbers are taken at
 -- insert, so an event committed late may have a number below $1 and
 -- still come after it.  When event $1 is gone (gc, its instance deleted)
 -- or never was, those numbered after $1.
@@ -489,7 +491,8 @@ LEFT JOIN steps AS s ON s.id = e.step_id
 WHERE (e.tx, e.seq) > (coalesce((SELECT k.tx FROM events AS k WHERE k.seq = $1),
                           '0'::xid8), $1::bigint)
   AND (e.seq > $1 OR EXISTS (SELECT 1 FROM events AS k WHERE k.seq = $1))
-  AND e.tx < pg_snapshot_xmin(pg_current_snapshot())
+  AND e.tx < coalesce((SELECT min(h) FROM pg_snapshot_xip(pg_current_snapshot()) AS h),
+                   '18446744073709551615'::xid8)
 ORDER BY e.tx, e.seq LIMIT $2;
 
 -- name: events_instance
@@ -502,7 +505,8 @@ LEFT JOIN steps AS s ON s.id = e.step_id
 WHERE e.instance_id = $3 AND (e.tx, e.seq) > (coalesce((SELECT k.tx FROM events AS k WHERE k.seq = $1),
                           '0'::xid8), $1::bigint)
   AND (e.seq > $1 OR EXISTS (SELECT 1 FROM events AS k WHERE k.seq = $1))
-  AND e.tx < pg_snapshot_xmin(pg_current_snapshot())
+  AND e.tx < coalesce((SELECT min(h) FROM pg_snapshot_xip(pg_current_snapshot()) AS h),
+                   '18446744073709551615'::xid8)
 ORDER BY e.tx, e.seq LIMIT $2;
 
 -- name: events_run
@@ -515,7 +519,8 @@ LEFT JOIN steps AS s ON s.id = e.step_id
 WHERE e.run_id = $3 AND (e.tx, e.seq) > (coalesce((SELECT k.tx FROM events AS k WHERE k.seq = $1),
                           '0'::xid8), $1::bigint)
   AND (e.seq > $1 OR EXISTS (SELECT 1 FROM events AS k WHERE k.seq = $1))
-  AND e.tx < pg_snapshot_xmin(pg_current_snapshot())
+  AND e.tx < coalesce((SELECT min(h) FROM pg_snapshot_xip(pg_current_snapshot()) AS h),
+                   '18446744073709551615'::xid8)
 ORDER BY e.tx, e.seq LIMIT $2;
 
 -- Where --tail starts: the event before the last $2 events after $1, in
@@ -524,21 +529,24 @@ ORDER BY e.tx, e.seq LIMIT $2;
 SELECT e.seq FROM events AS e WHERE (e.tx, e.seq) > (coalesce((SELECT k.tx FROM events AS k WHERE k.seq = $1),
                           '0'::xid8), $1::bigint)
   AND (e.seq > $1 OR EXISTS (SELECT 1 FROM events AS k WHERE k.seq = $1))
-  AND e.tx < pg_snapshot_xmin(pg_current_snapshot())
+  AND e.tx < coalesce((SELECT min(h) FROM pg_snapshot_xip(pg_current_snapshot()) AS h),
+                   '18446744073709551615'::xid8)
 ORDER BY e.tx DESC, e.seq DESC LIMIT 1 OFFSET $2;
 
 -- name: events_instance_tail
 SELECT e.seq FROM events AS e WHERE e.instance_id = $3 AND (e.tx, e.seq) > (coalesce((SELECT k.tx FROM events AS k WHERE k.seq = $1),
                           '0'::xid8), $1::bigint)
   AND (e.seq > $1 OR EXISTS (SELECT 1 FROM events AS k WHERE k.seq = $1))
-  AND e.tx < pg_snapshot_xmin(pg_current_snapshot())
+  AND e.tx < coalesce((SELECT min(h) FROM pg_snapshot_xip(pg_current_snapshot()) AS h),
+                   '18446744073709551615'::xid8)
 ORDER BY e.tx DESC, e.seq DESC LIMIT 1 OFFSET $2;
 
 -- name: events_run_tail
 SELECT e.seq FROM events AS e WHERE e.run_id = $3 AND (e.tx, e.seq) > (coalesce((SELECT k.tx FROM events AS k WHERE k.seq = $1),
                           '0'::xid8), $1::bigint)
   AND (e.seq > $1 OR EXISTS (SELECT 1 FROM events AS k WHERE k.seq = $1))
-  AND e.tx < pg_snapshot_xmin(pg_current_snapshot())
+  AND e.tx < coalesce((SELECT min(h) FROM pg_snapshot_xip(pg_current_snapshot()) AS h),
+                   '18446744073709551615'::xid8)
 ORDER BY e.tx DESC, e.seq DESC LIMIT 1 OFFSET $2;
 
 -- name: run_instance
@@ -933,7 +941,8 @@ UPDATE runs SET event_count = $2 WHERE id = $1;
 -- events_all): the feed's cursor, behind which no event can commit.
 -- name: feed_last
 SELECT coalesce((SELECT seq FROM events
-                 WHERE tx < pg_snapshot_xmin(pg_current_snapshot())
+                 WHERE tx < coalesce((SELECT min(h) FROM pg_snapshot_xip(pg_current_snapshot()) AS h),
+                   '18446744073709551615'::xid8)
                  ORDER BY tx DESC, seq DESC LIMIT 1), 0);
 
 -- Every event after event $1 below the horizon, in the log's order (see
@@ -951,7 +960,8 @@ SELECT e.entity, e.from_status, e.to_status, e.run_id, e.attempt, e.actor,
  WHERE (e.tx, e.seq) > (coalesce((SELECT k.tx FROM events AS k WHERE k.seq = $1),
                           '0'::xid8), $1::bigint)
   AND (e.seq > $1 OR EXISTS (SELECT 1 FROM events AS k WHERE k.seq = $1))
-  AND e.tx < pg_snapshot_xmin(pg_current_snapshot())
+  AND e.tx < coalesce((SELECT min(h) FROM pg_snapshot_xip(pg_current_snapshot()) AS h),
+                   '18446744073709551615'::xid8)
    AND ($2::bigint IS NULL OR true)
  ORDER BY e.tx, e.seq;
 
