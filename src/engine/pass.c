@@ -1114,15 +1114,12 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
     memset(&ps, 0, sizeof ps);
     ps.e = e;
     ps.r.now = pctl_now(e->p);
-    if ((rc = pctl_engine_tx_begin(e->p, e->token)) < 0)
+    /* One pass is one commit and one moment: every time it records is the
+     * same, so what started together reads as having started together.
+     * Its events are written together before the commit. */
+    if ((rc = pctl_engine_pass_begin(e->p, e->token, ps.r.now)) < 0)
         return rc;
     e->in_pass = 1;
-    /* One pass is one commit and one moment: every time it records is the
-     * same, so what started together reads as having started together. */
-    pctl_clock_freeze(e->p, ps.r.now);
-    /* Its events are written together before the commit
-     * (store/journal.c). */
-    rc = pctl_events_defer(e->p, 1);
     memset(&sync, 0, sizeof sync);
     if (rc == 0)
         rc = pctl_active_sync(&e->active, e->p, &sync);
@@ -1172,7 +1169,6 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
         end_decisions(&ps, a);
     pctl_free(ps.work);
     pctl_metrics_decided(e, ps.ndecided);
-    pctl_clock_freeze(e->p, 0);
     /* What the processes of interrupted attempts started must not run on
      * beside the retry.  They are killed before the attempts' ERROR is
      * committed: an engine that dies in between leaves the steps
@@ -1188,9 +1184,8 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
         rc = pctl_events_flush(e->p);
     if (rc == 0)
         rc = pctl_active_mark(e->active, e->p);
-    rc = pctl_tx_end(e->p, rc);
+    rc = pctl_engine_pass_end(e->p, rc);
     e->in_pass = 0;
-    pctl_events_defer(e->p, 0);
     pctl_metrics_pass_end(e, rc, uv_hrtime() - t_commit, uv_hrtime() - t0);
     if (rc < 0) {
         for (j = e->done_head; j; j = j->done_next)

@@ -19,11 +19,6 @@ int64_t pctl_now(const planctl *p)
     return p->frozen_now ? p->frozen_now : p->now_fn(p->now_data);
 }
 
-void pctl_clock_freeze(planctl *p, int64_t at)
-{
-    p->frozen_now = at;
-}
-
 int pctl_clock_is_system(pctl_clock c)
 {
     return c.now_ms == system_now;

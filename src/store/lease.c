@@ -193,15 +193,36 @@ int pctl_fence(planctl *p, int64_t token)
     return 0;
 }
 
-int pctl_engine_tx_begin(planctl *p, int64_t token)
+static int engine_begin(planctl *p, int64_t token, int64_t at)
 {
-    int rc = pctl_tx_begin(p);
+    int rc = pctl_tx_begin_at(p, at);
 
     if (rc < 0)
         return rc;
     /* One of several engines: its row in engines is its fence (fleet.c). */
     if ((rc = p->fleet_id ? pctl_fleet_fence(p) : pctl_fence(p, token)) < 0)
         pctl_tx_rollback(p);
+    return rc;
+}
+
+int pctl_engine_tx_begin(planctl *p, int64_t token)
+{
+    return engine_begin(p, token, 0);
+}
+
+int pctl_engine_pass_begin(planctl *p, int64_t token, int64_t at)
+{
+    int rc = engine_begin(p, token, at);
+
+    if (rc == 0 && (rc = pctl_events_defer(p, 1)) < 0)
+        pctl_tx_rollback(p);
+    return rc;
+}
+
+int pctl_engine_pass_end(planctl *p, int rc)
+{
+    rc = pctl_tx_end(p, rc);
+    pctl_events_defer(p, 0);
     return rc;
 }
 

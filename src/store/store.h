@@ -41,8 +41,7 @@ struct planctl {
      * with PLANCTL_EIO where the two differ (the test suite runs so). */
     int check_cache;
     int64_t (*now_fn)(void *data);
-    int64_t frozen_now; /* pctl_clock_freeze; 0: not frozen */
-    int tx_froze;       /* the clock was frozen by pctl_tx_begin */
+    int64_t frozen_now; /* the write transaction's moment; 0: none open */
     void *now_data;
     pctl_stmt *stmts[PCTL_Q__COUNT]; /* pctl_q's cache */
     struct pctl_kinds *kinds;        /* planctl_kind_register(); NULL: none */
@@ -151,10 +150,6 @@ int pctl_clock_shift(planctl *p, int64_t delta);
 /* The handle's clock: milliseconds since the epoch, UTC.  Can't fail. */
 int64_t pctl_now(const planctl *p);
 
-/* Makes pctl_now() return `at` until called with 0, so every time one
- * engine pass records is the same.  Can't fail. */
-void pctl_clock_freeze(planctl *p, int64_t at);
-
 /* The handle's clock function and its data, as planctl_set_clock() set
  * them (the system clock by default), so that an engine can put its own
  * in place and restore them after.  Can't fail. */
@@ -174,6 +169,9 @@ int64_t pctl_clock_system_now(void);
 /* BEGIN IMMEDIATE (every write takes the lock up front, so a reader that
  * becomes a writer cannot deadlock).  Nested calls only count depth. */
 int pctl_tx_begin(planctl *p);
+/* The same, as one moment `at` (0: now): pctl_now() returns it until the
+ * transaction ends, so every time it records is the same. */
+int pctl_tx_begin_at(planctl *p, int64_t at);
 /* COMMIT at depth 1; a failed commit rolls back.  Returns 0 or an error. */
 int pctl_tx_commit(planctl *p);
 /* ROLLBACK at depth 1.  Can't fail (errors are ignored: SQLite rolls back
@@ -448,6 +446,13 @@ int pctl_lease_acquire(int64_t *token, planctl *p, int64_t ttl_ms);
 int pctl_fence(planctl *p, int64_t token);
 /* BEGIN IMMEDIATE, then pctl_fence; rolls back when fenced off. */
 int pctl_engine_tx_begin(planctl *p, int64_t token);
+/* An engine's pass: pctl_engine_tx_begin as the one moment `at` the pass
+ * decides at, its events queued and written together by
+ * pctl_events_flush() before the commit (journal.c); ended by
+ * pctl_engine_pass_end(), which commits if rc == 0, else rolls back (and
+ * drops what was queued), and returns the result. */
+int pctl_engine_pass_begin(planctl *p, int64_t token, int64_t at);
+int pctl_engine_pass_end(planctl *p, int rc);
 /* Renews / gives up the lease (own transactions; release also drops the
  * OS lock, whatever happens). */
 int pctl_lease_heartbeat(planctl *p, int64_t token);

@@ -12,6 +12,11 @@ static void thaw(planctl *p);
 
 int pctl_tx_begin(planctl *p)
 {
+    return pctl_tx_begin_at(p, 0);
+}
+
+int pctl_tx_begin_at(planctl *p, int64_t at)
+{
     int rc;
 
     if (p->readonly)
@@ -34,22 +39,16 @@ int pctl_tx_begin(planctl *p)
         return rc;
     }
     /* A transaction is one moment: a row and its event get the same time
-     * (replay and verify compare them).  An engine pass may have frozen
-     * the clock already for its own transaction. */
-    if (!p->frozen_now) {
-        p->frozen_now = p->now_fn(p->now_data);
-        p->tx_froze = 1;
-    }
+     * (replay and verify compare them); an engine's pass gives the moment
+     * it decided at. */
+    p->frozen_now = at > 0 ? at : p->now_fn(p->now_data);
     return 0;
 }
 
 /* Ends the moment pctl_tx_begin started. */
 static void thaw(planctl *p)
 {
-    if (p->tx_froze) {
-        p->frozen_now = 0;
-        p->tx_froze = 0;
-    }
+    p->frozen_now = 0;
 }
 
 void pctl_tx_rollback(planctl *p)
