@@ -31,11 +31,13 @@ CREATE TABLE meta (
 );
 INSERT INTO meta (key, value) VALUES
     ('application', 'planctl'),
-    ('schema_version', '8'),
+    ('schema_version', '7'),
     -- How many planctl write transactions that changed something have
     -- committed: the backend's change token (a writer moves it before its
     -- COMMIT and sends it as its NOTIFY payload).
-    ('commits', '0');
+    ('commits', '0'),
+    -- The last event number given (the events' triggers).
+    ('event_seq', '0');
 
 CREATE TABLE transitions (
     entity      text NOT NULL CHECK (entity IN ('run', 'phase', 'step')),
@@ -225,23 +227,9 @@ CREATE TABLE attempt_output_bytes (
 -- The append-only event log: one row per status change or admin action,
 -- written in the same transaction as the change.  phase_id and step_id are
 -- plain references: phases and steps only ever go away with their run,
--- which takes its events with it.  data holds JSON details.
---
--- Many writers append at once, so:
---   - seq comes from the sequence event_numbers (the trigger below):
---     unique and never reused, but taken at insert, not commit, and not
---     given back by a rollback: numbers may commit out of order and leave
---     holes;
---   - tx is the event's place in the order readers page the log: its
---     writer's transaction id (pg_current_xact_id()), or the tx of the
---     run's event before it when that is larger, so that a run's events
---     (whose writers take turns on the run) keep seq order under
---     (tx, seq).  An incremental reader reads only events whose tx is
---     below its snapshot's horizon (the oldest transaction still running
---     but its own: every other one below it has ended), in (tx, seq)
---     order, and goes on after the last
---     it read: no event can commit behind that cursor.  Events written
---     before migration 0008 have tx 0.
+-- which takes its events with it.  data holds JSON details.  seq is
+-- numbered by the triggers below: in commit order, without holes, never
+-- reused, as SQLite's AUTOINCREMENT numbers it.
 CREATE TABLE events (
     seq         bigint PRIMARY KEY,
     at          bigint NOT NULL,
@@ -256,31 +244,60 @@ CREATE TABLE events (
     attempt     integer,
     message     text,
     actor       text NOT NULL,
-    data        text,
-    tx          xid8 NOT NULL
+    data        text
 );
 CREATE INDEX events_by_run ON events (run_id, seq);
 CREATE INDEX events_by_instance ON events (instance_id, seq);
-CREATE INDEX events_by_tx ON events (tx, seq);
 
 -- Rows may be added and deleted (gc, a deleted instance), never changed.
 CREATE TRIGGER events_append_only BEFORE UPDATE ON events
     FOR EACH ROW EXECUTE FUNCTION refuse_write('events are append-only');
 
-CREATE SEQUENCE event_numbers;
+-- Event numbers in commit order, without holes, never reused: what a
+-- reader of the log relies on ("every event after the last seq I saw";
+-- a hole means events were removed, as on SQLite).  A sequence would do
+-- neither: its numbers are taken at insert, not commit, and a rollback
+-- does not give them back.  So:
+--   - every planctl write transaction holds this schema's write lock from
+--     its BEGIN (the backend takes it: 'PLCW' and the hash of the schema's
+--     name), and the statement trigger makes any other writer of events
+--     (psql, a script) take it too before its first row: writers of
+--     events commit one after another;
+--   - the numbers come from meta.event_seq under that lock: read before
+--     the statement's rows, counted up per row in a transaction-local
+--     setting, written back after the statement; a rollback takes the
+--     write back with it, and a removed event's number is never given
+--     again.
+CREATE FUNCTION events_serialize() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(1347175255, hashtext(current_schema()));
+    PERFORM set_config('planctl.event_seq',
+                       (SELECT value FROM meta WHERE key = 'event_seq'), true);
+    RETURN NULL;
+END $$;
+CREATE TRIGGER events_serialize BEFORE INSERT ON events
+    FOR EACH STATEMENT EXECUTE FUNCTION events_serialize();
 
 CREATE FUNCTION events_number() RETURNS trigger LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
 BEGIN
-    NEW.seq := nextval('event_numbers');
-    NEW.tx := greatest(pg_current_xact_id(),
-                       (SELECT e.tx FROM events AS e
-                        WHERE e.run_id = NEW.run_id
-                        ORDER BY e.seq DESC LIMIT 1));
+    NEW.seq := current_setting('planctl.event_seq')::bigint + 1;
+    PERFORM set_config('planctl.event_seq', NEW.seq::text, true);
     RETURN NEW;
 END $$;
 CREATE TRIGGER events_number BEFORE INSERT ON events
     FOR EACH ROW EXECUTE FUNCTION events_number();
+
+CREATE FUNCTION events_numbered() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
+BEGIN
+    UPDATE meta SET value = current_setting('planctl.event_seq')
+        WHERE key = 'event_seq';
+    RETURN NULL;
+END $$;
+CREATE TRIGGER events_numbered AFTER INSERT ON events
+    FOR EACH STATEMENT EXECUTE FUNCTION events_numbered();
 
 -- The engine lease: at most one engine per database.  token grows with
 -- every acquisition and fences every engine write.

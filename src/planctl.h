@@ -891,7 +891,7 @@ typedef struct planctl_events_options {
     unsigned int version; /* PLANCTL_EVENTS_OPTIONS_VERSION */
     const char *instance; /* only this instance's events, or NULL for all */
     int64_t run;          /* only this run's events, or 0 */
-    int64_t since;        /* only events after this seq, or 0 (below) */
+    int64_t since;        /* only events with a larger seq, or 0 */
     int limit;            /* at most this many; 0 means 1000 */
     /* Version 2: only the last this many of the events the fields above
      * select (after since), read from the first of them on; 0: from the
@@ -910,14 +910,7 @@ typedef struct planctl_events_options {
  * run, phase, step, entity, from, to, attempt, message, actor}],
  * "last_seq":N} where last_seq is the seq of the last event returned (or
  * opts->since when none), for asking again with since = last_seq.
- * instance, phase and step are names; run is the run id.  On SQLite the
- * events after since are those with a larger seq, in seq order.  On
- * PostgreSQL seq is taken at insert, not commit: the events come in the
- * log's order (a run's in seq order), only those below the snapshot's
- * horizon (every transaction before it has ended), and since = last_seq
- * goes on after the last one returned, so none committed late is
- * skipped (since naming a removed event: those with a larger seq).
- * opts may be
+ * instance, phase and step are names; run is the run id.  opts may be
  * NULL (every event, up to the default limit).  A caller built with
  * version 1 of the options (no tail) keeps working.  Errors: ENOTFOUND
  * (instance or run), EINVAL (a negative number, an unknown options

@@ -122,12 +122,9 @@ static int take_event(pctl_feed *f, pctl_stmt *st, size_t *caprun,
     return keep_change(f, st, &c) < 0 ? PLANCTL_ENOMEM : 0;
 }
 
-/* Reads the events after event after (up to f->last where numbers are
- * commit order) in one pass; *count receives how many there are.  Where
- * they are not (several writers: PostgreSQL), the statement reads up to
- * its snapshot's horizon and f->last becomes the last one read. */
-static int read_events(pctl_feed *f, planctl *p, int64_t after, int64_t *count,
-                       int writers)
+/* Reads the events in (after, f->last] in one pass; *count receives how
+ * many there are. */
+static int read_events(pctl_feed *f, planctl *p, int64_t after, int64_t *count)
 {
     pctl_stmt *st = pctl_q(p, PCTL_Q_feed_events);
     size_t caprun = 0, capinst = 0;
@@ -140,8 +137,6 @@ static int read_events(pctl_feed *f, planctl *p, int64_t after, int64_t *count,
     pctl_bind_i64(st, 2, f->last);
     while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
         ++*count;
-        if (writers)
-            f->last = pctl_col_i64(st, 12);
         rc = take_event(f, st, &caprun, &capinst);
     }
     pctl_reset(st);
@@ -154,59 +149,18 @@ static int read_events(pctl_feed *f, planctl *p, int64_t after, int64_t *count,
     return 0;
 }
 
-/* Whether event seq is still in the log (0: the start, always there). */
-static int cursor_there(int *out, planctl *p, int64_t seq)
-{
-    pctl_stmt *st;
-    int step;
-
-    *out = 1;
-    if (seq == 0)
-        return 0;
-    if (!(st = pctl_q(p, PCTL_Q_feed_has)))
-        return PLANCTL_ERROR;
-    pctl_bind_i64(st, 1, seq);
-    step = pctl_step(st);
-    if (step == PCTL_ROW)
-        *out = pctl_col_i64(st, 0) > 0;
-    pctl_reset(st);
-    return step == PCTL_ROW ? 0 : pctl_q_fail(st, step);
-}
-
-/* Several writers commit at once (PostgreSQL): numbers are not commit
- * order and have holes (feed.h).  The cursor is an event, read after in
- * the log's order below the snapshot's horizon; a gap is that event gone
- * (gc, or its instance deleted). */
-static int read_writers(pctl_feed *out, planctl *p, int64_t after)
-{
-    int64_t count = 0;
-    int there = 1, rc;
-
-    if ((rc = cursor_there(&there, p, after)) < 0)
-        return rc;
-    if (!there) {
-        out->gap = 1;
-        return pctl_feed_last(&out->last, p);
-    }
-    out->last = after;
-    return read_events(out, p, after, &count, 1);
-}
-
 int pctl_feed_read(pctl_feed *out, planctl *p, int64_t after)
 {
-    int writers = p->conn && p->conn->m->fleet;
     int64_t count = 0;
     int rc, began;
 
     memset(out, 0, sizeof *out);
     rc = pctl_tx_read(p);
     began = rc == 0;
-    if (rc == 0 && writers)
-        rc = read_writers(out, p, after);
-    else if (rc == 0)
+    if (rc == 0)
         rc = pctl_feed_last(&out->last, p);
-    if (rc == 0 && !writers && out->last > after)
-        rc = read_events(out, p, after, &count, 0);
+    if (rc == 0 && out->last > after)
+        rc = read_events(out, p, after, &count);
     if (began)
         pctl_tx_read_end(p);
     if (rc < 0) {
@@ -215,8 +169,7 @@ int pctl_feed_read(pctl_feed *out, planctl *p, int64_t after)
     }
     /* Numbers never go back and leave no hole: fewer events than numbers,
      * or a newest older than the reader's, means some were removed. */
-    if (out->gap ||
-        (!writers && (out->last < after || count != out->last - after))) {
+    if (out->last < after || count != out->last - after) {
         int64_t last = out->last;
 
         pctl_feed_clear(out);

@@ -8,11 +8,9 @@
  * read.  Events are numbered by a counter that never goes back and, on
  * SQLite, leaves no hole when a transaction rolls back: a hole among the
  * events after the reader's last is events removed since (gc, or with
- * their instance), and then the feed cannot tell what changed.  Where
- * several writers commit at once (PostgreSQL), numbers have holes and
- * commit out of order: there the cursor is an event, read after in the
- * log's order below the snapshot's horizon, and a gap is that event gone
- * (src/store/README).
+ * their instance), and then the feed cannot tell what changed.  (A
+ * backend whose numbers can have holes, or commit out of order, needs a
+ * commit-ordered cursor instead; see src/store/README.)
  */
 #ifndef PCTL_STORE_FEED_H
 #define PCTL_STORE_FEED_H
@@ -38,8 +36,7 @@ typedef struct pctl_feed_change {
 } pctl_feed_change;
 
 typedef struct pctl_feed {
-    int64_t last;  /* the newest event's number (on PostgreSQL: the last
-                      below the horizon, in the log's order); 0: none */
+    int64_t last;  /* the newest event's number; 0: none */
     int gap;       /* events after `after` are missing: what changed
                       cannot be told (the lists are then empty) */
     int64_t *runs; /* runs with events after `after`, by id */
@@ -59,8 +56,7 @@ typedef struct pctl_feed {
 /* The newest event's number (0: none).  Errors: EIO, EBUSY. */
 int pctl_feed_last(int64_t *out, planctl *p);
 
-/* What has events after event number after (in the log's order), up to
- * the newest (below the horizon), and the
+/* What has events after event number after, up to the newest, and the
  * status changes among them, read in one pass of one snapshot (inside
  * the caller's transaction, or a read of its own).  *out is the caller's
  * (pctl_feed_clear).  Errors: EIO, EBUSY, ENOMEM. */

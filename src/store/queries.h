@@ -156,8 +156,7 @@
     X(run_event_count)                                                         \
     X(run_set_event_count)                                                     \
     X(feed_last)                                                               \
-    X(feed_events)                                                             \
-    X(feed_has)
+    X(feed_events)
 
 typedef enum pctl_query {
 #define PCTL_X_(name) PCTL_Q_##name,

@@ -110,9 +110,8 @@ int planctl_web_changes_read(planctl_web_changes **out, planctl *p,
                 c->all = 1;
         }
     }
-    /* The log's order, not the numbers' (PostgreSQL: an event committed
-     * late may carry a lower number): the last event read is the cursor. */
-    *seq = last;
+    if (last > *seq)
+        *seq = last;
     json_decref(doc);
     *out = c;
     return 0;

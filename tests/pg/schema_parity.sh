@@ -4,9 +4,7 @@
 # schema has what a SQLite database the real planctl made has: the same
 # tables with the same columns in the same order and nullability, the same
 # indexes (unique, partial), the same triggers (and one for TRUNCATE,
-# which SQLite has not), and the same schema version.  Extra on
-# PostgreSQL: events.tx and its index events_by_tx, the events' place in
-# the order incremental readers page the log (migrations/postgres/0008).
+# which SQLite has not), and the same schema version.
 . "$(dirname "$0")/lib.sh"
 
 pg_dump_bin=$PLANCTL_PG_BIN/pg_dump
@@ -56,8 +54,7 @@ compare() { # compare WHAT SQLITE-QUERY PG-QUERY
 compare columns \
     "SELECT m.name, c.cid, c.name, (c.\"notnull\" OR c.pk > 0)
      FROM sqlite_master m, pragma_table_info(m.name) c
-     WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'
-     UNION ALL SELECT 'events', 13, 'tx', 1" \
+     WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'" \
     "SELECT table_name, ordinal_position - 1, column_name,
             (is_nullable = 'NO')::int
      FROM information_schema.columns
@@ -67,8 +64,7 @@ compare columns \
 compare indexes \
     "SELECT m.name, i.name, i.\"unique\", i.partial
      FROM sqlite_master m, pragma_index_list(m.name) i
-     WHERE m.type = 'table' AND i.origin = 'c'
-     UNION ALL SELECT 'events', 'events_by_tx', 0, 0" \
+     WHERE m.type = 'table' AND i.origin = 'c'" \
     "SELECT t.relname, c.relname, x.indisunique::int,
             (x.indpred IS NOT NULL)::int
      FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid
@@ -116,11 +112,14 @@ compare foreign_keys \
      WHERE n.nspname = 'planctl' AND c.contype = 'f'"
 
 # Triggers: SQLite's, one for TRUNCATE, which SQLite has not, and the
-# events' numbering (SQLite numbers them itself, one writer at a time).
+# events' numbering under the write lock (SQLite numbers them itself, one
+# writer at a time).
 compare triggers \
     "SELECT tbl_name, name FROM sqlite_master WHERE type = 'trigger'
      UNION ALL SELECT 'transitions', 'transitions_readonly_truncate'
-     UNION ALL SELECT 'events', 'events_number'" \
+     UNION ALL SELECT 'events', 'events_serialize'
+     UNION ALL SELECT 'events', 'events_number'
+     UNION ALL SELECT 'events', 'events_numbered'" \
     "SELECT c.relname, t.tgname FROM pg_trigger t
      JOIN pg_class c ON c.oid = t.tgrelid
      JOIN pg_namespace n ON n.oid = c.relnamespace

@@ -136,107 +136,6 @@ static void test_feed_names_what_changed(void **state)
     pctl_feed_clear(&fd);
 }
 
-/* Whether the events document text holds an event whose message is msg. */
-static int names_message(const char *text, const char *msg)
-{
-    char *key = tu_fmt("\"message\":\"%s\"", msg);
-    int hit = strstr(text, key) != NULL;
-
-    free(key);
-    return hit;
-}
-
-/* The last_seq of an events document. */
-static int64_t last_seq_of(const char *text)
-{
-    const char *at = strstr(text, "\"last_seq\":");
-
-    assert_non_null(at);
-    return strtoll(at + 11, NULL, 10);
-}
-
-/*
- * Several writers at once (PostgreSQL): another session inserts an event
- * of run a and stays open, so its number is below those of events that
- * commit after it (b cancelled).  No incremental reader may go past it:
- * the feed, planctl_events_json()'s since and the web page's changes each
- * read on from where they were once it commits, and find it.  (On SQLite
- * a writer holds the file until it commits: numbers are commit order and
- * the others' commits wait, so there is nothing late to find.)
- */
-static void test_readers_wait_for_a_late_commit(void **state)
-{
-    fixture *f = *state;
-    planctl_events_options eo = PLANCTL_EVENTS_OPTIONS_INIT;
-    planctl_web_changes *ch = NULL;
-    pctl_feed fd;
-    tu_raw *late;
-    char *text = NULL;
-    int64_t a, b, last, since, web = PLANCTL_WEB_SINCE_NOW, late_seq;
-
-    if (!tu_on_pg()) {
-        print_message("one writer at a time on SQLite: no late commit\n");
-        return;
-    }
-    a = create(f->p, "a");
-    b = create(f->p, "b");
-    assert_int_equal(pctl_feed_last(&last, f->p), 0);
-    assert_int_equal(planctl_events_json(&text, f->p, &eo), 0);
-    since = last_seq_of(text);
-    planctl_free(text);
-    assert_int_equal(planctl_web_changes_read(&ch, f->p, &web), 0);
-    planctl_web_changes_free(ch);
-
-    late = tu_raw_open(f->d->path);
-    tu_raw_exec(late,
-                "BEGIN; INSERT INTO events (at, instance_id, run_id, entity, "
-                "actor, message) SELECT 0, instance_id, id, 'run', 'test', "
-                "'late' FROM runs WHERE id = %lld",
-                (long long)a);
-    late_seq = tu_raw_scalar(late, "SELECT max(seq) FROM events");
-    /* Committed after it, numbered after it. */
-    assert_int_equal(planctl_run_cancel(NULL, f->p2, "b", "stop"), 0);
-    assert_true(tu_raw_scalar(f->d->raw, "SELECT max(seq) FROM events") >
-                late_seq);
-
-    /* Every reader, while it is open: */
-    assert_int_equal(pctl_feed_read(&fd, f->p, last), 0);
-    assert_int_equal(fd.gap, 0);
-    assert_false(has(&fd, a));
-    last = fd.last;
-    pctl_feed_clear(&fd);
-    eo.since = since;
-    assert_int_equal(planctl_events_json(&text, f->p, &eo), 0);
-    assert_false(names_message(text, "late"));
-    since = last_seq_of(text);
-    planctl_free(text);
-    assert_int_equal(planctl_web_changes_read(&ch, f->p, &web), 0);
-    planctl_web_changes_free(ch);
-
-    tu_raw_exec(late, "COMMIT");
-    tu_raw_close(late);
-
-    /* ... and after: each finds the late event, and b's changes. */
-    assert_int_equal(pctl_feed_read(&fd, f->p, last), 0);
-    assert_int_equal(fd.gap, 0);
-    assert_true(has(&fd, a));
-    eo.since = since;
-    assert_int_equal(planctl_events_json(&text, f->p, &eo), 0);
-    assert_true(names_message(text, "late"));
-    planctl_free(text);
-    assert_int_equal(planctl_web_changes_read(&ch, f->p, &web), 0);
-    assert_true(planctl_web_changes_touch(ch, "/instances/a"));
-    assert_false(planctl_web_changes_touch(ch, "/instances/none"));
-    planctl_web_changes_free(ch);
-    /* Nothing is read twice: the cursor is past everything. */
-    last = fd.last;
-    pctl_feed_clear(&fd);
-    assert_int_equal(pctl_feed_read(&fd, f->p, last), 0);
-    assert_int_equal(fd.nruns, 0);
-    assert_false(has(&fd, b));
-    pctl_feed_clear(&fd);
-}
-
 /* An instance's events of its own (here a preflight's record) name the
  * instance, beside the runs its admission made. */
 static void test_feed_names_instances(void **state)
@@ -453,7 +352,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_feed_names_what_changed),
         T(test_feed_names_instances),
-        T(test_readers_wait_for_a_late_commit),
         T(test_engine_follows_other_writers),
     };
 #undef T

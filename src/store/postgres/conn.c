@@ -13,10 +13,9 @@
  * Transactions.  A write takes the schema's write lock (a transaction
  * advisory lock, 'PLCW') at its BEGIN, as SQLite's BEGIN IMMEDIATE takes
  * the file's: planctl's writers commit one after another, so every rule
- * written for one writer at a time holds.  The events' numbers are not
- * commit order (a sequence; other writers of events take no lock): their
- * readers page by (tx, seq) below the snapshot's horizon (src/store/
- * README).  Statements run at READ COMMITTED after the
+ * written for one writer at a time holds, and the events' numbers are
+ * commit order (the events' statement trigger makes other writers of
+ * events take the lock too).  Statements run at READ COMMITTED after the
  * lock, so each sees every commit before it.  A read is REPEATABLE READ
  * READ ONLY: one snapshot for all its statements.
  *

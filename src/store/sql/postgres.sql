@@ -472,15 +472,6 @@ SELECT (SELECT count(*) FROM runs WHERE status = 'QUEUED'),
         WHERE (status = 'PENDING' OR status = 'IN_PROGRESS'
                OR status = 'PAUSED'));
 
--- The events after event $1 (0: from the first) in the log's order,
--- (tx, seq), and only those below the snapshot's horizon: the oldest
--- transaction still running other than the reader's own (whose events
--- are its own to count), none when none runs.  Every other transaction
--- below it has ended, so no event can commit behind the last one read
--- (schema/postgres.sql, events).  Event numbers are taken at
--- insert, so an event committed late may have a number below $1 and
--- still come after it.  When event $1 is gone (gc, its instance deleted)
--- or never was, those numbered after $1.
 -- name: events_all
 SELECT e.seq, e.at, i.name, e.run_id, ph.name, s.name, e.entity,
     e.from_status, e.to_status, e.attempt, e.message, e.actor
@@ -488,12 +479,8 @@ FROM events AS e
 LEFT JOIN instances AS i ON i.id = e.instance_id
 LEFT JOIN phases AS ph ON ph.id = e.phase_id
 LEFT JOIN steps AS s ON s.id = e.step_id
-WHERE (e.tx, e.seq) > (coalesce((SELECT k.tx FROM events AS k WHERE k.seq = $1),
-                          '0'::xid8), $1::bigint)
-  AND (e.seq > $1 OR EXISTS (SELECT 1 FROM events AS k WHERE k.seq = $1))
-  AND e.tx < coalesce((SELECT min(h) FROM pg_snapshot_xip(pg_current_snapshot()) AS h),
-                   '18446744073709551615'::xid8)
-ORDER BY e.tx, e.seq LIMIT $2;
+WHERE e.seq > $1
+ORDER BY e.seq LIMIT $2;
 
 -- name: events_instance
 SELECT e.seq, e.at, i.name, e.run_id, ph.name, s.name, e.entity,
@@ -502,12 +489,8 @@ FROM events AS e
 LEFT JOIN instances AS i ON i.id = e.instance_id
 LEFT JOIN phases AS ph ON ph.id = e.phase_id
 LEFT JOIN steps AS s ON s.id = e.step_id
-WHERE e.instance_id = $3 AND (e.tx, e.seq) > (coalesce((SELECT k.tx FROM events AS k WHERE k.seq = $1),
-                          '0'::xid8), $1::bigint)
-  AND (e.seq > $1 OR EXISTS (SELECT 1 FROM events AS k WHERE k.seq = $1))
-  AND e.tx < coalesce((SELECT min(h) FROM pg_snapshot_xip(pg_current_snapshot()) AS h),
-                   '18446744073709551615'::xid8)
-ORDER BY e.tx, e.seq LIMIT $2;
+WHERE e.instance_id = $3 AND e.seq > $1
+ORDER BY e.seq LIMIT $2;
 
 -- name: events_run
 SELECT e.seq, e.at, i.name, e.run_id, ph.name, s.name, e.entity,
@@ -516,38 +499,22 @@ FROM events AS e
 LEFT JOIN instances AS i ON i.id = e.instance_id
 LEFT JOIN phases AS ph ON ph.id = e.phase_id
 LEFT JOIN steps AS s ON s.id = e.step_id
-WHERE e.run_id = $3 AND (e.tx, e.seq) > (coalesce((SELECT k.tx FROM events AS k WHERE k.seq = $1),
-                          '0'::xid8), $1::bigint)
-  AND (e.seq > $1 OR EXISTS (SELECT 1 FROM events AS k WHERE k.seq = $1))
-  AND e.tx < coalesce((SELECT min(h) FROM pg_snapshot_xip(pg_current_snapshot()) AS h),
-                   '18446744073709551615'::xid8)
-ORDER BY e.tx, e.seq LIMIT $2;
+WHERE e.run_id = $3 AND e.seq > $1
+ORDER BY e.seq LIMIT $2;
 
--- Where --tail starts: the event before the last $2 events after $1, in
--- the order above (no row when there are no more than $2).
+-- Where --tail starts: the seq before the last $2 events after $1 (no row
+-- when there are fewer), found backwards along the same index.
 -- name: events_all_tail
-SELECT e.seq FROM events AS e WHERE (e.tx, e.seq) > (coalesce((SELECT k.tx FROM events AS k WHERE k.seq = $1),
-                          '0'::xid8), $1::bigint)
-  AND (e.seq > $1 OR EXISTS (SELECT 1 FROM events AS k WHERE k.seq = $1))
-  AND e.tx < coalesce((SELECT min(h) FROM pg_snapshot_xip(pg_current_snapshot()) AS h),
-                   '18446744073709551615'::xid8)
-ORDER BY e.tx DESC, e.seq DESC LIMIT 1 OFFSET $2;
+SELECT seq - 1 FROM events WHERE seq > $1
+ORDER BY seq DESC LIMIT 1 OFFSET $2 - 1;
 
 -- name: events_instance_tail
-SELECT e.seq FROM events AS e WHERE e.instance_id = $3 AND (e.tx, e.seq) > (coalesce((SELECT k.tx FROM events AS k WHERE k.seq = $1),
-                          '0'::xid8), $1::bigint)
-  AND (e.seq > $1 OR EXISTS (SELECT 1 FROM events AS k WHERE k.seq = $1))
-  AND e.tx < coalesce((SELECT min(h) FROM pg_snapshot_xip(pg_current_snapshot()) AS h),
-                   '18446744073709551615'::xid8)
-ORDER BY e.tx DESC, e.seq DESC LIMIT 1 OFFSET $2;
+SELECT seq - 1 FROM events WHERE instance_id = $3 AND seq > $1
+ORDER BY seq DESC LIMIT 1 OFFSET $2 - 1;
 
 -- name: events_run_tail
-SELECT e.seq FROM events AS e WHERE e.run_id = $3 AND (e.tx, e.seq) > (coalesce((SELECT k.tx FROM events AS k WHERE k.seq = $1),
-                          '0'::xid8), $1::bigint)
-  AND (e.seq > $1 OR EXISTS (SELECT 1 FROM events AS k WHERE k.seq = $1))
-  AND e.tx < coalesce((SELECT min(h) FROM pg_snapshot_xip(pg_current_snapshot()) AS h),
-                   '18446744073709551615'::xid8)
-ORDER BY e.tx DESC, e.seq DESC LIMIT 1 OFFSET $2;
+SELECT seq - 1 FROM events WHERE run_id = $3 AND seq > $1
+ORDER BY seq DESC LIMIT 1 OFFSET $2 - 1;
 
 -- name: run_instance
 SELECT instance_id FROM runs WHERE id = $1;
@@ -937,37 +904,24 @@ UPDATE runs SET event_count = $2 WHERE id = $1;
 -- The event log as a change feed (feed.c): the newest event, and what has
 -- events after a given one, with how many and the newest, so that a gap
 -- (events removed by gc or with their instance) shows.
--- The last event below the snapshot's horizon in the log's order (see
--- events_all): the feed's cursor, behind which no event can commit.
 -- name: feed_last
-SELECT coalesce((SELECT seq FROM events
-                 WHERE tx < coalesce((SELECT min(h) FROM pg_snapshot_xip(pg_current_snapshot()) AS h),
-                   '18446744073709551615'::xid8)
-                 ORDER BY tx DESC, seq DESC LIMIT 1), 0);
+SELECT coalesce(max(seq), 0) FROM events;
 
--- Every event after event $1 below the horizon, in the log's order (see
--- events_all; $2 is not needed: the horizon bounds the read, and the
--- last row is the cursor to go on from), with its number last.  Rows
--- gone since (an instance deleted) leave their names NULL.
+-- Every event after $1 up to $2, oldest first: whose it is (the runs and
+-- instances to read again; how many there are shows a gap) and, for a
+-- status change, the names a log line of it needs (the engine's log and
+-- metrics of what others did).  Rows gone since (an instance deleted)
+-- leave their names NULL.
 -- name: feed_events
 SELECT e.entity, e.from_status, e.to_status, e.run_id, e.attempt, e.actor,
-       e.message, i.name, r.plan, ph.name, s.name, e.instance_id, e.seq
+       e.message, i.name, r.plan, ph.name, s.name, e.instance_id
   FROM events AS e
   LEFT JOIN instances AS i ON i.id = e.instance_id
   LEFT JOIN runs AS r ON r.id = e.run_id
   LEFT JOIN phases AS ph ON ph.id = e.phase_id
   LEFT JOIN steps AS s ON s.id = e.step_id
- WHERE (e.tx, e.seq) > (coalesce((SELECT k.tx FROM events AS k WHERE k.seq = $1),
-                          '0'::xid8), $1::bigint)
-  AND (e.seq > $1 OR EXISTS (SELECT 1 FROM events AS k WHERE k.seq = $1))
-  AND e.tx < coalesce((SELECT min(h) FROM pg_snapshot_xip(pg_current_snapshot()) AS h),
-                   '18446744073709551615'::xid8)
-   AND ($2::bigint IS NULL OR true)
- ORDER BY e.tx, e.seq;
-
--- Whether event $1 is still there: the feed's cursor (a gap when not).
--- name: feed_has
-SELECT count(*) FROM events WHERE seq = $1;
+ WHERE e.seq > $1 AND e.seq <= $2
+ ORDER BY e.seq;
 
 -- `planctl logs`: the run asked for, or the instance's active run, else
 -- its latest that started, else its latest.

@@ -869,7 +869,7 @@ SELECT coalesce(max(seq), 0) FROM events;
 -- leave their names NULL.
 -- name: feed_events
 SELECT e.entity, e.from_status, e.to_status, e.run_id, e.attempt, e.actor,
-       e.message, i.name, r.plan, ph.name, s.name, e.instance_id, e.seq
+       e.message, i.name, r.plan, ph.name, s.name, e.instance_id
   FROM events AS e
   LEFT JOIN instances AS i ON i.id = e.instance_id
   LEFT JOIN runs AS r ON r.id = e.run_id
@@ -877,11 +877,6 @@ SELECT e.entity, e.from_status, e.to_status, e.run_id, e.attempt, e.actor,
   LEFT JOIN steps AS s ON s.id = e.step_id
  WHERE e.seq > ?1 AND e.seq <= ?2
  ORDER BY e.seq;
-
--- Whether event ?1 is still there (read by backends whose numbers are
--- not commit order; on SQLite the feed counts the numbers instead).
--- name: feed_has
-SELECT count(*) FROM events WHERE seq = ?1;
 
 -- `planctl logs`: the run asked for, or the instance's active run, else
 -- its latest that started, else its latest.
