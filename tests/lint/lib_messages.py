@@ -7,7 +7,7 @@ CLI's to say (src/cli/hints.c); an embedder, the web API and the Go
 package say it in their own words.  This scans the string literals of the
 library's C files, adjacent literals joined as the compiler joins them,
 and fails on one that names a long flag (--queue) or `planctl <command>`
-for a command of the CLI (the cmd_*.c files of src/cli).
+for a command of the CLI (the cmd_*.c files of src/cli/cmd).
 
 Usage: lib_messages.py SOURCE_DIR
 """
@@ -77,7 +77,7 @@ def joined_literals(code):
 def main():
     root = sys.argv[1]
     commands = sorted(
-        f[4:-2] for f in os.listdir(os.path.join(root, "src/cli"))
+        f[4:-2] for f in os.listdir(os.path.join(root, "src/cli/cmd"))
         if f.startswith("cmd_") and f.endswith(".c"))
     flag = re.compile(r"(?<![\w-])--[a-z][a-z-]*")
     command = re.compile(r"\bplanctl (%s)\b" % "|".join(commands))

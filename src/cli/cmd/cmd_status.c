@@ -1,12 +1,12 @@
 /* cmd_status.c - `planctl status NAME`: every plan of an instance with its
  * latest run, phases and steps, as a tree or as the status document, once
  * or (--watch) redrawn as a run advances. */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "wait.h"
+#include "cli/wait.h"
 
 static const char *const pos[] = {"NAME", NULL};
 

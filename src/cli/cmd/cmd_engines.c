@@ -1,6 +1,6 @@
 /* cmd_engines.c - `planctl engines`: the engines that hold the database
  * (on SQLite at most one, the lease's holder), as a table. */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include "core/enginfo.h"
 

@@ -1,7 +1,7 @@
 /* cmd_definitions.c - `planctl definitions [NAME]`: the registered
  * definition versions and their plans, as a table; with NAME one version's
  * body, or with --diff the differences between two versions' bodies. */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <stdlib.h>
 #include <string.h>

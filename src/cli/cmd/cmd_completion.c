@@ -1,6 +1,6 @@
 /* cmd_completion.c - `planctl completion bash|zsh|fish`: the completion
  * script for a shell (complete.c). */
-#include "cli.h"
+#include "cli/cli.h"
 
 extern const cli_command cli_cmd_completion;
 

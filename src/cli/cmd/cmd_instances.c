@@ -1,6 +1,6 @@
 /* cmd_instances.c - `planctl instances`: every instance with its
  * definition version, status and active run, as a table. */
-#include "cli.h"
+#include "cli/cli.h"
 
 static const cli_flag flags[] = {{NULL, 0, CLI_FLAG_BOOL, 0, NULL, NULL}};
 

@@ -1,6 +1,6 @@
 /* cmd_verify.c - `planctl verify`: replay every event and compare with the
  * tables, plus SQLite's integrity and foreign key checks. */
-#include "cli.h"
+#include "cli/cli.h"
 
 extern const cli_command cli_cmd_verify;
 

@@ -1,9 +1,9 @@
 /* cmd_retry.c - `planctl retry NAME [--run ID]`: a new run of a failed or
  * cancelled run's plan that keeps the steps it completed, optionally waited
  * for. */
-#include "cli.h"
+#include "cli/cli.h"
 
-#include "wait.h"
+#include "cli/wait.h"
 
 extern const cli_command cli_cmd_retry;
 

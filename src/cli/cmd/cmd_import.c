@@ -1,6 +1,6 @@
 /* cmd_import.c - `planctl import FILE [--as NAME]`: load a bundle written
  * by `planctl export`, in one transaction. */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <errno.h>
 #include <fcntl.h>

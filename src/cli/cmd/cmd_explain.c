@@ -1,7 +1,7 @@
 /* cmd_explain.c - `planctl explain [FIELD]`: the reference of a
  * definition's fields, as kubectl explain, from the tables the validator's
  * are tied to (core/schema.h). */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <stdlib.h>
 #include <string.h>

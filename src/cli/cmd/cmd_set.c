@@ -1,6 +1,6 @@
 /* cmd_set.c - `planctl set NAME [-p K=V]... [--unset K]...`: change or
  * remove parameter values and run the plan they select. */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <stdlib.h>
 

@@ -1,6 +1,6 @@
 /* cmd_validate.c - `planctl validate -f FILE`: every error of a definition,
  * one per line with its JSON path, without touching any database. */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <stdlib.h>
 #include <string.h>

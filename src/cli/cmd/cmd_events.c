@@ -7,14 +7,14 @@
  * ask again from; the command pages through all of them.  Following polls
  * the database (wait.c): the engine writing the events is another process.
  */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "wait.h"
+#include "cli/wait.h"
 
 extern const cli_command cli_cmd_events;
 

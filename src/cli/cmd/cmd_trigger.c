@@ -1,10 +1,10 @@
 /* cmd_trigger.c - `planctl trigger NAME PLAN`: admit a run of any plan but
  * cleanup, or queue it behind the active run, and optionally wait for it. */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <string.h>
 
-#include "wait.h"
+#include "cli/wait.h"
 
 extern const cli_command cli_cmd_trigger;
 

@@ -11,7 +11,7 @@
  * the command says what it always said: a line when it starts, one per
  * signal, and a run it cannot execute.
  */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -20,9 +20,9 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "cli/listen.h"
+#include "cli/log.h"
 #include "core/def.h"
-#include "listen.h"
-#include "log.h"
 
 extern const cli_command cli_cmd_run;
 

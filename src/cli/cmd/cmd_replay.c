@@ -1,7 +1,7 @@
 /* cmd_replay.c - `planctl replay [NAME] [--until SEQ | --at TIME]`: the
  * state the event log alone gives, as of any event, in the shapes of
  * status and history. */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <stdlib.h>
 #include <string.h>

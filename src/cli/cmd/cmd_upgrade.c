@@ -1,6 +1,6 @@
 /* cmd_upgrade.c - `planctl upgrade NAME --version V`: move an instance to
  * another version of its definition. */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <stdlib.h>
 

@@ -1,6 +1,6 @@
 /* cmd_pause.c - `planctl pause NAME`: let running steps finish and start
  * nothing new. */
-#include "cli.h"
+#include "cli/cli.h"
 
 static const char *const pos[] = {"NAME", NULL};
 

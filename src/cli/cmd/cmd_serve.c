@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "listen.h"
+#include "cli/cli.h"
+#include "cli/listen.h"
 
 extern const cli_command cli_cmd_serve;
 

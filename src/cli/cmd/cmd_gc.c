@@ -1,6 +1,6 @@
 /* cmd_gc.c - `planctl gc`: remove old terminal runs with their children and
  * events, keeping the newest of every plan. */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /* cmd_create.c - `planctl create NAME --definition D[@V]`: a new instance
  * and its deploy run. */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* cmd_help.c - `planctl help [COMMAND]`: the help of planctl or of one
  * command, as --help prints it, for those who type git's and kubectl's
  * reflex. */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* cmd_export.c - `planctl export NAME [--out FILE]`: one instance's whole
  * state as a bundle, to attach to a bug report. */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <errno.h>
 #include <fcntl.h>

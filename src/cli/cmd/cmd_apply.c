@@ -1,6 +1,6 @@
 /* cmd_apply.c - `planctl apply -f FILE`: validate a definition and register
  * it under its name and version. */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * active run, or one of its queued runs before it starts. */
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 static const char *const pos[] = {"NAME", NULL};
 

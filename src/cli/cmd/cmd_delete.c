@@ -1,6 +1,6 @@
 /* cmd_delete.c - `planctl delete NAME [--force] [--dry-run] [--archive
  * FILE]`: run cleanup, or remove the instance at once. */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <string.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 /* cmd_resume.c - `planctl resume NAME`: continue a paused run. */
-#include "cli.h"
+#include "cli/cli.h"
 
 static const char *const pos[] = {"NAME", NULL};
 

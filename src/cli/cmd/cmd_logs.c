@@ -1,13 +1,13 @@
 /* cmd_logs.c - `planctl logs NAME`: the output the attempts of a run kept,
  * once or (--follow) as the engine writes it, from the database. */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/wait.h"
 #include "core/logtail.h"
-#include "wait.h"
 
 extern const cli_command cli_cmd_logs;
 

@@ -1,13 +1,13 @@
 /* cmd_history.c - `planctl history NAME`: the runs of an instance, newest
  * first, a page at a time; with --svg, the timeline of one run as a
  * picture. */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "render_svg.h"
+#include "cli/render_svg.h"
 
 extern const cli_command cli_cmd_history;
 
