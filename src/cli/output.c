@@ -12,7 +12,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "cli/yaml.h"
+#include "cli/yaml/yaml.h"
 
 /* Whether the user's locale encodes text as UTF-8, so box drawing shows as
  * lines and not as mojibake.  The CLI otherwise runs in the C locale. */

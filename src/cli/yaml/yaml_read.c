@@ -10,7 +10,7 @@
  * itself implements YAML 1.1, whose resolution (yes/no/on/off as
  * booleans, 0755 as octal) is not used: it resolves nothing, we do.
  */
-#include "cli/yaml.h"
+#include "cli/yaml/yaml.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -11,7 +11,7 @@
  * escapes, which YAML's double quotes share, plus \u escapes for the
  * characters YAML 1.1 reads as line breaks.
  */
-#include "cli/yaml.h"
+#include "cli/yaml/yaml.h"
 
 #include <stdlib.h>
 #include <string.h>
