@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/render_svg.h"
+#include "cli/render/render_svg.h"
 
 extern const cli_command cli_cmd_history;
 

@@ -3,7 +3,7 @@
  * cut to the terminal width with colour, and printing (as JSON, or as YAML
  * with -o yaml) and reading the JSON documents the library returns.
  */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <langinfo.h>
 #include <locale.h>

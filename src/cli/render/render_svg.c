@@ -2,7 +2,7 @@
  * render_svg.c - the timeline of `planctl history NAME --svg FILE`: the
  * library's picture (src/web/svg.c, which the run page shows too).
  */
-#include "render_svg.h"
+#include "cli/render/render_svg.h"
 
 #include "web/web.h"
 

@@ -3,7 +3,7 @@
 #ifndef PLANCTL_CLI_RENDER_SVG_H
 #define PLANCTL_CLI_RENDER_SVG_H
 
-#include "cli.h"
+#include "cli/cli.h"
 
 /*
  * Appends to b a standalone SVG 1.1 document: a Gantt chart of run, a run

@@ -8,7 +8,7 @@
  * drawing and colour are used only where the terminal takes them (cli_term);
  * otherwise the tree is plain ASCII.
  */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <string.h>
 

@@ -3,7 +3,7 @@
  * kubectl's), and the views built on them: instances, definitions and
  * history, plus the one-line-per-error listing of a validate document.
  */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
