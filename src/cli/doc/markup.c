@@ -1,8 +1,8 @@
 /*
- * markup.c - the written parts of the man pages (src/cli/man/NAME.md), a
+ * markup.c - the written parts of the man pages (src/cli/doc/man/NAME.md), a
  * small subset of Markdown, turned into roff when `planctl __man` prints
  * them, so the reference reads as the README did and needs no tool to
- * build.  The markup is described in src/cli/man/README.
+ * build.  The markup is described in src/cli/doc/man/README.
  *
  * Blocks, one after another, separated by blank lines:
  *   # TITLE               .SH TITLE
@@ -17,7 +17,7 @@
  * Inline: `code` and **bold** in bold, *word* in italics, [text](link)
  * as its text.
  */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <ctype.h>
 #include <stdlib.h>

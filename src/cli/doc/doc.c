@@ -7,7 +7,7 @@
  * The build runs it and installs the pages (CMakeLists.txt); nothing
  * generated here is committed.
  */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <string.h>
 
@@ -15,7 +15,7 @@
 #include "core/schema.h"
 #include "core/status.h"
 
-/* The written part of page name (src/cli/man/NAME.md), as roff; nothing
+/* The written part of page name (src/cli/doc/man/NAME.md), as roff; nothing
  * when it has none. */
 static void man_written(FILE *f, const char *name)
 {

@@ -15,7 +15,7 @@
  * and replaces only "value").  Nothing is ever printed on stderr: a
  * missing database or instance completes nothing.
  */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +32,7 @@ typedef struct line {
     const char *value_flag; /* "--db" when cur is the value of --db=... */
     const char *db;         /* --db on the line, anywhere but in cur */
     char flag_buf[72], prefix_buf[72];
-    const cli_command *const *cmds; /* the command table (main.c) */
+    const cli_command *const *cmds; /* the command table (cli/main.c) */
     size_t ncmds;
 } line;
 
@@ -402,7 +402,7 @@ static void say_values(const line *l, const char *meta, int positional,
     if (strchr(meta, '|')) {
         say_list(l, meta);
     } else if (strcmp(meta, "FORMAT") == 0) {
-        /* The global -o, which main.c checks; a command that knows more
+        /* The global -o, which cli/main.c checks; a command that knows more
          * formats spells them in its usage line. */
         say_list(l, "text json yaml");
     } else if (strcmp(meta, "FILE") == 0 || strcmp(meta, "PATH") == 0) {

@@ -2,7 +2,7 @@
  * roff.c - text written as roff for the man pages: the one escaping the
  * generated pages (doc.c) and the written ones (markup.c) share.
  */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <ctype.h>
 

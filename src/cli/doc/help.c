@@ -2,7 +2,7 @@
  * help.c - the text of `planctl --help` and `planctl COMMAND --help`,
  * generated from the command table so it cannot drift from the parser.
  */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <string.h>
 
