@@ -1,5 +1,5 @@
 /*
- * timefmt.c - the times and durations the CLI reads and shows: RFC 3339
+ * times.c - the times and durations the CLI reads and shows: RFC 3339
  * from the JSON documents, local "2026-11-21 14:03:05" and short durations
  * ("1m12s") for people, and what people give back (core/timefmt.c reads
  * every form).
