@@ -1,4 +1,4 @@
-/* request.c - reading a parsed request's query and form fields: what
+/* param.c - reading a parsed request's query and form fields: what
  * the pages (pages.c) and the API (api.c) both ask of the request that
  * the router (route.c) parsed. */
 #include <string.h>
