@@ -1,7 +1,7 @@
 /* cmd_run.c - `planctl run`: the standalone engine on its own libuv loop,
  * stopped gracefully by the first SIGINT/SIGTERM/SIGHUP and at once by the
  * second, with its metrics served over HTTP (--metrics-addr,
- * src/serve/metrics.c) and its events logged as text or JSON lines
+ * src/serve/metrics_handler.c) and its events logged as text or JSON lines
  * (--log-format, --log-level, log.c).
  *
  * With --log-format or --log-level, or on a terminal without either,

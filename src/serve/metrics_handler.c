@@ -1,5 +1,5 @@
 /*
- * metrics.c - the metrics and health handler of the program's server
+ * metrics_handler.c - the metrics and health handler of the program's server
  * (handlers.h), for `planctl run --metrics-addr`:
  *
  *   GET /metrics  200, text/plain; version=0.0.4 (planctl_engine_metrics)
