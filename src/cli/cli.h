@@ -177,12 +177,12 @@ void cli_roff(FILE *f, const char *s, int usage);
 
 /*
  * Writes the body of a written page (markup.c), src, as roff: the small
- * markup of src/cli/man/README.  Can't fail (what it cannot read is
+ * markup of src/cli/doc/man/README.  Can't fail (what it cannot read is
  * printed as text).
  */
 void cli_markup_roff(FILE *f, const char *src);
 
-/* The written sources of the man pages, src/cli/man/NAME.md, embedded at
+/* The written sources of the man pages, src/cli/doc/man/NAME.md, embedded at
  * build time by cmake/embed_man.cmake: name ("planctl.3") and text. */
 typedef struct cli_man_text {
     const char *name, *text;

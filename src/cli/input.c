@@ -12,7 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cli/yaml.h"
+#include "cli/yaml/yaml.h"
 #include "core/def.h"
 
 /* Far above the library's own limit on a definition, so the library is the

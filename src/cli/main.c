@@ -3,7 +3,7 @@
  * flags and the clock, then the command itself (which opens the database
  * once its arguments are checked).
  *
- * Adding a command is one entry in CLI_COMMANDS and one cmd_<verb>.c that
+ * Adding a command is one entry in CLI_COMMANDS and one cmd/cmd_<verb>.c that
  * defines cli_cmd_<verb>.  The table's order is the order of `--help`.
  */
 #include "cli.h"

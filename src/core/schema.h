@@ -4,7 +4,7 @@
  * its default, its limit and a description.
  *
  * It is what `planctl explain` prints and what planctl-definition(5) is
- * generated from (src/cli/doc.c).  The names, types, required flags and
+ * generated from (src/cli/doc/doc.c).  The names, types, required flags and
  * limits are those of the validator's tables (rules_shape.c), of the
  * maintainers' rule (rules_params.c) and of the built-in kinds' specs
  * (specs.c, shellspec.h); the descriptions and defaults are written here,

@@ -1,7 +1,7 @@
 /*
  * handlers.h - the two handlers the program gives its server
  * (server.h): the web page and /api/v1 (page.c) and the metrics and
- * health endpoint (metrics.c).  Each fills a serve_handler table for
+ * health endpoint (metrics_handler.c).  Each fills a serve_handler table for
  * serve_start(); the server ends it (its done) when it closes.
  */
 #ifndef PCTL_SERVE_HANDLERS_H

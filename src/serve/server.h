@@ -9,7 +9,7 @@
  * handler's: the caller gives a table of functions (serve_handler), and
  * the server calls them and nothing else above it.  The two handlers of
  * the program are the web page (page.c) and the metrics and health
- * endpoint (metrics.c).  Every limit is in limits.h.
+ * endpoint (metrics_handler.c).  Every limit is in limits.h.
  */
 #ifndef PCTL_SERVE_SERVER_H
 #define PCTL_SERVE_SERVER_H

@@ -9,7 +9,7 @@
  *   pct.c     the one percent-decoder (an encoded NUL refused)
  *   route.c   the request: its path, query and form; which page or
  *             document; the security headers; ETag and 304
- *   request.c a parsed request's query and form fields
+ *   param.c   a parsed request's query and form fields
  *   jfield.c  a field of a JSON document the library made
  *   live.c    live pages: the page a stream asks for, and which open
  *             pages a change touches

@@ -162,13 +162,13 @@ def check(build, src):
     faults += missing_headings(readme, pages)
     faults += long_blocks(readme)
     try:
-        with open(os.path.join(src, "src", "cli", "man", "planctl.3.md")) as fh:
+        with open(os.path.join(src, "src", "cli", "doc", "man", "planctl.3.md")) as fh:
             page3 = fh.read()
     except OSError:
         page3 = ""
     if not c_snippet(readme) or c_snippet(readme) != c_snippet(page3):
         faults.append("README.md's C snippet is not the EXAMPLE of "
-                      "src/cli/man/planctl.3.md")
+                      "src/cli/doc/man/planctl.3.md")
     return faults
 
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_yaml.c - the libFuzzer target for the CLI's YAML reader and writer
- * (src/cli/yaml_read.c, yaml_write.c): any bytes as a definition file.
+ * (src/cli/yaml/yaml_read.c, yaml_write.c): any bytes as a definition file.
  *
  * Properties:
  *   - the reader returns 0 with a value and the line of its root, or
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/yaml.h"
+#include "cli/yaml/yaml.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,7 @@ CLI's to say (src/cli/hints.c); an embedder, the web API and the Go
 package say it in their own words.  This scans the string literals of the
 library's C files, adjacent literals joined as the compiler joins them,
 and fails on one that names a long flag (--queue) or `planctl <command>`
-for a command of the CLI (the cmd_*.c files of src/cli).
+for a command of the CLI (the cmd_*.c files of src/cli/cmd).
 
 Usage: lib_messages.py SOURCE_DIR
 """
@@ -76,9 +76,15 @@ def joined_literals(code):
 
 def main():
     root = sys.argv[1]
+    cmd_dir = "src/cli/cmd"
     commands = sorted(
-        f[4:-2] for f in os.listdir(os.path.join(root, "src/cli"))
+        f[4:-2] for f in os.listdir(os.path.join(root, cmd_dir))
         if f.startswith("cmd_") and f.endswith(".c"))
+    if not commands:
+        # No command names would make the check below pass on anything.
+        print(f"lib_messages: no cmd_*.c in {cmd_dir}; where did the "
+              "commands go? (fix cmd_dir in tests/lint/lib_messages.py)")
+        return 1
     flag = re.compile(r"(?<![\w-])--[a-z][a-z-]*")
     command = re.compile(r"\bplanctl (%s)\b" % "|".join(commands))
     bad = 0

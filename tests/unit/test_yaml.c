@@ -16,7 +16,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "cli/yaml.h"
+#include "cli/yaml/yaml.h"
 #include "testutil.h"
 
 /* The YAML text as JSON, or NULL with err filled. */

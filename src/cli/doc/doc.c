@@ -1,0 +1,1090 @@
+/*
+ * doc.c - the man pages, printed by the hidden command `planctl __man` from
+ * the command table and the flag tables the help and the parser use (and,
+ * for planctl-definition(5) and planctl-json(7), the reference and the
+ * transition table), so that none can drift from what planctl accepts.
+ *
+ * The build runs it and installs the pages (CMakeLists.txt); nothing
+ * generated here is committed.
+ */
+#include "cli/cli.h"
+
+#include <string.h>
+
+#include "core/def.h"
+#include "core/schema.h"
+#include "core/status.h"
+
+/* The written part of page name (src/cli/doc/man/NAME.md), as roff; nothing
+ * when it has none. */
+static void man_written(FILE *f, const char *name)
+{
+    for (size_t i = 0; i < cli_man_ntexts; i++)
+        if (strcmp(cli_man_texts[i].name, name) == 0)
+            cli_markup_roff(f, cli_man_texts[i].text);
+}
+
+/* "\fBplanctl create\fR \fINAME\fR \-\-definition ..." on one line. */
+static void man_usage(FILE *f, const cli_command *cmd)
+{
+    fputs("\\fBplanctl ", f);
+    cli_roff(f, cmd->name, 0);
+    fputs("\\fR", f);
+    if (cmd->usage[0]) {
+        fputc(' ', f);
+        cli_roff(f, cmd->usage, 1);
+    }
+    fputc('\n', f);
+}
+
+/* "--name" in bold, as one word that is never hyphenated. */
+static void man_long(FILE *f, const char *name)
+{
+    char buf[80];
+
+    snprintf(buf, sizeof(buf), "--%s", name);
+    fputs("\\fB", f);
+    cli_roff(f, buf, 0);
+    fputs("\\fR", f);
+}
+
+/* One flag as a tagged paragraph: "-p, --param K=V", then its help. */
+static void man_flag(FILE *f, const cli_flag *fl)
+{
+    fputs(".TP\n", f);
+    if (fl->short_name)
+        fprintf(f, "\\fB\\-%c\\fR, ", fl->short_name);
+    man_long(f, fl->name);
+    if (fl->metavar) {
+        fputc(' ', f);
+        cli_roff(f, fl->metavar, 1);
+    }
+    fputc('\n', f);
+    cli_roff(f, fl->help, 0);
+    if (fl->kind == CLI_FLAG_LIST || fl->required)
+        fprintf(f, " (%s%s%s)", fl->kind == CLI_FLAG_LIST ? "repeatable" : "",
+                fl->kind == CLI_FLAG_LIST && fl->required ? ", " : "",
+                fl->required ? "required" : "");
+    fputc('\n', f);
+}
+
+static void man_command(FILE *f, const cli_command *cmd)
+{
+    fputs(".SS\n", f);
+    man_usage(f, cmd);
+    cli_roff(f, cmd->summary, 0);
+    fputs(".\n.PP\n", f);
+    cli_roff(f, cmd->description, 0);
+    fputc('\n', f);
+    for (size_t i = 0; cmd->flags[i].name; i++)
+        man_flag(f, &cmd->flags[i]);
+    /* The parser looks a flag given after the command up in the
+     * command's own table first (`upgrade --version V`). */
+    for (size_t i = 0; cli_global_flags[i].name; i++) {
+        const cli_flag *g = &cli_global_flags[i];
+        if (!cli_flag_shadowed(g, cmd->flags))
+            continue;
+        fputs(".PP\nAfter the command, ", f);
+        man_long(f, g->name);
+        fputs(" is the command's own flag; give the global one before "
+              "the command.\n",
+              f);
+    }
+    if (cmd->examples && cmd->examples[0]) {
+        fputs(".PP\nExamples:\n.RS 4\n.nf\n", f);
+        for (size_t i = 0; cmd->examples[i]; i++) {
+            cli_roff(f, cmd->examples[i], 0);
+            fputc('\n', f);
+        }
+        fputs(".fi\n.RE\n", f);
+    }
+}
+
+/* The exit codes, all of them, whichever commands use them today. */
+static const char *const exit_codes[] = {
+    "Success",
+    "An internal or I/O error: the database cannot be read or written, is "
+    "not a planctl database, or has a newer schema than this planctl; or a "
+    "preflight check could not run or timed out (even if others failed)",
+    "A usage error or invalid input: an unknown command or flag, a missing "
+    "or malformed argument, an invalid definition or parameter; or a "
+    "preflight check failed",
+    "Refused by a conflict with the current state: the instance has an "
+    "active run, an engine is already running, a name is taken, the run "
+    "is already paused, is not paused, or did not fail (retry)",
+    "Not found: the database, an instance, a plan, a run, a definition, or "
+    "a step or attempt (logs)",
+    "A run waited for ended FATAL_ERROR or CANCELLED (logs --follow: the "
+    "run, step or attempt it followed did not end COMPLETE)",
+    "Timed out waiting for a run",
+};
+
+static void man_exit_codes(FILE *f)
+{
+    for (size_t i = 0; i < sizeof(exit_codes) / sizeof(exit_codes[0]); i++) {
+        fprintf(f, ".TP\n\\fB%zu\\fR\n", i);
+        cli_roff(f, exit_codes[i], 0);
+        fputs(".\n", f);
+    }
+    fputs(".TP\n\\fB130\\fR, \\fB143\\fR\n", f);
+    cli_roff(
+        f,
+        "Interrupted by SIGINT or SIGTERM (128 + the signal, as shells "
+        "report it) while status --watch, events --follow, logs --follow or "
+        "--wait waited; "
+        "the run goes on",
+        0);
+    fputs(".\n", f);
+}
+
+static const char man_description[] =
+    "planctl runs the plans of instances and shows what they did.  A plan is\n"
+    "made of phases, a phase of steps, a step of tasks.  Every run, phase\n"
+    "and step is a row in an SQLite database, and every status change is\n"
+    "one transaction that also appends an event, so status and history\n"
+    "read the same rows and a past state can be replayed.\n"
+    "\n"
+    "A definition (a versioned JSON or YAML document with parameters, tasks\n"
+    "and plans; planctl-definition(5) lists every field, and planctl explain\n"
+    "FIELD shows one) is registered with apply.  create makes an instance\n"
+    "of it and admits its deploy plan; set, upgrade and delete admit the\n"
+    "plans the change selects; trigger admits any other plan.  An instance\n"
+    "has at most one active run (PENDING, IN_PROGRESS or PAUSED): another\n"
+    "is refused with exit status 3, naming the active run, or queued with\n"
+    "trigger --queue.  Runs advance only while an engine runs: planctl run,\n"
+    "or a controller that embeds libplanctl; there is one engine per\n"
+    "database.\n"
+    "\n"
+    "Parameters have a type (string, the default, integer, number, boolean,\n"
+    "array or map): -p K=V parses V by it, an array or a map as JSON or\n"
+    "from a file with K=@FILE.  A parameter may list its allowed values\n"
+    "(enum), be immutable (once it has a value it keeps it), and is\n"
+    "required only when it says so; one with no value reaches no task.\n"
+    "set --unset K removes an explicit value, so the default applies again.\n"
+    "Tasks get scalars as text and arrays and maps as compact JSON in\n"
+    "PLANCTL_PARAM_<NAME>.\n"
+    "\n"
+    "Statuses: NEVER_RUN (a plan with no run), QUEUED, PENDING, IN_PROGRESS,\n"
+    "PAUSED, ERROR (a step that failed and will be retried), and the\n"
+    "terminal COMPLETE, FATAL_ERROR and CANCELLED.\n"
+    "\n"
+    "Global flags are accepted before or after the command, and every\n"
+    "command takes -h (planctl help COMMAND prints the same).  An unknown\n"
+    "command is a usage error naming the closest command, or the one that\n"
+    "does what the word means to users of kubectl, argo or git: get,\n"
+    "describe and show are status, list and ls instances, rm delete, stop\n"
+    "cancel; a word that reads never gets a command that writes.  Text output "
+    "uses colour and box drawing only on a\n"
+    "terminal.  With -o json each command prints a JSON document with\n"
+    "\"schema\": 1, times in RFC 3339 UTC and absent values as null; these\n"
+    "documents are a stable contract for scripts: planctl-json(7) lists\n"
+    "their fields, the statuses and their transitions.  -o yaml prints the "
+    "same\n"
+    "document as YAML 1.2 (block style, keys in the same order, a string\n"
+    "quoted whenever it could read as anything else; documents after the\n"
+    "first of one command, as status --watch prints them, follow a ---\n"
+    "line).\n"
+    "\n"
+    "Definitions are read as YAML when the file name ends in .yaml or .yml,\n"
+    "as JSON when it ends in .json, and otherwise (standard input included)\n"
+    "by the content: JSON when it starts with { or [, YAML otherwise.  YAML\n"
+    "follows the YAML 1.2 core schema: a plain true, false, null, ~, an\n"
+    "integer or a float is that value, anything quoted is text, and yes, no,\n"
+    "on and off are text.  Anchors and aliases are supported; merge keys\n"
+    "(<<), duplicate keys, keys that are not text, tags other than the\n"
+    "standard ones, a second document and aliases adding more than 100000\n"
+    "values are refused with the line.  A YAML definition is registered as\n"
+    "the same JSON a JSON file with that content registers, and its errors\n"
+    "start with FILE:LINE.";
+
+static const struct {
+    const char *name, *text;
+} man_env[] = {
+    {"PLANCTL_DB",
+     "The database when --db is not given: a SQLite file, or a PostgreSQL "
+     "URI (postgres:// or postgresql://, libpq's syntax and environment "
+     "(PGHOST, PGUSER, PGPASSWORD, ~/.pgpass), plus schema=NAME, the schema "
+     "holding the tables, default planctl; a password is never shown).  "
+     "The default is ./planctl.db."},
+    {"PLANCTL_NOW",
+     "Fixes the clock: a time as planctl prints one (2026-11-21T14:03:05Z, "
+     "or \"2026-11-21 14:03:05\", local unless it names a zone) or "
+     "milliseconds since the epoch.  "
+     "planctl records it as the time of every change and measures "
+     "durations to it, for reproducible output in tests and documentation.  "
+     "planctl run starts its clock at it and advances it by the monotonic "
+     "clock, so the engine's retries and timeouts still pass."},
+    {"PLANCTL_DURABILITY",
+     "normal (the default) or full: full syncs every commit to disk; with "
+     "normal a power failure or an OS crash may lose the last commits, "
+     "never consistency.  planctl run --durability overrides it."},
+    {"PLANCTL_CHECK_CACHE",
+     "1 turns on the engine's self-check, for tests and for debugging the "
+     "engine: where its cache spares reading a changed row back, the row "
+     "is read anyway, and a disagreement fails the engine's pass with an "
+     "error naming the row.  Slower; the test suite's sanitizer run sets "
+     "it."},
+    {"PLANCTL_ENGINE_WARN_AFTER",
+     "How long --wait and status --watch follow a run while no engine runs "
+     "before they warn on stderr: a duration such as 5s (the default), 1m, "
+     "or 0 to warn at once.  Anything else keeps the default."},
+    {"PLANCTL_OUTPUT",
+     "Set by planctl run for each shell task: the file (new and empty) "
+     "where the task may write its outputs for the later tasks of its run, "
+     "one per line: KEY=VALUE, or KEY<<DELIM followed by the value's lines "
+     "and a line DELIM; ::secret:: before either marks a secret, shown as "
+     "*** by status and left out of export unless --include-secrets.  A "
+     "malformed line fails the attempt, naming the line; the outputs of "
+     "one attempt hold at most 64 KiB.  The file's private directory goes "
+     "when the task ends; one left by an engine that was killed goes when "
+     "the next engine recovers the attempt."},
+    {"PLANCTL_OUTPUT_<STEP>_<KEY>",
+     "Set by planctl run for each shell task: output KEY of step STEP of "
+     "the same run, once that step has completed (and of the earlier tasks "
+     "of the task's own step).  STEP is the step's name upper-cased, "
+     "characters other than letters and digits made _: gen-cert gives "
+     "PLANCTL_OUTPUT_GEN_CERT_PEM.  status --run ID -o json shows them as "
+     "\"outputs\"."},
+    {"NO_COLOR", "When set and not empty, the output is never coloured, as "
+                 "with --no-color."},
+    {"TZ", "The time zone of times in text output.  JSON output is always "
+           "UTC."},
+};
+
+static const struct {
+    const char *name, *text;
+} man_files[] = {
+    {"./planctl.db",
+     "The database used when neither --db nor PLANCTL_DB names one.  Only "
+     "apply and import create a database (mode 0600; its directory must "
+     "exist); the other commands report a missing one (exit status 4)."},
+    {"DB-wal, DB-shm",
+     "SQLite's write-ahead log and its index, next to the database DB.  "
+     "They are part of the database while it is in use: copy or move the "
+     "three together, and never delete them on their own."},
+    {"DB-engine",
+     "The lock file of the engine: planctl run (or an embedding "
+     "controller) holds an flock(2) on it while it runs, so a second "
+     "engine is refused and a crashed one is noticed at once."},
+};
+
+static int print_man(FILE *f, const cli_command *const *cmds, size_t ncmds)
+{
+    /* No date: the page must come out the same on every build. */
+    fprintf(f,
+            ".\\\" planctl.1 - generated by 'planctl __man' from the command "
+            "table; do not edit.\n"
+            ".TH PLANCTL 1 \"\" \"planctl %s\" \"User Commands\"\n"
+            /* Ragged right: justified usage lines and headings open wide
+             * gaps (DocBook's man pages do the same). */
+            ".ad l\n"
+            ".SH NAME\n"
+            "planctl \\- run the plans of instances and inspect them\n"
+            ".SH SYNOPSIS\n"
+            "\\fBplanctl\\fR [\\fIflags\\fR] \\fICOMMAND\\fR [\\fIARGS\\fR] "
+            "[\\fIflags\\fR]\n"
+            ".PP\n"
+            ".in +4n\n",
+            PLANCTL_VERSION);
+    /* One command a line, continued lines indented. */
+    for (size_t i = 0; i < ncmds; i++) {
+        fputs(".ti -4n\n", f);
+        man_usage(f, cmds[i]);
+    }
+    fputs(".in -4n\n", f);
+    fputs(".SH DESCRIPTION\n", f);
+    cli_roff(f, man_description, 0);
+    fputs("\n.SH COMMANDS\n", f);
+    for (size_t i = 0; i < ncmds; i++)
+        man_command(f, cmds[i]);
+    fputs(".SH GLOBAL OPTIONS\n"
+          "Accepted before or after the command.\n",
+          f);
+    for (size_t i = 0; cli_global_flags[i].name; i++)
+        man_flag(f, &cli_global_flags[i]);
+    fputs(".SH ENVIRONMENT\n", f);
+    for (size_t i = 0; i < sizeof(man_env) / sizeof(man_env[0]); i++) {
+        fprintf(f, ".TP\n\\fB%s\\fR\n", man_env[i].name);
+        cli_roff(f, man_env[i].text, 0);
+        fputc('\n', f);
+    }
+    fputs(".SH EXIT STATUS\n", f);
+    man_exit_codes(f);
+    fputs(".SH FILES\n", f);
+    for (size_t i = 0; i < sizeof(man_files) / sizeof(man_files[0]); i++) {
+        fputs(".TP\n\\fI", f);
+        cli_roff(f, man_files[i].name, 0);
+        fputs("\\fR\n", f);
+        cli_roff(f, man_files[i].text, 0);
+        fputc('\n', f);
+    }
+    man_written(f, "planctl.1");
+    fputs(".SH SEE ALSO\n"
+          ".BR planctl-definition (5),\n"
+          ".BR planctl-json (7),\n"
+          ".BR planctl-engine (7),\n"
+          ".BR planctl (3),\n"
+          ".BR sqlite3 (1),\n"
+          ".BR flock (2)\n",
+          f);
+    return CLI_EXIT_OK;
+}
+
+/* ---- planctl-definition(5) ---------------------------------------------- */
+
+/* The header of a page: generated, no date (the same on every build). */
+static void man_head(FILE *f, const char *file, const char *title, int sec,
+                     const char *manual, const char *name_line)
+{
+    fprintf(f,
+            ".\\\" %s - generated by 'planctl __man %s'; do not edit.\n"
+            ".TH %s %d \"\" \"planctl %s\" \"%s\"\n"
+            ".ad l\n"
+            ".SH NAME\n%s\n",
+            file, file, title, sec, PLANCTL_VERSION, manual, name_line);
+}
+
+static void man_text(FILE *f, const char *s)
+{
+    cli_roff(f, s, 0);
+    fputc('\n', f);
+}
+
+/* One field as a tagged paragraph: "name (type, required, default D, at
+ * most N)", then what it is. */
+static void man_schema_field(FILE *f, const pctl_schema_field *fl)
+{
+    char extra[96] = "";
+
+    fputs(".TP\n\\fB", f);
+    cli_roff(f, fl->name, 0);
+    fputs("\\fR (", f);
+    cli_roff(f, fl->type, 0);
+    fputs(fl->required ? ", required" : ", optional", f);
+    if (fl->def) {
+        fputs(", default ", f);
+        cli_roff(f, fl->def, 0);
+    }
+    if (fl->max)
+        snprintf(extra, sizeof extra, ", at most %zu", fl->max);
+    fprintf(f, "%s)\n", extra);
+    cli_roff(f, fl->description, 0);
+    fputs(".", f);
+    if (fl->details) {
+        fputs("  ", f);
+        cli_roff(f, fl->details, 0);
+    }
+    if (fl->child) {
+        fputs("  See \\fB", f);
+        cli_roff(f, fl->child, 0);
+        fputs("\\fR below.", f);
+    }
+    fputc('\n', f);
+}
+
+static const struct {
+    const char *name, *text;
+} task_env[] = {
+    {"PLANCTL_PARAM_<NAME>",
+     "Each parameter that has a value: NAME upper-cased, characters other "
+     "than letters and digits made _.  A string as it is, an integer in "
+     "decimal, a number as the shortest decimal that reads back as the same "
+     "double, a boolean as true or false, an array or a map as compact JSON "
+     "with sorted keys.  A parameter with no value leaves it unset."},
+    {"PLANCTL_INSTANCE, PLANCTL_PLAN, PLANCTL_PHASE, PLANCTL_STEP, "
+     "PLANCTL_TASK",
+     "The names of the instance, plan, phase, step and task."},
+    {"PLANCTL_RUN, PLANCTL_RUN_UID, PLANCTL_ATTEMPT",
+     "The run's id and its random uid, and the step's attempt number (from "
+     "1)."},
+    {"PLANCTL_OUTPUT",
+     "A new empty file where the task may write outputs for the later "
+     "tasks of its run, one per line: KEY=VALUE, or KEY<<DELIM, the value's "
+     "lines, then a line DELIM; ::secret:: before either marks a secret.  "
+     "KEY is letters, digits and _, not starting with a digit.  A malformed "
+     "line fails the attempt; the outputs of one attempt hold at most 64 "
+     "KiB.  Its private directory goes when the task ends, or, when its "
+     "engine was killed, when the next engine recovers the attempt."},
+    {"PLANCTL_OUTPUT_<STEP>_<KEY>",
+     "Output KEY of step STEP of the same run, once that step has "
+     "completed (and of the earlier tasks of the task's own step).  STEP is "
+     "the step's name mapped as a parameter's: gen-cert gives "
+     "PLANCTL_OUTPUT_GEN_CERT_PEM."},
+};
+
+static int print_man_definition(FILE *f, const cli_command *const *cmds,
+                                size_t ncmds)
+{
+    size_t n;
+    const pctl_schema_node *nodes = pctl_def_schema_nodes(&n);
+    const pctl_schema_field *fl;
+
+    (void)cmds;
+    (void)ncmds;
+    man_head(f, "planctl-definition.5", "PLANCTL-DEFINITION", 5, "File Formats",
+             "planctl-definition \\- the format of a planctl definition");
+    fputs(".SH SYNOPSIS\n.nf\n"
+          "{\"name\": \\fINAME\\fR, \"version\": \\fIVERSION\\fR,\n"
+          " \"parameters\": [...], \"tasks\": [...],\n"
+          " \"plans\": {\"deploy\": {\"phases\": [{\"name\": ..., \"steps\": "
+          "[...]}]}}}\n"
+          ".fi\n.SH DESCRIPTION\n",
+          f);
+    man_text(f, nodes[0].description);
+    man_text(f, "\nThis page is generated from the tables the validator's "
+                "are tied to: it lists every field planctl accepts.  "
+                "planctl explain FIELD prints one object or field of it, "
+                "such as planctl explain plans.phases.steps.retry.  A path "
+                "leaves out the names of plans and the positions of list "
+                "entries.  Where a field has a default, the document is "
+                "validated and run as if it held it; a default in "
+                "parentheses is described rather than written.  The "
+                "document is JSON, at most 4 MiB, nested at most 64 "
+                "deep.");
+    fputs(".SH FIELDS\n", f);
+    for (size_t i = 0; i < n; i++) {
+        fputs(".SS ", f);
+        cli_roff(f, nodes[i].path[0] ? nodes[i].path : "(the definition)", 0);
+        fputs("\n", f);
+        cli_roff(f, nodes[i].title, 0);
+        fputs(" (", f);
+        cli_roff(f, nodes[i].type, 0);
+        fputs(").  ", f);
+        /* The definition's own is the DESCRIPTION above. */
+        man_text(f, i > 0 ? nodes[i].description : "");
+        if (nodes[i].src == PCTL_SCHEMA_SRC_KINDS)
+            fputs(".PP\nThe built-in kinds:\n", f);
+        for (size_t j = 0; (fl = pctl_def_schema_field(&nodes[i], j)); j++)
+            man_schema_field(f, fl);
+    }
+    fputs(".SH DURATIONS\n", f);
+    man_text(f, pctl_def_schema_duration_text);
+    man_text(f, "\nThe durations: plans.deadline, plans.phases.steps.timeout, "
+                "plans.phases.steps.retry.backoff and max_backoff, "
+                "tasks.spec.shell.timeout and tasks.spec.Dummy.sleep.");
+    fputs(".SH NAMES\n", f);
+    man_text(f, "The names of the definition, parameters, tasks, plans, "
+                "preflight checks, phases and steps are 1-63 characters of "
+                "letters, digits, '_', '.' and '-', starting with a letter "
+                "or digit, and unique among their siblings.  A version is "
+                "1-64 characters of letters, digits, '.', '+', '_' and "
+                "'-'.");
+    fputs(".SH PARAMETER TYPES\n", f);
+    fputs(".TP\n\\fBstring\\fR\nText (the default type).\n"
+          ".TP\n\\fBinteger\\fR\nA JSON integer (3, \\-2).\n"
+          ".TP\n\\fBnumber\\fR\nA JSON number (2.5, 1e3).\n"
+          ".TP\n\\fBboolean\\fR\ntrue or false.\n"
+          ".TP\n\\fBarray\\fR\nA JSON array ([\"a\", \"b\"]).\n"
+          ".TP\n\\fBmap\\fR\nA JSON object ({\"k\": \"v\"}).\n",
+          f);
+    fputs(".SH LIMITS\n", f);
+    fprintf(f,
+            "A definition holds at most %d parameters, %d tasks and %d "
+            "plans; a plan at most %d phases and %d preflight checks; a "
+            "phase at most %d steps; a step at most %d tasks; a parameter's "
+            "enum at most %d values; maintainers at most %d; upgradableFrom "
+            "at most %d versions.  A string other than in a task's spec "
+            "holds at most %d bytes.  Validation reports at most %d "
+            "errors.\n",
+            PCTL_DEF_MAX_PARAMS, PCTL_DEF_MAX_TASKS, PCTL_DEF_MAX_PLANS,
+            PCTL_DEF_MAX_PHASES, PCTL_DEF_MAX_CHECKS, PCTL_DEF_MAX_STEPS,
+            PCTL_DEF_MAX_STEP_TASKS, PCTL_DEF_MAX_ENUM,
+            PCTL_DEF_MAX_MAINTAINERS, PCTL_DEF_MAX_UPGRADABLE,
+            PCTL_DEF_MAX_STRING, PCTL_DEF_MAX_ERRORS);
+    fputs(".SH ENVIRONMENT OF A TASK\n", f);
+    man_text(f, "A shell task's process gets its parameters, the engine's "
+                "variables and the run's outputs in its environment, set "
+                "after spec.env.  There are no templates: a definition's "
+                "strings are passed as they are written, and a task reads "
+                "values from its environment.  An embedder's executor gets "
+                "the same as planctl_task_info.");
+    for (size_t i = 0; i < sizeof(task_env) / sizeof(task_env[0]); i++) {
+        fputs(".TP\n\\fB", f);
+        cli_roff(f, task_env[i].name, 0);
+        fputs("\\fR\n", f);
+        man_text(f, task_env[i].text);
+    }
+    fputs(".SH EXAMPLE\n.nf\n", f);
+    man_text(f, pctl_def_schema_example);
+    fputs(".fi\n", f);
+    man_written(f, "planctl-definition.5");
+    fputs(".SH SEE ALSO\n"
+          ".BR planctl (1),\n"
+          ".BR planctl-json (7),\n"
+          ".BR planctl-engine (7),\n"
+          ".BR planctl (3)\n",
+          f);
+    return CLI_EXIT_OK;
+}
+
+/* The documents of /api/v1 (src/web/api.c), for planctl-json(7). */
+static const struct {
+    const char *path, *text;
+} api_paths[] = {
+    {"GET /api/v1/instances", "instances -o json."},
+    {"GET /api/v1/instances/NAME",
+     "status NAME -o json; ?plan=P and ?run=ID as --plan and --run."},
+    {"GET /api/v1/instances/NAME/history",
+     "history NAME -o json; ?plan=, ?limit=, ?before= as the flags."},
+    {"GET /api/v1/instances/NAME/events",
+     "events NAME -o json; ?run=, ?since=, ?limit=, ?tail= as the flags."},
+    {"GET /api/v1/instances/NAME/logs",
+     "logs NAME -o json; ?run=, ?step=, ?attempt= as the flags."},
+    {"GET /api/v1/engines", "engines -o json."},
+    {"GET /api/v1/definitions", "definitions -o json."},
+    {"POST /api/v1/instances/NAME/ACTION",
+     "ACTION is trigger, cancel, pause, resume or retry, only on a server "
+     "started with --allow-actions.  The body is a JSON object with "
+     "Content-Type application/json (which no other site's form can "
+     "send): {\"plan\", \"reason\", \"queue\"} for trigger, "
+     "{\"reason\"} for cancel, {\"run\"} for retry (the latest failed "
+     "run without it).  The same admission as the command, the same "
+     "messages; the events record the actor \"web ADDRESS\"."},
+};
+
+/* ---- planctl-json(7) ----------------------------------------------------- */
+
+/* What each status means, by planctl_status. */
+static const struct {
+    planctl_status status;
+    const char *text;
+} status_text[] = {
+    {PLANCTL_STATUS_NEVER_RUN, "A plan with no run yet (status only)."},
+    {PLANCTL_STATUS_QUEUED, "A run waiting behind the instance's active run "
+                            "(trigger --queue)."},
+    {PLANCTL_STATUS_PENDING,
+     "Admitted, not started by an engine yet.  Active."},
+    {PLANCTL_STATUS_IN_PROGRESS, "Running.  Active."},
+    {PLANCTL_STATUS_PAUSED,
+     "A run paused: running steps finish, nothing new starts.  Active."},
+    {PLANCTL_STATUS_ERROR,
+     "A step whose attempt failed and that will be tried again."},
+    {PLANCTL_STATUS_COMPLETE, "Done.  Terminal."},
+    {PLANCTL_STATUS_FATAL_ERROR,
+     "Failed for good: a fatal failure, no attempt left, a timeout or a "
+     "deadline.  Terminal."},
+    {PLANCTL_STATUS_CANCELLED, "Cancelled.  Terminal."},
+};
+
+typedef struct jfield {
+    const char *name, *text;
+} jfield;
+
+/* Field lists of the JSON documents, by hand; the CLI case docs_json
+ * checks that every key the commands print is listed under its
+ * document. */
+static const jfield run_ref[] = {
+    {"schema", "1"},
+    {"run", "the id of the run the command admitted or acted on, or null "
+            "when none was (set with nothing to run)"},
+    {NULL, NULL}};
+static const jfield validate_doc[] = {
+    {"schema", "1"},
+    {"valid", "true or false"},
+    {"errors", "each problem: {path, line, type, message, hint}"},
+    {"path", "where, such as plans.deploy.phases[0].steps[1].retry"},
+    {"line", "the line of a YAML file it is on, or null (a JSON file, or "
+             "the whole file)"},
+    {"type", "Required value, Invalid type, Unsupported value, ..."},
+    {"message", "what is wrong"},
+    {"hint", "how to fix it (did you mean ...), or null"},
+    {NULL, NULL}};
+static const jfield apply_doc[] = {
+    {"schema", "1"},
+    {"name", "the definition's name"},
+    {"version", "its version"},
+    {"created", "false when the same version was registered already"},
+    {NULL, NULL}};
+static const jfield definitions_doc[] = {
+    {"schema", "1"},
+    {"definitions", "every registered version, each with the fields below"},
+    {"name", "the definition's name"},
+    {"version", "its version"},
+    {"created_at", "when it was registered"},
+    {"plans", "its plan names"},
+    {"description", "metadata, null when the definition has none"},
+    {"appVersion", "metadata, or null"},
+    {"url", "metadata, or null"},
+    {"maintainers", "metadata, [{name, email}], or null"},
+    {"upgradableFrom", "metadata, or null (any version may upgrade)"},
+    {NULL, NULL}};
+/* definitions NAME prints the definition itself: no fields of its own. */
+static const jfield definition_doc[] = {{NULL, NULL}};
+static const jfield instances_doc[] = {
+    {"schema", "1"},
+    {"instances", "each instance, by name"},
+    {"name", "the instance's name; definition.name the definition's"},
+    {"definition", "{name, version}"},
+    {"version", "the definition's version"},
+    {"status", "the status of its active or latest run, or NEVER_RUN"},
+    {"active_run", "the active run's id, or null"},
+    {"created_at", "when it was created"},
+    {"deleting", "true once delete has begun"},
+    {NULL, NULL}};
+static const jfield status_doc[] = {
+    {"schema", "1"},
+    {"instance", "the instance's name"},
+    {"definition", "{name, version}"},
+    {"name", "of the definition, a plan, a phase or a step"},
+    {"version", "the definition's version"},
+    {"active_run", "the active run's id, or null"},
+    {"queued", "the ids of the queued runs, in order"},
+    {"plans", "every plan of the definition: {name, strategy, status, "
+              "run}.  Each plan shows its active run when it has one, else "
+              "its latest run: a run queued behind the active run of the "
+              "same plan does not take its place (it is in queued, with "
+              "every queued run); --run ID shows that run in its plan's "
+              "place"},
+    {"strategy", "serial or parallel, of a plan or a phase"},
+    {"status", "of a plan (its shown run's), run, phase, step or attempt"},
+    {"run", "the plan's active run when it has one, else its latest run "
+            "(QUEUED when that is queued), or null: the fields below; in "
+            "waiting, the id of the run that waits"},
+    {"id", "the run's id"},
+    {"uid", "the run's random uid"},
+    {"plan", "the run's plan"},
+    {"definition_version", "the definition version the run executes (a "
+                           "retry: the retried run's)"},
+    {"trigger", "what admitted it: create, set, upgrade, delete, trigger, "
+                "retry"},
+    {"reason", "the --reason given, or null"},
+    {"retry_of", "the run this one retries, or null"},
+    {"created_at", "when the run was admitted"},
+    {"started_at", "when it (a phase, a step, an attempt) started, or null"},
+    {"finished_at", "when it ended, or null"},
+    {"duration_ms", "how long it ran, or null"},
+    {"message", "the last message (why it failed), or null"},
+    {"params", "the run's parameter snapshot: name to typed value, a "
+               "secret as \"***\""},
+    {"phases", "{name, strategy, status, started_at, finished_at, message, "
+               "steps}"},
+    {"steps", "{name, status, attempt, max_attempts, next_attempt_at, "
+              "started_at, finished_at, message}"},
+    {"attempt", "the step's current attempt number"},
+    {"max_attempts", "its retry attempts"},
+    {"next_attempt_at", "when the next attempt starts (an ERROR step), or "
+                        "null"},
+    {"attempts", "with --run ID: each attempt {number, status, started_at, "
+                 "finished_at, exit_code, message, outputs}"},
+    {"number", "the attempt's number"},
+    {"exit_code", "a shell task's exit status, or null"},
+    {"output", "with --run ID: the last part of what the attempt's tasks "
+               "printed (see logs), or null until it ended"},
+    {"outputs", "with --run ID: the step's or attempt's outputs, KEY to "
+                "value, a secret as \"***\""},
+    {"parameters", "the instance's parameters in definition order (with "
+                   "--run ID, the run's snapshot), each {name, value, "
+                   "default, secret}; null in replay"},
+    {"value", "the parameter's value (typed), \"***\" for a secret, or "
+              "null when it has none"},
+    {"default", "true when the value is the definition's default"},
+    {"secret", "true for a parameter marked secret"},
+    {"engine", "the engine holding the database, {pid, host, since, "
+               "last_seen, alive}, or null (always null in replay); on "
+               "PostgreSQL, where several engines share the database, the "
+               "one that holds the active run (else one alive), with also "
+               "{name, holds, age_ms, runs, capacity, ttl_ms, id}"},
+    {"waiting",
+     "why the active run waits, as the engine that holds it "
+     "recorded it (on PostgreSQL, for a run no engine holds, as the "
+     "engines' rows say): {run, cause, kind, concurrency, since}, or "
+     "null when it does not wait or no live engine holds the database "
+     "(always null in replay)"},
+    {"cause", "executor: for an engine with an executor of task kind kind, "
+              "which the engine that holds it has not; slot: for a free slot "
+              "of the engine's concurrency, every one being taken by a "
+              "running step; capacity (PostgreSQL): no engine holds the run "
+              "and every engine holds as many active runs as its --capacity, "
+              "so none can claim it (kind, concurrency and since null)"},
+    {"kind", "with cause executor, the task kind; else null"},
+    {"concurrency", "with cause slot, how many steps the engine runs at "
+                    "once (planctl run --concurrency); else null"},
+    {"pid", "the engine's process id"},
+    {"host", "the host it runs on"},
+    {"since", "when it took the database; in waiting, since when the run "
+              "waits (null with cause capacity)"},
+    {"last_seen", "its last heartbeat"},
+    {"alive", "false once its heartbeat is older than 15 s (its TTL on "
+              "PostgreSQL) or, on this host, its process is gone"},
+    {"name", "PostgreSQL: the engine's name (planctl run --name)"},
+    {"holds", "PostgreSQL: true when this engine holds the active run"},
+    {"age_ms", "PostgreSQL: how old its last heartbeat is, on the "
+               "database's clock"},
+    {NULL, NULL}};
+static const jfield logs_doc[] = {
+    {"schema", "1"},
+    {"instance", "the instance's name"},
+    {"run", "the run shown: {id, plan, status}"},
+    {"id", "the run's id"},
+    {"plan", "the run's plan"},
+    {"status", "of the run or an attempt"},
+    {"step", "the --step asked for, or null"},
+    {"attempts", "in definition order (phase, step, attempt), each {run, "
+                 "phase, step, attempt, status, exit_code, started_at, "
+                 "finished_at, message, output, output_bytes}"},
+    {"phase", "the attempt's phase"},
+    {"attempt", "the attempt's number"},
+    {"exit_code", "a shell task's exit status, or null"},
+    {"started_at", "when the attempt started, or null"},
+    {"finished_at", "when it ended, or null"},
+    {"message", "its message (why it failed), or null"},
+    {"output", "the last part of what its tasks printed (--tail: the last "
+               "lines of it), or null"},
+    {"output_bytes", "how many bytes its tasks printed in all, kept or not, "
+                     "or null (an imported attempt)"},
+    {NULL, NULL}};
+static const jfield engines_doc[] = {
+    {"schema", "1"},
+    {"engines", "the engines holding the database, each {pid, host, since, "
+                "last_seen, alive, token} as in status, and token the "
+                "lease's fencing token; [] when none"},
+    {NULL, NULL}};
+static const jfield history_doc[] = {
+    {"schema", "1"},
+    {"instance", "the instance's name"},
+    {"runs", "newest first, each {id, uid, plan, status, trigger, reason, "
+             "retry_of, created_at, started_at, finished_at, duration_ms, "
+             "message}, as in status"},
+    {"id", NULL},
+    {"uid", NULL},
+    {"plan", NULL},
+    {"definition_version", NULL},
+    {"status", NULL},
+    {"trigger", NULL},
+    {"reason", NULL},
+    {"retry_of", NULL},
+    {"created_at", NULL},
+    {"started_at", NULL},
+    {"finished_at", NULL},
+    {"duration_ms", NULL},
+    {"message", NULL},
+    {NULL, NULL}};
+static const jfield events_doc[] = {
+    {"schema", "1 (not in -o jsonl, which prints one event a line)"},
+    {"events", "oldest first, each with the fields below"},
+    {"last_seq", "the last event's seq, for --since"},
+    {"seq", "the event's number, increasing over the database"},
+    {"at", "when"},
+    {"instance", "the instance's name"},
+    {"run", "the run's id, or null"},
+    {"entity", "run, phase, step or instance"},
+    {"phase", "the phase's name, or null"},
+    {"step", "the step's name, or null"},
+    {"attempt", "the step's attempt, or null"},
+    {"from", "the status before, or null"},
+    {"to", "the status after, or null"},
+    {"actor", "who: engine, cli, api"},
+    {"message", "what happened"},
+    {"data", "more, as an object, or null"},
+    {NULL, NULL}};
+static const jfield replay_doc[] = {
+    {"schema", "1"},
+    {"until_seq", "the last event applied"},
+    {"instances", "each instance as of then: {instance, status, history}"},
+    {"instance", "the instance's name"},
+    {"status", "its status document as of then (see status)"},
+    {"history", "its history document as of then (see history)"},
+    {NULL, NULL}};
+static const jfield verify_doc[] = {
+    {"schema", "1"},
+    {"ok", "true (a difference exits 1 with no document)"},
+    {"summary", "what was compared"},
+    {NULL, NULL}};
+static const jfield import_doc[] = {
+    {"schema", "1"},
+    {"instance", "the instance imported, or null for several"},
+    {"instances", "how many instances"},
+    {"runs", "how many runs"},
+    {"events", "how many events"},
+    {"paused", "how many active runs were imported PAUSED"},
+    {NULL, NULL}};
+static const jfield gc_doc[] = {
+    {"schema", "1"},
+    {"dry_run", "true with --dry-run: nothing was removed"},
+    {"keep_last", "the --keep-last given, or null"},
+    {"removed", "how many runs were (or would be) removed"},
+    {"runs", "each removed run: {instance, id, plan, status, finished_at}"},
+    {NULL, NULL}};
+static const jfield preflight_doc[] = {
+    {"schema", "1"},
+    {"plan", "the plan whose checks ran"},
+    {"outcome", "failed, or error when any check could not run"},
+    {"checks", "every check in order: {name, status, message}"},
+    {"name", "the check's name"},
+    {"status", "passed, failed, error or skipped"},
+    {"message", "its cause, or null"},
+    {"warnings", "the checks skipped"},
+    {NULL, NULL}};
+static const jfield wait_doc[] = {
+    {"schema", "1"},
+    {"run", "the run as it ended: its object of status (id, plan, status, "
+            "phases...)"},
+    {NULL, NULL}};
+static const jfield explain_doc[] = {
+    {"schema", "1"},
+    {"name", "the field's name (\"\" for the definition)"},
+    {"path", "its path"},
+    {"title", "what an object is, or null for a field of no object"},
+    {"type", "string, integer, duration, []object, map[string]object, ..."},
+    {"required", "true or false"},
+    {"default", "as JSON text, or words in parentheses, or null"},
+    {"max", "the most entries of a list or map, or null"},
+    {"description", "what it is"},
+    {"node", "the path of the object it holds, or null"},
+    {"fields", "the object's fields, each alike; null for a field of no "
+               "object"},
+    {NULL, NULL}};
+static const jfield bundle_doc[] = {
+    {"format", "\"planctl-bundle\""},
+    {"version", "1; and a definition's version"},
+    {"exported_at", "when"},
+    {"instance", "{id, name, params, last_applied, deleting, created_at, "
+                 "updated_at, definition, withheld}"},
+    {"withheld", "the secret parameters whose values the bundle leaves out "
+                 "(null in their place), sorted; [] with --include-secrets. "
+                 "import needs them again: -p NAME=VALUE"},
+    {"definitions", "each definition version named: {id, name, version, "
+                    "body, created_at}"},
+    {"runs", "the rows of the tables runs, phases, steps, attempts and "
+             "events, every column under its name, times in epoch "
+             "milliseconds"},
+    {"phases", NULL},
+    {"steps", NULL},
+    {"attempts", NULL},
+    {"events", NULL},
+    {"actor", NULL},
+    {"at", NULL},
+    {"attempt", NULL},
+    {"body", NULL},
+    {"created_at", NULL},
+    {"data", NULL},
+    {"deadline_at", NULL},
+    {"definition", NULL},
+    {"definition_id", NULL},
+    {"deleting", NULL},
+    {"entity", NULL},
+    {"exit_code", NULL},
+    {"finished_at", NULL},
+    {"from_status", NULL},
+    {"id", NULL},
+    {"idx", NULL},
+    {"instance_id", NULL},
+    {"last_applied", NULL},
+    {"max_attempts", NULL},
+    {"message", NULL},
+    {"name", NULL},
+    {"next_attempt_at", NULL},
+    {"number", NULL},
+    {"output", NULL},
+    {"output_bytes", NULL},
+    {"outputs", NULL},
+    {"params", NULL},
+    {"phase_id", NULL},
+    {"plan", NULL},
+    {"reason", NULL},
+    {"retry_of", NULL},
+    {"run_id", NULL},
+    {"seq", NULL},
+    {"started_at", NULL},
+    {"status", NULL},
+    {"step_id", NULL},
+    {"strategy", NULL},
+    {"task_index", NULL},
+    {"to_status", NULL},
+    {"trigger", NULL},
+    {"uid", NULL},
+    {"updated_at", NULL},
+    {NULL, NULL}};
+
+static const struct {
+    const char *title;    /* the section */
+    const char *commands; /* who prints it */
+    const jfield *fields;
+    const char *other; /* the text of a field listed without one */
+} json_docs[] = {
+    {"validate", "validate -o json", validate_doc, NULL},
+    {"apply", "apply -o json", apply_doc, NULL},
+    {"definitions", "definitions -o json", definitions_doc, NULL},
+    {"definition",
+     "definitions NAME -o json: the definition version itself, as "
+     "registered, with its keys sorted, the fields planctl-definition(5) "
+     "describes and no schema",
+     definition_doc, NULL},
+    {"instances", "instances -o json", instances_doc, NULL},
+    {"run",
+     "create, set, upgrade, delete, trigger, retry, cancel, pause and "
+     "resume with -o json",
+     run_ref, NULL},
+    {"preflight",
+     "a command that admits a run, -o json, when preflight "
+     "checks refuse it (on stdout, beside the error on stderr)",
+     preflight_doc, NULL},
+    {"wait", "trigger, retry and status with --wait or --watch, -o json",
+     wait_doc, NULL},
+    {"status", "status -o json (--run ID adds attempts and outputs)",
+     status_doc, NULL},
+    {"logs", "logs -o json", logs_doc, NULL},
+    {"engines", "engines -o json", engines_doc, NULL},
+    {"history", "history -o json", history_doc, NULL},
+    {"events", "events -o json, events -o jsonl (one event a line)", events_doc,
+     NULL},
+    {"replay", "replay -o json", replay_doc, NULL},
+    {"verify", "verify -o json", verify_doc, NULL},
+    {"import", "import -o json", import_doc, NULL},
+    {"gc", "gc -o json", gc_doc, NULL},
+    {"explain", "explain -o json", explain_doc, NULL},
+    {"bundle", "export (the file), gc --archive (each file)", bundle_doc,
+     "A table's column, or a field of instance or definitions."},
+};
+
+static int print_man_json(FILE *f, const cli_command *const *cmds, size_t ncmds)
+{
+    (void)cmds;
+    (void)ncmds;
+    man_head(f, "planctl-json.7", "PLANCTL-JSON", 7, "Miscellaneous",
+             "planctl-json \\- statuses, transitions, exit codes and JSON "
+             "documents of planctl");
+    fputs(".SH DESCRIPTION\n", f);
+    man_text(f, "What scripts may rely on: the statuses of runs, phases and "
+                "steps and the transitions between them, the exit codes of "
+                "planctl(1), and the JSON documents its commands print with "
+                "-o json.  The statuses, the transitions and the exit codes "
+                "are generated from the tables planctl runs on.");
+    fputs(".SH STATUSES\n", f);
+    for (size_t i = 0; i < sizeof(status_text) / sizeof(status_text[0]); i++) {
+        fprintf(f, ".TP\n\\fB%s\\fR\n",
+                planctl_status_name(status_text[i].status));
+        man_text(f, status_text[i].text);
+    }
+    fputs(".SH TRANSITIONS\n", f);
+    man_text(f, "Every status change is one of these, checked by the "
+                "database; (new) is a row being created.  No edge leaves a "
+                "terminal status.");
+    for (int e = PLANCTL_ENTITY_RUN; e <= PLANCTL_ENTITY_STEP; e++) {
+        fprintf(f, ".TP\n\\fB%s\\fR\n", pctl_entity_name((planctl_entity)e));
+        for (int i = 0; i < pctl_edges_count; i++) {
+            const pctl_edge *ed = &pctl_edges[i];
+            if ((int)ed->entity != e)
+                continue;
+            fprintf(f, "%s \\(-> %s\n.br\n",
+                    ed->from == PCTL_NEW ? "(new)"
+                                         : planctl_status_name(ed->from),
+                    planctl_status_name(ed->to));
+        }
+    }
+    fputs(".SH EXIT STATUS\n", f);
+    man_exit_codes(f);
+    fputs(".SH JSON DOCUMENTS\n", f);
+    man_text(f, "Every document has \"schema\": 1 (a bundle: \"format\" and "
+                "\"version\"), which changes only when a document changes "
+                "incompatibly; new fields may be added.  Times are RFC 3339 "
+                "in UTC with milliseconds (a bundle's are epoch "
+                "milliseconds), absent values are null, never left out.  "
+                "The fields of each document, nested objects included:");
+    for (size_t i = 0; i < sizeof(json_docs) / sizeof(json_docs[0]); i++) {
+        fputs(".SS ", f);
+        cli_roff(f, json_docs[i].title, 0);
+        fputs("\n", f);
+        cli_roff(f, "Printed by ", 0);
+        cli_roff(f, json_docs[i].commands, 0);
+        fputs(".\n", f);
+        for (const jfield *jf = json_docs[i].fields; jf->name; jf++) {
+            fputs(".TP\n\\fB", f);
+            cli_roff(f, jf->name, 0);
+            fputs("\\fR\n", f);
+            man_text(f, jf->text             ? jf->text
+                        : json_docs[i].other ? json_docs[i].other
+                                             : "As in status.");
+        }
+    }
+    fputs(".SH HTTP API\n", f);
+    man_text(f, "planctl serve (and planctl run --ui) answers the same "
+                "documents over HTTP under /api/v1, with Content-Type "
+                "application/json; each equals what the command prints with "
+                "-o json:");
+    for (size_t i = 0; i < sizeof(api_paths) / sizeof(api_paths[0]); i++) {
+        fputs(".TP\n\\fB", f);
+        cli_roff(f, api_paths[i].path, 0);
+        fputs("\\fR\n", f);
+        man_text(f, api_paths[i].text);
+    }
+    man_text(f, "An error is {\"schema\":1, \"error\":{\"code\", "
+                "\"message\"}} with code the library's error name "
+                "(PLANCTL_ENOTFOUND, PLANCTL_ECONFLICT, ...), every code "
+                "starting with PLANCTL_, and the message the command would "
+                "print, in the API's words where the command's names a flag "
+                "(set \"queue\": true, where the command says --queue); the "
+                "HTTP "
+                "status is 400 for invalid input, 401 without the token (code "
+                "PLANCTL_EUNAUTHORIZED), 403 for an action the server does not "
+                "allow (code PLANCTL_EFORBIDDEN; these two only the server "
+                "gives), 404 not found, 409 a conflict with the current "
+                "state, 415 a body of the wrong type, 503 a busy database.  "
+                "An action answers {\"schema\":1, \"instance\", \"action\", "
+                "\"run\", \"queue_position\"}, run being the run it "
+                "admitted or acted on, queue_position that run's place in "
+                "the queue (1 starts next) when a trigger queued it, else "
+                "null.");
+    man_written(f, "planctl-json.7");
+    fputs(".SH SEE ALSO\n"
+          ".BR planctl (1),\n"
+          ".BR planctl-definition (5),\n"
+          ".BR planctl-engine (7),\n"
+          ".BR planctl (3)\n",
+          f);
+    return CLI_EXIT_OK;
+}
+
+/* ---- the written pages: planctl(3), planctl-engine(7) -------------------- */
+
+static int print_man_api(FILE *f, const cli_command *const *cmds, size_t ncmds)
+{
+    (void)cmds, (void)ncmds;
+    man_head(f, "planctl.3", "PLANCTL", 3, "Library Functions",
+             "planctl \\- embed the plan execution engine in a C program");
+    man_written(f, "planctl.3");
+    return CLI_EXIT_OK;
+}
+
+static int print_man_engine(FILE *f, const cli_command *const *cmds,
+                            size_t ncmds)
+{
+    (void)cmds, (void)ncmds;
+    man_head(f, "planctl-engine.7", "PLANCTL-ENGINE", 7, "Miscellaneous",
+             "planctl-engine \\- operating planctl engines: SQLite and "
+             "PostgreSQL, fleets, metrics, logs, the web page, debugging");
+    man_written(f, "planctl-engine.7");
+    return CLI_EXIT_OK;
+}
+
+/* ---- dispatch ------------------------------------------------------------ */
+
+int cli_doc_command(int argc, char **argv, const cli_command *const *cmds,
+                    size_t ncmds)
+{
+    static const struct {
+        const char *page;
+        int (*print)(FILE *, const cli_command *const *, size_t);
+    } pages[] = {{"planctl.1", print_man},
+                 {"planctl-definition.5", print_man_definition},
+                 {"planctl-json.7", print_man_json},
+                 {"planctl.3", print_man_api},
+                 {"planctl-engine.7", print_man_engine}};
+
+    if (argc < 2)
+        return -1;
+    if (strcmp(argv[1], "__man") == 0) {
+        /* `__man` alone is planctl.1; `__man PAGE` any page. */
+        for (size_t i = 0; argc == 3 && i < sizeof(pages) / sizeof(pages[0]);
+             i++)
+            if (strcmp(argv[2], pages[i].page) == 0)
+                return pages[i].print(stdout, cmds, ncmds);
+        if (argc == 2)
+            return print_man(stdout, cmds, ncmds);
+        cli_errorf("__man takes no arguments, or one of planctl.1, "
+                   "planctl-definition.5, planctl-json.7, planctl.3, "
+                   "planctl-engine.7");
+        return CLI_EXIT_USAGE;
+    }
+    return -1;
+}
