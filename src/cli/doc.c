@@ -1075,6 +1075,16 @@ static int print_man_json(FILE *f, const cli_command *const *cmds, size_t ncmds)
                 "in UTC with milliseconds (a bundle's are epoch "
                 "milliseconds), absent values are null, never left out.  "
                 "The fields of each document, nested objects included:");
+    man_text(f, "Each document has a JSON Schema (draft 2020-12), made "
+                "from the same tables as this page and installed as "
+                "share/planctl/schema/NAME.json under planctl's installation "
+                "prefix (/usr/local by default), NAME being the title of its "
+                "section below (status.json, events.json, ...; events.json "
+                "describes a line of -o jsonl as its items of events).  "
+                "Every object in a schema takes only the fields listed here, "
+                "with their types, and null where a field may be null; the "
+                "objects of user data (params, outputs, data) and the "
+                "definition take any keys.");
     for (size_t i = 0; i < sizeof(json_docs) / sizeof(json_docs[0]); i++) {
         fputs(".SS ", f);
         cli_roff(f, json_docs[i].title, 0);
