@@ -1069,22 +1069,26 @@ static int print_man_json(FILE *f, const cli_command *const *cmds, size_t ncmds)
     fputs(".SH EXIT STATUS\n", f);
     man_exit_codes(f);
     fputs(".SH JSON DOCUMENTS\n", f);
+    man_text(f,
+             "Each document has a JSON Schema (draft 2020-12), made "
+             "from the same tables as this page and installed as "
+             "share/planctl/schema/NAME.json under planctl's installation "
+             "prefix (/usr/local by default), NAME being the title of its "
+             "section below (status.json, events.json, ...; events.json "
+             "describes a line of -o jsonl as its items of events).  "
+             "Every object in a schema takes only the fields listed here, "
+             "with their types, and null where a field may be null; the "
+             "objects of user data (params, outputs, data) and the "
+             "definition take any keys.  A planctl that adds fields installs "
+             "schemas that have them: validate a document against the "
+             "schemas of the planctl that printed it.");
+    fputs(".PP\n", f);
     man_text(f, "Every document has \"schema\": 1 (a bundle: \"format\" and "
                 "\"version\"), which changes only when a document changes "
                 "incompatibly; new fields may be added.  Times are RFC 3339 "
                 "in UTC with milliseconds (a bundle's are epoch "
                 "milliseconds), absent values are null, never left out.  "
                 "The fields of each document, nested objects included:");
-    man_text(f, "Each document has a JSON Schema (draft 2020-12), made "
-                "from the same tables as this page and installed as "
-                "share/planctl/schema/NAME.json under planctl's installation "
-                "prefix (/usr/local by default), NAME being the title of its "
-                "section below (status.json, events.json, ...; events.json "
-                "describes a line of -o jsonl as its items of events).  "
-                "Every object in a schema takes only the fields listed here, "
-                "with their types, and null where a field may be null; the "
-                "objects of user data (params, outputs, data) and the "
-                "definition take any keys.");
     for (size_t i = 0; i < sizeof(json_docs) / sizeof(json_docs[0]); i++) {
         fputs(".SS ", f);
         cli_roff(f, json_docs[i].title, 0);
@@ -1390,7 +1394,7 @@ static int print_schemas(const char *dir)
         shape_ctx c = {i, used, NULL};
         const char *p = json_docs[i].shape;
         json_t *body = shape_parse(&c, &p), *doc;
-        char path[4096], title[256];
+        char path[4096], title[256], id[256];
         size_t index = 0;
 
         if (body && *p) {
@@ -1412,11 +1416,13 @@ static int print_schemas(const char *dir)
                            jf->name, json_docs[i].title);
                 return CLI_EXIT_ERROR;
             }
-        snprintf(title, sizeof(title), "planctl %s", json_docs[i].title);
-        doc = json_pack("{s:s,s:s,s:s,s:s}", "$schema",
-                        "https://json-schema.org/draft/2020-12/schema", "$id",
-                        json_docs[i].title, "title", title, "description",
-                        json_docs[i].commands);
+        snprintf(title, sizeof(title), "%s (planctl-json(7))",
+                 json_docs[i].title);
+        snprintf(id, sizeof(id), "%s.json", json_docs[i].title);
+        doc =
+            json_pack("{s:s,s:s,s:s,s:s}", "$schema",
+                      "https://json-schema.org/draft/2020-12/schema", "$id", id,
+                      "title", title, "description", json_docs[i].commands);
         json_object_update(doc, body);
         json_decref(body);
         snprintf(path, sizeof(path), "%s/%s.json", dir, json_docs[i].title);
