@@ -1,8 +1,8 @@
 #!/bin/sh
 # install_prefix.sh - `cmake --install` into a fresh prefix, then checks
 # what landed there: the libraries (SONAME and links), the header, the
-# binary with its man pages (planctl(1), (3), (5) and both (7)) and bash
-# completion, the CMake package, and
+# binary with its man pages (planctl(1), (3), (5) and both (7)), bash
+# completion and the JSON Schemas of the documents, the CMake package, and
 # planctl.pc (pkg-config for shared and static linking), building a small
 # program against the installed header and library both ways.
 #
@@ -92,6 +92,13 @@ if command -v fish >/dev/null; then
     fish --no-execute "$data/fish/vendor_completions.d/planctl.fish" ||
         fail "the fish completion is not valid fish"
 fi
+# The JSON Schemas of the documents (planctl-json(7)): as the installed
+# planctl writes them, one a document.
+"$bin/planctl" __schema "$work/schema" || fail "installed planctl __schema failed"
+[ -f "$data/planctl/schema/status.json" ] ||
+    fail "not installed: $data/planctl/schema/status.json"
+diff -r "$work/schema" "$data/planctl/schema" >/dev/null ||
+    fail "$data/planctl/schema differs from what planctl __schema writes"
 
 # pkg-config.
 PKG_CONFIG_PATH=$lib/pkgconfig

@@ -9,7 +9,9 @@
  */
 #include "cli/cli.h"
 
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/def.h"
 #include "core/schema.h"
@@ -577,6 +579,7 @@ static const jfield run_ref[] = {
     {"schema", "1"},
     {"run", "the id of the run the command admitted or acted on, or null "
             "when none was (set with nothing to run)"},
+    {"dry_run", "delete only: true with --dry-run (nothing was deleted)"},
     {NULL, NULL}};
 static const jfield validate_doc[] = {
     {"schema", "1"},
@@ -606,6 +609,7 @@ static const jfield definitions_doc[] = {
     {"appVersion", "metadata, or null"},
     {"url", "metadata, or null"},
     {"maintainers", "metadata, [{name, email}], or null"},
+    {"email", "a maintainer's email, or null"},
     {"upgradableFrom", "metadata, or null (any version may upgrade)"},
     {NULL, NULL}};
 /* definitions NAME prints the definition itself: no fields of its own. */
@@ -710,6 +714,10 @@ static const jfield status_doc[] = {
     {"holds", "PostgreSQL: true when this engine holds the active run"},
     {"age_ms", "PostgreSQL: how old its last heartbeat is, on the "
                "database's clock"},
+    {"runs", "PostgreSQL: how many active runs the engine holds"},
+    {"capacity", "PostgreSQL: its --capacity, or null for no limit"},
+    {"ttl_ms", "PostgreSQL: its lease's TTL"},
+    {"token", "PostgreSQL: its lease's fencing token, or null"},
     {NULL, NULL}};
 static const jfield logs_doc[] = {
     {"schema", "1"},
@@ -718,7 +726,8 @@ static const jfield logs_doc[] = {
     {"id", "the run's id"},
     {"plan", "the run's plan"},
     {"status", "of the run or an attempt"},
-    {"step", "the --step asked for, or null"},
+    {"step", "the --step asked for, {phase, name, status}, or null"},
+    {"name", "the step's name"},
     {"attempts", "in definition order (phase, step, attempt), each {run, "
                  "phase, step, attempt, status, exit_code, started_at, "
                  "finished_at, message, output, output_bytes}"},
@@ -738,6 +747,19 @@ static const jfield engines_doc[] = {
     {"engines", "the engines holding the database, each {pid, host, since, "
                 "last_seen, alive, token} as in status, and token the "
                 "lease's fencing token; [] when none"},
+    {"pid", NULL},
+    {"host", NULL},
+    {"since", NULL},
+    {"last_seen", NULL},
+    {"alive", NULL},
+    {"token", "the lease's fencing token, or null (PostgreSQL)"},
+    {"name", NULL},
+    {"holds", NULL},
+    {"age_ms", NULL},
+    {"runs", "PostgreSQL: how many active runs it holds"},
+    {"capacity", "PostgreSQL: its --capacity, or null for no limit"},
+    {"ttl_ms", "PostgreSQL: its lease's TTL"},
+    {"id", "PostgreSQL: its lease's id"},
     {NULL, NULL}};
 static const jfield history_doc[] = {
     {"schema", "1"},
@@ -765,9 +787,9 @@ static const jfield events_doc[] = {
     {"last_seq", "the last event's seq, for --since"},
     {"seq", "the event's number, increasing over the database"},
     {"at", "when"},
-    {"instance", "the instance's name"},
+    {"instance", "the instance's name, or null (an engine's event)"},
     {"run", "the run's id, or null"},
-    {"entity", "run, phase, step or instance"},
+    {"entity", "run, phase, step, instance or engine"},
     {"phase", "the phase's name, or null"},
     {"step", "the step's name, or null"},
     {"attempt", "the step's attempt, or null"},
@@ -804,6 +826,11 @@ static const jfield gc_doc[] = {
     {"keep_last", "the --keep-last given, or null"},
     {"removed", "how many runs were (or would be) removed"},
     {"runs", "each removed run: {instance, id, plan, status, finished_at}"},
+    {"instance", "the run's instance"},
+    {"id", "the run's id"},
+    {"plan", "its plan"},
+    {"status", "its status"},
+    {"finished_at", "when it ended"},
     {NULL, NULL}};
 static const jfield preflight_doc[] = {
     {"schema", "1"},
@@ -901,40 +928,107 @@ static const struct {
     const char *commands; /* who prints it */
     const jfield *fields;
     const char *other; /* the text of a field listed without one */
+    const char *shape; /* its types and nesting, for __schema (below) */
 } json_docs[] = {
-    {"validate", "validate -o json", validate_doc, NULL},
-    {"apply", "apply -o json", apply_doc, NULL},
-    {"definitions", "definitions -o json", definitions_doc, NULL},
+    {"validate", "validate -o json", validate_doc, NULL,
+     "{schema:1 valid:b errors:[{path:s line:i? type:s message:s "
+     "hint:s?}]}"},
+    {"apply", "apply -o json", apply_doc, NULL,
+     "{schema:1 name:s version:s created:b}"},
+    {"definitions", "definitions -o json", definitions_doc, NULL,
+     "{schema:1 definitions:[{name:s version:s created_at:t plans:[s] "
+     "description:s? appVersion:s? url:s? maintainers:[{name:s "
+     "email:s?}]? upgradableFrom:[s]?}]}"},
     {"definition",
      "definitions NAME -o json: the definition version itself, as "
      "registered, with its keys sorted, the fields planctl-definition(5) "
      "describes and no schema",
-     definition_doc, NULL},
-    {"instances", "instances -o json", instances_doc, NULL},
+     definition_doc, NULL, "o"},
+    {"instances", "instances -o json", instances_doc, NULL,
+     "{schema:1 instances:[{name:s definition:{name:s version:s} "
+     "status:s active_run:i? deleting:b created_at:t}]}"},
     {"run",
      "create, set, upgrade, delete, trigger, retry, cancel, pause and "
      "resume with -o json",
-     run_ref, NULL},
+     run_ref, NULL, "{schema:1 run:i? ~dry_run:b}"},
     {"preflight",
      "a command that admits a run, -o json, when preflight "
      "checks refuse it (on stdout, beside the error on stderr)",
-     preflight_doc, NULL},
-    {"wait", "trigger, retry and status with --wait or --watch, -o json",
-     wait_doc, NULL},
-    {"status", "status -o json (--run ID adds attempts and outputs)",
-     status_doc, NULL},
-    {"logs", "logs -o json", logs_doc, NULL},
-    {"engines", "engines -o json", engines_doc, NULL},
-    {"history", "history -o json", history_doc, NULL},
+     preflight_doc, NULL,
+     "{schema:1 plan:s outcome:s checks:[{name:s status:s message:s?}] "
+     "warnings:[s]}"},
+    {"wait", "trigger and retry with --wait, -o json", wait_doc, NULL,
+     "{schema:1 run:@status.plans.run}"},
+    {"status",
+     "status -o json (--run ID adds attempts and outputs; --watch prints "
+     "one on every change)",
+     status_doc, NULL,
+     "{schema:1 instance:s definition:{name:s version:s} active_run:i? "
+     "queued:[i] engine:{pid:i host:s since:t last_seen:t alive:b "
+     "~name:s ~holds:b ~age_ms:i ~runs:i ~capacity:i? ~ttl_ms:i ~id:i "
+     "~token:i?}? "
+     "waiting:{run:i cause:s kind:s? concurrency:i? since:t?}? "
+     "parameters:[{name:s value:* default:b secret:b}]? plans:[{name:s "
+     "strategy:s status:s run:{id:i uid:s plan:s status:s trigger:s "
+     "reason:s? retry_of:i? created_at:t started_at:t? finished_at:t? "
+     "duration_ms:i? message:s? definition_version:s params:<*> "
+     "phases:[{name:s strategy:s status:s started_at:t? finished_at:t? "
+     "message:s? steps:[{name:s status:s attempt:i max_attempts:i "
+     "next_attempt_at:t? started_at:t? finished_at:t? message:s? "
+     "~outputs:<*>? ~attempts:[{number:i status:s started_at:t? "
+     "finished_at:t? exit_code:i? message:s? output:s? "
+     "outputs:<*>?}]}]}]}?}]}"},
+    {"logs", "logs -o json", logs_doc, NULL,
+     "{schema:1 instance:s run:{id:i plan:s status:s} "
+     "step:{phase:s name:s status:s}? "
+     "attempts:[{run:i phase:s step:s attempt:i status:s exit_code:i? "
+     "started_at:t? finished_at:t? message:s? output:s? "
+     "output_bytes:i?}]}"},
+    {"engines", "engines -o json", engines_doc, NULL,
+     "{schema:1 engines:[{pid:i host:s since:t last_seen:t alive:b "
+     "token:i? ~name:s ~holds:b ~age_ms:i ~runs:i ~capacity:i? ~ttl_ms:i "
+     "~id:i}]}"},
+    {"history", "history -o json", history_doc, NULL,
+     "{schema:1 instance:s runs:[{id:i uid:s plan:s status:s trigger:s "
+     "reason:s? retry_of:i? created_at:t started_at:t? finished_at:t? "
+     "duration_ms:i? message:s? definition_version:s}]}"},
     {"events", "events -o json, events -o jsonl (one event a line)", events_doc,
-     NULL},
-    {"replay", "replay -o json", replay_doc, NULL},
-    {"verify", "verify -o json", verify_doc, NULL},
-    {"import", "import -o json", import_doc, NULL},
-    {"gc", "gc -o json", gc_doc, NULL},
-    {"explain", "explain -o json", explain_doc, NULL},
+     NULL,
+     "{schema:1 events:[{seq:i at:t instance:s? run:i? entity:s phase:s? "
+     "step:s? attempt:i? from:s? to:s? actor:s message:s? ~data:o?}] "
+     "last_seq:i?}"},
+    {"replay", "replay -o json", replay_doc, NULL,
+     "{schema:1 until_seq:i instances:[{instance:s status:@status "
+     "history:@history}]}"},
+    {"verify", "verify -o json", verify_doc, NULL, "{schema:1 ok:b summary:s}"},
+    {"import", "import -o json", import_doc, NULL,
+     "{schema:1 instance:s? instances:[{instance:s runs:i events:i "
+     "paused:i?}] runs:i events:i}"},
+    {"gc", "gc -o json", gc_doc, NULL,
+     "{schema:1 dry_run:b keep_last:i? removed:i runs:[{instance:s id:i "
+     "plan:s status:s finished_at:t?}]}"},
+    {"explain", "explain -o json", explain_doc, NULL,
+     "{schema:1 name:s path:s title:s? type:s required:b default:s? "
+     "max:i? description:s fields:[{name:s path:s type:s required:b "
+     "default:s? max:i? description:s node:s?}]?}"},
     {"bundle", "export (the file), gc --archive (each file)", bundle_doc,
-     "A table's column, or a field of instance or definitions."},
+     "A table's column, or a field of instance or definitions.",
+     "{format:s version:1 exported_at:t instance:{id:i name:s params:<*> "
+     "last_applied:<*>? deleting:b created_at:i updated_at:i "
+     "definition:{name:s version:s} withheld:[s]} definitions:[{id:i "
+     "name:s version:s body:s created_at:i}] runs:[{id:i uid:s "
+     "instance_id:i definition_id:i plan:s status:s trigger:s reason:s? "
+     "retry_of:i? params:s created_at:i started_at:i? finished_at:i? "
+     "deadline_at:i? message:s?}] phases:[{id:i run_id:i idx:i name:s "
+     "strategy:s status:s started_at:i? finished_at:i? message:s?}] "
+     "steps:[{id:i run_id:i phase_id:i idx:i name:s status:s attempt:i "
+     "max_attempts:i task_index:i next_attempt_at:i? deadline_at:i? "
+     "started_at:i? finished_at:i? message:s? outputs:s?}] "
+     "attempts:[{id:i step_id:i number:i status:s started_at:i? "
+     "finished_at:i? exit_code:i? message:s? output:s? outputs:s? "
+     "output_bytes:i?}] events:[{seq:i at:i instance_id:i run_id:i? "
+     "phase_id:i? step_id:i? entity:s from_status:s? to_status:s? "
+     "attempt:i? message:s? actor:s data:s?}]}"},
 };
 
 static int print_man_json(FILE *f, const cli_command *const *cmds, size_t ncmds)
@@ -975,6 +1069,20 @@ static int print_man_json(FILE *f, const cli_command *const *cmds, size_t ncmds)
     fputs(".SH EXIT STATUS\n", f);
     man_exit_codes(f);
     fputs(".SH JSON DOCUMENTS\n", f);
+    man_text(f,
+             "Each document has a JSON Schema (draft 2020-12), made "
+             "from the same tables as this page and installed as "
+             "share/planctl/schema/NAME.json under planctl's installation "
+             "prefix (/usr/local by default), NAME being the title of its "
+             "section below (status.json, events.json, ...; events.json "
+             "describes a line of -o jsonl as its items of events).  "
+             "Every object in a schema takes only the fields listed here, "
+             "with their types, and null where a field may be null; the "
+             "objects of user data (params, outputs, data) and the "
+             "definition take any keys.  A planctl that adds fields installs "
+             "schemas that have them: validate a document against the "
+             "schemas of the planctl that printed it.");
+    fputs(".PP\n", f);
     man_text(f, "Every document has \"schema\": 1 (a bundle: \"format\" and "
                 "\"version\"), which changes only when a document changes "
                 "incompatibly; new fields may be added.  Times are RFC 3339 "
@@ -1035,6 +1143,302 @@ static int print_man_json(FILE *f, const cli_command *const *cmds, size_t ncmds)
     return CLI_EXIT_OK;
 }
 
+/* ---- JSON Schema of each document: `planctl __schema DIR` ----------------
+ *
+ * Each document's shape (the last column of json_docs) gives its types and
+ * nesting in a small notation; the field names in it are those of the
+ * document's table, whose texts become the descriptions, so the schemas
+ * and planctl-json(7) come from one table.  A key of a shape its table
+ * does not list is left out of the schema (whose objects take no other
+ * key, so a document holding it does not validate), and a field a table
+ * lists that no shape uses is refused here, so that neither side can drift.
+ *
+ *   s string   i integer   b boolean   t time (RFC 3339 string)
+ *   * any value   o any object   1 the constant 1
+ *   {k:T ...} an object of exactly these keys (~k: a key that may be absent)
+ *   [T] an array of T   <T> an object of any keys with values T
+ *   @doc.key.key the value at that path of another document's shape
+ *   T? T or null
+ */
+typedef struct shape_ctx {
+    size_t doc;      /* the json_docs entry being parsed */
+    unsigned *used;  /* bitmap of its table's fields a shape names */
+    const char *bad; /* why parsing failed */
+} shape_ctx;
+
+/* The first field of doc's table named name, or NULL; every field of that
+ * name (a table may list one twice, for two objects) is marked used. */
+static const jfield *shape_field(shape_ctx *c, const char *name)
+{
+    const jfield *first = NULL;
+    size_t i = 0;
+
+    for (const jfield *jf = json_docs[c->doc].fields; jf->name; jf++, i++)
+        if (strcmp(jf->name, name) == 0) {
+            c->used[i / 32] |= 1u << (i % 32);
+            if (!first)
+                first = jf;
+        }
+    return first;
+}
+
+static json_t *shape_parse(shape_ctx *c, const char **p);
+
+/* The value of shape doc at the path of keys (dot-separated) from *p;
+ * arrays and nullable values are gone through. */
+static json_t *shape_ref(shape_ctx *c, const char **p)
+{
+    const char *s = *p, *e = s;
+    size_t doc;
+    json_t *v;
+
+    while (*e && *e != '.' && *e != ' ' && *e != '}' && *e != ']' &&
+           *e != '>' && *e != '?')
+        e++;
+    for (doc = 0; doc < sizeof(json_docs) / sizeof(json_docs[0]); doc++)
+        if (strlen(json_docs[doc].title) == (size_t)(e - s) &&
+            strncmp(json_docs[doc].title, s, (size_t)(e - s)) == 0)
+            break;
+    if (doc == sizeof(json_docs) / sizeof(json_docs[0])) {
+        c->bad = "a reference names no document";
+        return NULL;
+    }
+    {
+        /* The referred document's fields are checked against its own
+         * table, as when it is written itself. */
+        shape_ctx rc = {doc, NULL, NULL};
+        unsigned scratch[4] = {0};
+        const char *q = json_docs[doc].shape;
+
+        rc.used = scratch;
+        v = shape_parse(&rc, &q);
+        if (!v) {
+            c->bad = rc.bad;
+            return NULL;
+        }
+    }
+    while (*e == '.') {
+        const char *k = ++e;
+        json_t *in = v, *props;
+
+        while (*e && *e != '.' && *e != ' ' && *e != '}' && *e != ']' &&
+               *e != '>' && *e != '?')
+            e++;
+        while (json_object_get(in, "items"))
+            in = json_object_get(in, "items");
+        props = json_object_get(in, "properties");
+        {
+            char key[64];
+            json_t *next;
+
+            snprintf(key, sizeof(key), "%.*s", (int)(e - k), k);
+            next = props ? json_object_get(props, key) : NULL;
+            if (!next) {
+                json_decref(v);
+                c->bad = "a reference's path names no key";
+                return NULL;
+            }
+            json_incref(next);
+            json_decref(v);
+            v = next;
+        }
+    }
+    *p = e;
+    return v;
+}
+
+/* Makes schema v also accept null. */
+static void shape_nullable(json_t *v)
+{
+    json_t *t = json_object_get(v, "type");
+
+    if (json_is_string(t)) {
+        json_t *both = json_pack("[s,s]", json_string_value(t), "null");
+        json_object_set_new(v, "type", both);
+    } else if (json_is_array(t)) {
+        json_array_append_new(t, json_string("null"));
+    } else {
+        json_t *any = json_deep_copy(v);
+        json_object_clear(v);
+        json_object_set_new(v, "anyOf",
+                            json_pack("[o,{s:s}]", any, "type", "null"));
+    }
+}
+
+static json_t *shape_parse(shape_ctx *c, const char **p)
+{
+    const char *s = *p;
+    json_t *v = NULL;
+
+    switch (*s++) {
+    case 's':
+        v = json_pack("{s:s}", "type", "string");
+        break;
+    case 't':
+        v = json_pack("{s:s,s:s}", "type", "string", "format", "date-time");
+        break;
+    case 'i':
+        v = json_pack("{s:s}", "type", "integer");
+        break;
+    case 'b':
+        v = json_pack("{s:s}", "type", "boolean");
+        break;
+    case 'o':
+        v = json_pack("{s:s}", "type", "object");
+        break;
+    case '1':
+        v = json_pack("{s:i}", "const", 1);
+        break;
+    case '*':
+        v = json_object();
+        break;
+    case '@':
+        v = shape_ref(c, &s);
+        break;
+    case '[':
+    case '<': {
+        char close = s[-1] == '[' ? ']' : '>';
+        json_t *item = shape_parse(c, &s);
+
+        if (!item)
+            return NULL;
+        if (*s++ != close) {
+            json_decref(item);
+            c->bad = "an unclosed [ or <";
+            return NULL;
+        }
+        if (close == ']')
+            v = json_pack("{s:s,s:o}", "type", "array", "items", item);
+        else
+            v = json_pack("{s:s,s:o}", "type", "object", "additionalProperties",
+                          item);
+        break;
+    }
+    case '{': {
+        json_t *props = json_object(), *req = json_array();
+
+        while (*s && *s != '}') {
+            int optional = 0;
+            const char *k;
+            const jfield *jf;
+            json_t *fv;
+            char key[64];
+
+            while (*s == ' ')
+                s++;
+            if (*s == '~')
+                optional = 1, s++;
+            k = s;
+            while (*s && *s != ':')
+                s++;
+            if (*s++ != ':' || (size_t)(s - k) > sizeof(key)) {
+                c->bad = "a key without ':'";
+                json_decref(props), json_decref(req);
+                return NULL;
+            }
+            snprintf(key, sizeof(key), "%.*s", (int)(s - 1 - k), k);
+            fv = shape_parse(c, &s);
+            if (!fv) {
+                json_decref(props), json_decref(req);
+                return NULL;
+            }
+            jf = shape_field(c, key);
+            if (!jf) {
+                /* Not in the table, so not in planctl-json(7): left out. */
+                json_decref(fv);
+            } else {
+                if (jf->text && !json_object_get(fv, "description") &&
+                    strcmp(key, "schema") != 0)
+                    json_object_set_new(fv, "description",
+                                        json_string(jf->text));
+                json_object_set_new(props, key, fv);
+                if (!optional)
+                    json_array_append_new(req, json_string(key));
+            }
+            while (*s == ' ')
+                s++;
+        }
+        if (*s++ != '}') {
+            c->bad = "an unclosed {";
+            json_decref(props), json_decref(req);
+            return NULL;
+        }
+        v = json_pack("{s:s,s:o,s:o,s:b}", "type", "object", "properties",
+                      props, "required", req, "additionalProperties", 0);
+        break;
+    }
+    default:
+        c->bad = "an unknown type letter";
+        return NULL;
+    }
+    if (v && *s == '?') {
+        shape_nullable(v);
+        s++;
+    }
+    *p = s;
+    return v;
+}
+
+/* Writes DIR/NAME.json for every document (DIR made when it is not
+ * there); 0, or an exit code. */
+static int print_schemas(const char *dir)
+{
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        cli_errorf("__schema: cannot create directory %s: %s; give a "
+                   "directory whose parent exists",
+                   dir, strerror(errno));
+        return CLI_EXIT_ERROR;
+    }
+    for (size_t i = 0; i < sizeof(json_docs) / sizeof(json_docs[0]); i++) {
+        unsigned used[4] = {0};
+        shape_ctx c = {i, used, NULL};
+        const char *p = json_docs[i].shape;
+        json_t *body = shape_parse(&c, &p), *doc;
+        char path[4096], title[256], id[256];
+        size_t index = 0;
+
+        if (body && *p) {
+            json_decref(body);
+            body = NULL;
+            c.bad = "text after the shape";
+        }
+        if (!body) {
+            cli_errorf("__schema: the shape of document %s is not valid: %s "
+                       "(src/cli/doc.c)",
+                       json_docs[i].title, c.bad);
+            return CLI_EXIT_ERROR;
+        }
+        for (const jfield *jf = json_docs[i].fields; jf->name; jf++, index++)
+            if (!(used[index / 32] & (1u << (index % 32)))) {
+                json_decref(body);
+                cli_errorf("__schema: field %s of document %s is in no place "
+                           "of its shape; add it there (src/cli/doc.c)",
+                           jf->name, json_docs[i].title);
+                return CLI_EXIT_ERROR;
+            }
+        snprintf(title, sizeof(title), "%s (planctl-json(7))",
+                 json_docs[i].title);
+        snprintf(id, sizeof(id), "%s.json", json_docs[i].title);
+        doc =
+            json_pack("{s:s,s:s,s:s,s:s}", "$schema",
+                      "https://json-schema.org/draft/2020-12/schema", "$id", id,
+                      "title", title, "description", json_docs[i].commands);
+        json_object_update(doc, body);
+        json_decref(body);
+        snprintf(path, sizeof(path), "%s/%s.json", dir, json_docs[i].title);
+        if (json_dump_file(doc, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER) !=
+            0) {
+            json_decref(doc);
+            cli_errorf("__schema: cannot write %s; check that directory %s "
+                       "exists and is writable",
+                       path, dir);
+            return CLI_EXIT_ERROR;
+        }
+        json_decref(doc);
+    }
+    return CLI_EXIT_OK;
+}
+
 /* ---- the written pages: planctl(3), planctl-engine(7) -------------------- */
 
 static int print_man_api(FILE *f, const cli_command *const *cmds, size_t ncmds)
@@ -1085,6 +1489,15 @@ int cli_doc_command(int argc, char **argv, const cli_command *const *cmds,
                    "planctl-definition.5, planctl-json.7, planctl.3, "
                    "planctl-engine.7");
         return CLI_EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "__schema") == 0) {
+        /* `__schema DIR`: the JSON Schema of every document, DIR/NAME.json. */
+        if (argc != 3) {
+            cli_errorf("__schema takes one argument: the directory to write "
+                       "the schemas to");
+            return CLI_EXIT_USAGE;
+        }
+        return print_schemas(argv[2]);
     }
     return -1;
 }
