@@ -1404,7 +1404,7 @@ static int print_schemas(const char *dir)
         }
         if (!body) {
             cli_errorf("__schema: the shape of document %s is not valid: %s "
-                       "(src/cli/doc.c)",
+                       "(src/cli/doc/doc.c)",
                        json_docs[i].title, c.bad);
             return CLI_EXIT_ERROR;
         }
@@ -1412,7 +1412,7 @@ static int print_schemas(const char *dir)
             if (!(used[index / 32] & (1u << (index % 32)))) {
                 json_decref(body);
                 cli_errorf("__schema: field %s of document %s is in no place "
-                           "of its shape; add it there (src/cli/doc.c)",
+                           "of its shape; add it there (src/cli/doc/doc.c)",
                            jf->name, json_docs[i].title);
                 return CLI_EXIT_ERROR;
             }
