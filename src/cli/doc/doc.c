@@ -352,6 +352,15 @@ static void man_text(FILE *f, const char *s)
     fputc('\n', f);
 }
 
+/* A tagged paragraph: name in bold, then what it is. */
+static void man_tagged(FILE *f, const char *name, const char *text)
+{
+    fputs(".TP\n\\fB", f);
+    cli_roff(f, name, 0);
+    fputs("\\fR\n", f);
+    man_text(f, text);
+}
+
 /* One field as a tagged paragraph: "name (type, required, default D, at
  * most N)", then what it is. */
 static void man_schema_field(FILE *f, const pctl_schema_field *fl)
@@ -501,10 +510,7 @@ static int print_man_definition(FILE *f, const cli_command *const *cmds,
                 "values from its environment.  An embedder's executor gets "
                 "the same as planctl_task_info.");
     for (size_t i = 0; i < sizeof(task_env) / sizeof(task_env[0]); i++) {
-        fputs(".TP\n\\fB", f);
-        cli_roff(f, task_env[i].name, 0);
-        fputs("\\fR\n", f);
-        man_text(f, task_env[i].text);
+        man_tagged(f, task_env[i].name, task_env[i].text);
     }
     fputs(".SH EXAMPLE\n.nf\n", f);
     man_text(f, pctl_def_schema_example);
@@ -1097,12 +1103,10 @@ static int print_man_json(FILE *f, const cli_command *const *cmds, size_t ncmds)
         cli_roff(f, json_docs[i].commands, 0);
         fputs(".\n", f);
         for (const jfield *jf = json_docs[i].fields; jf->name; jf++) {
-            fputs(".TP\n\\fB", f);
-            cli_roff(f, jf->name, 0);
-            fputs("\\fR\n", f);
-            man_text(f, jf->text             ? jf->text
-                        : json_docs[i].other ? json_docs[i].other
-                                             : "As in status.");
+            man_tagged(f, jf->name,
+                       jf->text             ? jf->text
+                       : json_docs[i].other ? json_docs[i].other
+                                            : "As in status.");
         }
     }
     fputs(".SH HTTP API\n", f);
@@ -1111,10 +1115,7 @@ static int print_man_json(FILE *f, const cli_command *const *cmds, size_t ncmds)
                 "application/json; each equals what the command prints with "
                 "-o json:");
     for (size_t i = 0; i < sizeof(api_paths) / sizeof(api_paths[0]); i++) {
-        fputs(".TP\n\\fB", f);
-        cli_roff(f, api_paths[i].path, 0);
-        fputs("\\fR\n", f);
-        man_text(f, api_paths[i].text);
+        man_tagged(f, api_paths[i].path, api_paths[i].text);
     }
     man_text(f, "An error is {\"schema\":1, \"error\":{\"code\", "
                 "\"message\"}} with code the library's error name "
