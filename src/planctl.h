@@ -81,12 +81,15 @@
  *     processes with posix_spawn() and learns of their exit from a pidfd
  *     (Linux 5.3 and later), not from SIGCHLD: SIGCHLD stays whatever the
  *     host made it, at every instant, and the host's own handler (Go's,
- *     signal.Notify) hears those children exit too.  A host that reaps
- *     children it did not start (waitpid(-1)) takes their exit status:
- *     such a task fails with "exit status unknown".
- *   - Where there is no pidfd (a kernel before 5.3), or where the process
- *     ignores SIGCHLD (SIG_IGN or SA_NOCLDWAIT, which would let the kernel
- *     reap the children first), shell spawns with libuv, which needs its
+ *     signal.Notify) hears those children exit too.  Where there is no
+ *     pidfd (a kernel before 5.3, or valgrind), a thread of planctl's,
+ *     with every signal blocked, waits for each child by its pid in
+ *     waitid() instead: still no handler.  A host that reaps children it
+ *     did not start (waitpid(-1)) takes their exit status: such a task
+ *     fails with "exit status unknown".
+ *   - Where the process ignores SIGCHLD (SIG_IGN or SA_NOCLDWAIT, which
+ *     would let the kernel reap the children first), shell spawns with
+ *     libuv, which needs its
  *     own SIGCHLD handler, installed without SA_ONSTACK: planctl then
  *     starts a SIGCHLD watcher before the loop's first spawn, installs
  *     libuv's handler again with SA_ONSTACK added (which Go requires of

@@ -7,14 +7,19 @@
  * its exit is learnt from a pidfd watched by a uv_poll_t, then reaped with
  * waitid() for its pid alone: no signal handler is installed, so SIGCHLD
  * stays the host's at every instant (planctl.h, "Signals"; sigchld.c says
- * why libuv's way cannot).  Where the kernel has no pidfd_open() or the
- * process ignores SIGCHLD, it is started with uv_spawn() instead, with
- * libuv's SIGCHLD handler held with SA_ONSTACK (sigchld.c).  Both start it
- * the same: stdin /dev/null, stdout and stderr into pipes, a session of
- * its own, every signal at its default and none blocked.
+ * why libuv's way cannot).  Where the kernel has no pidfd_open() (before
+ * Linux 5.3, and under valgrind 3.19), a thread of its own waits for that
+ * pid alone in waitid() and wakes the loop with a uv_async_t: still no
+ * signal handler.  Only a process that ignores SIGCHLD, where the kernel
+ * would reap the child before anyone could read its status, starts it
+ * with uv_spawn() instead, with libuv's SIGCHLD handler held with
+ * SA_ONSTACK (sigchld.c).  All start it the same: stdin /dev/null, stdout
+ * and stderr into pipes, a session of its own, every signal at its
+ * default and none blocked.
  *
  * Handles.  A started job owns one struct shell and, inside it, libuv
- * handles: the process (uv_spawn's) or the pidfd's watcher, one pipe for
+ * handles: the process (uv_spawn's), the pidfd's watcher or the reaper
+ * thread's uv_async_t, one pipe for
  * stdout and one for stderr, `timer` (the task's timeout, then the grace
  * between SIGTERM and SIGKILL) and `drain` (how long output may stay open
  * once the process has exited).  uv_spawn() initialises the process
@@ -75,6 +80,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -116,8 +122,13 @@ enum { STOP_NONE, STOP_CANCEL, STOP_TIMEOUT };
 
 typedef struct shell {
     planctl_job *job;
-    uv_process_t proc;  /* the child, where it was spawned by libuv */
-    uv_poll_t exitw;    /* else its pidfd, readable once it has exited */
+    uv_process_t proc; /* the child, where it was spawned by libuv */
+    uv_poll_t exitw;   /* else its pidfd, readable once it has exited */
+    uv_async_t reapw;  /* else the reaper thread's word that it reaped */
+    pthread_t reaper;  /* that thread, while reaper_on */
+    int reaper_on;
+    int reap_rc;        /* the thread's waitid(): its return */
+    siginfo_t reaped;   /* and what it read */
     int pid;            /* the child's, 0 before it runs */
     int pidfd;          /* -1: none */
     uv_pipe_t pipes[2]; /* stdout, stderr */
@@ -597,6 +608,7 @@ static void wind_up(shell *s)
     planctl_job_set_data(s->job, NULL);
     close_handle(s, &s->proc);
     close_handle(s, &s->exitw);
+    close_handle(s, &s->reapw);
     close_handle(s, &s->pipes[0]);
     close_handle(s, &s->pipes[1]);
     close_handle(s, &s->timer);
@@ -683,6 +695,17 @@ static void on_exit_cb(uv_process_t *p, int64_t status, int sig)
     exited(p->data, status, sig);
 }
 
+/* The child was reaped by waitid(), which returned rc and filled si. */
+static void reaped(shell *s, int rc, const siginfo_t *si)
+{
+    if (rc != 0) /* reaped by someone else in the process: status lost */
+        exited(s, LOST_STATUS, 0);
+    else if (si->si_code == CLD_EXITED)
+        exited(s, si->si_status, 0);
+    else
+        exited(s, 0, si->si_status);
+}
+
 /* The child's pidfd is readable: it has exited (a zombie until reaped
  * here, so its pid cannot have been reused).  Reaps it. */
 static void on_pidfd(uv_poll_t *w, int status, int events)
@@ -699,12 +722,77 @@ static void on_pidfd(uv_poll_t *w, int status, int events)
     if (rc == 0 && si.si_pid == 0 && status == 0)
         return; /* not yet after all */
     uv_poll_stop(w);
-    if (rc != 0) /* reaped by someone else in the process: status lost */
-        exited(s, LOST_STATUS, 0);
-    else if (si.si_code == CLD_EXITED)
-        exited(s, si.si_status, 0);
-    else
-        exited(s, 0, si.si_status);
+    reaped(s, rc, &si);
+}
+
+/* The reaper thread: waits for the child alone (no pidfd to watch), then
+ * wakes the loop.  Every signal is blocked in it (reaper_start()). */
+static void *reap(void *arg)
+{
+    shell *s = arg;
+    siginfo_t si;
+    int rc;
+
+    memset(&si, 0, sizeof si);
+    do
+        rc = waitid(P_PID, (id_t)s->pid, &si, WEXITED);
+    while (rc != 0 && errno == EINTR);
+    s->reap_rc = rc;
+    s->reaped = si;
+    uv_async_send(&s->reapw);
+    return NULL;
+}
+
+/* The reaper thread has reaped the child (its loop's side). */
+static void on_reaped(uv_async_t *a)
+{
+    shell *s = a->data;
+
+    if (!s->reaper_on)
+        return;
+    pthread_join(s->reaper, NULL); /* it is returning: its writes are seen */
+    s->reaper_on = 0;
+    reaped(s, s->reap_rc, &s->reaped);
+}
+
+/* Starts the reaper thread for s->pid, with every signal blocked, so that
+ * no host's handler ever runs on it.  0 or UV_E*. */
+static int reaper_start(shell *s)
+{
+    sigset_t all, was;
+    pthread_attr_t at;
+    int rc;
+
+    if ((rc = uv_async_init(planctl_job_loop(s->job), &s->reapw, on_reaped)) <
+        0)
+        return rc;
+    if ((rc = pthread_attr_init(&at)) != 0)
+        return uv_translate_sys_error(rc);
+    (void)pthread_attr_setstacksize(&at, 64 * 1024); /* waitid() alone */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &was);
+    rc = pthread_create(&s->reaper, &at, reap, s);
+    pthread_sigmask(SIG_SETMASK, &was, NULL);
+    pthread_attr_destroy(&at);
+    if (rc != 0)
+        return uv_translate_sys_error(rc);
+    s->reaper_on = 1;
+    return 0;
+}
+
+/* Kills a child that cannot be watched or read, and reaps it: it must not
+ * run on unwatched. */
+static void kill_reap(shell *s)
+{
+    kill(-s->pid, SIGKILL);
+    kill(s->pid, SIGKILL);
+    if (s->reaper_on) { /* the thread reaps it */
+        pthread_join(s->reaper, NULL);
+        s->reaper_on = 0;
+    } else {
+        while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
 }
 
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
@@ -763,26 +851,38 @@ static char **build_argv(const pctl_shell_spec *sp, int setpriv,
     return v;
 }
 
-/* Whether the kernel has pidfd_open() (Linux 5.3), asked once: a pidfd
- * on the process itself.  Any thread. */
-static atomic_int with_libuv;
+static atomic_int spawn_way; /* PCTL_SPAWN_* */
 
-void pctl_shell_spawn_with_libuv(int on)
+void pctl_shell_spawn_way(int way)
 {
-    atomic_store(&with_libuv, on != 0);
+    atomic_store(&spawn_way, way);
 }
 
+/* The way set by pctl_shell_spawn_way(), else by PLANCTL_SHELL_SPAWN
+ * (libuv or thread) in the environment, for tests only
+ * (tests/crash/earlykill.c holds a child between its fork and its exec,
+ * which only libuv's way has room for). */
+static int way_forced(void)
+{
+    const char *env = getenv("PLANCTL_SHELL_SPAWN");
+    int way = atomic_load(&spawn_way);
+
+    if (way != PCTL_SPAWN_AUTO || !env)
+        return way;
+    return !strcmp(env, "libuv")    ? PCTL_SPAWN_LIBUV
+           : !strcmp(env, "thread") ? PCTL_SPAWN_THREAD
+                                    : PCTL_SPAWN_AUTO;
+}
+
+/* Whether a child's exit is watched through a pidfd: unless a test asks
+ * for the thread, where the kernel has pidfd_open() (Linux 5.3; asked
+ * once, a pidfd on the process itself).  Any thread. */
 static int pidfd_works(void)
 {
     static atomic_int known; /* 0: not asked; 1: yes; 2: no */
     int k = atomic_load(&known), fd;
 
-    /* PLANCTL_SHELL_SPAWN=libuv in the environment, for tests only
-     * (tests/crash/earlykill.c holds a child between its fork and its
-     * exec, which only libuv's way has room for). */
-    if (atomic_load(&with_libuv) ||
-        (getenv("PLANCTL_SHELL_SPAWN") &&
-         !strcmp(getenv("PLANCTL_SHELL_SPAWN"), "libuv")))
+    if (way_forced() == PCTL_SPAWN_THREAD)
         return 0;
     if (k)
         return k == 1;
@@ -905,16 +1005,15 @@ static int spawn_posix(shell *s, const char *file, char **argv, char **env,
     }
     s->pid = (int)pid;
     /* A child not yet reaped cannot lose its pid: the pidfd is its. */
-    if ((s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0 ||
-        (rc = uv_poll_init(planctl_job_loop(s->job), &s->exitw, s->pidfd)) <
-            0 ||
-        (rc = uv_poll_start(&s->exitw, UV_READABLE, on_pidfd)) < 0) {
-        /* Cannot watch it: it must not run unwatched. */
-        rc = s->pidfd < 0 ? uv_translate_sys_error(errno) : rc;
-        kill(-s->pid, SIGKILL);
-        kill(s->pid, SIGKILL);
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-            ;
+    if (!pidfd_works())
+        rc = reaper_start(s);
+    else if ((s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0)
+        rc = uv_translate_sys_error(errno);
+    else if ((rc = uv_poll_init(planctl_job_loop(s->job), &s->exitw,
+                                s->pidfd)) == 0)
+        rc = uv_poll_start(&s->exitw, UV_READABLE, on_pidfd);
+    if (rc < 0) { /* cannot watch it */
+        kill_reap(s);
         s->pid = 0;
         goto done;
     }
@@ -978,7 +1077,7 @@ static void spawn(shell *s, char **argv, char **env, const char *cwd,
     const char *prog = setpriv ? SETPRIV : "/bin/sh";
     int i, rc, rd[2] = {-1, -1};
 
-    if (pidfd_works() && !sigchld_ignored()) {
+    if (way_forced() != PCTL_SPAWN_LIBUV && !sigchld_ignored()) {
         rc = spawn_posix(s, prog, argv, env, cwd, rd);
         for (i = 0; rc == 0 && i < 2; i++)
             if ((rc = uv_pipe_open(&s->pipes[i], rd[i])) == 0)
@@ -986,12 +1085,8 @@ static void spawn(shell *s, char **argv, char **env, const char *cwd,
         for (i = 0; i < 2; i++)
             if (rd[i] >= 0)
                 close(rd[i]);
-        if (rc < 0 && s->pid > 0) { /* a pipe it writes cannot be read */
-            kill(-s->pid, SIGKILL);
-            kill(s->pid, SIGKILL);
-            while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
-                ;
-        }
+        if (rc < 0 && s->pid > 0) /* a pipe it writes cannot be read */
+            kill_reap(s);
     } else {
         rc = spawn_uv(s, prog, argv, env, cwd);
     }
@@ -1045,7 +1140,8 @@ static int shell_start(planctl_job *job, const planctl_task_info *info,
     s->job = job;
     s->pidfd = -1;
     /* libuv never touches a handle's data, init included. */
-    s->proc.data = s->exitw.data = s->timer.data = s->drain.data = s;
+    s->proc.data = s->exitw.data = s->reapw.data = s;
+    s->timer.data = s->drain.data = s;
     s->pipes[0].data = s->pipes[1].data = s;
     rc = parse(&sp, &root, &msg, info->spec);
     if (rc == 0 && (rc = pctl_outfile_make(&s->out, info)) < 0) {

@@ -8,13 +8,16 @@
 const planctl_executor *pctl_executor_dummy(void);
 const planctl_executor *pctl_executor_shell(void);
 
-/* How shell spawns (exec_shell.c): 0, with posix_spawn() and a pidfd
- * where the kernel has pidfd_open(), never touching a signal; 1, with
- * libuv's uv_spawn() and its SIGCHLD handler (sigchld.c), as on a kernel
- * without.  The default is 0 (1 with PLANCTL_SHELL_SPAWN=libuv in the
- * environment); tests set 1 to run the second way.  Any thread, before the
- * spawns it is meant for. */
-void pctl_shell_spawn_with_libuv(int on);
+/* How shell spawns and learns of a child's exit (exec_shell.c).
+ * PCTL_SPAWN_AUTO, the default: posix_spawn(), then a pidfd where the
+ * kernel has pidfd_open(), else a thread waiting in waitid(); neither
+ * touches a signal.  PCTL_SPAWN_THREAD: the thread even with a pidfd.
+ * PCTL_SPAWN_LIBUV: libuv's uv_spawn() and its SIGCHLD handler
+ * (sigchld.c), the way of a process that ignores SIGCHLD.  With AUTO,
+ * PLANCTL_SHELL_SPAWN=thread or =libuv in the environment picks one.
+ * Tests set the others; any thread, before the spawns it is meant for. */
+enum { PCTL_SPAWN_AUTO, PCTL_SPAWN_THREAD, PCTL_SPAWN_LIBUV };
+void pctl_shell_spawn_way(int way);
 
 /* Sets *err to "<what>: <message>" for a spec that cannot be used, and
  * returns PLANCTL_EINVAL (PLANCTL_ENOMEM if *err cannot be allocated). */

@@ -91,11 +91,13 @@
 //
 // planctl installs, blocks and ignores no signal: shell tasks are started
 // with posix_spawn and their exit learnt from a pidfd (Linux 5.3 and
-// later), so SIGCHLD stays Go's, and os/exec and signal.Notify work as
-// usual beside them.  On an older kernel libuv handles SIGCHLD while an
-// engine runs, with SA_ONSTACK as Go requires, and what was there before
-// is put back when it stops (planctl.h, "Signals").  WithNoShell leaves
-// the shell kind out altogether.
+// later; before, a thread of planctl's with every signal blocked waits
+// for each child by its pid), so SIGCHLD stays Go's, and os/exec and
+// signal.Notify work as usual beside them.  Only in a process that
+// ignores SIGCHLD does libuv handle it while an engine runs, with
+// SA_ONSTACK as Go requires, and what was there before is put back when
+// it stops (planctl.h, "Signals").  WithNoShell leaves the shell kind out
+// altogether.
 //
 // # Threads and memory
 //

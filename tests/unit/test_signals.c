@@ -233,14 +233,14 @@ static void watch_end(watcher *w, const char *what)
 /* The first shell tasks of the process, then more: SIGCHLD stays the
  * host's at every instant (the thread reads it throughout), and the
  * host's handler hears the children exit. */
-static void test_shell_never_changes_sigchld(void **state)
+static void shell_never_changes_sigchld(int way)
 {
     tu_db *f = tu_db_open("t.db", 1);
     watcher w;
     char *st;
     int round, probed_other = 0;
 
-    (void)state;
+    pctl_shell_spawn_way(way);
     apply(f->p, SHELL_DEF);
     install_host();
     host_calls = 0;
@@ -266,6 +266,21 @@ static void test_shell_never_changes_sigchld(void **state)
         fail_msg("the host's SIGCHLD handler never heard a child exit");
     restore_default();
     assert_int_equal(tu_db_close(f), 0);
+}
+
+static void test_shell_never_changes_sigchld(void **state)
+{
+    (void)state;
+    shell_never_changes_sigchld(PCTL_SPAWN_AUTO);
+}
+
+/* The same where the exit is learnt by a thread waiting in waitid() (no
+ * pidfd_open(), as under valgrind). */
+static void test_shell_thread_never_changes_sigchld(void **state)
+{
+    (void)state;
+    shell_never_changes_sigchld(PCTL_SPAWN_THREAD);
+    pctl_shell_spawn_way(PCTL_SPAWN_AUTO);
 }
 
 /* A shell preflight check (on a private loop, inside the admission) does
@@ -333,7 +348,7 @@ static void test_engine_shell_onstack_then_restored(void **state)
     int round;
 
     (void)state;
-    pctl_shell_spawn_with_libuv(1);
+    pctl_shell_spawn_way(PCTL_SPAWN_LIBUV);
     apply(f->p, SHELL_DEF);
     install_host();
     for (round = 0; round < 2; round++) {
@@ -367,7 +382,7 @@ static void test_engine_shell_default_kept(void **state)
     char *st;
 
     (void)state;
-    pctl_shell_spawn_with_libuv(1);
+    pctl_shell_spawn_way(PCTL_SPAWN_LIBUV);
     apply(f->p, SHELL_DEF);
     restore_default();
     tu_create(f->p, "i", "sh");
@@ -421,7 +436,7 @@ static void test_preflight_shell_onstack_then_restored(void **state)
     uv_loop_t loop;
 
     (void)state;
-    pctl_shell_spawn_with_libuv(1);
+    pctl_shell_spawn_way(PCTL_SPAWN_LIBUV);
     apply(f->p, "{\"name\":\"pf\",\"version\":\"1\",\"tasks\":["
                 "{\"name\":\"ok\",\"kind\":\"shell\",\"spec\":{\"command\":"
                 "\"true\"}},{\"name\":\"probe\",\"kind\":\"Probe\"},"
@@ -535,6 +550,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         /* First: they watch the first spawns of the process. */
         cmocka_unit_test(test_shell_never_changes_sigchld),
+        cmocka_unit_test(test_shell_thread_never_changes_sigchld),
         cmocka_unit_test(test_preflight_never_changes_sigchld),
         cmocka_unit_test(test_shell_sigchld_ignored),
         cmocka_unit_test(test_engine_shell_onstack_then_restored),
