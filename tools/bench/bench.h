@@ -148,6 +148,7 @@ enum {
     BENCH_W_EVENTS,
     BENCH_W_INSTANCES,
     BENCH_W_LEASE, /* engine_lease */
+    BENCH_W_WAITS, /* run_waits */
     BENCH_W_OTHER,
     BENCH_W__COUNT
 };

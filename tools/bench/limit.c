@@ -19,7 +19,11 @@
  * then the commit's event rows, sixteen per INSERT as the engine's journal
  * does, then each run's event counter once.  The lease row is written as
  * the engine wrote it (taken at the start, dropped at the stop, each with
- * the engine's own event).  Only writes: the reads the engine needs for
+ * the engine's own event), and so are the rows of run_waits (why a run
+ * waits for a slot: put when it starts waiting, deleted when it stops),
+ * with the run and the change the engine's, their values a slot's wait
+ * (the rows are gone by the time this program reads the engine's
+ * database).  Only writes: the reads the engine needs for
  * its guarantees (the lease token before each pass, the queue after a run
  * ends) are the engine's cost, as are the commits that wrote nothing (not
  * replayed).  Every value is worked out
@@ -56,8 +60,14 @@ typedef struct lcount {
 /* One transaction: the lease row's writes (the engine's start and stop,
  * a heartbeat), events ev[ev0 .. ev0 + nev), counters cnt[cnt0 .. cnt0 +
  * ncnt). */
+/* A write of run_waits: op 'I', 'U' or 'D' of the run's row. */
+typedef struct lwait {
+    int64_t run_id;
+    char op;
+} lwait;
+
 typedef struct lcommit {
-    size_t ev0, nev, cnt0, ncnt;
+    size_t ev0, nev, cnt0, ncnt, w0, nw;
     char lease[4]; /* 'I', 'U', 'D' in order; 0 after the last */
     int64_t at;    /* for the lease row's times */
 } lcommit;
@@ -67,6 +77,8 @@ typedef struct lprog {
     size_t nev, capev;
     lcount *cnt;
     size_t ncnt, capcnt;
+    lwait *w;
+    size_t nw, capw;
     lcommit *c;
     size_t nc;
     int64_t empty;
@@ -269,6 +281,7 @@ static void load_program(lprog *pg, const bench_wlog *w, sqlite3 *edb,
         c = &pg->c[pg->nc++];
         c->ev0 = pg->nev;
         c->cnt0 = pg->ncnt;
+        c->w0 = pg->nw;
         for (i = 0; i < n; i++) {
             if (ops[i].table == BENCH_W_OTHER)
                 bench_die("ips-limit: engine commit %zu writes a table the "
@@ -281,12 +294,19 @@ static void load_program(lprog *pg, const bench_wlog *w, sqlite3 *edb,
                               k);
                 c->lease[nlease++] = ops[i].op;
             }
+            if (ops[i].table == BENCH_W_WAITS) {
+                bench_grow((void **)&pg->w, pg->nw, &pg->capw, sizeof *pg->w,
+                           256);
+                pg->w[pg->nw].run_id = ops[i].rowid; /* the row's key */
+                pg->w[pg->nw++].op = ops[i].op;
+            }
             if (ops[i].table == BENCH_W_EVENTS && ops[i].op == 'I')
                 load_event(add_event(pg), ev, plan, ops[i].rowid);
         }
         c->nev = pg->nev - c->ev0;
+        c->nw = pg->nw - c->w0;
         c->at = c->nev ? pg->ev[c->ev0].at : 0;
-        if (!c->nev && !nlease)
+        if (!c->nev && !nlease && !c->nw)
             bench_die("ips-limit: engine commit %zu writes rows but no event; "
                       "the limit program does not know how",
                       k);
@@ -336,6 +356,8 @@ enum {
     S_LEASE_PUT,
     S_LEASE_BEAT,
     S_LEASE_DROP,
+    S_WAIT_PUT,
+    S_WAIT_DELETE,
     S__COUNT
 };
 
@@ -385,6 +407,12 @@ static const char *const sql_text[S__COUNT] = {
                     " VALUES (1, 'limit', 'limit', 0, 1, ?1, ?1)",
     [S_LEASE_BEAT] = "UPDATE engine_lease SET heartbeat_at = ?1 WHERE id = 1",
     [S_LEASE_DROP] = "DELETE FROM engine_lease WHERE id = 1",
+    [S_WAIT_PUT] = "INSERT INTO run_waits (run_id, cause, kind, concurrency,"
+                   " since) VALUES (?1, 'slot', NULL, ?2, ?3)"
+                   " ON CONFLICT (run_id) DO UPDATE SET cause = excluded.cause,"
+                   " kind = excluded.kind, concurrency = excluded.concurrency,"
+                   " since = excluded.since",
+    [S_WAIT_DELETE] = "DELETE FROM run_waits WHERE run_id = ?1",
 };
 
 #define BATCH 16
@@ -520,6 +548,17 @@ BENCH_NOINLINE void bench_counted_limit(sqlite3 *db, const lprog *pg,
                 sqlite3_bind_int64(st, 1, c->at);
             run(db, st);
         }
+        for (i = 0; i < c->nw; i++) {
+            const lwait *wt = &pg->w[c->w0 + i];
+            sqlite3_stmt *st = s[wt->op == 'D' ? S_WAIT_DELETE : S_WAIT_PUT];
+
+            sqlite3_bind_int64(st, 1, wt->run_id);
+            if (wt->op != 'D') {
+                sqlite3_bind_int64(st, 2, 1);
+                sqlite3_bind_int64(st, 3, c->at);
+            }
+            run(db, st);
+        }
         for (i = 0; i < c->nev; i++)
             if (ev[i].change >= 0)
                 status_change(db, s, &ev[i]);
@@ -562,6 +601,7 @@ static void free_program(lprog *pg)
     free(pg->ev);
     free(pg->cnt);
     free(pg->c);
+    free(pg->w);
 }
 
 /* planctl-bench ips-limit --db PATH --engine-db E --engine-log F --log G

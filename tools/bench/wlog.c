@@ -17,8 +17,8 @@
 #include "bench.h"
 
 static const char *const table_names[BENCH_W__COUNT] = {
-    "runs",   "phases",    "steps",        "attempts",
-    "events", "instances", "engine_lease", "other"};
+    "runs",      "phases",       "steps",     "attempts", "events",
+    "instances", "engine_lease", "run_waits", "other"};
 
 const char *bench_wtable_name(int table)
 {
