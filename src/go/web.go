@@ -41,16 +41,32 @@ const maxWebBody = 1 << 20
 // the engines) and its JSON API under /api/v1 as an http.Handler that
 // answers from this DB.  Its links are absolute: mount it at the root of
 // a mux ("/"), beside your own paths (/metrics, /healthz).  Read-only
-// unless WithWebActions.  Authentication is the server's.  The pages stay
-// live by asking again every second (the /stream of `planctl serve` is
-// not offered).
+// unless WithWebActions.  Authentication is the server's.
+//
+// The pages stay live as those of `planctl serve` do: each opens
+// /stream?path=PAGE, which the handler answers with Server-Sent Events,
+// sending the page's live part again when a change touches it (see
+// DB.DataVersion: what other handles commit, an engine's included; a
+// change made through this same DB shows with the next commit of
+// another).  One goroutine per handler looks for changes four times a
+// second while streams are open; each stream waits without calls of its
+// own until its page is touched.  A stream needs a ResponseWriter that
+// is an http.Flusher, and lasts until its request's context ends: a
+// server's WriteTimeout cuts it, and the page then asks for its live part
+// every second instead.
 func (db *DB) WebHandler(opts ...WebOption) http.Handler {
 	var cfg webConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
+	live := &webLive{db: db}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		target := r.URL.RequestURI()
+		if r.Method == http.MethodGet && strings.HasPrefix(target, "/stream") &&
+			(len(target) == 7 || target[7] == '?') {
+			db.serveStream(w, r, &cfg, live)
+			return
+		}
 		var body []byte
 		if r.Body != nil {
 			var err error
@@ -90,7 +106,8 @@ type webAnswer struct {
 	body        []byte
 }
 
-// webRespond answers wr through planctl_web_respond.
+// webRespond answers wr through planctl_web_respond, with the pages
+// opening /stream (the handler answers it).
 func (db *DB) webRespond(ctx context.Context, cfg *webConfig, wr *webRequest) (*webAnswer, error) {
 	strs := []*C.char{}
 	str := func(s string) *C.char {
@@ -119,7 +136,7 @@ func (db *DB) webRespond(ctx context.Context, cfg *webConfig, wr *webRequest) (*
 	}
 	o := C.planctl_web_options{version: C.PLANCTL_WEB_OPTIONS_VERSION,
 		allow_actions: boolInt(cfg.actions), csrf: str(cfg.csrf),
-		actor: str(cfg.actor)}
+		actor: str(cfg.actor), stream: 1}
 	var resp C.planctl_web_response
 	err := db.do(ctx, func(p *C.planctl) C.int {
 		return C.planctl_web_respond(&resp, p, &req, &o)
