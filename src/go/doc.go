@@ -85,7 +85,10 @@
 //
 // DB.WebHandler serves planctl's web page and its JSON API (/api/v1), as
 // `planctl serve` does, mountable in an http.ServeMux at "/" beside
-// /metrics and /healthz.  Read-only unless WithWebActions.
+// /metrics and /healthz.  Read-only unless WithWebActions.  Its pages
+// stay live over Server-Sent Events (/stream?path=PAGE), which it answers
+// too: one goroutine per handler notices what other handles commit, and
+// each open page whose instance changed gets its live part again.
 //
 // # Signals
 //
