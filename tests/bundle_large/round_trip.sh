@@ -12,7 +12,7 @@
 # at a time, never the bundle.  Both ends through a file and through a
 # pipe; afterwards status, history and verify answer the same.  A single
 # row over 64 MiB is refused with exit 2.  LIMIT_MIB 0 checks no memory
-# (a sanitized build).
+# (a run by hand under a sanitizer).
 set -eu
 
 planctl=$1
