@@ -1028,9 +1028,10 @@ PLANCTL_API void planctl_web_response_clear(planctl_web_response *r);
 /*
  * Live pages.  With opts->stream, a page's script opens
  * /stream?path=PAGE; a server that answers it with Server-Sent Events
- * renders PAGE again (with ?part=live added) when the database changed
- * and sends it as "event: update" with one "data:" line per line, when
- * its ETag moved.  These two calls are what it needs besides
+ * sends PAGE's live part (?part=live added) at once, then renders it
+ * again when the database changed and sends it when its ETag moved,
+ * each as "event: update" with one "data:" line per line.  The first
+ * event shows what changed between the page's load and its stream.  These two calls are what it needs besides
  * planctl_web_respond(); `planctl serve` uses them as an embedder does.
  *
  * planctl_web_stream_page() takes a request target ("/stream?path=%2F")

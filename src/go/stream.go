@@ -224,7 +224,10 @@ func (db *DB) serveStream(w http.ResponseWriter, r *http.Request, cfg *webConfig
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	if _, err := w.Write([]byte(streamHead)); err != nil {
+	// The stream starts with the live part as it is now: a change between
+	// the page's load and this request would otherwise never be sent, as
+	// etag already has it.
+	if _, err := w.Write(append([]byte(streamHead), updateEvent(a.body)...)); err != nil {
 		return
 	}
 	fl.Flush()

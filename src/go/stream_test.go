@@ -146,12 +146,19 @@ func TestWebStream(t *testing.T) {
 		t.Fatal("the stream sent nothing within 30 s")
 	}
 
-	// b's change touches a's page not: the first update is a's own.
+	// The stream starts with the live part as it is.
+	got := nextUpdate(t, blocks)
+	resp, body = getBody(t, srv.URL+"/instances/a?part=live")
+	if resp.StatusCode != 200 || body != got {
+		t.Fatalf("the stream's first event is not the live part of the page:\n%s\n---\n%s", got, body)
+	}
+
+	// b's change touches a's page not: the next update is a's own.
 	_, err = other.Cancel(ctx, "b")
 	must(t, err)
 	_, err = other.Cancel(ctx, "a")
 	must(t, err)
-	got := nextUpdate(t, blocks)
+	got = nextUpdate(t, blocks)
 	st, err := other.Status(ctx, "a")
 	must(t, err)
 	if run := st.Plan("deploy").Run; run == nil || !strings.Contains(got, string(run.Status)) {

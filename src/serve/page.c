@@ -9,8 +9,10 @@
  *     so that a web site cannot reach this server by rebinding its own
  *     name to 127.0.0.1;
  *   - /stream?path=PAGE: Server-Sent Events for an open page (a topic:
- *     the page and its readers).  At each tick of the server (250 ms) the
- *     handler asks the database whether anything was committed
+ *     the page and its readers).  A stream's first event is the page's
+ *     live part as it is when the stream opens, so that a change between
+ *     the page's load and its stream is shown too.  At each tick of the server
+ * (250 ms) the handler asks the database whether anything was committed
  *     (planctl_data_version(): SQLite's data_version, PostgreSQL's commit
  *     counter); when something was, the library says which open pages
  *     the events since its last look touch (planctl_web_changes_read(),
@@ -241,44 +243,44 @@ static int update_event(pctl_buf *b, const char *html, size_t n)
     return bad ? -1 : 0;
 }
 
-/* The topic of path, made (rendered once) when no stream has it; NULL
- * when c was answered instead (the page is not there, out of memory). */
-static topic *topic_of(page *pg, serve_conn *c, const serve_req *r, char **path)
+/* The topic of path, made when no stream has it, and its live part as
+ * it is now in *w (clear it after); NULL when c was answered instead
+ * (the page is not there, out of memory). */
+static topic *topic_of(page *pg, serve_conn *c, const serve_req *r, char **path,
+                       planctl_web_response *w)
 {
-    planctl_web_response w;
     char *target;
     topic *t;
 
-    for (t = pg->topics; t && strcmp(t->path, *path); t = t->next)
-        ;
-    if (t)
-        return t;
     if (!(target = live_target(*path)) ||
-        render(pg, &w, "GET", target, r, NULL) < 0) {
+        render(pg, w, "GET", target, r, NULL) < 0) {
         free(target);
         serve_plain(c, 500, "out of memory\n");
         return NULL;
     }
     free(target);
-    if (w.status != 200) {
-        serve_reply(c, w.status, w.content_type, w.headers, w.body, w.body_len,
-                    0);
-        planctl_web_response_clear(&w);
+    if (w->status != 200) {
+        serve_reply(c, w->status, w->content_type, w->headers, w->body,
+                    w->body_len, 0);
+        planctl_web_response_clear(w);
         return NULL;
     }
+    for (t = pg->topics; t && strcmp(t->path, *path); t = t->next)
+        ;
+    if (t)
+        return t;
     if (!(t = calloc(1, sizeof *t))) {
-        planctl_web_response_clear(&w);
+        planctl_web_response_clear(w);
         serve_plain(c, 500, "out of memory\n");
         return NULL;
     }
     t->path = *path;
     *path = NULL;
-    body_tag(t->etag, sizeof t->etag, &w);
-    t->follow = follows(&w);
+    body_tag(t->etag, sizeof t->etag, w);
+    t->follow = follows(w);
     t->rendered = uv_now(serve_loop(pg->s));
     t->next = pg->topics;
     pg->topics = t;
-    planctl_web_response_clear(&w);
     return t;
 }
 
@@ -290,6 +292,8 @@ static void open_stream(page *pg, serve_conn *c, const serve_req *r)
         "X-Accel-Buffering: no\r\nConnection: keep-alive\r\n\r\n"
         "retry: 1000\n\n";
     char *path = NULL;
+    planctl_web_response w;
+    pctl_buf b = PCTL_BUF_INIT;
     topic *t;
     int rc = planctl_web_stream_page(&path, r->target), room;
 
@@ -315,12 +319,24 @@ static void open_stream(page *pg, serve_conn *c, const serve_req *r)
                           "close some tabs\n");
         return;
     }
-    t = topic_of(pg, c, r, &path);
+    t = topic_of(pg, c, r, &path, &w);
     planctl_free(path);
     if (!t)
         return;
+    /* The stream starts with the live part as it is now: a change that
+     * came between the page's load and this request is otherwise never
+     * sent, as the topic's tag already has it. */
+    if (pctl_buf_add(&b, head, sizeof head - 1) < 0 ||
+        update_event(&b, w.body, w.body_len) < 0) {
+        planctl_web_response_clear(&w);
+        pctl_buf_free(&b);
+        serve_plain(c, 500, "out of memory\n");
+        return;
+    }
+    planctl_web_response_clear(&w);
     t->readers++;
-    serve_stream_start(c, t, head, sizeof head - 1);
+    serve_stream_start(c, t, b.s, b.len);
+    pctl_buf_free(&b);
 }
 
 /* Renders each page that has readers and was touched, and sends it to

@@ -316,14 +316,41 @@ def test_http(env, port):
           "a page not changed since its ETag is 304 (got %d)" % st2)
 
 
+def first_event(s):
+    """What a stream sent up to the end of its first event: its head,
+    retry: and that event (a socket timeout if it does not come)."""
+    got = b""
+    while True:
+        i = got.find(b"event: ")
+        if i >= 0 and got.find(b"\n\n", i) >= 0:
+            return got
+        more = s.recv(65536)
+        if not more:
+            return got
+        got += more
+
+
 def test_stream(env, port):
+    # A change between a page's load and its stream's opening is shown:
+    # the stream starts with the live part as it is (made here by
+    # changing the instance before the stream opens).
+    env.cli("trigger", "app", "other", "--reason", "before the stream")
     s = socket.create_connection(("127.0.0.1", port), timeout=10)
     s.sendall(b"GET /stream?path=%%2Finstances%%2Fapp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
               b"Accept: text/event-stream\r\n\r\n" % port)
-    got = b""
-    while b"retry:" not in got:
-        got += s.recv(4096)
+    try:
+        got = first_event(s)
+    except socket.timeout:
+        got = b""
     check(b"text/event-stream" in got, "the stream answers text/event-stream")
+    check(b"retry: 1000\n\nevent: update\n" in got,
+          "a stream starts with the live part as it is, at once")
+    first = [l[6:] for l in got.split(b"\r\n\r\n", 1)[-1].split(b"\n")
+             if l.startswith(b"data: ")]
+    _, _, live = request(port, "GET", "/instances/app?part=live")
+    check(b"\n".join(first) == live.replace(b"\r\n", b"\n"),
+          "the stream's first event is the page's live part")
+    env.cli("cancel", "app")
     t0 = time.time()
     env.cli("trigger", "app", "other", "--reason", "streamed")
     got = b""
