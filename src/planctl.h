@@ -1031,8 +1031,9 @@ PLANCTL_API void planctl_web_response_clear(planctl_web_response *r);
  * sends PAGE's live part (?part=live added) at once, then renders it
  * again when the database changed and sends it when its ETag moved,
  * each as "event: update" with one "data:" line per line.  The first
- * event shows what changed between the page's load and its stream.  These two calls are what it needs besides
- * planctl_web_respond(); `planctl serve` uses them as an embedder does.
+ * event shows what changed between the page's load and its stream.
+ * These two calls are what it needs besides planctl_web_respond();
+ * `planctl serve` uses them as an embedder does.
  *
  * planctl_web_stream_page() takes a request target ("/stream?path=%2F")
  * and gives the page it asks for, decoded ("/"), into *out (free it with
