@@ -19,14 +19,14 @@
  *
  * Handles.  A started job owns one struct shell and, inside it, libuv
  * handles: the process (uv_spawn's), the pidfd's watcher or the reaper
- * thread's uv_async_t, one pipe for
- * stdout and one for stderr, `timer` (the task's timeout, then the grace
- * between SIGTERM and SIGKILL) and `drain` (how long output may stay open
- * once the process has exited).  uv_spawn() initialises the process
- * handle even when it fails, so it is closed on that path too.  Every handle is
- * freed only by its close callback: `closing` counts the callbacks still to
- * come, and the last one reports the job with planctl_step_finish() and frees
- * the struct.  Nothing touches the job after that finish.
+ * thread's uv_async_t, one pipe for stdout and one for stderr, `timer`
+ * (the task's timeout, then the grace between SIGTERM and SIGKILL) and
+ * `drain` (how long output may stay open once the process has exited).
+ * uv_spawn() initialises the process handle even when it fails, so it is
+ * closed on that path too.  Every handle is freed only by its close
+ * callback: `closing` counts the callbacks still to come, and the last one
+ * reports the job with planctl_step_finish() and frees the struct.
+ * Nothing touches the job after that finish.
  *
  * When to finish.  The process's exit and the end of its output arrive in
  * no fixed order: the exit callback can run while unread output still sits

@@ -224,13 +224,6 @@ func (db *DB) serveStream(w http.ResponseWriter, r *http.Request, cfg *webConfig
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	// The stream starts with the live part as it is now: a change between
-	// the page's load and this request would otherwise never be sent, as
-	// etag already has it.
-	if _, err := w.Write(append([]byte(streamHead), updateEvent(a.body)...)); err != nil {
-		return
-	}
-	fl.Flush()
 
 	ping := time.NewTimer(livePing)
 	defer ping.Stop()
@@ -253,6 +246,12 @@ func (db *DB) serveStream(w http.ResponseWriter, r *http.Request, cfg *webConfig
 		ping.Reset(livePing)
 		return true
 	}
+	// The stream starts with the live part as it is now: a change between
+	// the page's load and this request would otherwise never be sent, as
+	// etag already has it.
+	if !send(append([]byte(streamHead), updateEvent(a.body)...)) {
+		return
+	}
 	for {
 		var followC <-chan time.Time
 		if follow {
@@ -262,11 +261,9 @@ func (db *DB) serveStream(w http.ResponseWriter, r *http.Request, cfg *webConfig
 		case <-ctx.Done():
 			return
 		case <-ping.C:
-			ping.Reset(livePing)
-			if _, err := w.Write([]byte(": ping\n\n")); err != nil {
+			if !send([]byte(": ping\n\n")) {
 				return
 			}
-			fl.Flush()
 			continue
 		case <-sub.wake:
 		case <-followC:

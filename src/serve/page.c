@@ -11,13 +11,14 @@
  *   - /stream?path=PAGE: Server-Sent Events for an open page (a topic:
  *     the page and its readers).  A stream's first event is the page's
  *     live part as it is when the stream opens, so that a change between
- *     the page's load and its stream is shown too.  At each tick of the server
- * (250 ms) the handler asks the database whether anything was committed
- *     (planctl_data_version(): SQLite's data_version, PostgreSQL's commit
- *     counter); when something was, the library says which open pages
- *     the events since its last look touch (planctl_web_changes_read(),
- *     src/web/live.c), and each such page that has readers is rendered
- *     once (?part=live) and sent to all of them if it changed.  A run
+ *     the page's load and its stream is shown too.  At each tick of the
+ *     server (250 ms) the handler asks the database whether anything was
+ *     committed (planctl_data_version(): SQLite's data_version,
+ *     PostgreSQL's commit counter); when something was, the library says
+ *     which open pages the events since its last look touch
+ *     (planctl_web_changes_read(), src/web/live.c), and each such page
+ *     that has readers is rendered once (?part=live) and sent to all of
+ *     them if it changed.  A run
  *     page with a running attempt is rendered every second too, since
  *     its output grows in files, not rows.  The caps on streams and what
  *     waits on them are the server's.
