@@ -419,7 +419,7 @@ int pctl_active_read_run(pctl_run_row **out, planctl *p, int64_t run_id)
     memset(&w, 0, sizeof w);
     for (i = 0; rc == 0 && i < 3; i++) {
         if (!(st = pctl_q(p, q[i]))) {
-            rc = PLANCTL_ERROR;
+            rc = pctl_q_err(p);
             break;
         }
         pctl_bind_i64(st, 1, run_id);
@@ -449,7 +449,7 @@ int pctl_step_set_task(planctl *p, int64_t step_id, int task_index, int attempt,
     int rc;
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, step_id);
     pctl_bind_i64(st, 2, task_index);
     if ((rc = pctl_q_exec(st)) < 0)

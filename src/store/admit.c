@@ -29,7 +29,7 @@ int pctl_active_run_describe(char **out, int64_t *out_id, planctl *p,
     if (out_id)
         *out_id = 0;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, instance_id);
     rc = pctl_step(st);
     if (rc == PCTL_ROW) {
@@ -55,7 +55,7 @@ static int queued_exists(planctl *p, int64_t instance_id, int *out)
     int rc;
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, instance_id);
     rc = pctl_step(st);
     *out = rc == PCTL_ROW;
@@ -72,7 +72,7 @@ static int queue_position(int *out, planctl *p, int64_t instance_id, int64_t id)
 
     *out = 0;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, instance_id);
     while ((rc = pctl_step(st)) == PCTL_ROW) {
         n++;
@@ -107,7 +107,7 @@ static int carried(planctl *p, int64_t retry_of, size_t idx, long sidx,
 
     *yes = 0;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, retry_of);
     pctl_bind_i64(st, 2, (int64_t)idx);
     pctl_bind_text(st, 3, name);
@@ -146,7 +146,7 @@ static int insert_step(planctl *p, const pctl_admission *a, int64_t run_id,
     st = pctl_q(p, PCTL_Q_step_insert);
     if (!st) {
         pctl_free(outputs);
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     }
     pctl_bind_i64(st, 1, run_id);
     pctl_bind_i64(st, 2, phase_id);
@@ -217,7 +217,7 @@ static int insert_phase(planctl *p, const pctl_admission *a, int64_t run_id,
         return rc;
     st = pctl_q(p, PCTL_Q_phase_insert);
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, run_id);
     pctl_bind_i64(st, 2, (int64_t)idx);
     pctl_bind_text(st, 3, pd->name);
@@ -345,7 +345,7 @@ int pctl_admit(planctl_admitted *out, planctl *p, const pctl_admission *a)
 
     st = pctl_q(p, PCTL_Q_run_insert);
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, a->instance_id);
     pctl_bind_i64(st, 2, a->definition_id);
     pctl_bind_text(st, 3, a->plan);

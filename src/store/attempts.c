@@ -15,7 +15,7 @@ static int ask_try(int *out, planctl *p, pctl_query q, int64_t run_id,
 
     *out = 0;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, run_id);
     pctl_bind_text(st, 2, run_uid);
     pctl_bind_text(st, 3, step);
@@ -47,7 +47,7 @@ int pctl_output_bytes_record(planctl *p, int64_t step_id, int attempt,
     pctl_stmt *st = pctl_q(p, PCTL_Q_output_bytes_put);
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, step_id);
     pctl_bind_i64(st, 2, attempt);
     pctl_bind_i64(st, 3, bytes);
@@ -60,7 +60,7 @@ int pctl_attempt_output_put(planctl *p, const pctl_live_output *out)
     int rc;
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, out->step_id);
     pctl_bind_i64(st, 2, out->attempt);
     pctl_bind_text(st, 3, out->output);
@@ -92,7 +92,7 @@ int pctl_attempt_kept_output(char **out, int64_t *bytes, planctl *p,
     *out = NULL;
     *bytes = -1;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, step_id);
     rc = pctl_step(st);
     if (rc == PCTL_ROW && !pctl_col_null(st, 0)) {

@@ -220,7 +220,7 @@ static int rows_json(sink *w, pctl_query q, int64_t iid, int64_t run_id,
     int rc = 0, step, i, n, first = 1;
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, iid);
     pctl_bind_i64(st, 2, run_id);
     n = pctl_ncols(st);
@@ -291,7 +291,7 @@ static int instance_json(json_t **out, planctl *p, int64_t iid,
 
     *out = NULL;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, iid);
     step = pctl_step(st);
     if (step != PCTL_ROW) {
@@ -355,7 +355,7 @@ static int secret_names(sink *w, pctl_query q, int64_t iid, int64_t run_id)
     int rc = 0, step;
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, iid);
     pctl_bind_i64(st, 2, run_id);
     while ((step = pctl_step(st)) == PCTL_ROW) {
@@ -374,7 +374,7 @@ static int secret_names(sink *w, pctl_query q, int64_t iid, int64_t run_id)
      * 100,000 steps would take more memory than the whole export. */
     for (i = 0; rc == 0 && i < n; i++) {
         if (!(st = pctl_q(p, PCTL_Q_def_secret_params))) {
-            rc = PLANCTL_ERROR;
+            rc = pctl_q_err(p);
             break;
         }
         pctl_bind_i64(st, 1, ids[i]);
@@ -419,7 +419,7 @@ static int withhold_instance(sink *w, json_t *inst, int64_t iid, int64_t run_id)
     /* The runs are read twice: here only for the names their snapshots
      * hold, as the instance comes first in the bundle. */
     if (!(st = pctl_q(p, run_id ? PCTL_Q_archive_runs : PCTL_Q_bundle_runs)))
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, iid);
     pctl_bind_i64(st, 2, run_id);
     while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {

@@ -251,7 +251,7 @@ static int import_definition(bundle_imp *m, bundle_row *r)
     r->def = def;
 
     if (!(st = pctl_q(m->p, PCTL_Q_bundle_def_find)))
-        return PLANCTL_ERROR;
+        return pctl_q_err(m->p);
     pctl_bind_text(st, 1, name);
     pctl_bind_text(st, 2, ver);
     step = pctl_step(st);
@@ -270,7 +270,7 @@ static int import_definition(bundle_imp *m, bundle_row *r)
     if (rc < 0 || r->nid)
         return rc;
     if (!(st = pctl_q(m->p, PCTL_Q_bundle_def_insert)))
-        return PLANCTL_ERROR;
+        return pctl_q_err(m->p);
     pctl_bind_text(st, 1, name);
     pctl_bind_text(st, 2, ver);
     pctl_bind_text(st, 3, body);
@@ -343,7 +343,7 @@ static int import_instance(bundle_imp *m, json_t *in, const char *name)
     if (!ptext || (!atext && !json_is_null(applied))) {
         rc = pctl_err(m->p, PLANCTL_ENOMEM, "out of memory");
     } else if (!(st = pctl_q(m->p, PCTL_Q_bundle_instance_insert))) {
-        rc = PLANCTL_ERROR;
+        rc = pctl_q_err(m->p);
     } else {
         pctl_bind_text(st, 1, name);
         pctl_bind_i64(st, 2, d->nid);
@@ -401,7 +401,7 @@ static int insert_run(bundle_imp *m, bundle_row *r, const char *status,
     int rc;
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(m->p);
     {
         json_t *v = json_object_get(r->o, "definition_id");
 
@@ -462,7 +462,7 @@ static int insert_child(bundle_imp *m, int tbl, bundle_row *r, bundle_row *run,
     int rc, k = tbl == T_STEP ? 11 : 7;
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(m->p);
     if ((rc = bind_cols(m, st, r, tbl == T_STEP ? &step_cols : &phase_cols,
                         tbl)) < 0)
         return rc;
@@ -572,7 +572,7 @@ static int apply_status(bundle_imp *m, const bundle_row *ev, int tbl,
             "point; the events are out of order or incomplete",
             (long long)ev->id, what, (long long)r->id, from, r->cur);
     if (!(st = pctl_q(m->p, moves[tbl])))
-        return PLANCTL_ERROR;
+        return pctl_q_err(m->p);
     pctl_bind_i64(st, 1, r->nid);
     pctl_bind_text(st, 2, from);
     pctl_bind_text(st, 3, to);
@@ -686,7 +686,7 @@ static int import_event(bundle_imp *m, bundle_row *ev, void *unused)
     }
     st = rc == 0 ? pctl_q(m->p, PCTL_Q_bundle_event_insert) : NULL;
     if (rc == 0 && !st)
-        rc = PLANCTL_ERROR;
+        rc = pctl_q_err(m->p);
     if (rc == 0 && (rc = bind_cols(m, st, ev, &event_cols, T_EVENT)) == 0) {
         /* A run's creation data is written back only if it changed, so an
          * import into a fresh database keeps it byte for byte. */
@@ -745,7 +745,7 @@ static int finish_run(bundle_imp *m, bundle_row *r, void *unused)
         !found)
         return rc;
     if (!(st = pctl_q(m->p, PCTL_Q_bundle_run_retry_of)))
-        return PLANCTL_ERROR;
+        return pctl_q_err(m->p);
     pctl_bind_i64(st, 1, r->nid);
     pctl_bind_i64(st, 2, retried);
     return exec(m, st, NULL, NULL, "run", r->id);
@@ -785,7 +785,7 @@ static int import_attempt(bundle_imp *m, bundle_row *a, void *unused)
                                   "attempt", a->id)) < 0)
         return rc;
     if (!(st = pctl_q(m->p, PCTL_Q_bundle_attempt_insert)))
-        return PLANCTL_ERROR;
+        return pctl_q_err(m->p);
     if ((rc = bind_cols(m, st, a, &attempt_cols, T_ATTEMPT)) < 0)
         return rc;
     /* No guard watches attempts; status and verify parse theirs. */
@@ -846,7 +846,7 @@ static int import_all(bundle_imp *m, json_t *instance, const char *name)
         pctl_stmt *st = pctl_q(m->p, PCTL_Q_bundle_count_events);
 
         if (!st)
-            return PLANCTL_ERROR;
+            return pctl_q_err(m->p);
         pctl_bind_i64(st, 1, m->inst_nid);
         rc = pctl_q_exec(st);
     }
@@ -878,7 +878,7 @@ static int pause_active(bundle_imp *m, int64_t *paused)
 
     *paused = 0;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(m->p);
     pctl_bind_i64(st, 1, m->inst_nid);
     rc = pctl_step(st);
     if (rc == PCTL_ROW) {

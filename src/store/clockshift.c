@@ -24,7 +24,7 @@ static int exec_shift(planctl *p, pctl_query q, int64_t delta)
     pctl_stmt *st = pctl_q(p, q);
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, delta);
     return pctl_q_exec(st);
 }
@@ -40,7 +40,7 @@ int pctl_clock_shift(planctl *p, int64_t delta)
     if (delta == 0)
         return 0;
     if (!(st = pctl_q(p, PCTL_Q_clock_shift_instances)))
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     rc = 0;
     while ((step = pctl_step(st)) == PCTL_ROW) {
         if (n == cap) {

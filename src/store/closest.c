@@ -27,7 +27,7 @@ static int closest_row(char *buf, size_t size, planctl *p, pctl_query q,
 
     buf[0] = '\0';
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
         const char *name = pctl_col_text(st, 0);
 
@@ -122,7 +122,7 @@ int pctl_err_no_version(planctl *p, const char *name, const char *version)
     int step;
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_text(st, 1, name);
     while ((step = pctl_step(st)) == PCTL_ROW) {
         const char *v = pctl_col_text(st, 0);

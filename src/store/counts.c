@@ -11,7 +11,7 @@ int pctl_runs_open_counts(planctl *p, int64_t *queued, int64_t *active)
 
     *queued = *active = 0;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     rc = pctl_step(st);
     if (rc == PCTL_ROW) {
         *queued = pctl_col_i64(st, 0);
@@ -28,7 +28,7 @@ int pctl_runs_open_any(int *out, planctl *p)
 
     *out = 0;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     rc = pctl_step(st);
     *out = rc == PCTL_ROW && pctl_col_int(st, 0);
     pctl_reset(st);

@@ -233,7 +233,7 @@ int planctl_definition_apply(char **out, planctl *p, const char *json,
         goto done;
     st = pctl_q(p, PCTL_Q_def_body);
     if (!st) {
-        rc = PLANCTL_ERROR;
+        rc = pctl_q_err(p);
     } else {
         pctl_bind_text(st, 1, def->name);
         pctl_bind_text(st, 2, def->version);
@@ -260,7 +260,7 @@ int planctl_definition_apply(char **out, planctl *p, const char *json,
     if (rc == 0 && created) {
         st = pctl_q(p, PCTL_Q_def_insert);
         if (!st) {
-            rc = PLANCTL_ERROR;
+            rc = pctl_q_err(p);
         } else {
             pctl_bind_text(st, 1, def->name);
             pctl_bind_text(st, 2, def->version);
@@ -295,7 +295,7 @@ int pctl_def_load(pctl_def **out, planctl *p, int64_t id)
 
     *out = NULL;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, id);
     rc = pctl_step(st);
     if (rc == PCTL_ROW) {
@@ -382,7 +382,7 @@ int planctl_definitions_json(char **out, planctl *p)
     *out = NULL;
     st = pctl_q(p, PCTL_Q_def_list);
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     doc = json_pack("{s:i, s:[]}", "schema", 1, "definitions");
     arr = doc ? json_object_get(doc, "definitions") : NULL;
     if (!arr) {
@@ -438,7 +438,7 @@ int planctl_definition_body(char **out, planctl *p, const char *name,
         return pctl_err_arg(p, !p ? "p" : !out ? "out" : "name");
     st = pctl_q(p, version ? PCTL_Q_def_body : PCTL_Q_def_latest_body);
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_text(st, 1, name);
     if (version)
         pctl_bind_text(st, 2, version);

@@ -52,6 +52,7 @@ int pctl_err(planctl *p, int rc, const char *fmt, ...)
     }
     pctl_free(p->errmsg);
     p->errmsg = msg; /* NULL reads as "out of memory" */
+    p->errcode = msg ? rc : PLANCTL_ENOMEM;
     return rc;
 }
 

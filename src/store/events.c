@@ -47,7 +47,7 @@ static int tail_start(int64_t *since, planctl *p,
     int rc = 0, step;
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, *since);
     pctl_bind_i64(st, 2, tail);
     if (opts->run > 0)
@@ -95,7 +95,7 @@ int planctl_events_json(char **out, planctl *p,
         st = pctl_q(p, PCTL_Q_run_instance);
         if (!st) {
             pctl_instance_row_clear(&row);
-            return PLANCTL_ERROR;
+            return pctl_q_err(p);
         }
         pctl_bind_i64(st, 1, opts->run);
         step = pctl_step(st);

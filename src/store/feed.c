@@ -14,7 +14,7 @@ int pctl_feed_last(int64_t *out, planctl *p)
 
     *out = 0;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     rc = pctl_step(st);
     if (rc == PCTL_ROW)
         *out = pctl_col_i64(st, 0);
@@ -132,7 +132,7 @@ static int read_events(pctl_feed *f, planctl *p, int64_t after, int64_t *count)
 
     *count = 0;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, after);
     pctl_bind_i64(st, 2, f->last);
     while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {

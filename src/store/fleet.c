@@ -186,7 +186,7 @@ static int declare_dead(planctl *p, int64_t id, const char *name,
     int rc;
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, id);
     if ((rc = held_runs_text(&held, st)) < 0)
         return rc;
@@ -194,7 +194,7 @@ static int declare_dead(planctl *p, int64_t id, const char *name,
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     if (!(st = pctl_q(p, PCTL_Q_fleet_drop))) {
         pctl_free(held);
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     }
     pctl_bind_i64(st, 1, id);
     if ((rc = pctl_q_exec(st)) < 0 || pctl_changes(st) != 1) {
@@ -227,7 +227,7 @@ static int reap(planctl *p, int *n, char **said)
 
     *n = 0;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_host_name(host, sizeof host);
     pctl_bind_i64(st, 1, p->fleet_id);
     pctl_bind_text(st, 2, host);
@@ -323,7 +323,7 @@ int pctl_fleet_join(planctl *p, const char *name, int64_t ttl_ms,
     p->fleet_id = 0;
     rc = reap(p, &reaped, said);
     if (rc == 0 && !(st = pctl_q(p, PCTL_Q_fleet_join)))
-        rc = PLANCTL_ERROR;
+        rc = pctl_q_err(p);
     if (rc == 0) {
         pctl_bind_text(st, 1, name);
         pctl_bind_text(st, 2, host);
@@ -377,7 +377,7 @@ int pctl_fleet_fence(planctl *p)
     int rc;
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, p->fleet_id);
     if ((rc = one_i64(&id, st)) < 0)
         return rc;
@@ -401,7 +401,7 @@ int pctl_fleet_beat(planctl *p, int *reaped, char **said)
     if ((rc = pctl_tx_begin(p)) < 0)
         return rc;
     if (!(st = pctl_q(p, PCTL_Q_fleet_beat)))
-        return pctl_tx_end(p, PLANCTL_ERROR);
+        return pctl_tx_end(p, pctl_q_err(p));
     pctl_bind_i64(st, 1, p->fleet_id);
     if ((rc = one_i64(&at, st)) == 0)
         rc = pctl_fleet_fence(p); /* gone: says so */
@@ -424,7 +424,7 @@ int pctl_fleet_claim(planctl *p, int64_t room, int64_t **ids, size_t *n)
     *ids = NULL;
     *n = 0;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, p->fleet_id);
     pctl_bind_i64(st, 2, room);
     while ((step = pctl_step(st)) == PCTL_ROW)
@@ -452,7 +452,7 @@ int pctl_fleet_hold(planctl *p, int64_t run_id)
     if (!p->fleet_id)
         return 0;
     if (!(st = pctl_q(p, PCTL_Q_fleet_hold)))
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, p->fleet_id);
     pctl_bind_i64(st, 2, run_id);
     return pctl_q_exec(st);
@@ -466,7 +466,7 @@ int pctl_fleet_release(planctl *p, const int64_t *ids, size_t n)
 
     for (i = 0; rc == 0 && i < n; i++) {
         if (!(st = pctl_q(p, PCTL_Q_fleet_release)))
-            return PLANCTL_ERROR;
+            return pctl_q_err(p);
         pctl_bind_i64(st, 1, ids[i]);
         pctl_bind_i64(st, 2, p->fleet_id);
         rc = pctl_q_exec(st);
@@ -489,7 +489,7 @@ int pctl_fleet_share(planctl *p, int64_t capacity, int64_t *share,
 
     *share = *unheld = 0;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, p->fleet_id);
     /* Columns: 0 a live engine's capacity, 1 active runs, 2 those nobody
      * holds. */
@@ -521,7 +521,7 @@ int pctl_fleet_leave(planctl *p)
         return rc;
     if ((rc = pctl_fleet_fence(p)) == 0) {
         if (!(st = pctl_q(p, PCTL_Q_fleet_drop))) {
-            rc = PLANCTL_ERROR;
+            rc = pctl_q_err(p);
         } else {
             pctl_bind_i64(st, 1, p->fleet_id);
             rc = pctl_q_exec(st);
@@ -567,7 +567,7 @@ int pctl_fleet_json(json_t **out, planctl *p)
 
     *out = NULL;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     if (!(*out = json_array()))
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     pctl_host_name(host, sizeof host);
@@ -620,7 +620,7 @@ int pctl_fleet_engine_json(json_t **out, planctl *p, int64_t run_id)
 
     *out = NULL;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, run_id);
     if ((rc = one_i64(&holder, st)) < 0 || (rc = pctl_fleet_json(&list, p)) < 0)
         return rc;

@@ -29,7 +29,7 @@ static int explain_cas(planctl *p, const pctl_change *c)
     int rc;
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, c->id);
     rc = pctl_step(st);
     if (rc == PCTL_ROW) {
@@ -65,7 +65,7 @@ static int step_attempt(planctl *p, const pctl_change *c, int64_t now,
             return rc;
         st = pctl_q(p, PCTL_Q_attempt_close);
         if (!st)
-            return PLANCTL_ERROR;
+            return pctl_q_err(p);
         pctl_bind_i64(st, 1, c->id);
         pctl_bind_text(st, 2, planctl_status_name(c->to));
         pctl_bind_i64(st, 3, now);
@@ -88,7 +88,7 @@ static int step_attempt(planctl *p, const pctl_change *c, int64_t now,
     if (c->to == PLANCTL_STATUS_IN_PROGRESS) {
         st = pctl_q(p, PCTL_Q_attempt_open);
         if (!st)
-            return PLANCTL_ERROR;
+            return pctl_q_err(p);
         pctl_bind_i64(st, 1, c->id);
         pctl_bind_i64(st, 2, attempt);
         pctl_bind_i64(st, 3, now);
@@ -109,7 +109,7 @@ static int run_ended(planctl *p, int64_t run_id, int64_t instance_id,
     if (to == PLANCTL_STATUS_COMPLETE) {
         st = pctl_q(p, PCTL_Q_instance_mark_applied);
         if (!st)
-            return PLANCTL_ERROR;
+            return pctl_q_err(p);
         pctl_bind_i64(st, 1, run_id);
         pctl_bind_i64(st, 2, pctl_now(p));
         if ((rc = pctl_q_exec(st)) < 0)
@@ -119,7 +119,7 @@ static int run_ended(planctl *p, int64_t run_id, int64_t instance_id,
          * queued go with it. */
         st = pctl_q(p, PCTL_Q_instance_remove_after_cleanup);
         if (!st)
-            return PLANCTL_ERROR;
+            return pctl_q_err(p);
         pctl_bind_i64(st, 1, run_id);
         if ((rc = pctl_q_exec(st)) < 0)
             return rc;
@@ -129,7 +129,7 @@ static int run_ended(planctl *p, int64_t run_id, int64_t instance_id,
 
     st = pctl_q(p, PCTL_Q_run_next_queued);
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, run_id);
     rc = pctl_step(st);
     if (rc == PCTL_ROW)
@@ -230,7 +230,7 @@ static int read_row(planctl *p, const pctl_change *c, written *w)
 
     memset(w, 0, sizeof *w);
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, c->id);
     rc = pctl_step(st);
     if (rc == PCTL_ROW) {
@@ -372,7 +372,7 @@ static int gate_kept(planctl *p, const pctl_change *c)
 
     st = pctl_q(p, set_query[c->entity]);
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, c->id);
     pctl_bind_text(st, 2, planctl_status_name(c->from));
     pctl_bind_text(st, 3, planctl_status_name(c->to));
@@ -505,7 +505,7 @@ static int open_children(planctl *p, pctl_query q, int64_t run_id, child **out,
     *out = NULL;
     *n = 0;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, run_id);
     while ((rc = pctl_step(st)) == PCTL_ROW) {
         if (len == cap) {

@@ -101,7 +101,7 @@ int planctl_gc(char **out, planctl *p, const planctl_gc_options *opts)
         n = 0;
         st = pctl_q(p, PCTL_Q_gc_candidates);
         if (!st) {
-            rc = PLANCTL_ERROR;
+            rc = pctl_q_err(p);
         } else {
             if (cutoff)
                 pctl_bind_i64(st, 1, cutoff);
@@ -134,7 +134,7 @@ int planctl_gc(char **out, planctl *p, const planctl_gc_options *opts)
         for (i = 0; rc == 0 && !opts->dry_run && i < n; i++) {
             st = pctl_q(p, PCTL_Q_gc_delete_run);
             if (!st) {
-                rc = PLANCTL_ERROR;
+                rc = pctl_q_err(p);
                 break;
             }
             pctl_bind_i64(st, 1, ids[i]);

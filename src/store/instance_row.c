@@ -19,7 +19,7 @@ int pctl_instance_get(pctl_instance_row *out, planctl *p, const char *name)
 
     memset(out, 0, sizeof *out);
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_text(st, 1, name);
     rc = pctl_step(st);
     if (rc == PCTL_ROW) {

@@ -38,7 +38,7 @@ static int find_definition(int64_t *out, planctl *p, const char *name,
 
     *out = 0;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_text(st, 1, name);
     if (version)
         pctl_bind_text(st, 2, version);
@@ -61,7 +61,7 @@ static int save_instance(planctl *p, int64_t id, int64_t def_id,
     pctl_stmt *st = pctl_q(p, PCTL_Q_instance_update);
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, id);
     pctl_bind_i64(st, 2, def_id);
     pctl_bind_text(st, 3, params);
@@ -130,7 +130,7 @@ int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
     if (rc == 0) {
         st = pctl_q(p, PCTL_Q_instance_insert);
         if (!st) {
-            rc = PLANCTL_ERROR;
+            rc = pctl_q_err(p);
         } else {
             pctl_bind_text(st, 1, name);
             pctl_bind_i64(st, 2, def_id);
@@ -410,7 +410,7 @@ static int remove_instance(planctl *p, int64_t id)
     pctl_stmt *st = pctl_q(p, PCTL_Q_instance_delete);
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, id);
     return pctl_q_exec(st);
 }
@@ -494,7 +494,7 @@ int planctl_instance_delete_opts(int64_t *out, planctl *p, const char *name,
     if (rc == 0 && !row.deleting) {
         st = pctl_q(p, PCTL_Q_instance_mark_deleting);
         if (!st) {
-            rc = PLANCTL_ERROR;
+            rc = pctl_q_err(p);
         } else {
             pctl_bind_i64(st, 1, row.id);
             pctl_bind_i64(st, 2, pctl_now(p));

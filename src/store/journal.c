@@ -219,7 +219,7 @@ int pctl_event_admin(planctl *p, int64_t instance_id, const char *entity,
     if ((rc = pctl_events_flush(p)) < 0)
         return rc;
     if (!(st = pctl_q(p, PCTL_Q_event_insert_admin)))
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, pctl_now(p));
     pctl_bind_id(st, 2, instance_id);
     pctl_bind_text(st, 3, entity);
@@ -269,7 +269,7 @@ static int insert_rows(planctl *p, qev *const *rows, size_t n)
 
     for (; i + BATCH <= n; i += BATCH) {
         if (!(st = pctl_q_rebind(p, PCTL_Q_event_insert_batch)))
-            return PLANCTL_ERROR;
+            return pctl_q_err(p);
         for (k = 0; k < BATCH; k++)
             bind_row(st, (int)k * COLS, rows[i + k]);
         if ((rc = pctl_q_exec(st)) < 0)
@@ -277,7 +277,7 @@ static int insert_rows(planctl *p, qev *const *rows, size_t n)
     }
     for (; i < n; i++) {
         if (!(st = pctl_q_rebind(p, PCTL_Q_event_insert_values)))
-            return PLANCTL_ERROR;
+            return pctl_q_err(p);
         bind_row(st, 0, rows[i]);
         if ((rc = pctl_q_exec(st)) < 0)
             return rc;
@@ -298,7 +298,7 @@ static int read_count(planctl *p, int64_t run_id, int64_t *out)
         return 0;
     }
     if (!(st = pctl_q(p, PCTL_Q_run_event_count)))
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, run_id);
     rc = pctl_step(st);
     *out = rc == PCTL_ROW ? pctl_col_i64(st, 0) : 0;
@@ -398,7 +398,7 @@ int pctl_events_flush(planctl *p)
         pctl_stmt *st;
 
         if (!(st = pctl_q(p, PCTL_Q_run_set_event_count))) {
-            rc = PLANCTL_ERROR;
+            rc = pctl_q_err(p);
             break;
         }
         pctl_bind_i64(st, 1, c->run_id);

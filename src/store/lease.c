@@ -105,7 +105,7 @@ int pctl_lease_acquire(int64_t *token, planctl *p, int64_t ttl_ms)
         goto out;
     st = pctl_q(p, PCTL_Q_lease_get);
     if (!st) {
-        rc = PLANCTL_ERROR;
+        rc = pctl_q_err(p);
         goto end;
     }
     /* Columns: 0 host, 1 pid, 2 token, 3 acquired_at, 4 heartbeat_at. */
@@ -137,7 +137,7 @@ int pctl_lease_acquire(int64_t *token, planctl *p, int64_t ttl_ms)
     if (rc == 0) {
         st = pctl_q(p, PCTL_Q_lease_put);
         if (!st) {
-            rc = PLANCTL_ERROR;
+            rc = pctl_q_err(p);
         } else {
             char *owner = pctl_asprintf("%s:%ld", host, (long)getpid());
 
@@ -178,7 +178,7 @@ int pctl_fence(planctl *p, int64_t token)
     int64_t held = 0;
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     rc = pctl_step(st);
     if (rc == PCTL_ROW)
         held = pctl_col_i64(st, 0);
@@ -235,7 +235,7 @@ int pctl_lease_heartbeat(planctl *p, int64_t token)
         return rc;
     st = pctl_q(p, PCTL_Q_lease_beat);
     if (!st)
-        return pctl_tx_end(p, PLANCTL_ERROR);
+        return pctl_tx_end(p, pctl_q_err(p));
     pctl_bind_i64(st, 1, token);
     pctl_bind_i64(st, 2, pctl_now(p));
     return pctl_tx_end(p, pctl_q_exec(st));
@@ -249,7 +249,7 @@ int pctl_lease_release(planctl *p, int64_t token)
     if (rc == 0) {
         st = pctl_q(p, PCTL_Q_lease_drop);
         if (!st)
-            rc = PLANCTL_ERROR;
+            rc = pctl_q_err(p);
         else {
             pctl_bind_i64(st, 1, token);
             rc = pctl_q_exec(st);
@@ -276,7 +276,7 @@ int pctl_lease_json(json_t **out, planctl *p, int with_token)
 
     *out = NULL;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_host_name(host, sizeof host);
     /* Columns: 0 host, 1 pid, 2 token, 3 acquired_at, 4 heartbeat_at. */
     rc = pctl_step(st);

@@ -21,7 +21,7 @@ static int find_run(json_t **run, planctl *p, int64_t instance_id,
 
     *run = NULL;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, instance_id);
     if (id)
         pctl_bind_i64(st, 2, id);
@@ -53,7 +53,7 @@ static int read_steps(json_t **out, planctl *p, int64_t run_id)
     int rc = 0, step;
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     if (!(*out = json_array()))
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     pctl_bind_i64(st, 1, run_id);
@@ -173,7 +173,7 @@ static int add_attempts(json_t *arr, int *count, planctl *p, int64_t run_id,
 
     *count = 0;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, json_integer_value(json_object_get(s, "id")));
     while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
         int number = (int)pctl_col_i64(st, 0);

@@ -394,7 +394,7 @@ static int run_replay(replay *r, planctl *p, int64_t instance_id, int64_t until,
     if (orphans)
         *orphans = 0;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, until > 0 ? until : INT64_MAX);
     pctl_bind_i64(st, 2, at > 0 ? at : INT64_MAX);
     if (instance_id)
@@ -476,7 +476,7 @@ static int instance_doc(json_t **out, planctl *p, replay *r, int64_t iid,
         pctl_stmt *st = pctl_q(p, PCTL_Q_def_by_name_version);
 
         if (!st)
-            return PLANCTL_ERROR;
+            return pctl_q_err(p);
         pctl_bind_text(st, 1, in->def_name);
         pctl_bind_text(st, 2, in->def_version);
         if (pctl_step(st) == PCTL_ROW)
@@ -613,7 +613,7 @@ static int db_check(planctl *p, pctl_query q, const char *what)
     int rc = 0, step;
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     step = pctl_step(st);
     if (step == PCTL_ROW) {
         const char *v = pctl_col_text(st, 0);
@@ -635,7 +635,7 @@ static int check_event_counts(planctl *p)
     int rc = 0, step;
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     step = pctl_step(st);
     if (step == PCTL_ROW)
         rc = pctl_err(p, PLANCTL_EMISMATCH,
@@ -706,7 +706,7 @@ int planctl_verify(char **out, planctl *p)
                       (long long)orphans);
     st = rc == 0 ? pctl_q(p, PCTL_Q_run_ids) : NULL;
     if (rc == 0 && !st)
-        rc = PLANCTL_ERROR;
+        rc = pctl_q_err(p);
     while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
         int64_t id = pctl_col_i64(st, 0);
         rrun *er = find_run(&r, id);

@@ -89,7 +89,7 @@ static int load_old_run(old_run *out, planctl *p, int64_t instance_id,
 
     memset(out, 0, sizeof *out);
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, instance_id);
     if (run_id > 0)
         pctl_bind_i64(st, 2, run_id);
@@ -188,7 +188,7 @@ static int active_run(int64_t *id, planctl_status *status, planctl *p,
     st = pctl_q(p, PCTL_Q_run_active);
     if (!st) {
         pctl_instance_row_clear(&row);
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     }
     pctl_bind_i64(st, 1, row.id);
     rc = pctl_step(st);
@@ -222,7 +222,7 @@ static int run_to_cancel(planctl_status *status, planctl *p,
     st = pctl_q(p, PCTL_Q_run_status_of_instance);
     if (!st) {
         pctl_instance_row_clear(&row);
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     }
     pctl_bind_i64(st, 1, row.id);
     pctl_bind_i64(st, 2, run_id);

@@ -89,6 +89,11 @@ pctl_stmt *pctl_q_rebind(planctl *p, pctl_query q)
     return get(p, q, 0);
 }
 
+int pctl_q_err(const planctl *p)
+{
+    return p->errcode < 0 ? p->errcode : PLANCTL_ERROR;
+}
+
 int pctl_q_exec(pctl_stmt *s)
 {
     int rc = s->m->step(s);

@@ -192,6 +192,12 @@ pctl_stmt *pctl_q(planctl *p, pctl_query q);
  * NULL. */
 pctl_stmt *pctl_q_rebind(planctl *p, pctl_query q);
 
+/* The code of the failure that made pctl_q() or pctl_q_rebind() return
+ * NULL: what its message says (PLANCTL_EINTR for a prepare that
+ * planctl_interrupt() stopped, PLANCTL_EIO for a lost session), never a
+ * plain PLANCTL_ERROR in their place. */
+int pctl_q_err(const planctl *p);
+
 /* EINVAL: the handle's planctl_open() failed, so it has no database. */
 int pctl_db_unopened(planctl *p);
 

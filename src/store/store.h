@@ -29,6 +29,7 @@ struct planctl {
      * URI with its password stays in the backend's connection). */
     const char *open_target;
     char *errmsg;
+    int errcode; /* the code pctl_err() last set, with errmsg */
     int schema_version;
     int readonly;
     int ro_fs;    /* on a read-only file system: opened immutable (db.c) */

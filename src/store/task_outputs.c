@@ -13,7 +13,7 @@ int pctl_run_outputs(json_t **out, planctl *p, int64_t run_id)
 
     *out = NULL;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     if (!(*out = json_object()))
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     pctl_bind_i64(st, 1, run_id);
@@ -46,7 +46,7 @@ int pctl_attempt_outputs_text(char **out, planctl *p, int64_t step_id,
 
     *out = NULL;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, step_id);
     pctl_bind_i64(st, 2, number);
     rc = pctl_step(st);
@@ -80,7 +80,7 @@ int pctl_outputs_record(planctl *p, int64_t step_id, int attempt,
     pctl_stmt *st = pctl_q(p, PCTL_Q_outputs_put);
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, step_id);
     pctl_bind_i64(st, 2, attempt);
     pctl_bind_text(st, 3, outputs);

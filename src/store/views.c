@@ -73,7 +73,7 @@ static int load_attempts(pctl_m_step *s, planctl *p)
     int rc = 0, step, oom = 0;
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, s->id);
     while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
         pctl_m_attempt *a = pctl_m_add_attempt(s);
@@ -108,7 +108,7 @@ static int load_children(pctl_m_run *r, planctl *p, int with_attempts)
     size_t i, j;
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     /* Columns: 0 id, 1 name, 2 strategy, 3 status, 4 started, 5 finished,
      * 6 message. */
     pctl_bind_i64(st, 1, r->id);
@@ -141,7 +141,7 @@ static int load_children(pctl_m_run *r, planctl *p, int with_attempts)
      * 7 finished, 8 message, 9 id, 10 deadline_at, 11 outputs. */
     st = pctl_q(p, PCTL_Q_view_steps);
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, r->id);
     while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
         size_t pidx = (size_t)pctl_col_i64(st, 0);
@@ -186,7 +186,7 @@ static int load_params(pctl_m_run *r, planctl *p, int64_t run_id)
     int step;
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, run_id);
     step = pctl_step(st);
     if (step == PCTL_ROW && !(r->params = pctl_m_params(pctl_col_text(st, 0))))
@@ -202,7 +202,7 @@ int pctl_model_from_tables(pctl_m_run *out, planctl *p, int64_t run_id)
 
     memset(out, 0, sizeof *out);
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, run_id);
     rc = pctl_step(st);
     if (rc != PCTL_ROW) {
@@ -252,7 +252,7 @@ static int run_by(json_t **out, planctl *p, pctl_query q, int64_t a,
 
     *out = NULL;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, a);
     if (b)
         pctl_bind_text(st, 2, b);
@@ -271,7 +271,7 @@ static int run_by2(json_t **out, planctl *p, pctl_query q, int64_t a, int64_t b)
 
     *out = NULL;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, a);
     pctl_bind_i64(st, 2, b);
     rc = pctl_step(st);
@@ -287,7 +287,7 @@ static int ids_into(planctl *p, pctl_query q, int64_t id, json_t *arr)
     int rc;
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, id);
     while ((rc = pctl_step(st)) == PCTL_ROW)
         if (json_array_append_new(arr, json_integer(pctl_col_i64(st, 0))) < 0) {
@@ -397,7 +397,7 @@ int planctl_status_json(char **out, planctl *p, const char *instance,
             pctl_stmt *st = pctl_q(p, PCTL_Q_run_of_instance);
 
             if (!st) {
-                rc = PLANCTL_ERROR;
+                rc = pctl_q_err(p);
             } else {
                 pctl_bind_i64(st, 1, row.id);
                 pctl_bind_i64(st, 2, opts->run);
@@ -515,7 +515,7 @@ static int check_history_plan(planctl *p, const pctl_instance_row *row,
     }
     if (!(st = pctl_q(p, PCTL_Q_hint_plan_has_runs))) {
         pctl_def_free(def);
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     }
     pctl_bind_i64(st, 1, row->id);
     pctl_bind_text(st, 2, plan);
@@ -557,7 +557,7 @@ int planctl_history_json(char **out, planctl *p, const char *instance,
         if (!doc)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
         else if (!st)
-            rc = PLANCTL_ERROR;
+            rc = pctl_q_err(p);
     }
     if (rc == 0) {
         runs = json_object_get(doc, "runs");
@@ -600,7 +600,7 @@ int planctl_instances_json(char **out, planctl *p)
     *out = NULL;
     st = pctl_q(p, PCTL_Q_instance_list);
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     doc = json_pack("{s:i, s:[]}", "schema", 1, "instances");
     arr = doc ? json_object_get(doc, "instances") : NULL;
     if (!arr) {
@@ -668,7 +668,7 @@ static int count_named(int64_t *out, planctl *p, const char *name)
     int rc;
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_text(st, 1, name);
     rc = pctl_step(st);
     if (rc == PCTL_ROW) {
@@ -692,7 +692,7 @@ int pctl_instances_page(json_t **out, planctl *p, const pctl_ipage_query *q)
 
     *out = NULL;
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     doc = json_pack("{s:n, s:[]}", "total", "instances");
     arr = doc ? json_object_get(doc, "instances") : NULL;
     if (!arr) {

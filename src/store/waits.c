@@ -11,7 +11,7 @@ int pctl_wait_put(planctl *p, int64_t run_id, const char *cause,
     pctl_stmt *st = pctl_q(p, PCTL_Q_wait_put);
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, run_id);
     pctl_bind_text(st, 2, cause);
     pctl_bind_text(st, 3, kind);
@@ -26,7 +26,7 @@ int pctl_wait_delete(planctl *p, int64_t run_id)
     pctl_stmt *st = pctl_q(p, PCTL_Q_wait_delete);
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, run_id);
     return pctl_q_exec(st);
 }
@@ -36,7 +36,7 @@ int pctl_waits_delete_held(planctl *p)
     pctl_stmt *st = pctl_q(p, PCTL_Q_waits_delete_held);
 
     if (!st)
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, p->fleet_id);
     return pctl_q_exec(st);
 }
@@ -55,7 +55,7 @@ static int unheld_json(json_t **out, planctl *p, int64_t run_id)
     if (!pctl_fleet_supported(p))
         return 0;
     if (!(st = pctl_q(p, PCTL_Q_wait_unheld)))
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, run_id);
     rc = pctl_step(st);
     pctl_reset(st);
@@ -80,7 +80,7 @@ int pctl_wait_json(json_t **out, planctl *p, int64_t run_id)
         return 0;
     }
     if (!(st = pctl_q(p, PCTL_Q_wait_of_run)))
-        return PLANCTL_ERROR;
+        return pctl_q_err(p);
     pctl_bind_i64(st, 1, run_id);
     rc = pctl_step(st);
     if (rc == PCTL_ROW)

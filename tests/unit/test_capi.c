@@ -341,6 +341,54 @@ static void test_interrupt_null(void **state)
     assert_string_equal(planctl_strerror(PLANCTL_EINTR), "interrupted");
 }
 
+/* An interrupt that stops a statement while it is being prepared (on
+ * PostgreSQL a prepare waits for its tables' locks) is reported as
+ * PLANCTL_EINTR, as one that stops it running is: not as a plain
+ * PLANCTL_ERROR under the message "interrupted".  SQLite's prepare waits
+ * for nothing, so this is PostgreSQL's case. */
+static void test_interrupt_prepare(void **state)
+{
+    tu_db *f = tu_db_open("t.db", 1);
+    planctl_open_options o = PLANCTL_OPEN_OPTIONS_INIT;
+    tu_raw *holder;
+    planctl *p;
+    interrupter it;
+    int64_t run = 0;
+    int rc;
+
+    (void)state;
+    if (!tu_on_pg()) {
+        assert_int_equal(tu_db_close(f), 0);
+        return;
+    }
+    tu_apply(f->p, INTR_DEF);
+    o.busy_timeout_ms = 120000;
+    if (planctl_open(&p, f->path, &o) != 0)
+        fail_msg("open: %s", planctl_errmsg(p));
+    /* The new handle has prepared nothing that reads instances; another
+     * session keeps every statement from reading that table. */
+    holder = tu_raw_open(f->path);
+    tu_raw_exec(holder, "BEGIN");
+    tu_raw_exec(holder, "LOCK TABLE instances IN ACCESS EXCLUSIVE MODE");
+    memset(&it, 0, sizeof it);
+    it.p = p;
+    assert_int_equal(pthread_create(&it.thread, NULL, interrupt_loop, &it), 0);
+    rc = planctl_instance_create(&run, p, "i", "intr", NULL, NULL, 0);
+    atomic_store(&it.done, 1);
+    assert_int_equal(pthread_join(it.thread, NULL), 0);
+    if (rc != PLANCTL_EINTR)
+        fail_msg("create gave %s (%s), not PLANCTL_EINTR", planctl_errname(rc),
+                 planctl_errmsg(p));
+    assert_non_null(strstr(planctl_errmsg(p), "interrupted"));
+    tu_raw_exec(holder, "ROLLBACK");
+    tu_raw_close(holder);
+    /* The statement is prepared at its next use. */
+    if (planctl_instance_create(&run, p, "i", "intr", NULL, NULL, 0) != 0)
+        fail_msg("create after the interrupt: %s", planctl_errmsg(p));
+    planctl_close(p);
+    assert_int_equal(tu_db_close(f), 0);
+}
+
 /* An admission whose shell preflight check runs long returns
  * PLANCTL_EINTR once interrupted (the check's process killed), long
  * before the deadline; nothing is admitted. */
@@ -440,6 +488,7 @@ int main(void)
         cmocka_unit_test(test_release_v1_accepted),
         cmocka_unit_test(test_interrupt_admission_blocked),
         cmocka_unit_test(test_interrupt_preflight),
+        cmocka_unit_test(test_interrupt_prepare),
         cmocka_unit_test(test_interrupt_null),
         cmocka_unit_test(test_kinds_of_the_process),
     };
