@@ -466,7 +466,9 @@ static void on_beat(uv_timer_t *t)
     planctl_engine *e = t->data;
     int rc;
 
-    if (e->fenced)
+    /* A loop that was held up past half the TTL stops rather than beat:
+     * its keeper may have killed its tasks already. */
+    if (e->fenced || self_fence(e))
         return;
     if (e->fleet) {
         fleet_beat(e);

@@ -177,9 +177,13 @@ static int held_runs_text(char **text, pctl_stmt *st)
 
 /* Declares engine id dead: its row goes, its runs with it go back to
  * nobody, and an event says why and which runs (appended to *said too).
- * Inside a write. */
+ * Inside a write.  Declared dead for its heartbeat (stale), it is so only
+ * if its heartbeat is still stale now: heartbeats do not wait for the
+ * write lock (pctl_fleet_beat), and one may have come since it was
+ * read.  1 when declared dead, 0 when not (declared so by another
+ * meanwhile, or it beat meanwhile), or an error. */
 static int declare_dead(planctl *p, int64_t id, const char *name,
-                        const char *why, char **said)
+                        const char *why, int stale, char **said)
 {
     pctl_stmt *st = pctl_q(p, PCTL_Q_fleet_held);
     char *held = NULL;
@@ -192,38 +196,44 @@ static int declare_dead(planctl *p, int64_t id, const char *name,
         return rc;
     if (!held)
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    if (!(st = pctl_q(p, PCTL_Q_fleet_drop))) {
+    if (!(st =
+              pctl_q(p, stale ? PCTL_Q_fleet_drop_stale : PCTL_Q_fleet_drop))) {
         pctl_free(held);
         return pctl_q_err(p);
     }
     pctl_bind_i64(st, 1, id);
     if ((rc = pctl_q_exec(st)) < 0 || pctl_changes(st) != 1) {
         pctl_free(held);
-        return rc < 0 ? rc : 0; /* 0: declared dead by another meanwhile */
+        /* 0: declared dead by another meanwhile, or beat meanwhile. */
+        return rc < 0 ? rc : 0;
     }
     wake_others(p);
     char *msg =
         pctl_asprintf("engine %s declared dead (%s); %s", name, why, held);
     pctl_free(held);
     say_also(said, msg);
-    return engine_said(p, msg);
+    rc = engine_said(p, msg);
+    return rc < 0 ? rc : 1;
 }
 
 /*
  * Declares dead every other engine whose heartbeat is older than its TTL,
  * and those of this host whose process is gone.  Inside a write.  *n
- * receives how many, *said (when not NULL) what was said of each.
+ * receives how many, *said (when not NULL) what was said of each.  With
+ * declare 0, only finds how many there are (in any transaction): whether
+ * a write is needed at all.
  */
-static int reap(planctl *p, int *n, char **said)
+static int reap(planctl *p, int declare, int *n, char **said)
 {
     pctl_stmt *st = pctl_q(p, PCTL_Q_fleet_suspects);
     char host[256];
     struct dead {
         int64_t id;
         char *name, *why;
+        int stale;
     } *dead = NULL;
     size_t ndead = 0, cap = 0, i;
-    int rc, step;
+    int rc, step, declared = 0;
 
     *n = 0;
     if (!st)
@@ -265,6 +275,7 @@ static int reap(planctl *p, int *n, char **said)
         }
         dead[ndead].id = pctl_col_i64(st, 0);
         dead[ndead].why = why;
+        dead[ndead].stale = beat < now - ttl;
         if (!(dead[ndead].name = pctl_strdup(pctl_col_text(st, 1)))) {
             pctl_free(why);
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
@@ -275,10 +286,14 @@ static int reap(planctl *p, int *n, char **said)
     if (rc == 0 && step != PCTL_DONE)
         rc = pctl_q_fail(st, step);
     pctl_reset(st);
-    for (i = 0; rc == 0 && i < ndead; i++)
-        rc = declare_dead(p, dead[i].id, dead[i].name, dead[i].why, said);
+    for (i = 0; declare && rc == 0 && i < ndead; i++)
+        if ((rc = declare_dead(p, dead[i].id, dead[i].name, dead[i].why,
+                               dead[i].stale, said)) == 1) {
+            declared++;
+            rc = 0;
+        }
     if (rc == 0)
-        *n = (int)ndead;
+        *n = declare ? declared : (int)ndead;
     for (i = 0; i < ndead; i++) {
         pctl_free(dead[i].name);
         pctl_free(dead[i].why);
@@ -321,7 +336,7 @@ int pctl_fleet_join(planctl *p, const char *name, int64_t ttl_ms,
     /* A dead engine of this host goes first: a restart after kill -9
      * gets its runs at once. */
     p->fleet_id = 0;
-    rc = reap(p, &reaped, said);
+    rc = reap(p, 1, &reaped, said);
     if (rc == 0 && !(st = pctl_q(p, PCTL_Q_fleet_join)))
         rc = pctl_q_err(p);
     if (rc == 0) {
@@ -359,9 +374,14 @@ int pctl_fleet_join(planctl *p, const char *name, int64_t ttl_ms,
             /* Stopped inside a transaction (SIGSTOP, a debugger), it would
              * hold the write lock and every other engine with it: the
              * server ends such a session after a quarter of the TTL, and
-             * the engine finds itself declared dead when it continues. */
+             * the engine finds itself declared dead when it continues.
+             * Its heartbeat is due every third of the TTL and late at
+             * half of it (engine.c), and a pass waiting for a lock
+             * delays it: a wait gives up after half that slack, a
+             * twelfth of the TTL, and the pass is tried again later. */
             if (p->conn->m->engine_session &&
-                (rc = p->conn->m->engine_session(p->conn, ttl_ms / 4)) < 0)
+                (rc = p->conn->m->engine_session(p->conn, ttl_ms / 4,
+                                                 ttl_ms / 12)) < 0)
                 pctl_fleet_forget(p); /* its row goes stale: declared dead */
         }
     }
@@ -390,15 +410,23 @@ int pctl_fleet_fence(planctl *p)
     return 0;
 }
 
+/*
+ * The heartbeat writes the engine's own row only, which no other engine
+ * writes but to declare it dead: it takes no write lock, so a writer
+ * stuck inside its transaction, or a long one, never makes the engines
+ * miss their heartbeats.  Declaring others dead writes their runs and
+ * an event: a write, taken only when the heartbeat's look at the others
+ * found one to declare.
+ */
 int pctl_fleet_beat(planctl *p, int *reaped, char **said)
 {
     pctl_stmt *st;
     int64_t at = 0;
-    int rc;
+    int rc, dead = 0;
 
     *reaped = 0;
     *said = NULL;
-    if ((rc = pctl_tx_begin(p)) < 0)
+    if ((rc = pctl_tx_begin_rows(p)) < 0)
         return rc;
     if (!(st = pctl_q(p, PCTL_Q_fleet_beat)))
         return pctl_tx_end(p, pctl_q_err(p));
@@ -406,8 +434,12 @@ int pctl_fleet_beat(planctl *p, int *reaped, char **said)
     if ((rc = one_i64(&at, st)) == 0)
         rc = pctl_fleet_fence(p); /* gone: says so */
     else if (rc == 1)
-        rc = reap(p, reaped, said);
-    rc = pctl_tx_end(p, rc);
+        rc = reap(p, 0, &dead, NULL);
+    if ((rc = pctl_tx_end(p, rc)) < 0 || dead == 0)
+        return rc;
+    if ((rc = pctl_tx_begin(p)) < 0)
+        return rc;
+    rc = pctl_tx_end(p, reap(p, 1, reaped, said));
     if (rc < 0) { /* rolled back: nobody was declared dead */
         pctl_free(*said);
         *said = NULL;
@@ -557,6 +589,8 @@ void pctl_fleet_forget(planctl *p)
     p->nfleet_peers = p->capfleet_peers = 0;
     if (p->conn && p->conn->m->quiet)
         p->conn->m->quiet(p->conn, 0);
+    if (p->conn && p->conn->m->engine_session)
+        (void)p->conn->m->engine_session(p->conn, 0, 0);
 }
 
 int pctl_fleet_json(json_t **out, planctl *p)

@@ -134,6 +134,7 @@
     X(fleet_suspects)                                                          \
     X(fleet_held)                                                              \
     X(fleet_drop)                                                              \
+    X(fleet_drop_stale)                                                        \
     X(fleet_claim)                                                             \
     X(fleet_hold)                                                              \
     X(fleet_release)                                                           \

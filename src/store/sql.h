@@ -36,7 +36,17 @@
 /* What pctl_step returns besides a PLANCTL_E* code. */
 enum { PCTL_DONE = 0, PCTL_ROW = 1 };
 
-typedef enum pctl_tx_kind { PCTL_TX_READ, PCTL_TX_WRITE } pctl_tx_kind;
+/* A transaction's kind.  PCTL_TX_ROWS is a write that takes only the locks
+ * of the rows it changes, for rows that only their owner writes (an
+ * engine's heartbeat): on PostgreSQL it does not take the schema's write
+ * lock and moves no change token, so no other writer, stuck or slow,
+ * holds it back; it may not append events.  SQLite has one writer at a
+ * time whatever the kind: there it is PCTL_TX_WRITE. */
+typedef enum pctl_tx_kind {
+    PCTL_TX_READ,
+    PCTL_TX_WRITE,
+    PCTL_TX_ROWS
+} pctl_tx_kind;
 
 /* A column's type in the current row (pctl_col_type). */
 typedef enum pctl_col_kind {
@@ -154,9 +164,11 @@ typedef struct pctl_db_methods {
     void (*wake)(pctl_conn *c);
     /* An engine among several: the server ends its session when it sits
      * idle inside a transaction for idle_ms (an engine stopped there
-     * would hold every writer back), now and in every new session.  0 or
+     * would hold every writer back), and a wait for a lock gives up after
+     * lock_ms when that is shorter than the busy timeout, now and in every
+     * new session.  Both 0: the handle's own settings again.  0 or
      * PLANCTL_E*.  May be NULL. */
-    int (*engine_session)(pctl_conn *c, int64_t idle_ms);
+    int (*engine_session)(pctl_conn *c, int64_t idle_ms, int64_t lock_ms);
 
     /* Stops the statement or the wait for a lock in progress on c, from
      * another thread (planctl_interrupt(), under p->intr_lock, with

@@ -173,6 +173,10 @@ int pctl_tx_begin(planctl *p);
 /* The same, as one moment `at` (0: now): pctl_now() returns it until the
  * transaction ends, so every time it records is the same. */
 int pctl_tx_begin_at(planctl *p, int64_t at);
+/* A write of rows that only their owner writes (PCTL_TX_ROWS, sql.h):
+ * on PostgreSQL it waits for no other writer.  Ended as any write.  No
+ * events inside it. */
+int pctl_tx_begin_rows(planctl *p);
 /* COMMIT at depth 1; a failed commit rolls back.  Returns 0 or an error. */
 int pctl_tx_commit(planctl *p);
 /* ROLLBACK at depth 1.  Can't fail (errors are ignored: SQLite rolls back

@@ -10,12 +10,24 @@
 
 static void thaw(planctl *p);
 
+static int begin(planctl *p, int64_t at, pctl_tx_kind kind);
+
 int pctl_tx_begin(planctl *p)
 {
-    return pctl_tx_begin_at(p, 0);
+    return begin(p, 0, PCTL_TX_WRITE);
 }
 
 int pctl_tx_begin_at(planctl *p, int64_t at)
+{
+    return begin(p, at, PCTL_TX_WRITE);
+}
+
+int pctl_tx_begin_rows(planctl *p)
+{
+    return begin(p, 0, PCTL_TX_ROWS);
+}
+
+static int begin(planctl *p, int64_t at, pctl_tx_kind kind)
 {
     int rc;
 
@@ -32,7 +44,7 @@ int pctl_tx_begin_at(planctl *p, int64_t at)
         return 0;
     p->tx_serial++;
     pctl_intr_enter(p);
-    rc = p->conn->m->begin(p->conn, PCTL_TX_WRITE);
+    rc = p->conn->m->begin(p->conn, kind);
     if (rc < 0) {
         p->tx_depth = 0;
         pctl_intr_leave(p);

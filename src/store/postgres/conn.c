@@ -17,7 +17,10 @@
  * commit order (the events' statement trigger makes other writers of
  * events take the lock too).  Statements run at READ COMMITTED after the
  * lock, so each sees every commit before it.  A read is REPEATABLE READ
- * READ ONLY: one snapshot for all its statements.
+ * READ ONLY: one snapshot for all its statements.  A write of rows only
+ * their owner writes (PCTL_TX_ROWS: an engine's heartbeat) takes no
+ * write lock and moves no change token, so that a writer stuck inside
+ * its transaction cannot make every engine miss its heartbeat.
  *
  * The change token.  meta.commits counts the write transactions that
  * changed rows: a writer reads it under the lock at BEGIN, and before its
@@ -194,15 +197,18 @@ static void end_open_tx(pctl_pg_conn *pc)
 /* ---- the session ---- */
 
 /* What every new session needs: the schema on the search path, UTF-8,
- * the busy timeout for planctl's own lock, read-only when opened so. */
-static int session_setup(pctl_pg_conn *pc, int busy_timeout_ms)
+ * the lock timeout (the busy timeout, or an engine's), read-only when
+ * opened so. */
+static int session_setup(pctl_pg_conn *pc)
 {
+    int lock_ms = pc->lock_ms;
+
     char sql[512];
 
     snprintf(sql, sizeof sql,
              "SET search_path TO \"%s\"; SET client_encoding TO 'UTF8'; "
              "SET lock_timeout TO %d; SET default_transaction_read_only TO %s",
-             pc->uri.schema, busy_timeout_ms > 0 ? busy_timeout_ms : 1,
+             pc->uri.schema, lock_ms > 0 ? lock_ms : 1,
              pc->readonly ? "on" : "off");
     if (pc->idle_tx_ms > 0)
         snprintf(sql + strlen(sql), sizeof sql - strlen(sql),
@@ -235,7 +241,7 @@ int pctl_pg_alive(pctl_pg_conn *pc)
     pc->gen++;
     pc->in_tx = 0;
     cancel_renew(pc);
-    if ((rc = session_setup(pc, pc->busy_ms)) < 0)
+    if ((rc = session_setup(pc)) < 0)
         return rc;
     if (pc->listening && (rc = listen_now(pc)) < 0)
         return rc;
@@ -258,6 +264,14 @@ int pctl_pg_begin(pctl_conn *c, pctl_tx_kind k)
                       NULL, NULL)) < 0)
             return rc;
         pc->in_tx = 1 + PCTL_TX_READ;
+        return 0;
+    }
+    /* Only the rows' own locks: no writer's lock, no change token (its
+     * commit is a plain COMMIT: pctl_pg_commit counts writes only). */
+    if (k == PCTL_TX_ROWS) {
+        if ((rc = run(pc, "BEGIN", NULL, NULL)) < 0)
+            return rc;
+        pc->in_tx = 1 + PCTL_TX_ROWS;
         return 0;
     }
     snprintf(sql, sizeof sql,
@@ -402,15 +416,34 @@ void pctl_pg_wake(pctl_conn *c)
     PC(c)->wake = 1;
 }
 
-int pctl_pg_engine_session(pctl_conn *c, int64_t idle_ms)
+int pctl_pg_engine_session(pctl_conn *c, int64_t idle_ms, int64_t lock_ms)
 {
     pctl_pg_conn *pc = PC(c);
-    char sql[96];
+    char sql[160];
 
     pc->idle_tx_ms = idle_ms;
-    snprintf(sql, sizeof sql, "SET idle_in_transaction_session_timeout TO %lld",
-             (long long)idle_ms);
-    return pc->in_tx ? 0 : run(pc, sql, "session", NULL);
+    pc->lock_ms =
+        lock_ms > 0 && lock_ms < pc->busy_ms ? (int)lock_ms : pc->busy_ms;
+    if (idle_ms > 0)
+        snprintf(sql, sizeof sql,
+                 "SET idle_in_transaction_session_timeout TO %lld; ",
+                 (long long)idle_ms);
+    else
+        snprintf(sql, sizeof sql,
+                 "SET idle_in_transaction_session_timeout TO DEFAULT; ");
+    snprintf(sql + strlen(sql), sizeof sql - strlen(sql),
+             "SET lock_timeout TO %d", pc->lock_ms > 0 ? pc->lock_ms : 1);
+    if (pc->in_tx)
+        return 0;
+    /* Given back to the handle (the engine stopped, maybe because the
+     * session is gone): as far as it goes, keeping the handle's message;
+     * a new session has them anyway. */
+    if (idle_ms == 0 && lock_ms == 0) {
+        if (PQstatus(pc->pg) == CONNECTION_OK)
+            PQclear(PQexec(pc->pg, sql));
+        return 0;
+    }
+    return run(pc, sql, "session", NULL);
 }
 
 /* ---- opening ---- */
@@ -605,10 +638,9 @@ static int pg_open_db(pctl_pg_conn *pc, const planctl_open_options *o)
     planctl *p = pc->base.p;
     int rc, fresh = 0;
 
-    pc->busy_ms = o->busy_timeout_ms;
+    pc->busy_ms = pc->lock_ms = o->busy_timeout_ms;
     pc->readonly = p->readonly;
-    if ((rc = connect_db(pc)) < 0 ||
-        (rc = session_setup(pc, pc->busy_ms)) < 0 ||
+    if ((rc = connect_db(pc)) < 0 || (rc = session_setup(pc)) < 0 ||
         (rc = identify(pc, &fresh)) < 0)
         return rc;
     /* Worded as SQLite's for a missing file: the URI, schema included, is

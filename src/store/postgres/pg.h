@@ -54,7 +54,9 @@ typedef struct pctl_pg_conn {
     int64_t own_at_begin;
     int64_t before; /* the counter when the open write began */
     int readonly;
-    int busy_ms;        /* the session's lock_timeout */
+    int busy_ms;        /* the handle's busy timeout */
+    int lock_ms;        /* the session's lock_timeout: busy_ms, or an
+                           engine's shorter one */
     int quiet;          /* an engine's: commits notify only when woken */
     int wake;           /* the open transaction's commit notifies */
     int64_t idle_tx_ms; /* idle_in_transaction_session_timeout; 0: the
@@ -103,7 +105,7 @@ void pctl_pg_rollback(pctl_conn *c);
 int pctl_pg_token(pctl_db_token *out, pctl_conn *c, unsigned which);
 void pctl_pg_quiet(pctl_conn *c, int on);
 void pctl_pg_wake(pctl_conn *c);
-int pctl_pg_engine_session(pctl_conn *c, int64_t idle_ms);
+int pctl_pg_engine_session(pctl_conn *c, int64_t idle_ms, int64_t lock_ms);
 
 /* stmt.c: the statement methods of pctl_db_postgres. */
 int pctl_pg_prepare(pctl_stmt **out, pctl_conn *c, pctl_query q,

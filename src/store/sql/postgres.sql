@@ -981,6 +981,14 @@ ORDER BY r.id;
 -- name: fleet_drop
 DELETE FROM engines WHERE id = $1;
 
+-- The same, only while its heartbeat is older than its TTL: a heartbeat
+-- takes no write lock, and one may have come since the suspects were
+-- read.  (Waiting for a heartbeat in progress, the row is read again.)
+-- name: fleet_drop_stale
+DELETE FROM engines
+WHERE id = $1
+  AND heartbeat_at < (extract(epoch FROM clock_timestamp()) * 1000)::bigint - ttl_ms;
+
 -- Up to $2 active runs that nobody holds, oldest first, for engine $1.
 -- Claims are written under the write lock as every write is, so two
 -- engines never claim one run: no row lock is needed to tell them apart.

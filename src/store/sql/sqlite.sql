@@ -936,6 +936,12 @@ ORDER BY r.id;
 -- name: fleet_drop
 DELETE FROM engines WHERE id = ?1;
 
+-- The same, only while its heartbeat is older than its TTL.
+-- name: fleet_drop_stale
+DELETE FROM engines
+WHERE id = ?1
+  AND heartbeat_at < CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) - ttl_ms;
+
 -- Up to ?2 active runs that nobody holds, oldest first, for engine ?1.
 -- Claims are written under the write lock as every write is, so two
 -- engines never claim one run: no row lock is needed to tell them apart.

@@ -92,7 +92,7 @@ static int sq_begin(pctl_conn *c, pctl_tx_kind k)
 {
     pctl_sqlite_conn *sc = SC(c);
 
-    return k == PCTL_TX_WRITE
+    return k != PCTL_TX_READ
                ? tx_stmt(sc, &sc->begin_write, "BEGIN IMMEDIATE", NULL)
                : tx_stmt(sc, &sc->begin_read, "BEGIN", NULL);
 }
