@@ -44,18 +44,18 @@ double bench_baseline_run(const char *path, planctl_durability durability,
     unlink(path);
     if (sqlite3_open(path, &db) != SQLITE_OK)
         bench_die("baseline: cannot open %s", path);
-    bench_exec(db, "PRAGMA journal_mode = WAL");
-    bench_exec(db, durability == PLANCTL_DURABILITY_FULL
-                       ? "PRAGMA synchronous = FULL"
-                       : "PRAGMA synchronous = NORMAL");
-    bench_exec(db, "CREATE TABLE steps (id INTEGER PRIMARY KEY, "
-                   "status TEXT NOT NULL, updated_at INTEGER NOT NULL);"
-                   "CREATE TABLE events (seq INTEGER PRIMARY KEY "
-                   "AUTOINCREMENT, at INTEGER NOT NULL, step_id INTEGER "
-                   "NOT NULL, from_status TEXT, to_status TEXT NOT NULL);"
-                   "WITH RECURSIVE k(n) AS (SELECT 1 UNION ALL SELECT n + 1 "
-                   "FROM k WHERE n < 1000) INSERT INTO steps "
-                   "SELECT n, 'PENDING', 0 FROM k;");
+    fx_exec(db, "PRAGMA journal_mode = WAL");
+    fx_exec(db, durability == PLANCTL_DURABILITY_FULL
+                    ? "PRAGMA synchronous = FULL"
+                    : "PRAGMA synchronous = NORMAL");
+    fx_exec(db, "CREATE TABLE steps (id INTEGER PRIMARY KEY, "
+                "status TEXT NOT NULL, updated_at INTEGER NOT NULL);"
+                "CREATE TABLE events (seq INTEGER PRIMARY KEY "
+                "AUTOINCREMENT, at INTEGER NOT NULL, step_id INTEGER "
+                "NOT NULL, from_status TEXT, to_status TEXT NOT NULL);"
+                "WITH RECURSIVE k(n) AS (SELECT 1 UNION ALL SELECT n + 1 "
+                "FROM k WHERE n < 1000) INSERT INTO steps "
+                "SELECT n, 'PENDING', 0 FROM k;");
     begin = prep(db, "BEGIN IMMEDIATE");
     commit = prep(db, "COMMIT");
     upd = prep(db, "UPDATE steps SET status = ?3, updated_at = ?4 "

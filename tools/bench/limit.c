@@ -638,9 +638,9 @@ int bench_ips_limit_main(int argc, char **argv)
         bench_die("ips-limit: cannot open %s", path);
     sqlite3_extended_result_codes(db, 1);
     sqlite3_busy_timeout(db, 30000);
-    bench_exec(db, "PRAGMA foreign_keys = ON");
-    bench_exec(db, "PRAGMA journal_mode = WAL");
-    bench_exec(db, "PRAGMA synchronous = NORMAL");
+    fx_exec(db, "PRAGMA foreign_keys = ON");
+    fx_exec(db, "PRAGMA journal_mode = WAL");
+    fx_exec(db, "PRAGMA synchronous = NORMAL");
     if (sqlite3_open_v2(epath, &edb, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
         bench_die("ips-limit: cannot open %s", epath);
     bench_wlog_load(&we, elog);
