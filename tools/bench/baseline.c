@@ -5,6 +5,11 @@
  * and an INSERT of an event, with prepared statements, in WAL mode, one
  * transaction per transition (or `batch` transitions per transaction, for
  * reference), at the durability asked for.
+ *
+ * Its two tables (steps, events) are its own toy schema on purpose, not
+ * planctl's nor a copy of it: the baseline is the cost of the least work
+ * any tracker must do, whatever planctl's schema becomes, so it follows
+ * neither the store's statements nor the fixture's (tests/fixture/fill.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
