@@ -386,7 +386,8 @@ static const pctl_query store_query[S_BEGIN] = {
     [S_WAIT_DELETE] = PCTL_Q_wait_delete,
 };
 
-/* The lease this program holds: lease_put's owner, host, pid and token. */
+/* The token of the lease this program takes (lease_put: its owner and
+ * host "limit", its pid 0), which lease_beat and lease_drop name. */
 #define LEASE_TOKEN 1
 
 #define BATCH 16
