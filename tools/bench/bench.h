@@ -1,7 +1,10 @@
 /*
  * bench.h - what the benchmark programs share: clocks, statistics, memory
- * figures, summary lines, the commit tracker, and fast setup of active
- * runs through the real schema.
+ * figures, summary lines, the commit tracker.  Databases filled fast
+ * through the real schema, and the counts that check a benchmark's
+ * result, are the fixture layer shared with the tests (tests/fixture/
+ * fill.h), the one place with SQL over planctl's tables besides the
+ * store.
  *
  * The benchmarks measure the real library (libplanctl.a, linked as built)
  * and the real CLI binary.  They include the library's internal headers
@@ -16,6 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fill.h" /* tests/fixture: databases filled fast, and counts */
 #include "planctl.h"
 
 /* ---- clocks, statistics, memory ---- */
@@ -56,15 +60,6 @@ void bench_detail(const char *name, const char *fmt, ...)
 /* Opens (creating and migrating) a planctl database or dies. */
 planctl *bench_open(const char *path, planctl_durability durability);
 
-/* The SQLite connection a handle owns (observation only). */
-sqlite3 *bench_db(planctl *p);
-
-/* Runs SQL on a raw connection or dies. */
-void bench_exec(sqlite3 *db, const char *sql);
-
-/* The first column of the first row of a query, as an integer, or dies. */
-int64_t bench_scalar(sqlite3 *db, const char *sql);
-
 /* Removes a database and its side files (-wal, -shm, -engine); missing
  * ones are no error. */
 void bench_remove_db(const char *path);
@@ -79,17 +74,6 @@ void bench_wait_ok(pid_t pid, const char *what);
 
 /* Applies a definition or dies. */
 void bench_apply(planctl *p, const char *json);
-
-/*
- * Creates n instances named <prefix>-<k> of definition def, each with one
- * active run of plan deploy, in one transaction: the first through the
- * public API (a real admission), the others as copies of its run, phases,
- * steps and creation events with fresh ids and uids, inserted through the
- * schema's guards.  The whole tree of a run is PENDING, as admission
- * leaves it.  Returns the id of the first run.
- */
-int64_t bench_clone_runs(planctl *p, const char *def, const char *prefix,
-                         int n);
 
 /* ---- the commit tracker ---- */
 

@@ -88,9 +88,9 @@ static void setup(const char *path, int held, int parked, int spares)
             bench_die("foreign: %s", planctl_errmsg(p));
         bench_apply(p, DEF("hold", "Hold"));
         bench_apply(p, DEF("park", "Parked"));
-        bench_clone_runs(p, "hold", "hold", held);
+        fx_clone_runs(p, "hold", "hold", held);
         if (parked > 0)
-            bench_clone_runs(p, "park", "park", parked);
+            fx_clone_runs(p, "park", "park", parked);
         for (k = 0; k < spares; k++) {
             snprintf(name, sizeof name, "spare-%d", k);
             if (planctl_instance_create(&run, p, name, "hold", NULL, NULL, 0) <
@@ -98,7 +98,7 @@ static void setup(const char *path, int held, int parked, int spares)
                 planctl_run_cancel(NULL, p, name, "a spare") < 0)
                 bench_die("foreign: %s: %s", name, planctl_errmsg(p));
         }
-        bench_exec(bench_db(p), "PRAGMA wal_checkpoint(TRUNCATE)");
+        fx_exec(fx_db(p), "PRAGMA wal_checkpoint(TRUNCATE)");
         planctl_close(p);
         _exit(0);
     }

@@ -72,8 +72,8 @@ int bench_ips_setup_main(int argc, char **argv)
         bench_die("ips-setup: --db and --instances N >= 1 are required");
     p = bench_open(path, PLANCTL_DURABILITY_NORMAL);
     bench_apply(p, definition());
-    bench_clone_runs(p, "ips", "ips", n);
-    bench_exec(bench_db(p), "PRAGMA wal_checkpoint(TRUNCATE)");
+    fx_clone_runs(p, "ips", "ips", n);
+    fx_exec(fx_db(p), "PRAGMA wal_checkpoint(TRUNCATE)");
     planctl_close(p);
     printf("%s: %d instances, %d Dummy steps\n", path, n, n * 2 * PHASE_STEPS);
     return 0;
@@ -98,7 +98,7 @@ BENCH_NOINLINE int bench_counted_engine(planctl *p, bench_wlog *w)
     o.until_idle = 1;
     o.change_poll_ms = QUIET_MS;
     o.lease_ttl_ms = 3 * (int64_t)QUIET_MS;
-    bench_wlog_hook(w, bench_db(p));
+    bench_wlog_hook(w, fx_db(p));
     if (uv_loop_init(&loop) != 0 || planctl_engine_new(&e, p, &loop, &o) < 0)
         bench_die("ips-engine: cannot create the engine");
     if (planctl_engine_start(e, on_stopped, &stopped) < 0)
@@ -108,7 +108,7 @@ BENCH_NOINLINE int bench_counted_engine(planctl *p, bench_wlog *w)
     planctl_engine_free(e);
     if (uv_loop_close(&loop) != 0)
         bench_die("ips-engine: handles left open");
-    bench_wlog_unhook(bench_db(p));
+    bench_wlog_unhook(fx_db(p));
     return rc;
 }
 
@@ -127,8 +127,7 @@ int bench_ips_engine_main(int argc, char **argv)
     p = bench_open(path, PLANCTL_DURABILITY_NORMAL);
     if ((rc = bench_counted_engine(p, &w)) != 0)
         bench_die("ips-engine: the engine failed: %s", planctl_errmsg(p));
-    if (bench_scalar(bench_db(p), "SELECT count(*) FROM runs WHERE status "
-                                  "<> 'COMPLETE'") != 0)
+    if (fx_runs_not_in(fx_db(p), "COMPLETE") != 0)
         bench_die("ips-engine: not every run completed");
     if (w.rollbacks)
         bench_die("ips-engine: %zu transactions were rolled back", w.rollbacks);
@@ -234,12 +233,12 @@ static void check_tables(sqlite3 *db)
                  "SELECT count(*) FROM (SELECT * FROM main.%s EXCEPT "
                  "SELECT * FROM lim.%s)",
                  tables[i], tables[i]);
-        a = bench_scalar(db, sql);
+        a = fx_scalar(db, sql);
         snprintf(sql, sizeof sql,
                  "SELECT count(*) FROM (SELECT * FROM lim.%s EXCEPT "
                  "SELECT * FROM main.%s)",
                  tables[i], tables[i]);
-        b = bench_scalar(db, sql);
+        b = fx_scalar(db, sql);
         if (a || b)
             bench_die("ips-check: table %s differs: %lld rows only in the "
                       "engine's database, %lld only in the limit program's",
@@ -309,7 +308,7 @@ int bench_ips_check_main(int argc, char **argv)
     if (sqlite3_open_v2(edb, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
         bench_die("ips-check: cannot open %s", edb);
     snprintf(sql, sizeof sql, "ATTACH '%s' AS lim", ldb);
-    bench_exec(db, sql);
+    fx_exec(db, sql);
     print_counts(db);
     check_tables(db);
     /* The steps the engine completed: those of its events. */
@@ -322,11 +321,7 @@ int bench_ips_check_main(int argc, char **argv)
                 ops[i].rowid < seq0)
                 seq0 = ops[i].rowid;
     }
-    snprintf(sql, sizeof sql,
-             "SELECT count(*) FROM events WHERE seq >= %lld AND entity = "
-             "'step' AND to_status = 'COMPLETE'",
-             (long long)seq0);
-    steps = bench_scalar(db, sql);
+    steps = fx_step_completions_since(db, seq0 - 1);
     sqlite3_close(db);
     if (steps <= 0)
         bench_die("ips-check: the engine completed no step");

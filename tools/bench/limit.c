@@ -10,14 +10,15 @@
  * the commit's status events, in order, what the store's gate does:
  *   - the status UPDATE of the run, phase or step, with its compare-and-set
  *     guard (WHERE id = ? AND status = ?), which fires the schema's guard
- *     trigger: the statements are the store's own (src/store/sql/
- *     sqlite.sql: run_set_status, phase_set_status, step_set_status);
+ *     trigger (run_set_status, phase_set_status, step_set_status);
  *   - for a step, the attempts row opened (INSERT) or closed (UPDATE);
  *   - for a run that completed a deploy, update or upgrade, the instance's
- *     last_applied (the store's instance_mark_applied, with the instance
- *     and the plan known instead of looked up);
+ *     last_applied (instance_mark_applied);
  * then the commit's event rows, sixteen per INSERT as the engine's journal
- * does, then each run's event counter once.  The lease row is written as
+ * does, then each run's event counter once.  Every statement is the
+ * store's own, taken by its name from the SQL built into libplanctl.a
+ * (src/store/sql/sqlite.sql), so this program and the engine cannot run
+ * different texts.  The lease row is written as
  * the engine wrote it (taken at the start, dropped at the stop, each with
  * the engine's own event), and so are the rows of run_waits (why a run
  * waits for a slot: put when it starts waiting, deleted when it stops),
@@ -38,6 +39,8 @@
 #include <string.h>
 
 #include "bench.h"
+#include "store/embed.h"
+#include "store/sql.h"
 
 /* One event to write, and the status change it records (change < 0:
  * none, the event is only copied). */
@@ -339,11 +342,14 @@ static void load_program(lprog *pg, const bench_wlog *w, sqlite3 *edb,
 
 /* ---- the counted region ---- */
 
-/* The statements, the store's own (src/store/sql/sqlite.sql) but for the
- * instance's, whose run and plan the program knows. */
+/* The statements, by the store's names, in the order of the enum below:
+ * their text is the SQLite backend's own (src/store/sql/sqlite.sql, the
+ * copy embedded in libplanctl.a), found as the store finds it
+ * (pctl_query_text()), so that this program cannot drift from what the
+ * engine runs.  Two are not named statements: BEGIN IMMEDIATE and COMMIT
+ * are run by the backend's connection (store/sqlite/conn.c), and the
+ * same words are written here. */
 enum {
-    S_BEGIN,
-    S_COMMIT,
     S_RUN,
     S_PHASE,
     S_STEP,
@@ -351,69 +357,38 @@ enum {
     S_ATTEMPT_CLOSE,
     S_APPLIED,
     S_EVENT,
-    S_EVENTS16, /* sixteen rows of S_EVENT's, made at run time */
+    S_EVENTS16,
     S_COUNT,
     S_LEASE_PUT,
     S_LEASE_BEAT,
     S_LEASE_DROP,
     S_WAIT_PUT,
     S_WAIT_DELETE,
+    S_BEGIN,
+    S_COMMIT,
     S__COUNT
 };
 
-static const char *const sql_text[S__COUNT] = {
-    [S_BEGIN] = "BEGIN IMMEDIATE",
-    [S_COMMIT] = "COMMIT",
-    [S_RUN] = "UPDATE runs SET status = ?3,"
-              " started_at = CASE WHEN ?3 = 'IN_PROGRESS'"
-              " THEN coalesce(started_at, ?4) ELSE started_at END,"
-              " finished_at = CASE WHEN ?6 THEN ?4 ELSE NULL END,"
-              " message = ?5,"
-              " deadline_at = coalesce(?8, deadline_at)"
-              " WHERE id = ?1 AND status = ?2",
-    [S_PHASE] = "UPDATE phases SET status = ?3,"
-                " started_at = CASE WHEN ?3 = 'IN_PROGRESS'"
-                " THEN coalesce(started_at, ?4) ELSE started_at END,"
-                " finished_at = CASE WHEN ?6 THEN ?4 ELSE NULL END,"
-                " message = ?5"
-                " WHERE id = ?1 AND status = ?2",
-    [S_STEP] = "UPDATE steps SET status = ?3,"
-               " started_at = CASE WHEN ?3 = 'IN_PROGRESS'"
-               " THEN coalesce(started_at, ?4) ELSE started_at END,"
-               " finished_at = CASE WHEN ?6 THEN ?4 ELSE NULL END,"
-               " message = ?5,"
-               " attempt = attempt + ?10,"
-               " next_attempt_at = ?7,"
-               " deadline_at = ?8,"
-               " max_attempts = max_attempts + ?9"
-               " WHERE id = ?1 AND status = ?2",
-    [S_ATTEMPT_OPEN] =
-        "INSERT INTO attempts (step_id, number, status, started_at)"
-        " VALUES (?1, ?2, 'IN_PROGRESS', ?3)",
-    [S_ATTEMPT_CLOSE] =
-        "UPDATE attempts SET status = ?2, finished_at = ?3, exit_code = ?4,"
-        " message = ?5, output = ?6"
-        " WHERE step_id = ?1 AND finished_at IS NULL",
-    [S_APPLIED] = "UPDATE instances SET last_applied = (SELECT params FROM runs"
-                  " WHERE id = ?1), updated_at = ?2 WHERE id = ?3",
-    [S_EVENT] =
-        "INSERT INTO events (at, instance_id, run_id, phase_id, step_id,"
-        " entity, from_status, to_status, attempt, message, actor, data)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    [S_EVENTS16] = NULL,
-    [S_COUNT] = "UPDATE runs SET event_count = ?2 WHERE id = ?1",
-    [S_LEASE_PUT] = "INSERT INTO engine_lease (id, owner, host, pid, token,"
-                    " acquired_at, heartbeat_at)"
-                    " VALUES (1, 'limit', 'limit', 0, 1, ?1, ?1)",
-    [S_LEASE_BEAT] = "UPDATE engine_lease SET heartbeat_at = ?1 WHERE id = 1",
-    [S_LEASE_DROP] = "DELETE FROM engine_lease WHERE id = 1",
-    [S_WAIT_PUT] = "INSERT INTO run_waits (run_id, cause, kind, concurrency,"
-                   " since) VALUES (?1, 'slot', NULL, ?2, ?3)"
-                   " ON CONFLICT (run_id) DO UPDATE SET cause = excluded.cause,"
-                   " kind = excluded.kind, concurrency = excluded.concurrency,"
-                   " since = excluded.since",
-    [S_WAIT_DELETE] = "DELETE FROM run_waits WHERE run_id = ?1",
+static const pctl_query store_query[S_BEGIN] = {
+    [S_RUN] = PCTL_Q_run_set_status,
+    [S_PHASE] = PCTL_Q_phase_set_status,
+    [S_STEP] = PCTL_Q_step_set_status,
+    [S_ATTEMPT_OPEN] = PCTL_Q_attempt_open,
+    [S_ATTEMPT_CLOSE] = PCTL_Q_attempt_close,
+    [S_APPLIED] = PCTL_Q_instance_mark_applied,
+    [S_EVENT] = PCTL_Q_event_insert_values,
+    [S_EVENTS16] = PCTL_Q_event_insert_batch, /* BATCH rows */
+    [S_COUNT] = PCTL_Q_run_set_event_count,
+    [S_LEASE_PUT] = PCTL_Q_lease_put,
+    [S_LEASE_BEAT] = PCTL_Q_lease_beat,
+    [S_LEASE_DROP] = PCTL_Q_lease_drop,
+    [S_WAIT_PUT] = PCTL_Q_wait_put,
+    [S_WAIT_DELETE] = PCTL_Q_wait_delete,
 };
+
+/* The token of the lease this program takes (lease_put: its owner and
+ * host "limit", its pid 0), which lease_beat and lease_drop name. */
+#define LEASE_TOKEN 1
 
 #define BATCH 16
 #define COLS 12
@@ -513,26 +488,36 @@ static void status_change(sqlite3 *db, sqlite3_stmt **s, const lev *v)
         st = s[S_APPLIED];
         sqlite3_bind_int64(st, 1, v->run_id);
         sqlite3_bind_int64(st, 2, v->at);
-        sqlite3_bind_int64(st, 3, v->instance_id);
-        run(db, st);
+        if (run(db, st) != 1)
+            bench_die("ips-limit: run %lld marked no instance applied",
+                      (long long)v->run_id);
     }
 }
 
+/* A statement's text and its length (the store's text runs on to the
+ * next statement's comments, which preparing it stops before). */
+typedef struct ltext {
+    const char *sql;
+    size_t len;
+} ltext;
+
 BENCH_NOINLINE void bench_counted_limit(sqlite3 *db, const lprog *pg,
-                                        bench_wlog *w, const char *events16);
+                                        bench_wlog *w, const ltext *text);
 
 /* The counted region: the statements prepared, then every transaction. */
 BENCH_NOINLINE void bench_counted_limit(sqlite3 *db, const lprog *pg,
-                                        bench_wlog *w, const char *events16)
+                                        bench_wlog *w, const ltext *text)
 {
     sqlite3_stmt *s[S__COUNT];
     size_t k, i, b;
 
     for (i = 0; i < S__COUNT; i++)
-        if (sqlite3_prepare_v3(db, i == S_EVENTS16 ? events16 : sql_text[i], -1,
+        if (sqlite3_prepare_v3(db, text[i].sql, (int)text[i].len,
                                SQLITE_PREPARE_PERSISTENT, &s[i],
                                NULL) != SQLITE_OK)
             bench_die("ips-limit: %s", sqlite3_errmsg(db));
+    if (sqlite3_bind_parameter_count(s[S_EVENTS16]) != BATCH * COLS)
+        bench_die("ips-limit: event_insert_batch is not %d rows", BATCH);
     bench_wlog_hook(w, db);
     for (k = 0; k < pg->nc; k++) {
         const lcommit *c = &pg->c[k];
@@ -544,8 +529,17 @@ BENCH_NOINLINE void bench_counted_limit(sqlite3 *db, const lprog *pg,
                                  : c->lease[i] == 'U' ? S_LEASE_BEAT
                                                       : S_LEASE_DROP];
 
-            if (c->lease[i] != 'D')
-                sqlite3_bind_int64(st, 1, c->at);
+            if (c->lease[i] == 'I') {
+                sqlite3_bind_text(st, 1, "limit", -1, SQLITE_STATIC);
+                sqlite3_bind_text(st, 2, "limit", -1, SQLITE_STATIC);
+                sqlite3_bind_int64(st, 3, 0);
+                sqlite3_bind_int64(st, 4, LEASE_TOKEN);
+                sqlite3_bind_int64(st, 5, c->at);
+            } else {
+                sqlite3_bind_int64(st, 1, LEASE_TOKEN);
+                if (c->lease[i] == 'U')
+                    sqlite3_bind_int64(st, 2, c->at);
+            }
             run(db, st);
         }
         for (i = 0; i < c->nw; i++) {
@@ -553,9 +547,11 @@ BENCH_NOINLINE void bench_counted_limit(sqlite3 *db, const lprog *pg,
             sqlite3_stmt *st = s[wt->op == 'D' ? S_WAIT_DELETE : S_WAIT_PUT];
 
             sqlite3_bind_int64(st, 1, wt->run_id);
-            if (wt->op != 'D') {
-                sqlite3_bind_int64(st, 2, 1);
-                sqlite3_bind_int64(st, 3, c->at);
+            if (wt->op != 'D') { /* a slot's wait: cause, kind, limit, since */
+                sqlite3_bind_text(st, 2, "slot", -1, SQLITE_STATIC);
+                sqlite3_bind_null(st, 3);
+                sqlite3_bind_int64(st, 4, 1);
+                sqlite3_bind_int64(st, 5, c->at);
             }
             run(db, st);
         }
@@ -614,8 +610,8 @@ int bench_ips_limit_main(int argc, char **argv)
     const char *epath = bench_opt(argc, argv, "--engine-db", NULL);
     const char *elog = bench_opt(argc, argv, "--engine-log", NULL);
     const char *log = bench_opt(argc, argv, "--log", NULL);
-    char events16[4096];
-    size_t len, i;
+    ltext text[S__COUNT];
+    size_t i;
     bench_wlog we, w;
     sqlite3 *db, *edb;
     lprog pg;
@@ -623,14 +619,15 @@ int bench_ips_limit_main(int argc, char **argv)
     if (!path || !epath || !elog || !log)
         bench_die("ips-limit: --db, --engine-db, --engine-log and --log are "
                   "required");
-    len = (size_t)snprintf(events16, sizeof events16,
-                           "INSERT INTO events (at, instance_id, run_id, "
-                           "phase_id, step_id, entity, from_status, "
-                           "to_status, attempt, message, actor, data) VALUES ");
-    for (i = 0; i < BATCH; i++)
-        len += (size_t)snprintf(events16 + len, sizeof events16 - len,
-                                "%s(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                i ? ", " : "");
+    for (i = 0; i < S_BEGIN; i++)
+        if (!(text[i].sql = pctl_query_text(pctl_queries_sqlite, store_query[i],
+                                            &text[i].len)))
+            bench_die("ips-limit: statement %s is not in sqlite.sql",
+                      pctl_query_name(store_query[i]));
+    text[S_BEGIN].sql = "BEGIN IMMEDIATE";
+    text[S_COMMIT].sql = "COMMIT";
+    text[S_BEGIN].len = strlen(text[S_BEGIN].sql);
+    text[S_COMMIT].len = strlen(text[S_COMMIT].sql);
     /* Opened as the library opens a database it writes
      * (store/sqlite/conn.c). */
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
@@ -638,16 +635,16 @@ int bench_ips_limit_main(int argc, char **argv)
         bench_die("ips-limit: cannot open %s", path);
     sqlite3_extended_result_codes(db, 1);
     sqlite3_busy_timeout(db, 30000);
-    bench_exec(db, "PRAGMA foreign_keys = ON");
-    bench_exec(db, "PRAGMA journal_mode = WAL");
-    bench_exec(db, "PRAGMA synchronous = NORMAL");
+    fx_exec(db, "PRAGMA foreign_keys = ON");
+    fx_exec(db, "PRAGMA journal_mode = WAL");
+    fx_exec(db, "PRAGMA synchronous = NORMAL");
     if (sqlite3_open_v2(epath, &edb, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
         bench_die("ips-limit: cannot open %s", epath);
     bench_wlog_load(&we, elog);
     load_program(&pg, &we, edb, db);
     sqlite3_close(edb);
     memset(&w, 0, sizeof w);
-    bench_counted_limit(db, &pg, &w, events16);
+    bench_counted_limit(db, &pg, &w, text);
     if (sqlite3_close(db) != SQLITE_OK)
         bench_die("ips-limit: cannot close %s", path);
     bench_wlog_save(&w, log);

@@ -94,6 +94,30 @@ static int64_t pg_scalar(PGconn *c, const char *sql)
     return v;
 }
 
+/* How many steps of planctl's schema `schema` completed. */
+static int64_t pg_steps_complete(PGconn *c, const char *schema)
+{
+    char sql[256];
+
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM %s.steps WHERE status = 'COMPLETE'", schema);
+    return pg_scalar(c, sql);
+}
+
+/* Whether the server's commits are durable, as a summary line prints it:
+ * "synchronous_commit=1, fsync=1 (1: on)". */
+static const char *pg_durability(PGconn *c)
+{
+    static char text[64];
+
+    snprintf(text, sizeof text, "synchronous_commit=%lld, fsync=%lld (1: on)",
+             (long long)pg_scalar(c, "SELECT (current_setting("
+                                     "'synchronous_commit') = 'on')::int"),
+             (long long)pg_scalar(c, "SELECT (current_setting('fsync') = "
+                                     "'on')::int"));
+    return text;
+}
+
 /* The planctl URI of schema in the database base names. */
 static char *schema_uri(const char *base, const char *schema)
 {
@@ -221,20 +245,14 @@ static void throughput(const char *base, int instances, double seconds)
     snprintf(schema, sizeof schema, "bench_tp_%d", (int)getpid());
     uri = schema_uri(base, schema);
     c = pg_connect(base);
-    printf("server: %s", PQparameterStatus(c, "server_version"));
-    printf(", synchronous_commit=%lld, fsync=%lld (1: on)\n",
-           (long long)pg_scalar(c, "SELECT (current_setting("
-                                   "'synchronous_commit') = 'on')::int"),
-           (long long)pg_scalar(c, "SELECT (current_setting('fsync') = "
-                                   "'on')::int"));
+    printf("server: %s, %s\n", PQparameterStatus(c, "server_version"),
+           pg_durability(c));
     p = bench_open(uri, PLANCTL_DURABILITY_FULL);
     bench_apply(p, bench_tp_definition());
     create_instances(p, "bench", "tp", instances);
     secs = engine_until_idle(p);
     planctl_close(p);
-    snprintf(sql, sizeof sql,
-             "SELECT count(*) FROM %s.steps WHERE status = 'COMPLETE'", schema);
-    steps = pg_scalar(c, sql);
+    steps = pg_steps_complete(c, schema);
     if (steps != (int64_t)instances * TP_STEPS)
         bench_die("pg: %lld steps completed, not %d", (long long)steps,
                   instances * TP_STEPS);
@@ -676,9 +694,7 @@ static void fleet_one(const fleet_opts *o, PGconn *c, int engines, int k,
     sampler_stop(&smp);
     if (o->pgss)
         calls = pgss_calls(c);
-    snprintf(sql, sizeof sql,
-             "SELECT count(*) FROM %s.steps WHERE status = 'COMPLETE'", schema);
-    steps = pg_scalar(c, sql);
+    steps = pg_steps_complete(c, schema);
     f->done = steps == (int64_t)o->instances * SEQ_STEPS;
     f->steps_s = (double)steps / secs;
     f->cpu_us = steps ? cpu * 1e6 / (double)steps : 0;
@@ -886,14 +902,9 @@ static void fleet(fleet_opts *o)
     if (!mkdtemp(o->logdir))
         bench_die("pg: cannot make %s: %s", o->logdir, strerror(errno));
     o->pgss = pgss_ready(c);
-    printf("server: %s, synchronous_commit=%lld, fsync=%lld (1: on), "
-           "pg_stat_statements %s; %d instances of %d sequential Dummy "
-           "steps; lease TTL %s\n",
-           PQparameterStatus(c, "server_version"),
-           (long long)pg_scalar(c, "SELECT (current_setting("
-                                   "'synchronous_commit') = 'on')::int"),
-           (long long)pg_scalar(c, "SELECT (current_setting('fsync') = "
-                                   "'on')::int"),
+    printf("server: %s, %s, pg_stat_statements %s; %d instances of %d "
+           "sequential Dummy steps; lease TTL %s\n",
+           PQparameterStatus(c, "server_version"), pg_durability(c),
            o->pgss ? "loaded" : "NOT loaded", o->instances, SEQ_STEPS, o->ttl);
     for (k = 0; k < o->nrtt; k++) {
         int port;

@@ -83,8 +83,8 @@ static times restart(const char *path)
     t.start_ms = (double)(t_start - t0) / 1e6;
     t.first_task_ms = (double)(first_task - t0) / 1e6;
     t.interrupted =
-        bench_scalar(bench_db(p), "SELECT count(*) FROM attempts WHERE "
-                                  "message = 'interrupted: engine stopped'");
+        fx_scalar(fx_db(p), "SELECT count(*) FROM attempts WHERE "
+                            "message = 'interrupted: engine stopped'");
     /* Like a second crash: the measurement is taken, nothing else to do. */
     return t;
 }
@@ -110,7 +110,7 @@ int bench_recovery_main(int argc, char **argv)
         planctl *p = bench_open(path, PLANCTL_DURABILITY_NORMAL);
 
         bench_apply(p, DEF);
-        bench_clone_runs(p, "rec", "rec", n);
+        fx_clone_runs(p, "rec", "rec", n);
         planctl_close(p);
         _exit(0);
     }
@@ -135,11 +135,8 @@ int bench_recovery_main(int argc, char **argv)
     sqlite3_busy_timeout(db, 10000);
     /* Every run started, and every slot taken (64 by default). */
     for (i = 0; i < 3000; i++) {
-        running = bench_scalar(db, "SELECT count(*) FROM steps WHERE status "
-                                   "= 'IN_PROGRESS'");
-        if (running >= 64 &&
-            bench_scalar(db, "SELECT count(*) FROM runs WHERE status = "
-                             "'IN_PROGRESS'") == n)
+        running = fx_steps_in(db, "IN_PROGRESS");
+        if (running >= 64 && fx_runs_in(db, "IN_PROGRESS") == n)
             break;
         usleep(10000);
     }

@@ -76,8 +76,8 @@ static void setup(const char *path, int n, int ticks, int round)
         if (planctl_instance_create(&run, p, name, "tick", NULL, NULL, 0) < 0)
             bench_die("scaling: %s", planctl_errmsg(p));
         snprintf(name, sizeof name, "hold%d", round);
-        bench_clone_runs(p, "hold", name, n);
-        bench_exec(bench_db(p), "PRAGMA wal_checkpoint(TRUNCATE)");
+        fx_clone_runs(p, "hold", name, n);
+        fx_exec(fx_db(p), "PRAGMA wal_checkpoint(TRUNCATE)");
         planctl_close(p);
         free(def);
         _exit(0);
@@ -165,8 +165,7 @@ static measure run_child(const char *path, int n, int ticks)
     planctl_engine_free(tk.e);
     if (uv_loop_close(&loop) != 0)
         bench_die("scaling: handles left open");
-    if (bench_scalar(bench_db(p), "SELECT count(*) FROM steps WHERE status = "
-                                  "'IN_PROGRESS'") != 0)
+    if (fx_steps_in(fx_db(p), "IN_PROGRESS") != 0)
         bench_die("scaling: steps left IN_PROGRESS after the stop");
     planctl_close(p);
     /* The first ticks share passes with the holds starting; skip a tenth. */

@@ -84,7 +84,7 @@ static void setup(const char *path, int instances)
         planctl *p = bench_open(path, PLANCTL_DURABILITY_NORMAL);
 
         bench_apply(p, bench_tp_definition());
-        bench_clone_runs(p, "bench", "tp", instances);
+        fx_clone_runs(p, "bench", "tp", instances);
         planctl_close(p);
         _exit(0);
     }
@@ -227,9 +227,9 @@ static figures engine_run(const char *path, planctl_durability dur,
     memset(&f, 0, sizeof f);
     setup(path, instances);
     p = bench_open(path, dur);
-    seq0 = bench_scalar(bench_db(p), "SELECT max(seq) FROM events");
-    bench_tracker_start(&t, bench_db(p), seq0);
-    bench_profile_start(bench_db(p));
+    seq0 = fx_last_seq(fx_db(p));
+    bench_tracker_start(&t, fx_db(p), seq0);
+    bench_profile_start(fx_db(p));
     o.until_idle = 1;
     o.concurrency = concurrency;
     if (uv_loop_init(&loop) != 0 || planctl_engine_new(&e, p, &loop, &o) < 0)
@@ -241,35 +241,21 @@ static figures engine_run(const char *path, planctl_durability dur,
     if (!stopped || planctl_engine_status(e) != 0)
         bench_die("throughput: the engine failed: %s", planctl_errmsg(p));
     planctl_engine_free(e);
-    bench_profile_report(bench_db(p));
+    bench_profile_report(fx_db(p));
     if (uv_loop_close(&loop) != 0)
         bench_die("throughput: handles left open");
     f.rss_mb = (double)bench_proc_kb("VmHWM") / 1024.0;
 
-    if (bench_scalar(bench_db(p), "SELECT count(*) FROM runs WHERE status "
-                                  "<> 'COMPLETE'") != 0)
+    if (fx_runs_not_in(fx_db(p), "COMPLETE") != 0)
         bench_die("throughput: not every run completed");
-    f.steps =
-        bench_scalar(bench_db(p), "SELECT count(*) FROM steps WHERE status = "
-                                  "'COMPLETE'");
+    f.steps = fx_steps_in(fx_db(p), "COMPLETE");
     if (f.steps != (int64_t)instances * (SERIAL_A + PARALLEL + SERIAL_B))
         bench_die("throughput: %lld steps completed, not %d",
                   (long long)f.steps,
                   instances * (SERIAL_A + PARALLEL + SERIAL_B));
-    {
-        char sql[256];
-
-        snprintf(sql, sizeof sql,
-                 "SELECT count(*) FROM events WHERE seq > %lld AND entity IN "
-                 "('run', 'phase', 'step')",
-                 (long long)seq0);
-        f.transitions = bench_scalar(bench_db(p), sql);
-        snprintf(sql, sizeof sql,
-                 "SELECT max(seq) FROM events WHERE seq > %lld AND entity = "
-                 "'step' AND to_status = 'COMPLETE'",
-                 (long long)seq0);
-        last_done = bench_tracker_time(&t, bench_scalar(bench_db(p), sql));
-    }
+    f.transitions = fx_transitions_since(fx_db(p), seq0);
+    last_done =
+        bench_tracker_time(&t, fx_last_step_completion_since(fx_db(p), seq0));
     f.commits = t.ncommits;
     {
         /* How many step completions each commit carried (the commits
@@ -282,8 +268,8 @@ static figures engine_run(const char *path, planctl_durability dur,
                  "SELECT seq FROM events WHERE seq > %lld AND entity = "
                  "'step' AND to_status = 'COMPLETE' ORDER BY seq",
                  (long long)seq0);
-        if (sqlite3_prepare_v2(bench_db(p), sql, -1, &st, NULL) != SQLITE_OK)
-            bench_die("%s", sqlite3_errmsg(bench_db(p)));
+        if (sqlite3_prepare_v2(fx_db(p), sql, -1, &st, NULL) != SQLITE_OK)
+            bench_die("%s", sqlite3_errmsg(fx_db(p)));
         while (sqlite3_step(st) == SQLITE_ROW) {
             int64_t at = bench_tracker_time(&t, sqlite3_column_int64(st, 0));
 
@@ -303,15 +289,15 @@ static figures engine_run(const char *path, planctl_durability dur,
     f.steps_per_s = (double)f.steps / f.seconds;
     f.transitions_per_s = (double)f.transitions / f.seconds;
     f.commits_per_s = (double)f.commits / f.seconds;
-    nlat = latencies(&lat, bench_db(p), &t, seq0, t0);
+    nlat = latencies(&lat, fx_db(p), &t, seq0, t0);
     f.p50_ms = bench_quantile(lat, nlat, 0.50);
     f.p99_ms = bench_quantile(lat, nlat, 0.99);
     free(lat);
-    nlat = turnarounds(&lat, bench_db(p), &t, seq0);
+    nlat = turnarounds(&lat, fx_db(p), &t, seq0);
     f.run_p50_ms = bench_quantile(lat, nlat, 0.50);
     f.run_p99_ms = bench_quantile(lat, nlat, 0.99);
     free(lat);
-    bench_tracker_stop(&t, bench_db(p));
+    bench_tracker_stop(&t, fx_db(p));
     planctl_close(p);
     unlink_db(path);
     return f;

@@ -107,7 +107,7 @@ static void setup(const char *path, int instances, int runs)
         int i, j;
 
         bench_apply(p, bench_tp_definition());
-        bench_clone_runs(p, "bench", "web", instances);
+        fx_clone_runs(p, "bench", "web", instances);
         o.queue = 1;
         for (j = 1; j < runs; j++)
             for (i = 0; i < instances; i++) {
@@ -116,7 +116,7 @@ static void setup(const char *path, int instances, int runs)
                     bench_die("web: trigger %s: %s", name, planctl_errmsg(p));
             }
         /* One file to copy: everything checkpointed, no -wal left. */
-        bench_exec(bench_db(p), "PRAGMA wal_checkpoint(TRUNCATE)");
+        fx_exec(fx_db(p), "PRAGMA wal_checkpoint(TRUNCATE)");
         planctl_close(p);
         _exit(0);
     }
@@ -837,13 +837,11 @@ static result measure(const char *bin, const char *dir, const char *tmpl,
     }
     {
         planctl *p = bench_open(path, PLANCTL_DURABILITY_NORMAL);
-        sqlite3 *db = bench_db(p);
+        sqlite3 *db = fx_db(p);
         int i;
 
-        left = bench_scalar(db, "SELECT count(*) FROM runs WHERE status "
-                                "<> 'COMPLETE'");
-        steps = bench_scalar(db, "SELECT count(*) FROM steps WHERE "
-                                 "status = 'COMPLETE'");
+        left = fx_runs_not_in(db, "COMPLETE");
+        steps = fx_steps_in(db, "COMPLETE");
         if (left != 0 || steps != (int64_t)instances * runs * TP_STEPS)
             bench_die("web: %lld steps completed, not %lld; %lld runs not "
                       "complete",
@@ -937,9 +935,9 @@ int bench_web_main(int argc, char **argv)
                      "i.id = r.instance_id WHERE i.name = 'web-%d' ORDER BY "
                      "r.id LIMIT 1 OFFSET %d",
                      run_inst[k], (int)((int64_t)k * runs / nruns));
-            run_ids[k] = bench_scalar(bench_db(p), sql);
+            run_ids[k] = fx_scalar(fx_db(p), sql);
         }
-        bench_exec(bench_db(p), "PRAGMA wal_checkpoint(TRUNCATE)");
+        fx_exec(fx_db(p), "PRAGMA wal_checkpoint(TRUNCATE)");
         planctl_close(p);
     }
     bench_detail("setup",
