@@ -1,9 +1,57 @@
 /* events.c - reading the event log (`events`, planctl-json(7)). */
 #include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "core/alloc.h"
+#include "core/outputs.h"
+#include "core/secrets.h"
 #include "core/timefmt.h"
 #include "store/store.h"
+
+/* The definitions of the runs whose events carry parameters (the event
+ * that admitted a run has its snapshot), loaded once per call: their
+ * secret parameters are shown as status shows them, "***". */
+typedef struct defs_seen {
+    int64_t *ids;
+    pctl_def **defs;
+    size_t n, cap;
+} defs_seen;
+
+static void defs_seen_clear(defs_seen *d)
+{
+    size_t i;
+
+    for (i = 0; i < d->n; i++)
+        pctl_def_free(d->defs[i]);
+    pctl_free(d->ids);
+    pctl_free(d->defs);
+    memset(d, 0, sizeof *d);
+}
+
+static int def_of(const pctl_def **out, planctl *p, defs_seen *d, int64_t id)
+{
+    pctl_def *def = NULL;
+    size_t i, cap = d->cap;
+    int rc;
+
+    for (i = 0; i < d->n; i++)
+        if (d->ids[i] == id) {
+            *out = d->defs[i];
+            return 0;
+        }
+    if ((rc = pctl_def_load(&def, p, id)) < 0)
+        return rc;
+    if (pctl_grow((void **)&d->ids, d->n, &cap, sizeof *d->ids) < 0 ||
+        pctl_grow((void **)&d->defs, d->n, &d->cap, sizeof *d->defs) < 0) {
+        pctl_def_free(def);
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    d->ids[d->n] = id;
+    d->defs[d->n++] = def;
+    *out = def;
+    return 0;
+}
 
 static json_t *col_text(pctl_stmt *st, int i)
 {
@@ -17,21 +65,80 @@ static json_t *col_int(pctl_stmt *st, int i)
                                 : json_integer(pctl_col_i64(st, i));
 }
 
+/* Replaces o's "outputs" (a set of task outputs) with the set as status
+ * shows it, secrets "***".  0, or -1 when out of memory. */
+static int mask_outputs(json_t *o)
+{
+    json_t *set = json_object_get(o, "outputs"), *shown;
+    char *text;
+
+    if (!set)
+        return 0;
+    if (!(text = json_dumps(set, JSON_COMPACT)))
+        return -1;
+    shown = pctl_outputs_masked(text);
+    free(text);
+    return shown ? json_object_set_new(o, "outputs", shown) : -1;
+}
+
+/* The event's data (column 12) as an object, shown as status shows what
+ * it holds: its run's secret parameters (column 13: the run's
+ * definition) and secret task outputs "***".  null when it has none, or
+ * when what is stored is not an object (a row imported from elsewhere). */
+static int event_data(json_t **out, planctl *p, pctl_stmt *st, defs_seen *seen)
+{
+    const pctl_def *def = NULL;
+    json_t *o, *params;
+    int rc;
+
+    *out = NULL;
+    o = pctl_col_null(st, 12) ? NULL
+                              : json_loads(pctl_col_text(st, 12), 0, NULL);
+    if (!json_is_object(o)) {
+        json_decref(o);
+        *out = json_null();
+        return 0;
+    }
+    if (mask_outputs(o) < 0) {
+        json_decref(o);
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    params = json_object_get(o, "params");
+    if (json_is_object(params) && !pctl_col_null(st, 13)) {
+        if ((rc = def_of(&def, p, seen, pctl_col_i64(st, 13))) < 0) {
+            json_decref(o);
+            return rc;
+        }
+        if (pctl_secrets_mask(params, def) < 0) {
+            json_decref(o);
+            return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        }
+    }
+    *out = o;
+    return 0;
+}
+
 /* Columns: 0 seq, 1 at, 2 instance, 3 run, 4 phase, 5 step, 6 entity,
- * 7 from, 8 to, 9 attempt, 10 message, 11 actor. */
-static json_t *event_obj(pctl_stmt *st)
+ * 7 from, 8 to, 9 attempt, 10 message, 11 actor, 12 data, 13 the run's
+ * definition. */
+static int event_obj(json_t **out, planctl *p, pctl_stmt *st, defs_seen *seen)
 {
     char at[PCTL_TIME_BUF];
+    json_t *data;
+    int rc;
 
+    if ((rc = event_data(&data, p, st, seen)) < 0)
+        return rc;
     pctl_time_rfc3339(at, pctl_col_i64(st, 1));
-    return json_pack("{s:I, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
-                     " s:o}",
+    *out = json_pack("{s:I, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
+                     " s:o, s:o}",
                      "seq", (json_int_t)pctl_col_i64(st, 0), "at", at,
                      "instance", col_text(st, 2), "run", col_int(st, 3),
                      "phase", col_text(st, 4), "step", col_text(st, 5),
                      "entity", col_text(st, 6), "from", col_text(st, 7), "to",
                      col_text(st, 8), "attempt", col_int(st, 9), "message",
-                     col_text(st, 10), "actor", col_text(st, 11));
+                     col_text(st, 10), "actor", col_text(st, 11), "data", data);
+    return *out ? 0 : pctl_err(p, PLANCTL_ENOMEM, "out of memory");
 }
 
 /* Moves *since to just before the last tail events of those opts selects
@@ -68,6 +175,7 @@ int planctl_events_json(char **out, planctl *p,
 {
     planctl_events_options defaults = PLANCTL_EVENTS_OPTIONS_INIT;
     pctl_instance_row row = {0};
+    defs_seen seen = {0};
     pctl_stmt *st;
     json_t *doc = NULL, *arr;
     int64_t last, since;
@@ -129,7 +237,7 @@ int planctl_events_json(char **out, planctl *p,
         json_decref(doc);
         pctl_instance_row_clear(&row);
         return st ? pctl_err(p, PLANCTL_ENOMEM, "out of memory")
-                  : PLANCTL_ERROR;
+                  : pctl_q_err(p);
     }
     pctl_bind_i64(st, 1, since);
     pctl_bind_i64(st, 2, opts->limit > 0 ? opts->limit : 1000);
@@ -138,10 +246,12 @@ int planctl_events_json(char **out, planctl *p,
     else if (opts->instance)
         pctl_bind_i64(st, 3, row.id);
     while ((step = pctl_step(st)) == PCTL_ROW) {
-        json_t *ev = event_obj(st);
+        json_t *ev;
 
         last = pctl_col_i64(st, 0);
-        if (!ev || json_array_append_new(arr, ev) < 0) {
+        if ((rc = event_obj(&ev, p, st, &seen)) < 0)
+            break;
+        if (json_array_append_new(arr, ev) < 0) {
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
             break;
         }
@@ -155,5 +265,6 @@ int planctl_events_json(char **out, planctl *p,
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     json_decref(doc);
     pctl_instance_row_clear(&row);
+    defs_seen_clear(&seen);
     return rc;
 }

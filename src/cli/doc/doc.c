@@ -801,9 +801,49 @@ static const jfield events_doc[] = {
     {"attempt", "the step's attempt, or null"},
     {"from", "the status before, or null"},
     {"to", "the status after, or null"},
-    {"actor", "who: engine, cli, api"},
+    {"actor", "who: user (a command), web (the page and the API, or the "
+              "user a proxy in front of them names), engine, or planctl "
+              "(the rows an admission made); an embedder names its own"},
     {"message", "what happened"},
-    {"data", "more, as an object, or null"},
+    {"data", "more, as an object, or null; what replay rebuilds from. Its "
+             "fields depend on the event, as below; secret parameters and "
+             "secret task outputs show as \"***\", as in status"},
+    {"uid", "a run's creation: the run's uid"},
+    {"definition", "a run's or an instance's creation, set or upgrade: "
+                   "{name, version} of the definition"},
+    {"name", "a phase's or step's creation: its name; an engine's event: "
+             "the engine's name"},
+    {"version", "of definition"},
+    {"plan", "a run's creation: its plan"},
+    {"trigger", "a run's creation: what admitted it: create, set, "
+                "upgrade, delete, manual (trigger) or retry"},
+    {"reason", "a run's creation: the reason given, or null"},
+    {"retry_of", "a run's creation: the run it retries, or null"},
+    {"params", "a run's creation: its parameters"},
+    {"index", "a phase's or step's creation: its place in the plan, from 0"},
+    {"strategy", "a phase's creation: serial or parallel"},
+    {"max_attempts", "a step's creation: its retry attempts"},
+    {"started_at", "a phase or step carried over by a retry: when it "
+                   "started (epoch milliseconds)"},
+    {"finished_at", "the same: when it finished"},
+    {"outputs", "a step's change or a carried step: the task outputs"},
+    {"deadline_at", "a step that starts with a timeout: when it times out "
+                    "(epoch milliseconds)"},
+    {"next_attempt_at", "a step waiting to be tried again: when (epoch "
+                        "milliseconds)"},
+    {"exit_code", "a try that ended: its exit code"},
+    {"output", "a try that ended: the last of its output"},
+    {"grant_attempt", "a step given one more try by a retry"},
+    {"clock_shift_ms", "the wall clock jumped: by how much"},
+    {"host", "an engine's start: its host"},
+    {"pid", "an engine's start: its process id"},
+    {"ttl_ms", "an engine's start: its TTL"},
+    {"capacity", "an engine's start: its --capacity, or 0"},
+    {"outcome", "preflight checks that ran for an admission: their report, "
+                "as create -o json prints it (outcome, checks, warnings)"},
+    {"checks", "of the report: each check's {name, status, message}"},
+    {"status", "of a check: passed, failed, error or skipped"},
+    {"warnings", "of the report: the checks skipped"},
     {NULL, NULL}};
 static const jfield replay_doc[] = {
     {"schema", "1"},
@@ -1001,7 +1041,13 @@ static const struct {
     {"events", "events -o json, events -o jsonl (one event a line)", events_doc,
      NULL,
      "{schema:1 events:[{seq:i at:t instance:s? run:i? entity:s phase:s? "
-     "step:s? attempt:i? from:s? to:s? actor:s message:s? ~data:o?}] "
+     "step:s? attempt:i? from:s? to:s? actor:s message:s? data:{~uid:s "
+     "~definition:{name:s version:s} ~name:s ~plan:s ~trigger:s ~reason:s? "
+     "~retry_of:i? ~params:<*> ~index:i ~strategy:s ~max_attempts:i "
+     "~started_at:i ~finished_at:i ~outputs:<*> ~deadline_at:i "
+     "~next_attempt_at:i ~exit_code:i ~output:s ~grant_attempt:i "
+     "~clock_shift_ms:i ~host:s ~pid:i ~ttl_ms:i ~capacity:i ~schema:1 "
+     "~outcome:s ~checks:[{name:s status:s message:s?}] ~warnings:[s]}?}] "
      "last_seq:i?}"},
     {"replay", "replay -o json", replay_doc, NULL,
      "{schema:1 until_seq:i instances:[{instance:s status:@status "

@@ -450,9 +450,11 @@ SELECT (SELECT count(*) FROM runs WHERE status = 'QUEUED'),
 
 -- name: events_all
 SELECT e.seq, e.at, i.name, e.run_id, ph.name, s.name, e.entity,
-    e.from_status, e.to_status, e.attempt, e.message, e.actor
+    e.from_status, e.to_status, e.attempt, e.message, e.actor, e.data,
+    r.definition_id
 FROM events AS e
 LEFT JOIN instances AS i ON i.id = e.instance_id
+LEFT JOIN runs AS r ON r.id = e.run_id
 LEFT JOIN phases AS ph ON ph.id = e.phase_id
 LEFT JOIN steps AS s ON s.id = e.step_id
 WHERE e.seq > ?1
@@ -460,9 +462,11 @@ ORDER BY e.seq LIMIT ?2;
 
 -- name: events_instance
 SELECT e.seq, e.at, i.name, e.run_id, ph.name, s.name, e.entity,
-    e.from_status, e.to_status, e.attempt, e.message, e.actor
+    e.from_status, e.to_status, e.attempt, e.message, e.actor, e.data,
+    r.definition_id
 FROM events AS e
 LEFT JOIN instances AS i ON i.id = e.instance_id
+LEFT JOIN runs AS r ON r.id = e.run_id
 LEFT JOIN phases AS ph ON ph.id = e.phase_id
 LEFT JOIN steps AS s ON s.id = e.step_id
 WHERE e.instance_id = ?3 AND e.seq > ?1
@@ -470,9 +474,11 @@ ORDER BY e.seq LIMIT ?2;
 
 -- name: events_run
 SELECT e.seq, e.at, i.name, e.run_id, ph.name, s.name, e.entity,
-    e.from_status, e.to_status, e.attempt, e.message, e.actor
+    e.from_status, e.to_status, e.attempt, e.message, e.actor, e.data,
+    r.definition_id
 FROM events AS e
 LEFT JOIN instances AS i ON i.id = e.instance_id
+LEFT JOIN runs AS r ON r.id = e.run_id
 LEFT JOIN phases AS ph ON ph.id = e.phase_id
 LEFT JOIN steps AS s ON s.id = e.step_id
 WHERE e.run_id = ?3 AND e.seq > ?1
