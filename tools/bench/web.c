@@ -66,6 +66,7 @@
 #include <uv.h>
 
 #include "bench.h"
+#include "serve/limits.h"
 
 #define TP_STEPS 16 /* bench_tp_definition's */
 
@@ -548,10 +549,20 @@ static void *pages_thread(void *arg)
 
     for (i = 0; i < pg->n; i++) {
         client *c = &pg->cl[i];
+        /* As many users, each from an address of its own: the server
+         * keeps at most SERVE_PAGE_STREAMS_PER_PEER live pages open from
+         * one address, and all of 127.0.0.0/8 reaches the loopback. */
+        int user = i / SERVE_PAGE_STREAMS_PER_PEER;
+        struct sockaddr_in from;
+        char ip[32];
 
+        snprintf(ip, sizeof ip, "127.0.%d.%d", user / 250, 1 + user % 250);
+        uv_ip4_addr(ip, 0, &from);
         uv_tcp_init(&pg->loop, &c->tcp);
         c->tcp.data = c;
         c->connect.data = c;
+        if (uv_tcp_bind(&c->tcp, (const struct sockaddr *)&from, 0) != 0)
+            fail(c, "cannot bind to a loopback address");
         if (uv_tcp_connect(&c->connect, &c->tcp,
                            (const struct sockaddr *)&pg->addr, on_connect) != 0)
             fail(c, "cannot connect");
