@@ -16,7 +16,7 @@ sleeper_def 0.05 3
 for i in $(seq 1 20); do pctl create "s$i" --definition sleeper >/dev/null; done
 
 for n in first second; do
-    "$PLANCTL_BIN" run --name "$n" --lease-ttl 3s >"$tmp/$n.out" 2>"$tmp/$n.err" &
+    "$PLANCTL_BIN" run --name "$n" --lease-ttl 6s >"$tmp/$n.out" 2>"$tmp/$n.err" &
     eval "pid_$n=$!"
     bg_pids+=("$!")
 done
@@ -25,9 +25,9 @@ beats() { val "SELECT sum(heartbeat_at) FROM engines"; }
 before=$(beats)
 
 # Another session takes the schema's write lock, as a planctl writer does,
-# and keeps it for 6 s, twice the TTL.
+# and keeps it for 12 s, twice the TTL.
 q -c "BEGIN" -c "SELECT pg_advisory_xact_lock(1347175255, hashtext('planctl'))" \
-    -c "SELECT pg_sleep(6)" -c "COMMIT" >/dev/null ||
+    -c "SELECT pg_sleep(12)" -c "COMMIT" >/dev/null ||
     fail "the other session could not hold the lock"
 for n in first second; do
     eval "pid=\$pid_$n"
