@@ -278,6 +278,25 @@ static void *interrupt_loop(void *arg)
     "\"phases\":[{\"name\":\"a\",\"steps\":[{\"name\":\"s\",\"tasks\":"        \
     "[\"t\"]}]}]}}}"
 
+/* Creates instance "i" of intr on p while another thread interrupts p
+ * until the call returns; the call must give PLANCTL_EINTR, saying so. */
+static void create_interrupted(planctl *p, int64_t *run)
+{
+    interrupter it;
+    int rc;
+
+    memset(&it, 0, sizeof it);
+    it.p = p;
+    assert_int_equal(pthread_create(&it.thread, NULL, interrupt_loop, &it), 0);
+    rc = planctl_instance_create(run, p, "i", "intr", NULL, NULL, 0);
+    atomic_store(&it.done, 1);
+    assert_int_equal(pthread_join(it.thread, NULL), 0);
+    if (rc != PLANCTL_EINTR)
+        fail_msg("create gave %s (%s), not PLANCTL_EINTR", planctl_errname(rc),
+                 planctl_errmsg(p));
+    assert_non_null(strstr(planctl_errmsg(p), "interrupted"));
+}
+
 /* An admission waiting for the write lock, which another connection
  * holds, returns PLANCTL_EINTR once another thread interrupts it, long
  * before its busy timeout, having changed nothing; an interrupt when no
@@ -288,10 +307,8 @@ static void test_interrupt_admission_blocked(void **state)
     planctl_open_options o = PLANCTL_OPEN_OPTIONS_INIT;
     tu_raw *holder = tu_raw_open(f->path);
     planctl *p;
-    interrupter it;
     int64_t run = 0;
     char *doc = NULL;
-    int rc;
 
     (void)state;
     tu_apply(f->p, INTR_DEF);
@@ -306,17 +323,8 @@ static void test_interrupt_admission_blocked(void **state)
     } else {
         tu_raw_exec(holder, "BEGIN IMMEDIATE");
     }
-    memset(&it, 0, sizeof it);
-    it.p = p;
-    assert_int_equal(pthread_create(&it.thread, NULL, interrupt_loop, &it), 0);
-    rc = planctl_instance_create(&run, p, "i", "intr", NULL, NULL, 0);
-    atomic_store(&it.done, 1);
-    assert_int_equal(pthread_join(it.thread, NULL), 0);
-    if (rc != PLANCTL_EINTR)
-        fail_msg("create gave %s (%s), not PLANCTL_EINTR", planctl_errname(rc),
-                 planctl_errmsg(p));
+    create_interrupted(p, &run);
     assert_int_equal(run, 0);
-    assert_non_null(strstr(planctl_errmsg(p), "interrupted"));
     tu_raw_exec(holder, "ROLLBACK");
     /* Nothing was admitted. */
     assert_int_equal(planctl_status_json(&doc, p, "i", NULL),
@@ -352,9 +360,7 @@ static void test_interrupt_prepare(void **state)
     planctl_open_options o = PLANCTL_OPEN_OPTIONS_INIT;
     tu_raw *holder;
     planctl *p;
-    interrupter it;
     int64_t run = 0;
-    int rc;
 
     (void)state;
     if (!tu_on_pg()) {
@@ -370,16 +376,7 @@ static void test_interrupt_prepare(void **state)
     holder = tu_raw_open(f->path);
     tu_raw_exec(holder, "BEGIN");
     tu_raw_exec(holder, "LOCK TABLE instances IN ACCESS EXCLUSIVE MODE");
-    memset(&it, 0, sizeof it);
-    it.p = p;
-    assert_int_equal(pthread_create(&it.thread, NULL, interrupt_loop, &it), 0);
-    rc = planctl_instance_create(&run, p, "i", "intr", NULL, NULL, 0);
-    atomic_store(&it.done, 1);
-    assert_int_equal(pthread_join(it.thread, NULL), 0);
-    if (rc != PLANCTL_EINTR)
-        fail_msg("create gave %s (%s), not PLANCTL_EINTR", planctl_errname(rc),
-                 planctl_errmsg(p));
-    assert_non_null(strstr(planctl_errmsg(p), "interrupted"));
+    create_interrupted(p, &run);
     tu_raw_exec(holder, "ROLLBACK");
     tu_raw_close(holder);
     /* The statement is prepared at its next use. */
