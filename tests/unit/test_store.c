@@ -1144,8 +1144,15 @@ static void test_events_document(void **state)
                 "\"instance\": \"zk\", \"run\": 1, \"phase\": null, \"step\": "
                 "null, \"entity\": \"run\", \"from\": \"PENDING\", \"to\": "
                 "\"CANCELLED\", \"attempt\": null, \"message\": \"cancelled: "
-                "bye\", \"actor\": \"user\"}");
+                "bye\", \"actor\": \"user\", \"data\": null}");
     free(text);
+    /* The run's creation carries what replay rebuilds it from. */
+    ev = json_object_get(json_array_get(evs, 1), "data");
+    assert_string_equal(json_string_value(json_object_get(ev, "plan")),
+                        "deploy");
+    assert_string_equal(json_string_value(json_object_get(ev, "trigger")),
+                        "create");
+    assert_true(json_is_object(json_object_get(ev, "params")));
     ev = json_array_get(evs, 3);
     assert_string_equal(json_string_value(json_object_get(ev, "phase")),
                         "nodes");
