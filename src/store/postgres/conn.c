@@ -202,7 +202,6 @@ static void end_open_tx(pctl_pg_conn *pc)
 static int session_setup(pctl_pg_conn *pc)
 {
     int lock_ms = pc->lock_ms;
-
     char sql[512];
 
     snprintf(sql, sizeof sql,
