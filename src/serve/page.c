@@ -446,7 +446,10 @@ static void request(void *data, serve_conn *c, const serve_req *r)
         login(pg, c, r);
         return;
     }
-    if (!authorized(pg, r)) {
+    /* The icon is the same for everyone and tells nothing: a browser
+     * asks for it on the 401 page too, where a refusal is a console
+     * error. */
+    if (!authorized(pg, r) && strcmp(r->target, "/favicon.ico") != 0) {
         unauthorized(c, r->target, flags);
         return;
     }

@@ -9,6 +9,7 @@
  *   GET  /instances/NAME/runs/ID/timeline.svg
  *   GET  /engines
  *   GET  /assets/app.css, /assets/app.js    embedded at build time
+ *   GET  /favicon.ico                       the icon (assets/icon.svg)
  *   POST /instances/NAME/ACTION             a page's form (api.c)
  *   *    /api/v1/...                        the JSON API (api.c)
  */
@@ -161,6 +162,10 @@ static void route(web_res *res, planctl *p, web_req *r)
         pctl_web_page_engines(res, p, r);
     else if (r->nseg == 2 && seg_is(r, 0, "assets"))
         asset(res, r, r->seg[1]);
+    /* What a browser asks for on a page that names no icon (the server's
+     * 401 page): a 404 would be a console error on it. */
+    else if (r->nseg == 1 && seg_is(r, 0, "favicon.ico"))
+        asset(res, r, "icon.svg");
     else if (r->nseg == 2 && seg_is(r, 0, "instances"))
         pctl_web_page_instance(res, p, r, r->seg[1]);
     else if (r->nseg >= 4 && r->nseg <= 5 && seg_is(r, 0, "instances") &&

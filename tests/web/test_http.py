@@ -640,6 +640,12 @@ def test_token(env):
                  "/stream?path=%2F"]:
         st, _, body = request(port, "GET", path)
         check(st == 401, "without the token %s is 401 (got %d)" % (path, st))
+    # A browser asks for the icon on the 401 page too: it is no secret.
+    st, h, body = request(port, "GET", "/favicon.ico")
+    check(st == 200 and h.get("content-type", "").startswith("image/svg+xml")
+          and b"<svg" in body,
+          "without the token /favicon.ico is the icon (got %d %r)"
+          % (st, h.get("content-type")))
     st, h, body = request(port, "GET", "/api/v1/instances")
     check(h.get("content-type") == "application/json" and
           json.loads(body)["error"]["code"] == "PLANCTL_EUNAUTHORIZED",
