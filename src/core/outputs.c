@@ -199,22 +199,31 @@ int pctl_outputs_parse(json_t *o, size_t *size, char *err, size_t errsize,
     return 0;
 }
 
+int pctl_outputs_mask(json_t *set)
+{
+    json_t *v, *m;
+    const char *key;
+
+    json_object_foreach(set, key, v)
+    {
+        if (json_is_object(v) && (!(m = json_string(PCTL_OUTPUT_MASK)) ||
+                                  json_object_set_new(set, key, m) < 0))
+            return -1;
+    }
+    return 0;
+}
+
 json_t *pctl_outputs_masked(const char *text)
 {
-    json_t *o = text ? json_loads(text, 0, NULL) : NULL, *v, *m;
-    const char *key;
+    json_t *o = text ? json_loads(text, 0, NULL) : NULL;
 
     if (!json_is_object(o)) {
         json_decref(o);
         return json_null();
     }
-    json_object_foreach(o, key, v)
-    {
-        if (json_is_object(v) && (!(m = json_string(PCTL_OUTPUT_MASK)) ||
-                                  json_object_set_new(o, key, m) < 0)) {
-            json_decref(o);
-            return NULL;
-        }
+    if (pctl_outputs_mask(o) < 0) {
+        json_decref(o);
+        return NULL;
     }
     return o;
 }

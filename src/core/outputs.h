@@ -61,6 +61,11 @@ size_t pctl_outputs_size(const json_t *o);
  * export); *secret, if not NULL, says whether it is secret.  Can't fail. */
 const char *pctl_output_value(const json_t *v, int *secret);
 
+/* Makes set (a JSON object of outputs; anything else is left alone) as
+ * planctl shows it: each secret's value "***".  0, or -1 when out of
+ * memory (then some may be masked). */
+int pctl_outputs_mask(json_t *set);
+
 /* A set (JSON text; NULL: none) as planctl shows it: secrets as "***".
  * json null for NULL text or text that is not a set; NULL when out of
  * memory. */

@@ -1,6 +1,5 @@
 /* events.c - reading the event log (`events`, planctl-json(7)). */
 #include <jansson.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -65,22 +64,6 @@ static json_t *col_int(pctl_stmt *st, int i)
                                 : json_integer(pctl_col_i64(st, i));
 }
 
-/* Replaces o's "outputs" (a set of task outputs) with the set as status
- * shows it, secrets "***".  0, or -1 when out of memory. */
-static int mask_outputs(json_t *o)
-{
-    json_t *set = json_object_get(o, "outputs"), *shown;
-    char *text;
-
-    if (!set)
-        return 0;
-    if (!(text = json_dumps(set, JSON_COMPACT)))
-        return -1;
-    shown = pctl_outputs_masked(text);
-    free(text);
-    return shown ? json_object_set_new(o, "outputs", shown) : -1;
-}
-
 /* The event's data (column 12) as an object, shown as status shows what
  * it holds: its run's secret parameters (column 13: the run's
  * definition) and secret task outputs "***".  null when it has none, or
@@ -99,7 +82,7 @@ static int event_data(json_t **out, planctl *p, pctl_stmt *st, defs_seen *seen)
         *out = json_null();
         return 0;
     }
-    if (mask_outputs(o) < 0) {
+    if (pctl_outputs_mask(json_object_get(o, "outputs")) < 0) {
         json_decref(o);
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }

@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "core/outputs.h"
 #include "core/secrets.h"
 
 /* A definition of PASS (secret), PLAIN and PORT (secret). */
@@ -54,6 +55,26 @@ static void test_mask(void **state)
     json_object_set_new(o, "PASS", json_string("hunter2"));
     assert_int_equal(pctl_secrets_mask(o, &def), 0);
     assert_json(o, "{\"PASS\":\"hunter2\",\"PLAIN\":\"x\"}");
+    json_decref(s);
+    json_decref(o);
+}
+
+/* A set of task outputs as planctl shows it: a secret's value, stored
+ * as {"secret": V} (or {"secret": null} from an export), is "***"; plain
+ * values and anything that is not a set stay as they are. */
+static void test_outputs_mask(void **state)
+{
+    json_t *o = json_loads("{\"CERT\":\"abc\",\"PASS\":{\"secret\":"
+                           "\"hunter2\"},\"GONE\":{\"secret\":null}}",
+                           0, NULL);
+    json_t *s = json_string("x");
+
+    (void)state;
+    assert_int_equal(pctl_outputs_mask(o), 0);
+    assert_json(o, "{\"CERT\":\"abc\",\"GONE\":\"***\",\"PASS\":\"***\"}");
+    assert_int_equal(pctl_outputs_mask(s), 0);
+    assert_json(s, "\"x\"");
+    assert_int_equal(pctl_outputs_mask(NULL), 0);
     json_decref(s);
     json_decref(o);
 }
@@ -104,6 +125,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mask),
+        cmocka_unit_test(test_outputs_mask),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_withhold_restore),
     };
