@@ -34,6 +34,7 @@ struct planctl {
     int readonly;
     int ro_fs;    /* on a read-only file system: opened immutable (db.c) */
     int tx_depth; /* >0 while a transaction of ours is open */
+    int tx_rows;  /* ... and the outermost is PCTL_TX_ROWS (no write lock) */
     int rx_depth; /* >0 while a read transaction is (pctl_tx_read) */
     int rx_began; /* ... and the outermost one began it */
     uint64_t tx_serial; /* moves at each outermost begin and end */

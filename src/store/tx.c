@@ -10,7 +10,41 @@
 
 static void thaw(planctl *p);
 
-static int begin(planctl *p, int64_t at, pctl_tx_kind kind);
+static int begin(planctl *p, int64_t at, pctl_tx_kind kind)
+{
+    int rc;
+
+    if (p->readonly)
+        return p->ro_fs ? pctl_db_err(p, PLANCTL_EREADONLY, NULL, "")
+                        : pctl_err(p, PLANCTL_EREADONLY,
+                                   "database %s was opened read-only", p->path);
+    if (!p->conn)
+        return pctl_db_unopened(p);
+    if (p->rx_began)
+        return pctl_err(p, PLANCTL_ERROR,
+                        "a write transaction inside a read one");
+    /* A rows-only transaction took no write lock (on PostgreSQL): what a
+     * write inside it would do is not fenced by it. */
+    if (p->tx_depth > 0 && p->tx_rows && kind == PCTL_TX_WRITE)
+        return pctl_err(p, PLANCTL_ERROR,
+                        "a write transaction inside a rows-only one");
+    if (p->tx_depth++ > 0)
+        return 0;
+    p->tx_rows = kind == PCTL_TX_ROWS;
+    p->tx_serial++;
+    pctl_intr_enter(p);
+    rc = p->conn->m->begin(p->conn, kind);
+    if (rc < 0) {
+        p->tx_depth = 0;
+        pctl_intr_leave(p);
+        return rc;
+    }
+    /* A transaction is one moment: a row and its event get the same time
+     * (replay and verify compare them); an engine's pass gives the moment
+     * it decided at. */
+    p->frozen_now = at > 0 ? at : p->now_fn(p->now_data);
+    return 0;
+}
 
 int pctl_tx_begin(planctl *p)
 {
@@ -25,36 +59,6 @@ int pctl_tx_begin_at(planctl *p, int64_t at)
 int pctl_tx_begin_rows(planctl *p)
 {
     return begin(p, 0, PCTL_TX_ROWS);
-}
-
-static int begin(planctl *p, int64_t at, pctl_tx_kind kind)
-{
-    int rc;
-
-    if (p->readonly)
-        return p->ro_fs ? pctl_db_err(p, PLANCTL_EREADONLY, NULL, "")
-                        : pctl_err(p, PLANCTL_EREADONLY,
-                                   "database %s was opened read-only", p->path);
-    if (!p->conn)
-        return pctl_db_unopened(p);
-    if (p->rx_began)
-        return pctl_err(p, PLANCTL_ERROR,
-                        "a write transaction inside a read one");
-    if (p->tx_depth++ > 0)
-        return 0;
-    p->tx_serial++;
-    pctl_intr_enter(p);
-    rc = p->conn->m->begin(p->conn, kind);
-    if (rc < 0) {
-        p->tx_depth = 0;
-        pctl_intr_leave(p);
-        return rc;
-    }
-    /* A transaction is one moment: a row and its event get the same time
-     * (replay and verify compare them); an engine's pass gives the moment
-     * it decided at. */
-    p->frozen_now = at > 0 ? at : p->now_fn(p->now_data);
-    return 0;
 }
 
 /* Ends the moment pctl_tx_begin started. */

@@ -3,6 +3,7 @@
  * transaction is one snapshot whatever other handles commit meanwhile,
  * nests inside a read or a write without beginning anything, and refuses
  * a write begun inside it; the write transaction's depth is unchanged.
+ * A rows-only transaction (PCTL_TX_ROWS) refuses a write inside it too.
  *
  * Rows are counted through each handle's own connection, inside its
  * transaction, by a statement of the test's own given to the backend
@@ -187,14 +188,38 @@ static void test_no_write_inside_read(void **state)
     assert_int_equal(instances(f->other), 1);
 }
 
+/* A write cannot begin inside a rows-only transaction (an engine's
+ * heartbeat), which took no write lock on PostgreSQL; the other way
+ * round nests as any write does. */
+static void test_no_write_inside_rows(void **state)
+{
+    fixture *f = *state;
+
+    assert_int_equal(pctl_tx_begin_rows(f->p), 0);
+    assert_int_equal(pctl_tx_begin(f->p), PLANCTL_ERROR);
+    assert_string_equal(planctl_errmsg(f->p),
+                        "a write transaction inside a rows-only one");
+    assert_int_equal(f->p->tx_depth, 1);
+    assert_int_equal(pctl_tx_begin_rows(f->p), 0);
+    assert_int_equal(pctl_tx_end(f->p, 0), 0);
+    assert_int_equal(pctl_tx_end(f->p, 0), 0);
+    assert_int_equal(f->p->tx_depth, 0);
+    assert_int_equal(pctl_tx_begin(f->p), 0);
+    assert_int_equal(pctl_tx_begin_rows(f->p), 0);
+    assert_int_equal(pctl_tx_end(f->p, 0), 0);
+    assert_int_equal(pctl_tx_end(f->p, 0), 0);
+    /* Afterwards writes go on as ever. */
+    create(f->p, "zk");
+    assert_int_equal(instances(f->other), 1);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_read_is_one_snapshot),
-        T(test_reads_nest),
-        T(test_read_inside_write),
-        T(test_no_write_inside_read),
+        T(test_read_is_one_snapshot), T(test_reads_nest),
+        T(test_read_inside_write),    T(test_no_write_inside_read),
+        T(test_no_write_inside_rows),
     };
 #undef T
 
