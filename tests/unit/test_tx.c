@@ -23,6 +23,7 @@
 #ifdef PLANCTL_WITH_POSTGRES
 #include "store/postgres/pg.h"
 #endif
+#include "core/alloc.h"
 #include "planctl.h"
 #include "store/sql.h"
 #include "store/sqlite/sqlite.h"
@@ -213,13 +214,52 @@ static void test_no_write_inside_rows(void **state)
     assert_int_equal(instances(f->other), 1);
 }
 
+/* A setting of p's session, in milliseconds (PostgreSQL). */
+static int64_t setting_ms(planctl *p, const char *name)
+{
+    char sql[160];
+
+    snprintf(sql, sizeof sql,
+             "SELECT (extract(epoch FROM current_setting('%s')::interval) "
+             "* 1000)::bigint",
+             name);
+    return count_on(p, sql);
+}
+
+/* An engine among several bounds its session's waits by its TTL (a lock:
+ * TTL/12, so that a pass waiting never makes its heartbeat late; idle in
+ * a transaction: TTL/4); when it leaves, the handle's own settings come
+ * back, for whatever the embedder does with the handle next.  Several
+ * engines are PostgreSQL's: SQLite keeps one per database. */
+static void test_engine_session_given_back(void **state)
+{
+    fixture *f = *state;
+    int64_t busy, idle;
+    char *said = NULL;
+
+    if (!pctl_fleet_supported(f->p))
+        return;
+    busy = setting_ms(f->p, "lock_timeout");
+    idle = setting_ms(f->p, "idle_in_transaction_session_timeout");
+    assert_int_equal(busy, 5000); /* PLANCTL_OPEN_OPTIONS_INIT's */
+    assert_int_equal(pctl_fleet_join(f->p, "e", 12000, 0, &said), 0);
+    pctl_free(said);
+    assert_int_equal(setting_ms(f->p, "lock_timeout"), 1000);
+    assert_int_equal(setting_ms(f->p, "idle_in_transaction_session_timeout"),
+                     3000);
+    assert_int_equal(pctl_fleet_leave(f->p), 0);
+    assert_int_equal(setting_ms(f->p, "lock_timeout"), busy);
+    assert_int_equal(setting_ms(f->p, "idle_in_transaction_session_timeout"),
+                     idle);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(test_read_is_one_snapshot), T(test_reads_nest),
         T(test_read_inside_write),    T(test_no_write_inside_read),
-        T(test_no_write_inside_rows),
+        T(test_no_write_inside_rows), T(test_engine_session_given_back),
     };
 #undef T
 
