@@ -3,7 +3,8 @@
  * transaction is one snapshot whatever other handles commit meanwhile,
  * nests inside a read or a write without beginning anything, and refuses
  * a write begun inside it; the write transaction's depth is unchanged.
- * A rows-only transaction (PCTL_TX_ROWS) refuses a write inside it too.
+ * A rows-only transaction (PCTL_TX_ROWS) refuses a write inside it too,
+ * and an engine's session settings are given back when it leaves.
  *
  * Rows are counted through each handle's own connection, inside its
  * transaction, by a statement of the test's own given to the backend
