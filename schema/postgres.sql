@@ -31,13 +31,13 @@ CREATE TABLE meta (
 );
 INSERT INTO meta (key, value) VALUES
     ('application', 'planctl'),
-    ('schema_version', '7'),
+    ('schema_version', '8'),
     -- How many planctl write transactions that changed something have
     -- committed: the backend's change token (a writer moves it before its
     -- COMMIT and sends it as its NOTIFY payload).
     ('commits', '0'),
-    -- The last event number given (the events' triggers).
-    ('event_seq', '0');
+    -- The highest number of an event removed (events_removed below).
+    ('events_removed', '0');
 
 CREATE TABLE transitions (
     entity      text NOT NULL CHECK (entity IN ('run', 'phase', 'step')),
@@ -228,8 +228,8 @@ CREATE TABLE attempt_output_bytes (
 -- written in the same transaction as the change.  phase_id and step_id are
 -- plain references: phases and steps only ever go away with their run,
 -- which takes its events with it.  data holds JSON details.  seq is
--- numbered by the triggers below: in commit order, without holes, never
--- reused, as SQLite's AUTOINCREMENT numbers it.
+-- numbered by events_seq as rows are inserted (the trigger below): never
+-- reused, but not commit order, and a rollback leaves a hole.
 CREATE TABLE events (
     seq         bigint PRIMARY KEY,
     at          bigint NOT NULL,
@@ -253,51 +253,77 @@ CREATE INDEX events_by_instance ON events (instance_id, seq);
 CREATE TRIGGER events_append_only BEFORE UPDATE ON events
     FOR EACH ROW EXECUTE FUNCTION refuse_write('events are append-only');
 
--- Event numbers in commit order, without holes, never reused: what a
--- reader of the log relies on ("every event after the last seq I saw";
--- a hole means events were removed, as on SQLite).  A sequence would do
--- neither: its numbers are taken at insert, not commit, and a rollback
--- does not give them back.  So:
---   - every planctl write transaction holds this schema's write lock from
---     its BEGIN (the backend takes it: 'PLCW' and the hash of the schema's
---     name), and the statement trigger makes any other writer of events
---     (psql, a script) take it too before its first row: writers of
---     events commit one after another;
---   - the numbers come from meta.event_seq under that lock: read before
---     the statement's rows, counted up per row in a transaction-local
---     setting, written back after the statement; a rollback takes the
---     write back with it, and a removed event's number is never given
---     again.
-CREATE FUNCTION events_serialize() RETURNS trigger LANGUAGE plpgsql
-SET search_path FROM CURRENT AS $$
-BEGIN
-    PERFORM pg_advisory_xact_lock(1347175255, hashtext(current_schema()));
-    PERFORM set_config('planctl.event_seq',
-                       (SELECT value FROM meta WHERE key = 'event_seq'), true);
-    RETURN NULL;
-END $$;
-CREATE TRIGGER events_serialize BEFORE INSERT ON events
-    FOR EACH STATEMENT EXECUTE FUNCTION events_serialize();
+-- Event numbers that no writer waits for, and a horizon below which a
+-- reader of the log by number skips nothing (migrations/postgres/0008
+-- and src/store/README say why this is enough):
+--   - before a transaction draws its first number it takes a shared
+--     transaction-level advisory lock (events_mark_key(), the low 32 bits
+--     of the sequence's next value then): its mark, below every number
+--     it draws;
+--   - events_horizon() reads the sequence's next value, then the lowest
+--     mark of another session in pg_locks: every event below it has
+--     committed, or never will, by the reader's next statement.
+CREATE SEQUENCE events_seq AS bigint CACHE 1 OWNED BY events.seq;
+
+CREATE FUNCTION events_mark_key() RETURNS integer LANGUAGE sql STABLE
+SET search_path FROM CURRENT
+RETURN hashtext('planctl events ' || current_schema());
 
 CREATE FUNCTION events_number() RETURNS trigger LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
+DECLARE
+    mark bigint;
 BEGIN
-    NEW.seq := current_setting('planctl.event_seq')::bigint + 1;
-    PERFORM set_config('planctl.event_seq', NEW.seq::text, true);
+    IF current_setting('planctl.events_marked', true) IS DISTINCT FROM
+       current_schema() THEN
+        SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END
+          INTO mark FROM events_seq;
+        PERFORM pg_advisory_xact_lock_shared(events_mark_key(),
+                    ((mark & 4294967295) - 2147483648)::integer # -2147483648);
+        PERFORM set_config('planctl.events_marked', current_schema(), true);
+    END IF;
+    NEW.seq := nextval('events_seq');
     RETURN NEW;
 END $$;
 CREATE TRIGGER events_number BEFORE INSERT ON events
     FOR EACH ROW EXECUTE FUNCTION events_number();
 
-CREATE FUNCTION events_numbered() RETURNS trigger LANGUAGE plpgsql
+-- The number below which every event has committed or never will, for
+-- this session: the sequence's next value, then (read after it) the
+-- lowest mark of another session's open transaction.  The caller's own
+-- transaction does not hold it back: its own rows are visible to it.
+CREATE FUNCTION events_horizon() RETURNS bigint LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
+DECLARE
+    next bigint;
+    low bigint;
+BEGIN
+    SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END
+      INTO next FROM events_seq;
+    SELECT min(next - ((next - l.objid::bigint) & 4294967295)) INTO low
+      FROM pg_locks AS l
+     WHERE l.locktype = 'advisory' AND l.objsubid = 2
+       AND l.classid::bigint = (events_mark_key()::bigint & 4294967295)
+       AND l.database = (SELECT oid FROM pg_database
+                          WHERE datname = current_database())
+       AND l.pid IS DISTINCT FROM pg_backend_pid();
+    RETURN least(next, low);
+END $$;
+
+-- The highest number of an event removed (gc, an instance deleted with its
+-- events), in meta.events_removed: with holes in the numbers, a reader
+-- cannot count them to see that events after its last are gone (feed.c).
+CREATE FUNCTION events_removed() RETURNS trigger LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
 BEGIN
-    UPDATE meta SET value = current_setting('planctl.event_seq')
-        WHERE key = 'event_seq';
+    UPDATE meta
+       SET value = greatest(value::bigint, (SELECT max(seq) FROM gone))::text
+     WHERE key = 'events_removed' AND EXISTS (SELECT 1 FROM gone);
     RETURN NULL;
 END $$;
-CREATE TRIGGER events_numbered AFTER INSERT ON events
-    FOR EACH STATEMENT EXECUTE FUNCTION events_numbered();
+CREATE TRIGGER events_removed AFTER DELETE ON events
+    REFERENCING OLD TABLE AS gone
+    FOR EACH STATEMENT EXECUTE FUNCTION events_removed();
 
 -- The engine lease: at most one engine per database.  token grows with
 -- every acquisition and fences every engine write.

@@ -913,6 +913,10 @@ typedef struct planctl_events_options {
  * run, phase, step, entity, from, to, attempt, message, actor}],
  * "last_seq":N} where last_seq is the seq of the last event returned (or
  * opts->since when none), for asking again with since = last_seq.
+ * Events come in seq order.  On PostgreSQL numbers are drawn before
+ * commit, so a transaction may hold a lower one open while later ones
+ * commit: only the events below the lowest number still open come, and
+ * asking again with since = last_seq skips none.
  * instance, phase and step are names; run is the run id.  opts may be
  * NULL (every event, up to the default limit).  A caller built with
  * version 1 of the options (no tail) keeps working.  Errors: ENOTFOUND

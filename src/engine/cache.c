@@ -419,6 +419,7 @@ static int sync(pctl_active **cache, planctl *p, pctl_sync_info *info)
     pctl_active *a = *cache;
     struct pctl_active_cache *c;
     pctl_db_token now = {0, 0};
+    int64_t last;
     size_t i;
     int rc;
 
@@ -457,13 +458,13 @@ reload:
     if (rc < 0)
         return rc;
     info->full = 1;
+    /* Where the feed goes on from, read before the rows: every event up
+     * to it is in what they show (feed.h). */
+    if ((rc = pctl_feed_last(&last, p)) < 0)
+        return rc;
     if ((rc = load_all(&a, p)) < 0)
         return rc;
-    /* The same snapshot as the rows: inside the pass's transaction. */
-    if ((rc = pctl_feed_last(&a->cache->last_event, p)) < 0) {
-        pctl_active_drop(&a);
-        return rc;
-    }
+    a->cache->last_event = last;
     a->cache->seen.others = now.others;
     a->cache->synced_tx = p->tx_depth > 0 ? p->tx_serial : 0;
     a->cache->events_max = p->run_events_max;
@@ -486,7 +487,7 @@ int pctl_active_sync(pctl_active **cache, planctl *p, pctl_sync_info *info)
 
 int pctl_active_mark(pctl_active *a, planctl *p)
 {
-    return a ? pctl_feed_last(&a->cache->last_event, p) : 0;
+    return a ? pctl_feed_mark(&a->cache->last_event, p) : 0;
 }
 
 void pctl_active_committed(pctl_active *a, planctl *p)

@@ -84,8 +84,9 @@ typedef struct pctl_sync_info {
  */
 int pctl_active_sync(pctl_active **cache, planctl *p, pctl_sync_info *info);
 
-/* Before the pass commits (its events written): the newest event is the
- * cache's own, so the next sync follows only what comes after it.
+/* Before the pass commits (its events written): the cache's cursor
+ * moves past the pass's own events when no other writer's are among
+ * them (pctl_feed_mark), so the next sync follows only what comes after.
  * Errors: EIO, EBUSY. */
 int pctl_active_mark(pctl_active *a, planctl *p);
 

@@ -6,6 +6,7 @@
 #include "core/outputs.h"
 #include "core/secrets.h"
 #include "core/timefmt.h"
+#include "store/feed.h"
 #include "store/store.h"
 
 /* The definitions of the runs whose events carry parameters (the event
@@ -129,7 +130,7 @@ static int event_obj(json_t **out, planctl *p, pctl_stmt *st, defs_seen *seen)
  * fewer.  Returns 0 or the statement's error. */
 static int tail_start(int64_t *since, planctl *p,
                       const planctl_events_options *opts, int64_t instance_id,
-                      int tail)
+                      int tail, int64_t horizon)
 {
     pctl_stmt *st = pctl_q(p, opts->run > 0    ? PCTL_Q_events_run_tail
                               : opts->instance ? PCTL_Q_events_instance_tail
@@ -140,10 +141,11 @@ static int tail_start(int64_t *since, planctl *p,
         return pctl_q_err(p);
     pctl_bind_i64(st, 1, *since);
     pctl_bind_i64(st, 2, tail);
+    pctl_bind_i64(st, 3, horizon);
     if (opts->run > 0)
-        pctl_bind_i64(st, 3, opts->run);
+        pctl_bind_i64(st, 4, opts->run);
     else if (opts->instance)
-        pctl_bind_i64(st, 3, instance_id);
+        pctl_bind_i64(st, 4, instance_id);
     step = pctl_step(st);
     if (step == PCTL_ROW)
         *since = pctl_col_i64(st, 0);
@@ -161,7 +163,7 @@ int planctl_events_json(char **out, planctl *p,
     defs_seen seen = {0};
     pctl_stmt *st;
     json_t *doc = NULL, *arr;
-    int64_t last, since;
+    int64_t last, since, horizon;
     int rc = 0, step, tail;
 
     if (!out || !p)
@@ -179,6 +181,10 @@ int planctl_events_json(char **out, planctl *p,
         return pctl_err(p, PLANCTL_EINVAL,
                         "limit, since, run and tail must not be negative");
     since = opts->since;
+    /* Before the statements that read: the events below it are final by
+     * then (feed.h). */
+    if ((rc = pctl_events_horizon(&horizon, p)) < 0)
+        return rc;
     if (opts->instance && (rc = pctl_instance_find(&row, p, opts->instance)))
         return rc;
     if (opts->run > 0) {
@@ -206,7 +212,8 @@ int planctl_events_json(char **out, planctl *p,
             return rc;
         }
     }
-    if (tail > 0 && (rc = tail_start(&since, p, opts, row.id, tail)) < 0) {
+    if (tail > 0 &&
+        (rc = tail_start(&since, p, opts, row.id, tail, horizon)) < 0) {
         pctl_instance_row_clear(&row);
         return rc;
     }
@@ -224,10 +231,11 @@ int planctl_events_json(char **out, planctl *p,
     }
     pctl_bind_i64(st, 1, since);
     pctl_bind_i64(st, 2, opts->limit > 0 ? opts->limit : 1000);
+    pctl_bind_i64(st, 3, horizon);
     if (opts->run > 0)
-        pctl_bind_i64(st, 3, opts->run);
+        pctl_bind_i64(st, 4, opts->run);
     else if (opts->instance)
-        pctl_bind_i64(st, 3, row.id);
+        pctl_bind_i64(st, 4, row.id);
     while ((step = pctl_step(st)) == PCTL_ROW) {
         json_t *ev;
 

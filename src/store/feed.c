@@ -7,9 +7,10 @@
 #include "core/alloc.h"
 #include "store/store.h"
 
-int pctl_feed_last(int64_t *out, planctl *p)
+/* One number from statement q (no parameters) into *out. */
+static int one_number(int64_t *out, planctl *p, pctl_query q)
 {
-    pctl_stmt *st = pctl_q(p, PCTL_Q_feed_last);
+    pctl_stmt *st = pctl_q(p, q);
     int rc;
 
     *out = 0;
@@ -20,6 +21,51 @@ int pctl_feed_last(int64_t *out, planctl *p)
         *out = pctl_col_i64(st, 0);
     pctl_reset(st);
     return rc == PCTL_ROW ? 0 : pctl_q_fail(st, rc);
+}
+
+int pctl_events_horizon(int64_t *out, planctl *p)
+{
+    return one_number(out, p, PCTL_Q_events_horizon);
+}
+
+int pctl_feed_last(int64_t *out, planctl *p)
+{
+    return one_number(out, p, PCTL_Q_feed_last);
+}
+
+int pctl_feed_mark(int64_t *cursor, planctl *p)
+{
+    pctl_stmt *st = pctl_q(p, PCTL_Q_feed_mark);
+    int64_t last = 0, others = 0;
+    int rc, counted = 0;
+
+    if (!st)
+        return pctl_q_err(p);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW) {
+        last = pctl_col_i64(st, 0);
+        counted = !pctl_col_null(st, 1);
+        others = counted ? pctl_col_i64(st, 1) : 0;
+    }
+    pctl_reset(st);
+    if (rc != PCTL_ROW)
+        return pctl_q_fail(st, rc);
+    /* Counted in a statement of its own: after the horizon's. */
+    if (!counted && last > *cursor) {
+        if (!(st = pctl_q(p, PCTL_Q_feed_foreign)))
+            return pctl_q_err(p);
+        pctl_bind_i64(st, 1, *cursor);
+        pctl_bind_i64(st, 2, last);
+        rc = pctl_step(st);
+        if (rc == PCTL_ROW)
+            others = pctl_col_i64(st, 0);
+        pctl_reset(st);
+        if (rc != PCTL_ROW)
+            return pctl_q_fail(st, rc);
+    }
+    if (others == 0 && last > *cursor)
+        *cursor = last;
+    return 0;
 }
 
 /* The entity an event's text names, among those that have statuses. */
@@ -149,27 +195,50 @@ static int read_events(pctl_feed *f, planctl *p, int64_t after, int64_t *count)
     return 0;
 }
 
+/* Whether events numbered after `after` were removed (*out 1 or 0), or
+ * -1: the numbers tell, having no hole but those of removed events. */
+static int removed_after(int *out, planctl *p, int64_t after)
+{
+    pctl_stmt *st = pctl_q(p, PCTL_Q_feed_removed);
+    int rc;
+
+    *out = -1;
+    if (!st)
+        return pctl_q_err(p);
+    pctl_bind_i64(st, 1, after);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW && !pctl_col_null(st, 0))
+        *out = pctl_col_int(st, 0) != 0;
+    pctl_reset(st);
+    return rc == PCTL_ROW ? 0 : pctl_q_fail(st, rc);
+}
+
 int pctl_feed_read(pctl_feed *out, planctl *p, int64_t after)
 {
     int64_t count = 0;
-    int rc, began;
+    int rc, began, removed = -1;
 
     memset(out, 0, sizeof *out);
-    rc = pctl_tx_read(p);
-    began = rc == 0;
+    /* The horizon first: the read's snapshot comes after it. */
+    rc = pctl_feed_last(&out->last, p);
     if (rc == 0)
-        rc = pctl_feed_last(&out->last, p);
+        rc = pctl_tx_read(p);
+    began = rc == 0;
     if (rc == 0 && out->last > after)
         rc = read_events(out, p, after, &count);
+    if (rc == 0 && out->last > after)
+        rc = removed_after(&removed, p, after);
     if (began)
         pctl_tx_read_end(p);
     if (rc < 0) {
         pctl_feed_clear(out);
         return rc;
     }
-    /* Numbers never go back and leave no hole: fewer events than numbers,
-     * or a newest older than the reader's, means some were removed. */
-    if (out->last < after || count != out->last - after) {
+    /* Numbers never go back.  Fewer events than numbers, where only a
+     * removal leaves a hole (SQLite), or a removal after `after`, or a
+     * newest older than the reader's, means some are gone. */
+    if (out->last < after ||
+        (removed < 0 ? count != out->last - after : removed == 1)) {
         int64_t last = out->last;
 
         pctl_feed_clear(out);

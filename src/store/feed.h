@@ -5,12 +5,15 @@
  * Every change to a run, phase or step appends an event in the same
  * transaction (the gate, admission, import), so the events after the
  * last one a reader has seen name every run that may differ from what it
- * read.  Events are numbered by a counter that never goes back and, on
- * SQLite, leaves no hole when a transaction rolls back: a hole among the
- * events after the reader's last is events removed since (gc, or with
- * their instance), and then the feed cannot tell what changed.  (A
- * backend whose numbers can have holes, or commit out of order, needs a
- * commit-ordered cursor instead; see src/store/README.)
+ * read.  Events are numbered by a counter that never goes back.  On
+ * SQLite, one writer at a time, numbers are commit order and a rollback
+ * leaves no hole.  On PostgreSQL writers do not wait for each other: a
+ * number may commit after a larger one, and a rollback leaves a hole.
+ * So a reader reads only below the horizon (pctl_events_horizon), the
+ * number below which every event has committed or never will, and a
+ * hole among the events after the reader's last is events removed
+ * since (gc, or with their instance) or rolled back: then the feed
+ * cannot tell what changed, and says so.
  */
 #ifndef PCTL_STORE_FEED_H
 #define PCTL_STORE_FEED_H
@@ -53,12 +56,30 @@ typedef struct pctl_feed {
     size_t counts[PLANCTL_ENTITY__COUNT][PLANCTL_STATUS__COUNT];
 } pctl_feed;
 
-/* The newest event's number (0: none).  Errors: EIO, EBUSY. */
+/* The horizon: every event numbered below it has committed, or never
+ * will, when the caller's next statement takes its snapshot.  So it must
+ * be read before the snapshot of the read that uses it: outside a
+ * transaction (each statement its own snapshot), or inside a write (one
+ * snapshot a statement on PostgreSQL), never inside a read that has
+ * already read.  The caller's own transaction does not hold it back.
+ * Errors: EIO, EBUSY, EINTR. */
+int pctl_events_horizon(int64_t *out, planctl *p);
+
+/* The last number below the horizon (0: none), where a reader that has
+ * read everything up to now stands; the same rule as
+ * pctl_events_horizon.  Errors: EIO, EBUSY, EINTR. */
 int pctl_feed_last(int64_t *out, planctl *p);
 
-/* What has events after event number after, up to the newest, and the
- * status changes among them, read in one pass of one snapshot (inside
- * the caller's transaction, or a read of its own).  *out is the caller's
+/* Inside a write that appended events of its own: moves *cursor past
+ * them, to pctl_feed_last(), when every event between is its own;
+ * otherwise leaves it, for the next pctl_feed_read() to read them (and
+ * its own again).  Errors: EIO, EBUSY, EINTR. */
+int pctl_feed_mark(int64_t *cursor, planctl *p);
+
+/* What has events after event number after, up to the last below the
+ * horizon, and the status changes among them, read in one pass of one
+ * snapshot (inside the caller's write, or a read of its own; not inside
+ * a read: see pctl_events_horizon).  *out is the caller's
  * (pctl_feed_clear).  Errors: EIO, EBUSY, ENOMEM. */
 int pctl_feed_read(pctl_feed *out, planctl *p, int64_t after);
 

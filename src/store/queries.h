@@ -75,6 +75,7 @@
     X(step_set_task)                                                           \
     X(runs_open_any)                                                           \
     X(runs_open_counts)                                                        \
+    X(events_horizon)                                                          \
     X(events_all)                                                              \
     X(events_instance)                                                         \
     X(events_run)                                                              \
@@ -157,6 +158,9 @@
     X(run_event_count)                                                         \
     X(run_set_event_count)                                                     \
     X(feed_last)                                                               \
+    X(feed_mark)                                                               \
+    X(feed_foreign)                                                            \
+    X(feed_removed)                                                            \
     X(feed_events)
 
 typedef enum pctl_query {

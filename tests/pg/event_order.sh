@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # tests/pg/event_order.sh - the event log as writers commit it.
 #  1. A transaction of another client (psql) inserts an event and stays
-#     open: the events' trigger takes the schema's write lock, so planctl
-#     writers wait behind it; once it commits they go on.  A follower
-#     (`events --follow -o jsonl`) sees every event in seq order, none
-#     skipped, the late-committed one included.
+#     open, holding a lower number while later ones commit: writers of
+#     events no longer wait for each other, so planctl's writers and the
+#     engine go on beside it.  No follower (`events --follow -o jsonl`,
+#     `events -o json`) goes past the open number while it is open; once
+#     it commits, the follower prints every event in seq order, none
+#     skipped, the late-committed one included, and the engine's feed has
+#     not skipped it either (its cursor stays behind the open number).
 #  2. Many `planctl trigger` at once on one instance: with a run active,
 #     every one without --queue is refused (exit 3) and every one with
 #     --queue is queued; on an idle instance exactly one is admitted, the
@@ -24,40 +27,48 @@ bg_pids+=("$f")
 n0=$(val "SELECT count(*) FROM events")
 has_lines() { [ "$(wc -l <"$tmp/f.out")" -ge "$1" ]; }
 wait_for 60 "the follower to print the events so far" has_lines "$n0"
+"$PLANCTL_BIN" run --name e1 >"$tmp/e.out" 2>"$tmp/e.err" &
+ENGINE_PID=$! ENGINE_ERR=$tmp/e.err
+bg_pids+=("$ENGINE_PID")
 
 # The open transaction: psql reads its script from a FIFO kept open.
 mkfifo "$tmp/psql.in"
-"$psql_bin" -X -q -v ON_ERROR_STOP=1 -d "$db" <"$tmp/psql.in" \
+"$psql_bin" -X -q -At -v ON_ERROR_STOP=1 -d "$db" <"$tmp/psql.in" \
     >"$tmp/psql.out" 2>&1 &
 p=$!
 bg_pids+=("$p")
 exec 3>"$tmp/psql.in"
-echo "BEGIN; INSERT INTO planctl.events (at, entity, message, actor)
-      VALUES (0, 'engine', 'late', 'test');" >&3
-# The write lock of this test's database only: other tests share the cluster.
-write_lock="locktype = 'advisory' AND classid = 1347175255
-            AND database = (SELECT oid FROM pg_database
-                            WHERE datname = current_database())"
-lock_waiters() {
-    [ "$(q -c "SELECT count(*) FROM pg_locks WHERE $write_lock
-               AND NOT granted")" -ge "$1" ]
-}
-holding() {
-    [ "$(q -c "SELECT count(*) FROM pg_locks WHERE $write_lock
-               AND granted")" -ge 1 ]
-}
-wait_for 60 "psql to hold the write lock" holding
-# Writers behind it: a trigger each on both instances (queued).
-pids=()
+echo "BEGIN; INSERT INTO planctl.events (at, instance_id, entity, message, actor)
+      SELECT 0, id, 'instance', 'late', 'test' FROM planctl.instances
+       WHERE name = 's1';
+      SELECT 'late=' || max(seq) FROM planctl.events;" >&3
+got_late() { grep -q '^late=' "$tmp/psql.out"; }
+wait_for 60 "psql to insert its event" got_late
+late=$(sed -n 's/^late=//p' "$tmp/psql.out")
+
+# Writers do not wait behind it: each trigger returns, and the engine runs
+# both instances' runs to their end, numbering events after the open one.
 for i in 1 2 3; do
-    pctl trigger s1 deploy --queue >/dev/null 2>"$tmp/w$i.err" &
-    pids+=($!)
+    timeout 60 "$PLANCTL_BIN" trigger s2 deploy --queue >/dev/null \
+        2>"$tmp/w$i.err" || fail "a writer failed or waited: $(cat "$tmp/w$i.err")"
 done
-wait_for 60 "the writers to wait for the lock" lock_waiters 3
+wait_for 120 "the engine to complete the runs beside the open transaction" all_done
+[ "$(val "SELECT count(*) FROM events WHERE seq > $late")" -gt 10 ] ||
+    fail "no events numbered after the open one"
+# Held back below the open number: the follower and a reader of a page.
+max_printed() { sed 's/^{"seq":\([0-9]*\),.*/\1/' "$tmp/f.out" | sort -n | tail -n 1; }
+[ "$(max_printed)" -lt "$late" ] ||
+    fail "the follower went past the open event $late: $(max_printed)"
+pctl events -o json --since $((late - 1)) >"$tmp/page.json"
+grep -q '"events":\[\],"last_seq":'$((late - 1)) "$tmp/page.json" ||
+    grep -q '"last_seq": *'$((late - 1)) "$tmp/page.json" ||
+    fail "events -o json went past the open event: $(cat "$tmp/page.json")"
 echo "COMMIT;" >&3
 exec 3>&-
-for w in "${pids[@]}"; do wait "$w" || fail "a writer failed: $(cat "$tmp"/w*.err)"; done
 wait "$p" || fail "psql: $(cat "$tmp/psql.out")"
+# A planctl write after it: the followers are woken by commits.
+pctl trigger s1 deploy >/dev/null || fail "trigger s1"
+wait_for 120 "the engine to complete the last run" all_done
 
 want=$(val "SELECT seq FROM events ORDER BY seq" | tr '\n' ' ')
 n=$(val "SELECT count(*) FROM events")
@@ -66,8 +77,14 @@ got=$(sed 's/^{"seq":\([0-9]*\),.*/\1/' "$tmp/f.out" | tr '\n' ' ')
 [ "$got" = "$want" ] || fail "follower saw [$got], the log holds [$want]"
 grep -q '"message":"late"' "$tmp/f.out" || fail "the late event was skipped"
 kill "$f"
+kill -INT "$ENGINE_PID"
+rc=0
+wait "$ENGINE_PID" || rc=$?
+[ "$rc" = 0 ] || fail "engine exit $rc: $(cat "$tmp/e.err")"
+ENGINE_PID=
 
-# 2. Concurrent admissions.
+# 2. Concurrent admissions, with a run of s2 active (no engine runs it).
+pctl trigger s2 deploy >/dev/null || fail "trigger s2"
 pids=()
 for i in $(seq 1 8); do
     pctl trigger s2 deploy >"$tmp/t$i.out" 2>&1 &

@@ -112,14 +112,13 @@ compare foreign_keys \
      WHERE n.nspname = 'planctl' AND c.contype = 'f'"
 
 # Triggers: SQLite's, one for TRUNCATE, which SQLite has not, and the
-# events' numbering under the write lock (SQLite numbers them itself, one
-# writer at a time).
+# events' numbering with its mark and what tells a removal (SQLite numbers them itself, one writer
+# at a time).
 compare triggers \
     "SELECT tbl_name, name FROM sqlite_master WHERE type = 'trigger'
      UNION ALL SELECT 'transitions', 'transitions_readonly_truncate'
-     UNION ALL SELECT 'events', 'events_serialize'
      UNION ALL SELECT 'events', 'events_number'
-     UNION ALL SELECT 'events', 'events_numbered'" \
+     UNION ALL SELECT 'events', 'events_removed'" \
     "SELECT c.relname, t.tgname FROM pg_trigger t
      JOIN pg_class c ON c.oid = t.tgrelid
      JOIN pg_namespace n ON n.oid = c.relnamespace

@@ -472,6 +472,14 @@ SELECT (SELECT count(*) FROM runs WHERE status = 'QUEUED'),
         WHERE (status = 'PENDING' OR status = 'IN_PROGRESS'
                OR status = 'PAUSED'));
 
+-- The event log by number (events.c, feed.c): every event after the
+-- reader's last ($1) and below the horizon ($3), which events_horizon gives
+-- in a statement of its own before the read's snapshot: numbers are not
+-- commit order here, and an open transaction's events are below numbers
+-- that have committed (schema/postgres.sql, src/store/README).
+-- name: events_horizon
+SELECT events_horizon();
+
 -- name: events_all
 SELECT e.seq, e.at, i.name, e.run_id, ph.name, s.name, e.entity,
     e.from_status, e.to_status, e.attempt, e.message, e.actor, e.data,
@@ -481,7 +489,7 @@ LEFT JOIN instances AS i ON i.id = e.instance_id
 LEFT JOIN runs AS r ON r.id = e.run_id
 LEFT JOIN phases AS ph ON ph.id = e.phase_id
 LEFT JOIN steps AS s ON s.id = e.step_id
-WHERE e.seq > $1
+WHERE e.seq > $1 AND e.seq < $3
 ORDER BY e.seq LIMIT $2;
 
 -- name: events_instance
@@ -493,7 +501,7 @@ LEFT JOIN instances AS i ON i.id = e.instance_id
 LEFT JOIN runs AS r ON r.id = e.run_id
 LEFT JOIN phases AS ph ON ph.id = e.phase_id
 LEFT JOIN steps AS s ON s.id = e.step_id
-WHERE e.instance_id = $3 AND e.seq > $1
+WHERE e.instance_id = $4 AND e.seq > $1 AND e.seq < $3
 ORDER BY e.seq LIMIT $2;
 
 -- name: events_run
@@ -505,21 +513,22 @@ LEFT JOIN instances AS i ON i.id = e.instance_id
 LEFT JOIN runs AS r ON r.id = e.run_id
 LEFT JOIN phases AS ph ON ph.id = e.phase_id
 LEFT JOIN steps AS s ON s.id = e.step_id
-WHERE e.run_id = $3 AND e.seq > $1
+WHERE e.run_id = $4 AND e.seq > $1 AND e.seq < $3
 ORDER BY e.seq LIMIT $2;
 
--- Where --tail starts: the seq before the last $2 events after $1 (no row
--- when there are fewer), found backwards along the same index.
+-- Where --tail starts: the seq before the last $2 events after $1 and below
+-- the horizon $3 (no row when there are fewer), found backwards along the
+-- same index.
 -- name: events_all_tail
-SELECT seq - 1 FROM events WHERE seq > $1
+SELECT seq - 1 FROM events WHERE seq > $1 AND seq < $3
 ORDER BY seq DESC LIMIT 1 OFFSET $2 - 1;
 
 -- name: events_instance_tail
-SELECT seq - 1 FROM events WHERE instance_id = $3 AND seq > $1
+SELECT seq - 1 FROM events WHERE instance_id = $4 AND seq > $1 AND seq < $3
 ORDER BY seq DESC LIMIT 1 OFFSET $2 - 1;
 
 -- name: events_run_tail
-SELECT seq - 1 FROM events WHERE run_id = $3 AND seq > $1
+SELECT seq - 1 FROM events WHERE run_id = $4 AND seq > $1 AND seq < $3
 ORDER BY seq DESC LIMIT 1 OFFSET $2 - 1;
 
 -- name: run_instance
@@ -910,8 +919,29 @@ UPDATE runs SET event_count = $2 WHERE id = $1;
 -- The event log as a change feed (feed.c): the newest event, and what has
 -- events after a given one, with how many and the newest, so that a gap
 -- (events removed by gc or with their instance) shows.
+-- The last number below the horizon (events_horizon): every event up to
+-- it has committed, or never will.
 -- name: feed_last
-SELECT coalesce(max(seq), 0) FROM events;
+SELECT events_horizon() - 1;
+
+-- Where a pass moves its cursor after its own events (inside its
+-- transaction): the last number below the horizon, and NULL: how many
+-- events after the cursor are others' is for feed_foreign to count, in a
+-- statement (a snapshot) after the horizon's.
+-- name: feed_mark
+SELECT events_horizon() - 1, NULL::bigint;
+
+-- The events in ($1, $2] that this transaction did not write, plus one
+-- when events after $1 were removed.
+-- name: feed_foreign
+SELECT count(*) + (SELECT (value::bigint > $1)::int FROM meta
+                    WHERE key = 'events_removed')
+  FROM events
+ WHERE seq > $1 AND seq <= $2 AND xmin <> pg_current_xact_id()::xid;
+
+-- Whether events after $1 were removed (a rollback's hole is no removal).
+-- name: feed_removed
+SELECT (value::bigint > $1)::int FROM meta WHERE key = 'events_removed';
 
 -- Every event after $1 up to $2, oldest first: whose it is (the runs and
 -- instances to read again; how many there are shows a gap) and, for a

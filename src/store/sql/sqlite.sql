@@ -448,6 +448,13 @@ SELECT (SELECT count(*) FROM runs WHERE status = 'QUEUED'),
         WHERE (status = 'PENDING' OR status = 'IN_PROGRESS'
                OR status = 'PAUSED'));
 
+-- The event log by number (events.c, feed.c): every event after the
+-- reader's last (?1) and below the horizon (?3), which events_horizon gives
+-- before the read.  One writer at a time numbers the events in commit
+-- order here, so nothing is held back: the horizon is the largest number.
+-- name: events_horizon
+SELECT 9223372036854775807;
+
 -- name: events_all
 SELECT e.seq, e.at, i.name, e.run_id, ph.name, s.name, e.entity,
     e.from_status, e.to_status, e.attempt, e.message, e.actor, e.data,
@@ -457,7 +464,7 @@ LEFT JOIN instances AS i ON i.id = e.instance_id
 LEFT JOIN runs AS r ON r.id = e.run_id
 LEFT JOIN phases AS ph ON ph.id = e.phase_id
 LEFT JOIN steps AS s ON s.id = e.step_id
-WHERE e.seq > ?1
+WHERE e.seq > ?1 AND e.seq < ?3
 ORDER BY e.seq LIMIT ?2;
 
 -- name: events_instance
@@ -469,7 +476,7 @@ LEFT JOIN instances AS i ON i.id = e.instance_id
 LEFT JOIN runs AS r ON r.id = e.run_id
 LEFT JOIN phases AS ph ON ph.id = e.phase_id
 LEFT JOIN steps AS s ON s.id = e.step_id
-WHERE e.instance_id = ?3 AND e.seq > ?1
+WHERE e.instance_id = ?4 AND e.seq > ?1 AND e.seq < ?3
 ORDER BY e.seq LIMIT ?2;
 
 -- name: events_run
@@ -481,21 +488,22 @@ LEFT JOIN instances AS i ON i.id = e.instance_id
 LEFT JOIN runs AS r ON r.id = e.run_id
 LEFT JOIN phases AS ph ON ph.id = e.phase_id
 LEFT JOIN steps AS s ON s.id = e.step_id
-WHERE e.run_id = ?3 AND e.seq > ?1
+WHERE e.run_id = ?4 AND e.seq > ?1 AND e.seq < ?3
 ORDER BY e.seq LIMIT ?2;
 
--- Where --tail starts: the seq before the last ?2 events after ?1 (no row
--- when there are fewer), found backwards along the same index.
+-- Where --tail starts: the seq before the last ?2 events after ?1 and below
+-- the horizon ?3 (no row when there are fewer), found backwards along the
+-- same index.
 -- name: events_all_tail
-SELECT seq - 1 FROM events WHERE seq > ?1
+SELECT seq - 1 FROM events WHERE seq > ?1 AND seq < ?3
 ORDER BY seq DESC LIMIT 1 OFFSET ?2 - 1;
 
 -- name: events_instance_tail
-SELECT seq - 1 FROM events WHERE instance_id = ?3 AND seq > ?1
+SELECT seq - 1 FROM events WHERE instance_id = ?4 AND seq > ?1 AND seq < ?3
 ORDER BY seq DESC LIMIT 1 OFFSET ?2 - 1;
 
 -- name: events_run_tail
-SELECT seq - 1 FROM events WHERE run_id = ?3 AND seq > ?1
+SELECT seq - 1 FROM events WHERE run_id = ?4 AND seq > ?1 AND seq < ?3
 ORDER BY seq DESC LIMIT 1 OFFSET ?2 - 1;
 
 -- name: run_instance
@@ -867,6 +875,20 @@ UPDATE runs SET event_count = ?2 WHERE id = ?1;
 -- (events removed by gc or with their instance) shows.
 -- name: feed_last
 SELECT coalesce(max(seq), 0) FROM events;
+
+-- Where a pass moves its cursor after its own events (inside its
+-- transaction): the newest, and (NULL: must be counted with feed_foreign)
+-- how many events after the cursor are others'.  None here: one writer.
+-- name: feed_mark
+SELECT coalesce(max(seq), 0), 0 FROM events;
+
+-- name: feed_foreign
+SELECT count(*) FROM events WHERE seq > ?1 AND seq <= ?2;
+
+-- Whether events after ?1 were removed, or NULL: count the numbers (here
+-- they have no hole but those of removed events).
+-- name: feed_removed
+SELECT CASE WHEN ?1 IS NULL THEN 0 END;
 
 -- Every event after ?1 up to ?2, oldest first: whose it is (the runs and
 -- instances to read again; how many there are shows a gap) and, for a
