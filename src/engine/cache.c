@@ -460,7 +460,7 @@ reload:
     info->full = 1;
     /* Where the feed goes on from, read before the rows: every event up
      * to it is in what they show (feed.h). */
-    if ((rc = pctl_feed_last(&last, p)) < 0)
+    if ((rc = pctl_feed_last(&last, p, -1)) < 0)
         return rc;
     if ((rc = load_all(&a, p)) < 0)
         return rc;

@@ -183,7 +183,7 @@ int planctl_events_json(char **out, planctl *p,
     since = opts->since;
     /* Before the statements that read: the events below it are final by
      * then (feed.h). */
-    if ((rc = pctl_events_horizon(&horizon, p)) < 0)
+    if ((rc = pctl_events_horizon(&horizon, p, since)) < 0)
         return rc;
     if (opts->instance && (rc = pctl_instance_find(&row, p, opts->instance)))
         return rc;

@@ -7,8 +7,8 @@
 #include "core/alloc.h"
 #include "store/store.h"
 
-/* One number from statement q (no parameters) into *out. */
-static int one_number(int64_t *out, planctl *p, pctl_query q)
+/* One number from statement q, given the reader's cursor, into *out. */
+static int one_number(int64_t *out, planctl *p, pctl_query q, int64_t after)
 {
     pctl_stmt *st = pctl_q(p, q);
     int rc;
@@ -16,6 +16,7 @@ static int one_number(int64_t *out, planctl *p, pctl_query q)
     *out = 0;
     if (!st)
         return pctl_q_err(p);
+    pctl_bind_i64(st, 1, after);
     rc = pctl_step(st);
     if (rc == PCTL_ROW)
         *out = pctl_col_i64(st, 0);
@@ -23,47 +24,36 @@ static int one_number(int64_t *out, planctl *p, pctl_query q)
     return rc == PCTL_ROW ? 0 : pctl_q_fail(st, rc);
 }
 
-int pctl_events_horizon(int64_t *out, planctl *p)
+int pctl_events_horizon(int64_t *out, planctl *p, int64_t after)
 {
-    return one_number(out, p, PCTL_Q_events_horizon);
+    return one_number(out, p, PCTL_Q_events_horizon, after);
 }
 
-int pctl_feed_last(int64_t *out, planctl *p)
+int pctl_feed_last(int64_t *out, planctl *p, int64_t after)
 {
-    return one_number(out, p, PCTL_Q_feed_last);
+    return one_number(out, p, PCTL_Q_feed_last, after);
 }
 
 int pctl_feed_mark(int64_t *cursor, planctl *p)
 {
     pctl_stmt *st = pctl_q(p, PCTL_Q_feed_mark);
-    int64_t last = 0, others = 0;
-    int rc, counted = 0;
+    int64_t own = 0, last = 0;
+    int rc;
 
     if (!st)
         return pctl_q_err(p);
+    pctl_bind_i64(st, 1, *cursor);
     rc = pctl_step(st);
     if (rc == PCTL_ROW) {
-        last = pctl_col_i64(st, 0);
-        counted = !pctl_col_null(st, 1);
-        others = counted ? pctl_col_i64(st, 1) : 0;
+        own = pctl_col_i64(st, 0);
+        last = pctl_col_i64(st, 1);
     }
     pctl_reset(st);
     if (rc != PCTL_ROW)
         return pctl_q_fail(st, rc);
-    /* Counted in a statement of its own: after the horizon's. */
-    if (!counted && last > *cursor) {
-        if (!(st = pctl_q(p, PCTL_Q_feed_foreign)))
-            return pctl_q_err(p);
-        pctl_bind_i64(st, 1, *cursor);
-        pctl_bind_i64(st, 2, last);
-        rc = pctl_step(st);
-        if (rc == PCTL_ROW)
-            others = pctl_col_i64(st, 0);
-        pctl_reset(st);
-        if (rc != PCTL_ROW)
-            return pctl_q_fail(st, rc);
-    }
-    if (others == 0 && last > *cursor)
+    /* Every number after the cursor up to its last is its own: no other
+     * writer's event, committed or open, lies between. */
+    if (last > *cursor && last - *cursor == own)
         *cursor = last;
     return 0;
 }
@@ -220,7 +210,7 @@ int pctl_feed_read(pctl_feed *out, planctl *p, int64_t after)
 
     memset(out, 0, sizeof *out);
     /* The horizon first: the read's snapshot comes after it. */
-    rc = pctl_feed_last(&out->last, p);
+    rc = pctl_feed_last(&out->last, p, after);
     if (rc == 0)
         rc = pctl_tx_read(p);
     began = rc == 0;

@@ -62,16 +62,19 @@ typedef struct pctl_feed {
  * transaction (each statement its own snapshot), or inside a write (one
  * snapshot a statement on PostgreSQL), never inside a read that has
  * already read.  The caller's own transaction does not hold it back.
- * Errors: EIO, EBUSY, EINTR. */
-int pctl_events_horizon(int64_t *out, planctl *p);
+ * after is the caller's cursor, or -1 (none): with one, the backend may
+ * find the horizon without looking at the other sessions.  Errors: EIO,
+ * EBUSY, EINTR. */
+int pctl_events_horizon(int64_t *out, planctl *p, int64_t after);
 
 /* The last number below the horizon (0: none), where a reader that has
- * read everything up to now stands; the same rule as
- * pctl_events_horizon.  Errors: EIO, EBUSY, EINTR. */
-int pctl_feed_last(int64_t *out, planctl *p);
+ * read everything up to now stands; as pctl_events_horizon.  Errors:
+ * EIO, EBUSY, EINTR. */
+int pctl_feed_last(int64_t *out, planctl *p, int64_t after);
 
-/* Inside a write that appended events of its own: moves *cursor past
- * them, to pctl_feed_last(), when every event between is its own;
+/* Inside a write that appended events of its own: moves *cursor to the
+ * last of them when every number after it up to there is its own (no
+ * other writer's event, committed or still open, lies between);
  * otherwise leaves it, for the next pctl_feed_read() to read them (and
  * its own again).  Errors: EIO, EBUSY, EINTR. */
 int pctl_feed_mark(int64_t *cursor, planctl *p);

@@ -159,7 +159,6 @@
     X(run_set_event_count)                                                     \
     X(feed_last)                                                               \
     X(feed_mark)                                                               \
-    X(feed_foreign)                                                            \
     X(feed_removed)                                                            \
     X(feed_events)
 

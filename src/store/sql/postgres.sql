@@ -478,7 +478,7 @@ SELECT (SELECT count(*) FROM runs WHERE status = 'QUEUED'),
 -- commit order here, and an open transaction's events are below numbers
 -- that have committed (schema/postgres.sql, src/store/README).
 -- name: events_horizon
-SELECT events_horizon();
+SELECT events_horizon($1);
 
 -- name: events_all
 SELECT e.seq, e.at, i.name, e.run_id, ph.name, s.name, e.entity,
@@ -919,25 +919,18 @@ UPDATE runs SET event_count = $2 WHERE id = $1;
 -- The event log as a change feed (feed.c): the newest event, and what has
 -- events after a given one, with how many and the newest, so that a gap
 -- (events removed by gc or with their instance) shows.
--- The last number below the horizon (events_horizon): every event up to
--- it has committed, or never will.
+-- The last number below the horizon (events_horizon, the reader's cursor
+-- $1 or NULL): every event up to it has committed, or never will.
 -- name: feed_last
-SELECT events_horizon() - 1;
+SELECT events_horizon($1) - 1;
 
 -- Where a pass moves its cursor after its own events (inside its
--- transaction): the last number below the horizon, and NULL: how many
--- events after the cursor are others' is for feed_foreign to count, in a
--- statement (a snapshot) after the horizon's.
+-- transaction): how many events after the cursor $1 are this
+-- transaction's, and the last of them.  When they are every number
+-- after the cursor up to it, nothing of another writer's lies between.
 -- name: feed_mark
-SELECT events_horizon() - 1, NULL::bigint;
-
--- The events in ($1, $2] that this transaction did not write, plus one
--- when events after $1 were removed.
--- name: feed_foreign
-SELECT count(*) + (SELECT (value::bigint > $1)::int FROM meta
-                    WHERE key = 'events_removed')
-  FROM events
- WHERE seq > $1 AND seq <= $2 AND xmin <> pg_current_xact_id()::xid;
+SELECT count(*), coalesce(max(seq), $1) FROM events
+ WHERE seq > $1 AND xmin = pg_current_xact_id_if_assigned()::xid;
 
 -- Whether events after $1 were removed (a rollback's hole is no removal).
 -- name: feed_removed

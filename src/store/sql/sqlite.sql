@@ -453,7 +453,7 @@ SELECT (SELECT count(*) FROM runs WHERE status = 'QUEUED'),
 -- before the read.  One writer at a time numbers the events in commit
 -- order here, so nothing is held back: the horizon is the largest number.
 -- name: events_horizon
-SELECT 9223372036854775807;
+SELECT 9223372036854775807 + 0 * ?1;
 
 -- name: events_all
 SELECT e.seq, e.at, i.name, e.run_id, ph.name, s.name, e.entity,
@@ -874,16 +874,14 @@ UPDATE runs SET event_count = ?2 WHERE id = ?1;
 -- events after a given one, with how many and the newest, so that a gap
 -- (events removed by gc or with their instance) shows.
 -- name: feed_last
-SELECT coalesce(max(seq), 0) FROM events;
+SELECT coalesce(max(seq), 0) + 0 * ?1 FROM events;
 
 -- Where a pass moves its cursor after its own events (inside its
--- transaction): the newest, and (NULL: must be counted with feed_foreign)
--- how many events after the cursor are others'.  None here: one writer.
+-- transaction): how many events after the cursor ?1 are its own, and
+-- the last of them.  Here, one writer at a time, every one is.
 -- name: feed_mark
-SELECT coalesce(max(seq), 0), 0 FROM events;
-
--- name: feed_foreign
-SELECT count(*) FROM events WHERE seq > ?1 AND seq <= ?2;
+SELECT coalesce(max(seq), ?1) - ?1, coalesce(max(seq), ?1) FROM events
+ WHERE seq > ?1;
 
 -- Whether events after ?1 were removed, or NULL: count the numbers (here
 -- they have no hole but those of removed events).
