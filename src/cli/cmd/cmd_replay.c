@@ -114,7 +114,10 @@ const cli_command cli_cmd_replay = {
     "Rebuilds runs, phases and steps from the event log alone - not from the\n"
     "tables - as they were after event SEQ (or at TIME), for one instance or\n"
     "all, and shows them as status and history do.  Time travel for\n"
-    "debugging: 'planctl events' lists the sequence numbers.",
+    "debugging: 'planctl events' lists the sequence numbers.  On PostgreSQL,\n"
+    "where writers commit side by side, --until SEQ takes the events numbered\n"
+    "up to SEQ: exact for each run, whose events are in its own order, and\n"
+    "not always a moment the whole database was in.",
     pos,
     flags,
     examples,
