@@ -7,18 +7,20 @@
 #include "core/alloc.h"
 #include "store/store.h"
 
-/* One number from statement q, given the reader's cursor, into *out. */
-static int one_number(int64_t *out, planctl *p, pctl_query q, int64_t after)
+/* The one value of statement q, given the reader's cursor, into *out;
+ * dflt when it is NULL. */
+static int one_number(int64_t *out, planctl *p, pctl_query q, int64_t after,
+                      int64_t dflt)
 {
     pctl_stmt *st = pctl_q(p, q);
     int rc;
 
-    *out = 0;
+    *out = dflt;
     if (!st)
         return pctl_q_err(p);
     pctl_bind_i64(st, 1, after);
     rc = pctl_step(st);
-    if (rc == PCTL_ROW)
+    if (rc == PCTL_ROW && !pctl_col_null(st, 0))
         *out = pctl_col_i64(st, 0);
     pctl_reset(st);
     return rc == PCTL_ROW ? 0 : pctl_q_fail(st, rc);
@@ -26,12 +28,12 @@ static int one_number(int64_t *out, planctl *p, pctl_query q, int64_t after)
 
 int pctl_events_horizon(int64_t *out, planctl *p, int64_t after)
 {
-    return one_number(out, p, PCTL_Q_events_horizon, after);
+    return one_number(out, p, PCTL_Q_events_horizon, after, 0);
 }
 
 int pctl_feed_last(int64_t *out, planctl *p, int64_t after)
 {
-    return one_number(out, p, PCTL_Q_feed_last, after);
+    return one_number(out, p, PCTL_Q_feed_last, after, 0);
 }
 
 int pctl_feed_mark(int64_t *cursor, planctl *p)
@@ -185,28 +187,12 @@ static int read_events(pctl_feed *f, planctl *p, int64_t after, int64_t *count)
     return 0;
 }
 
-/* Whether events numbered after `after` were removed (*out 1 or 0), or
- * -1: the numbers tell, having no hole but those of removed events. */
-static int removed_after(int *out, planctl *p, int64_t after)
-{
-    pctl_stmt *st = pctl_q(p, PCTL_Q_feed_removed);
-    int rc;
-
-    *out = -1;
-    if (!st)
-        return pctl_q_err(p);
-    pctl_bind_i64(st, 1, after);
-    rc = pctl_step(st);
-    if (rc == PCTL_ROW && !pctl_col_null(st, 0))
-        *out = pctl_col_int(st, 0) != 0;
-    pctl_reset(st);
-    return rc == PCTL_ROW ? 0 : pctl_q_fail(st, rc);
-}
-
 int pctl_feed_read(pctl_feed *out, planctl *p, int64_t after)
 {
-    int64_t count = 0;
-    int rc, began, removed = -1;
+    /* Whether events numbered after `after` were removed (1 or 0), or -1:
+     * the numbers tell, having no hole but those of removed events. */
+    int64_t count = 0, removed = -1;
+    int rc, began;
 
     memset(out, 0, sizeof *out);
     /* The horizon first: the read's snapshot comes after it. */
@@ -217,7 +203,7 @@ int pctl_feed_read(pctl_feed *out, planctl *p, int64_t after)
     if (rc == 0 && out->last > after)
         rc = read_events(out, p, after, &count);
     if (rc == 0 && out->last > after)
-        rc = removed_after(&removed, p, after);
+        rc = one_number(&removed, p, PCTL_Q_feed_removed, after, -1);
     if (began)
         pctl_tx_read_end(p);
     if (rc < 0) {
