@@ -26,14 +26,28 @@ static int one_number(int64_t *out, planctl *p, pctl_query q, int64_t after,
     return rc == PCTL_ROW ? 0 : pctl_q_fail(st, rc);
 }
 
+/* A read's snapshot may be older than the horizon: events below it
+ * that committed since would be missed (feed.h). */
+static int horizon_allowed(planctl *p)
+{
+    return p->rx_began ? pctl_err(p, PLANCTL_ERROR,
+                                  "the event log's horizon inside a read "
+                                  "transaction")
+                       : 0;
+}
+
 int pctl_events_horizon(int64_t *out, planctl *p, int64_t after)
 {
-    return one_number(out, p, PCTL_Q_events_horizon, after, 0);
+    int rc = horizon_allowed(p);
+
+    return rc ? rc : one_number(out, p, PCTL_Q_events_horizon, after, 0);
 }
 
 int pctl_feed_last(int64_t *out, planctl *p, int64_t after)
 {
-    return one_number(out, p, PCTL_Q_feed_last, after, 0);
+    int rc = horizon_allowed(p);
+
+    return rc ? rc : one_number(out, p, PCTL_Q_feed_last, after, 0);
 }
 
 int pctl_feed_mark(int64_t *cursor, planctl *p)

@@ -289,6 +289,22 @@ static void test_late_commit(void **state)
     assert_int_equal(cursor, tu_raw_scalar(raw, "SELECT max(seq) FROM events"));
 }
 
+/* The horizon is refused inside a read that has begun, whose snapshot
+ * may be older than it: what committed below it since would be missed. */
+static void test_horizon_not_inside_a_read(void **state)
+{
+    fixture *f = *state;
+    int64_t h = 0;
+
+    assert_int_equal(pctl_tx_read(f->p), 0);
+    assert_int_equal(pctl_events_horizon(&h, f->p, -1), PLANCTL_ERROR);
+    assert_non_null(strstr(planctl_errmsg(f->p), "inside a read"));
+    assert_int_equal(pctl_feed_last(&h, f->p, -1), PLANCTL_ERROR);
+    pctl_tx_read_end(f->p);
+    assert_int_equal(pctl_events_horizon(&h, f->p, -1), 0);
+    assert_true(h > 0);
+}
+
 /* ---- an engine beside another writer ---- */
 
 typedef struct driver {
@@ -487,6 +503,7 @@ int main(void)
         T(test_feed_names_what_changed),
         T(test_feed_names_instances),
         T(test_late_commit),
+        T(test_horizon_not_inside_a_read),
         T(test_engine_follows_other_writers),
     };
 #undef T
