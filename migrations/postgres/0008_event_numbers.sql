@@ -21,11 +21,13 @@ SELECT setval('events_seq', greatest(n, 1), n > 0)
   FROM (SELECT greatest((SELECT value::bigint FROM meta
                           WHERE key = 'event_seq'),
                         (SELECT coalesce(max(seq), 0) FROM events)) AS n) AS x;
-DELETE FROM meta WHERE key = 'event_seq';
 -- Events removed before now may be after a reader's last: it reads
--- everything again once.
+-- everything again once.  (Read before event_seq goes.)
 INSERT INTO meta (key, value)
-SELECT 'events_removed', coalesce(max(seq), 0)::text FROM events;
+SELECT 'events_removed',
+       greatest((SELECT value::bigint FROM meta WHERE key = 'event_seq'),
+                (SELECT coalesce(max(seq), 0) FROM events))::text;
+DELETE FROM meta WHERE key = 'event_seq';
 
 DROP TRIGGER events_serialize ON events;
 DROP TRIGGER events_number ON events;
