@@ -1077,6 +1077,18 @@ static void spawn(shell *s, char **argv, char **env, const char *cwd,
     const char *prog = setpriv ? SETPRIV : "/bin/sh";
     int i, rc, rd[2] = {-1, -1};
 
+    /* An engine that was stopped (SIGSTOP, a frozen VM) between a pass's
+     * commit and its starts wakes up past its time: its keeper kills
+     * what it starts now, and another engine may have retried the step
+     * meanwhile.  Not started, then (found by pg.backend_killed: a try
+     * ran beside its retry once the stopped engine was continued). */
+    if (pctl_keeper_past(s->job->keeper)) {
+        fail_as(s, PLANCTL_OUTCOME_NOT_DONE,
+                pctl_asprintf("not started: the engine is past the time it "
+                              "may run \"%s\" (its heartbeat is late)",
+                              file));
+        return;
+    }
     if (way_forced() != PCTL_SPAWN_LIBUV && !sigchld_ignored()) {
         rc = spawn_posix(s, prog, argv, env, cwd, rd);
         for (i = 0; rc == 0 && i < 2; i++)

@@ -167,6 +167,13 @@ void pctl_keeper_until(pctl_keeper *k, uint64_t until_ns)
         atomic_store(&k->sh->until, until_ns);
 }
 
+int pctl_keeper_past(const pctl_keeper *k)
+{
+    uint64_t until = k ? atomic_load(&k->sh->until) : 0;
+
+    return until && mono_ns() > until;
+}
+
 int pctl_keeper_add(pctl_keeper *k, int pgid)
 {
     size_t i;

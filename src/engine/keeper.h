@@ -12,6 +12,10 @@ int pctl_keeper_start(pctl_keeper **out);
 /* The engine may run tasks until until_ns (uv_hrtime()'s clock); 0: no
  * limit.  Can't fail. */
 void pctl_keeper_until(pctl_keeper *k, uint64_t until_ns);
+/* Whether that time has passed: a task started now would be killed by
+ * the keeper at once, beside whatever another engine started in its
+ * place.  0 when k is NULL or has no limit.  Can't fail. */
+int pctl_keeper_past(const pctl_keeper *k);
 /* A task's process group, from its spawn until the engine reaped it.
  * add: 0, or -ENOSPC (not watched).  Both do nothing when k is NULL. */
 int pctl_keeper_add(pctl_keeper *k, int pgid);

@@ -21,6 +21,7 @@
 #include "core/utf8.h"
 #include "engine/executors.h"
 #include "engine/job.h"
+#include "engine/keeper.h"
 #include "testutil.h"
 
 /* ---- the bench: a loop, a hub, jobs and what they reported --------------- */
@@ -476,6 +477,49 @@ static void test_shell_out_of_descriptors(void **state)
     result_free(&r);
     /* With descriptors back, the same task runs. */
     sh_case("true", NULL, PLANCTL_OUTCOME_DONE, NULL, NULL);
+}
+
+/* An engine past the time it may run tasks (its heartbeat late: it was
+ * stopped between a pass's commit and its starts) starts none: its keeper
+ * would kill it at once, beside a retry another engine may have started.
+ * "Not done yet", so the task starts once the engine is in time again. */
+static void test_shell_engine_past_its_time(void **state)
+{
+    char *mark = tu_fmt("%s/started", dir);
+    char *spec = tu_fmt("{\"command\": \"touch %s\"}", mark);
+    planctl_task_info info = info_for("shell", spec);
+    const planctl_executor *ex = pctl_executor_shell();
+    pctl_keeper *k = NULL;
+    struct stat st;
+    bench b;
+    result r;
+
+    (void)state;
+    assert_int_equal(pctl_keeper_start(&k), 0);
+    pctl_keeper_until(k, 1); /* long past */
+    memset(&b, 0, sizeof b);
+    bench_open(&b, ex, &r, 1);
+    r.job->keeper = k;
+    assert_int_equal(ex->start(r.job, &info, ex->data), 0);
+    bench_run(&b);
+    assert_int_equal(r.finished, 1);
+    expect(&r, PLANCTL_OUTCOME_NOT_DONE, any);
+    assert_non_null(strstr(r.message, "past the time it may run"));
+    assert_int_equal(stat(mark, &st), -1);
+    result_free(&r);
+    /* In time again (no limit): it runs. */
+    pctl_keeper_until(k, 0);
+    memset(&b, 0, sizeof b);
+    bench_open(&b, ex, &r, 1);
+    r.job->keeper = k;
+    assert_int_equal(ex->start(r.job, &info, ex->data), 0);
+    bench_run(&b);
+    expect(&r, PLANCTL_OUTCOME_DONE, NULL);
+    assert_int_equal(stat(mark, &st), 0);
+    result_free(&r);
+    pctl_keeper_stop(k);
+    free(mark);
+    free(spec);
 }
 
 static void test_shell_exit(void **state)
@@ -1038,6 +1082,8 @@ int main(void)
         cmocka_unit_test(test_dummy_cancel_after_finish),
         cmocka_unit_test(test_dummy_concurrent),
         cmocka_unit_test(test_shell_exit),
+        cmocka_unit_test_setup_teardown(test_shell_engine_past_its_time,
+                                        setup_dir, teardown_dir),
         cmocka_unit_test(test_shell_output_tail),
         cmocka_unit_test(test_shell_output_utf8),
         cmocka_unit_test(test_shell_env),
