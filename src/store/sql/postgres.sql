@@ -916,11 +916,12 @@ SELECT event_count FROM runs WHERE id = $1;
 -- name: run_set_event_count
 UPDATE runs SET event_count = $2 WHERE id = $1;
 
--- The event log as a change feed (feed.c): the newest event, and what has
--- events after a given one, with how many and the newest, so that a gap
+-- The event log as a change feed (feed.c): where a reader stands, and
+-- what has events after a given number, with how many, so that a gap
 -- (events removed by gc or with their instance) shows.
--- The last number below the horizon (events_horizon, the reader's cursor
--- $1 or NULL): every event up to it has committed, or never will.
+-- feed_last: the last number below the horizon (events_horizon, the
+-- reader's cursor $1 or -1): every event up to it has committed, or never
+-- will.
 -- name: feed_last
 SELECT events_horizon($1) - 1;
 

@@ -870,8 +870,9 @@ SELECT event_count FROM runs WHERE id = ?1;
 -- name: run_set_event_count
 UPDATE runs SET event_count = ?2 WHERE id = ?1;
 
--- The event log as a change feed (feed.c): the newest event, and what has
--- events after a given one, with how many and the newest, so that a gap
+-- The event log as a change feed (feed.c): where a reader stands (the
+-- newest event; ?1, the reader's cursor, serves PostgreSQL's horizon), and
+-- what has events after a given number, with how many, so that a gap
 -- (events removed by gc or with their instance) shows.
 -- name: feed_last
 SELECT coalesce(max(seq), 0) + 0 * ?1 FROM events;
