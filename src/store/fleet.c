@@ -5,12 +5,14 @@
  * statements take its id) and only those does it advance.
  *
  * Fencing.  Every write of planctl takes the schema's write lock (the
- * backend's BEGIN), so writes never overlap.  An engine's transaction
- * first checks, under that lock, that its row is still in `engines`
+ * backend's BEGIN): an engine's shared with the other engines', any other
+ * alone.  An engine's transaction first checks, under that lock, that its
+ * row is still in `engines`
  * (pctl_fleet_fence); a run changes hands only when its engine released
  * it or was declared dead, and declaring an engine dead deletes its row
  * in the same transaction that releases its runs (claims.engine_id ON
- * DELETE SET NULL).  So an engine that lost a run writes nothing for it:
+ * DELETE SET NULL), alone under the lock, so never beside that engine's
+ * pass.  So an engine that lost a run writes nothing for it:
  * it lost every run at once and its next transaction fails (ESTALE)
  * before it writes.  Each claim also moves the run's claim token, which
  * `claims` keeps.

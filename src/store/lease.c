@@ -195,11 +195,13 @@ int pctl_fence(planctl *p, int64_t token)
 
 static int engine_begin(planctl *p, int64_t token, int64_t at)
 {
-    int rc = pctl_tx_begin_at(p, at);
+    int rc =
+        p->fleet_id ? pctl_tx_begin_engine(p, at) : pctl_tx_begin_at(p, at);
 
     if (rc < 0)
         return rc;
-    /* One of several engines: its row in engines is its fence (fleet.c). */
+    /* One of several engines: its row in engines is its fence (fleet.c),
+     * checked under the write lock, which declaring it dead takes alone. */
     if ((rc = p->fleet_id ? pctl_fleet_fence(p) : pctl_fence(p, token)) < 0)
         pctl_tx_rollback(p);
     return rc;

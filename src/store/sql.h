@@ -40,12 +40,18 @@ enum { PCTL_DONE = 0, PCTL_ROW = 1 };
  * of the rows it changes, for rows that only their owner writes (an
  * engine's heartbeat): on PostgreSQL it does not take the schema's write
  * lock and moves no change token, so no other writer, stuck or slow,
- * holds it back; it may not append events.  SQLite has one writer at a
- * time whatever the kind: there it is PCTL_TX_WRITE. */
+ * holds it back; it may not append events.  PCTL_TX_ENGINE is the write
+ * of one of several engines, of the runs it holds (and claims): on
+ * PostgreSQL it takes the write lock shared, so that engines write beside
+ * each other and every other writer (which takes it alone) waits for
+ * them, and they for it; its commits are counted in the engine's own
+ * counter of the change token.  SQLite has one writer at a time whatever
+ * the kind: there both are PCTL_TX_WRITE. */
 typedef enum pctl_tx_kind {
     PCTL_TX_READ,
     PCTL_TX_WRITE,
-    PCTL_TX_ROWS
+    PCTL_TX_ROWS,
+    PCTL_TX_ENGINE
 } pctl_tx_kind;
 
 /* A column's type in the current row (pctl_col_type). */

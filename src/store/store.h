@@ -178,6 +178,12 @@ int pctl_tx_begin_at(planctl *p, int64_t at);
  * on PostgreSQL it waits for no other writer.  Ended as any write.  No
  * events inside it. */
 int pctl_tx_begin_rows(planctl *p);
+/* The write of one of several engines, as one moment `at` (PCTL_TX_ENGINE,
+ * sql.h): on PostgreSQL beside the other engines' writes, never beside
+ * another writer's.  What it writes, and every write nested in it, are
+ * the runs the engine holds (or claims), its own rows, and events: no
+ * other engine writes those, and no other writer runs meanwhile. */
+int pctl_tx_begin_engine(planctl *p, int64_t at);
 /* COMMIT at depth 1; a failed commit rolls back.  Returns 0 or an error. */
 int pctl_tx_commit(planctl *p);
 /* ROLLBACK at depth 1.  Can't fail (errors are ignored: SQLite rolls back

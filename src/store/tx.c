@@ -25,7 +25,7 @@ static int begin(planctl *p, int64_t at, pctl_tx_kind kind)
                         "a write transaction inside a read one");
     /* A rows-only transaction took no write lock (on PostgreSQL): what a
      * write inside it would do is not fenced by it. */
-    if (p->tx_depth > 0 && p->tx_rows && kind == PCTL_TX_WRITE)
+    if (p->tx_depth > 0 && p->tx_rows && kind != PCTL_TX_ROWS)
         return pctl_err(p, PLANCTL_ERROR,
                         "a write transaction inside a rows-only one");
     if (p->tx_depth++ > 0)
@@ -59,6 +59,11 @@ int pctl_tx_begin_at(planctl *p, int64_t at)
 int pctl_tx_begin_rows(planctl *p)
 {
     return begin(p, 0, PCTL_TX_ROWS);
+}
+
+int pctl_tx_begin_engine(planctl *p, int64_t at)
+{
+    return begin(p, at, PCTL_TX_ENGINE);
 }
 
 /* Ends the moment pctl_tx_begin started. */

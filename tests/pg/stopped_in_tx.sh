@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/pg/stopped_in_tx.sh - an engine stopped (SIGSTOP) while it is
-# inside a transaction holds the schema's write lock, and with it every
-# other planctl writer.  The server ends such an engine's session after a
+# inside a transaction holds the schema's write lock (shared with the
+# other engines' passes: pass_beside.sh), and with it every other planctl
+# writer.  The server ends such an engine's session after a
 # quarter of its TTL (idle_in_transaction_session_timeout, which planctl
 # sets on its engines' sessions): the lock is free again, another engine
 # and the CLI write, and the stopped engine, continued, stops with one

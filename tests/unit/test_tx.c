@@ -254,13 +254,104 @@ static void test_engine_session_given_back(void **state)
                      idle);
 }
 
+/* The claims of one engine's pass, which it holds until it commits. */
+static size_t claim(planctl *p, int64_t room, int64_t **ids)
+{
+    size_t n = 0;
+
+    assert_int_equal(pctl_fleet_claim(p, room, ids, &n), 0);
+    return n;
+}
+
+static int64_t token(planctl *p)
+{
+    int64_t v = 0;
+
+    assert_int_equal(planctl_data_version(&v, p), 0);
+    return v;
+}
+
+/*
+ * Engines write beside each other (PCTL_TX_ENGINE takes the write lock
+ * shared on PostgreSQL): a second engine's pass begins and claims while
+ * the first's is open, and gets other runs (those the first is claiming
+ * are skipped, not waited for); any other writer still waits for both,
+ * and is refused once its busy timeout has passed.  Each commit moves
+ * the change token, and an engine's counter is folded into the token's
+ * main count when it leaves, so the token only grows.  Without the
+ * shared lock the second pass waits for the first (EBUSY after TTL/12);
+ * without SKIP LOCKED its claim does.
+ */
+static void test_engines_write_side_by_side(void **state)
+{
+    fixture *f = *state;
+    planctl_open_options o = PLANCTL_OPEN_OPTIONS_INIT;
+    planctl *cli = NULL;
+    int64_t *a = NULL, *b = NULL, *none = NULL, t0, t1, t2, t3, run;
+    char *said = NULL;
+    size_t na, nb, i, j;
+
+    if (!pctl_fleet_supported(f->p))
+        return;
+    create(f->p, "z1");
+    create(f->p, "z2");
+    create(f->p, "z3");
+    create(f->p, "z4");
+    o.busy_timeout_ms = 200;
+    assert_int_equal(planctl_open(&cli, f->path, &o), 0);
+    assert_int_equal(pctl_fleet_join(f->p, "e1", 12000, 0, &said), 0);
+    pctl_free(said);
+    assert_int_equal(pctl_fleet_join(f->other, "e2", 12000, 0, &said), 0);
+    pctl_free(said);
+    t0 = token(cli);
+
+    assert_int_equal(pctl_engine_pass_begin(f->p, 0, 0), 0);
+    na = claim(f->p, 2, &a);
+    assert_int_equal(na, 2);
+    assert_int_equal(pctl_engine_pass_begin(f->other, 0, 0), 0);
+    nb = claim(f->other, 4, &b);
+    assert_int_equal(nb, 2);
+    for (i = 0; i < na; i++)
+        for (j = 0; j < nb; j++)
+            assert_true(a[i] != b[j]);
+    /* The other writer waits for them, as for any writer before it. */
+    assert_int_equal(
+        planctl_instance_create(&run, cli, "z5", "zookeeper", "0.2.0", NULL, 0),
+        PLANCTL_EBUSY);
+    assert_int_equal(pctl_engine_pass_end(f->other, 0), 0);
+    assert_int_equal(claim(f->p, 4, &none), 0); /* the other's, now held */
+    assert_int_equal(pctl_engine_pass_end(f->p, 0), 0);
+    assert_int_equal(count_on(cli, "SELECT count(DISTINCT run_id) FROM claims "
+                                   "WHERE engine_id IS NOT NULL"),
+                     4);
+    t1 = token(cli);
+    assert_true(t1 >= t0 + 2);
+
+    create(f->p, "z5"); /* a writer alone: exactly one more */
+    t2 = token(cli);
+    assert_int_equal(t2, t1 + 1);
+    assert_int_equal(pctl_fleet_leave(f->p), 0);
+    t3 = token(cli);
+    assert_true(t3 > t2);
+    assert_int_equal(count_on(cli, "SELECT count(*) FROM meta "
+                                   "WHERE key LIKE 'commits.%'"),
+                     1); /* e2's; e1's was folded in when it left */
+    assert_int_equal(pctl_fleet_leave(f->other), 0);
+    assert_true(token(cli) > t3);
+    pctl_free(a);
+    pctl_free(b);
+    pctl_free(none);
+    planctl_close(cli);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_read_is_one_snapshot), T(test_reads_nest),
-        T(test_read_inside_write),    T(test_no_write_inside_read),
-        T(test_no_write_inside_rows), T(test_engine_session_given_back),
+        T(test_read_is_one_snapshot),       T(test_reads_nest),
+        T(test_read_inside_write),          T(test_no_write_inside_read),
+        T(test_no_write_inside_rows),       T(test_engine_session_given_back),
+        T(test_engines_write_side_by_side),
     };
 #undef T
 

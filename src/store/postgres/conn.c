@@ -15,17 +15,20 @@
  * the file's: planctl's writers commit one after another, so every rule
  * written for one writer at a time holds, and the events' numbers are
  * commit order (the events' statement trigger makes other writers of
- * events take the lock too).  Statements run at READ COMMITTED after the
- * lock, so each sees every commit before it.  A read is REPEATABLE READ
- * READ ONLY: one snapshot for all its statements.  A write of rows only
+ * events take the lock too).  The engines' writes (PCTL_TX_ENGINE) take
+ * it shared: each writes the runs its engine holds, beside the others,
+ * and never beside any other writer.  Statements run at READ COMMITTED
+ * after the lock, so each sees every commit before it.  A read is REPEATABLE
+ * READ READ ONLY: one snapshot for all its statements.  A write of rows only
  * their owner writes (PCTL_TX_ROWS: an engine's heartbeat) takes no
  * write lock and moves no change token, so that a writer stuck inside
  * its transaction cannot make every engine miss its heartbeat.
  *
- * The change token.  meta.commits counts the write transactions that
- * changed rows: a writer reads it under the lock at BEGIN, and before its
- * COMMIT moves it by one and sends the new value as a NOTIFY on the
- * schema's channel.  Inside a write, the value read at BEGIN is exact;
+ * The change token.  meta.commits, plus a counter per engine (meta
+ * 'commits.ID'), counts the write transactions that changed rows: a
+ * writer reads it at BEGIN, and before its COMMIT moves it by one
+ * (commit_sql) and sends it as a NOTIFY on the schema's channel.  Inside
+ * a write that holds the lock alone, the value read at BEGIN is exact;
  * outside, the notifications received (read without a round trip) move
  * it, as SQLite's PRAGMA data_version moves.  Others' commits are the
  * counter minus this connection's own.
@@ -191,8 +194,15 @@ static void end_open_tx(pctl_pg_conn *pc)
         PQclear(PQexec(pc->pg, "ROLLBACK"));
 }
 
-/* The commit counter (the change token). */
-#define COMMITS_SQL "SELECT value::bigint FROM meta WHERE key = 'commits'"
+/* The commit counter (the change token): meta.commits, which the writers
+ * that take the write lock alone move, plus each engine's own counter
+ * (meta 'commits.ID'), which its writes beside other engines' move. */
+#define COUNTERS_SQL                                                           \
+    "(SELECT coalesce(sum(value::bigint), 0) FROM meta "                       \
+    "WHERE starts_with(key, 'commits.'))"
+#define COMMITS_SQL                                                            \
+    "SELECT (SELECT value::bigint FROM meta WHERE key = 'commits') "           \
+    "+ " COUNTERS_SQL
 
 /* ---- the session ---- */
 
@@ -273,14 +283,17 @@ int pctl_pg_begin(pctl_conn *c, pctl_tx_kind k)
         pc->in_tx = 1 + PCTL_TX_ROWS;
         return 0;
     }
+    /* An engine's write takes the lock shared: the other engines' writes
+     * go on beside it, every other writer waits for them all. */
     snprintf(sql, sizeof sql,
-             "BEGIN; SELECT pg_advisory_xact_lock(%d, %d); " COMMITS_SQL,
-             PCTL_PG_LOCK_WRITE, pc->lock_key);
+             "BEGIN; SELECT pg_advisory_xact_lock%s(%d, %d); " COMMITS_SQL,
+             k == PCTL_TX_ENGINE ? "_shared" : "", PCTL_PG_LOCK_WRITE,
+             pc->lock_key);
     if ((rc = run_int(pc, sql, NULL, &before)) < 0) {
         end_open_tx(pc);
         return rc;
     }
-    pc->in_tx = 1 + PCTL_TX_WRITE;
+    pc->in_tx = 1 + k;
     pc->before = before;
     pc->own_at_begin = pc->own;
     if (before > pc->seen)
@@ -297,27 +310,64 @@ void pctl_pg_rollback(pctl_conn *c)
     end_open_tx(pc);
 }
 
+/*
+ * What a commit that changed rows adds to the change token.  A writer
+ * that holds the lock alone read the whole token exactly at its BEGIN
+ * (no engine writes beside it): it folds the counters of engines gone
+ * from `engines` into meta.commits, and sets meta.commits so that the
+ * token is one more.  An engine's write moves its own counter by one
+ * (no row another engine writes), and notifies, when it does, the token
+ * as its own statement sees it: no more than the token once it commits.
+ */
+static void commit_sql(char *sql, size_t size, const pctl_pg_conn *pc,
+                       int notify)
+{
+    size_t n;
+
+    if (pc->in_tx == 1 + PCTL_TX_ENGINE) {
+        n = (size_t)snprintf(
+            sql, size,
+            "INSERT INTO meta (key, value) VALUES ('commits.%lld', '1') "
+            "ON CONFLICT (key) DO UPDATE "
+            "SET value = (meta.value::bigint + 1)::text; ",
+            (long long)pc->base.p->fleet_id);
+        if (notify)
+            n += (size_t)snprintf(sql + n, size - n,
+                                  "SELECT pg_notify(%s, (" COMMITS_SQL
+                                  ")::text); ",
+                                  pc->channel_lit);
+    } else {
+        n = (size_t)snprintf(
+            sql, size,
+            "DELETE FROM meta WHERE starts_with(key, 'commits.') AND NOT "
+            "EXISTS (SELECT 1 FROM engines AS e WHERE e.id = "
+            "substr(meta.key, 9)::bigint); "
+            "UPDATE meta SET value = (%lld - " COUNTERS_SQL ")::text "
+            "WHERE key = 'commits'; ",
+            (long long)(pc->before + 1));
+        if (notify)
+            n += (size_t)snprintf(sql + n, size - n,
+                                  "SELECT pg_notify(%s, '%lld'); ",
+                                  pc->channel_lit, (long long)(pc->before + 1));
+    }
+    snprintf(sql + n, size - n, "COMMIT");
+}
+
 int pctl_pg_commit(pctl_conn *c)
 {
     pctl_pg_conn *pc = PC(c);
-    int changed = pc->in_tx == 1 + PCTL_TX_WRITE && pc->own != pc->own_at_begin;
+    int changed =
+        (pc->in_tx == 1 + PCTL_TX_WRITE || pc->in_tx == 1 + PCTL_TX_ENGINE) &&
+        pc->own != pc->own_at_begin;
     int notify = changed && (!pc->quiet || pc->wake);
-    char sql[512];
+    int engine = pc->in_tx == 1 + PCTL_TX_ENGINE;
+    char sql[1024];
     PGresult *r;
     int rc = 0;
 
     pc->wake = 0;
-    if (notify)
-        snprintf(sql, sizeof sql,
-                 "UPDATE meta SET value = '%lld' WHERE key = 'commits'; "
-                 "SELECT pg_notify(%s, '%lld'); COMMIT",
-                 (long long)(pc->before + 1), pc->channel_lit,
-                 (long long)(pc->before + 1));
-    else if (changed)
-        snprintf(sql, sizeof sql,
-                 "UPDATE meta SET value = '%lld' WHERE key = 'commits'; "
-                 "COMMIT",
-                 (long long)(pc->before + 1));
+    if (changed)
+        commit_sql(sql, sizeof sql, pc, notify);
     else
         snprintf(sql, sizeof sql, "COMMIT");
     r = PQexec(pc->pg, sql);
@@ -336,7 +386,12 @@ int pctl_pg_commit(pctl_conn *c)
     pc->in_tx = 0;
     if (changed) {
         pc->mine++;
-        if (pc->before + 1 > pc->seen)
+        /* An engine's BEGIN read the token without the commits of the
+         * engines beside it: its own is one more than what it had seen,
+         * which is no more than the token now. */
+        if (engine)
+            pc->seen++;
+        else if (pc->before + 1 > pc->seen)
             pc->seen = pc->before + 1;
     }
     return 0;

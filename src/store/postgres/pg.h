@@ -12,8 +12,8 @@
 #include "store/store.h"
 
 /* The advisory lock of one planctl schema: (class, hashtext(schema)).
- * 'PLCW': every planctl write transaction, from its BEGIN to its end (and
- * the events' statement trigger, migrations/postgres/0001_init.sql). */
+ * 'PLCW': every planctl write transaction but a heartbeat, from its BEGIN
+ * to its end: an engine's shared, any other alone (conn.c). */
 #define PCTL_PG_LOCK_WRITE 1347175255 /* 'PLCW' */
 
 /* The schema when the URI names none. */

@@ -1020,15 +1020,21 @@ WHERE id = $1
   AND heartbeat_at < (extract(epoch FROM clock_timestamp()) * 1000)::bigint - ttl_ms;
 
 -- Up to $2 active runs that nobody holds, oldest first, for engine $1.
--- Claims are written under the write lock as every write is, so two
--- engines never claim one run: no row lock is needed to tell them apart.
+-- Engines claim beside each other (their writes share the write lock):
+-- a run another engine is claiming, its row locked until that engine
+-- commits, is skipped rather than waited for, and a claim that lost the
+-- race anyway (the other committed between this statement's snapshot
+-- and its row lock) takes nothing, as the claim is made only while
+-- nobody holds the run.
 -- name: fleet_claim
 INSERT INTO claims (run_id, engine_id, token)
 SELECT r.id, $1, 1 FROM runs AS r LEFT JOIN claims AS x ON x.run_id = r.id
 WHERE r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED') AND x.engine_id IS NULL
 ORDER BY r.id LIMIT $2
+FOR NO KEY UPDATE OF r SKIP LOCKED
 ON CONFLICT (run_id) DO UPDATE SET engine_id = excluded.engine_id,
     token = claims.token + 1
+WHERE claims.engine_id IS NULL
 RETURNING run_id, token;
 
 -- Run $2 held by engine $1 (promoted from the queue by the engine

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# tests/pg/pass_beside.sh - one engine stuck inside its pass holds back
+# its own runs, not the other engines': engines' passes share the
+# schema's write lock, so another engine's runs go on to the end while the
+# stuck engine's session sits idle in its transaction.  (Before, a pass
+# took the lock alone and the other engine waited until the server ended
+# the stuck session, a quarter of the TTL later.)  The engine is caught
+# inside its pass without luck: a psql session locks the rows of its
+# runs' steps, its next pass waits there, the engine is stopped, the
+# rows are let go; the server finishes the statement and the session is
+# idle in a transaction its stopped client cannot end.  Continued, the
+# engine goes on, and every run completes.
+. "$(dirname "$0")/lib.sh"
+
+fresh_db
+PLANCTL_DB=$(pg_uri)
+export PLANCTL_DB
+sleeper_def 1 3
+for i in $(seq 1 24); do pctl create "s$i" --definition sleeper >/dev/null; done
+
+# A TTL of 60 s: the server ends a session idle in a transaction after
+# 15 s, and nobody declares the stopped engine dead meanwhile.  Each
+# engine holds 12 runs at most: both hold runs until the last rounds.
+for n in first second; do
+    "$PLANCTL_BIN" run --name "$n" --lease-ttl 60s --capacity 12 \
+        >"$tmp/$n.out" 2>"$tmp/$n.err" &
+    eval "pid_$n=$!"
+    bg_pids+=("$!")
+done
+both_hold() {
+    [ "$(val "SELECT count(DISTINCT c.engine_id) FROM claims c
+              JOIN runs r ON r.id = c.run_id
+              WHERE r.status IN ('PENDING', 'IN_PROGRESS')")" = 2 ]
+}
+wait_for 60 "both engines to hold runs" both_hold
+second=$(val "SELECT id FROM engines WHERE name = 'second'")
+[ -n "$second" ] || fail "engine second has no row"
+
+# The steps of the runs second holds, locked by another session.
+"$psql_bin" -X -q -v ON_ERROR_STOP=1 -d "$db" \
+    -c "BEGIN; SELECT id FROM planctl.steps
+        WHERE run_id IN (SELECT run_id FROM planctl.claims
+                         WHERE engine_id = $second) FOR UPDATE;
+        SELECT pg_sleep(600); COMMIT" >/dev/null 2>&1 &
+holder=$!
+bg_pids+=("$holder")
+holder_backend() {
+    q -c "SELECT pid FROM pg_stat_activity WHERE datname = current_database()
+          AND query LIKE '%pg_sleep(600)%' AND pid <> pg_backend_pid()"
+}
+wait_for 60 "the steps to be locked" eval '[ -n "$(holder_backend)" ]'
+hb=$(holder_backend)
+# The session of engine second waits on them, inside its pass.
+waiter() {
+    kill -0 "$pid_second" 2>/dev/null ||
+        fail "engine second exited: $(cat "$tmp/second.err")"
+    q -c "SELECT pid FROM pg_stat_activity
+          WHERE $hb = ANY (pg_blocking_pids(pid))"
+}
+wait_for 60 "engine second's pass to wait on its steps" eval '[ -n "$(waiter)" ]'
+backend=$(waiter)
+kill -STOP "$pid_second"
+q -c "SELECT pg_terminate_backend($hb)" >/dev/null
+wait "$holder" 2>/dev/null || true
+in_tx() {
+    [ "$(q -c "SELECT state FROM pg_stat_activity WHERE pid = $backend")" = \
+        "idle in transaction" ]
+}
+wait_for 60 "the stopped engine's session to be idle in its pass" in_tx
+
+# Every run second does not hold completes while it is stuck.
+others_done() {
+    in_tx || fail "the stuck session ended before engine first finished" \
+        "its runs: $(val "SELECT count(*) FROM runs WHERE status IN
+                          ('PENDING', 'IN_PROGRESS')") active"
+    kill -0 "$pid_first" 2>/dev/null ||
+        fail "engine first exited: $(cat "$tmp/first.err")"
+    [ "$(val "SELECT count(*) FROM runs r
+              LEFT JOIN claims c ON c.run_id = r.id
+              WHERE r.status NOT IN ('COMPLETE', 'FATAL_ERROR', 'CANCELLED')
+                AND c.engine_id IS DISTINCT FROM $second")" = 0 ]
+}
+wait_for 60 "engine first to complete its runs" others_done
+in_tx || fail "the stuck session ended"
+done_first=$(val "SELECT count(*) FROM runs WHERE status = 'COMPLETE'")
+[ "$done_first" -gt 0 ] || fail "no run completed beside the stuck pass"
+
+# Continued, engine second goes on (its session may have been ended
+# meanwhile: it makes it again), and every run completes.
+kill -CONT "$pid_second"
+wait_for 120 "the engines to complete every run" all_done
+for n in first second; do
+    eval "pid=\$pid_$n"
+    kill -INT "$pid"
+    rc=0
+    wait "$pid" || rc=$?
+    [ "$rc" = 0 ] || fail "engine $n exit $rc: $(cat "$tmp/$n.err")"
+done
+check_finished
+note "ok: $done_first runs completed beside an engine stuck inside its pass"
