@@ -128,63 +128,40 @@ static int carried(planctl *p, int64_t retry_of, size_t idx, long sidx,
     return rc == PCTL_ROW || rc == PCTL_DONE ? 0 : pctl_q_fail(st, rc);
 }
 
-static int insert_step(planctl *p, const pctl_admission *a, int64_t run_id,
-                       int64_t phase_id, size_t pidx, size_t sidx,
-                       const pctl_step_def *sd, const char *carry_msg)
-{
-    int64_t retry_of = a->retry_of;
-    pctl_stmt *st;
-    int64_t started = 0, finished = 0, id;
-    int rc, yes = 0;
-    pctl_event ev = {0};
-    char *data, *outputs = NULL;
-    json_t *o;
+/* What a row of the run being retried hands on to the new one's
+ * (carried()): yes when it was COMPLETE, with its times, and a step's
+ * outputs. */
+typedef struct carry {
+    int yes;
+    int64_t started, finished;
+    char *outputs; /* a step's, or NULL */
+    const char *msg;
+} carry;
 
-    if (retry_of > 0 && (rc = carried(p, retry_of, pidx, (long)sidx, sd->name,
-                                      &started, &finished, &yes, &outputs)) < 0)
-        return rc;
-    st = pctl_q(p, PCTL_Q_step_insert);
-    if (!st) {
-        pctl_free(outputs);
-        return pctl_q_err(p);
-    }
-    pctl_bind_i64(st, 1, run_id);
-    pctl_bind_i64(st, 2, phase_id);
-    pctl_bind_i64(st, 3, (int64_t)sidx);
-    pctl_bind_text(st, 4, sd->name);
-    pctl_bind_text(st, 5, yes ? "COMPLETE" : "PENDING");
-    pctl_bind_i64(st, 6, sd->retry.attempts);
-    if (yes) {
-        pctl_bind_i64(st, 7, started);
-        pctl_bind_i64(st, 8, finished);
-        pctl_bind_text(st, 9, carry_msg);
-    }
-    rc = pctl_step(st);
-    id = rc == PCTL_ROW ? pctl_col_i64(st, 0) : 0;
-    pctl_reset(st);
-    if (rc != PCTL_ROW) {
-        pctl_free(outputs);
-        return pctl_q_fail(st, rc);
-    }
-    if (outputs && (rc = pctl_outputs_record(p, id, 0, outputs)) < 0) {
-        pctl_free(outputs);
-        return rc;
-    }
+/* The creation event of a step row id (c: what it carried over). */
+static int step_event(planctl *p, const pctl_admission *a, int64_t run_id,
+                      int64_t phase_id, int64_t id, size_t sidx,
+                      const pctl_step_def *sd, const carry *c)
+{
+    pctl_event ev = {0};
+    char *data;
+    json_t *o;
 
     /* A carried-over step keeps its times and outputs: replay needs
      * them. */
-    o = yes ? json_pack("{s:s, s:I, s:i, s:I, s:I}", "name", sd->name, "index",
+    o = c->yes
+            ? json_pack("{s:s, s:I, s:i, s:I, s:I}", "name", sd->name, "index",
                         (json_int_t)sidx, "max_attempts", sd->retry.attempts,
-                        "started_at", (json_int_t)started, "finished_at",
-                        (json_int_t)finished)
+                        "started_at", (json_int_t)c->started, "finished_at",
+                        (json_int_t)c->finished)
             : json_pack("{s:s, s:I, s:i}", "name", sd->name, "index",
                         (json_int_t)sidx, "max_attempts", sd->retry.attempts);
-    if (o && outputs &&
-        json_object_set_new(o, "outputs", json_loads(outputs, 0, NULL)) < 0) {
+    if (o && c->outputs &&
+        json_object_set_new(o, "outputs", json_loads(c->outputs, 0, NULL)) <
+            0) {
         json_decref(o);
         o = NULL;
     }
-    pctl_free(outputs);
     data = take_json(o);
     if (!data)
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
@@ -193,27 +170,97 @@ static int insert_step(planctl *p, const pctl_admission *a, int64_t run_id,
     ev.phase_id = phase_id;
     ev.step_id = id;
     ev.from = PCTL_NEW;
-    ev.to = yes ? PLANCTL_STATUS_COMPLETE : PLANCTL_STATUS_PENDING;
-    ev.message = yes ? carry_msg : NULL;
+    ev.to = c->yes ? PLANCTL_STATUS_COMPLETE : PLANCTL_STATUS_PENDING;
+    ev.message = c->yes ? c->msg : NULL;
     ev.actor = "planctl";
     ev.instance_id = a->instance_id;
     return pctl_event_status(p, &ev, data); /* takes data */
+}
+
+/* The creation event of a phase row id. */
+static int phase_event(planctl *p, const pctl_admission *a, int64_t run_id,
+                       int64_t id, size_t idx, const pctl_phase_def *pd,
+                       const carry *c)
+{
+    pctl_event ev = {0};
+    const char *strategy = pctl_strategy_name(pd->strategy);
+    char *data = take_json(
+        c->yes ? json_pack("{s:s, s:I, s:s, s:I, s:I}", "name", pd->name,
+                           "index", (json_int_t)idx, "strategy", strategy,
+                           "started_at", (json_int_t)c->started, "finished_at",
+                           (json_int_t)c->finished)
+               : json_pack("{s:s, s:I, s:s}", "name", pd->name, "index",
+                           (json_int_t)idx, "strategy", strategy));
+
+    if (!data)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    ev.entity = PLANCTL_ENTITY_PHASE;
+    ev.run_id = run_id;
+    ev.phase_id = id;
+    ev.from = PCTL_NEW;
+    ev.to = c->yes ? PLANCTL_STATUS_COMPLETE : PLANCTL_STATUS_PENDING;
+    ev.message = c->yes ? c->msg : NULL;
+    ev.actor = "planctl";
+    ev.instance_id = a->instance_id;
+    return pctl_event_status(p, &ev, data); /* takes data */
+}
+
+static int insert_step(planctl *p, const pctl_admission *a, int64_t run_id,
+                       int64_t phase_id, size_t pidx, size_t sidx,
+                       const pctl_step_def *sd, const char *carry_msg)
+{
+    carry c = {0};
+    pctl_stmt *st;
+    int64_t id;
+    int rc;
+
+    c.msg = carry_msg;
+    if (a->retry_of > 0 &&
+        (rc = carried(p, a->retry_of, pidx, (long)sidx, sd->name, &c.started,
+                      &c.finished, &c.yes, &c.outputs)) < 0)
+        return rc;
+    st = pctl_q(p, PCTL_Q_step_insert);
+    if (!st) {
+        pctl_free(c.outputs);
+        return pctl_q_err(p);
+    }
+    pctl_bind_i64(st, 1, run_id);
+    pctl_bind_i64(st, 2, phase_id);
+    pctl_bind_i64(st, 3, (int64_t)sidx);
+    pctl_bind_text(st, 4, sd->name);
+    pctl_bind_text(st, 5, c.yes ? "COMPLETE" : "PENDING");
+    pctl_bind_i64(st, 6, sd->retry.attempts);
+    if (c.yes) {
+        pctl_bind_i64(st, 7, c.started);
+        pctl_bind_i64(st, 8, c.finished);
+        pctl_bind_text(st, 9, carry_msg);
+    }
+    rc = pctl_step(st);
+    id = rc == PCTL_ROW ? pctl_col_i64(st, 0) : 0;
+    pctl_reset(st);
+    rc = rc == PCTL_ROW ? 0 : pctl_q_fail(st, rc);
+    if (rc == 0 && c.outputs)
+        rc = pctl_outputs_record(p, id, 0, c.outputs);
+    if (rc == 0)
+        rc = step_event(p, a, run_id, phase_id, id, sidx, sd, &c);
+    pctl_free(c.outputs);
+    return rc;
 }
 
 static int insert_phase(planctl *p, const pctl_admission *a, int64_t run_id,
                         size_t idx, const pctl_phase_def *pd,
                         const char *carry_msg)
 {
-    int64_t retry_of = a->retry_of;
+    carry c = {0};
     pctl_stmt *st;
-    int64_t started = 0, finished = 0, id;
-    int rc, yes = 0;
+    int64_t id;
+    int rc;
     size_t i;
-    pctl_event ev = {0};
-    char *data;
 
-    if (retry_of > 0 && (rc = carried(p, retry_of, idx, -1, pd->name, &started,
-                                      &finished, &yes, NULL)) < 0)
+    c.msg = carry_msg;
+    if (a->retry_of > 0 &&
+        (rc = carried(p, a->retry_of, idx, -1, pd->name, &c.started,
+                      &c.finished, &c.yes, NULL)) < 0)
         return rc;
     st = pctl_q(p, PCTL_Q_phase_insert);
     if (!st)
@@ -222,10 +269,10 @@ static int insert_phase(planctl *p, const pctl_admission *a, int64_t run_id,
     pctl_bind_i64(st, 2, (int64_t)idx);
     pctl_bind_text(st, 3, pd->name);
     pctl_bind_text(st, 4, pctl_strategy_name(pd->strategy));
-    pctl_bind_text(st, 5, yes ? "COMPLETE" : "PENDING");
-    if (yes) {
-        pctl_bind_i64(st, 6, started);
-        pctl_bind_i64(st, 7, finished);
+    pctl_bind_text(st, 5, c.yes ? "COMPLETE" : "PENDING");
+    if (c.yes) {
+        pctl_bind_i64(st, 6, c.started);
+        pctl_bind_i64(st, 7, c.finished);
         pctl_bind_text(st, 8, carry_msg);
     }
     rc = pctl_step(st);
@@ -233,30 +280,106 @@ static int insert_phase(planctl *p, const pctl_admission *a, int64_t run_id,
     pctl_reset(st);
     if (rc != PCTL_ROW)
         return pctl_q_fail(st, rc);
-
-    data =
-        take_json(yes ? json_pack("{s:s, s:I, s:s, s:I, s:I}", "name", pd->name,
-                                  "index", (json_int_t)idx, "strategy",
-                                  pctl_strategy_name(pd->strategy),
-                                  "started_at", (json_int_t)started,
-                                  "finished_at", (json_int_t)finished)
-                      : json_pack("{s:s, s:I, s:s}", "name", pd->name, "index",
-                                  (json_int_t)idx, "strategy",
-                                  pctl_strategy_name(pd->strategy)));
-    if (!data)
-        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    ev.entity = PLANCTL_ENTITY_PHASE;
-    ev.run_id = run_id;
-    ev.phase_id = id;
-    ev.from = PCTL_NEW;
-    ev.to = yes ? PLANCTL_STATUS_COMPLETE : PLANCTL_STATUS_PENDING;
-    ev.message = yes ? carry_msg : NULL;
-    ev.actor = "planctl";
-    ev.instance_id = a->instance_id;
-    rc = pctl_event_status(p, &ev, data); /* takes data */
-
+    rc = phase_event(p, a, run_id, id, idx, pd, &c);
     for (i = 0; rc == 0 && i < pd->nsteps; i++)
         rc = insert_step(p, a, run_id, id, idx, i, &pd->steps[i], carry_msg);
+    return rc;
+}
+
+/* The plan's phases and steps as run_rows_insert takes them. */
+static char *plan_rows_json(const pctl_plan_def *plan)
+{
+    json_t *phases = json_array(), *steps, *o;
+    size_t i, k;
+
+    for (i = 0; phases && i < plan->nphases; i++) {
+        const pctl_phase_def *pd = &plan->phases[i];
+
+        steps = json_array();
+        for (k = 0; steps && k < pd->nsteps; k++)
+            if (json_array_append_new(
+                    steps, json_pack("{s:I, s:s, s:i}", "idx", (json_int_t)k,
+                                     "name", pd->steps[k].name, "max_attempts",
+                                     pd->steps[k].retry.attempts)) < 0) {
+                json_decref(steps);
+                steps = NULL;
+            }
+        o = steps ? json_pack("{s:I, s:s, s:s, s:o}", "idx", (json_int_t)i,
+                              "name", pd->name, "strategy",
+                              pctl_strategy_name(pd->strategy), "steps", steps)
+                  : NULL;
+        if (json_array_append_new(phases, o) < 0) {
+            json_decref(phases);
+            phases = NULL;
+        }
+    }
+    return take_json(phases);
+}
+
+/* A new run's phases and steps, none carried over, in one statement
+ * (backends with rows_at_once), then their events in the order the row
+ * by row path writes them: each phase's, then its steps'. */
+static int insert_rows_at_once(planctl *p, const pctl_admission *a,
+                               int64_t run_id, const pctl_plan_def *plan)
+{
+    static const carry none = {0};
+    char *json = plan_rows_json(plan);
+    int64_t *ids, pi, si, id, seen = 0;
+    size_t *first, i, k, total = plan->nphases;
+    pctl_stmt *st;
+    int rc;
+
+    for (i = 0; i < plan->nphases; i++)
+        total += plan->phases[i].nsteps;
+    ids = pctl_calloc(total, sizeof *ids);
+    first = pctl_calloc(plan->nphases + 1, sizeof *first);
+    if (!json || !ids || !first) {
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        goto out;
+    }
+    /* ids: each phase's id, followed by its steps'. */
+    for (i = 0; i < plan->nphases; i++)
+        first[i + 1] = first[i] + 1 + plan->phases[i].nsteps;
+    if (!(st = pctl_q(p, PCTL_Q_run_rows_insert))) {
+        rc = pctl_q_err(p);
+        goto out;
+    }
+    pctl_bind_i64(st, 1, run_id);
+    pctl_bind_text(st, 2, json);
+    while ((rc = pctl_step(st)) == PCTL_ROW) {
+        pi = pctl_col_i64(st, 0);
+        si = pctl_col_i64(st, 1);
+        id = pctl_col_i64(st, 2);
+        if (pi < 0 || (size_t)pi >= plan->nphases || si < -1 ||
+            si >= (int64_t)plan->phases[pi].nsteps ||
+            ids[first[pi] + (size_t)(si + 1)])
+            break;
+        ids[first[pi] + (size_t)(si + 1)] = id;
+        seen++;
+    }
+    pctl_reset(st);
+    if (rc != PCTL_DONE || seen != (int64_t)total) {
+        rc = rc < 0 ? rc
+                    : pctl_err(p, PLANCTL_ERROR,
+                               "run_rows_insert: %lld rows for a plan of %zu "
+                               "phases and steps",
+                               (long long)seen, total);
+        goto out;
+    }
+    rc = 0;
+    for (i = 0; rc == 0 && i < plan->nphases; i++) {
+        const pctl_phase_def *pd = &plan->phases[i];
+        int64_t phase_id = ids[first[i]];
+
+        rc = phase_event(p, a, run_id, phase_id, i, pd, &none);
+        for (k = 0; rc == 0 && k < pd->nsteps; k++)
+            rc = step_event(p, a, run_id, phase_id, ids[first[i] + 1 + k], k,
+                            &pd->steps[k], &none);
+    }
+out:
+    pctl_free(json);
+    pctl_free(ids);
+    pctl_free(first);
     return rc;
 }
 
@@ -408,8 +531,11 @@ int pctl_admit(planctl_admitted *out, planctl *p, const pctl_admission *a)
         if (!carry_msg)
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
-    for (i = 0; rc == 0 && i < plan->nphases; i++)
-        rc = insert_phase(p, a, id, i, &plan->phases[i], carry_msg);
+    if (rc == 0 && a->retry_of <= 0 && p->conn->m->rows_at_once)
+        rc = insert_rows_at_once(p, a, id, plan);
+    else
+        for (i = 0; rc == 0 && i < plan->nphases; i++)
+            rc = insert_phase(p, a, id, i, &plan->phases[i], carry_msg);
     pctl_free(carry_msg);
     if (own_queue) {
         if (rc == 0)

@@ -35,6 +35,7 @@
     X(run_insert)                                                              \
     X(phase_insert)                                                            \
     X(step_insert)                                                             \
+    X(run_rows_insert)                                                         \
     X(phase_carry)                                                             \
     X(step_carry)                                                              \
     X(instance_by_name)                                                        \

@@ -162,6 +162,9 @@ typedef struct pctl_db_methods {
      * may run on it at once, each holding the runs it claimed; 0 when
      * one engine runs per database, under the lease (lease.c). */
     int fleet;
+    /* 1: admission inserts a new run's phases and steps in one statement
+     * (run_rows_insert, with the plan bound as JSON), not one a row. */
+    int rows_at_once;
     /* An engine's connection commits without waking anyone, except a
      * transaction that asked with wake (it released runs, or an engine
      * was declared dead): engines do not wake each other at every pass.

@@ -41,6 +41,7 @@ const pctl_db_methods pctl_db_postgres = {
     .rollback = pctl_pg_rollback,
     .token = pctl_pg_token,
     .fleet = 1,
+    .rows_at_once = 1,
     .quiet = pctl_pg_quiet,
     .wake = pctl_pg_wake,
     .engine_session = pctl_pg_engine_session,

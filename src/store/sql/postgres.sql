@@ -195,6 +195,34 @@ INSERT INTO steps (run_id, phase_id, idx, name, status, max_attempts,
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 RETURNING id;
 
+-- A new run's phases and steps, none carried over, in one statement
+-- (admit.c): $2 is the plan as JSON, [{idx, name, strategy, steps:
+-- [{idx, name, max_attempts}]}].  Ids are drawn in plan order, as one
+-- insert a row would.  A step's phase is inserted by the same statement;
+-- its reference is checked at the statement's end, when the phase is
+-- there.  Returns (phase idx, step idx or -1 for the phase, id).
+-- name: run_rows_insert
+WITH d AS (
+    SELECT u.idx, u.name, u.strategy, u.steps
+    FROM jsonb_to_recordset($2::text::jsonb)
+        AS u(idx integer, name text, strategy text, steps jsonb)
+), p AS (
+    INSERT INTO phases (run_id, idx, name, strategy, status)
+    SELECT $1, d.idx, d.name, d.strategy, 'PENDING' FROM d ORDER BY d.idx
+    RETURNING id, idx
+), s AS (
+    INSERT INTO steps (run_id, phase_id, idx, name, status, max_attempts)
+    SELECT $1, p.id, t.idx, t.name, 'PENDING', t.max_attempts
+    FROM d JOIN p ON p.idx = d.idx,
+        jsonb_to_recordset(d.steps)
+            AS t(idx integer, name text, max_attempts integer)
+    ORDER BY d.idx, t.idx
+    RETURNING id, phase_id, idx
+)
+SELECT p.idx, -1, p.id FROM p
+UNION ALL
+SELECT p.idx, s.idx, s.id FROM s JOIN p ON p.id = s.phase_id;
+
 -- name: phase_carry
 SELECT started_at, finished_at FROM phases
 WHERE run_id = $1 AND idx = $2 AND name = $3 AND status = 'COMPLETE';

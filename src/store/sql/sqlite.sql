@@ -172,6 +172,14 @@ INSERT INTO steps (run_id, phase_id, idx, name, status, max_attempts,
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
 RETURNING id;
 
+-- Not used here: SQLite inserts a new run's rows one statement a row
+-- (its backend's rows_at_once is 0; a statement costs no round trip in
+-- the process).  Named so that both files name the same statements; it
+-- inserts and returns nothing, so a caller that used it would fail on
+-- the rows missing.
+-- name: run_rows_insert
+SELECT ?1, ?2, NULL WHERE 0;
+
 -- name: phase_carry
 SELECT started_at, finished_at FROM phases
 WHERE run_id = ?1 AND idx = ?2 AND name = ?3 AND status = 'COMPLETE';
