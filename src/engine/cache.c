@@ -789,18 +789,23 @@ static int known(void *data, const planctl *p, planctl_entity entity,
         out->phase_id = st->phase->id;
         out->attempt = st->attempt;
         run = st->phase->run;
+        out->status = run->view.phases[st->phase - run->phases]
+                          .steps[st - st->phase->steps]
+                          .status;
         break;
     case PLANCTL_ENTITY_PHASE:
         if (!(ph = pctl_idmap_get(&ac->phases, id)))
             return 0;
         out->phase_id = id;
         run = ph->run;
+        out->status = run->view.phases[ph - run->phases].status;
         break;
     case PLANCTL_ENTITY_RUN:
         if (!(run = pctl_idmap_get(&ac->runs, id)))
             return 0;
         out->deadline_at = run->deadline_at;
         out->event_count = run->event_count;
+        out->status = run->view.status;
         break;
     default:
         return 0;

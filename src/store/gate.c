@@ -73,7 +73,7 @@ static int step_attempt(planctl *p, const pctl_change *c, int64_t now,
             pctl_bind_i64(st, 4, c->exit_code);
         pctl_bind_text(st, 5, c->message);
         pctl_bind_text(st, 6, c->output);
-        if ((rc = pctl_q_exec(st)) < 0)
+        if ((rc = pctl_q_exec_later(st, -1)) < 0)
             return rc;
         /* Like outputs, only for a try that wrote some. */
         if (c->output && *c->output && c->output_bytes >= 0 &&
@@ -92,7 +92,7 @@ static int step_attempt(planctl *p, const pctl_change *c, int64_t now,
         pctl_bind_i64(st, 1, c->id);
         pctl_bind_i64(st, 2, attempt);
         pctl_bind_i64(st, 3, now);
-        return pctl_q_exec(st);
+        return pctl_q_exec_later(st, -1);
     }
     return 0;
 }
@@ -390,13 +390,26 @@ static int gate_kept(planctl *p, const pctl_change *c)
     if (c->entity != PLANCTL_ENTITY_PHASE)
         pctl_bind_id(st, 8, marks.deadline_at);
     cached = pctl_observed_known(p, c->entity, c->id, &known);
-    rc = pctl_step(st);
-    pctl_reset(st);
-    if (rc != PCTL_DONE)
-        return pctl_q_fail(st, rc);
-    if (pctl_changes(st) == 0) {
-        pctl_observed_missed(p); /* what it knew is wrong */
-        return explain_cas(p, c);
+    if (pctl_q_later_on(p) && cached && known.status == c->from) {
+        /* An engine's pass, changing a row its cache knows in the status
+         * the change is from: the write is checked with the pass's next
+         * read or its commit, and one that missed rolls the whole pass
+         * back (its cache with it).  Under the pass's lock only a writer
+         * outside planctl changes a run the engine holds.  A change from
+         * another status than the cache's (a run cancelled before the
+         * pass, a job's report landing after) runs at once and fails
+         * alone (ESTALE), as elsewhere. */
+        if ((rc = pctl_q_exec_later(st, 1)) < 0)
+            return rc;
+    } else {
+        rc = pctl_step(st);
+        pctl_reset(st);
+        if (rc != PCTL_DONE)
+            return pctl_q_fail(st, rc);
+        if (pctl_changes(st) == 0) {
+            pctl_observed_missed(p); /* what it knew is wrong */
+            return explain_cas(p, c);
+        }
     }
     /* The row as written: its run and phase, the step's attempt count
      * and times.  The observer (an engine's cache) knows them during a

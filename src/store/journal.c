@@ -272,14 +272,14 @@ static int insert_rows(planctl *p, qev *const *rows, size_t n)
             return pctl_q_err(p);
         for (k = 0; k < BATCH; k++)
             bind_row(st, (int)k * COLS, rows[i + k]);
-        if ((rc = pctl_q_exec(st)) < 0)
+        if ((rc = pctl_q_exec_later(st, -1)) < 0)
             return rc;
     }
     for (; i < n; i++) {
         if (!(st = pctl_q_rebind(p, PCTL_Q_event_insert_values)))
             return pctl_q_err(p);
         bind_row(st, 0, rows[i]);
-        if ((rc = pctl_q_exec(st)) < 0)
+        if ((rc = pctl_q_exec_later(st, -1)) < 0)
             return rc;
     }
     return 0;
@@ -403,7 +403,7 @@ int pctl_events_flush(planctl *p)
         }
         pctl_bind_i64(st, 1, c->run_id);
         pctl_bind_i64(st, 2, c->count);
-        rc = pctl_q_exec(st);
+        rc = pctl_q_exec_later(st, -1);
         if (rc == 0)
             pctl_observed_events(p, c->run_id, c->count);
     }

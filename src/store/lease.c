@@ -218,6 +218,12 @@ int pctl_engine_pass_begin(planctl *p, int64_t token, int64_t at)
 
     if (rc == 0 && (rc = pctl_events_defer(p, 1)) < 0)
         pctl_tx_rollback(p);
+    /* The pass's writes that nobody reads back are sent without waiting
+     * (pctl_q_exec_later): a pass costs its reads' round trips and its
+     * commit's, not one a write.  The pass checks their counts at the
+     * end, and a wrong one rolls it back whole, cache and all. */
+    if (rc == 0)
+        p->tx_later = 1;
     return rc;
 }
 

@@ -102,6 +102,33 @@ int pctl_q_exec(pctl_stmt *s)
     return rc < 0 ? rc : 0;
 }
 
+int pctl_q_later_on(const planctl *p)
+{
+    return p->tx_later && p->tx_depth > 0 && p->conn && p->conn->m->step_later;
+}
+
+int pctl_q_exec_later(pctl_stmt *s, int64_t expect)
+{
+    planctl *p = s->c->p;
+    int64_t n;
+    int rc;
+
+    if (pctl_q_later_on(p)) {
+        rc = s->m->step_later(s, expect);
+        s->m->reset(s, 0);
+        return rc;
+    }
+    rc = s->m->step(s);
+    n = s->m->changes(s);
+    s->m->reset(s, 0);
+    if (rc < 0)
+        return rc;
+    if (expect >= 0 && n != expect)
+        return pctl_err(p, PLANCTL_ESTALE, "%s wrote %lld rows, not %lld",
+                        pctl_query_name(s->q), (long long)n, (long long)expect);
+    return 0;
+}
+
 int pctl_q_fail(pctl_stmt *s, int rc)
 {
     if (rc < 0)

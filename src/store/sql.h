@@ -131,6 +131,13 @@ typedef struct pctl_db_methods {
     void (*bind_text)(pctl_stmt *s, int i, const char *v);
     /* PCTL_ROW, PCTL_DONE, or PLANCTL_E* (message set, naming s->q). */
     int (*step)(pctl_stmt *s);
+    /* Sends s, a write inside a transaction whose answer its caller does
+     * not wait for: the answer is read with the next statement that is
+     * waited for, or the commit, and fails that one when s failed or
+     * wrote other than expect rows (-1: any number).  0 once sent.  May
+     * be NULL: a backend that waits for each statement (SQLite, in the
+     * process, has nothing to wait for). */
+    int (*step_later)(pctl_stmt *s, int64_t expect);
     /* The current row's columns, counted from 0.  Text stays valid until
      * the next step or reset; NULL for a NULL. */
     pctl_col_kind (*col_type)(pctl_stmt *s, int col);
@@ -231,6 +238,17 @@ const char *pctl_query_text(const char *queries, pctl_query q, size_t *len);
 /* Steps s expecting no row (a row is ignored), then resets it: 0 or the
  * error. */
 int pctl_q_exec(pctl_stmt *s);
+
+/* Steps s, a write of an engine's pass whose rows nobody reads back at
+ * once, then resets it.  Inside a pass (p->tx_later) on a backend with
+ * step_later, s is sent and not waited for: writing other than expect
+ * rows (-1: any number), like failing, fails the next statement waited
+ * for or the commit, and the pass rolls back whole.  Elsewhere it runs
+ * at once, and a count other than expect fails it here (PLANCTL_ESTALE,
+ * naming s).  0 or the error. */
+int pctl_q_exec_later(pctl_stmt *s, int64_t expect);
+/* Whether pctl_q_exec_later sends without waiting now. */
+int pctl_q_later_on(const planctl *p);
 
 /* What a step of s that did not give what its caller expected returns:
  * rc itself when it failed (message set), else PLANCTL_ERROR saying

@@ -35,6 +35,8 @@ struct planctl {
     int ro_fs;    /* on a read-only file system: opened immutable (db.c) */
     int tx_depth; /* >0 while a transaction of ours is open */
     int tx_rows;  /* ... and the outermost is PCTL_TX_ROWS (no write lock) */
+    int tx_later; /* ... and is an engine's pass: pctl_q_exec_later sends
+                     its writes without waiting for their answers */
     int rx_depth; /* >0 while a read transaction is (pctl_tx_read) */
     int rx_began; /* ... and the outermost one began it */
     uint64_t tx_serial; /* moves at each outermost begin and end */
@@ -264,6 +266,7 @@ typedef struct pctl_known_row {
     int attempt;         /* a step's tries so far */
     int64_t deadline_at; /* a run's */
     int64_t event_count; /* a run's */
+    planctl_status status;
 } pctl_known_row;
 
 typedef struct pctl_observer {

@@ -344,6 +344,75 @@ static void test_engines_write_side_by_side(void **state)
     planctl_close(cli);
 }
 
+/* A statement of the test's own on p's connection, prepared (see
+ * count_on for its number). */
+static pctl_stmt *own_stmt(planctl *p, const char *sql)
+{
+    static int next = PCTL_Q__COUNT + 1000;
+    pctl_stmt *s;
+
+    if (p->conn->m->prepare(&s, p->conn, (pctl_query)++next, sql,
+                            strlen(sql)) != 0)
+        fail_msg("%s: %s", sql, planctl_errmsg(p));
+    return s;
+}
+
+/* An engine's pass sends its writes without waiting for them (pipeline
+ * mode, on PostgreSQL): a read after them sees them, a write that
+ * changed other than the rows it should fails the commit, not ESTALE
+ * (an engine would take it for its fence lost), and nothing of the pass
+ * is written; a write that fails fails the next statement waited for. */
+static void test_pass_writes_sent_later(void **state)
+{
+    fixture *f = *state;
+    pctl_stmt *one, *none, *bad, *read;
+    char *said = NULL;
+
+    if (!pctl_fleet_supported(f->p))
+        return;
+    create(f->p, "z1");
+    assert_int_equal(pctl_fleet_join(f->p, "e1", 12000, 0, &said), 0);
+    pctl_free(said);
+
+    assert_int_equal(pctl_engine_pass_begin(f->p, 0, 0), 0);
+    assert_true(pctl_q_later_on(f->p));
+    one = own_stmt(f->p, "UPDATE steps SET message = 'later' "
+                         "WHERE id = (SELECT min(id) FROM steps)");
+    none = own_stmt(f->p, "UPDATE steps SET message = 'later' WHERE id = -1");
+    assert_int_equal(pctl_q_exec_later(one, 1), 0);
+    assert_int_equal(
+        count_on(f->p, "SELECT count(*) FROM steps WHERE message = 'later'"),
+        1);
+    assert_int_equal(pctl_q_exec_later(one, 1), 0);
+    assert_int_equal(pctl_q_exec_later(none, 1), 0); /* not checked yet */
+    assert_int_equal(pctl_engine_pass_end(f->p, 0), PLANCTL_ECONFLICT);
+    assert_non_null(strstr(planctl_errmsg(f->p), "wrote 0 rows, not 1"));
+    assert_false(in_tx(f->p));
+    assert_int_equal(
+        count_on(f->other,
+                 "SELECT count(*) FROM steps WHERE message = 'later'"),
+        0);
+
+    /* A write that fails: the next read says so, the pass rolls back. */
+    assert_int_equal(pctl_engine_pass_begin(f->p, 0, 0), 0);
+    bad = own_stmt(f->p, "UPDATE steps SET max_attempts = 0");
+    read = own_stmt(f->p, "SELECT count(*) FROM steps");
+    assert_int_equal(pctl_q_exec_later(one, 1), 0);
+    assert_int_equal(pctl_q_exec_later(bad, -1), 0);
+    assert_true(f->p->conn->m->step(read) < 0);
+    assert_non_null(strstr(planctl_errmsg(f->p), "max_attempts"));
+    assert_true(pctl_engine_pass_end(f->p, PLANCTL_ERROR) < 0);
+    assert_false(in_tx(f->p));
+    assert_int_equal(
+        count_on(f->p, "SELECT count(*) FROM steps WHERE message = 'later'"),
+        0);
+    f->p->conn->m->finalize(one);
+    f->p->conn->m->finalize(none);
+    f->p->conn->m->finalize(bad);
+    f->p->conn->m->finalize(read);
+    assert_int_equal(pctl_fleet_leave(f->p), 0);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -351,7 +420,7 @@ int main(void)
         T(test_read_is_one_snapshot),       T(test_reads_nest),
         T(test_read_inside_write),          T(test_no_write_inside_read),
         T(test_no_write_inside_rows),       T(test_engine_session_given_back),
-        T(test_engines_write_side_by_side),
+        T(test_engines_write_side_by_side), T(test_pass_writes_sent_later),
     };
 #undef T
 

@@ -185,10 +185,126 @@ static int run_int(pctl_pg_conn *pc, const char *sql, const char *what,
     return rc;
 }
 
+/* ---- statements sent without waiting ---- */
+
+/* What one answer in the pipeline says of its statement e: 0, or the
+ * failure (message set).  A statement waited for keeps its answer. */
+static int answer(pctl_pg_conn *pc, struct pctl_pg_sent *e, PGresult *r)
+{
+    ExecStatusType st = PQresultStatus(r);
+    const char *name = e->s ? pctl_query_name(e->s->base.q) : "commit";
+    int64_t n;
+
+    if (e->expect == PCTL_PG_WAITED) {
+        PQclear(e->s->res);
+        e->s->res = r;
+        return 0;
+    }
+    if (st == PGRES_PIPELINE_ABORTED) {
+        PQclear(r);
+        return pctl_err(pc->base.p, PLANCTL_ERROR,
+                        "%s: not run, an earlier statement of the "
+                        "transaction had failed",
+                        name);
+    }
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+        int rc = pctl_pg_err(pc, r, name);
+
+        PQclear(r);
+        return rc;
+    }
+    /* A transaction that had failed answers COMMIT with ROLLBACK. */
+    if (e->expect == PCTL_PG_COMMIT && strcmp(PQcmdStatus(r), "COMMIT") != 0) {
+        PQclear(r);
+        return pctl_err(pc->base.p, PLANCTL_ERROR,
+                        "commit: the transaction had failed and was rolled "
+                        "back");
+    }
+    n = atoll(PQcmdTuples(r));
+    PQclear(r);
+    /* Not ESTALE: to an engine that says its fence is gone. */
+    if (e->expect >= 0 && n != e->expect)
+        return pctl_err(pc->base.p, PLANCTL_ECONFLICT,
+                        "%s wrote %lld rows, not %lld: a row it changes was "
+                        "changed by a writer outside planctl; the "
+                        "transaction is rolled back",
+                        name, (long long)n, (long long)e->expect);
+    return 0;
+}
+
+int pctl_pg_send(pctl_pg_conn *pc, pctl_pg_stmt *s, const char *sql,
+                 int64_t expect)
+{
+    const char *what = s ? pctl_query_name(s->base.q) : "commit";
+    int ok;
+
+    if (pc->nsent == pc->sent_cap) {
+        size_t cap = pc->sent_cap ? 2 * pc->sent_cap : 64;
+        void *v = pctl_realloc(pc->sent, cap * sizeof *pc->sent);
+
+        if (!v)
+            return pctl_err(pc->base.p, PLANCTL_ENOMEM, "out of memory");
+        pc->sent = v;
+        pc->sent_cap = cap;
+    }
+    if (PQpipelineStatus(pc->pg) == PQ_PIPELINE_OFF &&
+        !PQenterPipelineMode(pc->pg))
+        return pctl_pg_err(pc, NULL, what);
+    ok = s ? PQsendQueryPrepared(pc->pg, s->name, s->nparams, s->vals, NULL,
+                                 NULL, 0)
+           : PQsendQueryParams(pc->pg, sql, 0, NULL, NULL, NULL, NULL, 0);
+    if (!ok)
+        return pctl_pg_err(pc, NULL, what);
+    pc->sent[pc->nsent].s = s;
+    pc->sent[pc->nsent].expect = expect;
+    pc->nsent++;
+    return 0;
+}
+
+int pctl_pg_drain(pctl_pg_conn *pc)
+{
+    size_t i = 0, n = pc->nsent;
+    int rc = 0, one;
+    PGresult *r;
+
+    if (PQpipelineStatus(pc->pg) == PQ_PIPELINE_OFF)
+        return 0;
+    pc->nsent = 0;
+    if (!PQpipelineSync(pc->pg))
+        rc = pctl_pg_err(pc, NULL, "pipeline");
+    /* Each statement's answer, then NULL; after them all the sync point.
+     * A NULL more than there were statements is a session lost. */
+    for (;;) {
+        if (!(r = PQgetResult(pc->pg))) {
+            if (++i > n) {
+                if (rc == 0)
+                    rc = pctl_pg_err(pc, NULL, "pipeline");
+                break;
+            }
+            continue;
+        }
+        if (PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
+            PQclear(r);
+            break;
+        }
+        if (i >= n) {
+            PQclear(r);
+            continue;
+        }
+        one = answer(pc, &pc->sent[i], r);
+        if (rc == 0)
+            rc = one;
+    }
+    if (!PQexitPipelineMode(pc->pg) && rc == 0)
+        rc = pctl_pg_err(pc, NULL, "pipeline");
+    return rc;
+}
+
 /* Rolls back what is open on the session, if it is there and something
  * is: after a failed BEGIN, a failed migration, or a rollback. */
 static void end_open_tx(pctl_pg_conn *pc)
 {
+    pctl_pg_drain(pc);
     if (PQstatus(pc->pg) == CONNECTION_OK &&
         PQtransactionStatus(pc->pg) != PQTRANS_IDLE)
         PQclear(PQexec(pc->pg, "ROLLBACK"));
@@ -241,7 +357,10 @@ int pctl_pg_alive(pctl_pg_conn *pc)
 
     if (PQstatus(pc->pg) == CONNECTION_OK)
         return 0;
+    pc->nsent = 0; /* their answers went with the session */
     PQreset(pc->pg);
+    if (PQpipelineStatus(pc->pg) != PQ_PIPELINE_OFF)
+        PQexitPipelineMode(pc->pg);
     if (PQstatus(pc->pg) != CONNECTION_OK)
         return pctl_err(pc->base.p, PLANCTL_EIO,
                         "lost the connection to PostgreSQL at %s and could "
@@ -318,39 +437,37 @@ void pctl_pg_rollback(pctl_conn *c)
  * token is one more.  An engine's write moves its own counter by one
  * (no row another engine writes), and notifies, when it does, the token
  * as its own statement sees it: no more than the token once it commits.
+ * The statements go into part[0..n), n returned; COMMIT is not one.
  */
-static void commit_sql(char *sql, size_t size, const pctl_pg_conn *pc,
-                       int notify)
+#define COMMIT_PARTS 3
+static int commit_parts(char (*part)[512], const pctl_pg_conn *pc, int notify)
 {
-    size_t n;
+    int n = 0;
 
     if (pc->in_tx == 1 + PCTL_TX_ENGINE) {
-        n = (size_t)snprintf(
-            sql, size,
-            "INSERT INTO meta (key, value) VALUES ('commits.%lld', '1') "
-            "ON CONFLICT (key) DO UPDATE "
-            "SET value = (meta.value::bigint + 1)::text; ",
-            (long long)pc->base.p->fleet_id);
+        snprintf(part[n++], sizeof *part,
+                 "INSERT INTO meta (key, value) VALUES ('commits.%lld', '1') "
+                 "ON CONFLICT (key) DO UPDATE "
+                 "SET value = (meta.value::bigint + 1)::text",
+                 (long long)pc->base.p->fleet_id);
         if (notify)
-            n += (size_t)snprintf(sql + n, size - n,
-                                  "SELECT pg_notify(%s, (" COMMITS_SQL
-                                  ")::text); ",
-                                  pc->channel_lit);
-    } else {
-        n = (size_t)snprintf(
-            sql, size,
-            "DELETE FROM meta WHERE starts_with(key, 'commits.') AND NOT "
-            "EXISTS (SELECT 1 FROM engines AS e WHERE e.id = "
-            "substr(meta.key, 9)::bigint); "
-            "UPDATE meta SET value = (%lld - " COUNTERS_SQL ")::text "
-            "WHERE key = 'commits'; ",
-            (long long)(pc->before + 1));
-        if (notify)
-            n += (size_t)snprintf(sql + n, size - n,
-                                  "SELECT pg_notify(%s, '%lld'); ",
-                                  pc->channel_lit, (long long)(pc->before + 1));
+            snprintf(part[n++], sizeof *part,
+                     "SELECT pg_notify(%s, (" COMMITS_SQL ")::text)",
+                     pc->channel_lit);
+        return n;
     }
-    snprintf(sql + n, size - n, "COMMIT");
+    snprintf(part[n++], sizeof *part,
+             "DELETE FROM meta WHERE starts_with(key, 'commits.') AND NOT "
+             "EXISTS (SELECT 1 FROM engines AS e WHERE e.id = "
+             "substr(meta.key, 9)::bigint)");
+    snprintf(part[n++], sizeof *part,
+             "UPDATE meta SET value = (%lld - " COUNTERS_SQL ")::text "
+             "WHERE key = 'commits'",
+             (long long)(pc->before + 1));
+    if (notify)
+        snprintf(part[n++], sizeof *part, "SELECT pg_notify(%s, '%lld')",
+                 pc->channel_lit, (long long)(pc->before + 1));
+    return n;
 }
 
 int pctl_pg_commit(pctl_conn *c)
@@ -361,24 +478,25 @@ int pctl_pg_commit(pctl_conn *c)
         pc->own != pc->own_at_begin;
     int notify = changed && (!pc->quiet || pc->wake);
     int engine = pc->in_tx == 1 + PCTL_TX_ENGINE;
-    char sql[1024];
-    PGresult *r;
-    int rc = 0;
+    char part[COMMIT_PARTS][512];
+    int rc = 0, n = changed ? commit_parts(part, pc, notify) : 0, i;
+    size_t k;
 
     pc->wake = 0;
-    if (changed)
-        commit_sql(sql, sizeof sql, pc, notify);
-    else
-        snprintf(sql, sizeof sql, "COMMIT");
-    r = PQexec(pc->pg, sql);
-    /* A transaction that had failed answers COMMIT with ROLLBACK. */
-    if (PQresultStatus(r) != PGRES_COMMAND_OK)
-        rc = pctl_pg_err(pc, r, "commit");
-    else if (strcmp(PQcmdStatus(r), "COMMIT") != 0)
-        rc = pctl_err(c->p, PLANCTL_ERROR,
-                      "commit: the transaction had failed and was rolled "
-                      "back");
-    PQclear(r);
+    /* The change token's statements and COMMIT go in one pipeline, after
+     * what the transaction sent without waiting: a write among those
+     * that failed aborts the pipeline, COMMIT with it.  A count of rows
+     * to check is the client's to check, before COMMIT is sent: then
+     * those are answered first, one round trip more. */
+    for (k = 0; k < pc->nsent && rc == 0; k++)
+        if (pc->sent[k].expect >= 0)
+            rc = pctl_pg_drain(pc);
+    for (i = 0; rc == 0 && i < n; i++)
+        rc = pctl_pg_send(pc, NULL, part[i], -1);
+    if (rc == 0)
+        rc = pctl_pg_send(pc, NULL, "COMMIT", PCTL_PG_COMMIT);
+    if (rc == 0)
+        rc = pctl_pg_drain(pc);
     if (rc < 0) {
         pctl_pg_rollback(c);
         return rc;
@@ -730,6 +848,7 @@ void pctl_pg_close(pctl_conn *c)
     pctl_pg_uri_free(&pc->uri);
     pctl_free(pc->channel_lit);
     pctl_free(pc->channel_ident);
+    pctl_free(pc->sent);
     pctl_free(pc);
 }
 

@@ -64,6 +64,14 @@ typedef struct pctl_pg_conn {
     /* The session's cancel request (planctl_interrupt()), made at each
      * connection; swapped and used under the handle's intr_lock. */
     PGcancel *cancel;
+    /* Statements sent in pipeline mode and not answered yet, in order
+     * (pctl_pg_step_later): each one's rows to write (-1: any; -2: the
+     * statement waited for, whose answer is kept) and the statement. */
+    struct pctl_pg_sent {
+        struct pctl_pg_stmt *s;
+        int64_t expect;
+    } * sent;
+    size_t nsent, sent_cap;
 } pctl_pg_conn;
 
 typedef struct pctl_pg_stmt {
@@ -85,6 +93,22 @@ typedef struct pctl_pg_stmt {
  * PLANCTL_E* code and sets the message for what (a statement's name, or
  * NULL).  Returns the code. */
 int pctl_pg_err(pctl_pg_conn *pc, const PGresult *res, const char *what);
+
+/* What pctl_pg_send's expect may be besides a count of rows (>= 0) or
+ * -1 (any): the statement waited for, whose answer is kept in its res;
+ * the COMMIT, whose answer must be COMMIT (not ROLLBACK). */
+enum { PCTL_PG_WAITED = -2, PCTL_PG_COMMIT = -3 };
+
+/* Sends statement s (bound), or the text sql when s is NULL, in pipeline
+ * mode (entered if it is not), without waiting for its answer, which
+ * pctl_pg_drain reads and checks against expect.  0 or the error. */
+int pctl_pg_send(pctl_pg_conn *pc, pctl_pg_stmt *s, const char *sql,
+                 int64_t expect);
+/* Reads the answers of the statements sent (nsent), in order, and leaves
+ * pipeline mode: the first failure, or count of rows other than
+ * expected, is returned (message set), the transaction then failed.
+ * 0 when nothing was sent. */
+int pctl_pg_drain(pctl_pg_conn *pc);
 
 /* Makes sure the session is alive, reconnecting once if it was lost (only
  * between transactions).  0 or PLANCTL_EIO with the message set. */
@@ -115,6 +139,7 @@ void pctl_pg_reset(pctl_stmt *s, int unbind);
 void pctl_pg_bind_i64(pctl_stmt *s, int i, int64_t v);
 void pctl_pg_bind_text(pctl_stmt *s, int i, const char *v);
 int pctl_pg_step(pctl_stmt *s);
+int pctl_pg_step_later(pctl_stmt *s, int64_t expect);
 pctl_col_kind pctl_pg_col_type(pctl_stmt *s, int col);
 int64_t pctl_pg_col_i64(pctl_stmt *s, int col);
 double pctl_pg_col_real(pctl_stmt *s, int col);

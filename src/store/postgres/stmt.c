@@ -62,8 +62,11 @@ static int prepare_in_session(pctl_pg_stmt *s)
 {
     pctl_pg_conn *pc = PC(s->base.c);
     PGresult *r;
-    int rc = 0;
+    int rc;
 
+    /* Preparing waits for its answer: what was sent is answered first. */
+    if ((rc = pctl_pg_drain(pc)) < 0)
+        return rc;
     r = PQprepare(pc->pg, s->name, s->sql, 0, NULL);
     if (PQresultStatus(r) != PGRES_COMMAND_OK)
         rc = pctl_pg_err(pc, r, pctl_query_name(s->base.q));
@@ -159,6 +162,33 @@ void pctl_pg_bind_text(pctl_stmt *s, int i, const char *v)
     ps->vals[i - 1] = v;
 }
 
+/* At most this many statements wait for their answers: the server writes
+ * them while the client is still sending, and must never fill the
+ * socket's buffer while the client, blocked on its own full buffer, is
+ * not reading (libpq's pipeline mode in blocking mode). */
+#define SENT_MAX 256
+
+int pctl_pg_step_later(pctl_stmt *s, int64_t expect)
+{
+    pctl_pg_stmt *ps = PS(s);
+    pctl_pg_conn *pc = PC(s->c);
+    int rc;
+
+    if (!pc->in_tx)
+        return pctl_err(s->c->p, PLANCTL_ERROR,
+                        "%s: sent without waiting outside a transaction",
+                        pctl_query_name(s->q));
+    if (pc->nsent >= SENT_MAX && (rc = pctl_pg_drain(pc)) < 0)
+        return rc;
+    if (ps->gen != pc->gen && (rc = prepare_in_session(ps)) < 0)
+        return rc;
+    if ((rc = pctl_pg_send(pc, ps, NULL, expect)) < 0)
+        return rc;
+    /* Counted as written now, for the commit's change token. */
+    pc->own += expect > 0 ? expect : 1;
+    return 0;
+}
+
 static int execute(pctl_pg_stmt *ps)
 {
     pctl_pg_conn *pc = PC(ps->base.c);
@@ -171,8 +201,19 @@ static int execute(pctl_pg_stmt *ps)
         return rc;
     if (ps->gen != pc->gen && (rc = prepare_in_session(ps)) < 0)
         return rc;
-    ps->res =
-        PQexecPrepared(pc->pg, ps->name, ps->nparams, ps->vals, NULL, NULL, 0);
+    if (pc->nsent) {
+        /* Statements sent before it: it goes the same way, and their
+         * answers and its own come back in one round trip. */
+        if ((rc = pctl_pg_send(pc, ps, NULL, PCTL_PG_WAITED)) < 0 ||
+            (rc = pctl_pg_drain(pc)) < 0) {
+            PQclear(ps->res);
+            ps->res = NULL;
+            return rc;
+        }
+    } else {
+        ps->res = PQexecPrepared(pc->pg, ps->name, ps->nparams, ps->vals, NULL,
+                                 NULL, 0);
+    }
     st = PQresultStatus(ps->res);
     if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
         rc = pctl_pg_err(pc, ps->res, pctl_query_name(ps->base.q));
