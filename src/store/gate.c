@@ -112,7 +112,7 @@ static int run_ended(planctl *p, int64_t run_id, int64_t instance_id,
             return pctl_q_err(p);
         pctl_bind_i64(st, 1, run_id);
         pctl_bind_i64(st, 2, pctl_now(p));
-        if ((rc = pctl_q_exec(st)) < 0)
+        if ((rc = pctl_q_exec_later(st, -1)) < 0)
             return rc;
         /* A completed cleanup of an instance being deleted removes it,
          * with its runs and events (ON DELETE CASCADE); its events still

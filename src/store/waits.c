@@ -18,7 +18,7 @@ int pctl_wait_put(planctl *p, int64_t run_id, const char *cause,
     if (concurrency > 0)
         pctl_bind_i64(st, 4, concurrency);
     pctl_bind_i64(st, 5, pctl_now(p));
-    return pctl_q_exec(st);
+    return pctl_q_exec_later(st, -1);
 }
 
 int pctl_wait_delete(planctl *p, int64_t run_id)
@@ -28,7 +28,7 @@ int pctl_wait_delete(planctl *p, int64_t run_id)
     if (!st)
         return pctl_q_err(p);
     pctl_bind_i64(st, 1, run_id);
-    return pctl_q_exec(st);
+    return pctl_q_exec_later(st, -1);
 }
 
 int pctl_waits_delete_held(planctl *p)
