@@ -390,14 +390,18 @@ static int gate_kept(planctl *p, const pctl_change *c)
     if (c->entity != PLANCTL_ENTITY_PHASE)
         pctl_bind_id(st, 8, marks.deadline_at);
     cached = pctl_observed_known(p, c->entity, c->id, &known);
-    if (pctl_q_later_on(p) && cached && known.status == c->from) {
+    if (pctl_q_later_on(p) && cached &&
+        (known.status == c->from || known.status == c->to)) {
         /* An engine's pass, changing a row its cache knows in the status
-         * the change is from: the write is checked with the pass's next
-         * read or its commit, and one that missed rolls the whole pass
-         * back (its cache with it).  Under the pass's lock only a writer
-         * outside planctl changes a run the engine holds.  A change from
-         * another status than the cache's (a run cancelled before the
-         * pass, a job's report landing after) runs at once and fails
+         * the change is from, or already in the one it goes to (the
+         * engine's decisions move its cache's view before they reach
+         * the gate): the write is checked with the pass's next read or
+         * its commit, and one that missed rolls the whole pass back (its
+         * cache with it, read again by the next pass, which then decides
+         * from the row as it is).  Under the pass's lock only a writer
+         * outside planctl changes a run the engine holds.  A change of a
+         * row the cache knows in a third status (a run cancelled before
+         * the pass, a job's report landing after) runs at once and fails
          * alone (ESTALE), as elsewhere. */
         if ((rc = pctl_q_exec_later(st, 1)) < 0)
             return rc;
