@@ -146,6 +146,11 @@ struct planctl_engine {
      * -1 before): above it by more than one, it gives back runs between
      * steps. */
     int64_t fleet_share;
+    /* Runs nobody held when it last claimed, beyond what it took, and
+     * how many it held then: once it holds fewer (its runs ended), it
+     * claims again at once rather than at its next heartbeat, as its
+     * own commits wake nobody (pass.c). */
+    int64_t unheld_left, held_at_claim;
     uint64_t beat_at;           /* uv_hrtime() when its last heartbeat began */
     struct pctl_keeper *keeper; /* kills its tasks when it cannot
                                    (keeper.c) */
