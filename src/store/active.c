@@ -410,24 +410,29 @@ int pctl_active_read_run(pctl_run_row **out, planctl *p, int64_t run_id)
                                     PCTL_Q_active_phases_of_run,
                                     PCTL_Q_active_steps_of_run};
     pctl_run_row **v = NULL;
-    pctl_stmt *st;
+    pctl_stmt *st[3];
     size_t n = 0;
     rows w;
     int rc = 0, i;
 
     *out = NULL;
     memset(&w, 0, sizeof w);
+    /* The three reads sent together where the backend can (one round
+     * trip on PostgreSQL, inside an engine's pass), then read. */
     for (i = 0; rc == 0 && i < 3; i++) {
-        if (!(st = pctl_q(p, q[i]))) {
+        if (!(st[i] = pctl_q(p, q[i]))) {
             rc = pctl_q_err(p);
             break;
         }
-        pctl_bind_i64(st, 1, run_id);
+        pctl_bind_i64(st[i], 1, run_id);
         if (i == 0)
-            pctl_bind_i64(st, 2, p->fleet_id);
-        rc = i == 0   ? read_runs(&w, p, st)
-             : i == 1 ? read_phases(&w, p, st)
-                      : read_steps(&w, p, st);
+            pctl_bind_i64(st[i], 2, p->fleet_id);
+        rc = pctl_q_send(st[i]);
+    }
+    for (i = 0; rc == 0 && i < 3; i++) {
+        rc = i == 0   ? read_runs(&w, p, st[i])
+             : i == 1 ? read_phases(&w, p, st[i])
+                      : read_steps(&w, p, st[i]);
         if (i == 0 && w.nruns == 0)
             break; /* not active (any more) */
     }

@@ -102,6 +102,11 @@ int pctl_q_exec(pctl_stmt *s)
     return rc < 0 ? rc : 0;
 }
 
+int pctl_q_send(pctl_stmt *s)
+{
+    return s->m->send ? s->m->send(s) : 0;
+}
+
 int pctl_q_later_on(const planctl *p)
 {
     return p->tx_later && p->tx_depth > 0 && p->conn && p->conn->m->step_later;

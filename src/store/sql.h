@@ -138,6 +138,11 @@ typedef struct pctl_db_methods {
      * be NULL: a backend that waits for each statement (SQLite, in the
      * process, has nothing to wait for). */
     int (*step_later)(pctl_stmt *s, int64_t expect);
+    /* Sends s, a read inside a transaction, ahead of its first step,
+     * which reads its answer with those of every statement sent before
+     * it: several reads, one round trip.  0, or the error.  May be NULL:
+     * each read runs at its first step. */
+    int (*send)(pctl_stmt *s);
     /* The current row's columns, counted from 0.  Text stays valid until
      * the next step or reset; NULL for a NULL. */
     pctl_col_kind (*col_type)(pctl_stmt *s, int col);
@@ -247,6 +252,11 @@ int pctl_q_exec(pctl_stmt *s);
  * at once, and a count other than expect fails it here (PLANCTL_ESTALE,
  * naming s).  0 or the error. */
 int pctl_q_exec_later(pctl_stmt *s, int64_t expect);
+/* Sends s (bound), a read, ahead of its first pctl_step where the
+ * backend can (m->send): reads sent one after another are answered in
+ * one round trip, at the first one's step.  Step it before taking it
+ * again with pctl_q.  0 or the error. */
+int pctl_q_send(pctl_stmt *s);
 /* Whether pctl_q_exec_later sends without waiting now. */
 int pctl_q_later_on(const planctl *p);
 

@@ -413,6 +413,89 @@ static void test_pass_writes_sent_later(void **state)
     assert_int_equal(pctl_fleet_leave(f->p), 0);
 }
 
+#ifdef PLANCTL_WITH_POSTGRES
+#define NSENT(p) ((int)((pctl_pg_conn *)(p)->conn)->nsent)
+#else
+#define NSENT(p) 0
+#endif
+
+/* Reads sent ahead (pctl_q_send) are answered together at the first
+ * one's step, each with its own rows, after the writes sent before
+ * them; one whose failure nobody stepped into still fails the commit. */
+static void test_reads_sent_ahead(void **state)
+{
+    fixture *f = *state;
+    pctl_stmt *w, *w8, *missed, *a, *b, *bad;
+    char *said = NULL;
+
+    if (!pctl_fleet_supported(f->p))
+        return;
+    create(f->p, "z1");
+    create(f->p, "z2");
+    assert_int_equal(pctl_fleet_join(f->p, "e1", 12000, 0, &said), 0);
+    pctl_free(said);
+
+    assert_int_equal(pctl_engine_pass_begin(f->p, 0, 0), 0);
+    w = own_stmt(f->p, "UPDATE instances SET updated_at = 7 "
+                       "WHERE name = 'z2'");
+    a = own_stmt(f->p, "SELECT count(*) FROM instances");
+    b = own_stmt(f->p, "SELECT updated_at FROM instances WHERE name = 'z2'");
+    bad = own_stmt(f->p, "SELECT 1 / (count(*) - count(*)) FROM instances");
+    w8 = own_stmt(f->p, "UPDATE instances SET updated_at = 8 "
+                        "WHERE name = 'z1'");
+    missed = own_stmt(f->p, "UPDATE instances SET updated_at = 9 "
+                            "WHERE name = 'nobody'");
+    assert_int_equal(pctl_q_exec_later(w, 1), 0);
+    assert_int_equal(pctl_q_send(a), 0);
+    assert_int_equal(pctl_q_send(b), 0);
+    assert_int_equal(NSENT(f->p), 3);
+    /* b first: every answer is read, each into its own statement. */
+    assert_int_equal(f->p->conn->m->step(b), PCTL_ROW);
+    assert_int_equal(f->p->conn->m->col_i64(b, 0), 7);
+    assert_int_equal(NSENT(f->p), 0);
+    assert_int_equal(f->p->conn->m->step(a), PCTL_ROW);
+    assert_int_equal(f->p->conn->m->col_i64(a, 0), 2);
+    assert_int_equal(f->p->conn->m->step(a), PCTL_DONE);
+    f->p->conn->m->reset(a, 1);
+    f->p->conn->m->reset(b, 1);
+    assert_int_equal(pctl_engine_pass_end(f->p, 0), 0);
+    assert_int_equal(
+        count_on(f->other,
+                 "SELECT count(*) FROM instances WHERE updated_at = 7"),
+        1);
+
+    /* A read sent ahead and taken again (reset) before its step: the
+     * answers are read then, and a count that missed among them (which
+     * the server does not see) still fails the commit. */
+    assert_int_equal(pctl_engine_pass_begin(f->p, 0, 0), 0);
+    assert_int_equal(pctl_q_exec_later(w8, 1), 0);
+    assert_int_equal(pctl_q_exec_later(missed, 1), 0);
+    assert_int_equal(pctl_q_send(a), 0);
+    f->p->conn->m->reset(a, 1);
+    assert_int_equal(pctl_engine_pass_end(f->p, 0), PLANCTL_ERROR);
+    assert_non_null(strstr(planctl_errmsg(f->p), "had failed"));
+    assert_false(in_tx(f->p));
+    assert_int_equal(
+        count_on(f->other,
+                 "SELECT count(*) FROM instances WHERE updated_at = 8"),
+        0);
+
+    /* One that failed on the server, likewise. */
+    assert_int_equal(pctl_engine_pass_begin(f->p, 0, 0), 0);
+    assert_int_equal(pctl_q_exec_later(w, 1), 0);
+    assert_int_equal(pctl_q_send(bad), 0);
+    f->p->conn->m->reset(bad, 1);
+    assert_true(pctl_engine_pass_end(f->p, 0) < 0);
+    assert_false(in_tx(f->p));
+    f->p->conn->m->finalize(w);
+    f->p->conn->m->finalize(a);
+    f->p->conn->m->finalize(b);
+    f->p->conn->m->finalize(bad);
+    f->p->conn->m->finalize(w8);
+    f->p->conn->m->finalize(missed);
+    assert_int_equal(pctl_fleet_leave(f->p), 0);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -421,6 +504,7 @@ int main(void)
         T(test_read_inside_write),          T(test_no_write_inside_read),
         T(test_no_write_inside_rows),       T(test_engine_session_given_back),
         T(test_engines_write_side_by_side), T(test_pass_writes_sent_later),
+        T(test_reads_sent_ahead),
     };
 #undef T
 

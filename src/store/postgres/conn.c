@@ -198,6 +198,7 @@ static int answer(pctl_pg_conn *pc, struct pctl_pg_sent *e, PGresult *r)
     if (e->expect == PCTL_PG_WAITED) {
         PQclear(e->s->res);
         e->s->res = r;
+        e->s->fresh = 1;
         return 0;
     }
     if (st == PGRES_PIPELINE_ABORTED) {
@@ -270,6 +271,10 @@ int pctl_pg_drain(pctl_pg_conn *pc)
     if (PQpipelineStatus(pc->pg) == PQ_PIPELINE_OFF)
         return 0;
     pc->nsent = 0;
+    for (i = 0; i < n; i++)
+        if (pc->sent[i].s)
+            pc->sent[i].s->pending = 0;
+    i = 0;
     if (!PQpipelineSync(pc->pg))
         rc = pctl_pg_err(pc, NULL, "pipeline");
     /* Each statement's answer, then NULL; after them all the sync point.
@@ -297,6 +302,8 @@ int pctl_pg_drain(pctl_pg_conn *pc)
     }
     if (!PQexitPipelineMode(pc->pg) && rc == 0)
         rc = pctl_pg_err(pc, NULL, "pipeline");
+    if (rc < 0 && pc->in_tx)
+        pc->failed = rc;
     return rc;
 }
 
@@ -385,6 +392,7 @@ int pctl_pg_begin(pctl_conn *c, pctl_tx_kind k)
     int64_t before = 0;
     int rc;
 
+    pc->failed = 0;
     if ((rc = pctl_pg_alive(pc)) < 0)
         return rc;
     if (k == PCTL_TX_READ) {
@@ -491,6 +499,12 @@ int pctl_pg_commit(pctl_conn *c)
     for (k = 0; k < pc->nsent && rc == 0; k++)
         if (pc->sent[k].expect >= 0)
             rc = pctl_pg_drain(pc);
+    /* A failure answered and not returned to anyone (a read sent ahead
+     * and never stepped) still fails the transaction. */
+    if (rc == 0 && pc->failed)
+        rc = pctl_err(c->p, PLANCTL_ERROR,
+                      "commit: a statement of the transaction had failed; "
+                      "it is rolled back");
     for (i = 0; rc == 0 && i < n; i++)
         rc = pctl_pg_send(pc, NULL, part[i], -1);
     if (rc == 0)

@@ -72,6 +72,8 @@ typedef struct pctl_pg_conn {
         int64_t expect;
     } * sent;
     size_t nsent, sent_cap;
+    int failed; /* a statement sent without waiting failed in the open
+                   transaction: its commit fails */
 } pctl_pg_conn;
 
 typedef struct pctl_pg_stmt {
@@ -87,6 +89,8 @@ typedef struct pctl_pg_stmt {
     int row, nrows;    /* the current row */
     int64_t changed;   /* rows its execution wrote */
     int bind_rc;
+    int pending; /* sent in the pipeline, its answer not read yet */
+    int fresh;   /* its answer read into res, not taken yet (took()) */
 } pctl_pg_stmt;
 
 /* Maps a failed result (or a lost connection when res is NULL) to a
@@ -140,6 +144,7 @@ void pctl_pg_bind_i64(pctl_stmt *s, int i, int64_t v);
 void pctl_pg_bind_text(pctl_stmt *s, int i, const char *v);
 int pctl_pg_step(pctl_stmt *s);
 int pctl_pg_step_later(pctl_stmt *s, int64_t expect);
+int pctl_pg_send_read(pctl_stmt *s);
 pctl_col_kind pctl_pg_col_type(pctl_stmt *s, int col);
 int64_t pctl_pg_col_i64(pctl_stmt *s, int col);
 double pctl_pg_col_real(pctl_stmt *s, int col);

@@ -136,6 +136,11 @@ void pctl_pg_reset(pctl_stmt *s, int unbind)
 {
     pctl_pg_stmt *ps = PS(s);
 
+    /* Its answer is still to come: read first, not into its next run's
+     * place (a failure is the transaction's: pctl_pg_commit). */
+    if (ps->pending)
+        pctl_pg_drain(PC(s->c));
+    ps->fresh = 0;
     PQclear(ps->res);
     ps->res = NULL;
     ps->row = ps->nrows = 0;
@@ -189,10 +194,11 @@ int pctl_pg_step_later(pctl_stmt *s, int64_t expect)
     return 0;
 }
 
+static int took(pctl_pg_stmt *ps);
+
 static int execute(pctl_pg_stmt *ps)
 {
     pctl_pg_conn *pc = PC(ps->base.c);
-    ExecStatusType st;
     int rc;
 
     /* Outside a transaction a statement runs on its own: the session may
@@ -208,12 +214,25 @@ static int execute(pctl_pg_stmt *ps)
             (rc = pctl_pg_drain(pc)) < 0) {
             PQclear(ps->res);
             ps->res = NULL;
+            ps->fresh = 0;
             return rc;
         }
     } else {
         ps->res = PQexecPrepared(pc->pg, ps->name, ps->nparams, ps->vals, NULL,
                                  NULL, 0);
     }
+    return took(ps);
+}
+
+/* The answer in res, taken: its rows to walk and the rows it wrote, or
+ * its failure (message set, res cleared). */
+static int took(pctl_pg_stmt *ps)
+{
+    pctl_pg_conn *pc = PC(ps->base.c);
+    ExecStatusType st;
+    int rc;
+
+    ps->fresh = 0;
     st = PQresultStatus(ps->res);
     if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
         rc = pctl_pg_err(pc, ps->res, pctl_query_name(ps->base.q));
@@ -231,13 +250,42 @@ static int execute(pctl_pg_stmt *ps)
     return 0;
 }
 
+int pctl_pg_send_read(pctl_stmt *s)
+{
+    pctl_pg_stmt *ps = PS(s);
+    pctl_pg_conn *pc = PC(s->c);
+    int rc;
+
+    /* Outside a transaction, or to be prepared again: it runs at its
+     * step, as any statement. */
+    if (!pc->in_tx || ps->gen != pc->gen || ps->res)
+        return 0;
+    if (pc->nsent >= SENT_MAX && (rc = pctl_pg_drain(pc)) < 0)
+        return rc;
+    if ((rc = pctl_pg_send(pc, ps, NULL, PCTL_PG_WAITED)) < 0)
+        return rc;
+    ps->pending = 1;
+    return 0;
+}
+
 int pctl_pg_step(pctl_stmt *s)
 {
     pctl_pg_stmt *ps = PS(s);
     int rc;
 
-    if (!ps->res && (rc = execute(ps)) < 0)
+    /* Sent ahead: answered now, with everything sent before it. */
+    if (ps->pending && (rc = pctl_pg_drain(PC(s->c))) < 0) {
+        PQclear(ps->res);
+        ps->res = NULL;
+        ps->fresh = 0;
         return rc;
+    }
+    if (ps->fresh) {
+        if ((rc = took(ps)) < 0)
+            return rc;
+    } else if (!ps->res && (rc = execute(ps)) < 0) {
+        return rc;
+    }
     if (ps->row < ps->nrows)
         ps->row++;
     return ps->row < ps->nrows ? PCTL_ROW : PCTL_DONE;
