@@ -138,13 +138,33 @@ typedef struct carry {
     const char *msg;
 } carry;
 
+/* The creation event of a phase (step_id 0) or step row, with its data
+ * (taken), carried over as c says. */
+static int created(planctl *p, const pctl_admission *a, int64_t run_id,
+                   int64_t phase_id, int64_t step_id, const carry *c,
+                   char *data)
+{
+    pctl_event ev = {0};
+
+    if (!data)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    ev.entity = step_id ? PLANCTL_ENTITY_STEP : PLANCTL_ENTITY_PHASE;
+    ev.run_id = run_id;
+    ev.phase_id = phase_id;
+    ev.step_id = step_id;
+    ev.from = PCTL_NEW;
+    ev.to = c->yes ? PLANCTL_STATUS_COMPLETE : PLANCTL_STATUS_PENDING;
+    ev.message = c->yes ? c->msg : NULL;
+    ev.actor = "planctl";
+    ev.instance_id = a->instance_id;
+    return pctl_event_status(p, &ev, data); /* takes data */
+}
+
 /* The creation event of a step row id (c: what it carried over). */
 static int step_event(planctl *p, const pctl_admission *a, int64_t run_id,
                       int64_t phase_id, int64_t id, size_t sidx,
                       const pctl_step_def *sd, const carry *c)
 {
-    pctl_event ev = {0};
-    char *data;
     json_t *o;
 
     /* A carried-over step keeps its times and outputs: replay needs
@@ -162,19 +182,7 @@ static int step_event(planctl *p, const pctl_admission *a, int64_t run_id,
         json_decref(o);
         o = NULL;
     }
-    data = take_json(o);
-    if (!data)
-        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    ev.entity = PLANCTL_ENTITY_STEP;
-    ev.run_id = run_id;
-    ev.phase_id = phase_id;
-    ev.step_id = id;
-    ev.from = PCTL_NEW;
-    ev.to = c->yes ? PLANCTL_STATUS_COMPLETE : PLANCTL_STATUS_PENDING;
-    ev.message = c->yes ? c->msg : NULL;
-    ev.actor = "planctl";
-    ev.instance_id = a->instance_id;
-    return pctl_event_status(p, &ev, data); /* takes data */
+    return created(p, a, run_id, phase_id, id, c, take_json(o));
 }
 
 /* The creation event of a phase row id. */
@@ -182,7 +190,6 @@ static int phase_event(planctl *p, const pctl_admission *a, int64_t run_id,
                        int64_t id, size_t idx, const pctl_phase_def *pd,
                        const carry *c)
 {
-    pctl_event ev = {0};
     const char *strategy = pctl_strategy_name(pd->strategy);
     char *data = take_json(
         c->yes ? json_pack("{s:s, s:I, s:s, s:I, s:I}", "name", pd->name,
@@ -192,17 +199,7 @@ static int phase_event(planctl *p, const pctl_admission *a, int64_t run_id,
                : json_pack("{s:s, s:I, s:s}", "name", pd->name, "index",
                            (json_int_t)idx, "strategy", strategy));
 
-    if (!data)
-        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    ev.entity = PLANCTL_ENTITY_PHASE;
-    ev.run_id = run_id;
-    ev.phase_id = id;
-    ev.from = PCTL_NEW;
-    ev.to = c->yes ? PLANCTL_STATUS_COMPLETE : PLANCTL_STATUS_PENDING;
-    ev.message = c->yes ? c->msg : NULL;
-    ev.actor = "planctl";
-    ev.instance_id = a->instance_id;
-    return pctl_event_status(p, &ev, data); /* takes data */
+    return created(p, a, run_id, id, 0, c, data);
 }
 
 static int insert_step(planctl *p, const pctl_admission *a, int64_t run_id,
