@@ -15,11 +15,7 @@
 # fails it).  Then two engines of --capacity 2 on 12 runs, likewise.
 . "$(dirname "$0")/lib.sh"
 
-fresh_db
-PLANCTL_DB=$(pg_uri)
-export PLANCTL_DB
-sleeper_def 0 1
-for i in $(seq 1 6); do pctl create "r$i" --definition sleeper >/dev/null; done
+sleeper_backlog 0 1 6 r
 
 rc=0
 timeout 60 "$PLANCTL_BIN" run --until-idle --name only --capacity 2 \

@@ -138,6 +138,27 @@ DEF
     pctl apply -f "$tmp/sleeper.json" >/dev/null || fail "apply sleeper"
 }
 
+# sleeper_backlog SECONDS ATTEMPTS N [PREFIX]: a fresh schema as
+# $PLANCTL_DB with sleeper_def SECONDS ATTEMPTS and N instances of it,
+# named PREFIX1..PREFIXN (default s).
+sleeper_backlog() {
+    local i
+    fresh_db
+    PLANCTL_DB=$(pg_uri)
+    export PLANCTL_DB
+    sleeper_def "$1" "$2"
+    for i in $(seq 1 "$3"); do
+        pctl create "${4:-s}$i" --definition sleeper >/dev/null
+    done
+}
+
+# The backend of the test's own psql session that sleeps in pg_sleep(600)
+# while it holds its locks (empty until it does).
+holder_backend() {
+    q -c "SELECT pid FROM pg_stat_activity WHERE datname = current_database()
+          AND query LIKE '%pg_sleep(600)%' AND pid <> pg_backend_pid()"
+}
+
 # Whether every run reached a terminal status.
 all_done() {
     [ "$(val "SELECT count(*) FROM runs WHERE status NOT IN

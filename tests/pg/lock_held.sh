@@ -9,11 +9,7 @@
 # missed its heartbeat and stopped with exit 3.)
 . "$(dirname "$0")/lib.sh"
 
-fresh_db
-PLANCTL_DB=$(pg_uri)
-export PLANCTL_DB
-sleeper_def 0.05 3
-for i in $(seq 1 20); do pctl create "s$i" --definition sleeper >/dev/null; done
+sleeper_backlog 0.05 3 20
 
 for n in first second; do
     "$PLANCTL_BIN" run --name "$n" --lease-ttl 6s >"$tmp/$n.out" 2>"$tmp/$n.err" &

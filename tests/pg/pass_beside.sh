@@ -12,11 +12,7 @@
 # engine goes on, and every run completes.
 . "$(dirname "$0")/lib.sh"
 
-fresh_db
-PLANCTL_DB=$(pg_uri)
-export PLANCTL_DB
-sleeper_def 1 3
-for i in $(seq 1 24); do pctl create "s$i" --definition sleeper >/dev/null; done
+sleeper_backlog 1 3 24
 
 # A TTL of 60 s: the server ends a session idle in a transaction after
 # 15 s, and nobody declares the stopped engine dead meanwhile.  Each
@@ -44,10 +40,6 @@ second=$(val "SELECT id FROM engines WHERE name = 'second'")
         SELECT pg_sleep(600); COMMIT" >/dev/null 2>&1 &
 holder=$!
 bg_pids+=("$holder")
-holder_backend() {
-    q -c "SELECT pid FROM pg_stat_activity WHERE datname = current_database()
-          AND query LIKE '%pg_sleep(600)%' AND pid <> pg_backend_pid()"
-}
 wait_for 60 "the steps to be locked" eval '[ -n "$(holder_backend)" ]'
 hb=$(holder_backend)
 # The session of engine second waits on them, inside its pass.

@@ -13,11 +13,7 @@
 # a transaction its stopped client cannot end.
 . "$(dirname "$0")/lib.sh"
 
-fresh_db
-PLANCTL_DB=$(pg_uri)
-export PLANCTL_DB
-sleeper_def 0.05 3
-for i in $(seq 1 40); do pctl create "s$i" --definition sleeper >/dev/null; done
+sleeper_backlog 0.05 3 40
 
 "$PLANCTL_BIN" run --name first --lease-ttl 8s >"$tmp/a.out" 2>"$tmp/a.err" &
 a=$!
@@ -42,10 +38,6 @@ waits_on_events() {
         SELECT pg_sleep(600); COMMIT" >/dev/null 2>&1 &
 holder=$!
 bg_pids+=("$holder")
-holder_backend() {
-    q -c "SELECT pid FROM pg_stat_activity WHERE datname = current_database()
-          AND query LIKE '%pg_sleep(600)%' AND pid <> pg_backend_pid()"
-}
 wait_for 60 "the event log to be locked" eval '[ -n "$(holder_backend)" ]'
 wait_for 60 "the engine to wait on the event log inside a write" waits_on_events
 kill -STOP "$a"
