@@ -260,14 +260,18 @@ static void bind_row(pctl_stmt *st, int base, const qev *v)
     pctl_bind_text(st, base + 12, v->data);
 }
 
-/* Inserts rows[0..n) in order: BATCH at a time, the rest one by one. */
+/* Inserts rows[0..n) in order: BATCH at a time, the rest one by one
+ * (all one by one where the backend gathers them). */
 static int insert_rows(planctl *p, qev *const *rows, size_t n)
 {
     pctl_stmt *st;
-    size_t i = 0, k;
+    size_t i = 0, k, whole = n - n % BATCH;
     int rc;
 
-    for (; i + BATCH <= n; i += BATCH) {
+    /* Where the rows are gathered into one statement, one by one. */
+    if (pctl_q_later_on(p) && p->conn->m->gathers)
+        whole = 0;
+    for (; i < whole; i += BATCH) {
         if (!(st = pctl_q_rebind(p, PCTL_Q_event_insert_batch)))
             return pctl_q_err(p);
         for (k = 0; k < BATCH; k++)

@@ -138,6 +138,10 @@ typedef struct pctl_db_methods {
      * be NULL: a backend that waits for each statement (SQLite, in the
      * process, has nothing to wait for). */
     int (*step_later)(pctl_stmt *s, int64_t expect);
+    /* 1: step_later gathers the rows of a statement that has a set form
+     * and sends them as one statement (the PostgreSQL backend's
+     * "-- many:" forms): rows written one by one cost no more there. */
+    int gathers;
     /* Sends s, a read inside a transaction, ahead of its first step,
      * which reads its answer with those of every statement sent before
      * it: several reads, one round trip.  0, or the error.  May be NULL:

@@ -17,11 +17,15 @@ sqlite_sql=$src/src/store/sql/sqlite.sql
 pg_sql=$src/src/store/sql/postgres.sql
 
 # Splits a statement file into $2/NNN.name files: the text after each
-# name line up to the next, without its comment lines.
+# name line up to the next, without its comment lines; a statement's set
+# form (after a line "-- many: TABLE KEYS") goes to $2.many/NNN.name, its
+# table and key count to $2.many/NNN.name.line.
 split_sql() {
-    mkdir -p "$2"
+    mkdir -p "$2" "$2.many"
     awk -v dir="$2" '
-        /^-- name: / { n++; f = sprintf("%s/%03d.%s", dir, n, $3); next }
+        /^-- name: / { n++; name = $3; f = sprintf("%s/%03d.%s", dir, n, $3); next }
+        /^-- many: / { f = sprintf("%s.many/%03d.%s", dir, n, name)
+                       print $3, $4 > (f ".line"); next }
         /^--/ || f == "" { next }
         { print > f }' "$1"
 }
@@ -59,14 +63,12 @@ sqlite_columns() {
         awk '$2 == "ResultRow" && $4 > n { n = $4 } END { print n + 0 }'
 }
 
-bad=0
-for f in "$tmp"/p/*; do
-    base=$(basename "$f")
-    stmt=${base#*.}
-    # Prepared, then described without running it (\gdesc of an EXECUTE
-    # with every parameter NULL).
-    text=$(sed '$ s/;[[:space:]]*$//' "$f")
-    if ! out=$(q -F '|' -f - 2>&1 <<EOF
+# Prepares the text of file $1 as s, and prints its parameter count and
+# types, then \gdesc's lines of its result columns.
+prepare() {
+    local text
+    text=$(sed '$ s/;[[:space:]]*$//' "$1")
+    q -F '|' -f - 2>&1 <<EOF
 SET search_path = planctl;
 PREPARE s AS $text;
 SELECT coalesce(array_length(parameter_types, 1), 0) AS n,
@@ -79,7 +81,15 @@ FROM pg_prepared_statements WHERE name = 's' \gset
 \echo :n|:types
 :exec \gdesc
 EOF
-    ); then
+}
+
+bad=0
+for f in "$tmp"/p/*; do
+    base=$(basename "$f")
+    stmt=${base#*.}
+    # Prepared, then described without running it (\gdesc of an EXECUTE
+    # with every parameter NULL).
+    if ! out=$(prepare "$f"); then
         printf '%s: FAIL: %s does not prepare: %s\n' "$name" "$stmt" \
             "$(printf '%s' "$out" | grep -m1 ERROR)" >&2
         bad=$((bad + 1))
@@ -112,6 +122,42 @@ EOF
         bad=$((bad + 1))
     fi
 done
+
+# Each set form: it prepares, each of its parameters is the array of the
+# one-row statement's (as many, of bigint[], integer[] or text[]), it
+# returns no rows, and its line names a table of the schema and a count of
+# key parameters the statement has.
+many=0
+for f in "$tmp"/p.many/*; do
+    case $f in *.line | *'*') continue ;; esac
+    base=$(basename "$f")
+    stmt=${base#*.}
+    many=$((many + 1))
+    read -r table keys <"$f.line"
+    if ! out=$(prepare "$f"); then
+        printf '%s: FAIL: the set form of %s does not prepare: %s\n' "$name" \
+            "$stmt" "$(printf '%s' "$out" | grep -m1 ERROR)" >&2
+        bad=$((bad + 1))
+        continue
+    fi
+    IFS='|' read -r m_params m_types <<<"$(printf '%s\n' "$out" | head -1)"
+    m_cols=$(printf '%s\n' "$out" | sed 1d | grep -c '|' || true)
+    one=$(prepare "$tmp/p/$base" | sed -n '1s/|.*//p')
+    other=$(printf '%s\n' "${m_types//,/$'\n'}" |
+        grep -v -x -e 'bigint\[\]' -e 'integer\[\]' -e 'text\[\]' || true)
+    if [ "$m_params" != "$one" ] || [ -n "$other" ] || [ "$m_cols" != 0 ]; then
+        printf '%s: FAIL: the set form of %s has parameters %s (the statement has %s; arrays of bigint, integer or text wanted) and %s result columns (none wanted)\n' \
+            "$name" "$stmt" "$m_types" "$one" "$m_cols" >&2
+        bad=$((bad + 1))
+    fi
+    if [ "$(q -tA -c "SELECT to_regclass('planctl.$table') IS NOT NULL")" != t ] ||
+        ! [ "$keys" -ge 0 ] 2>/dev/null || [ "$keys" -gt "$one" ]; then
+        printf '%s: FAIL: the set form of %s names table "%s" and %s keys: a table of the schema and at most %s wanted\n' \
+            "$name" "$stmt" "$table" "$keys" "$one" >&2
+        bad=$((bad + 1))
+    fi
+done
+[ "$many" -gt 0 ] || fail "no set form found in postgres.sql"
 [ "$bad" -eq 0 ] || fail "$bad problem(s) among $total statements"
 note "all $total statements prepare on PostgreSQL with SQLite's parameter" \
-    "and result column counts"
+    "and result column counts; $many set forms with theirs"

@@ -496,6 +496,127 @@ static void test_reads_sent_ahead(void **state)
     assert_int_equal(pctl_fleet_leave(f->p), 0);
 }
 
+/* One row of step_set_status, sent later: step id from -> to. */
+static void step_row(planctl *p, int64_t id, const char *from, const char *to,
+                     const char *message)
+{
+    pctl_stmt *st = pctl_q(p, PCTL_Q_step_set_status);
+
+    assert_non_null(st);
+    pctl_bind_i64(st, 1, id);
+    pctl_bind_text(st, 2, from);
+    pctl_bind_text(st, 3, to);
+    pctl_bind_i64(st, 4, 1000);
+    pctl_bind_text(st, 5, message);
+    pctl_bind_i64(st, 6, 0);
+    pctl_bind_i64(st, 9, 0);
+    pctl_bind_i64(st, 10, 0);
+    assert_int_equal(pctl_q_exec_later(st, 1), 0);
+}
+
+static void event_row(planctl *p, const char *message)
+{
+    pctl_stmt *st = pctl_q(p, PCTL_Q_event_insert_values);
+
+    assert_non_null(st);
+    pctl_bind_i64(st, 1, 1000);
+    pctl_bind_text(st, 6, "engine");
+    pctl_bind_text(st, 10, message);
+    pctl_bind_text(st, 11, "engine");
+    assert_int_equal(pctl_q_exec_later(st, -1), 0);
+}
+
+/* On PostgreSQL an engine's pass gathers the rows of a statement that has
+ * a set form and sends them as one: two rows of one step are not
+ * gathered together (the first are sent before the second row), text
+ * with quotes, backslashes, braces and commas and NULL arrive as they
+ * were, events keep their order, a missed compare-and-set among gathered
+ * rows fails the commit and writes nothing, and a rolled back pass
+ * sends nothing it gathered. */
+static void test_rows_gathered(void **state)
+{
+    fixture *f = *state;
+    pctl_pg_conn *pc;
+    int64_t s1, s2, s3;
+    char *said = NULL;
+    const char *odd = "say \"hi\" \\ {a,b} NULL, 'q'";
+
+    if (!pctl_fleet_supported(f->p))
+        return;
+    pc = (pctl_pg_conn *)f->p->conn;
+    create(f->p, "z1");
+    s1 = count_on(f->p, "SELECT min(id) FROM steps");
+    s2 = count_on(f->p, "SELECT min(id) FROM steps WHERE id > "
+                        "(SELECT min(id) FROM steps)");
+    s3 = count_on(f->p, "SELECT max(id) FROM steps");
+    assert_int_equal(pctl_fleet_join(f->p, "e1", 12000, 0, &said), 0);
+    pctl_free(said);
+
+    assert_int_equal(pctl_engine_pass_begin(f->p, 0, 0), 0);
+    step_row(f->p, s1, "PENDING", "IN_PROGRESS", odd);
+    step_row(f->p, s2, "PENDING", "IN_PROGRESS", NULL);
+    step_row(f->p, s3, "PENDING", "IN_PROGRESS", "three");
+    assert_int_equal(pc->nsent, 0);
+    assert_int_equal(pc->ngathered, 1);
+    assert_int_equal(pc->nkeys, 3);
+    step_row(f->p, s1, "IN_PROGRESS", "COMPLETE", odd);
+    assert_int_equal(pc->nsent, 1); /* the three, as one statement */
+    assert_int_equal(pc->nkeys, 1);
+    event_row(f->p, "gathered 1");
+    event_row(f->p, "gathered 2");
+    event_row(f->p, "gathered 3");
+    assert_int_equal(pc->ngathered, 2);
+    assert_int_equal(pctl_engine_pass_end(f->p, 0), 0);
+    assert_int_equal(pc->ngathered, 0);
+    assert_int_equal(
+        count_on(f->other,
+                 "SELECT count(*) FROM steps WHERE status = 'COMPLETE' AND "
+                 "message = 'say \"hi\" \\ {a,b} NULL, ''q'''"),
+        1);
+    assert_int_equal(count_on(f->other,
+                              "SELECT count(*) FROM steps WHERE status = "
+                              "'IN_PROGRESS' AND message IS NULL"),
+                     1);
+    assert_int_equal(count_on(f->other,
+                              "SELECT count(*) FROM steps WHERE status = "
+                              "'IN_PROGRESS' AND message = 'three'"),
+                     1);
+    assert_int_equal(count_on(f->other,
+                              "SELECT count(*) FROM events WHERE message LIKE "
+                              "'gathered %'"),
+                     3);
+    assert_int_equal(
+        count_on(f->other,
+                 "SELECT count(*) FROM (SELECT message, lag(message) OVER "
+                 "(ORDER BY seq) AS prev FROM events WHERE message LIKE "
+                 "'gathered %') AS x WHERE prev > message"),
+        0);
+
+    /* A row whose compare-and-set misses, among others: nothing. */
+    assert_int_equal(pctl_engine_pass_begin(f->p, 0, 0), 0);
+    step_row(f->p, s3, "IN_PROGRESS", "COMPLETE", "not");
+    step_row(f->p, s2, "PENDING", "COMPLETE", "not");
+    assert_int_equal(pctl_engine_pass_end(f->p, 0), PLANCTL_ECONFLICT);
+    assert_non_null(strstr(planctl_errmsg(f->p), "wrote 1 rows, not 2"));
+    assert_false(in_tx(f->p));
+    assert_int_equal(
+        count_on(f->other, "SELECT count(*) FROM steps WHERE message = 'not'"),
+        0);
+
+    /* A pass rolled back sends nothing it gathered, then or later. */
+    assert_int_equal(pctl_engine_pass_begin(f->p, 0, 0), 0);
+    step_row(f->p, s3, "IN_PROGRESS", "COMPLETE", "rolled back");
+    assert_true(pctl_engine_pass_end(f->p, PLANCTL_ERROR) < 0);
+    assert_int_equal(pc->ngathered, 0);
+    assert_int_equal(pctl_engine_pass_begin(f->p, 0, 0), 0);
+    assert_int_equal(count_on(f->p,
+                              "SELECT count(*) FROM steps WHERE message = "
+                              "'rolled back'"),
+                     0);
+    assert_int_equal(pctl_engine_pass_end(f->p, 0), 0);
+    assert_int_equal(pctl_fleet_leave(f->p), 0);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -504,7 +625,7 @@ int main(void)
         T(test_read_inside_write),          T(test_no_write_inside_read),
         T(test_no_write_inside_rows),       T(test_engine_session_given_back),
         T(test_engines_write_side_by_side), T(test_pass_writes_sent_later),
-        T(test_reads_sent_ahead),
+        T(test_reads_sent_ahead),           T(test_rows_gathered),
     };
 #undef T
 

@@ -29,6 +29,7 @@ const pctl_db_methods pctl_db_postgres = {
     .bind_text = pctl_pg_bind_text,
     .step = pctl_pg_step,
     .step_later = pctl_pg_step_later,
+    .gathers = 1,
     .send = pctl_pg_send_read,
     .col_type = pctl_pg_col_type,
     .col_i64 = pctl_pg_col_i64,

@@ -157,10 +157,15 @@ int pctl_pg_err(pctl_pg_conn *pc, const PGresult *res, const char *what)
 static int run(pctl_pg_conn *pc, const char *sql, const char *what,
                PGresult **out)
 {
-    PGresult *r = PQexec(pc->pg, sql);
-    ExecStatusType st = PQresultStatus(r);
+    PGresult *r;
+    ExecStatusType st;
     int rc = 0;
 
+    /* After what the transaction sent or gathered. */
+    if ((pc->nsent || pc->ngathered) && (rc = pctl_pg_drain(pc)) < 0)
+        return rc;
+    r = PQexec(pc->pg, sql);
+    st = PQresultStatus(r);
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
         rc = pctl_pg_err(pc, r, what);
     if (rc == 0 && out)
@@ -237,7 +242,11 @@ int pctl_pg_send(pctl_pg_conn *pc, pctl_pg_stmt *s, const char *sql,
                  int64_t expect)
 {
     const char *what = s ? pctl_query_name(s->base.q) : "commit";
-    int ok;
+    int ok, rc;
+
+    /* Rows gathered before it are written before it. */
+    if (pc->ngathered && !pc->flushing && (rc = pctl_pg_flush(pc)) < 0)
+        return rc;
 
     if (pc->nsent == pc->sent_cap) {
         size_t cap = pc->sent_cap ? 2 * pc->sent_cap : 64;
@@ -264,10 +273,13 @@ int pctl_pg_send(pctl_pg_conn *pc, pctl_pg_stmt *s, const char *sql,
 
 int pctl_pg_drain(pctl_pg_conn *pc)
 {
-    size_t i = 0, n = pc->nsent;
+    size_t i = 0, n;
     int rc = 0, one;
     PGresult *r;
 
+    if (pc->ngathered && (rc = pctl_pg_flush(pc)) < 0)
+        return rc;
+    n = pc->nsent;
     if (PQpipelineStatus(pc->pg) == PQ_PIPELINE_OFF)
         return 0;
     pc->nsent = 0;
@@ -307,10 +319,183 @@ int pctl_pg_drain(pctl_pg_conn *pc)
     return rc;
 }
 
+/* ---- rows gathered for set forms ---- */
+
+/* Appends n bytes to a. */
+static int arr_put(struct pctl_pg_arr *a, const char *v, size_t n)
+{
+    if (a->len + n + 1 > a->cap) {
+        size_t cap = a->cap ? a->cap : 256;
+        char *b;
+
+        while (cap < a->len + n + 1)
+            cap *= 2;
+        if (!(b = pctl_realloc(a->buf, cap)))
+            return -1;
+        a->buf = b;
+        a->cap = cap;
+    }
+    memcpy(a->buf + a->len, v, n);
+    a->len += n;
+    a->buf[a->len] = '\0';
+    return 0;
+}
+
+/* Appends one element to the array literal a: NULL, or v quoted (a
+ * backslash before each quote and backslash). */
+static int arr_elem(struct pctl_pg_arr *a, const char *v)
+{
+    const char *s;
+
+    if (arr_put(a, a->len ? "," : "{", 1) < 0)
+        return -1;
+    if (!v)
+        return arr_put(a, "NULL", 4);
+    if (arr_put(a, "\"", 1) < 0)
+        return -1;
+    for (s = v; *s; s++)
+        if (*s == '"' || *s == '\\') {
+            if (arr_put(a, v, (size_t)(s - v)) < 0 || arr_put(a, "\\", 1) < 0)
+                return -1;
+            v = s;
+        }
+    return arr_put(a, v, (size_t)(s - v)) < 0 ? -1 : arr_put(a, "\"", 1);
+}
+
+/* Forgets the rows gathered (the transaction ended, or they were sent). */
+static void gathered_clear(pctl_pg_conn *pc)
+{
+    size_t i;
+    int k;
+
+    for (i = 0; i < pc->ngathered; i++) {
+        pctl_pg_many *m = pc->gathered[i];
+
+        for (k = 0; k < m->st.nparams; k++)
+            m->arr[k].len = 0;
+        m->rows = 0;
+        m->expect = 0;
+    }
+    pc->ngathered = 0;
+    for (i = 0; i < pc->nkeys; i++)
+        pctl_free(pc->keys[i].key);
+    pc->nkeys = 0;
+}
+
+/* The key of the row bound to s: its first nkeys values, each followed by
+ * a unit separator (malloc'd), or NULL when out of memory. */
+static char *row_key(const pctl_pg_stmt *s, int nkeys)
+{
+    struct pctl_pg_arr a = {NULL, 0, 0};
+    int k;
+
+    for (k = 0; k < nkeys && k < s->nparams; k++)
+        if ((s->vals[k] && arr_put(&a, s->vals[k], strlen(s->vals[k])) < 0) ||
+            arr_put(&a, "\x1f", 1) < 0) {
+            pctl_free(a.buf);
+            return NULL;
+        }
+    return a.buf ? a.buf : pctl_strdup("");
+}
+
+/* At most this many rows wait to be sent: the arrays stay small, and the
+ * rows' keys are looked for one by one. */
+#define GATHER_MAX 512
+
+int pctl_pg_gather(pctl_pg_conn *pc, pctl_pg_stmt *s, int64_t expect)
+{
+    pctl_pg_many *m = s->many;
+    char *key = NULL;
+    size_t i;
+    int k, rc;
+
+    if (m->nkeys > 0 && !(key = row_key(s, m->nkeys)))
+        goto nomem;
+    /* Sent first: what shares its row, what expects otherwise, too much. */
+    for (i = 0; key && i < pc->nkeys; i++)
+        if (strcmp(pc->keys[i].table, m->table) == 0 &&
+            strcmp(pc->keys[i].key, key) == 0)
+            break;
+    if ((key && i < pc->nkeys) || pc->nkeys >= GATHER_MAX ||
+        (m->rows && (m->expect < 0) != (expect < 0))) {
+        if ((rc = pctl_pg_flush(pc)) < 0) {
+            pctl_free(key);
+            return rc;
+        }
+    }
+    if (key) {
+        if (pc->nkeys == pc->keys_cap) {
+            size_t cap = pc->keys_cap ? 2 * pc->keys_cap : 64;
+            void *v = pctl_realloc(pc->keys, cap * sizeof *pc->keys);
+
+            if (!v)
+                goto nomem;
+            pc->keys = v;
+            pc->keys_cap = cap;
+        }
+        pc->keys[pc->nkeys].table = m->table;
+        pc->keys[pc->nkeys++].key = key;
+        key = NULL;
+    }
+    if (m->rows == 0) {
+        if (pc->ngathered == pc->gathered_cap) {
+            size_t cap = pc->gathered_cap ? 2 * pc->gathered_cap : 8;
+            void *v = pctl_realloc(pc->gathered, cap * sizeof *pc->gathered);
+
+            if (!v)
+                goto nomem;
+            pc->gathered = v;
+            pc->gathered_cap = cap;
+        }
+        pc->gathered[pc->ngathered++] = m;
+        m->expect = expect < 0 ? -1 : 0;
+    }
+    for (k = 0; k < s->nparams; k++)
+        if (arr_elem(&m->arr[k], s->vals[k]) < 0)
+            goto nomem;
+    m->rows++;
+    if (expect >= 0)
+        m->expect += expect;
+    return 0;
+nomem:
+    pctl_free(key);
+    /* A row half written: the transaction cannot commit. */
+    pc->failed = PLANCTL_ENOMEM;
+    return pctl_err(pc->base.p, PLANCTL_ENOMEM, "out of memory");
+}
+
+int pctl_pg_flush(pctl_pg_conn *pc)
+{
+    size_t i;
+    int k, rc = 0;
+
+    pc->flushing = 1;
+    for (i = 0; rc == 0 && i < pc->ngathered; i++) {
+        pctl_pg_many *m = pc->gathered[i];
+
+        for (k = 0; k < m->st.nparams; k++) {
+            if (arr_put(&m->arr[k], "}", 1) < 0) {
+                rc = pctl_err(pc->base.p, PLANCTL_ENOMEM, "out of memory");
+                break;
+            }
+            m->st.vals[k] = m->arr[k].buf;
+        }
+        if (rc == 0)
+            rc = pctl_pg_send(pc, &m->st, NULL, m->expect);
+    }
+    pc->flushing = 0;
+    gathered_clear(pc);
+    if (rc < 0 && pc->in_tx)
+        pc->failed = rc;
+    return rc;
+}
+
 /* Rolls back what is open on the session, if it is there and something
- * is: after a failed BEGIN, a failed migration, or a rollback. */
+ * is: after a failed BEGIN, a failed migration, or a rollback.  Rows
+ * gathered are not sent. */
 static void end_open_tx(pctl_pg_conn *pc)
 {
+    gathered_clear(pc);
     pctl_pg_drain(pc);
     if (PQstatus(pc->pg) == CONNECTION_OK &&
         PQtransactionStatus(pc->pg) != PQTRANS_IDLE)
@@ -491,6 +676,8 @@ int pctl_pg_commit(pctl_conn *c)
     size_t k;
 
     pc->wake = 0;
+    if (pc->ngathered)
+        rc = pctl_pg_flush(pc);
     /* The change token's statements and COMMIT go in one pipeline, after
      * what the transaction sent without waiting: a write among those
      * that failed aborts the pipeline, COMMIT with it.  A count of rows
@@ -863,6 +1050,10 @@ void pctl_pg_close(pctl_conn *c)
     pctl_free(pc->channel_lit);
     pctl_free(pc->channel_ident);
     pctl_free(pc->sent);
+    while (pc->nkeys)
+        pctl_free(pc->keys[--pc->nkeys].key);
+    pctl_free(pc->keys);
+    pctl_free(pc->gathered);
     pctl_free(pc);
 }
 

@@ -74,6 +74,18 @@ typedef struct pctl_pg_conn {
     size_t nsent, sent_cap;
     int failed; /* a statement sent without waiting failed in the open
                    transaction: its commit fails */
+    /* Rows gathered for statements' set forms (pctl_pg_gather), not sent
+     * yet: the statements in the order of their first row, and each
+     * row's key (its table and leading values), which no other gathered
+     * row may share. */
+    struct pctl_pg_many **gathered;
+    size_t ngathered, gathered_cap;
+    struct pctl_pg_key {
+        const char *table;
+        char *key;
+    } * keys;
+    size_t nkeys, keys_cap;
+    int flushing; /* pctl_pg_flush is sending the set forms */
 } pctl_pg_conn;
 
 typedef struct pctl_pg_stmt {
@@ -91,7 +103,28 @@ typedef struct pctl_pg_stmt {
     int bind_rc;
     int pending; /* sent in the pipeline, its answer not read yet */
     int fresh;   /* its answer read into res, not taken yet (took()) */
+    struct pctl_pg_many *many; /* its set form, or NULL */
 } pctl_pg_stmt;
+
+/* A statement's set form: the same change for many rows, each parameter
+ * $n bound to an array of the one-row statement's $n values
+ * (sql/postgres.sql: the text after "-- many: TABLE KEYS").  Rows an
+ * engine's pass changes are gathered into the arrays and sent as one
+ * statement (pctl_pg_flush).  Sent apart, they could run in another
+ * order: so no two gathered rows share a key (the table and the first
+ * KEYS values: one row of that table), and any other statement sends the
+ * gathered ones before itself. */
+typedef struct pctl_pg_many {
+    pctl_pg_stmt st; /* the set form, prepared; its vals point at arr */
+    char table[32];
+    int nkeys;
+    struct pctl_pg_arr {
+        char *buf;
+        size_t len, cap;
+    } * arr;        /* one array literal per parameter, being written */
+    int rows;       /* rows gathered */
+    int64_t expect; /* the rows they must write in all, or -1: any */
+} pctl_pg_many;
 
 /* Maps a failed result (or a lost connection when res is NULL) to a
  * PLANCTL_E* code and sets the message for what (a statement's name, or
@@ -113,6 +146,15 @@ int pctl_pg_send(pctl_pg_conn *pc, pctl_pg_stmt *s, const char *sql,
  * expected, is returned (message set), the transaction then failed.
  * 0 when nothing was sent. */
 int pctl_pg_drain(pctl_pg_conn *pc);
+
+/* Adds the row bound to s (which has a set form, prepared in this
+ * session) to what its set form sends, first sending what was gathered
+ * when the row's key is among it or the expectations differ (expect: as
+ * pctl_pg_send's, >= 0 or -1).  0 or the error. */
+int pctl_pg_gather(pctl_pg_conn *pc, pctl_pg_stmt *s, int64_t expect);
+/* Sends each set form with rows gathered, in the order of their first
+ * rows, without waiting (pctl_pg_send).  0 or the error. */
+int pctl_pg_flush(pctl_pg_conn *pc);
 
 /* Makes sure the session is alive, reconnecting once if it was lost (only
  * between transactions).  0 or PLANCTL_EIO with the message set. */

@@ -58,22 +58,75 @@ static int count_params(const char *sql, size_t len)
     return max;
 }
 
-static int prepare_in_session(pctl_pg_stmt *s)
+static int prepare_one(pctl_pg_conn *pc, pctl_pg_stmt *s, const char *what)
 {
-    pctl_pg_conn *pc = PC(s->base.c);
-    PGresult *r;
-    int rc;
+    PGresult *r = PQprepare(pc->pg, s->name, s->sql, 0, NULL);
+    int rc = 0;
 
-    /* Preparing waits for its answer: what was sent is answered first. */
-    if ((rc = pctl_pg_drain(pc)) < 0)
-        return rc;
-    r = PQprepare(pc->pg, s->name, s->sql, 0, NULL);
     if (PQresultStatus(r) != PGRES_COMMAND_OK)
-        rc = pctl_pg_err(pc, r, pctl_query_name(s->base.q));
+        rc = pctl_pg_err(pc, r, what);
     else
         s->gen = pc->gen;
     PQclear(r);
     return rc;
+}
+
+/* Prepares s, and its set form, in the session. */
+static int prepare_in_session(pctl_pg_stmt *s)
+{
+    pctl_pg_conn *pc = PC(s->base.c);
+    const char *what = pctl_query_name(s->base.q);
+    int rc;
+
+    /* Preparing waits for its answer: what was sent is answered first. */
+    if ((rc = pctl_pg_drain(pc)) < 0 || (rc = prepare_one(pc, s, what)) < 0)
+        return rc;
+    return s->many ? prepare_one(pc, &s->many->st, what) : 0;
+}
+
+/* Where sql's set form starts ("-- many: TABLE KEYS" on a line of its
+ * own), or NULL. */
+static const char *many_at(const char *sql, size_t len)
+{
+    const char *m = strstr(sql, "\n-- many: ");
+
+    return m && (size_t)(m - sql) < len ? m + 1 : NULL;
+}
+
+/* s's set form from its line "-- many: TABLE KEYS" on: 0, or ENOMEM or
+ * ERROR (a line that names no table). */
+static int many_make(pctl_pg_stmt *s, const char *text, size_t len)
+{
+    pctl_pg_many *m;
+    if (!(m = pctl_calloc(1, sizeof *m)))
+        return PLANCTL_ENOMEM;
+    s->many = m;
+    if (sscanf(text, "-- many: %31s %d", m->table, &m->nkeys) != 2 ||
+        m->nkeys < 0)
+        return PLANCTL_ERROR;
+    m->st.base = s->base;
+    snprintf(m->st.name, sizeof m->st.name, "planctl_%d_m", (int)s->base.q);
+    m->st.nparams = count_params(text, len);
+    if (!(m->st.sql = pctl_strndup(text, len)) ||
+        !(m->st.vals =
+              pctl_calloc((size_t)m->st.nparams + 1, sizeof *m->st.vals)) ||
+        !(m->arr = pctl_calloc((size_t)m->st.nparams + 1, sizeof *m->arr)))
+        return PLANCTL_ENOMEM;
+    return 0;
+}
+
+static void many_free(pctl_pg_many *m)
+{
+    int k;
+
+    if (!m)
+        return;
+    for (k = 0; m->arr && k < m->st.nparams; k++)
+        pctl_free(m->arr[k].buf);
+    pctl_free(m->arr);
+    pctl_free((char *)m->st.sql);
+    pctl_free(m->st.vals);
+    pctl_free(m);
 }
 
 int pctl_pg_prepare(pctl_stmt **out, pctl_conn *c, pctl_query q,
@@ -81,6 +134,7 @@ int pctl_pg_prepare(pctl_stmt **out, pctl_conn *c, pctl_query q,
 {
     pctl_pg_conn *pc = PC(c);
     pctl_pg_stmt *s;
+    const char *many;
     int rc;
 
     *out = NULL;
@@ -90,7 +144,27 @@ int pctl_pg_prepare(pctl_stmt **out, pctl_conn *c, pctl_query q,
     s->base.c = c;
     s->base.q = q;
     snprintf(s->name, sizeof s->name, "planctl_%d", (int)q);
+    if ((many = many_at(sql, len)) != NULL) {
+        rc = many_make(s, many, len - (size_t)(many - sql));
+        len = (size_t)(many - sql);
+        if (rc < 0) {
+            pctl_pg_finalize(&s->base);
+            return rc == PLANCTL_ENOMEM
+                       ? pctl_err(c->p, rc, "out of memory")
+                       : pctl_err(c->p, rc,
+                                  "query %s: its line \"-- many:\" "
+                                  "names no table and key count",
+                                  pctl_query_name(q));
+        }
+    }
     s->nparams = count_params(sql, len);
+    /* Each parameter of the set form is the array of the one-row form's. */
+    if (s->many && s->many->st.nparams != s->nparams) {
+        pctl_pg_finalize(&s->base);
+        return pctl_err(c->p, PLANCTL_ERROR,
+                        "query %s: its set form has other parameters",
+                        pctl_query_name(q));
+    }
     /* The text is one section of the embedded statements: cut at its end
      * (PQprepare takes a C string). */
     s->sql = pctl_strndup(sql, len);
@@ -126,6 +200,15 @@ void pctl_pg_finalize(pctl_stmt *s)
         snprintf(sql, sizeof sql, "DEALLOCATE %s", PS(s)->name);
         PQclear(PQexec(pc->pg, sql));
     }
+    if (PS(s)->many && PS(s)->many->st.gen == pc->gen && pc->pg &&
+        PQstatus(pc->pg) == CONNECTION_OK &&
+        PQtransactionStatus(pc->pg) == PQTRANS_IDLE) {
+        char sql[48];
+
+        snprintf(sql, sizeof sql, "DEALLOCATE %s", PS(s)->many->st.name);
+        PQclear(PQexec(pc->pg, sql));
+    }
+    many_free(PS(s)->many);
     pctl_free((char *)PS(s)->sql);
     pctl_free(PS(s)->vals);
     pctl_free(PS(s)->num);
@@ -187,7 +270,9 @@ int pctl_pg_step_later(pctl_stmt *s, int64_t expect)
         return rc;
     if (ps->gen != pc->gen && (rc = prepare_in_session(ps)) < 0)
         return rc;
-    if ((rc = pctl_pg_send(pc, ps, NULL, expect)) < 0)
+    /* A row of a statement with a set form waits to go with others. */
+    if ((rc = ps->many ? pctl_pg_gather(pc, ps, expect)
+                       : pctl_pg_send(pc, ps, NULL, expect)) < 0)
         return rc;
     /* Counted as written now, for the commit's change token. */
     pc->own += expect > 0 ? expect : 1;
@@ -207,9 +292,9 @@ static int execute(pctl_pg_stmt *ps)
         return rc;
     if (ps->gen != pc->gen && (rc = prepare_in_session(ps)) < 0)
         return rc;
-    if (pc->nsent) {
-        /* Statements sent before it: it goes the same way, and their
-         * answers and its own come back in one round trip. */
+    if (pc->nsent || pc->ngathered) {
+        /* Statements sent (or rows gathered) before it: it goes the same way,
+         * and their answers and its own come back in one round trip. */
         if ((rc = pctl_pg_send(pc, ps, NULL, PCTL_PG_WAITED)) < 0 ||
             (rc = pctl_pg_drain(pc)) < 0) {
             PQclear(ps->res);

@@ -19,6 +19,14 @@
 -- the store binds it all the same) is named to no effect, "($n::bigint IS
 -- NULL OR true)", since PostgreSQL cannot type a parameter it never sees.
 --
+-- A statement an engine's pass runs once a row may have a set form after
+-- its text, on a line "-- many: TABLE KEYS": the same change for many
+-- rows, its $n the array of the one-row statement's $n values (typed:
+-- bigint[], integer[], text[]), which the backend sends once for the rows
+-- a pass gathered (src/store/README, "Set forms").  Two rows whose TABLE
+-- and first KEYS parameters are equal are never sent together; a form
+-- with KEYS 0 (events) only appends.
+--
 -- Names are sorted COLLATE "C": byte order, as SQLite's BINARY sorts them,
 -- whatever the database's collation (en_US and ICU collations fold case
 -- and skip punctuation, which would list "B" after "ab").
@@ -39,6 +47,16 @@ UPDATE phases SET status = $3,
     finished_at = CASE WHEN $6::bigint <> 0 THEN $4 ELSE NULL END,
     message = $5
 WHERE id = $1 AND status = $2;
+-- many: phases 1
+UPDATE phases SET status = u.status,
+    started_at = CASE WHEN u.status = 'IN_PROGRESS'
+                      THEN coalesce(phases.started_at, u.at)
+                      ELSE phases.started_at END,
+    finished_at = CASE WHEN u.ends <> 0 THEN u.at ELSE NULL END,
+    message = u.message
+FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[],
+            $6::bigint[]) AS u(id, was, status, at, message, ends)
+WHERE phases.id = u.id AND phases.status = u.was;
 
 -- name: step_set_status
 UPDATE steps SET status = $3,
@@ -51,6 +69,23 @@ UPDATE steps SET status = $3,
     deadline_at = $8,
     max_attempts = max_attempts + $9
 WHERE id = $1 AND status = $2;
+-- many: steps 1
+UPDATE steps SET status = u.status,
+    started_at = CASE WHEN u.status = 'IN_PROGRESS'
+                      THEN coalesce(steps.started_at, u.at)
+                      ELSE steps.started_at END,
+    finished_at = CASE WHEN u.ends <> 0 THEN u.at ELSE NULL END,
+    message = u.message,
+    attempt = steps.attempt + u.more_tries,
+    next_attempt_at = u.next_at,
+    deadline_at = u.deadline,
+    max_attempts = steps.max_attempts + u.more_max
+FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[],
+            $6::bigint[], $7::bigint[], $8::bigint[], $9::integer[],
+            $10::integer[])
+    AS u(id, was, status, at, message, ends, next_at, deadline, more_max,
+         more_tries)
+WHERE steps.id = u.id AND steps.status = u.was;
 
 -- name: run_get_status
 SELECT status FROM runs WHERE id = $1;
@@ -81,11 +116,22 @@ FROM steps AS s JOIN runs AS r ON r.id = s.run_id WHERE s.id = $1;
 -- name: attempt_open
 INSERT INTO attempts (step_id, number, status, started_at)
 VALUES ($1, $2, 'IN_PROGRESS', $3);
+-- many: attempts 1
+INSERT INTO attempts (step_id, number, status, started_at)
+SELECT u.step_id, u.number, 'IN_PROGRESS', u.at
+FROM unnest($1::bigint[], $2::integer[], $3::bigint[])
+    AS u(step_id, number, at);
 
 -- name: attempt_close
 UPDATE attempts SET status = $2, finished_at = $3, exit_code = $4,
     message = $5, output = $6
 WHERE step_id = $1 AND finished_at IS NULL;
+-- many: attempts 1
+UPDATE attempts SET status = u.status, finished_at = u.at,
+    exit_code = u.exit_code, message = u.message, output = u.output
+FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::integer[], $5::text[],
+            $6::text[]) AS u(step_id, status, at, exit_code, message, output)
+WHERE attempts.step_id = u.step_id AND attempts.finished_at IS NULL;
 
 -- How many bytes of output try $2 of a step wrote in all (0005): written
 -- with its output, only for a try that wrote some.
@@ -916,6 +962,17 @@ WHERE r.id = $1 AND r.uid = $2 AND s.name = $3 AND a.finished_at IS NOT NULL;
 INSERT INTO events (at, instance_id, run_id, phase_id, step_id, entity,
                     from_status, to_status, attempt, message, actor, data)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12);
+-- many: events 0
+INSERT INTO events (at, instance_id, run_id, phase_id, step_id, entity,
+                    from_status, to_status, attempt, message, actor, data)
+SELECT u.at, u.instance_id, u.run_id, u.phase_id, u.step_id, u.entity,
+       u.from_status, u.to_status, u.attempt, u.message, u.actor, u.data
+FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[],
+            $5::bigint[], $6::text[], $7::text[], $8::text[], $9::integer[],
+            $10::text[], $11::text[], $12::text[]) WITH ORDINALITY
+    AS u(at, instance_id, run_id, phase_id, step_id, entity, from_status,
+         to_status, attempt, message, actor, data, n)
+ORDER BY u.n;
 
 -- name: event_insert_batch
 INSERT INTO events (at, instance_id, run_id, phase_id, step_id, entity,
@@ -943,6 +1000,10 @@ SELECT event_count FROM runs WHERE id = $1;
 
 -- name: run_set_event_count
 UPDATE runs SET event_count = $2 WHERE id = $1;
+-- many: runs 1
+UPDATE runs SET event_count = u.count
+FROM unnest($1::bigint[], $2::bigint[]) AS u(id, count)
+WHERE runs.id = u.id;
 
 -- The event log as a change feed (feed.c): where a reader stands, and
 -- what has events after a given number, with how many, so that a gap
@@ -1114,6 +1175,8 @@ ON CONFLICT (run_id) DO UPDATE SET cause = excluded.cause,
 
 -- name: wait_delete
 DELETE FROM run_waits WHERE run_id = $1;
+-- many: run_waits 1
+DELETE FROM run_waits WHERE run_id = ANY ($1::bigint[]);
 
 -- name: waits_delete_held
 DELETE FROM run_waits
