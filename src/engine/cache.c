@@ -812,6 +812,7 @@ static int known(void *data, const planctl *p, planctl_entity entity,
     }
     out->run_id = run->id;
     out->instance_id = run->instance_id;
+    out->plan = run->plan;
     return 1;
 }
 

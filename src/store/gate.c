@@ -97,6 +97,31 @@ static int step_attempt(planctl *p, const pctl_change *c, int64_t now,
     return 0;
 }
 
+/* A completed cleanup of an instance being deleted removes it, with its
+ * runs and events (ON DELETE CASCADE); its events still queued go with
+ * it.  A run the engine knows is of another plan removes nothing: no
+ * statement (on a server, a round trip). */
+static int cleanup_removes(planctl *p, int64_t run_id, int64_t instance_id)
+{
+    pctl_stmt *st;
+    pctl_known_row k;
+    int rc;
+
+    if (!p->check_cache &&
+        pctl_observed_known(p, PLANCTL_ENTITY_RUN, run_id, &k) && k.plan &&
+        strcmp(k.plan, "cleanup") != 0)
+        return 0;
+    st = pctl_q(p, PCTL_Q_instance_remove_after_cleanup);
+    if (!st)
+        return pctl_q_err(p);
+    pctl_bind_i64(st, 1, run_id);
+    if ((rc = pctl_q_exec(st)) < 0)
+        return rc;
+    if (pctl_changes(st) > 0)
+        pctl_events_forget_instance(p, instance_id);
+    return 0;
+}
+
 /* What a run's end means for its instance (planctl-engine(7), "Plan for a
  * parameter change"), then the queue. */
 static int run_ended(planctl *p, int64_t run_id, int64_t instance_id,
@@ -112,19 +137,9 @@ static int run_ended(planctl *p, int64_t run_id, int64_t instance_id,
             return pctl_q_err(p);
         pctl_bind_i64(st, 1, run_id);
         pctl_bind_i64(st, 2, pctl_now(p));
-        if ((rc = pctl_q_exec_later(st, -1)) < 0)
+        if ((rc = pctl_q_exec_later(st, -1)) < 0 ||
+            (rc = cleanup_removes(p, run_id, instance_id)) < 0)
             return rc;
-        /* A completed cleanup of an instance being deleted removes it,
-         * with its runs and events (ON DELETE CASCADE); its events still
-         * queued go with it. */
-        st = pctl_q(p, PCTL_Q_instance_remove_after_cleanup);
-        if (!st)
-            return pctl_q_err(p);
-        pctl_bind_i64(st, 1, run_id);
-        if ((rc = pctl_q_exec(st)) < 0)
-            return rc;
-        if (pctl_changes(st) > 0)
-            pctl_events_forget_instance(p, instance_id);
     }
 
     st = pctl_q(p, PCTL_Q_run_next_queued);

@@ -266,6 +266,7 @@ typedef struct pctl_known_row {
     int attempt;         /* a step's tries so far */
     int64_t deadline_at; /* a run's */
     int64_t event_count; /* a run's */
+    const char *plan;    /* the run's plan (the observer's string) */
     planctl_status status;
 } pctl_known_row;
 

@@ -39,6 +39,21 @@ UPDATE runs SET status = $3,
     message = $5,
     deadline_at = coalesce($8, deadline_at)
 WHERE id = $1 AND status = $2 AND ($7::bigint IS NULL OR true);
+-- many: runs 1
+-- A run enters the active statuses (runs_one_active) only when promoted
+-- from the queue, after a read (run_next_queued) that sends the rows
+-- gathered before it: the run that left them is written first.
+UPDATE runs SET status = u.status,
+    started_at = CASE WHEN u.status = 'IN_PROGRESS'
+                      THEN coalesce(runs.started_at, u.at)
+                      ELSE runs.started_at END,
+    finished_at = CASE WHEN u.ends <> 0 THEN u.at ELSE NULL END,
+    message = u.message,
+    deadline_at = coalesce(u.deadline, runs.deadline_at)
+FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[],
+            $6::bigint[], $7::bigint[], $8::bigint[])
+    AS u(id, was, status, at, message, ends, unused, deadline)
+WHERE runs.id = u.id AND runs.status = u.was;
 
 -- name: phase_set_status
 UPDATE phases SET status = $3,
