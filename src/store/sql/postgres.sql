@@ -201,6 +201,14 @@ UPDATE instances SET last_applied = (SELECT params FROM runs WHERE id = $1),
 WHERE id = (SELECT instance_id FROM runs
             WHERE id = $1 AND (plan = 'deploy' OR plan = 'update'
                                OR plan = 'upgrade'));
+-- many: instances 1
+-- Keyed by the run: two runs of one instance never complete between two
+-- reads (the second is promoted from the queue by a read, then read).
+UPDATE instances SET last_applied = r.params, updated_at = u.at
+FROM unnest($1::bigint[], $2::bigint[]) AS u(run_id, at)
+JOIN runs AS r ON r.id = u.run_id
+WHERE instances.id = r.instance_id
+  AND (r.plan = 'deploy' OR r.plan = 'update' OR r.plan = 'upgrade');
 
 -- name: instance_remove_after_cleanup
 DELETE FROM instances
