@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/buf.h"
 #include "core/dbname.h"
 #include "store/embed.h"
 #include "store/postgres/pg.h"
@@ -248,15 +249,9 @@ int pctl_pg_send(pctl_pg_conn *pc, pctl_pg_stmt *s, const char *sql,
     if (pc->ngathered && !pc->flushing && (rc = pctl_pg_flush(pc)) < 0)
         return rc;
 
-    if (pc->nsent == pc->sent_cap) {
-        size_t cap = pc->sent_cap ? 2 * pc->sent_cap : 64;
-        void *v = pctl_realloc(pc->sent, cap * sizeof *pc->sent);
-
-        if (!v)
-            return pctl_err(pc->base.p, PLANCTL_ENOMEM, "out of memory");
-        pc->sent = v;
-        pc->sent_cap = cap;
-    }
+    if (pctl_grow((void **)&pc->sent, pc->nsent, &pc->sent_cap,
+                  sizeof *pc->sent) < 0)
+        return pctl_err(pc->base.p, PLANCTL_ENOMEM, "out of memory");
     if (PQpipelineStatus(pc->pg) == PQ_PIPELINE_OFF &&
         !PQenterPipelineMode(pc->pg))
         return pctl_pg_err(pc, NULL, what);
@@ -321,45 +316,26 @@ int pctl_pg_drain(pctl_pg_conn *pc)
 
 /* ---- rows gathered for set forms ---- */
 
-/* Appends n bytes to a. */
-static int arr_put(struct pctl_pg_arr *a, const char *v, size_t n)
-{
-    if (a->len + n + 1 > a->cap) {
-        size_t cap = a->cap ? a->cap : 256;
-        char *b;
-
-        while (cap < a->len + n + 1)
-            cap *= 2;
-        if (!(b = pctl_realloc(a->buf, cap)))
-            return -1;
-        a->buf = b;
-        a->cap = cap;
-    }
-    memcpy(a->buf + a->len, v, n);
-    a->len += n;
-    a->buf[a->len] = '\0';
-    return 0;
-}
-
 /* Appends one element to the array literal a: NULL, or v quoted (a
  * backslash before each quote and backslash). */
-static int arr_elem(struct pctl_pg_arr *a, const char *v)
+static int arr_elem(pctl_buf *a, const char *v)
 {
     const char *s;
 
-    if (arr_put(a, a->len ? "," : "{", 1) < 0)
+    if (pctl_buf_addc(a, a->len ? ',' : '{') < 0)
         return -1;
     if (!v)
-        return arr_put(a, "NULL", 4);
-    if (arr_put(a, "\"", 1) < 0)
+        return pctl_buf_add(a, "NULL", 4);
+    if (pctl_buf_addc(a, '"') < 0)
         return -1;
     for (s = v; *s; s++)
         if (*s == '"' || *s == '\\') {
-            if (arr_put(a, v, (size_t)(s - v)) < 0 || arr_put(a, "\\", 1) < 0)
+            if (pctl_buf_add(a, v, (size_t)(s - v)) < 0 ||
+                pctl_buf_addc(a, '\\') < 0)
                 return -1;
             v = s;
         }
-    return arr_put(a, v, (size_t)(s - v)) < 0 ? -1 : arr_put(a, "\"", 1);
+    return pctl_buf_add(a, v, (size_t)(s - v)) < 0 ? -1 : pctl_buf_addc(a, '"');
 }
 
 /* Forgets the rows gathered (the transaction ended, or they were sent). */
@@ -372,7 +348,8 @@ static void gathered_clear(pctl_pg_conn *pc)
         pctl_pg_many *m = pc->gathered[i];
 
         for (k = 0; k < m->st.nparams; k++)
-            m->arr[k].len = 0;
+            if (m->arr[k].s)
+                m->arr[k].s[m->arr[k].len = 0] = '\0';
         m->rows = 0;
         m->expect = 0;
     }
@@ -386,16 +363,17 @@ static void gathered_clear(pctl_pg_conn *pc)
  * a unit separator (malloc'd), or NULL when out of memory. */
 static char *row_key(const pctl_pg_stmt *s, int nkeys)
 {
-    struct pctl_pg_arr a = {NULL, 0, 0};
+    pctl_buf a = PCTL_BUF_INIT;
     int k;
 
     for (k = 0; k < nkeys && k < s->nparams; k++)
-        if ((s->vals[k] && arr_put(&a, s->vals[k], strlen(s->vals[k])) < 0) ||
-            arr_put(&a, "\x1f", 1) < 0) {
-            pctl_free(a.buf);
+        if ((s->vals[k] &&
+             pctl_buf_add(&a, s->vals[k], strlen(s->vals[k])) < 0) ||
+            pctl_buf_addc(&a, '\x1f') < 0) {
+            pctl_buf_free(&a);
             return NULL;
         }
-    return a.buf ? a.buf : pctl_strdup("");
+    return a.s ? a.s : pctl_strdup("");
 }
 
 /* At most this many rows wait to be sent: the arrays stay small, and the
@@ -424,29 +402,17 @@ int pctl_pg_gather(pctl_pg_conn *pc, pctl_pg_stmt *s, int64_t expect)
         }
     }
     if (key) {
-        if (pc->nkeys == pc->keys_cap) {
-            size_t cap = pc->keys_cap ? 2 * pc->keys_cap : 64;
-            void *v = pctl_realloc(pc->keys, cap * sizeof *pc->keys);
-
-            if (!v)
-                goto nomem;
-            pc->keys = v;
-            pc->keys_cap = cap;
-        }
+        if (pctl_grow((void **)&pc->keys, pc->nkeys, &pc->keys_cap,
+                      sizeof *pc->keys) < 0)
+            goto nomem;
         pc->keys[pc->nkeys].table = m->table;
         pc->keys[pc->nkeys++].key = key;
         key = NULL;
     }
     if (m->rows == 0) {
-        if (pc->ngathered == pc->gathered_cap) {
-            size_t cap = pc->gathered_cap ? 2 * pc->gathered_cap : 8;
-            void *v = pctl_realloc(pc->gathered, cap * sizeof *pc->gathered);
-
-            if (!v)
-                goto nomem;
-            pc->gathered = v;
-            pc->gathered_cap = cap;
-        }
+        if (pctl_grow((void **)&pc->gathered, pc->ngathered, &pc->gathered_cap,
+                      sizeof *pc->gathered) < 0)
+            goto nomem;
         pc->gathered[pc->ngathered++] = m;
         m->expect = expect < 0 ? -1 : 0;
     }
@@ -474,11 +440,11 @@ int pctl_pg_flush(pctl_pg_conn *pc)
         pctl_pg_many *m = pc->gathered[i];
 
         for (k = 0; k < m->st.nparams; k++) {
-            if (arr_put(&m->arr[k], "}", 1) < 0) {
+            if (pctl_buf_addc(&m->arr[k], '}') < 0) {
                 rc = pctl_err(pc->base.p, PLANCTL_ENOMEM, "out of memory");
                 break;
             }
-            m->st.vals[k] = m->arr[k].buf;
+            m->st.vals[k] = m->arr[k].s;
         }
         if (rc == 0)
             rc = pctl_pg_send(pc, &m->st, NULL, m->expect);

@@ -8,6 +8,7 @@
 
 #include <libpq-fe.h>
 
+#include "core/buf.h"
 #include "store/sql.h"
 #include "store/store.h"
 
@@ -118,10 +119,7 @@ typedef struct pctl_pg_many {
     pctl_pg_stmt st; /* the set form, prepared; its vals point at arr */
     char table[32];
     int nkeys;
-    struct pctl_pg_arr {
-        char *buf;
-        size_t len, cap;
-    } * arr;        /* one array literal per parameter, being written */
+    pctl_buf *arr;  /* one array literal per parameter, being written */
     int rows;       /* rows gathered */
     int64_t expect; /* the rows they must write in all, or -1: any */
 } pctl_pg_many;

@@ -122,7 +122,7 @@ static void many_free(pctl_pg_many *m)
     if (!m)
         return;
     for (k = 0; m->arr && k < m->st.nparams; k++)
-        pctl_free(m->arr[k].buf);
+        pctl_buf_free(&m->arr[k]);
     pctl_free(m->arr);
     pctl_free((char *)m->st.sql);
     pctl_free(m->st.vals);
