@@ -1186,6 +1186,8 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
         rc = sweep_outdirs(&ps);
     t_commit = uv_hrtime();
     if (rc == 0)
+        rc = pctl_queues_promote(e->p);
+    if (rc == 0)
         rc = pctl_events_flush(e->p);
     if (rc == 0)
         rc = pctl_active_mark(e->active, e->p);

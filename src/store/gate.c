@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/buf.h"
 #include "core/logtail.h"
 #include "core/marks.h"
 #include "core/rollup.h"
@@ -122,6 +123,27 @@ static int cleanup_removes(planctl *p, int64_t run_id, int64_t instance_id)
     return 0;
 }
 
+/* Promotes queued run next, behind run_id that ended. */
+static int promote(planctl *p, int64_t run_id, int64_t next)
+{
+    pctl_change c = PCTL_CHANGE_INIT;
+    char msg[64];
+    int rc;
+
+    snprintf(msg, sizeof msg, "promoted from the queue after run %lld",
+             (long long)run_id);
+    c.entity = PLANCTL_ENTITY_RUN;
+    c.id = next;
+    c.from = PLANCTL_STATUS_QUEUED;
+    c.to = PLANCTL_STATUS_PENDING;
+    c.message = msg;
+    c.actor = "planctl";
+    /* The instance stays with the engine that ended its run. */
+    if ((rc = pctl_gate(p, &c)) == 0)
+        rc = pctl_fleet_hold(p, next);
+    return rc;
+}
+
 /* What a run's end means for its instance (planctl-engine(7), "Plan for a
  * parameter change"), then the queue. */
 static int run_ended(planctl *p, int64_t run_id, int64_t instance_id,
@@ -142,6 +164,13 @@ static int run_ended(planctl *p, int64_t run_id, int64_t instance_id,
             return rc;
     }
 
+    /* The queue behind it: at the pass's end, for every run that ended
+     * in it, where writes are gathered (a read here would send them). */
+    if (pctl_q_later_on(p) && p->conn->m->gathers)
+        return pctl_push_id(&p->ended_runs, &p->nended_runs, &p->ended_runs_cap,
+                            run_id) < 0
+                   ? pctl_err(p, PLANCTL_ENOMEM, "out of memory")
+                   : 0;
     st = pctl_q(p, PCTL_Q_run_next_queued);
     if (!st)
         return pctl_q_err(p);
@@ -152,24 +181,56 @@ static int run_ended(planctl *p, int64_t run_id, int64_t instance_id,
     pctl_reset(st);
     if (rc != PCTL_ROW && rc != PCTL_DONE)
         return pctl_q_fail(st, rc);
-    if (next > 0) {
-        pctl_change c = PCTL_CHANGE_INIT;
-        char msg[64];
+    return next > 0 ? promote(p, run_id, next) : 0;
+}
 
-        snprintf(msg, sizeof msg, "promoted from the queue after run %lld",
-                 (long long)run_id);
-        c.entity = PLANCTL_ENTITY_RUN;
-        c.id = next;
-        c.from = PLANCTL_STATUS_QUEUED;
-        c.to = PLANCTL_STATUS_PENDING;
-        c.message = msg;
-        c.actor = "planctl";
-        /* The instance stays with the engine that ended its run. */
-        if ((rc = pctl_gate(p, &c)) == 0)
-            rc = pctl_fleet_hold(p, next);
-        return rc;
+int pctl_queues_promote(planctl *p)
+{
+    pctl_buf ids = PCTL_BUF_INIT;
+    int64_t *next = NULL;
+    pctl_stmt *st;
+    size_t i, n = p->nended_runs;
+    int rc = 0;
+
+    if (n == 0)
+        return 0;
+    p->nended_runs = 0;
+    if (!(next = pctl_calloc(n, sizeof *next)))
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    for (i = 0; rc == 0 && i < n; i++) {
+        char one[24];
+
+        snprintf(one, sizeof one, "%c%lld", i ? ',' : '[',
+                 (long long)p->ended_runs[i]);
+        if (pctl_buf_add(&ids, one, strlen(one)) < 0 ||
+            (i + 1 == n && pctl_buf_addc(&ids, ']') < 0))
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
-    return 0;
+    if (rc == 0 && !(st = pctl_q(p, PCTL_Q_runs_next_queued)))
+        rc = pctl_q_err(p);
+    if (rc == 0) {
+        pctl_bind_text(st, 1, ids.s);
+        while ((rc = pctl_step(st)) == PCTL_ROW)
+            for (i = 0; i < n; i++)
+                if (p->ended_runs[i] == pctl_col_i64(st, 0))
+                    next[i] = pctl_col_i64(st, 1);
+        pctl_reset(st);
+        rc = rc == PCTL_DONE ? 0 : pctl_q_fail(st, rc);
+    }
+    /* In the order the runs ended, as each would have at its end; a
+     * queued run once (two runs of one instance never end in one pass:
+     * the second is promoted only here). */
+    for (i = 0; rc == 0 && i < n; i++) {
+        size_t j;
+
+        for (j = 0; j < i && next[j] != next[i]; j++)
+            ;
+        if (next[i] > 0 && j == i)
+            rc = promote(p, p->ended_runs[i], next[i]);
+    }
+    pctl_free(next);
+    pctl_buf_free(&ids);
+    return rc;
 }
 
 /*

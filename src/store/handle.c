@@ -119,6 +119,7 @@ void planctl_close(planctl *p)
     pctl_events_free(p); /* the room a queue kept (journal.c) */
     pctl_kinds_free(p->kinds);
     pctl_free(p->fleet_name);
+    pctl_free(p->ended_runs);
     pctl_free(p->fleet_peers);
     pctl_free(p->actor);
     pctl_free(p->path);

@@ -28,6 +28,7 @@
     X(instance_mark_applied)                                                   \
     X(instance_remove_after_cleanup)                                           \
     X(run_next_queued)                                                         \
+    X(runs_next_queued)                                                        \
     X(steps_open)                                                              \
     X(phases_open)                                                             \
     X(run_active)                                                              \

@@ -40,6 +40,10 @@ struct planctl {
     int rx_depth; /* >0 while a read transaction is (pctl_tx_read) */
     int rx_began; /* ... and the outermost one began it */
     uint64_t tx_serial; /* moves at each outermost begin and end */
+    /* Runs that ended in the open pass, whose queues pctl_queues_promote
+     * looks at together (gate.c), in the order they ended. */
+    int64_t *ended_runs;
+    size_t nended_runs, ended_runs_cap;
     /* PLANCTL_OPEN_CHECK_CACHE at open: the gate reads
      * every row back even when the engine's cache knows it, and fails
      * with PLANCTL_EIO where the two differ (the test suite runs so). */
@@ -468,6 +472,11 @@ int pctl_engine_tx_begin(planctl *p, int64_t token);
  * pctl_engine_pass_end(), which commits if rc == 0, else rolls back (and
  * drops what was queued), and returns the result. */
 int pctl_engine_pass_begin(planctl *p, int64_t token, int64_t at);
+/* Promotes the queued run behind each run that ended in the pass, when the
+ * gate left that to the pass's end (a backend that gathers writes: one
+ * read for them all instead of one a run); before pctl_events_flush.  0,
+ * or the error (the pass then rolls back). */
+int pctl_queues_promote(planctl *p);
 int pctl_engine_pass_end(planctl *p, int rc);
 /* Renews / gives up the lease (own transactions; release also drops the
  * OS lock, whatever happens). */

@@ -32,6 +32,7 @@ static int begin(planctl *p, int64_t at, pctl_tx_kind kind)
         return 0;
     p->tx_rows = kind == PCTL_TX_ROWS;
     p->tx_later = 0;
+    p->nended_runs = 0;
     p->tx_serial++;
     pctl_intr_enter(p);
     rc = p->conn->m->begin(p->conn, kind);
@@ -81,6 +82,7 @@ void pctl_tx_rollback(planctl *p)
         return;
     thaw(p);
     p->tx_later = 0;
+    p->nended_runs = 0;
     p->conn->m->rollback(p->conn);
     p->tx_serial++; /* over: nothing synced in it holds any more */
     pctl_intr_leave(p);
@@ -96,6 +98,7 @@ int pctl_tx_commit(planctl *p)
         return 0;
     thaw(p);
     p->tx_later = 0;
+    p->nended_runs = 0;
     /* Deferred events are their owner's to flush before this (journal.c):
      * the commit writes nothing of its own. */
     rc = p->conn->m->commit(p->conn);

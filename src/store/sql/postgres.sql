@@ -41,8 +41,9 @@ UPDATE runs SET status = $3,
 WHERE id = $1 AND status = $2 AND ($7::bigint IS NULL OR true);
 -- many: runs 1
 -- A run enters the active statuses (runs_one_active) only when promoted
--- from the queue, after a read (run_next_queued) that sends the rows
--- gathered before it: the run that left them is written first.
+-- from the queue, after a read (runs_next_queued, at the pass's end) that
+-- sends the rows gathered before it: the run that left them is written
+-- first.
 UPDATE runs SET status = u.status,
     started_at = CASE WHEN u.status = 'IN_PROGRESS'
                       THEN coalesce(runs.started_at, u.at)
@@ -203,7 +204,7 @@ WHERE id = (SELECT instance_id FROM runs
                                OR plan = 'upgrade'));
 -- many: instances 1
 -- Keyed by the run: two runs of one instance never complete between two
--- reads (the second is promoted from the queue by a read, then read).
+-- reads (the second is promoted from the queue after a read, then read).
 UPDATE instances SET last_applied = r.params, updated_at = u.at
 FROM unnest($1::bigint[], $2::bigint[]) AS u(run_id, at)
 JOIN runs AS r ON r.id = u.run_id
@@ -223,6 +224,19 @@ WHERE r.id = $1 AND q.status = 'QUEUED'
                     AND (a.status = 'PENDING' OR a.status = 'IN_PROGRESS'
                          OR a.status = 'PAUSED'))
 ORDER BY q.id LIMIT 1;
+
+-- name: runs_next_queued
+SELECT r.id, (SELECT q.id FROM runs AS q
+              WHERE q.instance_id = r.instance_id AND q.status = 'QUEUED'
+                AND NOT EXISTS (SELECT 1 FROM runs AS a
+                                WHERE a.instance_id = r.instance_id
+                                  AND (a.status = 'PENDING'
+                                       OR a.status = 'IN_PROGRESS'
+                                       OR a.status = 'PAUSED'))
+              ORDER BY q.id LIMIT 1) AS next
+FROM runs AS r
+WHERE r.id IN (SELECT value::bigint
+               FROM jsonb_array_elements_text($1::text::jsonb));
 
 -- name: steps_open
 SELECT id, status, started_at FROM steps

@@ -135,6 +135,20 @@ WHERE r.id = ?1 AND q.status = 'QUEUED'
                          OR a.status = 'PAUSED'))
 ORDER BY q.id LIMIT 1;
 
+-- The queued run to promote behind each run of ?1 (a JSON array of run
+-- ids), as run_next_queued: (run, queued run) rows, none for a run with
+-- no queued run behind it.
+-- name: runs_next_queued
+SELECT r.id, (SELECT q.id FROM runs AS q
+              WHERE q.instance_id = r.instance_id AND q.status = 'QUEUED'
+                AND NOT EXISTS (SELECT 1 FROM runs AS a
+                                WHERE a.instance_id = r.instance_id
+                                  AND (a.status = 'PENDING'
+                                       OR a.status = 'IN_PROGRESS'
+                                       OR a.status = 'PAUSED'))
+              ORDER BY q.id LIMIT 1) AS next
+FROM runs AS r WHERE r.id IN (SELECT value FROM json_each(?1));
+
 -- name: steps_open
 SELECT id, status, started_at FROM steps
 WHERE run_id = ?1 AND status IN ('PENDING', 'IN_PROGRESS', 'ERROR')
