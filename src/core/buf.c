@@ -1,6 +1,7 @@
 /* buf.c - a growing byte string (see buf.h). */
 #include "core/buf.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -22,6 +23,19 @@ int pctl_buf_add(pctl_buf *b, const char *s, size_t n)
     b->len += n;
     b->s[b->len] = '\0';
     return 0;
+}
+
+int pctl_buf_ids_json(pctl_buf *b, const int64_t *ids, size_t n)
+{
+    char one[24];
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        snprintf(one, sizeof one, "%c%lld", i ? ',' : '[', (long long)ids[i]);
+        if (pctl_buf_add(b, one, strlen(one)) < 0)
+            return -1;
+    }
+    return pctl_buf_add(b, n ? "]" : "[]", n ? 1 : 2);
 }
 
 void pctl_buf_free(pctl_buf *b)

@@ -7,6 +7,7 @@
 #define PCTL_CORE_BUF_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct pctl_buf {
     char *s; /* NULL until something is added */
@@ -31,6 +32,11 @@ static inline int pctl_buf_addc(pctl_buf *b, char c)
     }
     return pctl_buf_add(b, &c, 1);
 }
+
+/* Appends ids[0..n) as a JSON array of numbers ("[]" for none): what a
+ * statement that takes a set of rows is bound to.  0, or -1 when out of
+ * memory. */
+int pctl_buf_ids_json(pctl_buf *b, const int64_t *ids, size_t n);
 
 /* Frees the bytes; b is empty again.  Can't fail. */
 void pctl_buf_free(pctl_buf *b);

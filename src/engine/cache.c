@@ -222,16 +222,26 @@ static int load_all(pctl_active **out, planctl *p)
     return 0;
 }
 
-/* Reads one run (promoted from the queue) into the cache, if it is
- * active. */
-static int load_one(pctl_active *a, planctl *p, int64_t run_id)
+/* Reads the runs of ids[0..n) (promoted from the queue, or claimed)
+ * that the cache does not hold into it, those that are active, all in
+ * one read. */
+static int load_some(pctl_active *a, planctl *p, const int64_t *ids, size_t n)
 {
-    pctl_run_row *r = NULL;
-    int rc = pctl_active_read_run(&r, p, run_id);
+    int64_t *want = NULL;
+    pctl_run_row **v = NULL;
+    size_t i, nwant = 0, cap = 0, nv = 0;
+    int rc = 0;
 
-    if (rc == 0 && r && take_runs(a, &r, 1) < 0)
+    for (i = 0; rc == 0 && i < n; i++)
+        if (!pctl_idmap_get(&a->cache->runs, ids[i]) &&
+            pctl_push_id(&want, &nwant, &cap, ids[i]) < 0)
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    if (rc == 0 && nwant > 0)
+        rc = pctl_active_read_runs(&v, &nv, p, want, nwant);
+    if (rc == 0 && nv > 0 && take_runs(a, v, nv) < 0)
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    pctl_run_row_free(r);
+    pctl_run_rows_free(v, nv);
+    pctl_free(want);
     return rc;
 }
 
@@ -377,12 +387,8 @@ static int follow_feed(pctl_active *a, planctl *p, int *full,
 int pctl_active_claimed(pctl_active *a, planctl *p, const int64_t *ids,
                         size_t n)
 {
-    size_t i;
-    int rc = 0;
+    int rc = load_some(a, p, ids, n);
 
-    for (i = 0; rc == 0 && i < n; i++)
-        if (!pctl_idmap_get(&a->cache->runs, ids[i]))
-            rc = load_one(a, p, ids[i]);
     if (n > 0)
         a->members = 1;
     return rc;
@@ -420,7 +426,6 @@ static int sync(pctl_active **cache, planctl *p, pctl_sync_info *info)
     struct pctl_active_cache *c;
     pctl_db_token now = {0, 0};
     int64_t last;
-    size_t i;
     int rc;
 
     memset(info, 0, sizeof *info);
@@ -443,9 +448,7 @@ static int sync(pctl_active **cache, planctl *p, pctl_sync_info *info)
         drop_ended(a);
         if (a->nruns != before || c->npromoted > 0)
             a->members = 1;
-        for (i = 0; rc == 0 && i < c->npromoted; i++)
-            if (!pctl_idmap_get(&c->runs, c->promoted[i]))
-                rc = load_one(a, p, c->promoted[i]);
+        rc = load_some(a, p, c->promoted, c->npromoted);
         c->npromoted = 0;
         if (rc == 0) {
             c->synced_tx = p->tx_depth > 0 ? p->tx_serial : 0;

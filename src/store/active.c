@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/buf.h"
 #include "core/idmap.h"
 #include "core/status.h"
 #include "store/store.h"
@@ -444,6 +445,45 @@ int pctl_active_read_run(pctl_run_row **out, planctl *p, int64_t run_id)
     }
     pctl_run_rows_free(v, n);
     rows_free(&w);
+    return rc;
+}
+
+int pctl_active_read_runs(pctl_run_row ***out, size_t *n, planctl *p,
+                          const int64_t *ids, size_t nids)
+{
+    static const pctl_query q[3] = {PCTL_Q_active_runs_by_ids,
+                                    PCTL_Q_active_phases_of_runs,
+                                    PCTL_Q_active_steps_of_runs};
+    pctl_buf json = PCTL_BUF_INIT;
+    pctl_stmt *st[3];
+    rows w;
+    int rc = 0, i;
+
+    *out = NULL;
+    *n = 0;
+    memset(&w, 0, sizeof w);
+    if (pctl_buf_ids_json(&json, ids, nids) < 0)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    /* Sent together where the backend can, then read: one round trip for
+     * the three, however many runs.  Each reads only the runs that are
+     * active (and the engine's), so the three agree. */
+    for (i = 0; rc == 0 && i < 3; i++) {
+        if (!(st[i] = pctl_q(p, q[i]))) {
+            rc = pctl_q_err(p);
+            break;
+        }
+        pctl_bind_text(st[i], 1, json.s);
+        pctl_bind_i64(st[i], 2, p->fleet_id);
+        rc = pctl_q_send(st[i]);
+    }
+    for (i = 0; rc == 0 && i < 3; i++)
+        rc = i == 0   ? read_runs(&w, p, st[i])
+             : i == 1 ? read_phases(&w, p, st[i])
+                      : read_steps(&w, p, st[i]);
+    if (rc == 0 && (rc = sort_rows(&w, p)) == 0)
+        rc = cut_runs(out, n, p, &w);
+    rows_free(&w);
+    pctl_buf_free(&json);
     return rc;
 }
 

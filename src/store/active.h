@@ -69,6 +69,14 @@ int pctl_active_read(pctl_run_row ***out, size_t *n, planctl *p);
  * active.  Errors: EIO, ENOMEM, EBUSY. */
 int pctl_active_read_run(pctl_run_row **out, planctl *p, int64_t run_id);
 
+/* Reads those of the runs ids[0..nids) that are active (on a server:
+ * and held by this engine) with their phases and steps, in id order:
+ * *out receives *n runs, the caller's (pctl_run_rows_free).  One round
+ * trip on PostgreSQL, inside a transaction.  Errors: EIO, ENOMEM,
+ * EBUSY. */
+int pctl_active_read_runs(pctl_run_row ***out, size_t *n, planctl *p,
+                          const int64_t *ids, size_t nids);
+
 /* Frees one run's rows, or n of them and the array.  NULL is allowed.
  * Can't fail. */
 void pctl_run_row_free(pctl_run_row *r);

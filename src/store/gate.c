@@ -195,17 +195,9 @@ int pctl_queues_promote(planctl *p)
     if (n == 0)
         return 0;
     p->nended_runs = 0;
-    if (!(next = pctl_calloc(n, sizeof *next)))
-        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    for (i = 0; rc == 0 && i < n; i++) {
-        char one[24];
-
-        snprintf(one, sizeof one, "%c%lld", i ? ',' : '[',
-                 (long long)p->ended_runs[i]);
-        if (pctl_buf_add(&ids, one, strlen(one)) < 0 ||
-            (i + 1 == n && pctl_buf_addc(&ids, ']') < 0))
-            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    }
+    if (!(next = pctl_calloc(n, sizeof *next)) ||
+        pctl_buf_ids_json(&ids, p->ended_runs, n) < 0)
+        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     if (rc == 0 && !(st = pctl_q(p, PCTL_Q_runs_next_queued)))
         rc = pctl_q_err(p);
     if (rc == 0) {

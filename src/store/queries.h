@@ -131,6 +131,9 @@
     X(active_run_by_id)                                                        \
     X(active_phases_of_run)                                                    \
     X(active_steps_of_run)                                                     \
+    X(active_runs_by_ids)                                                      \
+    X(active_phases_of_runs)                                                   \
+    X(active_steps_of_runs)                                                    \
     X(fleet_join)                                                              \
     X(fleet_beat)                                                              \
     X(fleet_fence)                                                             \

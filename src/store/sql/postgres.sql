@@ -958,6 +958,37 @@ SELECT s.run_id, s.phase_id, s.id, s.idx, s.name, s.status, s.attempt,
     s.max_attempts, s.next_attempt_at, s.deadline_at, s.task_index, s.message
 FROM steps AS s WHERE s.run_id = $1;
 
+-- The same for the runs of $1 (a JSON array of run ids) the engine $2
+-- holds and that are active, all at once (a claim, promotions).
+-- name: active_runs_by_ids
+SELECT r.id, r.instance_id, i.name, r.plan, r.status, r.definition_id,
+    r.params, r.deadline_at, r.uid, r.event_count
+FROM runs AS r JOIN instances AS i ON i.id = r.instance_id
+JOIN claims AS c ON c.run_id = r.id AND c.engine_id = $2
+WHERE r.id IN (SELECT value::bigint
+               FROM jsonb_array_elements_text($1::text::jsonb))
+  AND (r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
+       OR r.status = 'PAUSED');
+
+-- name: active_phases_of_runs
+SELECT ph.run_id, ph.id, ph.idx, ph.name, ph.strategy, ph.status
+FROM phases AS ph JOIN runs AS r ON r.id = ph.run_id
+JOIN claims AS c ON c.run_id = r.id AND c.engine_id = $2
+WHERE r.id IN (SELECT value::bigint
+               FROM jsonb_array_elements_text($1::text::jsonb))
+  AND (r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
+       OR r.status = 'PAUSED');
+
+-- name: active_steps_of_runs
+SELECT s.run_id, s.phase_id, s.id, s.idx, s.name, s.status, s.attempt,
+    s.max_attempts, s.next_attempt_at, s.deadline_at, s.task_index, s.message
+FROM steps AS s JOIN runs AS r ON r.id = s.run_id
+JOIN claims AS c ON c.run_id = r.id AND c.engine_id = $2
+WHERE r.id IN (SELECT value::bigint
+               FROM jsonb_array_elements_text($1::text::jsonb))
+  AND (r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
+       OR r.status = 'PAUSED');
+
 -- Names a mistyped one is compared with, for "did you mean" (hints.c).
 -- name: hint_instance_names
 SELECT name FROM instances ORDER BY name COLLATE "C";

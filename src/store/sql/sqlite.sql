@@ -826,6 +826,34 @@ SELECT s.run_id, s.phase_id, s.id, s.idx, s.name, s.status, s.attempt,
     s.max_attempts, s.next_attempt_at, s.deadline_at, s.task_index, s.message
 FROM steps AS s WHERE s.run_id = ?1;
 
+-- The same for the runs of ?1 (a JSON array of run ids) that are active,
+-- all at once (promotions; ?2, the engine holding them, is PostgreSQL's).
+-- name: active_runs_by_ids
+SELECT r.id, r.instance_id, i.name, r.plan, r.status, r.definition_id,
+    r.params, r.deadline_at, r.uid, r.event_count
+FROM runs AS r JOIN instances AS i ON i.id = r.instance_id
+WHERE r.id IN (SELECT value FROM json_each(?1))
+  AND (r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
+       OR r.status = 'PAUSED')
+  AND (?2 IS NULL OR ?2 IS NOT NULL);
+
+-- name: active_phases_of_runs
+SELECT ph.run_id, ph.id, ph.idx, ph.name, ph.strategy, ph.status
+FROM phases AS ph JOIN runs AS r ON r.id = ph.run_id
+WHERE r.id IN (SELECT value FROM json_each(?1))
+  AND (r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
+       OR r.status = 'PAUSED')
+  AND (?2 IS NULL OR ?2 IS NOT NULL);
+
+-- name: active_steps_of_runs
+SELECT s.run_id, s.phase_id, s.id, s.idx, s.name, s.status, s.attempt,
+    s.max_attempts, s.next_attempt_at, s.deadline_at, s.task_index, s.message
+FROM steps AS s JOIN runs AS r ON r.id = s.run_id
+WHERE r.id IN (SELECT value FROM json_each(?1))
+  AND (r.status = 'PENDING' OR r.status = 'IN_PROGRESS'
+       OR r.status = 'PAUSED')
+  AND (?2 IS NULL OR ?2 IS NOT NULL);
+
 -- Names a mistyped one is compared with, for "did you mean" (hints.c).
 -- name: hint_instance_names
 SELECT name FROM instances ORDER BY name;
