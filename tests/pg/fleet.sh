@@ -15,14 +15,28 @@
 # process left, no command crashed, and verify clean (every run's events
 # agree with its rows and tries).  The figures go to stdout; the long
 # version is tools/fleetloop.
+#
+# With FLEET_SERVER_FAULTS=1 (pg.fleet_server, tools/fleetloop), on a
+# cluster of the test's own, the server fails too, at fixed moments of
+# the chaos: restarted with -m immediate, its postmaster stopped for 8 s,
+# one engine's backend stopped for 10 s inside a transaction, every
+# planctl session terminated at once, and restarted with -m immediate
+# again.
 . "$(dirname "$0")/lib.sh"
 
 instances=${FLEET_INSTANCES:-200}
 seconds=${FLEET_SECONDS:-40}
 ttl=${FLEET_TTL:-2s}
+server=${FLEET_SERVER_FAULTS:-0}
 engines=3
 
-fresh_db
+if [ "$server" = 1 ]; then
+    own_cluster
+    # A failure while a server process is stopped must not leave it so.
+    trap 'pkill -CONT postgres 2>/dev/null || true; cleanup_own' EXIT
+else
+    fresh_db
+fi
 PLANCTL_DB=$(pg_uri)
 export PLANCTL_DB
 sleeper_def 1 100
@@ -41,6 +55,8 @@ slot() {
         echo "$p" >"$tmp/pid.$k"
         wait "$p" || true
         echo "$p" >>"$tmp/exited.$k"
+        # Not a busy loop while the server is down.
+        sleep 0.2
     done
 }
 for ((k = 1; k <= engines; k++)); do
@@ -51,6 +67,47 @@ started() { [ -s "$tmp/pid.1" ] && [ -s "$tmp/pid.2" ] && [ -s "$tmp/pid.3" ]; }
 wait_for 60 "the engines to start" started
 
 kills=0 stops=0 terms=0 admin=0
+
+# The server's own faults, one every sixth of the chaos; each done is a
+# line of $tmp/server.
+server_faults() {
+    local gap=$((seconds / 6)) pid i
+    [ "$gap" -ge 1 ] || gap=1
+    sleep "$gap"
+    own_pg_ctl restart -m immediate -w -t 60 && echo restart >>"$tmp/server"
+    sleep "$gap"
+    pid=$(head -n 1 "$PLANCTL_PG_DIR/data/postmaster.pid")
+    kill -STOP "$pid" && sleep 8 && kill -CONT "$pid" &&
+        echo "postmaster stopped" >>"$tmp/server"
+    sleep "$gap"
+    # An engine's backend inside a transaction (its pass): looked for a
+    # while, since passes are short.
+    for ((i = 0; i < 200; i++)); do
+        pid=$(q -c "SELECT pid FROM pg_stat_activity
+                    WHERE datname = current_database()
+                      AND application_name = 'planctl'
+                      AND xact_start IS NOT NULL AND pid <> pg_backend_pid()
+                    LIMIT 1" 2>/dev/null || true)
+        [ -z "$pid" ] || break
+        sleep 0.05
+    done
+    if [ -n "$pid" ] && kill -STOP "$pid"; then
+        sleep 10
+        kill -CONT "$pid"
+        echo "backend stopped in a transaction" >>"$tmp/server"
+    fi
+    sleep "$gap"
+    q -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+          WHERE datname = current_database()
+            AND application_name = 'planctl'" >/dev/null 2>&1 &&
+        echo "sessions terminated" >>"$tmp/server"
+    sleep "$gap"
+    own_pg_ctl restart -m immediate -w -t 60 && echo restart >>"$tmp/server"
+}
+if [ "$server" = 1 ]; then
+    server_faults &
+    bg_pids+=("$!")
+fi
 # Any exit of a command above 5 (the documented codes: 0-5) is a crash.
 admin_op() {
     local name=i$((RANDOM % instances + 1)) rc=0
@@ -83,7 +140,7 @@ while [ "$SECONDS" -lt "$end" ]; do
         pid=$(q -c "SELECT pid FROM pg_stat_activity
                     WHERE datname = current_database()
                     AND application_name = 'planctl'
-                    ORDER BY random() LIMIT 1")
+                    ORDER BY random() LIMIT 1" 2>/dev/null || true)
         [ -n "$pid" ] && terminate_ok=$(q -c "SELECT pg_terminate_backend($pid)") &&
             [ "$terminate_ok" = t ] && terms=$((terms + 1))
         ;;
@@ -95,8 +152,13 @@ while [ "$SECONDS" -lt "$end" ]; do
     sleep "0.$((RANDOM % 9 + 1))"
 done
 
-# The end: the engines stop (a stopped one is continued first), the
-# paused runs go on, and one engine finishes what is left.
+# The end: the server's faults done, the engines stop (a stopped one is
+# continued first), the paused runs go on, and one engine finishes what
+# is left.
+if [ "$server" = 1 ]; then
+    faults_done() { [ "$(wc -l <"$tmp/server" 2>/dev/null || echo 0)" -ge 5 ]; }
+    wait_for 120 "the server's five faults" faults_done
+fi
 touch "$tmp/stop"
 for ((k = 1; k <= engines; k++)); do
     p=$(cat "$tmp/pid.$k")
@@ -139,6 +201,8 @@ interrupted=$(val "SELECT count(*) FROM attempts
 tries=$(val "SELECT count(*) FROM attempts")
 runs=$(val "SELECT status || ' ' || count(*) FROM runs GROUP BY status
             ORDER BY status" | tr '\n' ',')
+[ "$server" != 1 ] ||
+    note "server faults: $(tr '\n' ',' <"$tmp/server" | sed 's/,$//')"
 note "ok: $instances instances, ${seconds}s: $kills kills, $stops stops" \
     "past the TTL, $terms sessions terminated, $admin admin commands;" \
     "$exits engine exits, $dead declared dead, $interrupted tries" \
