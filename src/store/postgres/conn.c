@@ -376,8 +376,9 @@ static char *row_key(const pctl_pg_stmt *s, int nkeys)
     return a.s ? a.s : pctl_strdup("");
 }
 
-/* At most this many rows wait to be sent: the arrays stay small, and the
- * rows' keys are looked for one by one. */
+/* At most this many rows with a key wait to be sent: their keys are
+ * looked for one by one.  Rows without one (events) are as many as the
+ * pass writes. */
 #define GATHER_MAX 512
 
 int pctl_pg_gather(pctl_pg_conn *pc, pctl_pg_stmt *s, int64_t expect)
