@@ -36,12 +36,29 @@ typedef struct poller {
     int result;
 } poller;
 
+/* Blocks (how: SIG_BLOCK) or unblocks SIGINT and SIGTERM. */
+static void hold_signals(int how)
+{
+    sigset_t set;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigprocmask(how, &set, NULL);
+}
+
 static void stop(poller *p, int result)
 {
     if (p->done)
         return;
     p->done = 1;
     p->result = result;
+    /* Heard: SIGINT and SIGTERM are held from here until cli_poll_run
+     * ignores them.  Closing the handles gives them back their default
+     * action, and a second Ctrl-C before they are ignored killed the
+     * command before its line (valgrind.cli.wait_trigger under load). */
+    if (result == CLI_POLL_SIGNAL)
+        hold_signals(SIG_BLOCK);
     /* The handles live in *p, which outlives uv_run(): no close
      * callbacks are needed to free them. */
     uv_close((uv_handle_t *)&p->tick, NULL);
@@ -130,6 +147,7 @@ int cli_poll_run(cli_ctx *ctx, int64_t timeout_ms, cli_poll_fn check,
     if (p.result == CLI_POLL_SIGNAL) {
         signal(SIGINT, SIG_IGN);
         signal(SIGTERM, SIG_IGN);
+        hold_signals(SIG_UNBLOCK); /* one that came meanwhile: ignored */
     }
     return p.result;
 }
