@@ -20,12 +20,13 @@
 
 struct pctl_active_cache {
     int stale;
-    pctl_db_token seen; /* the database's change token at our last sync
-                          (others) and commit (own) */
-    uint64_t synced_tx; /* the transaction it was last synced in */
-    int64_t last_event; /* the newest event it has followed (feed.h) */
-    int64_t events_max; /* the handle's limit of events per run */
-    int64_t *promoted;  /* runs promoted from the queue: read at the sync */
+    pctl_db_token seen;    /* the database's change token at our last sync
+                             (others) and commit (own) */
+    uint64_t synced_tx;    /* the transaction it was last synced in */
+    pctl_feed_cursor feed; /* the newest event it has followed, and its
+                              own after it (feed.h) */
+    int64_t events_max;    /* the handle's limit of events per run */
+    int64_t *promoted;     /* runs promoted from the queue: read at the sync */
     size_t npromoted, cappromoted;
     pctl_idmap runs, phases, steps; /* to pctl_run/phase/step_row */
     pctl_idmap by_instance;         /* instance id to its cached run */
@@ -194,6 +195,7 @@ static void free_active(pctl_active *a)
         pctl_free(a->cache->settle);
         pctl_free(a->cache->ended);
         pctl_free(a->cache->promoted);
+        pctl_feed_cursor_clear(&a->cache->feed);
         pctl_free(a->cache);
     }
     pctl_free(a);
@@ -345,7 +347,7 @@ static int follow_feed(pctl_active *a, planctl *p, int *full,
 {
     pctl_feed f;
     size_t i, cap;
-    int rc = pctl_feed_read(&f, p, a->cache->last_event);
+    int rc = pctl_feed_read(&f, p, &a->cache->feed);
 
     *full = rc == 0 && f.gap;
     if (rc < 0 || *full) {
@@ -365,13 +367,14 @@ static int follow_feed(pctl_active *a, planctl *p, int *full,
     /* One of several engines follows the runs it holds: the others' are
      * none of its business (and a run it is given comes by its claim). */
     for (i = 0; rc == 0 && i < f.nruns; i++)
-        if (!p->fleet_id || pctl_idmap_get(&a->cache->runs, f.runs[i]))
+        if (!p->fleet_id || pctl_idmap_get(&a->cache->runs, f.runs[i])) {
             rc = refresh_run(a, p, f.runs[i]);
-    info->reread = i;
+            info->reread++;
+        }
     /* The runs read again are dirty: their jobs are checked (engine/
      * pass.c reconcile()), and so are the orphaned ones. */
     if (rc == 0) {
-        a->cache->last_event = f.last;
+        pctl_feed_follow(&a->cache->feed, f.last);
         /* What they changed goes to the caller, for the log. */
         memcpy(info->others.counts, f.counts, sizeof f.counts);
         info->others.changes = f.changes;
@@ -467,7 +470,7 @@ reload:
         return rc;
     if ((rc = load_all(&a, p)) < 0)
         return rc;
-    a->cache->last_event = last;
+    a->cache->feed.last = last;
     a->cache->seen.others = now.others;
     a->cache->synced_tx = p->tx_depth > 0 ? p->tx_serial : 0;
     a->cache->events_max = p->run_events_max;
@@ -490,7 +493,7 @@ int pctl_active_sync(pctl_active **cache, planctl *p, pctl_sync_info *info)
 
 int pctl_active_mark(pctl_active *a, planctl *p)
 {
-    return a ? pctl_feed_mark(&a->cache->last_event, p) : 0;
+    return a ? pctl_feed_mark(&a->cache->feed, p) : 0;
 }
 
 void pctl_active_committed(pctl_active *a, planctl *p)

@@ -86,8 +86,11 @@ int pctl_active_sync(pctl_active **cache, planctl *p, pctl_sync_info *info);
 
 /* Before the pass commits (its events written): the cache's cursor
  * moves past the pass's own events when no other writer's are among
- * them (pctl_feed_mark), so the next sync follows only what comes after.
- * Errors: EIO, EBUSY. */
+ * them, else notes the pass's transaction as its own (pctl_feed_mark):
+ * either way the next sync follows only what others wrote (several
+ * engines on PostgreSQL commit among each other's events; reading its
+ * own again cost a read of each of its runs a pass, and logged its
+ * changes again as another writer's).  Errors: EIO, EBUSY, ENOMEM. */
 int pctl_active_mark(pctl_active *a, planctl *p);
 
 /* After the pass committed: what the cache holds is the database's. */

@@ -513,7 +513,8 @@ int pctl_metrics_render(char **out, const pctl_metrics *m, const pctl_gauges *g)
 
     *out = NULL;
     head(&b, "planctl_transitions_total", "counter",
-         "Status changes the engine committed, by entity and new status.");
+         "Status changes the engine committed or read of other writers "
+         "(not engines), by entity and new status.");
     for (ent = 0; ent < PLANCTL_ENTITY__COUNT; ent++)
         for (st = 0; st < PLANCTL_STATUS__COUNT; st++) {
             if (!reachable((planctl_entity)ent, (planctl_status)st))

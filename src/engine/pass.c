@@ -119,7 +119,7 @@ static pctl_change step_change_of(int64_t id, planctl_status from,
     c.from = from;
     c.to = to;
     c.message = msg;
-    c.actor = "engine";
+    c.actor = PCTL_ACTOR_ENGINE;
     return c;
 }
 
@@ -658,7 +658,7 @@ static int apply_action(pass *ps, pctl_run_row *r, const pctl_plan_def *plan,
 
     c.from = a->from;
     c.to = a->to;
-    c.actor = "engine";
+    c.actor = PCTL_ACTOR_ENGINE;
     switch (a->target) {
     case PCTL_TARGET_CLOSE:
         for (j = e->jobs; j; j = j->next)

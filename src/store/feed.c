@@ -50,28 +50,83 @@ int pctl_feed_last(int64_t *out, planctl *p, int64_t after)
     return rc ? rc : one_number(out, p, PCTL_Q_feed_last, after, 0);
 }
 
-int pctl_feed_mark(int64_t *cursor, planctl *p)
+/* Forgets c's own transactions whose events are all up to c->last. */
+static void own_trim(pctl_feed_cursor *c)
+{
+    size_t i = 0;
+
+    while (i < c->nown && c->own[i].upto <= c->last)
+        i++;
+    if (i > 0) {
+        memmove(c->own, c->own + i, (c->nown - i) * sizeof *c->own);
+        c->nown -= i;
+    }
+}
+
+/* Whether transaction xid is one of c's own: a binary search, the ids
+ * taken after the first, whose own may have wrapped around. */
+static int own_has(const pctl_feed_cursor *c, uint32_t xid)
+{
+    size_t lo = 0, hi = c->nown;
+
+    if (!c->nown)
+        return 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if ((uint32_t)(c->own[mid].xid - c->own[0].xid) <
+            (uint32_t)(xid - c->own[0].xid))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < c->nown && c->own[lo].xid == xid;
+}
+
+int pctl_feed_mark(pctl_feed_cursor *c, planctl *p)
 {
     pctl_stmt *st = pctl_q(p, PCTL_Q_feed_mark);
-    int64_t own = 0, last = 0;
+    int64_t own = 0, last = 0, xid = -1;
     int rc;
 
     if (!st)
         return pctl_q_err(p);
-    pctl_bind_i64(st, 1, *cursor);
+    pctl_bind_i64(st, 1, c->last);
     rc = pctl_step(st);
     if (rc == PCTL_ROW) {
         own = pctl_col_i64(st, 0);
         last = pctl_col_i64(st, 1);
+        if (!pctl_col_null(st, 2))
+            xid = pctl_col_i64(st, 2);
     }
     pctl_reset(st);
     if (rc != PCTL_ROW)
         return pctl_q_fail(st, rc);
     /* Every number after the cursor up to its last is its own: no other
      * writer's event, committed or open, lies between. */
-    if (last > *cursor && last - *cursor == own)
-        *cursor = last;
+    if (last > c->last && last - c->last == own) {
+        c->last = last;
+        own_trim(c);
+    } else if (own > 0 && xid >= 0) {
+        if (pctl_grow((void **)&c->own, c->nown, &c->capown, sizeof *c->own) <
+            0)
+            return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        c->own[c->nown].xid = (uint32_t)xid;
+        c->own[c->nown++].upto = last;
+    }
     return 0;
+}
+
+void pctl_feed_follow(pctl_feed_cursor *c, int64_t last)
+{
+    c->last = last;
+    own_trim(c);
+}
+
+void pctl_feed_cursor_clear(pctl_feed_cursor *c)
+{
+    pctl_free(c->own);
+    memset(c, 0, sizeof *c);
 }
 
 /* The entity an event's text names, among those that have statuses. */
@@ -139,10 +194,12 @@ static void sort_unique(int64_t *ids, size_t *n)
 /* Notes the current event of st: whose it is (a run, else an instance
  * with events of its own) and, for a status change, the change. */
 static int take_event(pctl_feed *f, pctl_stmt *st, size_t *caprun,
-                      size_t *capinst)
+                      size_t *capinst, const pctl_feed_cursor *cur)
 {
     pctl_feed_change c;
 
+    if (!pctl_col_null(st, 12) && own_has(cur, (uint32_t)pctl_col_i64(st, 12)))
+        return 0; /* the reader's own */
     if (!pctl_col_null(st, 3)) {
         if (pctl_push_id(&f->runs, &f->nruns, caprun, pctl_col_i64(st, 3)) < 0)
             return PLANCTL_ENOMEM;
@@ -151,6 +208,11 @@ static int take_event(pctl_feed *f, pctl_stmt *st, size_t *caprun,
                             pctl_col_i64(st, 11)) < 0) {
         return PLANCTL_ENOMEM;
     }
+    /* Another engine's change (several engines share the database): its
+     * log and metrics have it, not every engine's. */
+    if (!pctl_col_null(st, 5) &&
+        strcmp(pctl_col_text(st, 5), PCTL_ACTOR_ENGINE) == 0)
+        return 0;
     memset(&c, 0, sizeof c);
     c.from = PLANCTL_STATUS__COUNT;
     if (pctl_col_null(st, 2) ||
@@ -174,9 +236,10 @@ static int take_event(pctl_feed *f, pctl_stmt *st, size_t *caprun,
     return keep_change(f, st, &c) < 0 ? PLANCTL_ENOMEM : 0;
 }
 
-/* Reads the events in (after, f->last] in one pass; *count receives how
- * many there are. */
-static int read_events(pctl_feed *f, planctl *p, int64_t after, int64_t *count)
+/* Reads the events in (after, f->last] in one pass, but for the names
+ * of cur's own; *count receives how many there are. */
+static int read_events(pctl_feed *f, planctl *p, int64_t after,
+                       const pctl_feed_cursor *cur, int64_t *count)
 {
     pctl_stmt *st = pctl_q(p, PCTL_Q_feed_events);
     size_t caprun = 0, capinst = 0;
@@ -189,7 +252,7 @@ static int read_events(pctl_feed *f, planctl *p, int64_t after, int64_t *count)
     pctl_bind_i64(st, 2, f->last);
     while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
         ++*count;
-        rc = take_event(f, st, &caprun, &capinst);
+        rc = take_event(f, st, &caprun, &capinst, cur);
     }
     pctl_reset(st);
     if (rc < 0)
@@ -201,8 +264,9 @@ static int read_events(pctl_feed *f, planctl *p, int64_t after, int64_t *count)
     return 0;
 }
 
-int pctl_feed_read(pctl_feed *out, planctl *p, int64_t after)
+int pctl_feed_read(pctl_feed *out, planctl *p, const pctl_feed_cursor *c)
 {
+    int64_t after = c->last;
     /* Whether events numbered after `after` were removed (1 or 0), or -1:
      * the numbers tell, having no hole but those of removed events. */
     int64_t count = 0, removed = -1;
@@ -215,7 +279,7 @@ int pctl_feed_read(pctl_feed *out, planctl *p, int64_t after)
         rc = pctl_tx_read(p);
     began = rc == 0;
     if (rc == 0 && out->last > after)
-        rc = read_events(out, p, after, &count);
+        rc = read_events(out, p, after, c, &count);
     if (rc == 0 && out->last > after)
         rc = one_number(&removed, p, PCTL_Q_feed_removed, after, -1);
     if (began)

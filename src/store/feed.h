@@ -27,8 +27,8 @@
  * lines; the others are only counted. */
 #define PCTL_FEED_MAX_CHANGES 64
 
-/* A status change another writer made (an event with a to_status). The
- * names are NULL where the rows are gone since. */
+/* A status change another writer made (an event with a to_status), not
+ * an engine. The names are NULL where the rows are gone since. */
 typedef struct pctl_feed_change {
     planctl_entity entity;
     planctl_status from; /* PLANCTL_STATUS__COUNT: the row was created */
@@ -47,8 +47,9 @@ typedef struct pctl_feed {
     int64_t *instances; /* instances with events of their own (a
                            preflight's record, a clock shift) */
     size_t ninstances;
-    /* The status changes among those events, oldest first (none when
-     * there is a gap): */
+    /* The status changes among those events that a writer other than
+     * an engine made (another engine's own log and metrics tell its
+     * own), oldest first (none when there is a gap): */
     pctl_feed_change *changes; /* the first PCTL_FEED_MAX_CHANGES */
     size_t nchanges;
     size_t nmore; /* status changes after those, counted only */
@@ -72,19 +73,43 @@ int pctl_events_horizon(int64_t *out, planctl *p, int64_t after);
  * EIO, EBUSY, EINTR. */
 int pctl_feed_last(int64_t *out, planctl *p, int64_t after);
 
-/* Inside a write that appended events of its own: moves *cursor to the
+/* Where a reader of the feed stands: the newest event it has followed,
+ * and (PostgreSQL) its own write transactions whose events lie after
+ * that among another writer's, which a read skips: what it wrote is no
+ * news to it.  Zeroed: before any event, nothing of its own. */
+typedef struct pctl_feed_own {
+    uint32_t xid; /* the transaction's id (events' xmin) */
+    int64_t upto; /* the number of its newest event */
+} pctl_feed_own;
+
+typedef struct pctl_feed_cursor {
+    int64_t last;
+    pctl_feed_own *own; /* oldest first: ids and numbers both grow */
+    size_t nown, capown;
+} pctl_feed_cursor;
+
+/* Inside a write that appended events of its own: moves c->last to the
  * last of them when every number after it up to there is its own (no
  * other writer's event, committed or still open, lies between);
- * otherwise leaves it, for the next pctl_feed_read() to read them (and
- * its own again).  Errors: EIO, EBUSY, EINTR. */
-int pctl_feed_mark(int64_t *cursor, planctl *p);
+ * otherwise notes the transaction as c's own, for the next
+ * pctl_feed_read() to read past its events.  Errors: EIO, EBUSY, EINTR,
+ * ENOMEM. */
+int pctl_feed_mark(pctl_feed_cursor *c, planctl *p);
 
-/* What has events after event number after, up to the last below the
- * horizon, and the status changes among them, read in one pass of one
- * snapshot (inside the caller's write, or a read of its own; not inside
- * a read: see pctl_events_horizon).  *out is the caller's
- * (pctl_feed_clear).  Errors: EIO, EBUSY, ENOMEM. */
-int pctl_feed_read(pctl_feed *out, planctl *p, int64_t after);
+/* What has events after c->last, up to the last below the horizon, and
+ * the status changes among them, read in one pass of one snapshot
+ * (inside the caller's write, or a read of its own; not inside a read:
+ * see pctl_events_horizon).  Events of c's own transactions count for
+ * the gap and name nothing.  *out is the caller's (pctl_feed_clear).
+ * Errors: EIO, EBUSY, ENOMEM. */
+int pctl_feed_read(pctl_feed *out, planctl *p, const pctl_feed_cursor *c);
+
+/* Moves c to last (a read's out->last), forgetting its own transactions
+ * that had no event after.  Can't fail. */
+void pctl_feed_follow(pctl_feed_cursor *c, int64_t last);
+
+/* Frees c's list and zeroes *c.  Can't fail. */
+void pctl_feed_cursor_clear(pctl_feed_cursor *c);
 
 /* Frees the lists and zeroes *f.  Can't fail. */
 void pctl_feed_clear(pctl_feed *f);

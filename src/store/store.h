@@ -108,6 +108,10 @@ static inline int pctl_intr_pending(planctl *p)
     return p && atomic_load(&p->intr);
 }
 
+/* The actor of the changes an engine's passes make (of every engine's:
+ * which one, its own log says). */
+#define PCTL_ACTOR_ENGINE "engine"
+
 /* The actor of what a caller of this handle does: planctl_set_actor()'s,
  * or "user".  Can't fail. */
 static inline const char *pctl_user(const planctl *p)

@@ -1084,10 +1084,13 @@ SELECT events_horizon($1) - 1;
 
 -- Where a pass moves its cursor after its own events (inside its
 -- transaction): how many events after the cursor $1 are this
--- transaction's, and the last of them.  When they are every number
--- after the cursor up to it, nothing of another writer's lies between.
+-- transaction's, the last of them, and the transaction's id (the xmin
+-- of its rows).  When they are every number after the cursor up to it,
+-- nothing of another writer's lies between; else the reader skips the
+-- events of that id (feed.c).
 -- name: feed_mark
-SELECT count(*), coalesce(max(seq), $1) FROM events
+SELECT count(*), coalesce(max(seq), $1),
+       pg_current_xact_id_if_assigned()::xid::text::bigint FROM events
  WHERE seq > $1 AND xmin = pg_current_xact_id_if_assigned()::xid;
 
 -- Whether events after $1 were removed (a rollback's hole is no removal).
@@ -1098,10 +1101,12 @@ SELECT (value::bigint > $1)::int FROM meta WHERE key = 'events_removed';
 -- instances to read again; how many there are shows a gap) and, for a
 -- status change, the names a log line of it needs (the engine's log and
 -- metrics of what others did).  Rows gone since (an instance deleted)
--- leave their names NULL.
+-- leave their names NULL.  Last, the writer's transaction id (a reader
+-- skips its own: feed_mark).
 -- name: feed_events
 SELECT e.entity, e.from_status, e.to_status, e.run_id, e.attempt, e.actor,
-       e.message, i.name, r.plan, ph.name, s.name, e.instance_id
+       e.message, i.name, r.plan, ph.name, s.name, e.instance_id,
+       e.xmin::text::bigint
   FROM events AS e
   LEFT JOIN instances AS i ON i.id = e.instance_id
   LEFT JOIN runs AS r ON r.id = e.run_id

@@ -929,9 +929,10 @@ SELECT coalesce(max(seq), 0) + 0 * ?1 FROM events;
 
 -- Where a pass moves its cursor after its own events (inside its
 -- transaction): how many events after the cursor ?1 are its own, and
--- the last of them.  Here, one writer at a time, every one is.
+-- the last of them.  Here, one writer at a time, every one is (and no
+-- transaction id is told: NULL).
 -- name: feed_mark
-SELECT coalesce(max(seq), ?1) - ?1, coalesce(max(seq), ?1) FROM events
+SELECT coalesce(max(seq), ?1) - ?1, coalesce(max(seq), ?1), NULL FROM events
  WHERE seq > ?1;
 
 -- Whether events after ?1 were removed, or NULL: count the numbers (here
@@ -943,10 +944,10 @@ SELECT CASE WHEN ?1 IS NULL THEN 0 END;
 -- instances to read again; how many there are shows a gap) and, for a
 -- status change, the names a log line of it needs (the engine's log and
 -- metrics of what others did).  Rows gone since (an instance deleted)
--- leave their names NULL.
+-- leave their names NULL; so is the writer's transaction id here.
 -- name: feed_events
 SELECT e.entity, e.from_status, e.to_status, e.run_id, e.attempt, e.actor,
-       e.message, i.name, r.plan, ph.name, s.name, e.instance_id
+       e.message, i.name, r.plan, ph.name, s.name, e.instance_id, NULL
   FROM events AS e
   LEFT JOIN instances AS i ON i.id = e.instance_id
   LEFT JOIN runs AS r ON r.id = e.run_id
