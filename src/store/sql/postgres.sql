@@ -1245,6 +1245,16 @@ VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (run_id) DO UPDATE SET cause = excluded.cause,
     kind = excluded.kind, concurrency = excluded.concurrency,
     since = excluded.since;
+-- many: run_waits 1
+-- (A pass that claims a backlog records a wait for each run beyond its
+-- concurrency: one statement, not one a run.)
+INSERT INTO run_waits (run_id, cause, kind, concurrency, since)
+SELECT u.run_id, u.cause, u.kind, u.concurrency, u.since
+FROM unnest($1::bigint[], $2::text[], $3::text[], $4::integer[],
+            $5::bigint[]) AS u(run_id, cause, kind, concurrency, since)
+ON CONFLICT (run_id) DO UPDATE SET cause = excluded.cause,
+    kind = excluded.kind, concurrency = excluded.concurrency,
+    since = excluded.since;
 
 -- name: wait_delete
 DELETE FROM run_waits WHERE run_id = $1;
