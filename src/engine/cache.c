@@ -427,7 +427,7 @@ static int sync(pctl_active **cache, planctl *p, pctl_sync_info *info)
 {
     pctl_active *a = *cache;
     struct pctl_active_cache *c;
-    pctl_db_token now = {0, 0};
+    pctl_db_token now = {0, 0, 0};
     int64_t last;
     int rc;
 
@@ -435,7 +435,10 @@ static int sync(pctl_active **cache, planctl *p, pctl_sync_info *info)
     if (a)
         a->norphaned = 0;
     rc = pctl_db_changes(&now, p, PCTL_TOKEN_OTHERS | PCTL_TOKEN_OWN);
-    if (rc == 0 && a && !a->cache->stale) {
+    /* A session made again: the server may have lost commits it had
+     * acknowledged, ours too (sql.h): everything is read anew. */
+    if (rc == 0 && a && !a->cache->stale &&
+        now.session == a->cache->seen.session) {
         size_t before = a->nruns;
         int full = 0;
 
@@ -472,6 +475,7 @@ reload:
         return rc;
     a->cache->feed.last = last;
     a->cache->seen.others = now.others;
+    a->cache->seen.session = now.session;
     a->cache->synced_tx = p->tx_depth > 0 ? p->tx_serial : 0;
     a->cache->events_max = p->run_events_max;
     a->fresh = a->members = 1;

@@ -63,9 +63,15 @@ typedef enum pctl_col_kind {
 } pctl_col_kind;
 
 /* What moves when the database changes: by another connection's commit
- * (others), and by this connection's own writes (own). */
+ * (others), and by this connection's own writes (own).  session moves
+ * when the connection was made again (PostgreSQL, after the server
+ * restarted or ended the session): a server that crashed may have lost
+ * commits it had acknowledged (synchronous_commit = off), so nothing
+ * read or written before can be trusted, not even one's own; read with
+ * others. */
 typedef struct pctl_db_token {
     int64_t others, own;
+    uint64_t session;
 } pctl_db_token;
 
 /* Which halves of the token to read (the other is left as it was): own

@@ -743,6 +743,7 @@ int pctl_pg_token(pctl_db_token *out, pctl_conn *c, unsigned which)
         PQfreemem(n);
     }
     out->others = pc->seen - pc->mine;
+    out->session = pc->gen;
     return 0;
 }
 
