@@ -432,7 +432,9 @@ int pctl_admit(planctl_admitted *out, planctl *p, const pctl_admission *a)
         return pctl_err_no_plan(p, a->def, a->plan);
     if ((rc = pctl_reason_check(p, a->reason)) < 0)
         return rc;
-    if ((rc = pctl_active_run_describe(&busy, &active_id, p, a->instance_id,
+    active_id = 0;
+    if (!a->fresh &&
+        (rc = pctl_active_run_describe(&busy, &active_id, p, a->instance_id,
                                        a->instance_name)) < 0)
         return rc;
     if (busy && !a->queue) {
@@ -479,6 +481,9 @@ int pctl_admit(planctl_admitted *out, planctl *p, const pctl_admission *a)
     if (rc == PCTL_ROW) {
         id = pctl_col_i64(st, 0);
         snprintf(uid, sizeof uid, "%s", pctl_col_text(st, 1));
+        p->fresh_run = id;
+        p->fresh_run_events = 0;
+        p->fresh_run_tx = p->tx_serial;
     }
     pctl_reset(st);
     if (rc != PCTL_ROW) {

@@ -286,11 +286,30 @@ done:
     return rc;
 }
 
-int pctl_def_load(pctl_def **out, planctl *p, int64_t id)
+int pctl_def_decode_stored(pctl_def **out, planctl *p, int64_t id,
+                           const char *body)
 {
     pctl_ferr_list errs = PCTL_FERR_LIST_INIT;
+    char *origin = pctl_asprintf("definition %lld", (long long)id);
+    int rc;
+
+    *out = NULL;
+    if (!origin)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    rc = pctl_def_decode(out, body, strlen(body), origin, &errs);
+    if (rc == PLANCTL_EDEFINITION)
+        rc = report_invalid(p, &errs, origin);
+    else if (rc < 0)
+        rc = pctl_err(p, rc, "out of memory");
+    pctl_ferr_list_clear(&errs);
+    pctl_free(origin);
+    return rc;
+}
+
+int pctl_def_load(pctl_def **out, planctl *p, int64_t id)
+{
     pctl_stmt *st = pctl_q(p, PCTL_Q_def_by_id);
-    char *body = NULL, *origin = NULL;
+    char *body = NULL;
     int rc;
 
     *out = NULL;
@@ -298,28 +317,17 @@ int pctl_def_load(pctl_def **out, planctl *p, int64_t id)
         return pctl_q_err(p);
     pctl_bind_i64(st, 1, id);
     rc = pctl_step(st);
-    if (rc == PCTL_ROW) {
+    if (rc == PCTL_ROW)
         body = pctl_strdup(pctl_col_text(st, 0));
-        origin = pctl_asprintf("definition %lld", (long long)id);
-    }
     pctl_reset(st);
     if (rc == PCTL_DONE)
         return pctl_err(p, PLANCTL_ENOTFOUND, "definition %lld not found",
                         (long long)id);
     if (rc != PCTL_ROW)
         return pctl_q_fail(st, rc);
-    if (!body || !origin) {
-        rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    } else {
-        rc = pctl_def_decode(out, body, strlen(body), origin, &errs);
-        if (rc == PLANCTL_EDEFINITION)
-            rc = report_invalid(p, &errs, origin);
-        else if (rc < 0)
-            rc = pctl_err(p, rc, "out of memory");
-    }
-    pctl_ferr_list_clear(&errs);
+    rc = body ? pctl_def_decode_stored(out, p, id, body)
+              : pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     pctl_free(body);
-    pctl_free(origin);
     return rc;
 }
 

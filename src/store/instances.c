@@ -28,26 +28,35 @@ static char *def_data(const pctl_def *def)
     return s;
 }
 
-/* Finds a definition id by name and version (NULL: newest registered). */
-static int find_definition(int64_t *out, planctl *p, const char *name,
-                           const char *version)
+/* Finds a definition by name and version (NULL: newest registered): its
+ * id, and its decoded body in one read. */
+static int find_definition(int64_t *out, pctl_def **def, planctl *p,
+                           const char *name, const char *version)
 {
     pctl_stmt *st =
         pctl_q(p, version ? PCTL_Q_def_by_name_version : PCTL_Q_def_latest);
+    char *body = NULL;
     int rc;
 
     *out = 0;
+    *def = NULL;
     if (!st)
         return pctl_q_err(p);
     pctl_bind_text(st, 1, name);
     if (version)
         pctl_bind_text(st, 2, version);
     rc = pctl_step(st);
-    if (rc == PCTL_ROW)
+    if (rc == PCTL_ROW) {
         *out = pctl_col_i64(st, 0);
+        body = pctl_strdup(pctl_col_text(st, 1));
+    }
     pctl_reset(st);
-    if (rc == PCTL_ROW)
-        return 0;
+    if (rc == PCTL_ROW) {
+        rc = body ? pctl_def_decode_stored(def, p, *out, body)
+                  : pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        pctl_free(body);
+        return rc;
+    }
     if (rc != PCTL_DONE)
         return pctl_q_fail(st, rc);
     if (version)
@@ -84,7 +93,7 @@ int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
                       const pctl_param_change *ch, pctl_preflight_gate *pf)
 {
     pctl_admission a = {0};
-    pctl_instance_row existing;
+    pctl_instance_row existing = {0};
     pctl_def *def = NULL;
     json_t *explicit_obj = NULL, *removed = NULL;
     char *explicit_text = NULL, *snap = NULL, *msg = NULL, *data = NULL;
@@ -108,25 +117,17 @@ int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
                         name, PCTL_NAME_MAX);
     if ((rc = pctl_tx_begin(p)) < 0)
         return rc;
-    /* Not found is what a create wants: no "did you mean" to compute
-     * (it reads every name). */
-    rc = pctl_instance_get(&existing, p, name);
-    pctl_instance_row_clear(&existing);
-    if (rc == 0)
-        rc = pctl_err(p, PLANCTL_ECONFLICT,
-                      "instance \"%s\" already exists; choose another name "
-                      "or delete it first",
-                      name);
-    else if (rc == PLANCTL_ENOTFOUND)
-        rc = find_definition(&def_id, p, definition, version);
-    if (rc == 0)
-        rc = pctl_def_load(&def, p, def_id);
+    rc = find_definition(&def_id, &def, p, definition, version);
     if (rc == 0 &&
         (!(explicit_obj = json_object()) || !(removed = json_object())))
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     if (rc == 0)
         rc = pctl_params_apply(&explicit_text, &snap, removed, p, explicit_obj,
                                def, ch, NULL);
+    /* The name taken is said first, whatever else is wrong: the insert
+     * tells it (no row), and so does a read on the way out of an error
+     * (not found is what a create wants: no "did you mean" to compute,
+     * which reads every name). */
     if (rc == 0) {
         st = pctl_q(p, PCTL_Q_instance_insert);
         if (!st) {
@@ -139,9 +140,24 @@ int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
             rc = pctl_step(st);
             inst_id = rc == PCTL_ROW ? pctl_col_i64(st, 0) : 0;
             pctl_reset(st);
-            rc = rc == PCTL_ROW ? 0 : pctl_q_fail(st, rc);
+            rc = rc == PCTL_ROW    ? 0
+                 : rc == PCTL_DONE ? PLANCTL_ECONFLICT
+                                   : pctl_q_fail(st, rc);
         }
+    } else if (rc != PLANCTL_EIO && rc != PLANCTL_ENOMEM) {
+        int found = pctl_instance_get(&existing, p, name);
+
+        if (found == 0)
+            rc = PLANCTL_ECONFLICT;
+        else if (found != PLANCTL_ENOTFOUND)
+            rc = found; /* the read failed: that is the error now */
     }
+    pctl_instance_row_clear(&existing);
+    if (rc == PLANCTL_ECONFLICT)
+        rc = pctl_err(p, PLANCTL_ECONFLICT,
+                      "instance \"%s\" already exists; choose another name "
+                      "or delete it first",
+                      name);
     if (rc == 0) {
         msg = pctl_asprintf("instance created from %s@%s", def->name,
                             def->version);
@@ -157,6 +173,7 @@ int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
         a.def = def;
         a.plan = "deploy";
         a.trigger = "create";
+        a.fresh = 1;
         a.params_json = snap;
         a.pf = pf;
         rc = pctl_admit(out, p, &a);
@@ -249,13 +266,11 @@ static int change_instance(planctl_admitted *out, planctl *p,
     if (rc == 0)
         rc = pctl_def_load(&old_def, p, row.definition_id);
     if (rc == 0 && req->version) {
-        rc = find_definition(&def_id, p, old_def->name, req->version);
+        rc = find_definition(&def_id, &def, p, old_def->name, req->version);
         if (rc == 0 && def_id == row.definition_id)
             rc = pctl_err(p, PLANCTL_EINVAL,
                           "instance \"%s\" already uses %s@%s", req->name,
                           old_def->name, old_def->version);
-        if (rc == 0)
-            rc = pctl_def_load(&def, p, def_id);
     }
     if (rc == 0 && !def) {
         def = old_def;

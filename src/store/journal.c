@@ -289,14 +289,26 @@ static int insert_rows(planctl *p, qev *const *rows, size_t n)
     return 0;
 }
 
+/* Whether run_id is the run the open transaction inserted (admit.c). */
+static int fresh(const planctl *p, int64_t run_id)
+{
+    return run_id == p->fresh_run && p->tx_depth > 0 &&
+           p->fresh_run_tx == p->tx_serial;
+}
+
 /* A run's event count so far: from the observer when it knows it (an
- * engine's cache), else from the row. */
+ * engine's cache), or the run's own when the open transaction inserted
+ * it, else from the row. */
 static int read_count(planctl *p, int64_t run_id, int64_t *out)
 {
     pctl_stmt *st;
     pctl_known_row k;
     int rc, cached = pctl_observed_known(p, PLANCTL_ENTITY_RUN, run_id, &k);
 
+    if (fresh(p, run_id) && !p->check_cache) {
+        *out = p->fresh_run_events;
+        return 0;
+    }
     if (cached && !p->check_cache) {
         *out = k.event_count;
         return 0;
@@ -408,6 +420,8 @@ int pctl_events_flush(planctl *p)
         pctl_bind_i64(st, 1, c->run_id);
         pctl_bind_i64(st, 2, c->count);
         rc = pctl_q_exec_later(st, -1);
+        if (rc == 0 && fresh(p, c->run_id))
+            p->fresh_run_events = c->count;
         if (rc == 0)
             pctl_observed_events(p, c->run_id, c->count);
     }

@@ -40,6 +40,10 @@ struct planctl {
     int rx_depth; /* >0 while a read transaction is (pctl_tx_read) */
     int rx_began; /* ... and the outermost one began it */
     uint64_t tx_serial; /* moves at each outermost begin and end */
+    /* The run the open transaction inserted last (admit.c), with its
+     * events so far: the journal counts them without reading its row. */
+    int64_t fresh_run, fresh_run_events;
+    uint64_t fresh_run_tx; /* the tx_serial it was inserted in */
     /* Runs that ended in the open pass, whose queues pctl_queues_promote
      * looks at together (gate.c), in the order they ended. */
     int64_t *ended_runs;
@@ -620,6 +624,10 @@ int pctl_err_no_plan(planctl *p, const pctl_def *def, const char *plan);
  * Errors: ENOTFOUND, EIO, ENOMEM, EDEFINITION (a stored body that no
  * longer decodes: reported, not trusted). */
 int pctl_def_load(pctl_def **out, planctl *p, int64_t id);
+/* Decodes body, the stored text of definition id (as pctl_def_load does
+ * after reading it). */
+int pctl_def_decode_stored(pctl_def **out, planctl *p, int64_t id,
+                           const char *body);
 
 /* ---- admission ---- */
 
@@ -691,6 +699,8 @@ typedef struct pctl_admission {
     const char *params_json; /* the full parameter snapshot */
     int64_t retry_of;        /* 0 or the run whose COMPLETE parts carry over */
     int queue;               /* queue behind an active run */
+    int fresh;               /* the instance is this transaction's: no
+                                run to look for */
     const char *busy_hint;   /* "cancel it first, or queue the run" */
     pctl_preflight_gate *pf; /* checks first (see above), or NULL */
 } pctl_admission;

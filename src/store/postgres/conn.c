@@ -599,8 +599,8 @@ void pctl_pg_rollback(pctl_conn *c)
  * as its own statement sees it: no more than the token once it commits.
  * The statements go into part[0..n), n returned; COMMIT is not one.
  */
-#define COMMIT_PARTS 3
-static int commit_parts(char (*part)[512], const pctl_pg_conn *pc, int notify)
+#define COMMIT_PARTS 2
+static int commit_parts(char (*part)[1024], const pctl_pg_conn *pc, int notify)
 {
     int n = 0;
 
@@ -616,18 +616,26 @@ static int commit_parts(char (*part)[512], const pctl_pg_conn *pc, int notify)
                      pc->channel_lit);
         return n;
     }
-    snprintf(part[n++], sizeof *part,
-             "DELETE FROM meta WHERE starts_with(key, 'commits.') AND NOT "
-             "EXISTS (SELECT 1 FROM engines AS e WHERE e.id = "
-             "substr(meta.key, 9)::bigint)");
-    snprintf(part[n++], sizeof *part,
-             "UPDATE meta SET value = (%lld - " COUNTERS_SQL ")::text "
-             "WHERE key = 'commits'",
+    /* One statement: the fold (a CTE runs whatever the UPDATE reads; both
+     * see the same snapshot, so the UPDATE sums the live engines'
+     * counters itself), and the notification as its RETURNING. */
+    snprintf(part[n], sizeof *part,
+             "WITH gone AS (DELETE FROM meta WHERE starts_with(key, "
+             "'commits.') AND NOT EXISTS (SELECT 1 FROM engines AS e WHERE "
+             "e.id = substr(meta.key, 9)::bigint)) "
+             "UPDATE meta SET value = (%lld - (SELECT coalesce(sum("
+             "m.value::bigint), 0) FROM meta AS m WHERE starts_with(m.key, "
+             "'commits.') AND EXISTS (SELECT 1 FROM engines AS e WHERE "
+             "e.id = substr(m.key, 9)::bigint)))::text WHERE key = 'commits'",
              (long long)(pc->before + 1));
-    if (notify)
-        snprintf(part[n++], sizeof *part, "SELECT pg_notify(%s, '%lld')",
-                 pc->channel_lit, (long long)(pc->before + 1));
-    return n;
+    if (notify) {
+        size_t len = strlen(part[n]);
+
+        snprintf(part[n] + len, sizeof *part - len,
+                 " RETURNING pg_notify(%s, '%lld')", pc->channel_lit,
+                 (long long)(pc->before + 1));
+    }
+    return n + 1;
 }
 
 int pctl_pg_commit(pctl_conn *c)
@@ -638,7 +646,7 @@ int pctl_pg_commit(pctl_conn *c)
         pc->own != pc->own_at_begin;
     int notify = changed && (!pc->quiet || pc->wake);
     int engine = pc->in_tx == 1 + PCTL_TX_ENGINE;
-    char part[COMMIT_PARTS][512];
+    char part[COMMIT_PARTS][1024];
     int rc = 0, n = changed ? commit_parts(part, pc, notify) : 0, i;
     size_t k;
 

@@ -324,6 +324,7 @@ SELECT id, definition_id, params, deleting FROM instances WHERE name = $1;
 -- name: instance_insert
 INSERT INTO instances (name, definition_id, params, created_at, updated_at)
 VALUES ($1, $2, $3, $4, $4)
+ON CONFLICT (name) DO NOTHING
 RETURNING id;
 
 -- name: instance_update
@@ -444,10 +445,10 @@ ORDER BY
 LIMIT $5::bigint OFFSET $6::bigint;
 
 -- name: def_by_name_version
-SELECT id FROM definitions WHERE name = $1 AND version = $2;
+SELECT id, body FROM definitions WHERE name = $1 AND version = $2;
 
 -- name: def_latest
-SELECT id FROM definitions WHERE name = $1 ORDER BY id DESC LIMIT 1;
+SELECT id, body FROM definitions WHERE name = $1 ORDER BY id DESC LIMIT 1;
 
 -- name: def_by_id
 SELECT body FROM definitions WHERE id = $1;
