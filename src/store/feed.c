@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/buf.h"
 #include "store/store.h"
 
 /* The one value of statement q, given the reader's cursor, into *out;
@@ -49,6 +50,9 @@ int pctl_feed_last(int64_t *out, planctl *p, int64_t after)
 
     return rc ? rc : one_number(out, p, PCTL_Q_feed_last, after, 0);
 }
+
+/* The most of a reader's own transactions a read names to the server. */
+#define OWN_SENT_MAX 256
 
 /* Forgets c's own transactions whose events are all up to c->last. */
 static void own_trim(pctl_feed_cursor *c)
@@ -242,6 +246,7 @@ static int read_events(pctl_feed *f, planctl *p, int64_t after,
                        const pctl_feed_cursor *cur, int64_t *count)
 {
     pctl_stmt *st = pctl_q(p, PCTL_Q_feed_events);
+    pctl_buf ids = PCTL_BUF_INIT;
     size_t caprun = 0, capinst = 0;
     int rc = 0, step;
 
@@ -250,11 +255,26 @@ static int read_events(pctl_feed *f, planctl *p, int64_t after,
         return pctl_q_err(p);
     pctl_bind_i64(st, 1, after);
     pctl_bind_i64(st, 2, f->last);
+    /* The reader's own transactions, for the server to leave out (a
+     * backend that has their ids: PostgreSQL); take_event() skips what
+     * comes all the same, so a long list is not sent. */
+    if (cur->nown > 0 && cur->nown <= OWN_SENT_MAX) {
+        int64_t xids[OWN_SENT_MAX];
+        size_t i;
+
+        for (i = 0; i < cur->nown; i++)
+            xids[i] = cur->own[i].xid;
+        if (pctl_buf_ids_json(&ids, xids, cur->nown) < 0)
+            return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    pctl_bind_text(st, 3, ids.s);
+    pctl_bind_i64(st, 4, p->fleet_id);
     while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
         ++*count;
         rc = take_event(f, st, &caprun, &capinst, cur);
     }
     pctl_reset(st);
+    pctl_buf_free(&ids);
     if (rc < 0)
         return pctl_err(p, rc, "out of memory");
     if (step != PCTL_DONE)
