@@ -192,6 +192,19 @@ static json_t *events_after(planctl *p, int64_t since, int64_t *last)
     return events;
 }
 
+/* Begins a transaction on raw that appends an event of run (message
+ * "late") and leaves it open; the event's number. */
+static int64_t hold_late_event(tu_raw *raw, int64_t inst, int64_t run)
+{
+    tu_raw_exec(raw, "BEGIN");
+    tu_raw_exec(raw,
+                "INSERT INTO events (at, instance_id, run_id, entity, "
+                "message, actor) VALUES (0, %lld, %lld, 'run', 'late', "
+                "'test')",
+                (long long)inst, (long long)run);
+    return tu_raw_scalar(raw, "SELECT max(seq) FROM events");
+}
+
 /* Another client's transaction holds a lower event number open while
  * later ones commit (on PostgreSQL, where writers of events do not wait
  * for each other; SQLite has one writer at a time, so there it commits at
@@ -217,13 +230,7 @@ static void test_late_commit(void **state)
     planctl_web_changes_free(ch);
     assert_int_equal(web, cursor);
 
-    tu_raw_exec(raw, "BEGIN");
-    tu_raw_exec(raw,
-                "INSERT INTO events (at, instance_id, run_id, entity, "
-                "message, actor) VALUES (0, %lld, %lld, 'run', 'late', "
-                "'test')",
-                (long long)inst, (long long)run);
-    late = tu_raw_scalar(raw, "SELECT max(seq) FROM events");
+    late = hold_late_event(raw, inst, run);
     assert_true(late > cursor);
     if (!pg)
         tu_raw_exec(raw, "COMMIT");
@@ -324,13 +331,7 @@ static void test_own_events_skipped(void **state)
     x = create(f->p2, "x");
     inst = tu_raw_scalar(raw, "SELECT id FROM instances WHERE name = 'x'");
     assert_int_equal(pctl_feed_last(&mark.last, f->p, -1), 0);
-    tu_raw_exec(raw, "BEGIN");
-    tu_raw_exec(raw,
-                "INSERT INTO events (at, instance_id, run_id, entity, "
-                "message, actor) VALUES (0, %lld, %lld, 'run', 'late', "
-                "'test')",
-                (long long)inst, (long long)x);
-    late = tu_raw_scalar(raw, "SELECT max(seq) FROM events");
+    late = hold_late_event(raw, inst, x);
     if (!pg)
         tu_raw_exec(raw, "COMMIT");
     /* The pass: events of its own after the open one. */
@@ -359,6 +360,17 @@ static void test_own_events_skipped(void **state)
     pctl_feed_cursor_clear(&mark);
 }
 
+/* Appends run's PENDING -> IN_PROGRESS by actor, as its writer would. */
+static void run_started_by(tu_raw *raw, int64_t inst, int64_t run,
+                           const char *actor)
+{
+    tu_raw_exec(raw,
+                "INSERT INTO events (at, instance_id, run_id, entity, "
+                "from_status, to_status, actor) VALUES (0, %lld, %lld, "
+                "'run', 'PENDING', 'IN_PROGRESS', '%s')",
+                (long long)inst, (long long)run, actor);
+}
+
 /* Another engine's status change (several engines on one database)
  * names its run, for a reader that holds it to read it again, but is
  * not a change to log or count: that engine logs and counts its own. */
@@ -372,11 +384,7 @@ static void test_engines_changes_not_told(void **state)
     x = create(f->p2, "x");
     inst = tu_raw_scalar(raw, "SELECT id FROM instances WHERE name = 'x'");
     assert_int_equal(pctl_feed_last(&last, f->p, -1), 0);
-    tu_raw_exec(raw,
-                "INSERT INTO events (at, instance_id, run_id, entity, "
-                "from_status, to_status, actor) VALUES (0, %lld, %lld, "
-                "'run', 'PENDING', 'IN_PROGRESS', 'engine')",
-                (long long)inst, (long long)x);
+    run_started_by(raw, inst, x, "engine");
     assert_int_equal(read_after(&fd, f->p, last), 0);
     assert_int_equal(fd.gap, 0);
     assert_true(has(&fd, x));
@@ -385,11 +393,7 @@ static void test_engines_changes_not_told(void **state)
                      0);
     pctl_feed_clear(&fd);
     /* The same change by a user is told. */
-    tu_raw_exec(raw,
-                "INSERT INTO events (at, instance_id, run_id, entity, "
-                "from_status, to_status, actor) VALUES (0, %lld, %lld, "
-                "'run', 'PENDING', 'IN_PROGRESS', 'user')",
-                (long long)inst, (long long)x);
+    run_started_by(raw, inst, x, "user");
     assert_int_equal(read_after(&fd, f->p, last), 0);
     assert_int_equal(fd.nchanges, 1);
     assert_string_equal(fd.changes[0].actor, "user");

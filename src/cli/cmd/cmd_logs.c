@@ -107,7 +107,7 @@ static void end_line(logs *l)
 
 static void header(logs *l, const json_t *a, const char *key)
 {
-    int64_t code;
+    int64_t code = 0;
 
     l->last = key;
     if (!l->headers)
