@@ -211,12 +211,21 @@ check_finished() {
 # A cluster of the test's own, for a test that stops or restarts the
 # server (the shared one serves the other tests at the same time): its env
 # replaces the shared one's, and it is stopped when the test exits.
+# A cluster of the test's own, which it may crash: unlike the shared one
+# it acknowledges a commit only once its WAL is written (synchronous_commit
+# on; fsync stays off: the kernel keeps what a crashed server wrote), as
+# planctl requires of a server that may crash (planctl-engine(7): an
+# engine acts on its commits, starting tasks; a commit the server forgets
+# after acknowledging it would have a try run again beside the first).
 own_cluster() {
     bash "$src/tests/pg/cluster.sh" start "$tmp/cluster" 2>/dev/null ||
         fail "cannot start a cluster of the test's own"
     own_state=$tmp/cluster
     # shellcheck disable=SC1091
     . "$own_state/env"
+    "$psql_bin" -X -q -d postgres -c "ALTER SYSTEM SET synchronous_commit = on" \
+        -c "SELECT pg_reload_conf()" >/dev/null ||
+        fail "cannot set synchronous_commit on the test's own cluster"
     fresh_db
 }
 own_state=
