@@ -144,7 +144,10 @@ int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
                  : rc == PCTL_DONE ? PLANCTL_ECONFLICT
                                    : pctl_q_fail(st, rc);
         }
-    } else if (rc != PLANCTL_EIO && rc != PLANCTL_ENOMEM) {
+    } else if (rc == PLANCTL_ENOTFOUND || rc == PLANCTL_EINVAL ||
+               rc == PLANCTL_EDEFINITION) {
+        /* Refused input, not a failed statement (after which a read
+         * would fail too, and hide the first error). */
         int found = pctl_instance_get(&existing, p, name);
 
         if (found == 0)
