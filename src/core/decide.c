@@ -82,13 +82,19 @@ static void decide_phase(ctx *c, pctl_phase_view *ph, size_t pi)
     if (!c->paused) {
         nstart = pctl_startable(ph->strategy, &ph->steps[0].status,
                                 sizeof ph->steps[0], ph->nsteps, c->scratch);
-        for (k = 0; k<nstart && * c->slots> 0; k++) {
+        for (k = 0; k < nstart; k++) {
+            pctl_step_view *s = &ph->steps[c->scratch[k]];
+
+            if (s->busy)
+                continue; /* no slot, no wake: the try's report */
+            if (*c->slots == 0) {
+                c->starved = 1;
+                break;
+            }
             --*c->slots;
-            step_to(c, pi, c->scratch[k], &ph->steps[c->scratch[k]],
-                    PLANCTL_STATUS_IN_PROGRESS, PCTL_WHY_START);
+            step_to(c, pi, c->scratch[k], s, PLANCTL_STATUS_IN_PROGRESS,
+                    PCTL_WHY_START);
         }
-        if (k < nstart)
-            c->starved = 1;
     }
     roll = pctl_rollup(&ph->steps[0].status, sizeof ph->steps[0], ph->nsteps);
     /* A paused run cannot end, so a failure waits for resume: failing the

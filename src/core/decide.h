@@ -44,9 +44,10 @@ typedef struct pctl_step_view {
     int max_attempts;
     int64_t next_attempt_at; /* ERROR: when the next try is due */
     int64_t deadline_at;     /* IN_PROGRESS: when the try times out, or 0 */
-    int busy; /* ERROR: its cancelled try has not reported yet, so no other
-               * may start (never two tries of one step at once); its
-               * report has the run decided again */
+    int busy; /* ERROR or PENDING: a try of it still runs that is not its
+               * current one (cancelled, or its start was lost), so no
+               * other may start (never two tries of one step at once);
+               * its report has the run decided again */
 } pctl_step_view;
 
 typedef struct pctl_phase_view {

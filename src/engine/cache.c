@@ -332,6 +332,8 @@ static int refresh_run(pctl_active *a, planctl *p, int64_t id)
     }
     if (!old != !nu)
         a->members = 1;
+    if (nu && !old)
+        a->entered = 1;
     return 0;
 }
 
@@ -393,7 +395,7 @@ int pctl_active_claimed(pctl_active *a, planctl *p, const int64_t *ids,
     int rc = load_some(a, p, ids, n);
 
     if (n > 0)
-        a->members = 1;
+        a->members = a->entered = 1;
     return rc;
 }
 
@@ -454,6 +456,8 @@ static int sync(pctl_active **cache, planctl *p, pctl_sync_info *info)
         drop_ended(a);
         if (a->nruns != before || c->npromoted > 0)
             a->members = 1;
+        if (c->npromoted > 0)
+            a->entered = 1;
         rc = load_some(a, p, c->promoted, c->npromoted);
         c->npromoted = 0;
         if (rc == 0) {
@@ -478,7 +482,7 @@ reload:
     a->cache->seen.session = now.session;
     a->cache->synced_tx = p->tx_depth > 0 ? p->tx_serial : 0;
     a->cache->events_max = p->run_events_max;
-    a->fresh = a->members = 1;
+    a->fresh = a->members = a->entered = 1;
     *cache = a;
     return 0;
 }

@@ -51,9 +51,10 @@ typedef struct pctl_active {
     size_t nruns;
     pctl_run_row **runs; /* in id order */
     size_t max_children; /* the most phases or steps under one parent */
-    /* Set by pctl_active_sync, for the engine to clear: everything was
-     * read anew (fresh), or runs were dropped or added (members). */
-    int fresh, members;
+    /* Set by pctl_active_sync and pctl_active_claimed, for the engine to
+     * clear: everything was read anew (fresh), runs were dropped or added
+     * (members), runs were added (entered). */
+    int fresh, members, entered;
     /* Jobs of steps whose run the sync dropped because another writer
      * ended it (their job pointers, as the rows held them), for the
      * engine to stop; cleared at the next sync. */

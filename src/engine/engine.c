@@ -160,7 +160,7 @@ static void after_pass(planctl_engine *e, pctl_pass_result *res)
     /* What the cache had to tell (read anew, runs added or dropped) has
      * been seen: by reconcile() and by the trim. */
     if (e->active)
-        e->active->fresh = e->active->members = 0;
+        e->active->fresh = e->active->members = e->active->entered = 0;
     if (res->more)
         request_pass(e);
     if (e->state == ENGINE_RUNNING) {

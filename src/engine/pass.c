@@ -503,8 +503,10 @@ static int reconcile(pass *ps, pctl_active *a)
     ejob *j;
     int rc;
 
-    /* A cache read anew knows no job yet. */
-    if (a->fresh)
+    /* A cache read anew knows no job yet, nor a run that entered it (a
+     * claim, a promotion) whose steps a job of ours still runs: its
+     * claim, or its start, was lost and is found again. */
+    if (a->entered)
         for (j = e->jobs; j; j = j->next)
             if (pctl_active_find_step(a, j->step_id, &r, &pi, &si) &&
                 !r->phases[pi].steps[si].job)
@@ -822,15 +824,19 @@ static int decide_run(pass *ps, pctl_active *a, deciding *d, pctl_run_row *r)
     ps->ndecided++;
     r->dirty = 0;
     r->view.strategy = plan->strategy;
-    /* A step whose cancelled job has not reported yet must not start
-     * again: never two attempts of one step in flight (the job's report
-     * marks the run). */
+    /* A step with a job of ours still running that is not its current
+     * try must not start: never two tries of one step in flight.  ERROR:
+     * the job was cancelled and has not reported yet.  PENDING: its start
+     * was lost (a commit the server forgot in a crash) while the job ran
+     * on; reconcile cancelled it.  The job's report, then its drop, mark
+     * the run. */
     for (pi = 0; pi < r->view.nphases; pi++)
         for (si = 0; si < r->view.phases[pi].nsteps; si++) {
             pctl_step_view *v = &r->view.phases[pi].steps[si];
             ejob *sj = job_of(&r->phases[pi].steps[si]);
 
-            v->busy = v->status == PLANCTL_STATUS_ERROR && sj && !sj->finished;
+            v->busy =
+                v->status != PLANCTL_STATUS_IN_PROGRESS && sj && !sj->finished;
         }
     if (pctl_decide_capacity(&r->view) > d->cap) {
         pctl_action *na;

@@ -215,8 +215,9 @@ check_finished() {
 # it acknowledges a commit only once its WAL is written (synchronous_commit
 # on; fsync stays off: the kernel keeps what a crashed server wrote), as
 # planctl requires of a server that may crash (planctl-engine(7): an
-# engine acts on its commits, starting tasks; a commit the server forgets
-# after acknowledging it would have a try run again beside the first).
+# engine acts on its commits, starting tasks; a claim the server forgets
+# after acknowledging it lets another engine start a try beside the first;
+# one engine alone waits for its lost tries: pg.lost_start).
 own_cluster() {
     bash "$src/tests/pg/cluster.sh" start "$tmp/cluster" 2>/dev/null ||
         fail "cannot start a cluster of the test's own"

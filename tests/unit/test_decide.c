@@ -244,6 +244,66 @@ static void test_busy_step_waits_for_its_report(void **state)
     assert_int_equal(a[0].why, PCTL_WHY_EXHAUSTED);
 }
 
+/* A PENDING step a try still runs (its start was lost while the engine's
+ * job ran on) does not start until that try reports: it takes no slot,
+ * sets no wake time and does not make the run starved; the other steps of
+ * a parallel phase start beside it, and a serial phase waits. */
+static void test_busy_pending_step_waits_for_its_report(void **state)
+{
+    tree t;
+    pctl_action a[64];
+    int64_t wake;
+    int slots = 10;
+    size_t n;
+
+    (void)state;
+    make(&t, PCTL_STRATEGY_SERIAL, PCTL_STRATEGY_SERIAL, 1, 2, 3);
+    t.run.status = S(IN_PROGRESS);
+    t.phases[0].status = S(IN_PROGRESS);
+    t.steps[0][0].busy = 1;
+    assert_int_equal(run_decide(&t, 0, &slots, a, &wake), 0);
+    assert_int_equal(wake, 0);
+    assert_int_equal(slots, 10);
+    assert_int_equal(t.run.starved, 0);
+    assert_int_equal(t.steps[0][0].status, S(PENDING));
+    assert_int_equal(t.steps[0][0].attempt, 0);
+    t.steps[0][0].busy = 0;
+    n = run_decide(&t, 0, &slots, a, &wake);
+    assert_int_equal(n, 1);
+    assert_int_equal(a[0].step, 0);
+    assert_int_equal(a[0].why, PCTL_WHY_START);
+    assert_int_equal(slots, 9);
+
+    make(&t, PCTL_STRATEGY_SERIAL, PCTL_STRATEGY_PARALLEL, 1, 3, 3);
+    t.run.status = S(IN_PROGRESS);
+    t.phases[0].status = S(IN_PROGRESS);
+    t.steps[0][1].busy = 1;
+    slots = 10;
+    n = run_decide(&t, 0, &slots, a, &wake);
+    assert_int_equal(count(a, n, PCTL_TARGET_STEP, S(IN_PROGRESS)), 2);
+    assert_int_equal(t.steps[0][0].status, S(IN_PROGRESS));
+    assert_int_equal(t.steps[0][1].status, S(PENDING));
+    assert_int_equal(t.steps[0][2].status, S(IN_PROGRESS));
+    assert_int_equal(slots, 8);
+    assert_int_equal(t.run.starved, 0);
+    /* One slot: the first free step takes it, the next due one starves
+     * (the busy one does not count). */
+    make(&t, PCTL_STRATEGY_SERIAL, PCTL_STRATEGY_PARALLEL, 1, 3, 3);
+    t.run.status = S(IN_PROGRESS);
+    t.phases[0].status = S(IN_PROGRESS);
+    t.steps[0][0].busy = 1;
+    slots = 1;
+    n = run_decide(&t, 0, &slots, a, &wake);
+    assert_int_equal(n, 1);
+    assert_int_equal(a[0].step, 1);
+    assert_int_equal(t.run.starved, 1);
+    /* No slot and nothing due but the busy step: not starved. */
+    t.steps[0][2].status = S(COMPLETE);
+    slots = 0;
+    assert_int_equal(run_decide(&t, 0, &slots, a, &wake), 0);
+    assert_int_equal(t.run.starved, 0);
+}
+
 static void test_exhausted_fails_run(void **state)
 {
     tree t;
@@ -649,6 +709,7 @@ int main(void)
         cmocka_unit_test(test_starved_for_a_slot),
         cmocka_unit_test(test_completion_rolls_up),
         cmocka_unit_test(test_busy_step_waits_for_its_report),
+        cmocka_unit_test(test_busy_pending_step_waits_for_its_report),
         cmocka_unit_test(test_retry_waits_for_backoff),
         cmocka_unit_test(test_exhausted_fails_run),
         cmocka_unit_test(test_step_timeout),
