@@ -31,7 +31,7 @@ CREATE TABLE meta (
 );
 INSERT INTO meta (key, value) VALUES
     ('application', 'planctl'),
-    ('schema_version', '8'),
+    ('schema_version', '9'),
     -- How many planctl write transactions that changed something have
     -- committed: the backend's change token (a writer moves it before its
     -- COMMIT and sends it as its NOTIFY payload).
@@ -225,16 +225,20 @@ CREATE TABLE attempt_output_bytes (
 );
 
 -- The append-only event log: one row per status change or admin action,
--- written in the same transaction as the change.  phase_id and step_id are
--- plain references: phases and steps only ever go away with their run,
--- which takes its events with it.  data holds JSON details.  seq is
--- numbered by events_seq as rows are inserted (the trigger below): never
--- reused, but not commit order, and a rollback leaves a hole.
+-- written in the same transaction as the change.  Its ids are plain
+-- references, unlike SQLite's foreign keys (a check and a row lock for each
+-- event inserted, 0009): an event goes with its run or its instance, by
+-- the triggers runs_events_gone and instances_events_gone below, and
+-- `planctl verify` checks that its run and instance exist.  data holds
+-- JSON details.  seq is numbered by events_seq as rows are inserted (an
+-- identity, after the mark below): never reused, but not commit order, and
+-- a rollback leaves a hole.
 CREATE TABLE events (
-    seq         bigint PRIMARY KEY,
+    seq         bigint GENERATED ALWAYS AS IDENTITY
+                    (SEQUENCE NAME events_seq CACHE 1) PRIMARY KEY,
     at          bigint NOT NULL,
-    instance_id bigint REFERENCES instances (id) ON DELETE CASCADE,
-    run_id      bigint REFERENCES runs (id) ON DELETE CASCADE,
+    instance_id bigint,
+    run_id      bigint,
     phase_id    bigint,
     step_id     bigint,
     entity      text NOT NULL CHECK (entity IN ('run', 'phase', 'step',
@@ -259,17 +263,17 @@ CREATE TRIGGER events_append_only BEFORE UPDATE ON events
 --   - before a transaction draws its first number it takes a shared
 --     transaction-level advisory lock (events_mark_key(), the low 32 bits
 --     of the sequence's next value then): its mark, below every number
---     it draws;
+--     it draws (a statement's BEFORE trigger, which fires before the
+--     statement forms its first row and draws its number);
 --   - events_horizon() reads the sequence's next value, then the lowest
 --     mark of another session in pg_locks: every event below it has
 --     committed, or never will, by the reader's next statement.
-CREATE SEQUENCE events_seq AS bigint CACHE 1 OWNED BY events.seq;
 
 CREATE FUNCTION events_mark_key() RETURNS integer LANGUAGE sql STABLE
 SET search_path FROM CURRENT
 RETURN hashtext('planctl events ' || current_schema());
 
-CREATE FUNCTION events_number() RETURNS trigger LANGUAGE plpgsql
+CREATE FUNCTION events_mark() RETURNS trigger LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
 DECLARE
     mark bigint;
@@ -282,11 +286,31 @@ BEGIN
                     ((mark & 4294967295) - 2147483648)::integer # -2147483648);
         PERFORM set_config('planctl.events_marked', current_schema(), true);
     END IF;
-    NEW.seq := nextval('events_seq');
-    RETURN NEW;
+    RETURN NULL;
 END $$;
 CREATE TRIGGER events_number BEFORE INSERT ON events
-    FOR EACH ROW EXECUTE FUNCTION events_number();
+    FOR EACH STATEMENT EXECUTE FUNCTION events_mark();
+
+-- An event goes with its run or its instance (foreign keys' cascades on
+-- SQLite).
+CREATE FUNCTION events_of_runs_gone() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
+BEGIN
+    DELETE FROM events AS e USING gone AS g WHERE e.run_id = g.id;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER runs_events_gone AFTER DELETE ON runs
+    REFERENCING OLD TABLE AS gone
+    FOR EACH STATEMENT EXECUTE FUNCTION events_of_runs_gone();
+CREATE FUNCTION events_of_instances_gone() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
+BEGIN
+    DELETE FROM events AS e USING gone AS g WHERE e.instance_id = g.id;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER instances_events_gone AFTER DELETE ON instances
+    REFERENCING OLD TABLE AS gone
+    FOR EACH STATEMENT EXECUTE FUNCTION events_of_instances_gone();
 
 -- The number below which every event has committed or never will, for
 -- this session's next statement: the sequence's next value, then (read

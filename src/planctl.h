@@ -1127,8 +1127,8 @@ PLANCTL_API int planctl_replay_json(char **out, planctl *p,
  * Replays every event and compares the result with the tables, run by run,
  * field by field (statuses, attempts, times, messages, exit codes,
  * output), and runs SQLite's integrity and foreign key checks (on
- * PostgreSQL, which enforces foreign keys itself, the summary says that its
- * pages are not checked).  Returns 0
+ * PostgreSQL, which enforces foreign keys itself but for the events' own,
+ * checked here, the summary says that its pages are not checked).  Returns 0
  * with a one-line summary in *out when all agree; PLANCTL_EMISMATCH with
  * the first difference as the message ("run 12 step node-1: tables say
  * COMPLETE, events say IN_PROGRESS (last event 5521)") otherwise.  Other

@@ -615,10 +615,21 @@ static int db_check(planctl *p, pctl_query q, const char *what)
     if (!st)
         return pctl_q_err(p);
     step = pctl_step(st);
-    if (step == PCTL_ROW) {
+    if (step == PCTL_ROW && q == PCTL_Q_verify_foreign_keys) {
+        const char *table = pctl_col_text(st, 0),
+                   *parent = pctl_col_text(st, 2);
+
+        rc = table && parent
+                 ? pctl_err(p, PLANCTL_EMISMATCH,
+                            "%s: %s row %lld refers to a %s row that is not "
+                            "there",
+                            what, table, (long long)pctl_col_i64(st, 1), parent)
+                 : pctl_err(p, PLANCTL_EMISMATCH,
+                            "%s: a row violates a foreign key", what);
+    } else if (step == PCTL_ROW) {
         const char *v = pctl_col_text(st, 0);
 
-        if (q != PCTL_Q_verify_integrity || !v || strcmp(v, "ok") != 0)
+        if (!v || strcmp(v, "ok") != 0)
             rc = pctl_err(p, PLANCTL_EMISMATCH, "%s: %s", what,
                           v ? v : "a row violates a foreign key");
     } else if (step < 0) {

@@ -97,11 +97,14 @@ compare keys \
        AND t.relname <> 'meta'
      GROUP BY t.relname, c.oid"
 
-# Foreign keys: column, referenced table, what a delete does.
+# Foreign keys: column, referenced table, what a delete does.  But the
+# events': plain references on PostgreSQL (a check and a row lock for each
+# event inserted: migrations/postgres/0009), their cascades done by the
+# triggers runs_events_gone and instances_events_gone.
 compare foreign_keys \
     "SELECT m.name, f.\"from\", f.\"table\", f.on_delete
      FROM sqlite_master m, pragma_foreign_key_list(m.name) f
-     WHERE m.type = 'table'" \
+     WHERE m.type = 'table' AND m.name <> 'events'" \
     "SELECT t.relname, a.attname, r.relname,
             CASE c.confdeltype WHEN 'c' THEN 'CASCADE' WHEN 'n' THEN 'SET NULL'
                  ELSE 'NO ACTION' END
@@ -111,14 +114,16 @@ compare foreign_keys \
      JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = c.conkey[1]
      WHERE n.nspname = 'planctl' AND c.contype = 'f'"
 
-# Triggers: SQLite's, one for TRUNCATE, which SQLite has not, and the
-# events' numbering with its mark and what tells a removal (SQLite numbers them itself, one writer
-# at a time).
+# Triggers: SQLite's, one for TRUNCATE, which SQLite has not, the events'
+# numbering with its mark and what tells a removal (SQLite numbers them
+# itself, one writer at a time), and the events' cascades (above).
 compare triggers \
     "SELECT tbl_name, name FROM sqlite_master WHERE type = 'trigger'
      UNION ALL SELECT 'transitions', 'transitions_readonly_truncate'
      UNION ALL SELECT 'events', 'events_number'
-     UNION ALL SELECT 'events', 'events_removed'" \
+     UNION ALL SELECT 'events', 'events_removed'
+     UNION ALL SELECT 'runs', 'runs_events_gone'
+     UNION ALL SELECT 'instances', 'instances_events_gone'" \
     "SELECT c.relname, t.tgname FROM pg_trigger t
      JOIN pg_class c ON c.oid = t.tgrelid
      JOIN pg_namespace n ON n.oid = c.relnamespace

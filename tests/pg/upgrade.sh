@@ -3,7 +3,9 @@
 # write lock from meta.event_seq), with events written and one removed,
 # opened by this planctl: migration 0008 moves it to a sequence that
 # never gives a number again (not the removed one either), records the
-# removal for readers (meta.events_removed), and the log reads on.
+# removal for readers (meta.events_removed), and the log reads on; 0009
+# drops the events' foreign keys: an instance deleted still takes its
+# events, and verify finds an event whose run is not there.
 . "$(dirname "$0")/lib.sh"
 
 fresh_db
@@ -21,8 +23,8 @@ PLANCTL_DB=$(pg_uri)
 export PLANCTL_DB
 pctl apply -f "$src/tools/examples/zookeeper.json" >"$tmp/apply.out" 2>&1 ||
     fail "apply on a version 7 schema: $(cat "$tmp/apply.out")"
-[ "$(val "SELECT value FROM meta WHERE key = 'schema_version'")" = 8 ] ||
-    fail "not migrated to version 8"
+[ "$(val "SELECT value FROM meta WHERE key = 'schema_version'")" = 9 ] ||
+    fail "not migrated to version 9"
 [ "$(val "SELECT value FROM meta WHERE key = 'events_removed'")" = 3 ] ||
     fail "events_removed is not 3: $(val "SELECT * FROM meta")"
 [ "$(val "SELECT count(*) FROM meta WHERE key = 'event_seq'")" = 0 ] ||
@@ -37,4 +39,26 @@ got=$(sed 's/^{"seq":\([0-9]*\),.*/\1/' "$tmp/events.out" | tr '\n' ' ')
 want=$(val "SELECT seq FROM events ORDER BY seq" | tr '\n' ' ')
 [ "$got" = "$want" ] || fail "events printed [$got], the log holds [$want]"
 pctl verify >"$tmp/verify.out" 2>&1 || fail "verify: $(cat "$tmp/verify.out")"
-note "ok: version 7 migrated; numbers go on after the largest ever given"
+
+# 0009: the events go with their instance, as the cascade did.
+pctl create zk2 --definition zookeeper >/dev/null || fail "create zk2"
+inst=$(val "SELECT id FROM instances WHERE name = 'zk2'")
+[ "$(val "SELECT count(*) FROM events WHERE instance_id = $inst")" -gt 0 ] ||
+    fail "zk2 has no events"
+q -c "SET search_path = planctl" -c "DELETE FROM instances WHERE id = $inst" \
+    >/dev/null || fail "deleting zk2"
+[ "$(val "SELECT count(*) FROM events WHERE instance_id = $inst")" = 0 ] ||
+    fail "zk2's events stayed after it went"
+pctl verify >"$tmp/verify.out" 2>&1 || fail "verify: $(cat "$tmp/verify.out")"
+# An event whose run is not there: verify names it, exit 1.
+seq=$(val "INSERT INTO events (at, entity, actor, run_id, instance_id)
+           VALUES (0, 'run', 'test', 999999,
+                   (SELECT id FROM instances WHERE name = 'zk'))
+           RETURNING seq")
+rc=0
+pctl verify >"$tmp/verify.out" 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "verify with an orphan event: exit $rc"
+grep -qx "planctl: foreign key check: events row $seq refers to a runs row that is not there" \
+    "$tmp/verify.out" || fail "verify said: $(cat "$tmp/verify.out")"
+note "ok: version 7 migrated; numbers go on after the largest ever given;" \
+    "events go with their instance and verify checks their references"

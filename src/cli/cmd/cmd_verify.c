@@ -39,8 +39,9 @@ const cli_command cli_cmd_verify = {
     "Rebuilds every run, phase, step and attempt from the event log alone\n"
     "and compares them with the tables, field by field, then runs SQLite's\n"
     "integrity and foreign key checks (on PostgreSQL the server enforces\n"
-    "foreign keys itself, and planctl does not check its pages: the summary\n"
-    "says so).  Prints a one-line summary (exit 0),\n"
+    "foreign keys itself but the events', which planctl checks, and planctl\n"
+    "does not check its pages: the summary says so).  Prints a one-line\n"
+    "summary (exit 0),\n"
     "or the first difference (exit 1), e.g. 'run 12 step node-1: tables say\n"
     "COMPLETE, events say IN_PROGRESS (last event 5521)'.",
     NULL,

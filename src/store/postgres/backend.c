@@ -15,8 +15,9 @@ static int open_conn(pctl_conn **out, planctl *p, const planctl_open_options *o)
 const pctl_db_methods pctl_db_postgres = {
     .name = "postgres",
     .queries = pctl_queries_postgres,
-    .verify_says = "foreign keys are enforced by PostgreSQL; its pages are "
-                   "not checked by planctl (use the server's amcheck)",
+    .verify_says = "foreign keys hold (the events' checked by planctl, the "
+                   "others enforced by PostgreSQL); its pages are not "
+                   "checked by planctl (use the server's amcheck)",
     .process_init = NULL,
     .accepts = pctl_is_server_uri,
     .shown = pctl_pg_uri_redact,

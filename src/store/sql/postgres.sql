@@ -922,9 +922,17 @@ SELECT 'ok'::text;
 
 -- name: verify_foreign_keys
 -- No row, or a row per violation, with foreign_key_check's columns (table,
--- rowid, parent, foreign key).  PostgreSQL enforces foreign keys always:
--- no row.
-SELECT NULL::text, NULL::bigint, NULL::text, NULL::bigint WHERE false;
+-- rowid, parent, foreign key).  PostgreSQL enforces its foreign keys
+-- always; the events' ids are plain references (0009), checked here.
+SELECT 'events'::text, e.seq, 'runs'::text, 0::bigint
+FROM events AS e
+WHERE e.run_id IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM runs AS r WHERE r.id = e.run_id)
+UNION ALL
+SELECT 'events'::text, e.seq, 'instances'::text, 1::bigint
+FROM events AS e
+WHERE e.instance_id IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM instances AS i WHERE i.id = e.instance_id);
 
 -- name: verify_event_count
 SELECT r.id, r.event_count, count(e.seq) AS n
