@@ -244,6 +244,15 @@ static void test_busy_step_waits_for_its_report(void **state)
     assert_int_equal(a[0].why, PCTL_WHY_EXHAUSTED);
 }
 
+/* One phase of ns steps, 3 tries each, the run and the phase started and
+ * every step PENDING. */
+static void one_phase_started(tree *t, pctl_strategy ps, size_t ns)
+{
+    make(t, PCTL_STRATEGY_SERIAL, ps, 1, ns, 3);
+    t->run.status = S(IN_PROGRESS);
+    t->phases[0].status = S(IN_PROGRESS);
+}
+
 /* A PENDING step a try still runs (its start was lost while the engine's
  * job ran on) does not start until that try reports: it takes no slot,
  * sets no wake time and does not make the run starved; the other steps of
@@ -257,9 +266,7 @@ static void test_busy_pending_step_waits_for_its_report(void **state)
     size_t n;
 
     (void)state;
-    make(&t, PCTL_STRATEGY_SERIAL, PCTL_STRATEGY_SERIAL, 1, 2, 3);
-    t.run.status = S(IN_PROGRESS);
-    t.phases[0].status = S(IN_PROGRESS);
+    one_phase_started(&t, PCTL_STRATEGY_SERIAL, 2);
     t.steps[0][0].busy = 1;
     assert_int_equal(run_decide(&t, 0, &slots, a, &wake), 0);
     assert_int_equal(wake, 0);
@@ -274,9 +281,7 @@ static void test_busy_pending_step_waits_for_its_report(void **state)
     assert_int_equal(a[0].why, PCTL_WHY_START);
     assert_int_equal(slots, 9);
 
-    make(&t, PCTL_STRATEGY_SERIAL, PCTL_STRATEGY_PARALLEL, 1, 3, 3);
-    t.run.status = S(IN_PROGRESS);
-    t.phases[0].status = S(IN_PROGRESS);
+    one_phase_started(&t, PCTL_STRATEGY_PARALLEL, 3);
     t.steps[0][1].busy = 1;
     slots = 10;
     n = run_decide(&t, 0, &slots, a, &wake);
@@ -288,9 +293,7 @@ static void test_busy_pending_step_waits_for_its_report(void **state)
     assert_int_equal(t.run.starved, 0);
     /* One slot: the first free step takes it, the next due one starves
      * (the busy one does not count). */
-    make(&t, PCTL_STRATEGY_SERIAL, PCTL_STRATEGY_PARALLEL, 1, 3, 3);
-    t.run.status = S(IN_PROGRESS);
-    t.phases[0].status = S(IN_PROGRESS);
+    one_phase_started(&t, PCTL_STRATEGY_PARALLEL, 3);
     t.steps[0][0].busy = 1;
     slots = 1;
     n = run_decide(&t, 0, &slots, a, &wake);
