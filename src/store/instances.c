@@ -115,7 +115,9 @@ int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
                         "digits, '_', '.' or '-', starting with a letter or "
                         "digit",
                         name, PCTL_NAME_MAX);
-    if ((rc = pctl_tx_begin(p)) < 0)
+    /* Beside the engines and other creates on PostgreSQL: it inserts
+     * every row it writes (store.h). */
+    if ((rc = pctl_tx_begin_admit(p)) < 0)
         return rc;
     rc = find_definition(&def_id, &def, p, definition, version);
     if (rc == 0 &&

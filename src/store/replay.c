@@ -22,10 +22,13 @@
  * definitions tables, which are reference data, not history.
  */
 #include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/idmap.h"
 #include "core/secrets.h"
 #include "core/status.h"
 #include "core/timefmt.h"
@@ -47,11 +50,16 @@ typedef struct rinst {
     char *def_name, *def_version;
 } rinst;
 
+/* Runs, phases and steps in the order the log created them, each found by
+ * its id through a map to its index + 1.  Creation order is not id order
+ * on PostgreSQL, where admissions commit beside each other: one may draw
+ * its row ids before another and its event numbers after. */
 typedef struct replay {
     rrun *runs;
     size_t nruns, cruns;
     ref *phases, *steps;
     size_t nphases, cphases, nsteps, csteps;
+    pctl_idmap run_ix, phase_ix, step_ix;
     rinst *insts;
     size_t ninsts, cinsts;
     int64_t last_seq, last_at, nevents;
@@ -71,42 +79,43 @@ static void replay_free(replay *r)
     pctl_free(r->phases);
     pctl_free(r->steps);
     pctl_free(r->insts);
+    pctl_idmap_free(&r->run_ix);
+    pctl_idmap_free(&r->phase_ix);
+    pctl_idmap_free(&r->step_ix);
     memset(r, 0, sizeof *r);
 }
 
-/* Ids grow with creation, so the arrays are sorted: binary search. */
-static rrun *find_run(replay *r, int64_t id)
+/* The index in its array of the row id maps to in m, or -1. */
+static ptrdiff_t index_of(const pctl_idmap *m, int64_t id)
 {
-    size_t lo = 0, hi = r->nruns;
-
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-
-        if (r->runs[mid].m.id == id)
-            return &r->runs[mid];
-        if (r->runs[mid].m.id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
+    return id ? (ptrdiff_t)(uintptr_t)pctl_idmap_get(m, id) - 1 : -1;
 }
 
-static ref *find_ref(ref *v, size_t n, int64_t id)
+/* Notes that row id is at index i of its array.  0 or PLANCTL_ENOMEM. */
+static int note_index(pctl_idmap *m, int64_t id, size_t i)
 {
-    size_t lo = 0, hi = n;
+    return id ? pctl_idmap_put(m, id, (void *)(uintptr_t)(i + 1)) : 0;
+}
 
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
+static rrun *find_run(replay *r, int64_t id)
+{
+    ptrdiff_t i = index_of(&r->run_ix, id);
 
-        if (v[mid].id == id)
-            return &v[mid];
-        if (v[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
+    return i < 0 ? NULL : &r->runs[i];
+}
+
+static ref *find_phase(replay *r, int64_t id)
+{
+    ptrdiff_t i = index_of(&r->phase_ix, id);
+
+    return i < 0 ? NULL : &r->phases[i];
+}
+
+static ref *find_step(replay *r, int64_t id)
+{
+    ptrdiff_t i = index_of(&r->step_ix, id);
+
+    return i < 0 ? NULL : &r->steps[i];
 }
 
 static rinst *inst_of(replay *r, int64_t id)
@@ -172,7 +181,9 @@ static int on_run(replay *r, const ev *e)
     int oom = 0;
 
     if (!e->has_from) {
-        if (pctl_grow((void **)&r->runs, r->nruns, &r->cruns, sizeof *r->runs))
+        if (pctl_grow((void **)&r->runs, r->nruns, &r->cruns,
+                      sizeof *r->runs) ||
+            note_index(&r->run_ix, e->run_id, r->nruns) < 0)
             return PLANCTL_ENOMEM;
         run = &r->runs[r->nruns++];
         memset(run, 0, sizeof *run);
@@ -217,7 +228,8 @@ static int on_phase(replay *r, const ev *e)
     if (!e->has_from) {
         if (!(ph = pctl_m_add_phase(&run->m)) ||
             pctl_grow((void **)&r->phases, r->nphases, &r->cphases,
-                      sizeof *r->phases))
+                      sizeof *r->phases) ||
+            note_index(&r->phase_ix, e->phase_id, r->nphases) < 0)
             return PLANCTL_ENOMEM;
         ph->id = e->phase_id;
         ph->name = jstr(e->data, "name", &oom);
@@ -233,7 +245,7 @@ static int on_phase(replay *r, const ev *e)
         f->phase = run->m.nphases - 1;
         return oom ? PLANCTL_ENOMEM : 0;
     }
-    if (!(f = find_ref(r->phases, r->nphases, e->phase_id)))
+    if (!(f = find_phase(r, e->phase_id)))
         return 1;
     ph = &r->runs[f->run].m.phases[f->phase];
     return change(&ph->status, &ph->message, &ph->started_at, &ph->finished_at,
@@ -262,12 +274,13 @@ static int on_step(replay *r, const ev *e)
     int oom = 0, rc;
 
     if (!e->has_from) {
-        pf = find_ref(r->phases, r->nphases, e->phase_id);
+        pf = find_phase(r, e->phase_id);
         if (!pf)
             return 1;
         if (!(s = pctl_m_add_step(&r->runs[pf->run].m.phases[pf->phase])) ||
             pctl_grow((void **)&r->steps, r->nsteps, &r->csteps,
-                      sizeof *r->steps))
+                      sizeof *r->steps) ||
+            note_index(&r->step_ix, e->step_id, r->nsteps) < 0)
             return PLANCTL_ENOMEM;
         s->id = e->step_id;
         s->name = jstr(e->data, "name", &oom);
@@ -285,7 +298,7 @@ static int on_step(replay *r, const ev *e)
         f->step = r->runs[pf->run].m.phases[pf->phase].nsteps - 1;
         return oom ? PLANCTL_ENOMEM : 0;
     }
-    if (!(f = find_ref(r->steps, r->nsteps, e->step_id)))
+    if (!(f = find_step(r, e->step_id)))
         return 1;
     s = &r->runs[f->run].m.phases[f->phase].steps[f->step];
     if (e->attempt > 0)

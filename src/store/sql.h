@@ -45,13 +45,19 @@ enum { PCTL_DONE = 0, PCTL_ROW = 1 };
  * PostgreSQL it takes the write lock shared, so that engines write beside
  * each other and every other writer (which takes it alone) waits for
  * them, and they for it; its commits are counted in the engine's own
- * counter of the change token.  SQLite has one writer at a time whatever
- * the kind: there both are PCTL_TX_WRITE. */
+ * counter of the change token.  PCTL_TX_ADMIT is the admission of a new
+ * instance (create): it touches no row that exists but its definition's,
+ * so on PostgreSQL it too takes the lock shared, beside the engines'
+ * passes and other admissions, and counts its commit in one of a few
+ * counters of admissions (meta 'commits.-N'), so that admissions commit
+ * beside each other and share the server's disk syncs.  SQLite has one
+ * writer at a time whatever the kind: there all are PCTL_TX_WRITE. */
 typedef enum pctl_tx_kind {
     PCTL_TX_READ,
     PCTL_TX_WRITE,
     PCTL_TX_ROWS,
-    PCTL_TX_ENGINE
+    PCTL_TX_ENGINE,
+    PCTL_TX_ADMIT
 } pctl_tx_kind;
 
 /* A column's type in the current row (pctl_col_type). */

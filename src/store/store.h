@@ -196,8 +196,16 @@ int pctl_tx_begin_rows(planctl *p);
  * sql.h): on PostgreSQL beside the other engines' writes, never beside
  * another writer's.  What it writes, and every write nested in it, are
  * the runs the engine holds (or claims), its own rows, and events: no
- * other engine writes those, and no other writer runs meanwhile. */
+ * other engine writes those, and no other writer runs meanwhile but
+ * admissions, which write only rows of their own (below). */
 int pctl_tx_begin_engine(planctl *p, int64_t at);
+/* The admission of a new instance (PCTL_TX_ADMIT, sql.h): on PostgreSQL
+ * beside the engines' writes and other admissions, never beside another
+ * writer's.  What it writes must be rows it inserts (the instance, its
+ * run, phases, steps, events) and nothing another writer holds: no
+ * engine holds a run before it is committed, and the name's unique index
+ * settles two admissions of one name. */
+int pctl_tx_begin_admit(planctl *p);
 /* COMMIT at depth 1; a failed commit rolls back.  Returns 0 or an error. */
 int pctl_tx_commit(planctl *p);
 /* ROLLBACK at depth 1.  Can't fail (errors are ignored: SQLite rolls back

@@ -68,6 +68,11 @@ int pctl_tx_begin_engine(planctl *p, int64_t at)
     return begin(p, at, PCTL_TX_ENGINE);
 }
 
+int pctl_tx_begin_admit(planctl *p)
+{
+    return begin(p, 0, PCTL_TX_ADMIT);
+}
+
 /* Ends the moment pctl_tx_begin started. */
 static void thaw(planctl *p)
 {

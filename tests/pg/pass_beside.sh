@@ -4,7 +4,8 @@
 # schema's write lock, so another engine's runs go on to the end while the
 # stuck engine's session sits idle in its transaction.  (Before, a pass
 # took the lock alone and the other engine waited until the server ended
-# the stuck session, a quarter of the TTL later.)  The engine is caught
+# the stuck session, a quarter of the TTL later.)  A create made then
+# does not wait for it either, and engine first runs it.  The engine is caught
 # inside its pass without luck: a psql session locks the rows of its
 # runs' steps, its next pass waits there, the engine is stopped, the
 # rows are let go; the server finishes the statement and the session is
@@ -76,6 +77,12 @@ wait_for 60 "engine first to complete its runs" others_done
 in_tx || fail "the stuck session ended"
 done_first=$(val "SELECT count(*) FROM runs WHERE status = 'COMPLETE'")
 [ "$done_first" -gt 0 ] || fail "no run completed beside the stuck pass"
+# A create does not wait for the stuck pass either (an admission writes
+# only rows of its own), and engine first runs it to the end.
+pctl create late --definition sleeper >"$tmp/late.out" 2>&1 ||
+    fail "create beside the stuck pass: $(cat "$tmp/late.out")"
+in_tx || fail "the stuck session ended before the create was done"
+wait_for 60 "engine first to complete the new run" others_done
 
 # Continued, engine second goes on (its session may have been ended
 # meanwhile: it makes it again), and every run completes.

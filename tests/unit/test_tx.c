@@ -275,10 +275,11 @@ static int64_t token(planctl *p)
  * Engines write beside each other (PCTL_TX_ENGINE takes the write lock
  * shared on PostgreSQL): a second engine's pass begins and claims while
  * the first's is open, and gets other runs (those the first is claiming
- * are skipped, not waited for); any other writer still waits for both,
- * and is refused once its busy timeout has passed.  Each commit moves
- * the change token, and an engine's counter is folded into the token's
- * main count when it leaves, so the token only grows.  Without the
+ * are skipped, not waited for); a create commits beside them (an
+ * admission writes only rows it inserts); any other writer still waits
+ * for both, and is refused once its busy timeout has passed.  Each commit
+ * moves the change token, and an engine's counter is folded into the
+ * token's main count when it leaves, so the token only grows.  Without the
  * shared lock the second pass waits for the first (EBUSY after TTL/12);
  * without SKIP LOCKED its claim does.
  */
@@ -314,16 +315,20 @@ static void test_engines_write_side_by_side(void **state)
     for (i = 0; i < na; i++)
         for (j = 0; j < nb; j++)
             assert_true(a[i] != b[j]);
-    /* The other writer waits for them, as for any writer before it. */
+    /* A create commits beside them (it writes only rows it inserts); any
+     * other writer waits for them, as for any writer before it. */
     assert_int_equal(
-        planctl_instance_create(&run, cli, "z5", "zookeeper", "0.2.0", NULL, 0),
-        PLANCTL_EBUSY);
+        planctl_instance_create(&run, cli, "z6", "zookeeper", "0.2.0", NULL, 0),
+        0);
+    assert_int_equal(planctl_run_cancel(NULL, cli, "z6", "test"),
+                     PLANCTL_EBUSY);
     assert_int_equal(pctl_engine_pass_end(f->other, 0), 0);
-    assert_int_equal(claim(f->p, 4, &none), 0); /* the other's, now held */
+    /* The other's are held now; z6's run, committed beside, is not. */
+    assert_int_equal(claim(f->p, 4, &none), 1);
     assert_int_equal(pctl_engine_pass_end(f->p, 0), 0);
     assert_int_equal(count_on(cli, "SELECT count(DISTINCT run_id) FROM claims "
                                    "WHERE engine_id IS NOT NULL"),
-                     4);
+                     5);
     t1 = token(cli);
     assert_true(t1 >= t0 + 2);
 

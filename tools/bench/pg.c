@@ -558,6 +558,7 @@ static pid_t start_forwarder(const char *to, int64_t delay_ns, int *port)
 typedef struct fleet_opts {
     const char *base, *bin, *ttl, *concurrency;
     int instances, rounds, sample_us, pgss;
+    int creators;     /* threads creating the instances, each its own handle */
     double rtt_ms[8]; /* round trips added: 0 first (direct) */
     char *via[8];     /* the URI to reach the server with rtt_ms[k] */
     int nrtt;
@@ -632,6 +633,54 @@ static void print_tail(const char *log)
            n && buf[n - 1] == '\n' ? "" : "\n");
 }
 
+/* One of --creators threads: instances i = first, first + step, ... of
+ * n, through a handle of its own. */
+typedef struct creator {
+    pthread_t t;
+    const char *uri;
+    int first, step, n;
+} creator;
+
+static void *creator_main(void *arg)
+{
+    creator *cr = arg;
+    planctl *p = bench_open(cr->uri, PLANCTL_DURABILITY_FULL);
+    char name[64];
+    int64_t run;
+    int i;
+
+    for (i = cr->first; i < cr->n; i += cr->step) {
+        snprintf(name, sizeof name, "f%d", i);
+        if (planctl_instance_create(&run, p, name, "seq", NULL, NULL, 0) < 0)
+            bench_die("pg: create %s: %s", name, planctl_errmsg(p));
+    }
+    planctl_close(p);
+    return NULL;
+}
+
+/* The instances of the fleet's round: one at a time on p, or from
+ * o->creators threads at once (as a peer starts its workflows at once). */
+static void create_fleet(const fleet_opts *o, planctl *p, const char *uri)
+{
+    creator cr[64];
+    int i, n = o->creators;
+
+    if (n <= 1) {
+        create_instances(p, "seq", "f", o->instances);
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        cr[i].uri = uri;
+        cr[i].first = i;
+        cr[i].step = n;
+        cr[i].n = o->instances;
+        if (pthread_create(&cr[i].t, NULL, creator_main, &cr[i]) != 0)
+            bench_die("pg: cannot start a creator thread");
+    }
+    for (i = 0; i < n; i++)
+        pthread_join(cr[i].t, NULL);
+}
+
 /* Runs `engines` engines reaching the server with round trip k on a new
  * schema of o->instances instances; *f what they did. */
 static void fleet_one(const fleet_opts *o, PGconn *c, int engines, int k,
@@ -658,7 +707,7 @@ static void fleet_one(const fleet_opts *o, PGconn *c, int engines, int k,
     if (o->pgss)
         pg_exec(c, "SELECT pg_stat_statements_reset()");
     t0 = bench_ns();
-    create_instances(p, "seq", "f", o->instances);
+    create_fleet(o, p, direct);
     f->create_s = (double)o->instances / ((double)(bench_ns() - t0) / 1e9);
     if (o->pgss)
         f->per_create = (double)pgss_calls(c) / o->instances;
@@ -1002,15 +1051,16 @@ static double takeover_ms(const char *base, const char *bin, int sig)
  *                   [--planctl BIN --runs R --reps K]
  * planctl-bench pg --uri URI --fleet BIN [--instances N] [--rounds R]
  *                   [--rtt MS,...] [--lease-ttl D] [--concurrency N]
- *                   [--sample-ms MS] [--no-takeover]
+ *                   [--creators N] [--sample-ms MS] [--no-takeover]
  * URI names the database (planctl's schema parameter is added); the
  * query figures only with --planctl.  --fleet runs the fleet figures
  * instead, with the planctl binary BIN: N instances (default 200) a
  * configuration, R rounds (default 3), the round trips added through the
  * forwarder (default 0,1: none, and 1 ms), the engines' --lease-ttl
  * (default: planctl's; issue 34 asks for 3s too) and --concurrency
- * (default planctl's), the lock sampler's interval (default 5 ms); then the
- * takeover times unless --no-takeover.
+ * (default planctl's), how many threads create the instances, each with
+ * its own handle (default 1: one after another), the lock sampler's
+ * interval (default 5 ms); then the takeover times unless --no-takeover.
  */
 int bench_pg_main(int argc, char **argv)
 {
@@ -1027,7 +1077,8 @@ int bench_pg_main(int argc, char **argv)
         bench_die("usage: planctl-bench pg --uri URI [--instances N] "
                   "[--seconds S] [--planctl BIN --runs R --reps K] "
                   "[--fleet BIN [--rounds R] [--rtt MS,...] [--lease-ttl D] "
-                  "[--concurrency N] [--sample-ms MS] [--no-takeover]]");
+                  "[--concurrency N] [--creators N] [--sample-ms MS] "
+                  "[--no-takeover]]");
     if (fleet_bin) {
         /* --fleet BIN: only the engines sharing a schema (issues 18, 34). */
         fleet_opts o;
@@ -1041,6 +1092,7 @@ int bench_pg_main(int argc, char **argv)
         o.rounds = atoi(bench_opt(argc, argv, "--rounds", "3"));
         o.ttl = bench_opt(argc, argv, "--lease-ttl", "default");
         o.concurrency = bench_opt(argc, argv, "--concurrency", NULL);
+        o.creators = atoi(bench_opt(argc, argv, "--creators", "1"));
         o.sample_us =
             (int)(atof(bench_opt(argc, argv, "--sample-ms", "5")) * 1000);
         for (tok = strtok_r(list, ",", &save); tok && o.nrtt < 8;
@@ -1048,9 +1100,11 @@ int bench_pg_main(int argc, char **argv)
             o.rtt_ms[o.nrtt++] = atof(tok);
         free(list);
         if (o.instances < 1 || o.rounds < 1 || o.rounds > 64 ||
-            o.sample_us < 100 || o.nrtt < 1 || o.rtt_ms[0] != 0)
+            o.creators < 1 || o.creators > 64 || o.sample_us < 100 ||
+            o.nrtt < 1 || o.rtt_ms[0] != 0)
             bench_die("pg --fleet: --instances and --rounds (at most 64) "
-                      "must be at least 1, --sample-ms at least 0.1, and "
+                      "must be at least 1, --creators 1 to 64, "
+                      "--sample-ms at least 0.1, and "
                       "--rtt a list of round trips in ms starting with 0 "
                       "(the baseline: no forwarder)");
         fleet(&o);

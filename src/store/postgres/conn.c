@@ -22,10 +22,15 @@
  * READ READ ONLY: one snapshot for all its statements.  A write of rows only
  * their owner writes (PCTL_TX_ROWS: an engine's heartbeat) takes no
  * write lock and moves no change token, so that a writer stuck inside
- * its transaction cannot make every engine miss its heartbeat.
+ * its transaction cannot make every engine miss its heartbeat.  The
+ * admission of a new instance (PCTL_TX_ADMIT: create) takes the lock
+ * shared too: it writes only rows it inserts, which no engine holds
+ * before it commits, so admissions commit beside the passes and beside
+ * each other, sharing disk syncs.
  *
  * The change token.  meta.commits, plus a counter per engine (meta
- * 'commits.ID'), counts the write transactions that changed rows: a
+ * 'commits.ID') and a few for admissions ('commits.-N'), counts the write
+ * transactions that changed rows: a
  * writer reads it at BEGIN, and before its COMMIT moves it by one
  * (commit_sql) and sends it as a NOTIFY on the schema's channel.  Inside
  * a write that holds the lock alone, the value read at BEGIN is exact;
@@ -38,9 +43,11 @@
  * are prepared again, LISTEN and an engine's session settings sent again
  * (its row in engines says whether it is still one: store/fleet.c).
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/buf.h"
@@ -562,12 +569,13 @@ int pctl_pg_begin(pctl_conn *c, pctl_tx_kind k)
         pc->in_tx = 1 + PCTL_TX_ROWS;
         return 0;
     }
-    /* An engine's write takes the lock shared: the other engines' writes
-     * go on beside it, every other writer waits for them all. */
+    /* An engine's write and an admission take the lock shared: the other
+     * engines' writes and admissions go on beside it, every other writer
+     * waits for them all. */
     snprintf(sql, sizeof sql,
              "BEGIN; SELECT pg_advisory_xact_lock%s(%d, %d); " COMMITS_SQL,
-             k == PCTL_TX_ENGINE ? "_shared" : "", PCTL_PG_LOCK_WRITE,
-             pc->lock_key);
+             k == PCTL_TX_ENGINE || k == PCTL_TX_ADMIT ? "_shared" : "",
+             PCTL_PG_LOCK_WRITE, pc->lock_key);
     if ((rc = run_int(pc, sql, NULL, &before)) < 0) {
         end_open_tx(pc);
         return rc;
@@ -597,6 +605,10 @@ void pctl_pg_rollback(pctl_conn *c)
  * token is one more.  An engine's write moves its own counter by one
  * (no row another engine writes), and notifies, when it does, the token
  * as its own statement sees it: no more than the token once it commits.
+ * An admission does the same with one of ADMIT_COUNTERS counters of its
+ * own (keys 'commits.-1' and below: no engine's id), the one of its
+ * connection, so that admissions from several connections do not wait
+ * for each other's commit on one row; the fold above takes them too.
  * The statements go into part[0..n), n returned; COMMIT is not one.
  */
 #define COMMIT_PARTS 2
@@ -604,12 +616,14 @@ static int commit_parts(char (*part)[1024], const pctl_pg_conn *pc, int notify)
 {
     int n = 0;
 
-    if (pc->in_tx == 1 + PCTL_TX_ENGINE) {
+    if (pc->in_tx == 1 + PCTL_TX_ENGINE || pc->in_tx == 1 + PCTL_TX_ADMIT) {
         snprintf(part[n++], sizeof *part,
                  "INSERT INTO meta (key, value) VALUES ('commits.%lld', '1') "
                  "ON CONFLICT (key) DO UPDATE "
                  "SET value = (meta.value::bigint + 1)::text",
-                 (long long)pc->base.p->fleet_id);
+                 pc->in_tx == 1 + PCTL_TX_ENGINE
+                     ? (long long)pc->base.p->fleet_id
+                     : -(long long)pc->admit_counter);
         if (notify)
             snprintf(part[n++], sizeof *part,
                      "SELECT pg_notify(%s, (" COMMITS_SQL ")::text)",
@@ -641,11 +655,11 @@ static int commit_parts(char (*part)[1024], const pctl_pg_conn *pc, int notify)
 int pctl_pg_commit(pctl_conn *c)
 {
     pctl_pg_conn *pc = PC(c);
-    int changed =
-        (pc->in_tx == 1 + PCTL_TX_WRITE || pc->in_tx == 1 + PCTL_TX_ENGINE) &&
-        pc->own != pc->own_at_begin;
+    int shared =
+        pc->in_tx == 1 + PCTL_TX_ENGINE || pc->in_tx == 1 + PCTL_TX_ADMIT;
+    int changed = (pc->in_tx == 1 + PCTL_TX_WRITE || shared) &&
+                  pc->own != pc->own_at_begin;
     int notify = changed && (!pc->quiet || pc->wake);
-    int engine = pc->in_tx == 1 + PCTL_TX_ENGINE;
     char part[COMMIT_PARTS][1024];
     int rc = 0, n = changed ? commit_parts(part, pc, notify) : 0, i;
     size_t k;
@@ -680,10 +694,10 @@ int pctl_pg_commit(pctl_conn *c)
     pc->in_tx = 0;
     if (changed) {
         pc->mine++;
-        /* An engine's BEGIN read the token without the commits of the
-         * engines beside it: its own is one more than what it had seen,
-         * which is no more than the token now. */
-        if (engine)
+        /* An engine's BEGIN (or an admission's) read the token without
+         * the commits beside it: its own is one more than what it had
+         * seen, which is no more than the token now. */
+        if (shared)
             pc->seen++;
         else if (pc->before + 1 > pc->seen)
             pc->seen = pc->before + 1;
@@ -1033,9 +1047,14 @@ void pctl_pg_close(pctl_conn *c)
     pctl_free(pc);
 }
 
+/* How many counters admissions share (commit_parts): connections of one
+ * process, and processes, take them in turn. */
+#define ADMIT_COUNTERS 16
+
 int pctl_pg_open(pctl_conn **out, planctl *p, const planctl_open_options *o,
                  const pctl_db_methods *m)
 {
+    static atomic_uint opened;
     pctl_pg_conn *pc = pctl_calloc(1, sizeof *pc);
     int rc;
 
@@ -1044,6 +1063,9 @@ int pctl_pg_open(pctl_conn **out, planctl *p, const planctl_open_options *o,
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     pc->base.m = m;
     pc->base.p = p;
+    pc->admit_counter =
+        1 +
+        ((unsigned)getpid() + atomic_fetch_add(&opened, 1)) % ADMIT_COUNTERS;
     if ((rc = pctl_pg_uri_parse(&pc->uri, p, p->open_target)) < 0 ||
         (rc = pg_open_db(pc, o)) < 0) {
         pctl_pg_close(&pc->base);

@@ -53,7 +53,8 @@ typedef struct pctl_pg_conn {
     int64_t mine;        /* this connection's commits that changed rows */
     int64_t own;         /* rows this connection's statements changed */
     int64_t own_at_begin;
-    int64_t before; /* the counter when the open write began */
+    int64_t before;    /* the counter when the open write began */
+    int admit_counter; /* N of meta 'commits.-N', its admissions' */
     int readonly;
     int busy_ms;        /* the handle's busy timeout */
     int lock_ms;        /* the session's lock_timeout: busy_ms, or an
