@@ -9,12 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 
 sleeper_backlog 0.05 3 0
-for n in first second; do
-    "$PLANCTL_BIN" run --name "$n" --lease-ttl 60s \
-        >"$tmp/$n.out" 2>"$tmp/$n.err" &
-    eval "pid_$n=$!"
-    bg_pids+=("$!")
-done
+start_two_engines --lease-ttl 60s
 # creator PREFIX LOG: 30 creates, one line per outcome in LOG.
 creator() {
     local i rc
@@ -50,12 +45,6 @@ done
 [ "$(val "SELECT count(*) FROM instances")" = 90 ] ||
     fail "$(val "SELECT count(*) FROM instances") instances, not 90"
 wait_for 120 "the engines to complete every run" all_done
-for n in first second; do
-    eval "pid=\$pid_$n"
-    kill -INT "$pid"
-    rc=0
-    wait "$pid" || rc=$?
-    [ "$rc" = 0 ] || fail "engine $n exit $rc: $(cat "$tmp/$n.err")"
-done
+stop_two_engines
 check_finished
 note "ok: 90 instances created by four processes beside two engines, 30 names refused once each"

@@ -159,6 +159,30 @@ holder_backend() {
           AND query LIKE '%pg_sleep(600)%' AND pid <> pg_backend_pid()"
 }
 
+# start_two_engines ARGS...: engines first and second, each `planctl run
+# --name NAME ARGS...` with its output in $tmp/NAME.out and .err; their
+# pids in pid_first and pid_second.
+start_two_engines() {
+    local n
+    for n in first second; do
+        "$PLANCTL_BIN" run --name "$n" "$@" >"$tmp/$n.out" 2>"$tmp/$n.err" &
+        eval "pid_$n=$!"
+        bg_pids+=("$!")
+    done
+}
+# stop_two_engines: engines first and second stopped as Ctrl-C stops one;
+# each must exit 0.
+stop_two_engines() {
+    local n pid rc
+    for n in first second; do
+        eval "pid=\$pid_$n"
+        kill -INT "$pid"
+        rc=0
+        wait "$pid" || rc=$?
+        [ "$rc" = 0 ] || fail "engine $n exit $rc: $(cat "$tmp/$n.err")"
+    done
+}
+
 # Whether every run reached a terminal status.
 all_done() {
     [ "$(val "SELECT count(*) FROM runs WHERE status NOT IN

@@ -11,11 +11,7 @@
 
 sleeper_backlog 0.05 3 20
 
-for n in first second; do
-    "$PLANCTL_BIN" run --name "$n" --lease-ttl 6s >"$tmp/$n.out" 2>"$tmp/$n.err" &
-    eval "pid_$n=$!"
-    bg_pids+=("$!")
-done
+start_two_engines --lease-ttl 6s
 wait_for 60 "the engines to start tries" open_tries
 beats() { val "SELECT sum(heartbeat_at) FROM engines"; }
 before=$(beats)
@@ -37,12 +33,8 @@ done
           WHERE message LIKE '%declared dead%'")"
 
 wait_for 120 "the engines to complete the runs" all_done
+stop_two_engines
 for n in first second; do
-    eval "pid=\$pid_$n"
-    kill -INT "$pid"
-    rc=0
-    wait "$pid" || rc=$?
-    [ "$rc" = 0 ] || fail "engine $n exit $rc: $(cat "$tmp/$n.err")"
     ! grep -q "could not renew its heartbeat" "$tmp/$n.err" ||
         fail "engine $n was late: $(cat "$tmp/$n.err")"
 done

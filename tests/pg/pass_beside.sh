@@ -18,12 +18,7 @@ sleeper_backlog 1 3 24
 # A TTL of 60 s: the server ends a session idle in a transaction after
 # 15 s, and nobody declares the stopped engine dead meanwhile.  Each
 # engine holds 12 runs at most: both hold runs until the last rounds.
-for n in first second; do
-    "$PLANCTL_BIN" run --name "$n" --lease-ttl 60s --capacity 12 \
-        >"$tmp/$n.out" 2>"$tmp/$n.err" &
-    eval "pid_$n=$!"
-    bg_pids+=("$!")
-done
+start_two_engines --lease-ttl 60s --capacity 12
 both_hold() {
     [ "$(val "SELECT count(DISTINCT c.engine_id) FROM claims c
               JOIN runs r ON r.id = c.run_id
@@ -88,12 +83,6 @@ wait_for 60 "engine first to complete the new run" others_done
 # meanwhile: it makes it again), and every run completes.
 kill -CONT "$pid_second"
 wait_for 120 "the engines to complete every run" all_done
-for n in first second; do
-    eval "pid=\$pid_$n"
-    kill -INT "$pid"
-    rc=0
-    wait "$pid" || rc=$?
-    [ "$rc" = 0 ] || fail "engine $n exit $rc: $(cat "$tmp/$n.err")"
-done
+stop_two_engines
 check_finished
 note "ok: $done_first runs completed beside an engine stuck inside its pass"
