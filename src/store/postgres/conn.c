@@ -30,10 +30,10 @@
  *
  * The change token.  meta.commits, plus a counter per engine (meta
  * 'commits.ID') and a few for admissions ('commits.-N'), counts the write
- * transactions that changed rows: a
- * writer reads it at BEGIN, and before its COMMIT moves it by one
- * (commit_sql) and sends it as a NOTIFY on the schema's channel.  Inside
- * a write that holds the lock alone, the value read at BEGIN is exact;
+ * transactions that changed rows: a writer reads it at BEGIN, and before
+ * its COMMIT moves it by one (commit_sql) and sends it as a NOTIFY on the
+ * schema's channel.  Inside a write that holds the lock alone, the value
+ * read at BEGIN is exact;
  * outside, the notifications received (read without a round trip) move
  * it, as SQLite's PRAGMA data_version moves.  Others' commits are the
  * counter minus this connection's own.
