@@ -35,8 +35,8 @@
 #include "store/model.h"
 #include "store/store.h"
 
+/* Where a phase or step is: its run's index, its phase's, its own. */
 typedef struct ref {
-    int64_t id;
     size_t run, phase, step;
 } ref;
 
@@ -240,7 +240,6 @@ static int on_phase(replay *r, const ev *e)
         if (e->msg && !(ph->message = pctl_strdup(e->msg)))
             oom = 1;
         f = &r->phases[r->nphases++];
-        f->id = e->phase_id;
         f->run = (size_t)(run - r->runs);
         f->phase = run->m.nphases - 1;
         return oom ? PLANCTL_ENOMEM : 0;
@@ -292,7 +291,6 @@ static int on_step(replay *r, const ev *e)
         if (e->msg && !(s->message = pctl_strdup(e->msg)))
             oom = 1;
         f = &r->steps[r->nsteps++];
-        f->id = e->step_id;
         f->run = pf->run;
         f->phase = pf->phase;
         f->step = r->runs[pf->run].m.phases[pf->phase].nsteps - 1;
@@ -644,7 +642,7 @@ static int db_check(planctl *p, pctl_query q, const char *what)
 
         if (!v || strcmp(v, "ok") != 0)
             rc = pctl_err(p, PLANCTL_EMISMATCH, "%s: %s", what,
-                          v ? v : "a row violates a foreign key");
+                          v ? v : "failed, saying nothing");
     } else if (step < 0) {
         rc = step;
     }

@@ -161,18 +161,25 @@ static double engine_until_idle(planctl *p)
     return (double)(bench_ns() - t0) / 1e9;
 }
 
-static void create_instances(planctl *p, const char *def, const char *prefix,
-                             int n)
+/* Instances PREFIXi of def for i = first, first + step, ... below n. */
+static void create_some(planctl *p, const char *def, const char *prefix,
+                        int first, int step, int n)
 {
     char name[64];
     int64_t run;
     int i;
 
-    for (i = 0; i < n; i++) {
+    for (i = first; i < n; i += step) {
         snprintf(name, sizeof name, "%s%d", prefix, i);
         if (planctl_instance_create(&run, p, name, def, NULL, NULL, 0) < 0)
             bench_die("pg: create %s: %s", name, planctl_errmsg(p));
     }
+}
+
+static void create_instances(planctl *p, const char *def, const char *prefix,
+                             int n)
+{
+    create_some(p, def, prefix, 0, 1, n);
 }
 
 /* Raw libpq: one transaction per transition for `seconds`; transitions
@@ -645,15 +652,8 @@ static void *creator_main(void *arg)
 {
     creator *cr = arg;
     planctl *p = bench_open(cr->uri, PLANCTL_DURABILITY_FULL);
-    char name[64];
-    int64_t run;
-    int i;
 
-    for (i = cr->first; i < cr->n; i += cr->step) {
-        snprintf(name, sizeof name, "f%d", i);
-        if (planctl_instance_create(&run, p, name, "seq", NULL, NULL, 0) < 0)
-            bench_die("pg: create %s: %s", name, planctl_errmsg(p));
-    }
+    create_some(p, "seq", "f", cr->first, cr->step, cr->n);
     planctl_close(p);
     return NULL;
 }
