@@ -55,9 +55,12 @@ run_uid() {
     val "SELECT r.uid FROM runs r JOIN instances i ON i.id = r.instance_id
          WHERE i.name = '$1' ORDER BY r.id OFFSET ${2:-1} - 1 LIMIT 1"
 }
-# Whether run uid $1 has a try open whose shell runs.
+# Whether run uid $1 has a try open whose shell runs (failing at once if
+# the engine exited).
 try_running() {
     local n
+    kill -0 "$ENGINE_PID" 2>/dev/null ||
+        fail "the engine exited: $(cat "$ENGINE_ERR")"
     n=$(val "SELECT a.number FROM attempts a JOIN steps s ON s.id = a.step_id
              JOIN runs r ON r.id = s.run_id
              WHERE r.uid = '$1' AND a.finished_at IS NULL")
@@ -128,7 +131,11 @@ SQL
 }
 
 ENGINE_ERR=$tmp/e.err
-"$PLANCTL_BIN" run >"$tmp/e.out" 2>"$ENGINE_ERR" &
+# A TTL of 60 s: the engine stopped while the tables are put back, its
+# session ended and its heartbeat row put back in time, stays one of the
+# engines however slow the machine (with the default TTL, an ASan build
+# under load once stopped itself there, heartbeat late).
+"$PLANCTL_BIN" run --lease-ttl 60s >"$tmp/e.out" 2>"$ENGINE_ERR" &
 ENGINE_PID=$!
 bg_pids+=("$ENGINE_PID")
 
