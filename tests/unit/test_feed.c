@@ -570,7 +570,7 @@ static void on_tick(uv_timer_t *t)
                         "SELECT pg_terminate_backend(pid) FROM "
                         "pg_stat_activity WHERE pid <> pg_backend_pid() "
                         "AND datname = current_database() AND "
-                        "application_name = 'planctl'");
+                        "application_name = current_schema()");
             /* The other writer's session went too: its first try says
              * so, its next connects again. */
             if (planctl_instance_create(&run, f->p2, "after", "h", NULL, NULL,

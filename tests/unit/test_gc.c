@@ -78,23 +78,21 @@ static void test_gc_beside_running_engine(void **state)
         planctl_definition_apply(NULL, p, GC_DEF, strlen(GC_DEF), "g.json"), 0);
     for (i = 0; i < INSTANCES; i++) {
         snprintf(name, sizeof name, "i%d", i);
-        assert_int_equal(
-            planctl_instance_create(&r, p, name, "g", NULL, NULL, 0), 0);
+        tu_ok(p, planctl_instance_create(&r, p, name, "g", NULL, NULL, 0));
     }
     assert_int_equal(tu_engine_until_idle(p), 0);
     /* History: old backups, terminal, most of them gc's to remove. */
     for (k = 0; k < OLD_BACKUPS; k++) {
         for (i = 0; i < INSTANCES; i++) {
             snprintf(name, sizeof name, "i%d", i);
-            assert_int_equal(planctl_plan_trigger(&r, p, name, "backup", NULL),
-                             0);
+            tu_ok(p, planctl_plan_trigger(&r, p, name, "backup", NULL));
         }
         assert_int_equal(tu_engine_until_idle(p), 0);
     }
     /* New work for the engine, while gc runs in another process. */
     for (i = 0; i < INSTANCES; i++) {
         snprintf(name, sizeof name, "i%d", i);
-        assert_int_equal(planctl_plan_trigger(&r, p, name, "backup", NULL), 0);
+        tu_ok(p, planctl_plan_trigger(&r, p, name, "backup", NULL));
     }
     pid = fork();
     assert_true(pid >= 0);

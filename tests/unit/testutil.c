@@ -304,9 +304,12 @@ char *tu_db_target(const char *sqlite_path)
     pg_schemas = realloc(pg_schemas, (pg_nschemas + 1) * sizeof *pg_schemas);
     assert_non_null(pg_schemas);
     pg_schemas[pg_nschemas++] = schema;
+    /* The sessions named after the schema: a test that ends its own
+     * sessions finds them among those of the tests beside it, which share
+     * the database. */
     uri = tu_fmt("postgresql:///postgres?host=%s&port=%s&user=planctl&"
-                 "schema=%s",
-                 pg_host, pg_port, schema);
+                 "application_name=%s&schema=%s",
+                 pg_host, pg_port, schema, schema);
     assert_non_null(uri);
     return uri;
 #else

@@ -82,6 +82,15 @@ void tu_raw_exec(tu_raw *r, const char *fmt, ...)
     ;
 
 struct planctl;
+/* Fails the test, naming the call, its code and the handle's message,
+ * unless call returns 0 (for calls whose failure must say why). */
+#define tu_ok(p, call)                                                         \
+    do {                                                                       \
+        int tu_rc_ = (call);                                                   \
+        if (tu_rc_ != 0)                                                       \
+            fail_msg("%s: %d: %s", #call, tu_rc_, planctl_errmsg(p));          \
+    } while (0)
+
 /* Runs an engine (own loop, until_idle) on p until nothing is left to do;
  * fails the test if the loop does not close clean.  Returns the engine's
  * status (0, or why it stopped). */
