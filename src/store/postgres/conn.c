@@ -533,6 +533,7 @@ int pctl_pg_alive(pctl_pg_conn *pc)
                         "not connect again (%s); is the server running?",
                         pc->base.p->path, conn_words(pc, buf, sizeof buf));
     pc->gen++;
+    pc->rebase = 1;
     pc->in_tx = 0;
     cancel_renew(pc);
     if ((rc = session_setup(pc)) < 0)
@@ -543,6 +544,27 @@ int pctl_pg_alive(pctl_pg_conn *pc)
 }
 
 /* ---- transactions ---- */
+
+/*
+ * The commit counter as the server has it now (raw), into seen, the
+ * token's value.  A server that crashed may have lost commits it had
+ * acknowledged, and the counter with them: after a new session it can be
+ * lower than what this connection saw.  The token must then still move at
+ * the next commits of others, and never come back to a value it had (a
+ * reader that compares it with an old one would miss them): the first
+ * value read in a new session that is not above seen moves shift so that
+ * the token is one more, and every value after it moves from there.
+ */
+static void counter_read(pctl_pg_conn *pc, int64_t raw)
+{
+    if (pc->rebase) {
+        pc->rebase = 0;
+        if (raw + pc->shift <= pc->seen)
+            pc->shift = pc->seen + 1 - raw;
+    }
+    if (raw + pc->shift > pc->seen)
+        pc->seen = raw + pc->shift;
+}
 
 int pctl_pg_begin(pctl_conn *c, pctl_tx_kind k)
 {
@@ -583,8 +605,7 @@ int pctl_pg_begin(pctl_conn *c, pctl_tx_kind k)
     pc->in_tx = 1 + k;
     pc->before = before;
     pc->own_at_begin = pc->own;
-    if (before > pc->seen)
-        pc->seen = before;
+    counter_read(pc, before);
     return 0;
 }
 
@@ -699,8 +720,8 @@ int pctl_pg_commit(pctl_conn *c)
          * seen, which is no more than the token now. */
         if (shared)
             pc->seen++;
-        else if (pc->before + 1 > pc->seen)
-            pc->seen = pc->before + 1;
+        else
+            counter_read(pc, pc->before + 1);
     }
     return 0;
 }
@@ -733,8 +754,7 @@ int pctl_pg_token(pctl_db_token *out, pctl_conn *c, unsigned which)
             pc->listening = 1;
             if ((rc = run_int(pc, COMMITS_SQL, "data_version", &v)) < 0)
                 return rc;
-            if (v > pc->seen)
-                pc->seen = v;
+            counter_read(pc, v);
         }
         if (!PQconsumeInput(pc->pg)) {
             char buf[512];
@@ -751,17 +771,13 @@ int pctl_pg_token(pctl_db_token *out, pctl_conn *c, unsigned which)
 
             if ((rc = run_int(pc, COMMITS_SQL, "data_version", &v)) < 0)
                 return rc;
-            if (v > pc->seen)
-                pc->seen = v;
+            counter_read(pc, v);
         }
     }
     /* Inside a transaction nothing new arrives (libpq has buffered what
      * came); what is buffered is still counted. */
     while ((n = PQnotifies(pc->pg)) != NULL) {
-        int64_t v = strtoll(n->extra, NULL, 10);
-
-        if (v > pc->seen)
-            pc->seen = v;
+        counter_read(pc, strtoll(n->extra, NULL, 10));
         PQfreemem(n);
     }
     out->others = pc->seen - pc->mine;

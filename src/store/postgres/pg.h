@@ -49,7 +49,9 @@ typedef struct pctl_pg_conn {
                             statements prepared before are prepared again */
     int in_tx;           /* 0, or the kind + 1 of the open transaction */
     int listening;       /* LISTEN sent in this session */
-    int64_t seen;        /* the highest commit counter known */
+    int64_t seen;        /* the highest commit counter known, + shift */
+    int64_t shift;       /* added to the counter as the server tells it */
+    int rebase;          /* a new session: the counter may have gone back */
     int64_t mine;        /* this connection's commits that changed rows */
     int64_t own;         /* rows this connection's statements changed */
     int64_t own_at_begin;
