@@ -622,6 +622,60 @@ static void test_rows_gathered(void **state)
     assert_int_equal(pctl_fleet_leave(f->p), 0);
 }
 
+/*
+ * On PostgreSQL an engine's BEGIN (and an admission's) is sent ahead: its
+ * three statements (BEGIN, the shared lock, the change token) wait for
+ * the transaction's first read, which reads their answers with its own,
+ * one round trip for all.  A write lock another writer holds fails that
+ * read (EBUSY, naming the lock) and the transaction, which rolls back;
+ * the next one, once the lock is free, goes on.  Without the BEGIN sent
+ * ahead nothing is waiting after it.
+ */
+static void test_begin_sent_ahead(void **state)
+{
+    fixture *f = *state;
+    planctl_open_options o = PLANCTL_OPEN_OPTIONS_INIT;
+    planctl *cli = NULL;
+    tu_raw *holder;
+    char *said = NULL;
+    int64_t run;
+
+    if (!tu_on_pg())
+        return; /* SQLite's BEGIN is no round trip */
+    create(f->p, "z1");
+    assert_int_equal(pctl_fleet_join(f->p, "e1", 12000, 0, &said), 0);
+    pctl_free(said);
+    assert_int_equal(pctl_tx_begin_engine(f->p, 0), 0);
+    assert_int_equal(NSENT(f->p), 3);
+    assert_int_equal(instances(f->p), 1);
+    assert_int_equal(NSENT(f->p), 0);
+    assert_int_equal(pctl_tx_end(f->p, 0), 0);
+
+    o.busy_timeout_ms = 200;
+    assert_int_equal(planctl_open(&cli, f->path, &o), 0);
+    holder = tu_raw_open(f->path);
+    tu_raw_exec(holder, "BEGIN");
+    tu_raw_exec(holder, "DO $$BEGIN PERFORM pg_advisory_xact_lock("
+                        "1347175255, hashtext(current_schema())); END$$");
+    assert_int_equal(pctl_engine_pass_begin(f->p, 0, 0), PLANCTL_EBUSY);
+    assert_non_null(
+        strstr(planctl_errmsg(f->p), "locked by another planctl writer"));
+    assert_false(in_tx(f->p));
+    assert_int_equal(
+        planctl_instance_create(&run, cli, "z2", "zookeeper", "0.2.0", NULL, 0),
+        PLANCTL_EBUSY);
+    assert_non_null(
+        strstr(planctl_errmsg(cli), "locked by another planctl writer"));
+    tu_raw_exec(holder, "ROLLBACK");
+    assert_int_equal(pctl_engine_pass_begin(f->p, 0, 0), 0);
+    assert_int_equal(pctl_engine_pass_end(f->p, 0), 0);
+    create(cli, "z2");
+    assert_int_equal(count_on(f->other, "SELECT count(*) FROM instances"), 2);
+    tu_raw_close(holder);
+    planctl_close(cli);
+    assert_int_equal(pctl_fleet_leave(f->p), 0);
+}
+
 /* The token of a handle whose session ends, read until it is read: the
  * first read after the server ended the session may be the one that
  * finds it gone (EIO); the next makes a new one. */
@@ -698,7 +752,7 @@ int main(void)
         T(test_no_write_inside_rows),       T(test_engine_session_given_back),
         T(test_engines_write_side_by_side), T(test_pass_writes_sent_later),
         T(test_reads_sent_ahead),           T(test_rows_gathered),
-        T(test_token_after_lost_commits),
+        T(test_begin_sent_ahead),           T(test_token_after_lost_commits),
     };
 #undef T
 

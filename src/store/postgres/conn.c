@@ -200,12 +200,19 @@ static int run_int(pctl_pg_conn *pc, const char *sql, const char *what,
 
 /* ---- statements sent without waiting ---- */
 
+static void counter_read(pctl_pg_conn *pc, int64_t raw);
+
 /* What one answer in the pipeline says of its statement e: 0, or the
- * failure (message set).  A statement waited for keeps its answer. */
-static int answer(pctl_pg_conn *pc, struct pctl_pg_sent *e, PGresult *r)
+ * failure (message set, unless an earlier statement failed: the first
+ * failure's message is the one that stays).  A statement waited for
+ * keeps its answer. */
+static int answer(pctl_pg_conn *pc, struct pctl_pg_sent *e, PGresult *r,
+                  int after_failure)
 {
     ExecStatusType st = PQresultStatus(r);
-    const char *name = e->s ? pctl_query_name(e->s->base.q) : "commit";
+    const char *name = e->s ? pctl_query_name(e->s->base.q)
+                       : e->expect <= PCTL_PG_BEGIN ? "begin"
+                                                    : "commit";
     int64_t n;
 
     if (e->expect == PCTL_PG_WAITED) {
@@ -213,6 +220,10 @@ static int answer(pctl_pg_conn *pc, struct pctl_pg_sent *e, PGresult *r)
         e->s->res = r;
         e->s->fresh = 1;
         return 0;
+    }
+    if (after_failure) {
+        PQclear(r);
+        return PLANCTL_ERROR;
     }
     if (st == PGRES_PIPELINE_ABORTED) {
         PQclear(r);
@@ -233,6 +244,12 @@ static int answer(pctl_pg_conn *pc, struct pctl_pg_sent *e, PGresult *r)
         return pctl_err(pc->base.p, PLANCTL_ERROR,
                         "commit: the transaction had failed and was rolled "
                         "back");
+    }
+    if (e->expect == PCTL_PG_BEFORE) {
+        pc->before = PQntuples(r) > 0 && !PQgetisnull(r, 0, 0)
+                         ? strtoll(PQgetvalue(r, 0, 0), NULL, 10)
+                         : 0;
+        counter_read(pc, pc->before);
     }
     n = atoll(PQcmdTuples(r));
     PQclear(r);
@@ -310,7 +327,7 @@ int pctl_pg_drain(pctl_pg_conn *pc)
             PQclear(r);
             continue;
         }
-        one = answer(pc, &pc->sent[i], r);
+        one = answer(pc, &pc->sent[i], r, rc < 0);
         if (rc == 0)
             rc = one;
     }
@@ -591,12 +608,27 @@ int pctl_pg_begin(pctl_conn *c, pctl_tx_kind k)
         pc->in_tx = 1 + PCTL_TX_ROWS;
         return 0;
     }
+    pc->own_at_begin = pc->own;
     /* An engine's write and an admission take the lock shared: the other
      * engines' writes and admissions go on beside it, every other writer
-     * waits for them all. */
+     * waits for them all.  Their BEGIN is sent ahead, not waited for: its
+     * answers come back with the transaction's first read (a pass's
+     * fence), one round trip for both; a lock not taken in time fails
+     * that read (EBUSY), and the transaction. */
+    if (k == PCTL_TX_ENGINE || k == PCTL_TX_ADMIT) {
+        snprintf(sql, sizeof sql, "SELECT pg_advisory_xact_lock_shared(%d, %d)",
+                 PCTL_PG_LOCK_WRITE, pc->lock_key);
+        if ((rc = pctl_pg_send(pc, NULL, "BEGIN", PCTL_PG_BEGIN)) < 0 ||
+            (rc = pctl_pg_send(pc, NULL, sql, PCTL_PG_BEGIN)) < 0 ||
+            (rc = pctl_pg_send(pc, NULL, COMMITS_SQL, PCTL_PG_BEFORE)) < 0) {
+            end_open_tx(pc);
+            return rc;
+        }
+        pc->in_tx = 1 + k;
+        return 0;
+    }
     snprintf(sql, sizeof sql,
-             "BEGIN; SELECT pg_advisory_xact_lock%s(%d, %d); " COMMITS_SQL,
-             k == PCTL_TX_ENGINE || k == PCTL_TX_ADMIT ? "_shared" : "",
+             "BEGIN; SELECT pg_advisory_xact_lock(%d, %d); " COMMITS_SQL,
              PCTL_PG_LOCK_WRITE, pc->lock_key);
     if ((rc = run_int(pc, sql, NULL, &before)) < 0) {
         end_open_tx(pc);
@@ -604,7 +636,6 @@ int pctl_pg_begin(pctl_conn *c, pctl_tx_kind k)
     }
     pc->in_tx = 1 + k;
     pc->before = before;
-    pc->own_at_begin = pc->own;
     counter_read(pc, before);
     return 0;
 }

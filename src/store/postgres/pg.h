@@ -134,8 +134,15 @@ int pctl_pg_err(pctl_pg_conn *pc, const PGresult *res, const char *what);
 
 /* What pctl_pg_send's expect may be besides a count of rows (>= 0) or
  * -1 (any): the statement waited for, whose answer is kept in its res;
- * the COMMIT, whose answer must be COMMIT (not ROLLBACK). */
-enum { PCTL_PG_WAITED = -2, PCTL_PG_COMMIT = -3 };
+ * the COMMIT, whose answer must be COMMIT (not ROLLBACK); a statement of
+ * a BEGIN sent ahead (any answer); the change token read at that BEGIN,
+ * whose value is the counter before the transaction (pc->before). */
+enum {
+    PCTL_PG_WAITED = -2,
+    PCTL_PG_COMMIT = -3,
+    PCTL_PG_BEGIN = -4,
+    PCTL_PG_BEFORE = -5
+};
 
 /* Sends statement s (bound), or the text sql when s is NULL, in pipeline
  * mode (entered if it is not), without waiting for its answer, which
