@@ -58,6 +58,7 @@
     X(def_list)                                                                \
     X(run_for_retry)                                                           \
     X(run_status_of_instance)                                                  \
+    X(run_lock)                                                                \
     X(run_latest_for_retry)                                                    \
     X(run_latest_of_plan)                                                      \
     X(run_of_instance)                                                         \

@@ -8,6 +8,12 @@
  * on its next pass that the steps it runs are no longer IN_PROGRESS and
  * stops their tasks.  Its own writes for them then fail the
  * compare-and-set and are dropped.
+ *
+ * Cancel, pause and resume change one run (PCTL_TX_RUN): on PostgreSQL
+ * they commit beside the engines' passes, under the run's row lock, which
+ * they take before any write (lock_target); a deadlock with a pass that
+ * was writing the same run's steps is broken by the server, and the
+ * change is made again (run_change).
  */
 #include <string.h>
 
@@ -248,14 +254,114 @@ static int run_to_cancel(planctl_status *status, planctl *p,
     return rc;
 }
 
+int pctl_run_lock(planctl_status *status, planctl *p, int64_t run_id)
+{
+    pctl_stmt *st = pctl_q(p, PCTL_Q_run_lock);
+    int rc;
+
+    if (!st)
+        return pctl_q_err(p);
+    pctl_bind_i64(st, 1, run_id);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW) {
+        rc = planctl_status_parse(status, pctl_col_text(st, 0));
+        rc = rc < 0 ? pctl_err(p, PLANCTL_EIO, "unknown run status") : 0;
+    } else if (rc == PCTL_DONE) {
+        rc = pctl_err(p, PLANCTL_ENOTFOUND, "run %lld does not exist",
+                      (long long)run_id);
+    } else if (rc == PLANCTL_EBUSY && !p->conn->deadlocked) {
+        rc = pctl_err(p, rc,
+                      "run %lld is being changed by another writer (its row "
+                      "is locked) for longer than the busy timeout; try "
+                      "again",
+                      (long long)run_id);
+    } else {
+        rc = pctl_q_fail(st, rc);
+    }
+    pctl_reset(st);
+    return rc;
+}
+
+/* The run an operator's change is for (the instance's active run, or its
+ * run `run` when > 0: a cancel's), locked (pctl_run_lock), with *status
+ * as it is under the lock.  An engine beside may have moved it between
+ * the read and the lock (ended it, promoted the next): then it is read
+ * again, now that every commit before the lock shows. */
+static int lock_target(int64_t *id, planctl_status *status, planctl *p,
+                       const char *instance, int64_t run, const char *verb)
+{
+    planctl_status now;
+    int tries, rc;
+
+    for (tries = 0; tries < 3; tries++) {
+        if (run > 0) {
+            *id = run;
+            rc = run_to_cancel(status, p, instance, run);
+        } else {
+            rc = active_run(id, status, p, instance, verb);
+        }
+        if (rc < 0 || (rc = pctl_run_lock(&now, p, *id)) < 0)
+            return rc;
+        if (now == *status)
+            return 0;
+    }
+    return pctl_err(p, PLANCTL_ESTALE,
+                    "run %lld of instance \"%s\" kept changing while it was "
+                    "being locked to %s it; try again",
+                    (long long)*id, instance, verb);
+}
+
+/* One operator's change to a run: what change() does in a transaction of
+ * its own (PCTL_TX_RUN), made again when the server broke a deadlock by
+ * ending it (a pass writing the run's steps while this waited for them,
+ * the pass then waiting for the run's row): a few times, each from the
+ * start, since what it read may have moved. */
+static int run_change(planctl *p, int (*change)(planctl *p, void *arg),
+                      void *arg)
+{
+    int tries = 0, rc;
+
+    do {
+        if ((rc = pctl_tx_begin_run(p)) < 0)
+            return rc;
+        rc = pctl_tx_end(p, change(p, arg));
+    } while (rc == PLANCTL_EBUSY && p->conn->deadlocked && ++tries < 5);
+    return rc;
+}
+
+typedef struct cancel_args {
+    const char *instance;
+    const char *msg;
+    int64_t run, id;
+} cancel_args;
+
+static int cancel_in_tx(planctl *p, void *arg)
+{
+    cancel_args *a = arg;
+    pctl_change c = PCTL_CHANGE_INIT;
+    int rc = lock_target(&a->id, &c.from, p, a->instance, a->run, "cancel");
+
+    if (rc == 0)
+        rc = pctl_close_children(p, a->id, PLANCTL_STATUS_CANCELLED, a->msg,
+                                 pctl_user(p));
+    if (rc == 0) {
+        c.entity = PLANCTL_ENTITY_RUN;
+        c.id = a->id;
+        c.to = PLANCTL_STATUS_CANCELLED;
+        c.message = a->msg;
+        c.actor = pctl_user(p);
+        rc = pctl_gate(p, &c);
+    }
+    return rc;
+}
+
 int planctl_run_cancel_opts(int64_t *out, planctl *p, const char *instance,
                             const planctl_cancel_options *opts)
 {
     planctl_cancel_options defaults = PLANCTL_CANCEL_OPTIONS_INIT;
-    pctl_change c = PCTL_CHANGE_INIT;
+    cancel_args a = {0};
     const char *reason;
     char *msg = NULL;
-    int64_t id = 0;
     int rc;
 
     if (out)
@@ -277,35 +383,17 @@ int planctl_run_cancel_opts(int64_t *out, planctl *p, const char *instance,
     reason = opts->reason;
     if ((rc = pctl_reason_check(p, reason)) < 0)
         return rc;
-    if ((rc = pctl_tx_begin(p)) < 0)
-        return rc;
-    if (opts->run > 0) {
-        id = opts->run;
-        rc = run_to_cancel(&c.from, p, instance, id);
-    } else {
-        rc = active_run(&id, &c.from, p, instance, "cancel");
-    }
-    if (rc == 0) {
-        msg = reason && *reason ? pctl_asprintf("cancelled: %s", reason)
-                                : pctl_strdup("cancelled by user");
-        if (!msg)
-            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    }
-    if (rc == 0)
-        rc = pctl_close_children(p, id, PLANCTL_STATUS_CANCELLED, msg,
-                                 pctl_user(p));
-    if (rc == 0) {
-        c.entity = PLANCTL_ENTITY_RUN;
-        c.id = id;
-        c.to = PLANCTL_STATUS_CANCELLED;
-        c.message = msg;
-        c.actor = pctl_user(p);
-        rc = pctl_gate(p, &c);
-    }
-    rc = pctl_tx_end(p, rc);
+    msg = reason && *reason ? pctl_asprintf("cancelled: %s", reason)
+                            : pctl_strdup("cancelled by user");
+    if (!msg)
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    a.instance = instance;
+    a.msg = msg;
+    a.run = opts->run;
+    rc = run_change(p, cancel_in_tx, &a);
     pctl_free(msg);
     if (rc == 0 && out)
-        *out = id;
+        *out = a.id;
     return rc;
 }
 
@@ -318,22 +406,25 @@ int planctl_run_cancel(int64_t *out, planctl *p, const char *instance,
     return planctl_run_cancel_opts(out, p, instance, &o);
 }
 
-static int pause_resume(int64_t *out, planctl *p, const char *instance,
-                        int pause)
+typedef struct pause_args {
+    const char *instance;
+    int pause;
+    int64_t id;
+} pause_args;
+
+static int pause_in_tx(planctl *p, void *arg)
 {
+    pause_args *a = arg;
     pctl_change c = PCTL_CHANGE_INIT;
     planctl_status need =
-        pause ? PLANCTL_STATUS_IN_PROGRESS : PLANCTL_STATUS_PAUSED;
+        a->pause ? PLANCTL_STATUS_IN_PROGRESS : PLANCTL_STATUS_PAUSED;
+    int pause = a->pause;
+    const char *instance = a->instance;
     int64_t id = 0;
-    int rc;
+    int rc =
+        lock_target(&id, &c.from, p, instance, 0, pause ? "pause" : "resume");
 
-    if (out)
-        *out = 0;
-    if (!p || !instance)
-        return pctl_err_arg(p, !p ? "p" : "instance");
-    if ((rc = pctl_tx_begin(p)) < 0)
-        return rc;
-    rc = active_run(&id, &c.from, p, instance, pause ? "pause" : "resume");
+    a->id = id;
     if (rc == 0 && c.from != need)
         rc = pctl_err(p, PLANCTL_ECONFLICT,
                       "run %lld of instance \"%s\" is %s; only %s run can "
@@ -349,9 +440,24 @@ static int pause_resume(int64_t *out, planctl *p, const char *instance,
         c.actor = pctl_user(p);
         rc = pctl_gate(p, &c);
     }
-    rc = pctl_tx_end(p, rc);
+    return rc;
+}
+
+static int pause_resume(int64_t *out, planctl *p, const char *instance,
+                        int pause)
+{
+    pause_args a = {0};
+    int rc;
+
+    if (out)
+        *out = 0;
+    if (!p || !instance)
+        return pctl_err_arg(p, !p ? "p" : "instance");
+    a.instance = instance;
+    a.pause = pause;
+    rc = run_change(p, pause_in_tx, &a);
     if (rc == 0 && out)
-        *out = id;
+        *out = a.id;
     return rc;
 }
 

@@ -50,14 +50,19 @@ enum { PCTL_DONE = 0, PCTL_ROW = 1 };
  * so on PostgreSQL it too takes the lock shared, beside the engines'
  * passes and other admissions, and counts its commit in one of a few
  * counters of admissions (meta 'commits.-N'), so that admissions commit
- * beside each other and share the server's disk syncs.  SQLite has one
- * writer at a time whatever the kind: there all are PCTL_TX_WRITE. */
+ * beside each other and share the server's disk syncs.  PCTL_TX_RUN is
+ * an operator's change to one run (cancel, pause, resume): it writes the
+ * run and its phases and steps, under the run's row lock, which it takes
+ * first (pctl_run_lock); beside the engines as an admission is, counted
+ * as admissions are.  SQLite has one writer at a time whatever the kind:
+ * there all are PCTL_TX_WRITE. */
 typedef enum pctl_tx_kind {
     PCTL_TX_READ,
     PCTL_TX_WRITE,
     PCTL_TX_ROWS,
     PCTL_TX_ENGINE,
-    PCTL_TX_ADMIT
+    PCTL_TX_ADMIT,
+    PCTL_TX_RUN
 } pctl_tx_kind;
 
 /* A column's type in the current row (pctl_col_type). */
@@ -91,6 +96,10 @@ struct pctl_db_methods;
 typedef struct pctl_conn {
     const struct pctl_db_methods *m;
     planctl *p; /* messages go to pctl_err(p, ...) */
+    /* The transaction's last failure was a deadlock the server broke
+     * (PostgreSQL's 40P01, reported as EBUSY): run again, it may well
+     * succeed.  Cleared at each begin. */
+    int deadlocked;
 } pctl_conn;
 
 /* The first member of a backend's statement.  m is c->m, kept here so

@@ -206,6 +206,20 @@ int pctl_tx_begin_engine(planctl *p, int64_t at);
  * engine holds a run before it is committed, and the name's unique index
  * settles two admissions of one name. */
 int pctl_tx_begin_admit(planctl *p);
+/* An operator's change to one run (PCTL_TX_RUN, sql.h): on PostgreSQL
+ * beside the engines' writes and admissions, never beside another
+ * writer's.  Its first write must be pctl_run_lock() of the run, and it
+ * may write only that run, its phases and steps, the queued run it
+ * promotes, and events: an engine that holds the run writes them only
+ * under compare-and-set, which a change made meanwhile fails (its pass
+ * rolls back and reads the run again). */
+int pctl_tx_begin_run(planctl *p);
+/* Locks run_id's row for the transaction (FOR UPDATE on PostgreSQL;
+ * SQLite's transaction holds the file) and reads its status as it is
+ * now, into *status.  ENOTFOUND when there is no such run, EBUSY (saying
+ * the run is being changed by another writer) when its lock was not
+ * free within the busy timeout. */
+int pctl_run_lock(planctl_status *status, planctl *p, int64_t run_id);
 /* COMMIT at depth 1; a failed commit rolls back.  Returns 0 or an error. */
 int pctl_tx_commit(planctl *p);
 /* ROLLBACK at depth 1.  Can't fail (errors are ignored: SQLite rolls back

@@ -34,6 +34,7 @@ static int begin(planctl *p, int64_t at, pctl_tx_kind kind)
     p->tx_later = 0;
     p->nended_runs = 0;
     p->tx_serial++;
+    p->conn->deadlocked = 0;
     pctl_intr_enter(p);
     rc = p->conn->m->begin(p->conn, kind);
     if (rc < 0) {
@@ -71,6 +72,11 @@ int pctl_tx_begin_engine(planctl *p, int64_t at)
 int pctl_tx_begin_admit(planctl *p)
 {
     return begin(p, 0, PCTL_TX_ADMIT);
+}
+
+int pctl_tx_begin_run(planctl *p)
+{
+    return begin(p, 0, PCTL_TX_RUN);
 }
 
 /* Ends the moment pctl_tx_begin started. */

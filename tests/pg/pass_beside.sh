@@ -9,16 +9,19 @@
 # inside its pass without luck: a psql session locks the rows of its
 # runs' steps, its next pass waits there, the engine is stopped, the
 # rows are let go; the server finishes the statement and the session is
-# idle in a transaction its stopped client cannot end.  Continued, the
-# engine goes on, and every run completes.
+# idle in a transaction its stopped client cannot end.  A cancel of a run
+# whose rows the stuck pass changed waits for them and is refused (exit
+# 3, one line); a pause, a resume and a cancel of a run engine first
+# holds commit beside it.  Continued, the engine goes on, and every run
+# completes.
 . "$(dirname "$0")/lib.sh"
 
 sleeper_backlog 1 3 24
 
-# A TTL of 60 s: the server ends a session idle in a transaction after
-# 15 s, and nobody declares the stopped engine dead meanwhile.  Each
+# A TTL of 120 s: the server ends a session idle in a transaction after
+# 30 s, and nobody declares the stopped engine dead meanwhile.  Each
 # engine holds 12 runs at most: both hold runs until the last rounds.
-start_two_engines --lease-ttl 60s --capacity 12
+start_two_engines --lease-ttl 120s --capacity 12
 both_hold() {
     [ "$(val "SELECT count(DISTINCT c.engine_id) FROM claims c
               JOIN runs r ON r.id = c.run_id
@@ -56,6 +59,29 @@ in_tx() {
 }
 wait_for 60 "the stopped engine's session to be idle in its pass" in_tx
 
+# A cancel of a run whose rows the stuck pass changed waits for them, and
+# is refused after the busy timeout, in one line, exit 3, changing
+# nothing.  Those runs are the ones whose steps are locked (SKIP LOCKED
+# leaves them out).
+stuck_run=$(val "SELECT min(run_id) FROM steps
+                 WHERE run_id IN (SELECT run_id FROM claims
+                                  WHERE engine_id = $second)
+                   AND id NOT IN (SELECT id FROM steps FOR UPDATE SKIP LOCKED)")
+[ -n "$stuck_run" ] || fail "no run whose steps the stuck pass locked"
+stuck_name=$(val "SELECT i.name FROM runs r JOIN instances i
+                  ON i.id = r.instance_id WHERE r.id = $stuck_run")
+events=$(val "SELECT count(*) FROM events WHERE run_id = $stuck_run")
+rc=0
+pctl cancel "$stuck_name" --run "$stuck_run" >"$tmp/held.out" \
+    2>"$tmp/held.err" || rc=$?
+[ "$rc" = 3 ] ||
+    fail "cancel of a run the stuck pass changed: exit $rc: $(cat "$tmp/held.err")"
+[ "$(wc -l <"$tmp/held.err")" = 1 ] || fail "not one line: $(cat "$tmp/held.err")"
+grep -q "try again" "$tmp/held.err" || fail "message: $(cat "$tmp/held.err")"
+[ "$(val "SELECT count(*) FROM events WHERE run_id = $stuck_run")" = \
+    "$events" ] || fail "the refused cancel wrote events"
+in_tx || fail "the stuck session ended before the refused cancel was done"
+
 # Every run second does not hold completes while it is stuck.
 others_done() {
     in_tx || fail "the stuck session ended before engine first finished" \
@@ -79,10 +105,30 @@ pctl create late --definition sleeper >"$tmp/late.out" 2>&1 ||
 in_tx || fail "the stuck session ended before the create was done"
 wait_for 60 "engine first to complete the new run" others_done
 
+# Nor do a pause, a resume and a cancel of a run it does not hold (each
+# under its run's row lock): made while engine first runs the run.
+pctl create late2 --definition sleeper >/dev/null ||
+    fail "create late2 beside the stuck pass"
+late2_is() {
+    [ "$(val "SELECT r.status FROM runs r JOIN instances i
+              ON i.id = r.instance_id WHERE i.name = 'late2'")" = "$1" ]
+}
+wait_for 60 "engine first to start late2" late2_is IN_PROGRESS
+for verb in pause resume; do
+    pctl "$verb" late2 >"$tmp/$verb.out" 2>&1 ||
+        fail "$verb beside the stuck pass: $(cat "$tmp/$verb.out")"
+done
+pctl cancel late2 --reason beside >"$tmp/cancel.out" 2>&1 ||
+    fail "cancel beside the stuck pass: $(cat "$tmp/cancel.out")"
+late2_is CANCELLED || fail "late2 not cancelled"
+in_tx || fail "the stuck session ended before the cancel was done"
+
+
 # Continued, engine second goes on (its session may have been ended
 # meanwhile: it makes it again), and every run completes.
 kill -CONT "$pid_second"
 wait_for 120 "the engines to complete every run" all_done
 stop_two_engines
+pctl delete late2 >/dev/null || fail "delete late2" # its run CANCELLED
 check_finished
 note "ok: $done_first runs completed beside an engine stuck inside its pass"

@@ -10,6 +10,7 @@
  * transaction, by a statement of the test's own given to the backend
  * (sql.h), so the same checks run on PostgreSQL (unit.pg.test_tx).
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <sqlite3.h>
@@ -276,8 +278,11 @@ static int64_t token(planctl *p)
  * shared on PostgreSQL): a second engine's pass begins and claims while
  * the first's is open, and gets other runs (those the first is claiming
  * are skipped, not waited for); a create commits beside them (an
- * admission writes only rows it inserts); any other writer still waits
- * for both, and is refused once its busy timeout has passed.  Each commit
+ * admission writes only rows it inserts), and so does a cancel of a run
+ * neither pass holds (PCTL_TX_RUN, under the run's row lock), while a
+ * cancel of a run a pass is claiming waits for that pass (the claim
+ * locked the row) and is refused, naming the run; any other writer still
+ * waits for both, and is refused once its busy timeout has passed.  Each commit
  * moves the change token, and an engine's counter is folded into the
  * token's main count when it leaves, so the token only grows.  Without the
  * shared lock the second pass waits for the first (EBUSY after TTL/12);
@@ -315,12 +320,40 @@ static void test_engines_write_side_by_side(void **state)
     for (i = 0; i < na; i++)
         for (j = 0; j < nb; j++)
             assert_true(a[i] != b[j]);
-    /* A create commits beside them (it writes only rows it inserts); any
-     * other writer waits for them, as for any writer before it. */
+    /* A create commits beside them (it writes only rows it inserts), a
+     * cancel of a run nobody holds too; a cancel of a run being claimed
+     * waits for its row; any other writer waits for the passes, as for
+     * any writer before it. */
     assert_int_equal(
         planctl_instance_create(&run, cli, "z6", "zookeeper", "0.2.0", NULL, 0),
         0);
-    assert_int_equal(planctl_run_cancel(NULL, cli, "z6", "test"),
+    assert_int_equal(
+        planctl_instance_create(&run, cli, "z7", "zookeeper", "0.2.0", NULL, 0),
+        0);
+    assert_int_equal(planctl_run_cancel(NULL, cli, "z7", "test"), 0);
+    {
+        planctl_cancel_options co = PLANCTL_CANCEL_OPTIONS_INIT;
+        char held[8];
+
+        for (i = 1; i <= 4; i++) {
+            snprintf(held, sizeof held, "z%zu", i);
+            char *sql = tu_fmt("SELECT count(*) FROM runs r JOIN instances "
+                               "i ON i.id = r.instance_id WHERE i.name = "
+                               "'%s' AND r.id = %lld",
+                               held, (long long)a[0]);
+            int64_t n = count_on(cli, sql);
+
+            free(sql);
+            if (n)
+                break;
+        }
+        co.run = a[0];
+        assert_int_equal(planctl_run_cancel_opts(NULL, cli, held, &co),
+                         PLANCTL_EBUSY);
+        assert_non_null(strstr(planctl_errmsg(cli), "is being changed by "
+                                                    "another writer"));
+    }
+    assert_int_equal(planctl_plan_trigger(&run, cli, "z6", "deploy", NULL),
                      PLANCTL_EBUSY);
     assert_int_equal(pctl_engine_pass_end(f->other, 0), 0);
     /* The other's are held now; z6's run, committed beside, is not. */
@@ -676,6 +709,103 @@ static void test_begin_sent_ahead(void **state)
     assert_int_equal(pctl_fleet_leave(f->p), 0);
 }
 
+typedef struct cancel_thread {
+    pthread_t thread;
+    planctl *p;
+    int rc;
+    char msg[256];
+} cancel_thread;
+
+static void *cancel_main(void *arg)
+{
+    cancel_thread *t = arg;
+
+    t->rc = planctl_run_cancel(NULL, t->p, "z1", "deadlock");
+    snprintf(t->msg, sizeof t->msg, "%s", planctl_errmsg(t->p));
+    return NULL;
+}
+
+/* Sessions of the test's schema waiting on a lock: n of them, at most
+ * 30 s waited for. */
+static void wait_lock_waiters(tu_raw *raw, int n)
+{
+    int i;
+
+    for (i = 0; i < 3000; i++) {
+        if (tu_raw_scalar(raw, "SELECT count(*) FROM pg_stat_activity WHERE "
+                               "wait_event_type = 'Lock' AND datname = "
+                               "current_database() AND application_name = "
+                               "current_schema()") == n)
+            return;
+        usleep(10000);
+    }
+    fail_msg("no %d sessions waiting on a lock after 30 s", n);
+}
+
+/*
+ * A cancel commits beside the engines' passes, under its run's row lock
+ * (PCTL_TX_RUN).  A pass that wrote a step of that run, then writes the
+ * run while the cancel, holding the run, waits for the step, is a
+ * deadlock the server breaks by ending one of them: the pass only if its
+ * own wait is checked first, which its longer deadlock_timeout here
+ * rules out, so the cancel is the one ended.  It is made again, waits for
+ * the pass to commit, and succeeds: the caller never sees the deadlock.
+ * Without run_change's retry (src/store/runs.c) it fails with EBUSY.
+ */
+static void test_cancel_deadlock_made_again(void **state)
+{
+    fixture *f = *state;
+    planctl *cli = NULL;
+    pctl_stmt *slow, *step, *run;
+    cancel_thread t;
+    tu_raw *raw;
+    int64_t r, s;
+    char *sql;
+
+    if (!tu_on_pg())
+        return; /* SQLite's writers take turns: no deadlock */
+    create(f->p, "z1");
+    raw = tu_raw_open(f->path);
+    r = tu_raw_scalar(raw, "SELECT max(id) FROM runs");
+    s = tu_raw_scalar(raw, "SELECT min(id) FROM steps WHERE run_id = %lld",
+                      (long long)r);
+    assert_int_equal(planctl_open(&cli, f->path, NULL), 0);
+
+    assert_int_equal(pctl_tx_begin_engine(f->p, 0), 0);
+    slow = own_stmt(f->p, "SET LOCAL deadlock_timeout TO '60s'");
+    assert_int_equal(f->p->conn->m->step(slow), PCTL_DONE);
+    sql = tu_fmt("UPDATE steps SET message = 'pass' WHERE id = %lld",
+                 (long long)s);
+    step = own_stmt(f->p, sql);
+    free(sql);
+    assert_int_equal(f->p->conn->m->step(step), PCTL_DONE);
+
+    memset(&t, 0, sizeof t);
+    t.p = cli;
+    assert_int_equal(pthread_create(&t.thread, NULL, cancel_main, &t), 0);
+    wait_lock_waiters(raw, 1); /* the cancel, holding the run, on the step */
+    sql = tu_fmt("UPDATE runs SET message = 'pass' WHERE id = %lld",
+                 (long long)r);
+    run = own_stmt(f->p, sql);
+    free(sql);
+    /* Waits for the cancel's row until the server ends the cancel. */
+    assert_int_equal(f->p->conn->m->step(run), PCTL_DONE);
+    assert_int_equal(pctl_tx_end(f->p, 0), 0);
+    assert_int_equal(pthread_join(t.thread, NULL), 0);
+    if (t.rc != 0)
+        fail_msg("cancel: %s: %s", planctl_errname(t.rc), t.msg);
+    assert_int_equal(tu_raw_scalar(raw,
+                                   "SELECT count(*) FROM runs WHERE id = %lld "
+                                   "AND status = 'CANCELLED'",
+                                   (long long)r),
+                     1);
+    f->p->conn->m->finalize(slow);
+    f->p->conn->m->finalize(step);
+    f->p->conn->m->finalize(run);
+    planctl_close(cli);
+    tu_raw_close(raw);
+}
+
 /* The token of a handle whose session ends, read until it is read: the
  * first read after the server ended the session may be the one that
  * finds it gone (EIO); the next makes a new one. */
@@ -753,6 +883,7 @@ int main(void)
         T(test_engines_write_side_by_side), T(test_pass_writes_sent_later),
         T(test_reads_sent_ahead),           T(test_rows_gathered),
         T(test_begin_sent_ahead),           T(test_token_after_lost_commits),
+        T(test_cancel_deadlock_made_again),
     };
 #undef T
 

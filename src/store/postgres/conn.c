@@ -26,7 +26,8 @@
  * admission of a new instance (PCTL_TX_ADMIT: create) takes the lock
  * shared too: it writes only rows it inserts, which no engine holds
  * before it commits, so admissions commit beside the passes and beside
- * each other, sharing disk syncs.
+ * each other, sharing disk syncs.  So does an operator's change to one
+ * run (PCTL_TX_RUN: cancel, pause, resume), under that run's row lock.
  *
  * The change token.  meta.commits, plus a counter per engine (meta
  * 'commits.ID') and a few for admissions ('commits.-N'), counts the write
@@ -141,6 +142,8 @@ int pctl_pg_err(pctl_pg_conn *pc, const PGresult *res, const char *what)
                         msg ? msg : conn_words(pc, buf, sizeof buf));
     }
     rc = map_state(st);
+    if (strcmp(st, "40P01") == 0)
+        pc->base.deadlocked = 1;
     if (!msg)
         msg = conn_words(pc, buf, sizeof buf);
     if (pctl_intr_pending(p)) /* canceled (57014), or whatever it ended */
@@ -615,7 +618,7 @@ int pctl_pg_begin(pctl_conn *c, pctl_tx_kind k)
      * answers come back with the transaction's first read (a pass's
      * fence), one round trip for both; a lock not taken in time fails
      * that read (EBUSY), and the transaction. */
-    if (k == PCTL_TX_ENGINE || k == PCTL_TX_ADMIT) {
+    if (k == PCTL_TX_ENGINE || k == PCTL_TX_ADMIT || k == PCTL_TX_RUN) {
         snprintf(sql, sizeof sql, "SELECT pg_advisory_xact_lock_shared(%d, %d)",
                  PCTL_PG_LOCK_WRITE, pc->lock_key);
         if ((rc = pctl_pg_send(pc, NULL, "BEGIN", PCTL_PG_BEGIN)) < 0 ||
@@ -657,18 +660,20 @@ void pctl_pg_rollback(pctl_conn *c)
  * token is one more.  An engine's write moves its own counter by one
  * (no row another engine writes), and notifies, when it does, the token
  * as its own statement sees it: no more than the token once it commits.
- * An admission does the same with one of ADMIT_COUNTERS counters of its
- * own (keys 'commits.-1' and below: no engine's id), the one of its
- * connection, so that admissions from several connections do not wait
- * for each other's commit on one row; the fold above takes them too.
- * The statements go into part[0..n), n returned; COMMIT is not one.
+ * An admission (and a change to one run) does the same with one of
+ * ADMIT_COUNTERS counters of its own (keys 'commits.-1' and below: no
+ * engine's id), the one of its connection, so that admissions from several
+ * connections do not wait for each other's commit on one row; the fold above
+ * takes them too. The statements go into part[0..n), n returned; COMMIT is not
+ * one.
  */
 #define COMMIT_PARTS 2
 static int commit_parts(char (*part)[1024], const pctl_pg_conn *pc, int notify)
 {
     int n = 0;
 
-    if (pc->in_tx == 1 + PCTL_TX_ENGINE || pc->in_tx == 1 + PCTL_TX_ADMIT) {
+    if (pc->in_tx == 1 + PCTL_TX_ENGINE || pc->in_tx == 1 + PCTL_TX_ADMIT ||
+        pc->in_tx == 1 + PCTL_TX_RUN) {
         snprintf(part[n++], sizeof *part,
                  "INSERT INTO meta (key, value) VALUES ('commits.%lld', '1') "
                  "ON CONFLICT (key) DO UPDATE "
@@ -707,8 +712,8 @@ static int commit_parts(char (*part)[1024], const pctl_pg_conn *pc, int notify)
 int pctl_pg_commit(pctl_conn *c)
 {
     pctl_pg_conn *pc = PC(c);
-    int shared =
-        pc->in_tx == 1 + PCTL_TX_ENGINE || pc->in_tx == 1 + PCTL_TX_ADMIT;
+    int shared = pc->in_tx == 1 + PCTL_TX_ENGINE ||
+                 pc->in_tx == 1 + PCTL_TX_ADMIT || pc->in_tx == 1 + PCTL_TX_RUN;
     int changed = (pc->in_tx == 1 + PCTL_TX_WRITE || shared) &&
                   pc->own != pc->own_at_begin;
     int notify = changed && (!pc->quiet || pc->wake);

@@ -473,6 +473,12 @@ WHERE instance_id = $1 AND id = $2;
 -- name: run_status_of_instance
 SELECT status FROM runs WHERE instance_id = $1 AND id = $2;
 
+-- A run's status, as it is now, its row locked until the transaction
+-- ends: an engine's write of the run waits for it, and fails its
+-- compare-and-set after (tx.c, PCTL_TX_RUN); a claim skips it.
+-- name: run_lock
+SELECT status FROM runs WHERE id = $1 FOR NO KEY UPDATE;
+
 -- name: run_latest_for_retry
 SELECT id, definition_id, plan, params, status FROM runs
 WHERE instance_id = $1 ORDER BY id DESC LIMIT 1;

@@ -361,6 +361,10 @@ WHERE instance_id = ?1 AND id = ?2;
 -- name: run_status_of_instance
 SELECT status FROM runs WHERE instance_id = ?1 AND id = ?2;
 
+-- A run's status, as it is now (the transaction holds the file).
+-- name: run_lock
+SELECT status FROM runs WHERE id = ?1;
+
 -- name: run_latest_for_retry
 SELECT id, definition_id, plan, params, status FROM runs
 WHERE instance_id = ?1 ORDER BY id DESC LIMIT 1;
