@@ -171,6 +171,10 @@ static int run_ended(planctl *p, int64_t run_id, int64_t instance_id,
                             run_id) < 0
                    ? pctl_err(p, PLANCTL_ENOMEM, "out of memory")
                    : 0;
+    /* The instance's row first: an admission beside (a trigger --queue)
+     * holds it while it queues, so the queue read below sees its run. */
+    if ((rc = pctl_instance_lock(p, instance_id)) < 0)
+        return rc;
     st = pctl_q(p, PCTL_Q_run_next_queued);
     if (!st)
         return pctl_q_err(p);
@@ -198,6 +202,15 @@ int pctl_queues_promote(planctl *p)
     if (!(next = pctl_calloc(n, sizeof *next)) ||
         pctl_buf_ids_json(&ids, p->ended_runs, n) < 0)
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    /* Their instances' rows first, in id order (sent ahead of the read,
+     * which starts once they are held and so sees every run an admission
+     * beside queued while holding one: pctl_instance_find_locked). */
+    if (rc == 0 && !(st = pctl_q(p, PCTL_Q_instances_lock_of_runs)))
+        rc = pctl_q_err(p);
+    if (rc == 0) {
+        pctl_bind_text(st, 1, ids.s);
+        rc = pctl_q_exec_later(st, -1);
+    }
     if (rc == 0 && !(st = pctl_q(p, PCTL_Q_runs_next_queued)))
         rc = pctl_q_err(p);
     if (rc == 0) {

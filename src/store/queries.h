@@ -40,6 +40,9 @@
     X(phase_carry)                                                             \
     X(step_carry)                                                              \
     X(instance_by_name)                                                        \
+    X(instance_by_name_locked)                                                 \
+    X(instance_lock)                                                           \
+    X(instances_lock_of_runs)                                                  \
     X(instance_insert)                                                         \
     X(instance_update)                                                         \
     X(instance_mark_deleting)                                                  \

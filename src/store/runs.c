@@ -9,16 +9,22 @@
  * stops their tasks.  Its own writes for them then fail the
  * compare-and-set and are dropped.
  *
- * Cancel, pause and resume change one run (PCTL_TX_RUN): on PostgreSQL
- * they commit beside the engines' passes, under the run's row lock, which
- * they take before any write (lock_target); a deadlock with a pass that
- * was writing the same run's steps is broken by the server, and the
- * change is made again (run_change).
+ * Cancel, pause and resume change one run, trigger and retry admit a run
+ * of an existing instance (PCTL_TX_RUN): on PostgreSQL they commit beside
+ * the engines' passes, under the run's row lock (lock_target) or the
+ * instance's (pctl_instance_find_locked: the engines lock it too before
+ * they promote a queued run), taken before any write; a deadlock with a
+ * pass is broken by the server, and the change is made again from the
+ * start (run_change; RUN_TRIES times at most).
  */
 #include <string.h>
 
 #include "core/alloc.h"
 #include "store/store.h"
+
+/* How many times a change is made when the server keeps breaking its
+ * deadlocks with the passes (run_change). */
+#define RUN_TRIES 5
 
 int pctl_store_trigger(planctl_admitted *out, planctl *p, const char *instance,
                        const char *plan, const planctl_trigger_options *opts,
@@ -29,7 +35,7 @@ int pctl_store_trigger(planctl_admitted *out, planctl *p, const char *instance,
     pctl_def *def = NULL;
     char *snap = NULL;
     pctl_admission a = {0};
-    int rc;
+    int rc, tries = 0;
 
     if (!out || !p || !instance || !plan)
         return pctl_err_arg(p, !p          ? "p"
@@ -44,9 +50,10 @@ int pctl_store_trigger(planctl_admitted *out, planctl *p, const char *instance,
                         "plan \"cleanup\" runs only when instance \"%s\" is "
                         "deleted",
                         instance);
-    if ((rc = pctl_tx_begin(p)) < 0)
+again:
+    if ((rc = pctl_tx_begin_run(p)) < 0)
         return rc;
-    rc = pctl_instance_find(&row, p, instance);
+    rc = pctl_instance_find_locked(&row, p, instance);
     if (rc == 0 && row.deleting)
         rc = pctl_err(p, PLANCTL_ECONFLICT, "instance \"%s\" is being deleted",
                       instance);
@@ -76,6 +83,11 @@ int pctl_store_trigger(planctl_admitted *out, planctl *p, const char *instance,
     pctl_free(snap);
     pctl_def_free(def);
     pctl_instance_row_clear(&row);
+    if (rc == PLANCTL_EBUSY && p->conn->deadlocked && ++tries < RUN_TRIES) {
+        snap = NULL;
+        def = NULL;
+        goto again;
+    }
     return rc;
 }
 
@@ -130,7 +142,7 @@ int pctl_store_retry(planctl_admitted *out, planctl *p, const char *instance,
     pctl_def *def = NULL;
     char *reason = NULL;
     pctl_admission a = {0};
-    int rc;
+    int rc, tries = 0;
 
     if (!out || !p || !instance)
         return pctl_err_arg(p, !p ? "p" : !out ? "out" : "instance");
@@ -140,9 +152,10 @@ int pctl_store_retry(planctl_admitted *out, planctl *p, const char *instance,
                         "the instance's latest run",
                         (long long)run_id);
     memset(out, 0, sizeof *out);
-    if ((rc = pctl_tx_begin(p)) < 0)
+again:
+    if ((rc = pctl_tx_begin_run(p)) < 0)
         return rc;
-    rc = pctl_instance_find(&row, p, instance);
+    rc = pctl_instance_find_locked(&row, p, instance);
     if (rc == 0)
         rc = load_old_run(&old, p, row.id, instance, run_id);
     if (rc == 0 && old.status != PLANCTL_STATUS_FATAL_ERROR &&
@@ -177,6 +190,12 @@ int pctl_store_retry(planctl_admitted *out, planctl *p, const char *instance,
     pctl_free(old.params);
     pctl_def_free(def);
     pctl_instance_row_clear(&row);
+    if (rc == PLANCTL_EBUSY && p->conn->deadlocked && ++tries < RUN_TRIES) {
+        memset(&old, 0, sizeof old);
+        def = NULL;
+        reason = NULL;
+        goto again;
+    }
     return rc;
 }
 
@@ -325,7 +344,7 @@ static int run_change(planctl *p, int (*change)(planctl *p, void *arg),
         if ((rc = pctl_tx_begin_run(p)) < 0)
             return rc;
         rc = pctl_tx_end(p, change(p, arg));
-    } while (rc == PLANCTL_EBUSY && p->conn->deadlocked && ++tries < 5);
+    } while (rc == PLANCTL_EBUSY && p->conn->deadlocked && ++tries < RUN_TRIES);
     return rc;
 }
 

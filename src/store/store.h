@@ -206,13 +206,16 @@ int pctl_tx_begin_engine(planctl *p, int64_t at);
  * engine holds a run before it is committed, and the name's unique index
  * settles two admissions of one name. */
 int pctl_tx_begin_admit(planctl *p);
-/* An operator's change to one run (PCTL_TX_RUN, sql.h): on PostgreSQL
- * beside the engines' writes and admissions, never beside another
- * writer's.  Its first write must be pctl_run_lock() of the run, and it
- * may write only that run, its phases and steps, the queued run it
- * promotes, and events: an engine that holds the run writes them only
- * under compare-and-set, which a change made meanwhile fails (its pass
- * rolls back and reads the run again). */
+/* An operator's change to one run, or the admission of a run of an
+ * existing instance (PCTL_TX_RUN, sql.h): on PostgreSQL beside the
+ * engines' writes and admissions, never beside another writer's.  A
+ * change to a run first locks it (pctl_run_lock) and writes only that
+ * run, its phases and steps, the queued run it promotes (under its
+ * instance's lock) and events: an engine that holds the run writes them
+ * only under compare-and-set, which a change made meanwhile fails (its
+ * pass rolls back and reads the run again).  An admission first locks
+ * the instance (pctl_instance_find_locked) and inserts its run's rows:
+ * an engine promotes a queued run of it only under that lock too. */
 int pctl_tx_begin_run(planctl *p);
 /* Locks run_id's row for the transaction (FOR UPDATE on PostgreSQL;
  * SQLite's transaction holds the file) and reads its status as it is
@@ -749,6 +752,17 @@ typedef struct pctl_instance_row {
     int deleting;
 } pctl_instance_row;
 int pctl_instance_find(pctl_instance_row *out, planctl *p, const char *name);
+/* pctl_instance_find(), the row locked until the transaction ends (FOR NO
+ * KEY UPDATE on PostgreSQL): an admission of a run of an existing
+ * instance beside the engines (PCTL_TX_RUN), which lock the row before
+ * they promote a queued run of it (pctl_instance_lock), so that a run
+ * queued behind an ending one is always seen by the promotion. */
+int pctl_instance_find_locked(pctl_instance_row *out, planctl *p,
+                              const char *name);
+/* Locks instance id's row until the transaction ends, where writers
+ * commit beside each other (PostgreSQL); nothing on SQLite.  0 also when
+ * the instance is gone. */
+int pctl_instance_lock(planctl *p, int64_t id);
 /* The same, but ENOTFOUND without a message: for a caller that wants the
  * name free (a create, an import), which must not pay for the "did you
  * mean" of a missing name (it reads every name). */

@@ -12,8 +12,8 @@
 # idle in a transaction its stopped client cannot end.  A cancel of a run
 # whose rows the stuck pass changed waits for them and is refused (exit
 # 3, one line); a pause, a resume and a cancel of a run engine first
-# holds commit beside it.  Continued, the engine goes on, and every run
-# completes.
+# holds, a trigger and a retry commit beside it.  Continued, the engine
+# goes on, and every run completes.
 . "$(dirname "$0")/lib.sh"
 
 sleeper_backlog 1 3 24
@@ -122,6 +122,15 @@ pctl cancel late2 --reason beside >"$tmp/cancel.out" 2>&1 ||
     fail "cancel beside the stuck pass: $(cat "$tmp/cancel.out")"
 late2_is CANCELLED || fail "late2 not cancelled"
 in_tx || fail "the stuck session ended before the cancel was done"
+# A trigger and a retry (each under its instance's row lock) admit runs
+# beside it too, and engine first runs them to the end.
+pctl trigger late deploy >"$tmp/trigger.out" 2>&1 ||
+    fail "trigger beside the stuck pass: $(cat "$tmp/trigger.out")"
+pctl retry late2 >"$tmp/retry.out" 2>&1 ||
+    fail "retry beside the stuck pass: $(cat "$tmp/retry.out")"
+in_tx || fail "the stuck session ended before the trigger and retry"
+wait_for 60 "engine first to complete the triggered and retried runs" \
+    others_done
 
 
 # Continued, engine second goes on (its session may have been ended

@@ -10,8 +10,8 @@
  * client, the same is counted at the seam (sql.h): the handle's backend
  * table wrapped so that the first step of each execution of a statement is
  * matched against the statement's text as SQLite has it (both backends
- * name the same statements), and a write transaction is a begin of kind
- * PCTL_TX_WRITE.
+ * name the same statements), and a write transaction is a begin of any
+ * kind but PCTL_TX_READ.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -113,7 +113,7 @@ static int seam_step(pctl_stmt *s)
 
 static int seam_begin(pctl_conn *c, pctl_tx_kind k)
 {
-    seam_counts->write_begins += k == PCTL_TX_WRITE;
+    seam_counts->write_begins += k != PCTL_TX_READ;
     return inner->begin(c, k);
 }
 

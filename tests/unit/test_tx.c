@@ -279,7 +279,8 @@ static int64_t token(planctl *p)
  * the first's is open, and gets other runs (those the first is claiming
  * are skipped, not waited for); a create commits beside them (an
  * admission writes only rows it inserts), and so does a cancel of a run
- * neither pass holds (PCTL_TX_RUN, under the run's row lock), while a
+ * neither pass holds (PCTL_TX_RUN, under the run's row lock) and a
+ * trigger (under the instance's), while a
  * cancel of a run a pass is claiming waits for that pass (the claim
  * locked the row) and is refused, naming the run; any other writer still
  * waits for both, and is refused once its busy timeout has passed.  Each commit
@@ -353,8 +354,13 @@ static void test_engines_write_side_by_side(void **state)
         assert_non_null(strstr(planctl_errmsg(cli), "is being changed by "
                                                     "another writer"));
     }
+    /* A trigger commits beside them too (under the instance's row lock):
+     * here it finds the run active, which the passes do not hold. */
     assert_int_equal(planctl_plan_trigger(&run, cli, "z6", "deploy", NULL),
-                     PLANCTL_EBUSY);
+                     PLANCTL_ECONFLICT);
+    assert_int_equal(
+        planctl_definition_apply(NULL, cli, ZK_V2, strlen(ZK_V2), "zk.json"),
+        PLANCTL_EBUSY);
     assert_int_equal(pctl_engine_pass_end(f->other, 0), 0);
     /* The other's are held now; z6's run, committed beside, is not. */
     assert_int_equal(claim(f->p, 4, &none), 1);
@@ -725,9 +731,9 @@ static void *cancel_main(void *arg)
     return NULL;
 }
 
-/* Sessions of the test's schema waiting on a lock: n of them, at most
- * 30 s waited for. */
-static void wait_lock_waiters(tu_raw *raw, int n)
+/* Whether n sessions of the test's schema wait on a lock, waited for
+ * 30 s at most. */
+static int lock_waiters(tu_raw *raw, int n)
 {
     int i;
 
@@ -736,10 +742,10 @@ static void wait_lock_waiters(tu_raw *raw, int n)
                                "wait_event_type = 'Lock' AND datname = "
                                "current_database() AND application_name = "
                                "current_schema()") == n)
-            return;
+            return 1;
         usleep(10000);
     }
-    fail_msg("no %d sessions waiting on a lock after 30 s", n);
+    return 0;
 }
 
 /*
@@ -783,7 +789,9 @@ static void test_cancel_deadlock_made_again(void **state)
     memset(&t, 0, sizeof t);
     t.p = cli;
     assert_int_equal(pthread_create(&t.thread, NULL, cancel_main, &t), 0);
-    wait_lock_waiters(raw, 1); /* the cancel, holding the run, on the step */
+    /* The cancel, holding the run, waits for the step. */
+    if (!lock_waiters(raw, 1))
+        fail_msg("the cancel did not wait for the step");
     sql = tu_fmt("UPDATE runs SET message = 'pass' WHERE id = %lld",
                  (long long)r);
     run = own_stmt(f->p, sql);
@@ -803,6 +811,109 @@ static void test_cancel_deadlock_made_again(void **state)
     f->p->conn->m->finalize(step);
     f->p->conn->m->finalize(run);
     planctl_close(cli);
+    tu_raw_close(raw);
+}
+
+typedef struct pass_thread {
+    pthread_t thread;
+    planctl *p;
+    int64_t run;
+    int rc;
+    char msg[256];
+} pass_thread;
+
+/* An engine's pass that ends run t->run (PENDING, through IN_PROGRESS to
+ * FATAL_ERROR: a run that completes also writes its instance's row) and
+ * promotes the run queued behind it, as a pass does at its end
+ * (pctl_queues_promote). */
+static void *end_run_pass(void *arg)
+{
+    pass_thread *t = arg;
+    static const planctl_status path[] = {PLANCTL_STATUS_PENDING,
+                                          PLANCTL_STATUS_IN_PROGRESS,
+                                          PLANCTL_STATUS_FATAL_ERROR};
+    int i, rc = pctl_engine_pass_begin(t->p, 0, 0);
+
+    for (i = 0; rc == 0 && i < 2; i++) {
+        pctl_change c = PCTL_CHANGE_INIT;
+
+        c.entity = PLANCTL_ENTITY_RUN;
+        c.id = t->run;
+        c.from = path[i];
+        c.to = path[i + 1];
+        c.actor = PCTL_ACTOR_ENGINE;
+        rc = pctl_gate(t->p, &c);
+    }
+    if (rc == 0)
+        rc = pctl_queues_promote(t->p);
+    t->rc = pctl_engine_pass_end(t->p, rc);
+    snprintf(t->msg, sizeof t->msg, "%s", planctl_errmsg(t->p));
+    return NULL;
+}
+
+/*
+ * A trigger beside the engines (PCTL_TX_RUN) holds its instance's row
+ * while it looks for an active run and queues behind it; an engine that
+ * ends that run locks the row before it reads the queue to promote.  So a
+ * run queued while the active one ends is always promoted: either the
+ * trigger saw the run ended and admitted its own at once, or the engine
+ * read the queue after the trigger committed.  Here a session holding
+ * the row stands for the trigger: a trigger behind it waits and is
+ * refused after its busy timeout; an engine's pass ending the run waits
+ * for it (without the lock in gate.c it would not), then promotes the
+ * queued run.
+ */
+static void test_promotion_waits_for_admission(void **state)
+{
+    fixture *f = *state;
+    planctl_open_options o = PLANCTL_OPEN_OPTIONS_INIT;
+    planctl_trigger_options q = PLANCTL_TRIGGER_OPTIONS_INIT;
+    planctl *cli = NULL;
+    pass_thread t;
+    tu_raw *raw, *holder;
+    int64_t r, queued, run;
+    char *said = NULL;
+    int waited;
+
+    if (!tu_on_pg())
+        return; /* SQLite's writers take turns */
+    create(f->p, "z1");
+    raw = tu_raw_open(f->path);
+    r = tu_raw_scalar(raw, "SELECT max(id) FROM runs");
+    q.queue = 1;
+    assert_int_equal(
+        planctl_plan_trigger(&queued, f->other, "z1", "deploy", &q), 0);
+    assert_int_equal(pctl_fleet_join(f->p, "e1", 12000, 0, &said), 0);
+    pctl_free(said);
+
+    holder = tu_raw_open(f->path);
+    tu_raw_exec(holder, "BEGIN");
+    tu_raw_exec(holder, "SELECT id FROM instances WHERE name = 'z1' "
+                        "FOR NO KEY UPDATE");
+    o.busy_timeout_ms = 200;
+    assert_int_equal(planctl_open(&cli, f->path, &o), 0);
+    assert_int_equal(planctl_plan_trigger(&run, cli, "z1", "deploy", &q),
+                     PLANCTL_EBUSY);
+
+    memset(&t, 0, sizeof t);
+    t.p = f->p;
+    t.run = r;
+    assert_int_equal(pthread_create(&t.thread, NULL, end_run_pass, &t), 0);
+    waited = lock_waiters(raw, 1); /* the pass, at the queue */
+    tu_raw_exec(holder, "COMMIT");
+    assert_int_equal(pthread_join(t.thread, NULL), 0);
+    if (!waited)
+        fail_msg("the pass did not wait for the instance's row");
+    if (t.rc != 0)
+        fail_msg("pass: %s: %s", planctl_errname(t.rc), t.msg);
+    assert_int_equal(tu_raw_scalar(raw,
+                                   "SELECT count(*) FROM runs WHERE id = %lld "
+                                   "AND status = 'PENDING'",
+                                   (long long)queued),
+                     1);
+    assert_int_equal(pctl_fleet_leave(f->p), 0);
+    planctl_close(cli);
+    tu_raw_close(holder);
     tu_raw_close(raw);
 }
 
@@ -877,13 +988,20 @@ int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_read_is_one_snapshot),       T(test_reads_nest),
-        T(test_read_inside_write),          T(test_no_write_inside_read),
-        T(test_no_write_inside_rows),       T(test_engine_session_given_back),
-        T(test_engines_write_side_by_side), T(test_pass_writes_sent_later),
-        T(test_reads_sent_ahead),           T(test_rows_gathered),
-        T(test_begin_sent_ahead),           T(test_token_after_lost_commits),
+        T(test_read_is_one_snapshot),
+        T(test_reads_nest),
+        T(test_read_inside_write),
+        T(test_no_write_inside_read),
+        T(test_no_write_inside_rows),
+        T(test_engine_session_given_back),
+        T(test_engines_write_side_by_side),
+        T(test_pass_writes_sent_later),
+        T(test_reads_sent_ahead),
+        T(test_rows_gathered),
+        T(test_begin_sent_ahead),
+        T(test_token_after_lost_commits),
         T(test_cancel_deadlock_made_again),
+        T(test_promotion_waits_for_admission),
     };
 #undef T
 

@@ -321,6 +321,26 @@ WHERE ph.run_id = $1 AND ph.idx = $2 AND s.idx = $4 AND s.name = $3
 -- name: instance_by_name
 SELECT id, definition_id, params, deleting FROM instances WHERE name = $1;
 
+-- The same, the row locked until the transaction ends: an admission of a
+-- run of an existing instance (trigger, retry) beside the engines, which
+-- lock it before they promote a queued run of it (instance_lock,
+-- instances_lock_of_runs).
+-- name: instance_by_name_locked
+SELECT id, definition_id, params, deleting FROM instances WHERE name = $1
+FOR NO KEY UPDATE;
+
+-- name: instance_lock
+SELECT id FROM instances WHERE id = $1 FOR NO KEY UPDATE;
+
+-- The instances of the runs in $1 (a JSON array of ids), locked in id
+-- order: before their queues are read for promotion (gate.c).
+-- name: instances_lock_of_runs
+SELECT id FROM instances
+WHERE id IN (SELECT instance_id FROM runs
+             WHERE id IN (SELECT value::bigint
+                          FROM jsonb_array_elements_text($1::text::jsonb)))
+ORDER BY id FOR NO KEY UPDATE;
+
 -- name: instance_insert
 INSERT INTO instances (name, definition_id, params, created_at, updated_at)
 VALUES ($1, $2, $3, $4, $4)

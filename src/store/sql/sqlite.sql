@@ -209,6 +209,19 @@ WHERE ph.run_id = ?1 AND ph.idx = ?2 AND s.idx = ?4 AND s.name = ?3
 -- name: instance_by_name
 SELECT id, definition_id, params, deleting FROM instances WHERE name = ?1;
 
+-- The same (the transaction holds the file: no row to lock).
+-- name: instance_by_name_locked
+SELECT id, definition_id, params, deleting FROM instances WHERE name = ?1;
+
+-- name: instance_lock
+SELECT id FROM instances WHERE id = ?1;
+
+-- name: instances_lock_of_runs
+SELECT id FROM instances
+WHERE id IN (SELECT instance_id FROM runs
+             WHERE id IN (SELECT value FROM json_each(?1)))
+ORDER BY id;
+
 -- name: instance_insert
 INSERT INTO instances (name, definition_id, params, created_at, updated_at)
 VALUES (?1, ?2, ?3, ?4, ?4)
