@@ -199,6 +199,15 @@ again:
     return rc;
 }
 
+/* The run status in column col of st's row into *out; EIO (a message
+ * set) when it is none planctl knows. */
+static int col_status(planctl_status *out, planctl *p, pctl_stmt *st, int col)
+{
+    return planctl_status_parse(out, pctl_col_text(st, col)) < 0
+               ? pctl_err(p, PLANCTL_EIO, "unknown run status")
+               : 0;
+}
+
 /* Finds the instance's active run: its id and status. */
 static int active_run(int64_t *id, planctl_status *status, planctl *p,
                       const char *instance, const char *verb)
@@ -219,8 +228,7 @@ static int active_run(int64_t *id, planctl_status *status, planctl *p,
     rc = pctl_step(st);
     if (rc == PCTL_ROW) {
         *id = pctl_col_i64(st, 0);
-        rc = planctl_status_parse(status, pctl_col_text(st, 2));
-        rc = rc < 0 ? pctl_err(p, PLANCTL_EIO, "unknown run status") : 0;
+        rc = col_status(status, p, st, 2);
     } else if (rc == PCTL_DONE) {
         rc =
             pctl_err(p, PLANCTL_ENOTFOUND,
@@ -253,8 +261,7 @@ static int run_to_cancel(planctl_status *status, planctl *p,
     pctl_bind_i64(st, 2, run_id);
     rc = pctl_step(st);
     if (rc == PCTL_ROW) {
-        rc = planctl_status_parse(status, pctl_col_text(st, 0));
-        rc = rc < 0 ? pctl_err(p, PLANCTL_EIO, "unknown run status") : 0;
+        rc = col_status(status, p, st, 0);
     } else if (rc == PCTL_DONE) {
         rc = pctl_err(p, PLANCTL_ENOTFOUND,
                       "run %lld not found for instance \"%s\"",
@@ -283,8 +290,7 @@ int pctl_run_lock(planctl_status *status, planctl *p, int64_t run_id)
     pctl_bind_i64(st, 1, run_id);
     rc = pctl_step(st);
     if (rc == PCTL_ROW) {
-        rc = planctl_status_parse(status, pctl_col_text(st, 0));
-        rc = rc < 0 ? pctl_err(p, PLANCTL_EIO, "unknown run status") : 0;
+        rc = col_status(status, p, st, 0);
     } else if (rc == PCTL_DONE) {
         rc = pctl_err(p, PLANCTL_ENOTFOUND, "run %lld does not exist",
                       (long long)run_id);
