@@ -242,8 +242,7 @@ static int check_upgradable(planctl *p, const pctl_def *def, const char *from,
     return rc;
 }
 
-static int change_instance(planctl_admitted *out, planctl *p,
-                           const change_req *req)
+static int change_once(planctl_admitted *out, planctl *p, const change_req *req)
 {
     pctl_instance_row row = {0};
     pctl_def *old_def = NULL, *def = NULL;
@@ -260,11 +259,11 @@ static int change_instance(planctl_admitted *out, planctl *p,
     memset(out, 0, sizeof *out);
     if (!removed)
         return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    if ((rc = pctl_tx_begin(p)) < 0) {
+    if ((rc = pctl_tx_begin_run(p)) < 0) {
         json_decref(removed);
         return rc;
     }
-    rc = pctl_instance_find(&row, p, req->name);
+    rc = pctl_instance_find_locked(&row, p, req->name);
     if (rc == 0)
         rc = check_not_deleting(p, &row, req->name);
     def_id = row.definition_id;
@@ -384,6 +383,20 @@ done:
     pctl_def_free(def);
     pctl_def_free(old_def);
     pctl_instance_row_clear(&row);
+    return rc;
+}
+
+/* A change made again, from the start, when the server broke a deadlock
+ * with an engine's pass by ending it (PCTL_TX_RUN, as runs.c's). */
+static int change_instance(planctl_admitted *out, planctl *p,
+                           const change_req *req)
+{
+    int tries = 0, rc;
+
+    do
+        rc = change_once(out, p, req);
+    while (rc == PLANCTL_EBUSY && p->conn->deadlocked &&
+           ++tries < PCTL_RUN_TRIES);
     return rc;
 }
 

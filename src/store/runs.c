@@ -15,16 +15,12 @@
  * instance's (pctl_instance_find_locked: the engines lock it too before
  * they promote a queued run), taken before any write; a deadlock with a
  * pass is broken by the server, and the change is made again from the
- * start (run_change; RUN_TRIES times at most).
+ * start (run_change; PCTL_RUN_TRIES times at most).
  */
 #include <string.h>
 
 #include "core/alloc.h"
 #include "store/store.h"
-
-/* How many times a change is made when the server keeps breaking its
- * deadlocks with the passes (run_change). */
-#define RUN_TRIES 5
 
 int pctl_store_trigger(planctl_admitted *out, planctl *p, const char *instance,
                        const char *plan, const planctl_trigger_options *opts,
@@ -83,7 +79,8 @@ again:
     pctl_free(snap);
     pctl_def_free(def);
     pctl_instance_row_clear(&row);
-    if (rc == PLANCTL_EBUSY && p->conn->deadlocked && ++tries < RUN_TRIES) {
+    if (rc == PLANCTL_EBUSY && p->conn->deadlocked &&
+        ++tries < PCTL_RUN_TRIES) {
         snap = NULL;
         def = NULL;
         goto again;
@@ -190,7 +187,8 @@ again:
     pctl_free(old.params);
     pctl_def_free(def);
     pctl_instance_row_clear(&row);
-    if (rc == PLANCTL_EBUSY && p->conn->deadlocked && ++tries < RUN_TRIES) {
+    if (rc == PLANCTL_EBUSY && p->conn->deadlocked &&
+        ++tries < PCTL_RUN_TRIES) {
         memset(&old, 0, sizeof old);
         def = NULL;
         reason = NULL;
@@ -350,7 +348,8 @@ static int run_change(planctl *p, int (*change)(planctl *p, void *arg),
         if ((rc = pctl_tx_begin_run(p)) < 0)
             return rc;
         rc = pctl_tx_end(p, change(p, arg));
-    } while (rc == PLANCTL_EBUSY && p->conn->deadlocked && ++tries < RUN_TRIES);
+    } while (rc == PLANCTL_EBUSY && p->conn->deadlocked &&
+             ++tries < PCTL_RUN_TRIES);
     return rc;
 }
 

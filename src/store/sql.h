@@ -53,11 +53,11 @@ enum { PCTL_DONE = 0, PCTL_ROW = 1 };
  * beside each other and share the server's disk syncs.  PCTL_TX_RUN is
  * an operator's change to one run (cancel, pause, resume: the run, its
  * phases and steps, under the run's row lock, pctl_run_lock) or the
- * admission of a run of an existing instance (trigger, retry: under the
- * instance's row lock, pctl_instance_find_locked), each lock taken
- * first; beside the engines as an admission is, counted as admissions
- * are.  SQLite has one writer at a time whatever the kind:
- * there all are PCTL_TX_WRITE. */
+ * admission of a run of an existing instance (trigger, retry, set,
+ * upgrade: under the instance's row lock, pctl_instance_find_locked),
+ * each lock taken first; beside the engines as an admission is, counted
+ * as admissions are.  SQLite has one writer at a time whatever the
+ * kind: there all are PCTL_TX_WRITE. */
 typedef enum pctl_tx_kind {
     PCTL_TX_READ,
     PCTL_TX_WRITE,

@@ -279,8 +279,8 @@ static int64_t token(planctl *p)
  * the first's is open, and gets other runs (those the first is claiming
  * are skipped, not waited for); a create commits beside them (an
  * admission writes only rows it inserts), and so does a cancel of a run
- * neither pass holds (PCTL_TX_RUN, under the run's row lock) and a
- * trigger (under the instance's), while a
+ * neither pass holds (PCTL_TX_RUN, under the run's row lock), a set and
+ * a trigger (under the instance's), while a
  * cancel of a run a pass is claiming waits for that pass (the claim
  * locked the row) and is refused, naming the run; any other writer still
  * waits for both, and is refused once its busy timeout has passed.  Each commit
@@ -333,6 +333,13 @@ static void test_engines_write_side_by_side(void **state)
         0);
     assert_int_equal(planctl_run_cancel(NULL, cli, "z7", "test"), 0);
     {
+        /* A set commits beside them too (under the instance's row lock),
+         * admitting an update run that nobody holds yet. */
+        planctl_param nodes = {"NODE_COUNT", "5"};
+
+        assert_int_equal(planctl_instance_set(&run, cli, "z7", &nodes, 1), 0);
+    }
+    {
         planctl_cancel_options co = PLANCTL_CANCEL_OPTIONS_INIT;
         char held[8];
 
@@ -362,12 +369,13 @@ static void test_engines_write_side_by_side(void **state)
         planctl_definition_apply(NULL, cli, ZK_V2, strlen(ZK_V2), "zk.json"),
         PLANCTL_EBUSY);
     assert_int_equal(pctl_engine_pass_end(f->other, 0), 0);
-    /* The other's are held now; z6's run, committed beside, is not. */
-    assert_int_equal(claim(f->p, 4, &none), 1);
+    /* The other's are held now; z6's and z7's runs, committed beside, are
+     * not. */
+    assert_int_equal(claim(f->p, 4, &none), 2);
     assert_int_equal(pctl_engine_pass_end(f->p, 0), 0);
     assert_int_equal(count_on(cli, "SELECT count(DISTINCT run_id) FROM claims "
                                    "WHERE engine_id IS NOT NULL"),
-                     5);
+                     6);
     t1 = token(cli);
     assert_true(t1 >= t0 + 2);
 
