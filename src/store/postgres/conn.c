@@ -26,8 +26,10 @@
  * admission of a new instance (PCTL_TX_ADMIT: create) takes the lock
  * shared too: it writes only rows it inserts, which no engine holds
  * before it commits, so admissions commit beside the passes and beside
- * each other, sharing disk syncs.  So does an operator's change to one
- * run (PCTL_TX_RUN: cancel, pause, resume), under that run's row lock.
+ * each other, sharing disk syncs.  So do an operator's change to one run
+ * (PCTL_TX_RUN: cancel, pause, resume, under that run's row lock) and the
+ * admission of a run of an existing instance (trigger, retry, set,
+ * upgrade, under the instance's row lock).
  *
  * The change token.  meta.commits, plus a counter per engine (meta
  * 'commits.ID') and a few for admissions ('commits.-N'), counts the write
@@ -664,12 +666,12 @@ void pctl_pg_rollback(pctl_conn *c)
  * token is one more.  An engine's write moves its own counter by one
  * (no row another engine writes), and notifies, when it does, the token
  * as its own statement sees it: no more than the token once it commits.
- * An admission (and a change to one run) does the same with one of
+ * An admission (and a PCTL_TX_RUN) does the same with one of
  * ADMIT_COUNTERS counters of its own (keys 'commits.-1' and below: no
- * engine's id), the one of its connection, so that admissions from several
- * connections do not wait for each other's commit on one row; the fold above
- * takes them too. The statements go into part[0..n), n returned; COMMIT is not
- * one.
+ * engine's id), the one of its connection, so that admissions from
+ * several connections do not wait for each other's commit on one row;
+ * the fold above takes them too.  The statements go into part[0..n), n
+ * returned; COMMIT is not one.
  */
 #define COMMIT_PARTS 2
 static int commit_parts(char (*part)[1024], const pctl_pg_conn *pc, int notify)
