@@ -322,9 +322,9 @@ WHERE ph.run_id = $1 AND ph.idx = $2 AND s.idx = $4 AND s.name = $3
 SELECT id, definition_id, params, deleting FROM instances WHERE name = $1;
 
 -- The same, the row locked until the transaction ends: an admission of a
--- run of an existing instance (trigger, retry) beside the engines, which
--- lock it before they promote a queued run of it (instance_lock,
--- instances_lock_of_runs).
+-- run of an existing instance (trigger, retry, set, upgrade) beside the
+-- engines, which lock it before they promote a queued run of it
+-- (instance_lock, instances_lock_of_runs).
 -- name: instance_by_name_locked
 SELECT id, definition_id, params, deleting FROM instances WHERE name = $1
 FOR NO KEY UPDATE;
