@@ -395,8 +395,7 @@ static int change_instance(planctl_admitted *out, planctl *p,
 
     do
         rc = change_once(out, p, req);
-    while (rc == PLANCTL_EBUSY && p->conn->deadlocked &&
-           ++tries < PCTL_RUN_TRIES);
+    while (pctl_tx_again(p, rc, &tries));
     return rc;
 }
 

@@ -15,7 +15,7 @@
  * instance's (pctl_instance_find_locked: the engines lock it too before
  * they promote a queued run), taken before any write; a deadlock with a
  * pass is broken by the server, and the change is made again from the
- * start (run_change; PCTL_RUN_TRIES times at most).
+ * start (pctl_tx_again: a few times at most).
  */
 #include <string.h>
 
@@ -79,8 +79,7 @@ again:
     pctl_free(snap);
     pctl_def_free(def);
     pctl_instance_row_clear(&row);
-    if (rc == PLANCTL_EBUSY && p->conn->deadlocked &&
-        ++tries < PCTL_RUN_TRIES) {
+    if (pctl_tx_again(p, rc, &tries)) {
         snap = NULL;
         def = NULL;
         goto again;
@@ -187,8 +186,7 @@ again:
     pctl_free(old.params);
     pctl_def_free(def);
     pctl_instance_row_clear(&row);
-    if (rc == PLANCTL_EBUSY && p->conn->deadlocked &&
-        ++tries < PCTL_RUN_TRIES) {
+    if (pctl_tx_again(p, rc, &tries)) {
         memset(&old, 0, sizeof old);
         def = NULL;
         reason = NULL;
@@ -348,8 +346,7 @@ static int run_change(planctl *p, int (*change)(planctl *p, void *arg),
         if ((rc = pctl_tx_begin_run(p)) < 0)
             return rc;
         rc = pctl_tx_end(p, change(p, arg));
-    } while (rc == PLANCTL_EBUSY && p->conn->deadlocked &&
-             ++tries < PCTL_RUN_TRIES);
+    } while (pctl_tx_again(p, rc, &tries));
     return rc;
 }
 

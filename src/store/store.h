@@ -217,10 +217,12 @@ int pctl_tx_begin_admit(planctl *p);
  * the instance (pctl_instance_find_locked) and inserts its run's rows:
  * an engine promotes a queued run of it only under that lock too. */
 int pctl_tx_begin_run(planctl *p);
-/* How many times such a transaction is made, from the start, when the
- * server keeps breaking its deadlocks with the passes (40P01). */
-#define PCTL_RUN_TRIES 5
-/* Locks run_id's row for the transaction (FOR UPDATE on PostgreSQL;
+/* Whether a transaction that ended with rc (rolled back) is to be made
+ * again from the start: the server broke a deadlock with a pass by ending
+ * it (40P01), and *tries (0 at the first) is below a few.  Counts the
+ * try. */
+int pctl_tx_again(planctl *p, int rc, int *tries);
+/* Locks run_id's row for the transaction (FOR NO KEY UPDATE on PostgreSQL;
  * SQLite's transaction holds the file) and reads its status as it is
  * now, into *status.  ENOTFOUND when there is no such run, EBUSY (saying
  * the run is being changed by another writer) when its lock was not

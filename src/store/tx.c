@@ -79,6 +79,16 @@ int pctl_tx_begin_run(planctl *p)
     return begin(p, 0, PCTL_TX_RUN);
 }
 
+/* How many times a transaction is made when the server keeps breaking
+ * its deadlocks. */
+#define TX_TRIES 5
+
+int pctl_tx_again(planctl *p, int rc, int *tries)
+{
+    return rc == PLANCTL_EBUSY && p->conn && p->conn->deadlocked &&
+           ++*tries < TX_TRIES;
+}
+
 /* Ends the moment pctl_tx_begin started. */
 static void thaw(planctl *p)
 {
