@@ -619,7 +619,9 @@ PLANCTL_API int planctl_instance_upgrade(int64_t *out, planctl *p,
  * Deletes the instance: admits its cleanup run if the definition has one
  * (*out receives its id; the instance is removed when the run completes),
  * otherwise removes it at once (*out = 0).  force removes it at once in any
- * case but an active run.  Errors: ENOTFOUND, ECONFLICT.
+ * case but an active run.  On PostgreSQL it commits beside the engines,
+ * under the instance's row lock.  Errors: ENOTFOUND, ECONFLICT, EBUSY (the
+ * row stayed locked past the busy timeout).
  */
 PLANCTL_API int planctl_instance_delete(int64_t *out, planctl *p,
                                         const char *name, int force);
@@ -632,8 +634,10 @@ PLANCTL_API int planctl_instance_delete(int64_t *out, planctl *p,
  * is about to be removed at once, so archive(archive_data, bundle, len)
  * gets its whole history first, as the one-line bundle of
  * planctl_export_json() (what gc's archive holds of one run, for the
- * whole instance), inside the delete's transaction; then once with NULL
- * and 0 just before the commit (make it durable then).  A nonzero return
+ * whole instance), inside the delete's transaction, once its rows are
+ * removed (read before); then once with NULL and 0 just before the commit
+ * (make it durable then).  Called once a delete, even when the server
+ * broke a deadlock and the delete was made again.  A nonzero return
  * removes nothing (EIO).  An instance that would run its cleanup plan is
  * not removed by this call, so archive is refused there (EINVAL: use
  * force, or export it after cleanup).

@@ -447,22 +447,18 @@ static int remove_instance(planctl *p, int64_t id)
     return pctl_q_exec(st);
 }
 
-/* Hands the instance's whole bundle to the archive, then says the
- * delete is about to commit. */
+/* Hands the instance's whole bundle (read before its rows were removed)
+ * to the archive, then says the delete is about to commit. */
 static int archive_instance(planctl *p, const planctl_delete_options *o,
-                            int64_t iid, const char *name)
+                            const char *bundle, const char *name)
 {
-    char *bundle = NULL;
-    int rc = pctl_bundle_run_json(&bundle, p, iid, name, 0);
-
-    if (rc == 0 && (o->archive(o->archive_data, bundle, strlen(bundle)) != 0 ||
-                    o->archive(o->archive_data, NULL, 0) != 0))
-        rc = pctl_err(p, PLANCTL_EIO,
-                      "writing instance \"%s\" to the archive failed; "
-                      "nothing was removed",
-                      name);
-    pctl_free(bundle);
-    return rc;
+    if (o->archive(o->archive_data, bundle, strlen(bundle)) != 0 ||
+        o->archive(o->archive_data, NULL, 0) != 0)
+        return pctl_err(p, PLANCTL_EIO,
+                        "writing instance \"%s\" to the archive failed; "
+                        "nothing was removed",
+                        name);
+    return 0;
 }
 
 int planctl_instance_delete(int64_t *out, planctl *p, const char *name,
@@ -474,33 +470,25 @@ int planctl_instance_delete(int64_t *out, planctl *p, const char *name,
     return planctl_instance_delete_opts(out, p, name, &o);
 }
 
-int planctl_instance_delete_opts(int64_t *out, planctl *p, const char *name,
-                                 const planctl_delete_options *opts)
+/* One try of a delete: on PostgreSQL beside the engines, under the
+ * instance's row lock (PCTL_TX_RUN; store/README says why it is enough). */
+static int delete_once(int64_t *out, planctl *p, const char *name,
+                       const planctl_delete_options *opts)
 {
-    planctl_delete_options defaults = PLANCTL_DELETE_OPTIONS_INIT;
     planctl_admitted admitted;
     pctl_instance_row row = {0};
     pctl_def *def = NULL;
-    char *busy = NULL, *snap = NULL;
+    char *busy = NULL, *snap = NULL, *bundle = NULL;
     int64_t active;
     pctl_stmt *st;
     pctl_admission a = {0};
-    int rc, force, archive;
+    int rc, force = opts->force != 0;
+    int archive = opts->archive && !opts->dry_run;
 
-    if (!out || !p || !name)
-        return pctl_err_arg(p, !p ? "p" : !out ? "out" : "name");
     *out = 0;
-    if (!opts)
-        opts = &defaults;
-    if (opts->version != PLANCTL_DELETE_OPTIONS_VERSION)
-        return pctl_err(p, PLANCTL_EINVAL,
-                        "unknown planctl_delete_options version %u",
-                        opts->version);
-    force = opts->force != 0;
-    archive = opts->archive && !opts->dry_run;
-    if ((rc = pctl_tx_begin(p)) < 0)
+    if ((rc = pctl_tx_begin_run(p)) < 0)
         return rc;
-    rc = pctl_instance_find(&row, p, name);
+    rc = pctl_instance_find_locked(&row, p, name);
     if (rc == 0 &&
         (rc = pctl_active_run_describe(&busy, &active, p, row.id, name)) == 0 &&
         busy)
@@ -509,10 +497,15 @@ int planctl_instance_delete_opts(int64_t *out, planctl *p, const char *name,
     if (rc == 0)
         rc = pctl_def_load(&def, p, row.definition_id);
     if (rc == 0 && (force || !pctl_def_plan(def, "cleanup"))) {
+        /* The bundle is read before the rows go, and handed to the
+         * archive only once they are gone: a delete made again (after a
+         * deadlock the server broke) archives once. */
         if (archive)
-            rc = archive_instance(p, opts, row.id, name);
+            rc = pctl_bundle_run_json(&bundle, p, row.id, name, 0);
         if (rc == 0)
             rc = remove_instance(p, row.id);
+        if (rc == 0 && archive)
+            rc = archive_instance(p, opts, bundle, name);
         goto done;
     }
     if (rc == 0 && archive)
@@ -555,9 +548,31 @@ done:
         rc = pctl_tx_end(p, rc);
     if (rc < 0)
         *out = 0;
+    pctl_free(bundle);
     pctl_free(busy);
     pctl_free(snap);
     pctl_def_free(def);
     pctl_instance_row_clear(&row);
+    return rc;
+}
+
+int planctl_instance_delete_opts(int64_t *out, planctl *p, const char *name,
+                                 const planctl_delete_options *opts)
+{
+    planctl_delete_options defaults = PLANCTL_DELETE_OPTIONS_INIT;
+    int rc, tries = 0;
+
+    if (!out || !p || !name)
+        return pctl_err_arg(p, !p ? "p" : !out ? "out" : "name");
+    *out = 0;
+    if (!opts)
+        opts = &defaults;
+    if (opts->version != PLANCTL_DELETE_OPTIONS_VERSION)
+        return pctl_err(p, PLANCTL_EINVAL,
+                        "unknown planctl_delete_options version %u",
+                        opts->version);
+    do
+        rc = delete_once(out, p, name, opts);
+    while (pctl_tx_again(p, rc, &tries));
     return rc;
 }

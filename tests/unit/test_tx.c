@@ -279,8 +279,8 @@ static int64_t token(planctl *p)
  * the first's is open, and gets other runs (those the first is claiming
  * are skipped, not waited for); a create commits beside them (an
  * admission writes only rows it inserts), and so does a cancel of a run
- * neither pass holds (PCTL_TX_RUN, under the run's row lock), a set and
- * a trigger (under the instance's), while a
+ * neither pass holds (PCTL_TX_RUN, under the run's row lock), a set, a
+ * trigger and a delete (under the instance's), while a
  * cancel of a run a pass is claiming waits for that pass (the claim
  * locked the row) and is refused, naming the run; any other writer still
  * waits for both, and is refused once its busy timeout has passed.  Each commit
@@ -365,6 +365,16 @@ static void test_engines_write_side_by_side(void **state)
      * here it finds the run active, which the passes do not hold. */
     assert_int_equal(planctl_plan_trigger(&run, cli, "z6", "deploy", NULL),
                      PLANCTL_ECONFLICT);
+    /* So does a delete of an instance with no active run (under the
+     * instance's row lock). */
+    assert_int_equal(
+        planctl_instance_create(&run, cli, "z8", "zookeeper", "0.2.0", NULL, 0),
+        0);
+    assert_int_equal(planctl_run_cancel(NULL, cli, "z8", "test"), 0);
+    assert_int_equal(planctl_instance_delete(&run, cli, "z8", 1), 0);
+    assert_int_equal(count_on(cli, "SELECT count(*) FROM instances "
+                                   "WHERE name = 'z8'"),
+                     0);
     assert_int_equal(
         planctl_definition_apply(NULL, cli, ZK_V2, strlen(ZK_V2), "zk.json"),
         PLANCTL_EBUSY);
