@@ -8,7 +8,8 @@
 # random moments, stops one with SIGSTOP for
 # longer than its TTL and continues it, terminates planctl's sessions from
 # the server, and, as a fourth process, cancels, pauses, resumes, retries
-# and triggers.  Then the engines are stopped, the paused runs resumed,
+# and triggers, and deletes (an instance whose run ended: then created
+# again under its name).  Then the engines are stopped, the paused runs resumed,
 # and one engine finishes what is left.  Afterwards: every run terminal,
 # every step's tries numbered without gaps and none open, no try ever ran
 # beside another try of its step (the flock of sleeper_def), no task
@@ -111,12 +112,20 @@ fi
 # Any exit of a command above 5 (the documented codes: 0-5) is a crash.
 admin_op() {
     local name=i$((RANDOM % instances + 1)) rc=0
-    case $((RANDOM % 5)) in
+    case $((RANDOM % 6)) in
     0) pctl cancel "$name" >/dev/null 2>&1 || rc=$? ;;
     1) pctl pause "$name" >/dev/null 2>&1 || rc=$? ;;
     2) pctl resume "$name" >/dev/null 2>&1 || rc=$? ;;
     3) pctl retry "$name" >/dev/null 2>&1 || rc=$? ;;
     4) pctl trigger "$name" deploy --queue >/dev/null 2>&1 || rc=$? ;;
+    5)
+        # Refused while a run is active (the usual case): exit 3.
+        pctl delete "$name" --force >/dev/null 2>&1 || rc=$?
+        if [ "$rc" = 0 ]; then
+            echo "$name" >>"$tmp/deleted"
+            pctl create "$name" --definition sleeper >/dev/null 2>&1 || rc=$?
+        fi
+        ;;
     esac
     [ "$rc" -le 5 ] || fail "an admin command on $name exited $rc"
 }
@@ -204,6 +213,7 @@ runs=$(val "SELECT status || ' ' || count(*) FROM runs GROUP BY status
 [ "$server" != 1 ] ||
     note "server faults: $(tr '\n' ',' <"$tmp/server" | sed 's/,$//')"
 note "ok: $instances instances, ${seconds}s: $kills kills, $stops stops" \
-    "past the TTL, $terms sessions terminated, $admin admin commands;" \
+    "past the TTL, $terms sessions terminated, $admin admin commands" \
+    "($(wc -l <"$tmp/deleted" 2>/dev/null || echo 0) deletes);" \
     "$exits engine exits, $dead declared dead, $interrupted tries" \
     "interrupted of $tries; runs: ${runs%,}"
