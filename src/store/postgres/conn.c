@@ -664,8 +664,9 @@ void pctl_pg_rollback(pctl_conn *c)
  * (no engine writes beside it): it folds the counters of engines gone
  * from `engines` into meta.commits, and sets meta.commits so that the
  * token is one more.  An engine's write moves its own counter by one
- * (no row another engine writes), and notifies, when it does, the token
- * as its own statement sees it: no more than the token once it commits.
+ * (no row another engine writes), and notifies, when it does, in the same
+ * statement (its RETURNING) the token its snapshot saw plus its own one:
+ * no more than the token once it commits.
  * An admission (and a PCTL_TX_RUN) does the same with one of
  * ADMIT_COUNTERS counters of its own (keys 'commits.-1' and below: no
  * engine's id), the one of its connection, so that admissions from
@@ -673,25 +674,30 @@ void pctl_pg_rollback(pctl_conn *c)
  * the fold above takes them too.  The statements go into part[0..n), n
  * returned; COMMIT is not one.
  */
-#define COMMIT_PARTS 2
+#define COMMIT_PARTS 1
 static int commit_parts(char (*part)[1024], const pctl_pg_conn *pc, int notify)
 {
     int n = 0;
 
     if (pc->in_tx == 1 + PCTL_TX_ENGINE || pc->in_tx == 1 + PCTL_TX_ADMIT ||
         pc->in_tx == 1 + PCTL_TX_RUN) {
-        snprintf(part[n++], sizeof *part,
+        snprintf(part[n], sizeof *part,
                  "INSERT INTO meta (key, value) VALUES ('commits.%lld', '1') "
                  "ON CONFLICT (key) DO UPDATE "
                  "SET value = (meta.value::bigint + 1)::text",
                  pc->in_tx == 1 + PCTL_TX_ENGINE
                      ? (long long)pc->base.p->fleet_id
                      : -(long long)pc->admit_counter);
-        if (notify)
-            snprintf(part[n++], sizeof *part,
-                     "SELECT pg_notify(%s, (" COMMITS_SQL ")::text)",
+        /* A RETURNING's subquery reads the statement's snapshot, without
+         * the statement's own change: hence the one added. */
+        if (notify) {
+            size_t len = strlen(part[n]);
+
+            snprintf(part[n] + len, sizeof *part - len,
+                     " RETURNING pg_notify(%s, ((" COMMITS_SQL ") + 1)::text)",
                      pc->channel_lit);
-        return n;
+        }
+        return n + 1;
     }
     /* One statement: the fold (a CTE runs whatever the UPDATE reads; both
      * see the same snapshot, so the UPDATE sums the live engines'
