@@ -540,14 +540,9 @@ int pctl_admit(planctl_admitted *out, planctl *p, const pctl_admission *a)
             rc = insert_phase(p, a, id, i, &plan->phases[i], carry_msg);
     pctl_free(carry_msg);
     if (own_queue) {
-        /* Sent without waiting where the backend can (on PostgreSQL, the
-         * run's events as one statement): the commit checks them. */
-        int later = p->tx_later;
-
-        p->tx_later = 1;
+        /* On PostgreSQL, the run's events as one statement. */
         if (rc == 0)
-            rc = pctl_events_flush(p);
-        p->tx_later = later;
+            rc = pctl_events_flush_later(p);
         pctl_events_defer(p, 0);
     }
     if (rc == 0 && queued)

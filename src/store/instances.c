@@ -99,7 +99,7 @@ int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
     char *explicit_text = NULL, *snap = NULL, *msg = NULL, *data = NULL;
     int64_t def_id = 0, inst_id = 0;
     pctl_stmt *st;
-    int rc;
+    int rc, deferred = 0;
 
     if (!out || !p || !name || !definition || !ch ||
         (ch->nvalues && !ch->values))
@@ -163,6 +163,11 @@ int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
                       "instance \"%s\" already exists; choose another name "
                       "or delete it first",
                       name);
+    /* The instance's event goes with its run's (one statement on
+     * PostgreSQL). */
+    if (rc == 0 && !pctl_events_deferring(p) &&
+        (rc = pctl_events_defer(p, 1)) == 0)
+        deferred = 1;
     if (rc == 0) {
         msg = pctl_asprintf("instance created from %s@%s", def->name,
                             def->version);
@@ -182,6 +187,11 @@ int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
         a.params_json = snap;
         a.pf = pf;
         rc = pctl_admit(out, p, &a);
+    }
+    if (deferred) {
+        if (rc == 0)
+            rc = pctl_events_flush_later(p);
+        pctl_events_defer(p, 0);
     }
     rc = pctl_tx_end(p, rc);
     if (rc < 0)

@@ -18,8 +18,10 @@
  * Nothing changes for readers: the rows, their order, their times and the
  * counters are what the one-by-one writes gave, in the same transaction;
  * the warning note still follows the event that reached the threshold.
- * An event written one by one (an admin event) flushes the queue first;
- * the queued events of an instance that a completed cleanup removes are
+ * An admin event is queued too while events are deferred (one statement
+ * with the rest on PostgreSQL: a create's own event goes with its run's);
+ * otherwise it flushes the queue first and is written at once.  The
+ * queued events of an instance that a completed cleanup removes are
  * dropped, as its rows are.
  */
 #include <stdio.h>
@@ -144,7 +146,10 @@ void pctl_events_free(planctl *p)
     p->evq = NULL;
 }
 
-static int queue_event(planctl *p, const pctl_event *e, char *data)
+/* Queues e (entity name: an admin event's, with no status, or NULL: a
+ * status event's). */
+static int queue_row(planctl *p, const pctl_event *e, const char *name,
+                     char *data)
 {
     struct pctl_evq *q = queue_of(p);
     const char *actor = e->actor ? e->actor : pctl_user(p);
@@ -173,9 +178,13 @@ static int queue_event(planctl *p, const pctl_event *e, char *data)
     v->run_id = e->run_id;
     v->phase_id = e->entity == PLANCTL_ENTITY_RUN ? 0 : e->phase_id;
     v->step_id = e->entity == PLANCTL_ENTITY_STEP ? e->step_id : 0;
-    v->entity = pctl_entity_name(e->entity);
-    v->from = e->from == PCTL_NEW ? NULL : planctl_status_name(e->from);
-    v->to = planctl_status_name(e->to);
+    if (name) {
+        v->entity = name; /* from, to: NULL */
+    } else {
+        v->entity = pctl_entity_name(e->entity);
+        v->from = e->from == PCTL_NEW ? NULL : planctl_status_name(e->from);
+        v->to = planctl_status_name(e->to);
+    }
     v->attempt = e->attempt;
     v->data = data;
     for (i = 0; i < sizeof actors / sizeof actors[0] && !v->actor; i++)
@@ -196,7 +205,7 @@ static int queue_event(planctl *p, const pctl_event *e, char *data)
 int pctl_event_status(planctl *p, const pctl_event *e, char *data)
 {
     int deferred = pctl_events_deferring(p);
-    int rc = queue_event(p, e, data);
+    int rc = queue_row(p, e, NULL, data);
 
     if (deferred)
         return rc;
@@ -208,13 +217,38 @@ int pctl_event_status(planctl *p, const pctl_event *e, char *data)
     return rc;
 }
 
+/* The static name of an admin event's entity (queued events point at
+ * static strings), or NULL. */
+static const char *admin_entity(const char *entity)
+{
+    static const char *const names[] = {"instance", "engine"};
+    size_t i;
+
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(entity, names[i]))
+            return names[i];
+    return NULL;
+}
+
 int pctl_event_admin(planctl *p, int64_t instance_id, const char *entity,
                      const char *message, const char *actor,
                      const char *data_json)
 {
+    const char *name = entity ? admin_entity(entity) : NULL;
     pctl_stmt *st;
     int rc;
 
+    if (name && pctl_events_deferring(p)) {
+        pctl_event e = {0};
+        char *data = NULL;
+
+        if (data_json && !(data = pctl_strdup(data_json)))
+            return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        e.instance_id = instance_id;
+        e.message = message;
+        e.actor = actor;
+        return queue_row(p, &e, name, data); /* takes data */
+    }
     /* Events queued before this one go first. */
     if ((rc = pctl_events_flush(p)) < 0)
         return rc;
@@ -353,6 +387,16 @@ static int make_room(struct pctl_evq *q)
     return 0;
 }
 
+int pctl_events_flush_later(planctl *p)
+{
+    int later = p->tx_later, rc;
+
+    p->tx_later = 1;
+    rc = pctl_events_flush(p);
+    p->tx_later = later;
+    return rc;
+}
+
 int pctl_events_flush(planctl *p)
 {
     struct pctl_evq *q = p->evq;
@@ -376,9 +420,13 @@ int pctl_events_flush(planctl *p)
      * threshold is followed by the note, which counts too. */
     for (i = 0; rc == 0 && i < q->n; i++) {
         qev *v = &q->v[i];
-        counter *c = pctl_idmap_get(&m, v->run_id);
+        counter *c;
 
-        if (!c) {
+        if (!v->run_id) { /* an admin event: no run's to count */
+            rows[nrows++] = v;
+            continue;
+        }
+        if (!(c = pctl_idmap_get(&m, v->run_id))) {
             c = &counters[ncounters++];
             c->run_id = v->run_id;
             rc = read_count(p, v->run_id, &c->count);

@@ -386,6 +386,9 @@ int pctl_events_deferring(const planctl *p);
  * EIO (a counter the engine's cache disagrees with, when checked), EBUSY,
  * ENOMEM. */
 int pctl_events_flush(planctl *p);
+/* pctl_events_flush, its statements sent without waiting where the
+ * backend can (on PostgreSQL: the commit checks them). */
+int pctl_events_flush_later(planctl *p);
 /* Frees the queue and what it holds (planctl_close does).  Can't
  * fail. */
 void pctl_events_free(planctl *p);
@@ -394,7 +397,8 @@ void pctl_events_free(planctl *p);
 void pctl_events_forget_instance(planctl *p, int64_t instance_id);
 
 /* Appends an admin event (entity "instance" or "engine"), after what is
- * queued.  Inside a transaction. */
+ * queued: queued too while the handle defers its events, else written at
+ * once.  Inside a transaction. */
 int pctl_event_admin(planctl *p, int64_t instance_id, const char *entity,
                      const char *message, const char *actor,
                      const char *data_json);
