@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "core/alloc.h"
 #include "core/timefmt.h"
@@ -160,10 +161,9 @@ static int created(planctl *p, const pctl_admission *a, int64_t run_id,
     return pctl_event_status(p, &ev, data); /* takes data */
 }
 
-/* The creation event of a step row id (c: what it carried over). */
-static int step_event(planctl *p, const pctl_admission *a, int64_t run_id,
-                      int64_t phase_id, int64_t id, size_t sidx,
-                      const pctl_step_def *sd, const carry *c)
+/* The data of a step's creation event (c: what it carried over): a new
+ * string, or NULL when out of memory. */
+static char *step_data(size_t sidx, const pctl_step_def *sd, const carry *c)
 {
     json_t *o;
 
@@ -182,7 +182,29 @@ static int step_event(planctl *p, const pctl_admission *a, int64_t run_id,
         json_decref(o);
         o = NULL;
     }
-    return created(p, a, run_id, phase_id, id, c, take_json(o));
+    return take_json(o);
+}
+
+/* The creation event of a step row id (c: what it carried over). */
+static int step_event(planctl *p, const pctl_admission *a, int64_t run_id,
+                      int64_t phase_id, int64_t id, size_t sidx,
+                      const pctl_step_def *sd, const carry *c)
+{
+    return created(p, a, run_id, phase_id, id, c, step_data(sidx, sd, c));
+}
+
+/* The data of a phase's creation event, as step_data. */
+static char *phase_data(size_t idx, const pctl_phase_def *pd, const carry *c)
+{
+    const char *strategy = pctl_strategy_name(pd->strategy);
+
+    return take_json(
+        c->yes ? json_pack("{s:s, s:I, s:s, s:I, s:I}", "name", pd->name,
+                           "index", (json_int_t)idx, "strategy", strategy,
+                           "started_at", (json_int_t)c->started, "finished_at",
+                           (json_int_t)c->finished)
+               : json_pack("{s:s, s:I, s:s}", "name", pd->name, "index",
+                           (json_int_t)idx, "strategy", strategy));
 }
 
 /* The creation event of a phase row id. */
@@ -190,16 +212,7 @@ static int phase_event(planctl *p, const pctl_admission *a, int64_t run_id,
                        int64_t id, size_t idx, const pctl_phase_def *pd,
                        const carry *c)
 {
-    const char *strategy = pctl_strategy_name(pd->strategy);
-    char *data = take_json(
-        c->yes ? json_pack("{s:s, s:I, s:s, s:I, s:I}", "name", pd->name,
-                           "index", (json_int_t)idx, "strategy", strategy,
-                           "started_at", (json_int_t)c->started, "finished_at",
-                           (json_int_t)c->finished)
-               : json_pack("{s:s, s:I, s:s}", "name", pd->name, "index",
-                           (json_int_t)idx, "strategy", strategy));
-
-    return created(p, a, run_id, id, 0, c, data);
+    return created(p, a, run_id, id, 0, c, phase_data(idx, pd, c));
 }
 
 static int insert_step(planctl *p, const pctl_admission *a, int64_t run_id,
@@ -553,5 +566,145 @@ int pctl_admit(planctl_admitted *out, planctl *p, const pctl_admission *a)
         out->retry_of = a->retry_of;
         snprintf(out->plan, sizeof out->plan, "%s", a->plan);
     }
+    return rc;
+}
+
+/* A run's uid, as the servers make it: 32 lowercase hex digits of 16
+ * random bytes.  0, or -1 when no random bytes could be had. */
+static int new_uid(char out[33])
+{
+    unsigned char b[16];
+    size_t i;
+
+    if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b)
+        return -1;
+    for (i = 0; i < sizeof b; i++)
+        snprintf(out + 2 * i, 3, "%02x", b[i]);
+    return 0;
+}
+
+/* Appends the event (n, entity, ph, st, to_status, message, actor, data)
+ * to events, taking data; ph, st < 0: none. */
+static int add_event(json_t *events, const char *entity, long ph, long st,
+                     const char *to, const char *message, const char *actor,
+                     char *data)
+{
+    json_t *o;
+    int rc;
+
+    if (!data)
+        return -1;
+    o = json_pack("{s:I, s:s, s:o, s:o, s:s?, s:s?, s:s, s:s}", "n",
+                  (json_int_t)json_array_size(events), "entity", entity, "ph",
+                  ph < 0 ? json_null() : json_integer(ph), "st",
+                  st < 0 ? json_null() : json_integer(st), "to_status", to,
+                  "message", message, "actor", actor, "data", data);
+    pctl_free(data);
+    rc = json_array_append_new(events, o);
+    return o && rc == 0 ? 0 : -1;
+}
+
+/* The events of a new instance n and its run, in the order the row by
+ * row path writes them: the instance's, the run's, then each phase's
+ * followed by its steps'. */
+static char *new_events_json(planctl *p, const pctl_admission *a,
+                             const pctl_plan_def *plan,
+                             const pctl_new_instance *n, const char *uid)
+{
+    static const carry none = {0};
+    json_t *events = json_array();
+    char *data;
+    size_t i, k;
+    int bad = !events;
+
+    data = n->data ? pctl_strdup(n->data) : NULL;
+    bad = bad || !data ||
+          add_event(events, "instance", -1, -1, NULL, n->message, pctl_user(p),
+                    data) < 0;
+    bad = bad || add_event(events, "run", -1, -1, "PENDING", a->reason,
+                           pctl_user(p), run_data(a, uid)) < 0;
+    for (i = 0; !bad && i < plan->nphases; i++) {
+        const pctl_phase_def *pd = &plan->phases[i];
+
+        bad = add_event(events, "phase", (long)i, -1, "PENDING", NULL,
+                        "planctl", phase_data(i, pd, &none)) < 0;
+        for (k = 0; !bad && k < pd->nsteps; k++)
+            bad = add_event(events, "step", (long)i, (long)k, "PENDING", NULL,
+                            "planctl", step_data(k, &pd->steps[k], &none)) < 0;
+    }
+    if (bad) {
+        json_decref(events);
+        return NULL;
+    }
+    return take_json(events);
+}
+
+int pctl_admit_new(planctl_admitted *out, int64_t *instance_id, planctl *p,
+                   const pctl_admission *a, const pctl_new_instance *n)
+{
+    const pctl_plan_def *plan = pctl_def_plan(a->def, a->plan);
+    char uid[33], *rows = NULL, *events = NULL;
+    int64_t count = 1, inst = 0, run = 0;
+    pctl_stmt *st;
+    size_t i;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    *instance_id = 0;
+    /* Checks to run first, a plan whose events reach the warning
+     * threshold at once (the note is the journal's), a retry: row by
+     * row. */
+    if (!plan || plan->nchecks > 0 || a->retry_of > 0 || a->queue)
+        return PCTL_ADMIT_ROW_BY_ROW;
+    for (i = 0; i < plan->nphases; i++)
+        count += 1 + (int64_t)plan->phases[i].nsteps;
+    if ((p->run_events_warn > 0 && count >= p->run_events_warn) ||
+        new_uid(uid) < 0)
+        return PCTL_ADMIT_ROW_BY_ROW;
+    if ((rc = pctl_reason_check(p, a->reason)) < 0)
+        return rc;
+    rows = plan_rows_json(plan);
+    events = rows ? new_events_json(p, a, plan, n, uid) : NULL;
+    if (!events) {
+        /* A snapshot that is not JSON is told by the row by row path. */
+        pctl_free(rows);
+        return PCTL_ADMIT_ROW_BY_ROW;
+    }
+    if (!(st = pctl_q(p, PCTL_Q_instance_create))) {
+        rc = pctl_q_err(p);
+        goto out;
+    }
+    pctl_bind_text(st, 1, a->instance_name);
+    pctl_bind_i64(st, 2, a->definition_id);
+    pctl_bind_text(st, 3, n->explicit_params);
+    pctl_bind_i64(st, 4, pctl_now(p));
+    pctl_bind_text(st, 5, uid);
+    pctl_bind_text(st, 6, a->params_json);
+    pctl_bind_i64(st, 7, count);
+    pctl_bind_text(st, 8, rows);
+    pctl_bind_text(st, 9, events);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW) {
+        inst = pctl_col_i64(st, 0);
+        run = pctl_col_i64(st, 1);
+    }
+    pctl_reset(st);
+    if (rc == PCTL_DONE) {
+        rc = PLANCTL_ECONFLICT; /* the name is taken: the caller says so */
+        goto out;
+    }
+    if (rc != PCTL_ROW) {
+        rc = pctl_q_fail(st, rc);
+        goto out;
+    }
+    p->conn->m->counted(p->conn);
+    *instance_id = inst;
+    out->run = run;
+    out->status = PLANCTL_STATUS_PENDING;
+    snprintf(out->plan, sizeof out->plan, "%s", a->plan);
+    rc = 0;
+out:
+    pctl_free(rows);
+    pctl_free(events);
     return rc;
 }

@@ -29,12 +29,15 @@ static char *def_data(const pctl_def *def)
 }
 
 /* Finds a definition by name and version (NULL: newest registered): its
- * id, and its decoded body in one read. */
+ * id, and its decoded body in one read (admit: a create's, which takes
+ * the write lock on PostgreSQL: def_latest_admit). */
 static int find_definition(int64_t *out, pctl_def **def, planctl *p,
-                           const char *name, const char *version)
+                           const char *name, const char *version, int admit)
 {
-    pctl_stmt *st =
-        pctl_q(p, version ? PCTL_Q_def_by_name_version : PCTL_Q_def_latest);
+    pctl_stmt *st = pctl_q(
+        p, admit ? (version ? PCTL_Q_def_by_name_version_admit
+                            : PCTL_Q_def_latest_admit)
+                 : (version ? PCTL_Q_def_by_name_version : PCTL_Q_def_latest));
     char *body = NULL;
     int rc;
 
@@ -119,13 +122,39 @@ int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
      * every row it writes (store.h). */
     if ((rc = pctl_tx_begin_admit(p)) < 0)
         return rc;
-    rc = find_definition(&def_id, &def, p, definition, version);
+    rc = find_definition(&def_id, &def, p, definition, version, 1);
     if (rc == 0 &&
         (!(explicit_obj = json_object()) || !(removed = json_object())))
         rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     if (rc == 0)
         rc = pctl_params_apply(&explicit_text, &snap, removed, p, explicit_obj,
                                def, ch, NULL);
+    if (rc == 0) {
+        a.instance_name = name;
+        a.definition_id = def_id;
+        a.def = def;
+        a.plan = "deploy";
+        a.trigger = "create";
+        a.fresh = 1;
+        a.params_json = snap;
+        a.pf = pf;
+    }
+    /* In one statement where the backend can (PostgreSQL): the instance,
+     * its run, their rows and events, and the commit's counter. */
+    if (rc == 0 && p->conn->m->create_at_once && !p->observer && !p->fleet_id &&
+        !pctl_events_deferring(p)) {
+        pctl_new_instance n = {0};
+
+        n.explicit_params = explicit_text;
+        n.message = msg = pctl_asprintf("instance created from %s@%s",
+                                        def->name, def->version);
+        n.data = data = msg ? def_data(def) : NULL;
+        rc = data ? pctl_admit_new(out, &inst_id, p, &a, &n)
+                  : pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        if (rc != PCTL_ADMIT_ROW_BY_ROW)
+            goto made;
+        rc = 0;
+    }
     /* The name taken is said first, whatever else is wrong: the insert
      * tells it (no row), and so does a read on the way out of an error
      * (not found is what a create wants: no "did you mean" to compute,
@@ -157,6 +186,7 @@ int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
         else if (found != PLANCTL_ENOTFOUND)
             rc = found; /* the read failed: that is the error now */
     }
+made:
     pctl_instance_row_clear(&existing);
     if (rc == PLANCTL_ECONFLICT)
         rc = pctl_err(p, PLANCTL_ECONFLICT,
@@ -165,27 +195,21 @@ int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
                       name);
     /* The instance's event goes with its run's (one statement on
      * PostgreSQL). */
-    if (rc == 0 && !pctl_events_deferring(p) &&
+    if (rc == 0 && !out->run && !pctl_events_deferring(p) &&
         (rc = pctl_events_defer(p, 1)) == 0)
         deferred = 1;
-    if (rc == 0) {
-        msg = pctl_asprintf("instance created from %s@%s", def->name,
-                            def->version);
-        data = msg ? def_data(def) : NULL;
+    if (rc == 0 && !out->run) {
+        if (!msg)
+            msg = pctl_asprintf("instance created from %s@%s", def->name,
+                                def->version);
+        if (!data)
+            data = msg ? def_data(def) : NULL;
         rc = data ? pctl_event_admin(p, inst_id, "instance", msg, pctl_user(p),
                                      data)
                   : pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
-    if (rc == 0) {
+    if (rc == 0 && !out->run) {
         a.instance_id = inst_id;
-        a.instance_name = name;
-        a.definition_id = def_id;
-        a.def = def;
-        a.plan = "deploy";
-        a.trigger = "create";
-        a.fresh = 1;
-        a.params_json = snap;
-        a.pf = pf;
         rc = pctl_admit(out, p, &a);
     }
     if (deferred) {
@@ -280,7 +304,7 @@ static int change_once(planctl_admitted *out, planctl *p, const change_req *req)
     if (rc == 0)
         rc = pctl_def_load(&old_def, p, row.definition_id);
     if (rc == 0 && req->version) {
-        rc = find_definition(&def_id, &def, p, old_def->name, req->version);
+        rc = find_definition(&def_id, &def, p, old_def->name, req->version, 0);
         if (rc == 0 && def_id == row.definition_id)
             rc = pctl_err(p, PLANCTL_EINVAL,
                           "instance \"%s\" already uses %s@%s", req->name,

@@ -37,6 +37,7 @@
     X(phase_insert)                                                            \
     X(step_insert)                                                             \
     X(run_rows_insert)                                                         \
+    X(instance_create)                                                         \
     X(phase_carry)                                                             \
     X(step_carry)                                                              \
     X(instance_by_name)                                                        \
@@ -54,6 +55,8 @@
     X(instance_page)                                                           \
     X(def_by_name_version)                                                     \
     X(def_latest)                                                              \
+    X(def_latest_admit)                                                        \
+    X(def_by_name_version_admit)                                               \
     X(def_by_id)                                                               \
     X(def_body)                                                                \
     X(def_latest_body)                                                         \

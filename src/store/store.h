@@ -746,6 +746,26 @@ typedef struct pctl_admission {
 int pctl_reason_check(planctl *p, const char *reason);
 int pctl_admit(planctl_admitted *out, planctl *p, const pctl_admission *a);
 
+/*
+ * A create's admission in one statement (backends with create_at_once,
+ * inside the create's PCTL_TX_ADMIT transaction, whose read of the
+ * definition took the write lock): the instance a->instance_name, with
+ * its explicit parameters and its event (message, data), and a->plan's
+ * run with its phases, steps and their events, as pctl_admit would write
+ * them, and the commit's change counter.  *instance_id and *out receive
+ * what was made.  PCTL_ADMIT_ROW_BY_ROW when this admission is
+ * pctl_admit's to make (checks to run first, events that reach the
+ * warning threshold at once, a queue or a retry), ECONFLICT without a
+ * message when the name is taken; else 0 or an error.
+ */
+#define PCTL_ADMIT_ROW_BY_ROW 1
+typedef struct pctl_new_instance {
+    const char *explicit_params; /* instances.params */
+    const char *message, *data;  /* the instance's event */
+} pctl_new_instance;
+int pctl_admit_new(planctl_admitted *out, int64_t *instance_id, planctl *p,
+                   const pctl_admission *a, const pctl_new_instance *n);
+
 /* Describes the instance's active run for a conflict message into a new
  * string ("instance \"zk\" is running plan \"deploy\" (run 12, IN_PROGRESS
  * since 14:03:05)"), or sets *out NULL when there is none.  Returns 0 or

@@ -613,6 +613,11 @@ static void test_rows_gathered(void **state)
     s3 = count_on(f->p, "SELECT max(id) FROM steps");
     assert_int_equal(pctl_fleet_join(f->p, "e1", 12000, 0, &said), 0);
     pctl_free(said);
+    /* The statements prepared first (a statement prepared in a pass
+     * sends what was gathered before it: a round trip). */
+    assert_int_equal(pctl_engine_pass_begin(f->p, 0, 0), 0);
+    event_row(f->p, "prepared");
+    assert_int_equal(pctl_engine_pass_end(f->p, 0), 0);
 
     assert_int_equal(pctl_engine_pass_begin(f->p, 0, 0), 0);
     step_row(f->p, s1, "PENDING", "IN_PROGRESS", odd);
@@ -1057,6 +1062,94 @@ static void test_notify_names_the_token(void **state)
 #endif
 }
 
+/* The events of instance name as text: every column but the ids, seq
+ * and times, the run's uid and the name written as U and N, in seq
+ * order, with the places of their phases and steps. */
+#define EVENTS_OF(name)                                                        \
+    "(SELECT string_agg(concat_ws('|', e.entity, coalesce(e.from_status, "     \
+    "'-'), coalesce(e.to_status, '-'), replace(coalesce(e.message, '-'), "     \
+    "i.name, 'N'), e.actor, replace(replace(coalesce(e.data, '-'), "           \
+    "coalesce(r.uid, '-'), 'U'), i.name, 'N'), coalesce(ph.idx, -1), "         \
+    "coalesce(st.idx, -1), e.run_id IS NULL, e.at = i.created_at), "           \
+    "E'\\n' ORDER BY e.seq) FROM events e JOIN instances i ON i.id = "         \
+    "e.instance_id LEFT JOIN runs r ON r.id = e.run_id LEFT JOIN phases ph "   \
+    "ON ph.id = e.phase_id LEFT JOIN steps st ON st.id = e.step_id WHERE "     \
+    "i.name = '" name "')"
+/* Its rows likewise: the instance's, its run's, its phases' and steps'. */
+#define ROWS_OF(name)                                                          \
+    "(SELECT concat_ws('|', i.definition_id, i.params, i.deleting, "           \
+    "i.created_at = i.updated_at, r.definition_id, r.plan, r.status, "         \
+    "r.trigger, coalesce(r.reason, '-'), coalesce(r.retry_of, -1), "           \
+    "replace(r.params, i.name, 'N'), r.event_count, length(r.uid), "           \
+    "r.created_at = i.created_at, (SELECT string_agg(concat_ws(',', "          \
+    "ph.idx, ph.name, ph.strategy, ph.status, (SELECT string_agg("             \
+    "concat_ws(':', st.idx, st.name, st.status, st.max_attempts, "             \
+    "st.attempt), ';' ORDER BY st.idx) FROM steps st WHERE st.phase_id = "     \
+    "ph.id AND st.run_id = r.id)), '/' ORDER BY ph.idx) FROM phases ph "       \
+    "WHERE ph.run_id = r.id)) FROM instances i JOIN runs r ON "                \
+    "r.instance_id = i.id WHERE i.name = '" name "')"
+
+/*
+ * A create on PostgreSQL writes its instance, run, rows, events and
+ * change counter in one statement (instance_create) after its
+ * definition's read; a fleet engine's handle creates row by row (its
+ * cache observes the rows).  Both write the same rows and events, in the
+ * same order, with the same counts, and verify agrees; a name taken is
+ * refused alike, changing nothing.
+ */
+static void test_create_at_once(void **state)
+{
+    fixture *f = *state;
+    int64_t run1 = 0, run2 = 0, n;
+    char *said = NULL, *summary = NULL;
+    static const char same_events[] =
+        "SELECT (" EVENTS_OF("atonce") " = " EVENTS_OF("rowwise") ")::int";
+    static const char same_rows[] =
+        "SELECT (" ROWS_OF("atonce") " = " ROWS_OF("rowwise") ")::int";
+    const char *at_once = "SELECT count(*) FROM pg_prepared_statements "
+                          "WHERE statement LIKE '%pg_backend_pid() % 16%' "
+                          "AND statement NOT LIKE '%pg_prepared%'";
+
+    if (!pctl_fleet_supported(f->p))
+        return;
+    assert_int_equal(pctl_fleet_join(f->other, "e2", 12000, 0, &said), 0);
+    pctl_free(said);
+    tu_ok(f->other, planctl_instance_create(&run1, f->other, "rowwise",
+                                            "zookeeper", "0.2.0", NULL, 0));
+    tu_ok(f->p, planctl_instance_create(&run2, f->p, "atonce", "zookeeper",
+                                        "0.2.0", NULL, 0));
+    assert_true(run1 > 0 && run2 > run1);
+    /* Each path taken where it should be. */
+    assert_int_equal(count_on(f->p, at_once), 1);
+    assert_int_equal(count_on(f->other, at_once), 0);
+    n = count_on(f->p, "SELECT count(*) FROM events e JOIN instances i ON "
+                       "i.id = e.instance_id WHERE i.name = 'atonce'");
+    assert_true(n > 3);
+    assert_int_equal(
+        count_on(f->p, "SELECT count(*) FROM events e JOIN instances i ON "
+                       "i.id = e.instance_id WHERE i.name = 'rowwise'"),
+        n);
+    assert_int_equal(count_on(f->p, same_events), 1);
+    assert_int_equal(count_on(f->p, same_rows), 1);
+    /* The run's count is its events'. */
+    assert_int_equal(
+        count_on(f->p, "SELECT count(*) FROM runs r WHERE r.event_count = "
+                       "(SELECT count(*) FROM events e WHERE e.run_id = r.id) "
+                       "AND r.instance_id IN (SELECT id FROM instances WHERE "
+                       "name IN ('atonce', 'rowwise'))"),
+        2);
+    tu_ok(f->p, planctl_verify(&summary, f->p));
+    planctl_free(summary);
+    /* A name taken: refused, nothing written. */
+    n = count_on(f->p, "SELECT count(*) FROM events");
+    assert_int_equal(planctl_instance_create(&run1, f->p, "atonce", "zookeeper",
+                                             "0.2.0", NULL, 0),
+                     PLANCTL_ECONFLICT);
+    assert_non_null(strstr(planctl_errmsg(f->p), "already exists"));
+    assert_int_equal(count_on(f->p, "SELECT count(*) FROM events"), n);
+    assert_int_equal(pctl_fleet_leave(f->other), 0);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -1076,6 +1169,7 @@ int main(void)
         T(test_cancel_deadlock_made_again),
         T(test_promotion_waits_for_admission),
         T(test_notify_names_the_token),
+        T(test_create_at_once),
     };
 #undef T
 

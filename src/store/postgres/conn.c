@@ -26,10 +26,13 @@
  * admission of a new instance (PCTL_TX_ADMIT: create) takes the lock
  * shared too: it writes only rows it inserts, which no engine holds
  * before it commits, so admissions commit beside the passes and beside
- * each other, sharing disk syncs.  So do an operator's change to one run
- * (PCTL_TX_RUN: cancel, pause, resume, under that run's row lock) and the
- * admission of a run of an existing instance (trigger, retry, set,
- * upgrade, under the instance's row lock).
+ * each other, sharing disk syncs.  Its BEGIN takes no lock: the read of
+ * its definition, the first statement, does (def_latest_admit), and its
+ * one write (instance_create) moves its counter and notifies, which it
+ * says with pctl_pg_counted: four statements a create.  So do an operator's
+ * change to one run (PCTL_TX_RUN: cancel, pause, resume, under that run's row
+ * lock) and the admission of a run of an existing instance (trigger, retry,
+ * set, upgrade, under the instance's row lock).
  *
  * The change token.  meta.commits, plus a counter per engine (meta
  * 'commits.ID') and a few for admissions ('commits.-N'), counts the write
@@ -619,8 +622,18 @@ int pctl_pg_begin(pctl_conn *c, pctl_tx_kind k)
      * waits for them all.  Their BEGIN is sent ahead, not waited for: its
      * answers come back with the transaction's first read (a pass's
      * fence), one round trip for both; a lock not taken in time fails
-     * that read (EBUSY), and the transaction. */
-    if (k == PCTL_TX_ENGINE || k == PCTL_TX_ADMIT || k == PCTL_TX_RUN) {
+     * that read (EBUSY), and the transaction.  A create's BEGIN is only
+     * that: its first read takes the lock (def_latest_admit). */
+    pc->counted = 0;
+    if (k == PCTL_TX_ADMIT) {
+        if ((rc = pctl_pg_send(pc, NULL, "BEGIN", PCTL_PG_BEGIN)) < 0) {
+            end_open_tx(pc);
+            return rc;
+        }
+        pc->in_tx = 1 + k;
+        return 0;
+    }
+    if (k == PCTL_TX_ENGINE || k == PCTL_TX_RUN) {
         /* The token and the lock in one statement: its snapshot may be
          * older than the lock, which a writer beside others does not mind
          * (it counts its commit as one more than it saw, never sets the
@@ -730,7 +743,8 @@ int pctl_pg_commit(pctl_conn *c)
                   pc->own != pc->own_at_begin;
     int notify = changed && (!pc->quiet || pc->wake);
     char part[COMMIT_PARTS][1024];
-    int rc = 0, n = changed ? commit_parts(part, pc, notify) : 0, i;
+    int rc = 0, i;
+    int n = changed && !pc->counted ? commit_parts(part, pc, notify) : 0;
     size_t k;
 
     pc->wake = 0;
@@ -831,6 +845,11 @@ int pctl_pg_token(pctl_db_token *out, pctl_conn *c, unsigned which)
     out->others = pc->seen - pc->mine;
     out->session = pc->gen;
     return 0;
+}
+
+void pctl_pg_counted(pctl_conn *c)
+{
+    PC(c)->counted = 1;
 }
 
 void pctl_pg_quiet(pctl_conn *c, int on)

@@ -55,6 +55,7 @@ typedef struct pctl_pg_conn {
     int64_t mine;        /* this connection's commits that changed rows */
     int64_t own;         /* rows this connection's statements changed */
     int64_t own_at_begin;
+    int counted;       /* a statement of the transaction moved its counter */
     int64_t before;    /* the counter when the open write began */
     int admit_counter; /* N of meta 'commits.-N', its admissions' */
     int readonly;
@@ -182,6 +183,7 @@ int pctl_pg_commit(pctl_conn *c);
 void pctl_pg_rollback(pctl_conn *c);
 int pctl_pg_token(pctl_db_token *out, pctl_conn *c, unsigned which);
 void pctl_pg_quiet(pctl_conn *c, int on);
+void pctl_pg_counted(pctl_conn *c);
 void pctl_pg_wake(pctl_conn *c);
 int pctl_pg_engine_session(pctl_conn *c, int64_t idle_ms, int64_t lock_ms);
 

@@ -306,6 +306,69 @@ SELECT p.idx, -1, p.id FROM p
 UNION ALL
 SELECT p.idx, s.idx, s.id FROM s JOIN p ON p.id = s.phase_id;
 
+-- A new instance with its run, the run's phases and steps, every event
+-- of them and the commit's change counter, in one statement (admit.c,
+-- pctl_admit_new): $1 name, $2 definition id, $3 explicit parameters,
+-- $4 the moment, $5 the run's uid, $6 its parameter snapshot, $7 its
+-- event count, $8 the plan's phases and steps (as run_rows_insert), $9
+-- the events in order (n, entity, ph and st: the phase's and step's
+-- places, to_status, message, actor, data).  A name taken inserts
+-- nothing and returns no row.  The counter is one of 16 admission
+-- counters, chosen by the session's process; the notification is the
+-- token the statement's snapshot saw plus its own one (as
+-- src/store/postgres/conn.c commit_parts).  The events' numbers follow
+-- n (ORDER BY), as the one-by-one path numbers them.
+-- name: instance_create
+WITH i AS (
+    INSERT INTO instances (name, definition_id, params, created_at,
+                           updated_at)
+    VALUES ($1, $2, $3, $4, $4)
+    ON CONFLICT (name) DO NOTHING
+    RETURNING id
+), r AS (
+    INSERT INTO runs (uid, instance_id, definition_id, plan, status,
+                      trigger, params, created_at, event_count)
+    SELECT $5, i.id, $2, 'deploy', 'PENDING', 'create', $6, $4, $7 FROM i
+    RETURNING id, instance_id
+), d AS (
+    SELECT u.idx, u.name, u.strategy, u.steps
+    FROM json_to_recordset($8::text::json)
+        AS u(idx integer, name text, strategy text, steps json)
+), p AS (
+    INSERT INTO phases (run_id, idx, name, strategy, status)
+    SELECT r.id, d.idx, d.name, d.strategy, 'PENDING' FROM r, d
+    ORDER BY d.idx
+    RETURNING id, idx
+), s AS (
+    INSERT INTO steps (run_id, phase_id, idx, name, status, max_attempts)
+    SELECT r.id, p.id, t.idx, t.name, 'PENDING', t.max_attempts
+    FROM r, d JOIN p ON p.idx = d.idx,
+        json_to_recordset(d.steps)
+            AS t(idx integer, name text, max_attempts integer)
+    ORDER BY d.idx, t.idx
+    RETURNING id, phase_id, idx
+), e AS (
+    INSERT INTO events (at, instance_id, run_id, phase_id, step_id, entity,
+                        to_status, message, actor, data)
+    SELECT $4, r.instance_id,
+           CASE WHEN v.entity = 'instance' THEN NULL ELSE r.id END,
+           p.id, s.id, v.entity, v.to_status, v.message, v.actor, v.data
+    FROM r CROSS JOIN json_to_recordset($9::text::json)
+            AS v(n integer, entity text, ph integer, st integer,
+                 to_status text, message text, actor text, data text)
+        LEFT JOIN p ON p.idx = v.ph
+        LEFT JOIN s ON s.phase_id = p.id AND s.idx = v.st
+    ORDER BY v.n
+)
+INSERT INTO meta (key, value)
+SELECT 'commits.-' || (1 + pg_backend_pid() % 16), '1' FROM r
+ON CONFLICT (key) DO UPDATE SET value = (meta.value::bigint + 1)::text
+RETURNING (SELECT id FROM i), (SELECT id FROM r),
+    pg_notify('planctl.' || current_schema(),
+              ((SELECT value::bigint FROM meta WHERE key = 'commits')
+               + (SELECT coalesce(sum(value::bigint), 0) FROM meta
+                  WHERE starts_with(key, 'commits.')) + 1)::text);
+
 -- name: phase_carry
 SELECT started_at, finished_at FROM phases
 WHERE run_id = $1 AND idx = $2 AND name = $3 AND status = 'COMPLETE';
@@ -469,6 +532,21 @@ SELECT id, body FROM definitions WHERE name = $1 AND version = $2;
 
 -- name: def_latest
 SELECT id, body FROM definitions WHERE name = $1 ORDER BY id DESC LIMIT 1;
+
+-- A create's read of its definition, which takes the schema's write lock
+-- shared ('PLCW', hashtext(schema): src/store/postgres/conn.c) as the
+-- first statement of its transaction: its BEGIN is sent ahead of it, and
+-- no other statement takes the lock (instance_create moves the commit's
+-- counter itself).  No row found, no lock: the create fails anyway.
+-- name: def_latest_admit
+SELECT id, body, pg_advisory_xact_lock_shared(1347175255,
+                                              hashtext(current_schema()))
+FROM definitions WHERE name = $1 ORDER BY id DESC LIMIT 1;
+
+-- name: def_by_name_version_admit
+SELECT id, body, pg_advisory_xact_lock_shared(1347175255,
+                                              hashtext(current_schema()))
+FROM definitions WHERE name = $1 AND version = $2;
 
 -- name: def_by_id
 SELECT body FROM definitions WHERE id = $1;

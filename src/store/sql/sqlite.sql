@@ -194,6 +194,11 @@ RETURNING id;
 -- name: run_rows_insert
 SELECT ?1, ?2, NULL WHERE 0;
 
+-- Not used here either (the backend's create_at_once is 0): a create
+-- writes its rows one statement a row, its events as queued (journal.c).
+-- name: instance_create
+SELECT ?1, ?2, ?3 || ?4 || ?5 || ?6 || ?7 || ?8 || ?9 WHERE 0;
+
 -- name: phase_carry
 SELECT started_at, finished_at FROM phases
 WHERE run_id = ?1 AND idx = ?2 AND name = ?3 AND status = 'COMPLETE';
@@ -350,6 +355,15 @@ SELECT id, body FROM definitions WHERE name = ?1 AND version = ?2;
 
 -- name: def_latest
 SELECT id, body FROM definitions WHERE name = ?1 ORDER BY id DESC LIMIT 1;
+
+-- A create's read of its definition (on PostgreSQL it takes the schema's
+-- write lock; here the transaction holds the file's).
+-- name: def_latest_admit
+SELECT id, body, NULL FROM definitions WHERE name = ?1
+ORDER BY id DESC LIMIT 1;
+
+-- name: def_by_name_version_admit
+SELECT id, body, NULL FROM definitions WHERE name = ?1 AND version = ?2;
 
 -- name: def_by_id
 SELECT body FROM definitions WHERE id = ?1;
