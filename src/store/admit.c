@@ -613,14 +613,11 @@ static char *new_events_json(planctl *p, const pctl_admission *a,
 {
     static const carry none = {0};
     json_t *events = json_array();
-    char *data;
     size_t i, k;
-    int bad = !events;
+    int bad = !events || !n->data;
 
-    data = n->data ? pctl_strdup(n->data) : NULL;
-    bad = bad || !data ||
-          add_event(events, "instance", -1, -1, NULL, n->message, pctl_user(p),
-                    data) < 0;
+    bad = bad || add_event(events, "instance", -1, -1, NULL, n->message,
+                           pctl_user(p), pctl_strdup(n->data)) < 0;
     bad = bad || add_event(events, "run", -1, -1, "PENDING", a->reason,
                            pctl_user(p), run_data(a, uid)) < 0;
     for (i = 0; !bad && i < plan->nphases; i++) {
