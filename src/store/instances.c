@@ -140,9 +140,11 @@ int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
         a.pf = pf;
     }
     /* In one statement where the backend can (PostgreSQL): the instance,
-     * its run, their rows and events, and the commit's counter. */
+     * its run, their rows and events, and the commit's counter (so only
+     * in a transaction of its own: an outer one counts its commit
+     * itself). */
     if (rc == 0 && p->conn->m->create_at_once && !p->observer && !p->fleet_id &&
-        !pctl_events_deferring(p)) {
+        p->tx_depth == 1 && !pctl_events_deferring(p)) {
         pctl_new_instance n = {0};
 
         n.explicit_params = explicit_text;
