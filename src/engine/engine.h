@@ -144,8 +144,9 @@ struct planctl_engine {
     int want_claim;
     /* Its fair share of the active runs as last looked at (pass.c claim;
      * -1 before): above it by more than one, it gives back runs between
-     * steps. */
+     * steps, and goes on (shedding) until it is down to it. */
     int64_t fleet_share;
+    int shedding;
     /* Runs nobody held when it last claimed, beyond what it took, and
      * how many it held then: once it holds fewer (its runs ended), it
      * claims again at once rather than at its next heartbeat, as its

@@ -1079,7 +1079,11 @@ static int between_steps(const pctl_run_row *r)
  * One of several engines holding more than its fair share plus one gives
  * runs back, newest first, down to its share: only runs between steps
  * (never one with a try running), so that the others take them at a step
- * boundary, as each of its runs reaches one.  Runs in this pass whose
+ * boundary, as each of its runs reaches one.  A boundary where fewer of
+ * its runs were between steps than it had to give leaves it above its
+ * share: it goes on at the next ones until it is down to it (stopping
+ * at its share plus one left a joiner below its share for good:
+ * pg.fleet_share part 4).  Runs in this pass whose
  * step just ended are among them: they are given back before the pass
  * decides their next step.  Before pctl_active_work(): a run given back
  * leaves the cache.  It walks the cache (newest first, until it has
@@ -1093,9 +1097,14 @@ static int shed(pass *ps, pctl_active *a)
     size_t n = 0, want, i;
     int rc;
 
-    if (!e->fleet || e->state != ENGINE_RUNNING || e->fleet_share < 0 ||
-        mine <= e->fleet_share + 1)
+    if (!e->fleet || e->state != ENGINE_RUNNING || e->fleet_share < 0)
         return 0;
+    if (mine > e->fleet_share + 1)
+        e->shedding = 1;
+    if (!e->shedding || mine <= e->fleet_share) {
+        e->shedding = 0;
+        return 0;
+    }
     want = (size_t)(mine - e->fleet_share);
     if (want > CLAIM_MAX)
         want = CLAIM_MAX;

@@ -25,8 +25,15 @@
 #    joins.  The gates open one by one: at the first step boundaries after
 #    it joined, it gets its share (10), and none holds more than its share
 #    plus one.
+# 4. A boundary where an engine has fewer runs between steps than it must
+#    give back: two engines capped at 15 hold 30 runs, each 4 of chain
+#    "a" (gates a1, a2) and 11 of chain "b" (b1, b2); a third joins (its
+#    share 10).  Gate a1 opens: each of the two can give back only its 4
+#    (15 -> 11).  Gate b1 opens: each goes on down to its share, and the
+#    third comes to hold 10.  (Shedding stopped at share plus one left
+#    11/11/8 for good.)
 # Then every gate opens, every run completes, no try ran beside another
-# of its step, and verify is clean.  FLEET_SHARE_PARTS (default "1 2 3")
+# of its step, and verify is clean.  FLEET_SHARE_PARTS (default "1 2 3 4")
 # runs only some of the parts.
 . "$(dirname "$0")/lib.sh"
 
@@ -79,19 +86,19 @@ DEF
     pctl apply -f "$tmp/pair.json" >/dev/null || fail "apply pair"
 }
 
-# Definition "chain": steps s1..s$1 one after another, step sK behind
-# gate sK.
+# Definition "chain" (or $3): steps s1..s$1 (or $2 for s) one after
+# another, step sK behind gate sK.
 chain_def() {
-    local k tasks='' steps=''
+    local k tasks='' steps='' s=${2:-s} def=${3:-chain}
     for ((k = 1; k <= $1; k++)); do
-        tasks+="${tasks:+, }{\"name\": \"t$k\", \"kind\": \"shell\", \"spec\": {\"command\": \"$(task "s$k")\"}}"
-        steps+="${steps:+, }{\"name\": \"s$k\", \"tasks\": [\"t$k\"]}"
+        tasks+="${tasks:+, }{\"name\": \"t$k\", \"kind\": \"shell\", \"spec\": {\"command\": \"$(task "$s$k")\"}}"
+        steps+="${steps:+, }{\"name\": \"$s$k\", \"tasks\": [\"t$k\"]}"
     done
-    cat >"$tmp/chain.json" <<DEF
-{"name": "chain", "version": "1", "tasks": [$tasks],
+    cat >"$tmp/$def.json" <<DEF
+{"name": "$def", "version": "1", "tasks": [$tasks],
  "plans": {"deploy": {"phases": [{"name": "all", "steps": [$steps]}]}}}
 DEF
-    pctl apply -f "$tmp/chain.json" >/dev/null || fail "apply chain"
+    pctl apply -f "$tmp/$def.json" >/dev/null || fail "apply $def"
 }
 
 # ---- engines ----
@@ -189,7 +196,7 @@ finish() {
     note "$1: ok"
 }
 
-part() { [[ " ${FLEET_SHARE_PARTS:-1 2 3} " == *" $1 "* ]]; }
+part() { [[ " ${FLEET_SHARE_PARTS:-1 2 3 4} " == *" $1 "* ]]; }
 
 # ---- 1. started together, runs waiting for a slot ----
 part1() {
@@ -258,6 +265,50 @@ part3() {
     finish "3. joined a busy fleet"
 }
 
-for pt in 1 2 3; do
+# ---- 4. fewer runs between steps than to give back ----
+part4() {
+    local i g
+    next_db 4
+    for g in a1 a2 b1 b2; do close_gate "$g"; done
+    chain_def 2 a chaina
+    chain_def 2 b chainb
+    # Oldest first: e1 claims d1-d15, e2 d16-d30; 4 of each are chain a.
+    for ((i = 1; i <= 30; i++)); do
+        if ((i <= 4 || (i > 15 && i <= 19))); then g=chaina; else g=chainb; fi
+        pctl create "d$i" --definition "$g" >/dev/null || fail "create d$i"
+    done
+    start_engine e1 --concurrency 16 --capacity 15 --lease-ttl 6s
+    wait_for 120 "e1 to run 15 runs' first steps" running 15
+    start_engine e2 --concurrency 16 --capacity 15 --lease-ttl 6s
+    wait_for 120 "e2 to run the other 15" running 30
+    [ "$(holdings | tr '\n' ' ')" = "e1 15 e2 15 " ] ||
+        fail "not 15 each: $(holdings | tr '\n' ' ')"
+    start_engine e3 --concurrency 16 --lease-ttl 6s
+    wait_for 60 "e3 to join" joined 3
+    # Each of e1 and e2 looks at the shares at a heartbeat (and when
+    # woken): two of each after e3 joined, so that the pass after the
+    # first has seen its share of 10 before any step ends.
+    beats_after() {
+        [ "$(val "SELECT count(*) FROM engines
+                  WHERE name IN ('e1', 'e2') AND heartbeat_at > $1")" = 2 ]
+    }
+    local since
+    since=$(val "SELECT started_at FROM engines WHERE name = 'e3'")
+    wait_for 60 "a heartbeat of e1 and e2 after e3 joined" beats_after "$since"
+    since=$(val "SELECT max(heartbeat_at) FROM engines
+                 WHERE name IN ('e1', 'e2')")
+    wait_for 60 "another heartbeat of e1 and e2" beats_after "$since"
+    open_gate a1
+    wait_for 120 "the chain a runs to move past a1" moved_past a1 30
+    hold_until 120 "e3 to take the 8 runs given back" each_between 3 8 11
+    open_gate b1
+    wait_for 120 "the chain b runs to move past b1" moved_past b1 30
+    hold_until 120 "each engine to hold 10 after the second boundary" \
+        each_between 3 10 10
+    note "4. fewer between steps than to give back: $(holdings | tr '\n' ' ')"
+    finish "4. fewer between steps than to give back"
+}
+
+for pt in 1 2 3 4; do
     if part "$pt"; then "part$pt"; fi
 done
