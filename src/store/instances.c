@@ -138,21 +138,21 @@ int pctl_store_create(planctl_admitted *out, planctl *p, const char *name,
         a.fresh = 1;
         a.params_json = snap;
         a.pf = pf;
+        /* The instance's event, whichever way it is written. */
+        msg = pctl_asprintf("instance created from %s@%s", def->name,
+                            def->version);
+        if (!msg || !(data = def_data(def)))
+            rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
     /* In one statement where the backend can (PostgreSQL): the instance,
      * its run, their rows and events, and the commit's counter (so only
      * in a transaction of its own: an outer one counts its commit
      * itself). */
-    if (rc == 0 && p->conn->m->create_at_once && !p->observer && !p->fleet_id &&
+    if (rc == 0 && p->conn->m->counted && !p->observer && !p->fleet_id &&
         p->tx_depth == 1 && !pctl_events_deferring(p)) {
-        pctl_new_instance n = {0};
+        pctl_new_instance n = {explicit_text, msg, data};
 
-        n.explicit_params = explicit_text;
-        n.message = msg = pctl_asprintf("instance created from %s@%s",
-                                        def->name, def->version);
-        n.data = data = msg ? def_data(def) : NULL;
-        rc = data ? pctl_admit_new(out, &inst_id, p, &a, &n)
-                  : pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+        rc = pctl_admit_new(out, &inst_id, p, &a, &n);
         if (rc != PCTL_ADMIT_ROW_BY_ROW)
             goto made;
         rc = 0;
@@ -200,16 +200,8 @@ made:
     if (rc == 0 && !out->run && !pctl_events_deferring(p) &&
         (rc = pctl_events_defer(p, 1)) == 0)
         deferred = 1;
-    if (rc == 0 && !out->run) {
-        if (!msg)
-            msg = pctl_asprintf("instance created from %s@%s", def->name,
-                                def->version);
-        if (!data)
-            data = msg ? def_data(def) : NULL;
-        rc = data ? pctl_event_admin(p, inst_id, "instance", msg, pctl_user(p),
-                                     data)
-                  : pctl_err(p, PLANCTL_ENOMEM, "out of memory");
-    }
+    if (rc == 0 && !out->run)
+        rc = pctl_event_admin(p, inst_id, "instance", msg, pctl_user(p), data);
     if (rc == 0 && !out->run) {
         a.instance_id = inst_id;
         rc = pctl_admit(out, p, &a);

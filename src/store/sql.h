@@ -204,11 +204,10 @@ typedef struct pctl_db_methods {
     /* 1: admission inserts a new run's phases and steps in one statement
      * (run_rows_insert, with the plan bound as JSON), not one a row. */
     int rows_at_once;
-    /* 1: a create writes its instance, run, rows, events and the
-     * commit's change counter in one statement (instance_create), after
-     * its definition's read took the write lock (def_latest_admit), and
-     * then calls counted: the commit moves no counter of its own. */
-    int create_at_once;
+    /* Where not NULL, a create writes its instance, run, rows, events
+     * and the commit's change counter in one statement (instance_create),
+     * after its definition's read took the write lock (def_latest_admit),
+     * and then calls counted: the commit moves no counter of its own. */
     void (*counted)(pctl_conn *c);
     /* An engine's connection commits without waking anyone, except a
      * transaction that asked with wake (it released runs, or an engine

@@ -747,7 +747,7 @@ int pctl_reason_check(planctl *p, const char *reason);
 int pctl_admit(planctl_admitted *out, planctl *p, const pctl_admission *a);
 
 /*
- * A create's admission in one statement (backends with create_at_once,
+ * A create's admission in one statement (backends with counted,
  * inside the create's PCTL_TX_ADMIT transaction, whose read of the
  * definition took the write lock): the instance a->instance_name, with
  * its explicit parameters and its event (message, data), and a->plan's

@@ -46,7 +46,6 @@ const pctl_db_methods pctl_db_postgres = {
     .token = pctl_pg_token,
     .fleet = 1,
     .rows_at_once = 1,
-    .create_at_once = 1,
     .counted = pctl_pg_counted,
     .quiet = pctl_pg_quiet,
     .wake = pctl_pg_wake,

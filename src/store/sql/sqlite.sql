@@ -194,7 +194,7 @@ RETURNING id;
 -- name: run_rows_insert
 SELECT ?1, ?2, NULL WHERE 0;
 
--- Not used here either (the backend's create_at_once is 0): a create
+-- Not used here either (the backend has no counted): a create
 -- writes its rows one statement a row, its events as queued (journal.c).
 -- name: instance_create
 SELECT ?1, ?2, ?3 || ?4 || ?5 || ?6 || ?7 || ?8 || ?9 WHERE 0;
