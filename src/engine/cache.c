@@ -504,6 +504,11 @@ int pctl_active_mark(pctl_active *a, planctl *p)
     return a ? pctl_feed_mark(&a->cache->feed, p) : 0;
 }
 
+int pctl_active_marked(pctl_active *a, planctl *p, int committed)
+{
+    return a ? pctl_feed_marked(&a->cache->feed, p, committed) : 0;
+}
+
 void pctl_active_committed(pctl_active *a, planctl *p)
 {
     pctl_db_token now;

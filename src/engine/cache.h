@@ -85,14 +85,19 @@ typedef struct pctl_sync_info {
  */
 int pctl_active_sync(pctl_active **cache, planctl *p, pctl_sync_info *info);
 
-/* Before the pass commits (its events written): the cache's cursor
- * moves past the pass's own events when no other writer's are among
- * them, else notes the pass's transaction as its own (pctl_feed_mark):
+/* Before the pass commits (its events written): once it committed, the
+ * cache's cursor moves past the pass's own events when no other writer's
+ * are among them, else notes the pass's transaction as its own
+ * (pctl_feed_mark, pctl_active_marked):
  * either way the next sync follows only what others wrote (several
  * engines on PostgreSQL commit among each other's events; reading its
  * own again cost a read of each of its runs a pass, and logged its
  * changes again as another writer's).  Errors: EIO, EBUSY, ENOMEM. */
 int pctl_active_mark(pctl_active *a, planctl *p);
+/* After the pass's transaction ended, committed or not: the mark taken
+ * (on PostgreSQL read with the commit).  Errors: as pctl_active_mark's,
+ * and then the next sync reads the pass's events as others'. */
+int pctl_active_marked(pctl_active *a, planctl *p, int committed);
 
 /* After the pass committed: what the cache holds is the database's. */
 void pctl_active_committed(pctl_active *a, planctl *p);

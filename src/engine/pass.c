@@ -1207,6 +1207,10 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
     if (rc == 0)
         rc = pctl_active_mark(e->active, e->p);
     rc = pctl_engine_pass_end(e->p, rc);
+    /* The mark, read with the commit, moves the cursor; one that could
+     * not be taken leaves a cache the next pass reads anew. */
+    if (pctl_active_marked(e->active, e->p, rc == 0) < 0 && rc == 0)
+        pctl_active_drop(&e->active);
     e->in_pass = 0;
     pctl_metrics_pass_end(e, rc, uv_hrtime() - t_commit, uv_hrtime() - t0);
     if (rc < 0) {

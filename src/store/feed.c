@@ -8,6 +8,9 @@
 #include "core/buf.h"
 #include "store/store.h"
 
+/* pctl_feed_cursor's marking. */
+enum { MARK_SENT = 1, MARK_READ = 2 };
+
 /* The one value of statement q, given the reader's cursor, into *out;
  * dflt when it is NULL. */
 static int one_number(int64_t *out, planctl *p, pctl_query q, int64_t after,
@@ -87,25 +90,11 @@ static int own_has(const pctl_feed_cursor *c, uint32_t xid)
     return lo < c->nown && c->own[lo].xid == xid;
 }
 
-int pctl_feed_mark(pctl_feed_cursor *c, planctl *p)
+/* What the mark read says, the pass committed: the cursor moves past its
+ * own events, or notes its transaction. */
+static int mark_apply(pctl_feed_cursor *c, planctl *p, int64_t own,
+                      int64_t last, int64_t xid)
 {
-    pctl_stmt *st = pctl_q(p, PCTL_Q_feed_mark);
-    int64_t own = 0, last = 0, xid = -1;
-    int rc;
-
-    if (!st)
-        return pctl_q_err(p);
-    pctl_bind_i64(st, 1, c->last);
-    rc = pctl_step(st);
-    if (rc == PCTL_ROW) {
-        own = pctl_col_i64(st, 0);
-        last = pctl_col_i64(st, 1);
-        if (!pctl_col_null(st, 2))
-            xid = pctl_col_i64(st, 2);
-    }
-    pctl_reset(st);
-    if (rc != PCTL_ROW)
-        return pctl_q_fail(st, rc);
     /* Every number after the cursor up to its last is its own: no other
      * writer's event, committed or open, lies between. */
     if (last > c->last && last - c->last == own) {
@@ -119,6 +108,62 @@ int pctl_feed_mark(pctl_feed_cursor *c, planctl *p)
         c->own[c->nown++].upto = last;
     }
     return 0;
+}
+
+/* The mark's answer from st, stepped (sent ahead, or now), into c. */
+static int mark_take(pctl_feed_cursor *c, pctl_stmt *st)
+{
+    int rc = pctl_step(st);
+
+    if (rc == PCTL_ROW) {
+        c->mark_own = pctl_col_i64(st, 0);
+        c->mark_last = pctl_col_i64(st, 1);
+        c->mark_xid = pctl_col_null(st, 2) ? -1 : pctl_col_i64(st, 2);
+    }
+    pctl_reset(st);
+    return rc == PCTL_ROW ? 0 : pctl_q_fail(st, rc);
+}
+
+int pctl_feed_mark(pctl_feed_cursor *c, planctl *p)
+{
+    pctl_stmt *st = pctl_q(p, PCTL_Q_feed_mark);
+    int rc;
+
+    c->marking = 0;
+    if (!st)
+        return pctl_q_err(p);
+    pctl_bind_i64(st, 1, c->last);
+    /* On PostgreSQL sent ahead: answered with the commit, one round trip
+     * for both.  SQLite reads it now, inside the transaction, where no
+     * other writer's event can come after the pass's own. */
+    if (pctl_q_sends_ahead(p)) {
+        if ((rc = pctl_q_send(st)) < 0)
+            return rc;
+        c->marking = MARK_SENT;
+        return 0;
+    }
+    if ((rc = mark_take(c, st)) < 0)
+        return rc;
+    c->marking = MARK_READ;
+    return 0;
+}
+
+int pctl_feed_marked(pctl_feed_cursor *c, planctl *p, int committed)
+{
+    pctl_stmt *st = pctl_q_sent(p, PCTL_Q_feed_mark);
+    int marking = c->marking, rc = 0;
+
+    c->marking = 0;
+    if (marking == MARK_SENT && st) {
+        if (!committed) {
+            pctl_reset(st);
+            return 0;
+        }
+        rc = mark_take(c, st);
+    }
+    if (rc < 0 || !committed || !marking)
+        return rc;
+    return mark_apply(c, p, c->mark_own, c->mark_last, c->mark_xid);
 }
 
 void pctl_feed_follow(pctl_feed_cursor *c, int64_t last)

@@ -86,15 +86,27 @@ typedef struct pctl_feed_cursor {
     int64_t last;
     pctl_feed_own *own; /* oldest first: ids and numbers both grow */
     size_t nown, capown;
+    /* A mark between pctl_feed_mark and pctl_feed_marked: its read sent
+     * ahead, or read (its answer below). */
+    int marking;
+    int64_t mark_own, mark_last, mark_xid;
 } pctl_feed_cursor;
 
-/* Inside a write that appended events of its own: moves c->last to the
- * last of them when every number after it up to there is its own (no
- * other writer's event, committed or still open, lies between);
- * otherwise notes the transaction as c's own, for the next
- * pctl_feed_read() to read past its events.  Errors: EIO, EBUSY, EINTR,
- * ENOMEM. */
+/* Inside a write that appended events of its own, the read of where c
+ * goes once it commits: c->last to the last of them when every number
+ * after it up to there is its own (no other writer's event, committed
+ * or still open, lies between); otherwise the transaction noted as c's
+ * own, for the next pctl_feed_read() to read past its events.  Sent
+ * ahead where the backend can (PostgreSQL: answered with the commit, in
+ * its round trip), read now elsewhere; pctl_feed_marked moves c.
+ * Errors: EIO, EBUSY, EINTR, ENOMEM. */
 int pctl_feed_mark(pctl_feed_cursor *c, planctl *p);
+
+/* After the transaction of pctl_feed_mark ended (committed or not):
+ * moves c as the mark read, when it committed; else forgets the mark.
+ * 0 without a mark.  Errors: EIO, EBUSY, EINTR, ENOMEM (c unmoved: the
+ * caller reads its own events again, as another writer's). */
+int pctl_feed_marked(pctl_feed_cursor *c, planctl *p, int committed);
 
 /* What has events after c->last, up to the last below the horizon, and
  * the status changes among them, read in one pass of one snapshot

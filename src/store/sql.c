@@ -89,6 +89,16 @@ pctl_stmt *pctl_q_rebind(planctl *p, pctl_query q)
     return get(p, q, 0);
 }
 
+pctl_stmt *pctl_q_sent(planctl *p, pctl_query q)
+{
+    return p->stmts[q];
+}
+
+int pctl_q_sends_ahead(const planctl *p)
+{
+    return p->tx_depth > 0 && p->conn && p->conn->m->send;
+}
+
 int pctl_q_err(const planctl *p)
 {
     return p->errcode < 0 ? p->errcode : PLANCTL_ERROR;

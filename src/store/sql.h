@@ -289,6 +289,14 @@ int pctl_q_exec_later(pctl_stmt *s, int64_t expect);
  * one round trip, at the first one's step.  Step it before taking it
  * again with pctl_q.  0 or the error. */
 int pctl_q_send(pctl_stmt *s);
+/* Whether pctl_q_send sends now (inside a transaction, on a backend that
+ * can): a read so sent may be stepped after the commit, its answer read
+ * with the commit's (and not at all when the transaction failed). */
+int pctl_q_sends_ahead(const planctl *p);
+/* Statement q as it is, to step a read sent ahead once its transaction
+ * ended (pctl_q would take it again, its answer lost), or NULL when it
+ * was never prepared. */
+pctl_stmt *pctl_q_sent(planctl *p, pctl_query q);
 /* Whether pctl_q_exec_later sends without waiting now. */
 int pctl_q_later_on(const planctl *p);
 

@@ -7,10 +7,12 @@
 # sets on its engines' sessions): the lock is free again, another engine
 # and the CLI write, and the stopped engine, continued, stops with one
 # line.  The engine is caught inside a transaction without luck: a psql
-# session locks the event log against writes, the engine's next write
-# waits there (its transaction begun), the engine is stopped, the lock
-# released; the server finishes the statement and the session is idle in
-# a transaction its stopped client cannot end.
+# session locks the engines' table against reads, the read of the
+# engine's next pass that follows its BEGIN (its fence: its own row)
+# waits there, the engine is stopped, the lock released; the server
+# answers the read and the session is idle in a transaction its stopped
+# client cannot end.  (A lock on a table the pass only writes no longer
+# does: its writes go with its COMMIT, which the server then runs too.)
 . "$(dirname "$0")/lib.sh"
 
 sleeper_backlog 0.05 3 40
@@ -26,20 +28,21 @@ in_tx() {
     [ "$(q -c "SELECT state FROM pg_stat_activity WHERE pid = $backend")" = \
         "idle in transaction" ]
 }
-# The engine's session waits on a lock of the event log (its wait_event
-# is 'relation' while a table lock keeps it).
-waits_on_events() {
+# The engine's session waits on a lock of the engines' table (its
+# wait_event is 'relation' while a table lock keeps it).
+waits_on_engines() {
     kill -0 "$a" 2>/dev/null || fail "the engine exited: $(cat "$tmp/a.err")"
     [ "$(q -c "SELECT wait_event FROM pg_stat_activity WHERE pid = $backend")" = \
         relation ]
 }
 "$psql_bin" -X -q -v ON_ERROR_STOP=1 -d "$db" \
-    -c "BEGIN; LOCK TABLE planctl.events IN EXCLUSIVE MODE;
+    -c "BEGIN; LOCK TABLE planctl.engines IN ACCESS EXCLUSIVE MODE;
         SELECT pg_sleep(600); COMMIT" >/dev/null 2>&1 &
 holder=$!
 bg_pids+=("$holder")
-wait_for 60 "the event log to be locked" eval '[ -n "$(holder_backend)" ]'
-wait_for 60 "the engine to wait on the event log inside a write" waits_on_events
+wait_for 60 "the engines' table to be locked" eval '[ -n "$(holder_backend)" ]'
+wait_for 60 "the engine to wait on the engines' table inside a write" \
+    waits_on_engines
 kill -STOP "$a"
 q -c "SELECT pg_terminate_backend($(holder_backend))" >/dev/null
 wait "$holder" 2>/dev/null || true

@@ -86,8 +86,9 @@ static void delete_now(planctl *p, const char *name)
  * own there. */
 static int read_after(pctl_feed *fd, planctl *p, int64_t after)
 {
-    pctl_feed_cursor c = {after, NULL, 0, 0};
+    pctl_feed_cursor c = {0};
 
+    c.last = after;
     return pctl_feed_read(fd, p, &c);
 }
 
@@ -217,7 +218,7 @@ static void test_late_commit(void **state)
     tu_raw *raw = f->d->raw;
     int pg = tu_on_pg();
     int64_t run, b, inst, late, cursor, web, last;
-    pctl_feed_cursor mark = {0, NULL, 0, 0};
+    pctl_feed_cursor mark = {0};
     planctl_web_changes *ch = NULL;
     json_t *events;
     pctl_feed fd;
@@ -255,22 +256,36 @@ static void test_late_commit(void **state)
         mark.last = cursor;
         assert_int_equal(pctl_tx_begin(f->p), 0);
         assert_int_equal(pctl_feed_mark(&mark, f->p), 0);
-        pctl_tx_rollback(f->p);
+        assert_int_equal(pctl_tx_commit(f->p), 0);
+        assert_int_equal(pctl_feed_marked(&mark, f->p, 1), 0);
         assert_true(mark.last < late);
         assert_int_equal(mark.nown, 0); /* no event of its own */
         tu_raw_exec(raw, "COMMIT");
     }
     /* A pass's cursor moves past its own events only: here b's and the
-     * late one are another writer's.  (On SQLite nothing can come
-     * between a pass's read of the feed and its mark: one writer.) */
+     * late one are another writer's, so it notes its transaction, once
+     * it committed (a pass rolled back leaves the cursor as it was).  (On
+     * SQLite nothing can come between a pass's read of the feed and its
+     * mark: one writer.) */
     if (pg) {
         mark.last = cursor;
         assert_int_equal(pctl_tx_begin(f->p), 0);
-        create(f->p, "own");
+        create(f->p, "gone");
         assert_int_equal(pctl_events_flush(f->p), 0);
         assert_int_equal(pctl_feed_mark(&mark, f->p), 0);
         pctl_tx_rollback(f->p);
+        assert_int_equal(pctl_feed_marked(&mark, f->p, 0), 0);
         assert_int_equal(mark.last, cursor);
+        assert_int_equal(mark.nown, 0);
+
+        assert_int_equal(pctl_tx_begin(f->p), 0);
+        create(f->p, "own0");
+        assert_int_equal(pctl_events_flush(f->p), 0);
+        assert_int_equal(pctl_feed_mark(&mark, f->p), 0);
+        assert_int_equal(pctl_tx_commit(f->p), 0);
+        assert_int_equal(pctl_feed_marked(&mark, f->p, 1), 0);
+        assert_int_equal(mark.last, cursor);
+        assert_int_equal(mark.nown, 1);
         pctl_feed_cursor_clear(&mark);
     }
 
@@ -306,6 +321,7 @@ static void test_late_commit(void **state)
     assert_int_equal(pctl_events_flush(f->p), 0);
     assert_int_equal(pctl_feed_mark(&mark, f->p), 0);
     assert_int_equal(pctl_tx_commit(f->p), 0);
+    assert_int_equal(pctl_feed_marked(&mark, f->p, 1), 0);
     assert_int_equal(mark.last,
                      tu_raw_scalar(raw, "SELECT max(seq) FROM events"));
     assert_int_equal(mark.nown, 0);
@@ -323,7 +339,7 @@ static void test_own_events_skipped(void **state)
     fixture *f = *state;
     tu_raw *raw = f->d->raw;
     int pg = tu_on_pg();
-    pctl_feed_cursor mark = {0, NULL, 0, 0};
+    pctl_feed_cursor mark = {0};
     int64_t x, inst, own, other, late;
     pctl_feed fd;
     size_t i;
@@ -340,6 +356,7 @@ static void test_own_events_skipped(void **state)
     assert_int_equal(pctl_events_flush(f->p), 0);
     assert_int_equal(pctl_feed_mark(&mark, f->p), 0);
     assert_int_equal(pctl_tx_commit(f->p), 0);
+    assert_int_equal(pctl_feed_marked(&mark, f->p, 1), 0);
     assert_true(pg ? mark.last < late : mark.last > late);
     assert_int_equal(mark.nown, pg ? 1 : 0);
     other = create(f->p2, "other");

@@ -510,7 +510,9 @@ static void test_reads_sent_ahead(void **state)
     assert_int_equal(pctl_q_exec_later(w, 1), 0);
     assert_int_equal(pctl_q_send(a), 0);
     assert_int_equal(pctl_q_send(b), 0);
-    assert_int_equal(NSENT(f->p), 3);
+    /* w's form that checks its count, prepared ahead of it (the first
+     * time in the session), w, a and b. */
+    assert_int_equal(NSENT(f->p), 4);
     /* b first: every answer is read, each into its own statement. */
     assert_int_equal(f->p->conn->m->step(b), PCTL_ROW);
     assert_int_equal(f->p->conn->m->col_i64(b, 0), 7);
@@ -527,8 +529,9 @@ static void test_reads_sent_ahead(void **state)
         1);
 
     /* A read sent ahead and taken again (reset) before its step: the
-     * answers are read then, and a count that missed among them (which
-     * the server does not see) still fails the commit. */
+     * answers are read then, and a count that missed among them (the
+     * server failed it, and what came after it) still fails the
+     * commit. */
     assert_int_equal(pctl_engine_pass_begin(f->p, 0, 0), 0);
     assert_int_equal(pctl_q_exec_later(w8, 1), 0);
     assert_int_equal(pctl_q_exec_later(missed, 1), 0);
@@ -555,6 +558,72 @@ static void test_reads_sent_ahead(void **state)
     f->p->conn->m->finalize(bad);
     f->p->conn->m->finalize(w8);
     f->p->conn->m->finalize(missed);
+    assert_int_equal(pctl_fleet_leave(f->p), 0);
+}
+
+/* The server checks the counts of rows of a pass's writes, so its COMMIT
+ * follows them in one round trip, the check's form prepared in that same
+ * one the first time; a write that cannot be wrapped so (a RETURNING of
+ * its own) is checked by the client, before COMMIT is sent, in the same
+ * words. */
+static void test_counts_checked_by_server(void **state)
+{
+    fixture *f = *state;
+    pctl_pg_conn *pc;
+    pctl_stmt *one, *ret, *none;
+    uint64_t rt;
+    char *said = NULL;
+
+    if (!pctl_fleet_supported(f->p))
+        return;
+    pc = (pctl_pg_conn *)f->p->conn;
+    create(f->p, "z1");
+    assert_int_equal(pctl_fleet_join(f->p, "e1", 12000, 0, &said), 0);
+    pctl_free(said);
+    one = own_stmt(f->p, "UPDATE steps SET message = 'checked' "
+                         "WHERE id = (SELECT min(id) FROM steps);");
+    ret = own_stmt(f->p, "UPDATE steps SET message = 'client' "
+                         "WHERE id = (SELECT max(id) FROM steps) RETURNING id");
+    none = own_stmt(f->p, "UPDATE steps SET message = 'client' WHERE id = -1 "
+                          "RETURNING id");
+
+    /* The first time prepares the pass's statements (its fence's read
+     * among them), and in the last round trip the check's form. */
+    for (int i = 0; i < 2; i++) {
+        rt = pc->round_trips;
+        assert_int_equal(pctl_engine_pass_begin(f->p, 0, 0), 0);
+        if (i == 1)
+            assert_int_equal(pc->round_trips - rt, 1); /* BEGIN, fence */
+        rt = pc->round_trips;
+        assert_int_equal(pctl_q_exec_later(one, 1), 0);
+        assert_int_equal(pctl_engine_pass_end(f->p, 0), 0);
+        assert_int_equal(pc->round_trips - rt, 1);
+    }
+    assert_int_equal(
+        count_on(f->other,
+                 "SELECT count(*) FROM steps WHERE message = 'checked'"),
+        1);
+
+    assert_int_equal(pctl_engine_pass_begin(f->p, 0, 0), 0);
+    rt = pc->round_trips;
+    assert_int_equal(pctl_q_exec_later(ret, 1), 0);
+    assert_int_equal(pctl_engine_pass_end(f->p, 0), 0);
+    assert_int_equal(pc->round_trips - rt, 2);
+    assert_int_equal(
+        count_on(f->other,
+                 "SELECT count(*) FROM steps WHERE message = 'client'"),
+        1);
+
+    assert_int_equal(pctl_engine_pass_begin(f->p, 0, 0), 0);
+    assert_int_equal(pctl_q_exec_later(one, 1), 0);
+    assert_int_equal(pctl_q_exec_later(none, 1), 0);
+    assert_int_equal(pctl_engine_pass_end(f->p, 0), PLANCTL_ECONFLICT);
+    assert_non_null(strstr(planctl_errmsg(f->p), "wrote 0 rows, not 1"));
+    assert_false(in_tx(f->p));
+
+    f->p->conn->m->finalize(one);
+    f->p->conn->m->finalize(ret);
+    f->p->conn->m->finalize(none);
     assert_int_equal(pctl_fleet_leave(f->p), 0);
 }
 
@@ -627,7 +696,9 @@ static void test_rows_gathered(void **state)
     assert_int_equal(pc->ngathered, 1);
     assert_int_equal(pc->nkeys, 3);
     step_row(f->p, s1, "IN_PROGRESS", "COMPLETE", odd);
-    assert_int_equal(pc->nsent, 1); /* the three, as one statement */
+    /* The three, as one statement, after its form that checks the count
+     * (prepared ahead of it the first time in the session). */
+    assert_int_equal(pc->nsent, 2);
     assert_int_equal(pc->nkeys, 1);
     event_row(f->p, "gathered 1");
     event_row(f->p, "gathered 2");
@@ -1164,6 +1235,7 @@ int main(void)
         T(test_pass_writes_sent_later),
         T(test_reads_sent_ahead),
         T(test_rows_gathered),
+        T(test_counts_checked_by_server),
         T(test_begin_sent_ahead),
         T(test_token_after_lost_commits),
         T(test_cancel_deadlock_made_again),

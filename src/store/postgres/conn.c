@@ -180,6 +180,7 @@ static int run(pctl_pg_conn *pc, const char *sql, const char *what,
     /* After what the transaction sent or gathered. */
     if ((pc->nsent || pc->ngathered) && (rc = pctl_pg_drain(pc)) < 0)
         return rc;
+    pc->round_trips++;
     r = PQexec(pc->pg, sql);
     st = PQresultStatus(r);
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
@@ -210,6 +211,35 @@ static int run_int(pctl_pg_conn *pc, const char *sql, const char *what,
 
 static void counter_read(pctl_pg_conn *pc, int64_t raw);
 
+/* Statement name wrote n rows where it had to write want: under the
+ * locks its transaction holds, only a writer outside planctl changes a
+ * row so.  Not ESTALE: to an engine that says its fence is gone. */
+static int rows_missed(pctl_pg_conn *pc, const char *name, long long n,
+                       long long want)
+{
+    return pctl_err(pc->base.p, PLANCTL_ECONFLICT,
+                    "%s wrote %lld rows, not %lld: a row it changes was "
+                    "changed by a writer outside planctl; the transaction "
+                    "is rolled back",
+                    name, n, want);
+}
+
+/* The failure of a statement whose count of rows the server checked
+ * (chk_sql): it wrote other than it had to, in the words of the
+ * client's own check; 0 for any other failure. */
+static int count_missed(pctl_pg_conn *pc, const PGresult *r, const char *name)
+{
+    const char *code = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    const char *msg = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+    const char *at = msg ? strstr(msg, "planctl: wrote ") : NULL;
+    long long n, want;
+
+    if (!code || strcmp(code, "22P02") != 0 || !at ||
+        sscanf(at, "planctl: wrote %lld rows, not %lld", &n, &want) != 2)
+        return 0;
+    return rows_missed(pc, name, n, want);
+}
+
 /* What one answer in the pipeline says of its statement e: 0, or the
  * failure (message set, unless an earlier statement failed: the first
  * failure's message is the one that stays).  A statement waited for
@@ -229,6 +259,10 @@ static int answer(pctl_pg_conn *pc, struct pctl_pg_sent *e, PGresult *r,
         e->s->fresh = 1;
         return 0;
     }
+    /* Not prepared (failed, or not run after a failure): prepared again
+     * when next sent. */
+    if (e->expect == PCTL_PG_PREPARED && st != PGRES_COMMAND_OK)
+        e->s->chk_gen = 0;
     if (after_failure) {
         PQclear(r);
         return PLANCTL_ERROR;
@@ -241,7 +275,10 @@ static int answer(pctl_pg_conn *pc, struct pctl_pg_sent *e, PGresult *r,
                         name);
     }
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-        int rc = pctl_pg_err(pc, r, name);
+        int rc = e->expect == PCTL_PG_CHECKED ? count_missed(pc, r, name) : 0;
+
+        if (rc == 0)
+            rc = pctl_pg_err(pc, r, name);
 
         PQclear(r);
         return rc;
@@ -261,14 +298,17 @@ static int answer(pctl_pg_conn *pc, struct pctl_pg_sent *e, PGresult *r,
     }
     n = atoll(PQcmdTuples(r));
     PQclear(r);
-    /* Not ESTALE: to an engine that says its fence is gone. */
     if (e->expect >= 0 && n != e->expect)
-        return pctl_err(pc->base.p, PLANCTL_ECONFLICT,
-                        "%s wrote %lld rows, not %lld: a row it changes was "
-                        "changed by a writer outside planctl; the "
-                        "transaction is rolled back",
-                        name, (long long)n, (long long)e->expect);
+        return rows_missed(pc, name, n, e->expect);
     return 0;
+}
+
+/* Notes what was sent last, its answer to come (room made before). */
+static void sent_add(pctl_pg_conn *pc, pctl_pg_stmt *s, int64_t expect)
+{
+    pc->sent[pc->nsent].s = s;
+    pc->sent[pc->nsent].expect = expect;
+    pc->nsent++;
 }
 
 int pctl_pg_send(pctl_pg_conn *pc, pctl_pg_stmt *s, const char *sql,
@@ -287,14 +327,35 @@ int pctl_pg_send(pctl_pg_conn *pc, pctl_pg_stmt *s, const char *sql,
     if (PQpipelineStatus(pc->pg) == PQ_PIPELINE_OFF &&
         !PQenterPipelineMode(pc->pg))
         return pctl_pg_err(pc, NULL, what);
+    /* A count of rows the server can check: the form that does, prepared
+     * ahead of it in the same pipeline the first time in the session. */
+    if (s && expect >= 0 && s->chk_sql) {
+        char name[sizeof s->name + 2];
+
+        snprintf(name, sizeof name, "%s_c", s->name);
+        if (s->chk_gen != pc->gen + 1) {
+            if (!PQsendPrepare(pc->pg, name, s->chk_sql, 0, NULL))
+                return pctl_pg_err(pc, NULL, what);
+            s->chk_gen = pc->gen + 1;
+            sent_add(pc, s, PCTL_PG_PREPARED);
+            if (pctl_grow((void **)&pc->sent, pc->nsent, &pc->sent_cap,
+                          sizeof *pc->sent) < 0)
+                return pctl_err(pc->base.p, PLANCTL_ENOMEM, "out of memory");
+        }
+        snprintf(s->want, sizeof s->want, "%lld", (long long)expect);
+        s->vals[s->nparams] = s->want;
+        if (!PQsendQueryPrepared(pc->pg, name, s->nparams + 1, s->vals, NULL,
+                                 NULL, 0))
+            return pctl_pg_err(pc, NULL, what);
+        sent_add(pc, s, PCTL_PG_CHECKED);
+        return 0;
+    }
     ok = s ? PQsendQueryPrepared(pc->pg, s->name, s->nparams, s->vals, NULL,
                                  NULL, 0)
            : PQsendQueryParams(pc->pg, sql, 0, NULL, NULL, NULL, NULL, 0);
     if (!ok)
         return pctl_pg_err(pc, NULL, what);
-    pc->sent[pc->nsent].s = s;
-    pc->sent[pc->nsent].expect = expect;
-    pc->nsent++;
+    sent_add(pc, s, expect);
     return 0;
 }
 
@@ -314,6 +375,7 @@ int pctl_pg_drain(pctl_pg_conn *pc)
         if (pc->sent[i].s)
             pc->sent[i].s->pending = 0;
     i = 0;
+    pc->round_trips++;
     if (!PQpipelineSync(pc->pg))
         rc = pctl_pg_err(pc, NULL, "pipeline");
     /* Each statement's answer, then NULL; after them all the sync point.
@@ -752,9 +814,11 @@ int pctl_pg_commit(pctl_conn *c)
         rc = pctl_pg_flush(pc);
     /* The change token's statements and COMMIT go in one pipeline, after
      * what the transaction sent without waiting: a write among those
-     * that failed aborts the pipeline, COMMIT with it.  A count of rows
-     * to check is the client's to check, before COMMIT is sent: then
-     * those are answered first, one round trip more. */
+     * that failed aborts the pipeline, COMMIT with it, and so does one
+     * that wrote other than its count of rows, which the server checks
+     * (chk_sql).  A count the client must check (a statement that cannot
+     * be wrapped so) is answered before COMMIT is sent: one round trip
+     * more. */
     for (k = 0; k < pc->nsent && rc == 0; k++)
         if (pc->sent[k].expect >= 0)
             rc = pctl_pg_drain(pc);

@@ -90,7 +90,8 @@ typedef struct pctl_pg_conn {
         char *key;
     } * keys;
     size_t nkeys, keys_cap;
-    int flushing; /* pctl_pg_flush is sending the set forms */
+    int flushing;         /* pctl_pg_flush is sending the set forms */
+    uint64_t round_trips; /* waits for the server's answers (tests) */
 } pctl_pg_conn;
 
 typedef struct pctl_pg_stmt {
@@ -109,6 +110,14 @@ typedef struct pctl_pg_stmt {
     int pending; /* sent in the pipeline, its answer not read yet */
     int fresh;   /* its answer read into res, not taken yet (took()) */
     struct pctl_pg_many *many; /* its set form, or NULL */
+    /* The statement that also checks how many rows it wrote: the text
+     * wrapped so that the server fails it (and so the transaction) when
+     * they are not $nparams+1, bound to want (pctl_pg_send).  NULL for a
+     * statement that cannot be wrapped (not one INSERT, UPDATE or
+     * DELETE, or one with its own RETURNING): the client checks. */
+    char *chk_sql;
+    unsigned chk_gen; /* 1 + the session it was prepared in; 0: none */
+    char want[24];
 } pctl_pg_stmt;
 
 /* A statement's set form: the same change for many rows, each parameter
@@ -137,12 +146,16 @@ int pctl_pg_err(pctl_pg_conn *pc, const PGresult *res, const char *what);
  * -1 (any): the statement waited for, whose answer is kept in its res;
  * the COMMIT, whose answer must be COMMIT (not ROLLBACK); a statement of
  * a BEGIN sent ahead (any answer); the change token read at that BEGIN,
- * whose value is the counter before the transaction (pc->before). */
+ * whose value is the counter before the transaction (pc->before).  Only
+ * in the list of what was sent: a count the server checks (chk_sql), and
+ * the preparation of such a statement, sent ahead of it. */
 enum {
     PCTL_PG_WAITED = -2,
     PCTL_PG_COMMIT = -3,
     PCTL_PG_BEGIN = -4,
-    PCTL_PG_BEFORE = -5
+    PCTL_PG_BEFORE = -5,
+    PCTL_PG_CHECKED = -6,
+    PCTL_PG_PREPARED = -7
 };
 
 /* Sends statement s (bound), or the text sql when s is NULL, in pipeline

@@ -58,10 +58,69 @@ static int count_params(const char *sql, size_t len)
     return max;
 }
 
+/* The text sql[0, len) wrapped so that it fails when it wrote other than
+ * $n rows, n = nparams + 1: its outcome is checked by the server, so a
+ * COMMIT can follow it in one round trip.  The failure is a cast of the
+ * words "planctl: wrote N rows, not M" to an integer, which conn.c's
+ * answer() tells from any other (SQLSTATE 22P02).  NULL when the text is
+ * not one INSERT, UPDATE or DELETE without a RETURNING of its own (or out
+ * of memory): the client then checks the count. */
+static char *checked_text(const char *sql, size_t len, int nparams)
+{
+    static const char *const verbs[] = {"INSERT", "UPDATE", "DELETE"};
+    size_t i = 0, body = 0;
+    pctl_buf b = PCTL_BUF_INIT;
+    char tail[256];
+    int ok = 0, k;
+
+    while (i < len && (sql[i] == ' ' || sql[i] == '\n' || sql[i] == '-')) {
+        if (sql[i] == '-' && i + 1 < len && sql[i + 1] == '-')
+            while (i < len && sql[i] != '\n')
+                i++;
+        else if (sql[i] == '-')
+            return NULL;
+        i++;
+    }
+    for (k = 0; k < 3; k++)
+        ok |= len - i > 6 && strncmp(sql + i, verbs[k], 6) == 0;
+    if (!ok)
+        return NULL;
+    /* Its end: the last ';' outside comments and quoted strings. */
+    for (body = len; i < len; i++) {
+        if (sql[i] == '-' && i + 1 < len && sql[i + 1] == '-') {
+            while (i < len && sql[i] != '\n')
+                i++;
+        } else if (sql[i] == '\'') {
+            for (i++; i < len && sql[i] != '\''; i++)
+                ;
+        } else if (sql[i] == ';') {
+            body = i;
+        } else if (len - i >= 9 && (strncmp(sql + i, "RETURNING", 9) == 0 ||
+                                    strncmp(sql + i, "returning", 9) == 0)) {
+            return NULL;
+        }
+    }
+    snprintf(tail, sizeof tail,
+             "\nRETURNING 1)\nSELECT (CASE WHEN count(*) = $%d::bigint THEN "
+             "'0' ELSE 'planctl: wrote ' || count(*) || ' rows, not ' || "
+             "$%d::bigint END)::int FROM planctl_w",
+             nparams + 1, nparams + 1);
+    if (pctl_buf_add(&b, "WITH planctl_w AS (\n", 20) < 0 ||
+        pctl_buf_add(&b, sql, body) < 0 ||
+        pctl_buf_add(&b, tail, strlen(tail)) < 0) {
+        pctl_buf_free(&b);
+        return NULL;
+    }
+    return b.s;
+}
+
 static int prepare_one(pctl_pg_conn *pc, pctl_pg_stmt *s, const char *what)
 {
-    PGresult *r = PQprepare(pc->pg, s->name, s->sql, 0, NULL);
+    PGresult *r;
     int rc = 0;
+
+    pc->round_trips++;
+    r = PQprepare(pc->pg, s->name, s->sql, 0, NULL);
 
     if (PQresultStatus(r) != PGRES_COMMAND_OK)
         rc = pctl_pg_err(pc, r, what);
@@ -107,6 +166,7 @@ static int many_make(pctl_pg_stmt *s, const char *text, size_t len)
     m->st.base = s->base;
     snprintf(m->st.name, sizeof m->st.name, "planctl_%d_m", (int)s->base.q);
     m->st.nparams = count_params(text, len);
+    m->st.chk_sql = checked_text(text, len, m->st.nparams);
     if (!(m->st.sql = pctl_strndup(text, len)) ||
         !(m->st.vals =
               pctl_calloc((size_t)m->st.nparams + 1, sizeof *m->st.vals)) ||
@@ -124,6 +184,7 @@ static void many_free(pctl_pg_many *m)
     for (k = 0; m->arr && k < m->st.nparams; k++)
         pctl_buf_free(&m->arr[k]);
     pctl_free(m->arr);
+    pctl_free(m->st.chk_sql);
     pctl_free((char *)m->st.sql);
     pctl_free(m->st.vals);
     pctl_free(m);
@@ -168,6 +229,7 @@ int pctl_pg_prepare(pctl_stmt **out, pctl_conn *c, pctl_query q,
     /* The text is one section of the embedded statements: cut at its end
      * (PQprepare takes a C string). */
     s->sql = pctl_strndup(sql, len);
+    s->chk_sql = checked_text(sql, len, s->nparams);
     s->vals = pctl_calloc((size_t)s->nparams + 1, sizeof *s->vals);
     s->num = pctl_calloc((size_t)s->nparams + 1, sizeof *s->num);
     if (!s->sql || !s->vals || !s->num) {
@@ -182,6 +244,26 @@ int pctl_pg_prepare(pctl_stmt **out, pctl_conn *c, pctl_query q,
     return 0;
 }
 
+/* Deallocates s, and the form of it that checks its count, on the server:
+ * only while the session they were prepared in lives (a new session never
+ * had them). */
+static void deallocate(pctl_pg_conn *pc, const pctl_pg_stmt *s)
+{
+    char sql[64];
+
+    if (!pc->pg || PQstatus(pc->pg) != CONNECTION_OK ||
+        PQtransactionStatus(pc->pg) != PQTRANS_IDLE)
+        return;
+    if (s->gen == pc->gen) {
+        snprintf(sql, sizeof sql, "DEALLOCATE %s", s->name);
+        PQclear(PQexec(pc->pg, sql));
+    }
+    if (s->chk_gen == pc->gen + 1) {
+        snprintf(sql, sizeof sql, "DEALLOCATE %s_c", s->name);
+        PQclear(PQexec(pc->pg, sql));
+    }
+}
+
 void pctl_pg_finalize(pctl_stmt *s)
 {
     pctl_pg_conn *pc;
@@ -191,25 +273,12 @@ void pctl_pg_finalize(pctl_stmt *s)
     pc = PC(s->c);
     PQclear(PS(s)->res);
     PQclear(PS(s)->desc);
-    /* Deallocated on the server only while its session lives; a new
-     * session never had it. */
-    if (PS(s)->gen == pc->gen && pc->pg && PQstatus(pc->pg) == CONNECTION_OK &&
-        PQtransactionStatus(pc->pg) == PQTRANS_IDLE) {
-        char sql[48];
-
-        snprintf(sql, sizeof sql, "DEALLOCATE %s", PS(s)->name);
-        PQclear(PQexec(pc->pg, sql));
-    }
-    if (PS(s)->many && PS(s)->many->st.gen == pc->gen && pc->pg &&
-        PQstatus(pc->pg) == CONNECTION_OK &&
-        PQtransactionStatus(pc->pg) == PQTRANS_IDLE) {
-        char sql[48];
-
-        snprintf(sql, sizeof sql, "DEALLOCATE %s", PS(s)->many->st.name);
-        PQclear(PQexec(pc->pg, sql));
-    }
+    deallocate(pc, PS(s));
+    if (PS(s)->many)
+        deallocate(pc, &PS(s)->many->st);
     many_free(PS(s)->many);
     pctl_free((char *)PS(s)->sql);
+    pctl_free(PS(s)->chk_sql);
     pctl_free(PS(s)->vals);
     pctl_free(PS(s)->num);
     pctl_free(s);
@@ -303,6 +372,7 @@ static int execute(pctl_pg_stmt *ps)
             return rc;
         }
     } else {
+        pc->round_trips++;
         ps->res = PQexecPrepared(pc->pg, ps->name, ps->nparams, ps->vals, NULL,
                                  NULL, 0);
     }
@@ -341,11 +411,14 @@ int pctl_pg_send_read(pctl_stmt *s)
     pctl_pg_conn *pc = PC(s->c);
     int rc;
 
-    /* Outside a transaction, or to be prepared again: it runs at its
-     * step, as any statement. */
-    if (!pc->in_tx || ps->gen != pc->gen || ps->res)
+    /* Outside a transaction it runs at its step, as any statement.
+     * Inside one it is sent (pctl_q_sends_ahead), prepared first if it
+     * was not in this session. */
+    if (!pc->in_tx || ps->res)
         return 0;
     if (pc->nsent >= SENT_MAX && (rc = pctl_pg_drain(pc)) < 0)
+        return rc;
+    if (ps->gen != pc->gen && (rc = prepare_in_session(ps)) < 0)
         return rc;
     if ((rc = pctl_pg_send(pc, ps, NULL, PCTL_PG_WAITED)) < 0)
         return rc;
