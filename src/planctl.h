@@ -792,9 +792,11 @@ PLANCTL_API int planctl_run_resume(int64_t *out, planctl *p,
  * event (actor and message may be NULL).  For runs that end, queued runs
  * of the instance are promoted in the same transaction.  Meant for tools
  * and tests: the engine and the functions above already keep the rows
- * consistent.  Errors: EINVAL (an unknown status), ETRANSITION (not a
- * legal transition), ESTALE (the row is not in status `from` any more),
- * ENOTFOUND, EBUSY, EIO.
+ * consistent.  On PostgreSQL it locks the row's run first, so it commits
+ * beside engines that do not hold the run, and waits (then EBUSY) for one
+ * whose pass is changing it.  Errors: EINVAL (an unknown status),
+ * ETRANSITION (not a legal transition), ESTALE (the row is not in status
+ * `from` any more), ENOTFOUND, EBUSY, EIO.
  */
 PLANCTL_API int planctl_transition(planctl *p, planctl_entity entity,
                                    int64_t id, planctl_status from,

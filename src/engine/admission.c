@@ -52,11 +52,12 @@ static int store_call(planctl_admitted *out, planctl *p, const call *c,
 }
 
 /* Records what preflight did (message, and the report when there is
- * one) as an admin event of the instance. */
+ * one) as an admin event of the instance: a row of its own, so beside
+ * the engines' passes (PCTL_TX_RUN), not waiting for them. */
 static void record(planctl *p, int64_t instance_id, const char *message,
                    const char *report)
 {
-    if (!message || pctl_tx_begin(p) < 0)
+    if (!message || pctl_tx_begin_run(p) < 0)
         return;
     pctl_tx_end(p, pctl_event_admin(p, instance_id, "instance", message,
                                     pctl_user(p), report));

@@ -671,32 +671,3 @@ int pctl_close_children(planctl *p, int64_t run_id, planctl_status run_end,
                          run_end, msg_started, actor);
     return rc;
 }
-
-int planctl_transition(planctl *p, planctl_entity entity, int64_t id,
-                       planctl_status from, planctl_status to,
-                       const char *message, const char *actor)
-{
-    pctl_change c = PCTL_CHANGE_INIT;
-    int rc;
-
-    if (!p)
-        return pctl_err_arg(p, "p");
-    if ((unsigned)entity > PLANCTL_ENTITY_STEP)
-        return pctl_err(p, PLANCTL_EINVAL, "entity %d is not an entity",
-                        (int)entity);
-    if ((unsigned)to >= PLANCTL_STATUS__COUNT ||
-        (unsigned)from > PLANCTL_STATUS__COUNT)
-        return pctl_err(p, PLANCTL_EINVAL, "%s %d is not a status",
-                        (unsigned)to >= PLANCTL_STATUS__COUNT ? "to" : "from",
-                        (unsigned)to >= PLANCTL_STATUS__COUNT ? (int)to
-                                                              : (int)from);
-    c.entity = entity;
-    c.id = id;
-    c.from = from;
-    c.to = to;
-    c.message = message;
-    c.actor = actor;
-    if ((rc = pctl_tx_begin(p)) < 0)
-        return rc;
-    return pctl_tx_end(p, pctl_gate(p, &c));
-}

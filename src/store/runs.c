@@ -332,13 +332,7 @@ static int lock_target(int64_t *id, planctl_status *status, planctl *p,
                     (long long)*id, instance, verb);
 }
 
-/* One operator's change to a run: what change() does in a transaction of
- * its own (PCTL_TX_RUN), made again when the server broke a deadlock by
- * ending it (a pass writing the run's steps while this waited for them,
- * the pass then waiting for the run's row): a few times, each from the
- * start, since what it read may have moved. */
-static int run_change(planctl *p, int (*change)(planctl *p, void *arg),
-                      void *arg)
+int pctl_run_change(planctl *p, int (*change)(planctl *p, void *arg), void *arg)
 {
     int tries = 0, rc;
 
@@ -411,7 +405,7 @@ int planctl_run_cancel_opts(int64_t *out, planctl *p, const char *instance,
     a.instance = instance;
     a.msg = msg;
     a.run = opts->run;
-    rc = run_change(p, cancel_in_tx, &a);
+    rc = pctl_run_change(p, cancel_in_tx, &a);
     pctl_free(msg);
     if (rc == 0 && out)
         *out = a.id;
@@ -476,7 +470,7 @@ static int pause_resume(int64_t *out, planctl *p, const char *instance,
         return pctl_err_arg(p, !p ? "p" : "instance");
     a.instance = instance;
     a.pause = pause;
-    rc = run_change(p, pause_in_tx, &a);
+    rc = pctl_run_change(p, pause_in_tx, &a);
     if (rc == 0 && out)
         *out = a.id;
     return rc;
@@ -490,4 +484,60 @@ int planctl_run_pause(int64_t *out, planctl *p, const char *instance)
 int planctl_run_resume(int64_t *out, planctl *p, const char *instance)
 {
     return pause_resume(out, p, instance, 0);
+}
+
+/* An embedder's change of one row, under its run's row lock (as every
+ * change to one run: store/README, "Lock order"): beside the engines'
+ * passes that do not hold the run.  A row that is not there is the
+ * gate's to say.  The run is the first column of the gate's read of the
+ * row it wrote. */
+static const pctl_query row_query[PLANCTL_ENTITY__COUNT] = {
+    PCTL_Q_run_set_result, PCTL_Q_phase_set_result, PCTL_Q_step_set_result};
+
+static int transition_in_tx(planctl *p, void *arg)
+{
+    pctl_change *c = arg;
+    pctl_stmt *st = pctl_q(p, row_query[c->entity]);
+    planctl_status now;
+    int64_t run = 0;
+    int rc;
+
+    if (!st)
+        return pctl_q_err(p);
+    pctl_bind_i64(st, 1, c->id);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW)
+        run = pctl_col_i64(st, 0);
+    pctl_reset(st);
+    if (rc != PCTL_ROW && rc != PCTL_DONE)
+        return pctl_q_fail(st, rc);
+    if (run > 0 && (rc = pctl_run_lock(&now, p, run)) < 0)
+        return rc;
+    return pctl_gate(p, c);
+}
+
+int planctl_transition(planctl *p, planctl_entity entity, int64_t id,
+                       planctl_status from, planctl_status to,
+                       const char *message, const char *actor)
+{
+    pctl_change c = PCTL_CHANGE_INIT;
+
+    if (!p)
+        return pctl_err_arg(p, "p");
+    if ((unsigned)entity > PLANCTL_ENTITY_STEP)
+        return pctl_err(p, PLANCTL_EINVAL, "entity %d is not an entity",
+                        (int)entity);
+    if ((unsigned)to >= PLANCTL_STATUS__COUNT ||
+        (unsigned)from > PLANCTL_STATUS__COUNT)
+        return pctl_err(p, PLANCTL_EINVAL, "%s %d is not a status",
+                        (unsigned)to >= PLANCTL_STATUS__COUNT ? "to" : "from",
+                        (unsigned)to >= PLANCTL_STATUS__COUNT ? (int)to
+                                                              : (int)from);
+    c.entity = entity;
+    c.id = id;
+    c.from = from;
+    c.to = to;
+    c.message = message;
+    c.actor = actor;
+    return pctl_run_change(p, transition_in_tx, &c);
 }

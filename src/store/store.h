@@ -228,6 +228,16 @@ int pctl_tx_again(planctl *p, int rc, int *tries);
  * the run is being changed by another writer) when its lock was not
  * free within the busy timeout. */
 int pctl_run_lock(planctl_status *status, planctl *p, int64_t run_id);
+
+/* One operator's change to a run: what change() does in a transaction of
+ * its own (PCTL_TX_RUN), change() locking the run first (pctl_run_lock),
+ * made again when the server broke a deadlock by ending it (a pass
+ * writing the run's steps while this waited for them, the pass then
+ * waiting for the run's row): a few times, each from the start, since
+ * what it read may have moved.  change()'s result, or the failure to
+ * begin or commit. */
+int pctl_run_change(planctl *p, int (*change)(planctl *p, void *arg),
+                    void *arg);
 /* COMMIT at depth 1; a failed commit rolls back.  Returns 0 or an error. */
 int pctl_tx_commit(planctl *p);
 /* ROLLBACK at depth 1.  Can't fail (errors are ignored: SQLite rolls back

@@ -279,8 +279,9 @@ static int64_t token(planctl *p)
  * the first's is open, and gets other runs (those the first is claiming
  * are skipped, not waited for); a create commits beside them (an
  * admission writes only rows it inserts), and so does a cancel of a run
- * neither pass holds (PCTL_TX_RUN, under the run's row lock), a set, a
- * trigger and a delete (under the instance's), while a
+ * neither pass holds (PCTL_TX_RUN, under the run's row lock) and an
+ * embedder's change of one of its steps, a set, a trigger and a delete
+ * (under the instance's), while a
  * cancel of a run a pass is claiming waits for that pass (the claim
  * locked the row) and is refused, naming the run; any other writer still
  * waits for both, and is refused once its busy timeout has passed.  Each commit
@@ -375,6 +376,32 @@ static void test_engines_write_side_by_side(void **state)
     assert_int_equal(count_on(cli, "SELECT count(*) FROM instances "
                                    "WHERE name = 'z8'"),
                      0);
+    {
+        /* An embedder's change of one step (planctl_transition), under
+         * its run's row lock: beside the passes for a run neither holds
+         * (z6's), refused for one being claimed (its row locked). */
+        int64_t free_step = count_on(
+            cli, "SELECT min(s.id) FROM steps s JOIN runs r ON r.id = "
+                 "s.run_id JOIN instances i ON i.id = r.instance_id WHERE "
+                 "i.name = 'z6'");
+        char *sql = tu_fmt("SELECT min(id) FROM steps WHERE run_id = %lld",
+                           (long long)a[0]);
+        int64_t held_step = count_on(cli, sql);
+
+        free(sql);
+        assert_int_equal(planctl_transition(cli, PLANCTL_ENTITY_STEP, free_step,
+                                            PLANCTL_STATUS_PENDING,
+                                            PLANCTL_STATUS_IN_PROGRESS,
+                                            "by hand", "test"),
+                         0);
+        assert_int_equal(planctl_transition(cli, PLANCTL_ENTITY_STEP, held_step,
+                                            PLANCTL_STATUS_PENDING,
+                                            PLANCTL_STATUS_IN_PROGRESS,
+                                            "by hand", "test"),
+                         PLANCTL_EBUSY);
+        assert_non_null(strstr(planctl_errmsg(cli), "is being changed by "
+                                                    "another writer"));
+    }
     assert_int_equal(
         planctl_definition_apply(NULL, cli, ZK_V2, strlen(ZK_V2), "zk.json"),
         PLANCTL_EBUSY);
