@@ -41,7 +41,8 @@ exec 3>"$tmp/psql.in"
 echo "BEGIN; INSERT INTO planctl.events (at, instance_id, entity, message, actor)
       SELECT 0, id, 'instance', 'late', 'test' FROM planctl.instances
        WHERE name = 's1';
-      SELECT 'late=' || max(seq) FROM planctl.events;" >&3
+      SELECT 'late=' || seq FROM planctl.events
+       WHERE message = 'late' AND actor = 'test';" >&3
 got_late() { grep -q '^late=' "$tmp/psql.out"; }
 wait_for 60 "psql to insert its event" got_late
 late=$(sed -n 's/^late=//p' "$tmp/psql.out")
