@@ -25,6 +25,7 @@ struct pctl_active_cache {
     uint64_t synced_tx;    /* the transaction it was last synced in */
     pctl_feed_cursor feed; /* the newest event it has followed, and its
                               own after it (feed.h) */
+    int followed;          /* its last sync read the feed (others wrote) */
     int64_t events_max;    /* the handle's limit of events per run */
     int64_t *promoted;     /* runs promoted from the queue: read at the sync */
     size_t npromoted, cappromoted;
@@ -447,8 +448,12 @@ static int sync(pctl_active **cache, planctl *p, pctl_sync_info *info)
         c = a->cache;
         /* Somebody else wrote since our last commit: what changed is
          * read again (in proportion to the change, not to the cache). */
-        if (now.others != c->seen.others || now.own != c->seen.own)
+        c->followed = now.others != c->seen.others || now.own != c->seen.own;
+        if (c->followed)
             rc = follow_feed(a, p, &full, info);
+        /* A horizon sent ahead and not read (nobody else wrote): dropped
+         * with its statement's next use. */
+        c->feed.last_sent = 0;
         if (rc < 0 || full)
             goto reload;
         c->seen = now;
@@ -497,6 +502,13 @@ int pctl_active_sync(pctl_active **cache, planctl *p, pctl_sync_info *info)
     rc = sync(cache, p, &none);
     pctl_feed_clear(&none.others);
     return rc;
+}
+
+int pctl_active_ahead(pctl_active *a, planctl *p)
+{
+    if (!a || a->cache->stale || !a->cache->followed)
+        return 0;
+    return pctl_feed_last_ahead(&a->cache->feed, p);
 }
 
 int pctl_active_mark(pctl_active *a, planctl *p)

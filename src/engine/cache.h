@@ -85,6 +85,12 @@ typedef struct pctl_sync_info {
  */
 int pctl_active_sync(pctl_active **cache, planctl *p, pctl_sync_info *info);
 
+/* Between the pass's BEGIN and its fence (pctl_engine_pass_open and
+ * _fenced): when its last sync found others' changes to follow (engines
+ * beside it), the feed's first read is sent ahead, answered with the
+ * fence (pctl_feed_last_ahead).  Errors: EIO, ENOMEM. */
+int pctl_active_ahead(pctl_active *a, planctl *p);
+
 /* Before the pass commits (its events written): once it committed, the
  * cache's cursor moves past the pass's own events when no other writer's
  * are among them, else notes the pass's transaction as its own

@@ -459,17 +459,34 @@ static int sweep_stopped(pass *ps)
 static int sweep_outdirs(pass *ps)
 {
     pctl_outdir *d = NULL;
+    pctl_try_ref *tries = NULL;
+    unsigned char *ended = NULL;
     size_t n = 0, i;
-    int rc = pctl_outdirs_find(&d, &n), ended;
+    int rc = pctl_outdirs_find(&d, &n);
 
     if (rc < 0)
         return pctl_err(ps->e->p, rc, "out of memory");
-    for (i = 0; rc == 0 && i < n; i++) {
-        rc = pctl_attempt_ended(&ended, ps->e->p, d[i].run_id, d[i].uid,
-                                d[i].step, d[i].attempt);
-        if (rc == 0 && ended)
-            (void)pctl_outdir_remove(&d[i]);
+    if (n == 0)
+        return 0;
+    /* Asked of the database all at once: one round trip, however many
+     * directories dead engines' tasks left. */
+    if (!(tries = pctl_calloc(n, sizeof *tries)) ||
+        !(ended = pctl_calloc(n, 1))) {
+        rc = pctl_err(ps->e->p, PLANCTL_ENOMEM, "out of memory");
+    } else {
+        for (i = 0; i < n; i++) {
+            tries[i].run_id = d[i].run_id;
+            tries[i].run_uid = d[i].uid;
+            tries[i].step = d[i].step;
+            tries[i].attempt = d[i].attempt;
+        }
+        rc = pctl_attempts_ended(ended, ps->e->p, tries, n);
     }
+    for (i = 0; rc == 0 && i < n; i++)
+        if (ended[i])
+            (void)pctl_outdir_remove(&d[i]);
+    pctl_free(tries);
+    pctl_free(ended);
     pctl_outdirs_free(d, n);
     return rc;
 }
@@ -1137,7 +1154,15 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
     /* One pass is one commit and one moment: every time it records is the
      * same, so what started together reads as having started together.
      * Its events are written together before the commit. */
-    if ((rc = pctl_engine_pass_begin(e->p, e->token, ps.r.now)) < 0)
+    if ((rc = pctl_engine_pass_open(e->p, ps.r.now)) < 0)
+        return rc;
+    /* What the sync will read first, sent to be answered with the fence:
+     * one round trip for both. */
+    if ((rc = pctl_active_ahead(e->active, e->p)) < 0) {
+        pctl_tx_rollback(e->p);
+        return rc;
+    }
+    if ((rc = pctl_engine_pass_fenced(e->p, e->token)) < 0)
         return rc;
     e->in_pass = 1;
     memset(&sync, 0, sizeof sync);

@@ -1,6 +1,11 @@
 /* attempts.c - tries of steps beyond their status: the output of a try
  * that runs, and what the store tells a starting engine about attempts a
  * dead one ran (whether one was stopped, so its processes must go). */
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
 #include "core/alloc.h"
 #include "store/store.h"
 
@@ -34,11 +39,59 @@ int pctl_attempt_stopped(int *out, planctl *p, int64_t run_id,
                    attempt);
 }
 
-int pctl_attempt_ended(int *out, planctl *p, int64_t run_id,
-                       const char *run_uid, const char *step, int attempt)
+/* The most tries one statement asks about. */
+#define TRIES_MAX 512
+
+/* tries[0..n), n <= TRIES_MAX: ended[i] set for those the statement
+ * names (by their place, from 1). */
+static int ended_some(unsigned char *ended, planctl *p,
+                      const pctl_try_ref *tries, size_t n)
 {
-    return ask_try(out, p, PCTL_Q_attempt_ended, run_id, run_uid, step,
-                   attempt);
+    json_t *arr = json_array();
+    char *text = NULL;
+    pctl_stmt *st;
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; arr && i < n; i++)
+        if (json_array_append_new(
+                arr, json_pack("[I, s, s, i]", (json_int_t)tries[i].run_id,
+                               tries[i].run_uid, tries[i].step,
+                               tries[i].attempt)) < 0)
+            break;
+    if (!arr || i < n || !(text = json_dumps(arr, JSON_COMPACT))) {
+        json_decref(arr);
+        return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
+    }
+    json_decref(arr);
+    if (!(st = pctl_q(p, PCTL_Q_attempts_ended))) {
+        free(text);
+        return pctl_q_err(p);
+    }
+    pctl_bind_text(st, 1, text);
+    while ((rc = pctl_step(st)) == PCTL_ROW) {
+        int64_t k = pctl_col_i64(st, 0);
+
+        if (k >= 1 && (size_t)k <= n)
+            ended[k - 1] = 1;
+    }
+    pctl_reset(st);
+    free(text);
+    return rc == PCTL_DONE ? 0 : pctl_q_fail(st, rc);
+}
+
+int pctl_attempts_ended(unsigned char *ended, planctl *p,
+                        const pctl_try_ref *tries, size_t n)
+{
+    size_t at, k;
+    int rc = 0;
+
+    memset(ended, 0, n);
+    for (at = 0; rc == 0 && at < n; at += k) {
+        k = n - at < TRIES_MAX ? n - at : TRIES_MAX;
+        rc = ended_some(ended + at, p, tries + at, k);
+    }
+    return rc;
 }
 
 int pctl_output_bytes_record(planctl *p, int64_t step_id, int attempt,

@@ -11,23 +11,31 @@
 /* pctl_feed_cursor's marking. */
 enum { MARK_SENT = 1, MARK_READ = 2 };
 
+/* The one value of statement st (bound, or sent ahead), stepped, into
+ * *out; dflt when it is NULL. */
+static int number_taken(int64_t *out, pctl_stmt *st, int64_t dflt)
+{
+    int rc = pctl_step(st);
+
+    *out = dflt;
+    if (rc == PCTL_ROW && !pctl_col_null(st, 0))
+        *out = pctl_col_i64(st, 0);
+    pctl_reset(st);
+    return rc == PCTL_ROW ? 0 : pctl_q_fail(st, rc);
+}
+
 /* The one value of statement q, given the reader's cursor, into *out;
  * dflt when it is NULL. */
 static int one_number(int64_t *out, planctl *p, pctl_query q, int64_t after,
                       int64_t dflt)
 {
     pctl_stmt *st = pctl_q(p, q);
-    int rc;
 
     *out = dflt;
     if (!st)
         return pctl_q_err(p);
     pctl_bind_i64(st, 1, after);
-    rc = pctl_step(st);
-    if (rc == PCTL_ROW && !pctl_col_null(st, 0))
-        *out = pctl_col_i64(st, 0);
-    pctl_reset(st);
-    return rc == PCTL_ROW ? 0 : pctl_q_fail(st, rc);
+    return number_taken(out, st, dflt);
 }
 
 /* A read's snapshot may be older than the horizon: events below it
@@ -52,6 +60,23 @@ int pctl_feed_last(int64_t *out, planctl *p, int64_t after)
     int rc = horizon_allowed(p);
 
     return rc ? rc : one_number(out, p, PCTL_Q_feed_last, after, 0);
+}
+
+int pctl_feed_last_ahead(pctl_feed_cursor *c, planctl *p)
+{
+    pctl_stmt *st;
+    int rc;
+
+    c->last_sent = 0;
+    if (!pctl_q_sends_ahead(p) || (rc = horizon_allowed(p)) < 0)
+        return 0;
+    if (!(st = pctl_q(p, PCTL_Q_feed_last)))
+        return pctl_q_err(p);
+    pctl_bind_i64(st, 1, c->last);
+    if ((rc = pctl_q_send(st)) < 0)
+        return rc;
+    c->last_sent = 1;
+    return 0;
 }
 
 /* The most of a reader's own transactions a read names to the server. */
@@ -288,9 +313,10 @@ static int take_event(pctl_feed *f, pctl_stmt *st, size_t *caprun,
 /* Reads the events in (after, f->last] in one pass, but for the names
  * of cur's own; *count receives how many there are. */
 static int read_events(pctl_feed *f, planctl *p, int64_t after,
-                       const pctl_feed_cursor *cur, int64_t *count)
+                       const pctl_feed_cursor *cur, int64_t *count,
+                       int64_t *removed)
 {
-    pctl_stmt *st = pctl_q(p, PCTL_Q_feed_events);
+    pctl_stmt *st = pctl_q(p, PCTL_Q_feed_events), *rm;
     pctl_buf ids = PCTL_BUF_INIT;
     size_t caprun = 0, capinst = 0;
     int rc = 0, step;
@@ -314,39 +340,61 @@ static int read_events(pctl_feed *f, planctl *p, int64_t after,
     }
     pctl_bind_text(st, 3, ids.s);
     pctl_bind_i64(st, 4, p->fleet_id);
+    /* Whether events after the cursor were removed, read after them (a
+     * removal that commits between shows): sent ahead with them where
+     * the backend can, one round trip for both. */
+    if ((rc = pctl_q_send(st)) < 0 || !(rm = pctl_q(p, PCTL_Q_feed_removed))) {
+        pctl_reset(st);
+        pctl_buf_free(&ids);
+        return rc < 0 ? rc : pctl_q_err(p);
+    }
+    pctl_bind_i64(rm, 1, after);
+    if ((rc = pctl_q_send(rm)) < 0) {
+        pctl_reset(st);
+        pctl_buf_free(&ids);
+        return rc;
+    }
     while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
         ++*count;
         rc = take_event(f, st, &caprun, &capinst, cur);
     }
     pctl_reset(st);
     pctl_buf_free(&ids);
-    if (rc < 0)
+    if (rc < 0) {
+        pctl_reset(rm);
         return pctl_err(p, rc, "out of memory");
-    if (step != PCTL_DONE)
+    }
+    if (step != PCTL_DONE) {
+        pctl_reset(rm);
         return pctl_q_fail(st, step);
+    }
+    if ((rc = number_taken(removed, rm, -1)) < 0)
+        return rc;
     sort_unique(f->runs, &f->nruns);
     sort_unique(f->instances, &f->ninstances);
     return 0;
 }
 
-int pctl_feed_read(pctl_feed *out, planctl *p, const pctl_feed_cursor *c)
+int pctl_feed_read(pctl_feed *out, planctl *p, pctl_feed_cursor *c)
 {
     int64_t after = c->last;
     /* Whether events numbered after `after` were removed (1 or 0), or -1:
      * the numbers tell, having no hole but those of removed events. */
     int64_t count = 0, removed = -1;
+    pctl_stmt *sent = c->last_sent ? pctl_q_sent(p, PCTL_Q_feed_last) : NULL;
     int rc, began;
 
     memset(out, 0, sizeof *out);
-    /* The horizon first: the read's snapshot comes after it. */
-    rc = pctl_feed_last(&out->last, p, after);
+    c->last_sent = 0;
+    /* The horizon first: the read's snapshot comes after it (sent ahead
+     * at the pass's start, pctl_feed_last_ahead, or read now). */
+    rc = sent ? number_taken(&out->last, sent, 0)
+              : pctl_feed_last(&out->last, p, after);
     if (rc == 0)
         rc = pctl_tx_read(p);
     began = rc == 0;
     if (rc == 0 && out->last > after)
-        rc = read_events(out, p, after, c, &count);
-    if (rc == 0 && out->last > after)
-        rc = one_number(&removed, p, PCTL_Q_feed_removed, after, -1);
+        rc = read_events(out, p, after, c, &count, &removed);
     if (began)
         pctl_tx_read_end(p);
     if (rc < 0) {

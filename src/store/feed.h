@@ -90,7 +90,15 @@ typedef struct pctl_feed_cursor {
      * ahead, or read (its answer below). */
     int marking;
     int64_t mark_own, mark_last, mark_xid;
+    int last_sent; /* the horizon's read sent ahead (pctl_feed_last_ahead) */
 } pctl_feed_cursor;
+
+/* Inside a write that will read the feed after c (an engine's pass,
+ * before its first read): sends the read of the horizon ahead where the
+ * backend can, answered with that first read; the next pctl_feed_read
+ * of c takes it (and drops it unread if the caller does not read the
+ * feed: the next use of the statement).  Errors: EIO, ENOMEM. */
+int pctl_feed_last_ahead(pctl_feed_cursor *c, planctl *p);
 
 /* Inside a write that appended events of its own, the read of where c
  * goes once it commits: c->last to the last of them when every number
@@ -114,7 +122,7 @@ int pctl_feed_marked(pctl_feed_cursor *c, planctl *p, int committed);
  * see pctl_events_horizon).  Events of c's own transactions count for
  * the gap and name nothing.  *out is the caller's (pctl_feed_clear).
  * Errors: EIO, EBUSY, ENOMEM. */
-int pctl_feed_read(pctl_feed *out, planctl *p, const pctl_feed_cursor *c);
+int pctl_feed_read(pctl_feed *out, planctl *p, pctl_feed_cursor *c);
 
 /* Moves c to last (a read's out->last), forgetting its own transactions
  * that had no event after.  Can't fail. */

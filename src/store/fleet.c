@@ -503,7 +503,8 @@ int pctl_fleet_release(planctl *p, const int64_t *ids, size_t n)
             return pctl_q_err(p);
         pctl_bind_i64(st, 1, ids[i]);
         pctl_bind_i64(st, 2, p->fleet_id);
-        rc = pctl_q_exec(st);
+        /* In a pass, gathered and sent as one (its set form). */
+        rc = pctl_q_exec_later(st, -1);
     }
     if (rc < 0 || n == 0)
         return rc;

@@ -193,18 +193,27 @@ int pctl_fence(planctl *p, int64_t token)
     return 0;
 }
 
-static int engine_begin(planctl *p, int64_t token, int64_t at)
+static int engine_open(planctl *p, int64_t at)
 {
-    int rc =
-        p->fleet_id ? pctl_tx_begin_engine(p, at) : pctl_tx_begin_at(p, at);
+    return p->fleet_id ? pctl_tx_begin_engine(p, at) : pctl_tx_begin_at(p, at);
+}
+
+/* One of several engines: its row in engines is its fence (fleet.c),
+ * checked under the write lock, which declaring it dead takes alone. */
+static int engine_fence(planctl *p, int64_t token)
+{
+    int rc = p->fleet_id ? pctl_fleet_fence(p) : pctl_fence(p, token);
 
     if (rc < 0)
-        return rc;
-    /* One of several engines: its row in engines is its fence (fleet.c),
-     * checked under the write lock, which declaring it dead takes alone. */
-    if ((rc = p->fleet_id ? pctl_fleet_fence(p) : pctl_fence(p, token)) < 0)
         pctl_tx_rollback(p);
     return rc;
+}
+
+static int engine_begin(planctl *p, int64_t token, int64_t at)
+{
+    int rc = engine_open(p, at);
+
+    return rc < 0 ? rc : engine_fence(p, token);
 }
 
 int pctl_engine_tx_begin(planctl *p, int64_t token)
@@ -212,9 +221,14 @@ int pctl_engine_tx_begin(planctl *p, int64_t token)
     return engine_begin(p, token, 0);
 }
 
-int pctl_engine_pass_begin(planctl *p, int64_t token, int64_t at)
+int pctl_engine_pass_open(planctl *p, int64_t at)
 {
-    int rc = engine_begin(p, token, at);
+    return engine_open(p, at);
+}
+
+int pctl_engine_pass_fenced(planctl *p, int64_t token)
+{
+    int rc = engine_fence(p, token);
 
     if (rc == 0 && (rc = pctl_events_defer(p, 1)) < 0)
         pctl_tx_rollback(p);
@@ -225,6 +239,13 @@ int pctl_engine_pass_begin(planctl *p, int64_t token, int64_t at)
     if (rc == 0)
         p->tx_later = 1;
     return rc;
+}
+
+int pctl_engine_pass_begin(planctl *p, int64_t token, int64_t at)
+{
+    int rc = pctl_engine_pass_open(p, at);
+
+    return rc < 0 ? rc : pctl_engine_pass_fenced(p, token);
 }
 
 int pctl_engine_pass_end(planctl *p, int rc)

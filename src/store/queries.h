@@ -164,7 +164,7 @@
     X(hint_definition_versions)                                                \
     X(hint_plan_has_runs)                                                      \
     X(attempt_stopped)                                                         \
-    X(attempt_ended)                                                           \
+    X(attempts_ended)                                                          \
     X(event_insert_values)                                                     \
     X(event_insert_batch)                                                      \
     X(run_event_count)                                                         \

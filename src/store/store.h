@@ -524,6 +524,13 @@ int pctl_engine_tx_begin(planctl *p, int64_t token);
  * pctl_engine_pass_end(), which commits if rc == 0, else rolls back (and
  * drops what was queued), and returns the result. */
 int pctl_engine_pass_begin(planctl *p, int64_t token, int64_t at);
+/* The same in two: the transaction begun (on PostgreSQL its BEGIN only
+ * sent), then its fence checked (its first read).  Reads sent ahead
+ * between the two (pctl_q_send) are answered with the fence, in one
+ * round trip.  pctl_engine_pass_open's failure leaves no transaction;
+ * pctl_engine_pass_fenced's rolls it back. */
+int pctl_engine_pass_open(planctl *p, int64_t at);
+int pctl_engine_pass_fenced(planctl *p, int64_t token);
 /* Promotes the queued run behind each run that ended in the pass, when the
  * gate left that to the pass's end (a backend that gathers writes: one
  * read for them all instead of one a run); before pctl_events_flush.  0,
@@ -848,10 +855,19 @@ int pctl_params_check_immutable(planctl *p, const pctl_def *def,
 int pctl_attempt_stopped(int *out, planctl *p, int64_t run_id,
                          const char *run_uid, const char *step, int attempt);
 
-/* Sets *out to 1 when attempt `attempt` of step `step` of run run_id,
- * whose uid is run_uid, is this database's and has ended, else 0
- * (attempts.c).  Errors: EIO, EBUSY. */
-int pctl_attempt_ended(int *out, planctl *p, int64_t run_id,
-                       const char *run_uid, const char *step, int attempt);
+/* One try of a step, as its private output directory names it. */
+typedef struct pctl_try_ref {
+    int64_t run_id;
+    const char *run_uid;
+    const char *step;
+    int attempt;
+} pctl_try_ref;
+
+/* Sets ended[i] to 1 when tries[i] is this database's and has ended, else
+ * 0, for i in [0, n): one statement for many tries (a starting engine's
+ * look at what dead engines' tasks left, attempts.c).  Errors: EIO,
+ * EBUSY, ENOMEM. */
+int pctl_attempts_ended(unsigned char *ended, planctl *p,
+                        const pctl_try_ref *tries, size_t n);
 
 #endif

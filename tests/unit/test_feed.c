@@ -23,7 +23,11 @@
 #include <jansson.h>
 #include <uv.h>
 
+#include "core/alloc.h"
 #include "planctl.h"
+#ifdef PLANCTL_WITH_POSTGRES
+#include "store/postgres/pg.h"
+#endif
 #include "store/feed.h"
 #include "store/store.h"
 #include "testutil.h"
@@ -657,6 +661,58 @@ static void test_engine_follows_other_writers(void **state)
                      NRUNS + 1);
 }
 
+/* An engine's pass among others sends the feed's horizon ahead with its
+ * fence, one round trip for both, and its read of the feed takes it:
+ * the events, and whether some were removed, come in one round trip
+ * more, and read what a reader without it reads.  (PostgreSQL: SQLite
+ * has no round trips.) */
+static void test_horizon_sent_ahead(void **state)
+{
+#ifdef PLANCTL_WITH_POSTGRES
+    fixture *f = *state;
+    pctl_feed_cursor c = {0};
+    pctl_feed fd, plain;
+    pctl_pg_conn *pc;
+    uint64_t rt;
+    int64_t run;
+    char *said = NULL;
+
+    if (!tu_on_pg())
+        return;
+    pc = (pctl_pg_conn *)f->p->conn;
+    assert_int_equal(pctl_feed_last(&c.last, f->p, -1), 0);
+    run = create(f->p2, "other");
+    assert_int_equal(pctl_fleet_join(f->p, "e1", 12000, 0, &said), 0);
+    pctl_free(said);
+    assert_int_equal(read_after(&plain, f->p, c.last), 0);
+    assert_true(has(&plain, run));
+    /* A pass first, which prepares the fence's read. */
+    assert_int_equal(pctl_engine_pass_begin(f->p, 0, 0), 0);
+    assert_int_equal(pctl_engine_pass_end(f->p, 0), 0);
+
+    assert_int_equal(pctl_engine_pass_open(f->p, 0), 0);
+    assert_int_equal(pctl_feed_last_ahead(&c, f->p), 0);
+    assert_true(c.last_sent);
+    rt = pc->round_trips;
+    assert_int_equal(pctl_engine_pass_fenced(f->p, 0), 0);
+    assert_int_equal(pc->round_trips - rt, 1);
+    rt = pc->round_trips;
+    assert_int_equal(pctl_feed_read(&fd, f->p, &c), 0);
+    assert_int_equal(pc->round_trips - rt, 1);
+    assert_false(c.last_sent);
+    assert_int_equal(fd.gap, 0);
+    assert_int_equal(fd.last, plain.last);
+    assert_int_equal(fd.nruns, plain.nruns);
+    assert_true(has(&fd, run));
+    assert_int_equal(pctl_engine_pass_end(f->p, 0), 0);
+    pctl_feed_clear(&fd);
+    pctl_feed_clear(&plain);
+    assert_int_equal(pctl_fleet_leave(f->p), 0);
+#else
+    (void)state;
+#endif
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -667,6 +723,7 @@ int main(void)
         T(test_own_events_skipped),
         T(test_engines_changes_not_told),
         T(test_horizon_not_inside_a_read),
+        T(test_horizon_sent_ahead),
         T(test_engine_follows_other_writers),
     };
 #undef T

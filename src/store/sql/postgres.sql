@@ -1128,13 +1128,16 @@ FROM runs AS r JOIN steps AS s ON s.run_id = r.id
 JOIN attempts AS a ON a.step_id = s.id AND a.number = $4
 WHERE r.id = $1 AND r.uid = $2 AND s.name = $3 AND a.finished_at IS NOT NULL;
 
--- Whether attempt $4 of step $3 of run $1, whose uid is $2, is this
--- database's and has ended: a row, or none (the private output directory
--- of such an attempt goes, engine/outfile.c).
--- name: attempt_ended
-SELECT 1 FROM runs AS r JOIN steps AS s ON s.run_id = r.id
-JOIN attempts AS a ON a.step_id = s.id AND a.number = $4
-WHERE r.id = $1 AND r.uid = $2 AND s.name = $3 AND a.finished_at IS NOT NULL;
+-- Which of the tries in $1 (a JSON array of [run id, run uid, step name,
+-- attempt]) are this database's and have ended: their places in it,
+-- from 1 (the private output directory of such an attempt goes,
+-- engine/outfile.c).  One statement for all of them.
+-- name: attempts_ended
+SELECT d.n FROM jsonb_array_elements($1::text::jsonb) WITH ORDINALITY AS d(t, n)
+JOIN runs AS r ON r.id = (d.t->>0)::bigint AND r.uid = d.t->>1
+JOIN steps AS s ON s.run_id = r.id AND s.name = d.t->>2
+JOIN attempts AS a ON a.step_id = s.id AND a.number = (d.t->>3)::integer
+WHERE a.finished_at IS NOT NULL;
 
 -- The events of an engine pass, written before its commit (journal.c): one
 -- row, or sixteen at once, with every column bound (instance_id too).
@@ -1332,6 +1335,12 @@ ON CONFLICT (run_id) DO UPDATE SET engine_id = excluded.engine_id,
 
 -- name: fleet_release
 UPDATE claims SET engine_id = NULL WHERE run_id = $1 AND engine_id = $2;
+-- many: claims 1
+-- (An engine above its share gives back many runs at one step boundary:
+-- one statement, not one a run.)
+UPDATE claims SET engine_id = NULL
+FROM unnest($1::bigint[], $2::bigint[]) AS u(run_id, engine_id)
+WHERE claims.run_id = u.run_id AND claims.engine_id = u.engine_id;
 
 -- For each engine's fair share: the capacity of each live engine (its
 -- heartbeat younger than its TTL; engine $1, the one asking, always),

@@ -910,13 +910,18 @@ FROM runs AS r JOIN steps AS s ON s.run_id = r.id
 JOIN attempts AS a ON a.step_id = s.id AND a.number = ?4
 WHERE r.id = ?1 AND r.uid = ?2 AND s.name = ?3 AND a.finished_at IS NOT NULL;
 
--- Whether attempt ?4 of step ?3 of run ?1, whose uid is ?2, is this
--- database's and has ended: a row, or none (the private output directory
--- of such an attempt goes, engine/outfile.c).
--- name: attempt_ended
-SELECT 1 FROM runs AS r JOIN steps AS s ON s.run_id = r.id
-JOIN attempts AS a ON a.step_id = s.id AND a.number = ?4
-WHERE r.id = ?1 AND r.uid = ?2 AND s.name = ?3 AND a.finished_at IS NOT NULL;
+-- Which of the tries in ?1 (a JSON array of [run id, run uid, step name,
+-- attempt]) are this database's and have ended: their places in it,
+-- from 1 (the private output directory of such an attempt goes,
+-- engine/outfile.c).  One statement for all of them.
+-- name: attempts_ended
+SELECT d.key + 1 FROM json_each(?1) AS d
+JOIN runs AS r ON r.id = json_extract(d.value, '$[0]')
+    AND r.uid = json_extract(d.value, '$[1]')
+JOIN steps AS s ON s.run_id = r.id AND s.name = json_extract(d.value, '$[2]')
+JOIN attempts AS a ON a.step_id = s.id
+    AND a.number = json_extract(d.value, '$[3]')
+WHERE a.finished_at IS NOT NULL;
 
 -- The events of an engine pass, written before its commit (journal.c): one
 -- row, or sixteen at once, with every column bound (instance_id too).
