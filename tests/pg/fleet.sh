@@ -82,21 +82,22 @@ server_faults() {
         echo "postmaster stopped" >>"$tmp/server"
     sleep "$gap"
     # An engine's backend inside a transaction (its pass): looked for a
-    # while, since passes are short.
+    # while, since passes are short, and again when the one found is gone
+    # before it is stopped (its engine just killed).
     for ((i = 0; i < 200; i++)); do
         pid=$(q -c "SELECT pid FROM pg_stat_activity
                     WHERE datname = current_database()
                       AND application_name = 'planctl'
                       AND xact_start IS NOT NULL AND pid <> pg_backend_pid()
                     LIMIT 1" 2>/dev/null || true)
-        [ -z "$pid" ] || break
+        if [ -n "$pid" ] && kill -STOP "$pid" 2>/dev/null; then
+            sleep 10
+            kill -CONT "$pid"
+            echo "backend stopped in a transaction" >>"$tmp/server"
+            break
+        fi
         sleep 0.05
     done
-    if [ -n "$pid" ] && kill -STOP "$pid"; then
-        sleep 10
-        kill -CONT "$pid"
-        echo "backend stopped in a transaction" >>"$tmp/server"
-    fi
     sleep "$gap"
     q -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
           WHERE datname = current_database()
