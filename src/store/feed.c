@@ -115,11 +115,12 @@ static int own_has(const pctl_feed_cursor *c, uint32_t xid)
     return lo < c->nown && c->own[lo].xid == xid;
 }
 
-/* What the mark read says, the pass committed: the cursor moves past its
- * own events, or notes its transaction. */
-static int mark_apply(pctl_feed_cursor *c, planctl *p, int64_t own,
-                      int64_t last, int64_t xid)
+/* What the mark read says (c->mark_*), the pass committed: the cursor
+ * moves past its own events, or notes its transaction. */
+static int mark_apply(pctl_feed_cursor *c, planctl *p)
 {
+    int64_t own = c->mark_own, last = c->mark_last, xid = c->mark_xid;
+
     /* Every number after the cursor up to its last is its own: no other
      * writer's event, committed or open, lies between. */
     if (last > c->last && last - c->last == own) {
@@ -175,20 +176,19 @@ int pctl_feed_mark(pctl_feed_cursor *c, planctl *p)
 
 int pctl_feed_marked(pctl_feed_cursor *c, planctl *p, int committed)
 {
-    pctl_stmt *st = pctl_q_sent(p, PCTL_Q_feed_mark);
-    int marking = c->marking, rc = 0;
+    int marking = c->marking, rc;
+    pctl_stmt *st;
 
     c->marking = 0;
-    if (marking == MARK_SENT && st) {
+    if (marking == MARK_SENT && (st = pctl_q_sent(p, PCTL_Q_feed_mark))) {
         if (!committed) {
             pctl_reset(st);
             return 0;
         }
-        rc = mark_take(c, st);
+        if ((rc = mark_take(c, st)) < 0)
+            return rc;
     }
-    if (rc < 0 || !committed || !marking)
-        return rc;
-    return mark_apply(c, p, c->mark_own, c->mark_last, c->mark_xid);
+    return marking && committed ? mark_apply(c, p) : 0;
 }
 
 void pctl_feed_follow(pctl_feed_cursor *c, int64_t last)
@@ -316,7 +316,7 @@ static int read_events(pctl_feed *f, planctl *p, int64_t after,
                        const pctl_feed_cursor *cur, int64_t *count,
                        int64_t *removed)
 {
-    pctl_stmt *st = pctl_q(p, PCTL_Q_feed_events), *rm;
+    pctl_stmt *st = pctl_q(p, PCTL_Q_feed_events), *rm = NULL;
     pctl_buf ids = PCTL_BUF_INIT;
     size_t caprun = 0, capinst = 0;
     int rc = 0, step;
@@ -343,32 +343,27 @@ static int read_events(pctl_feed *f, planctl *p, int64_t after,
     /* Whether events after the cursor were removed, read after them (a
      * removal that commits between shows): sent ahead with them where
      * the backend can, one round trip for both. */
-    if ((rc = pctl_q_send(st)) < 0 || !(rm = pctl_q(p, PCTL_Q_feed_removed))) {
-        pctl_reset(st);
-        pctl_buf_free(&ids);
-        return rc < 0 ? rc : pctl_q_err(p);
+    if ((rc = pctl_q_send(st)) == 0 && !(rm = pctl_q(p, PCTL_Q_feed_removed)))
+        rc = pctl_q_err(p);
+    if (rc == 0) {
+        pctl_bind_i64(rm, 1, after);
+        rc = pctl_q_send(rm);
     }
-    pctl_bind_i64(rm, 1, after);
-    if ((rc = pctl_q_send(rm)) < 0) {
-        pctl_reset(st);
-        pctl_buf_free(&ids);
-        return rc;
-    }
+    step = PCTL_DONE;
     while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
         ++*count;
-        rc = take_event(f, st, &caprun, &capinst, cur);
+        if ((rc = take_event(f, st, &caprun, &capinst, cur)) < 0)
+            rc = pctl_err(p, rc, "out of memory");
     }
     pctl_reset(st);
     pctl_buf_free(&ids);
-    if (rc < 0) {
+    if (rc == 0 && step != PCTL_DONE)
+        rc = pctl_q_fail(st, step);
+    if (rc == 0)
+        rc = number_taken(removed, rm, -1);
+    else if (rm)
         pctl_reset(rm);
-        return pctl_err(p, rc, "out of memory");
-    }
-    if (step != PCTL_DONE) {
-        pctl_reset(rm);
-        return pctl_q_fail(st, step);
-    }
-    if ((rc = number_taken(removed, rm, -1)) < 0)
+    if (rc < 0)
         return rc;
     sort_unique(f->runs, &f->nruns);
     sort_unique(f->instances, &f->ninstances);

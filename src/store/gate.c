@@ -671,3 +671,20 @@ int pctl_close_children(planctl *p, int64_t run_id, planctl_status run_end,
                          run_end, msg_started, actor);
     return rc;
 }
+
+int pctl_gate_run_of(int64_t *run, planctl *p, planctl_entity entity,
+                     int64_t id)
+{
+    pctl_stmt *st = pctl_q(p, result_query[entity]);
+    int rc;
+
+    *run = 0;
+    if (!st)
+        return pctl_q_err(p);
+    pctl_bind_i64(st, 1, id);
+    rc = pctl_step(st);
+    if (rc == PCTL_ROW)
+        *run = pctl_col_i64(st, 0);
+    pctl_reset(st);
+    return rc == PCTL_ROW || rc == PCTL_DONE ? 0 : pctl_q_fail(st, rc);
+}

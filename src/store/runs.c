@@ -489,31 +489,17 @@ int planctl_run_resume(int64_t *out, planctl *p, const char *instance)
 /* An embedder's change of one row, under its run's row lock (as every
  * change to one run: store/README, "Lock order"): beside the engines'
  * passes that do not hold the run.  A row that is not there is the
- * gate's to say.  The run is the first column of the gate's read of the
- * row it wrote. */
-static const pctl_query row_query[PLANCTL_ENTITY__COUNT] = {
-    PCTL_Q_run_set_result, PCTL_Q_phase_set_result, PCTL_Q_step_set_result};
-
+ * gate's to say. */
 static int transition_in_tx(planctl *p, void *arg)
 {
     pctl_change *c = arg;
-    pctl_stmt *st = pctl_q(p, row_query[c->entity]);
     planctl_status now;
-    int64_t run = 0;
-    int rc;
+    int64_t run;
+    int rc = pctl_gate_run_of(&run, p, c->entity, c->id);
 
-    if (!st)
-        return pctl_q_err(p);
-    pctl_bind_i64(st, 1, c->id);
-    rc = pctl_step(st);
-    if (rc == PCTL_ROW)
-        run = pctl_col_i64(st, 0);
-    pctl_reset(st);
-    if (rc != PCTL_ROW && rc != PCTL_DONE)
-        return pctl_q_fail(st, rc);
-    if (run > 0 && (rc = pctl_run_lock(&now, p, run)) < 0)
-        return rc;
-    return pctl_gate(p, c);
+    if (rc == 0 && run > 0)
+        rc = pctl_run_lock(&now, p, run);
+    return rc < 0 ? rc : pctl_gate(p, c);
 }
 
 int planctl_transition(planctl *p, planctl_entity entity, int64_t id,

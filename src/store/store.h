@@ -364,6 +364,11 @@ void pctl_observed_missed(planctl *p);
  * the next queued run.
  */
 int pctl_gate(planctl *p, const pctl_change *c);
+/* The run of row id of entity (its own id for a run), read as the gate
+ * reads a row it wrote; 0 when there is no such row.  Errors: EIO,
+ * EBUSY. */
+int pctl_gate_run_of(int64_t *run, planctl *p, planctl_entity entity,
+                     int64_t id);
 
 /* A status event; from == PCTL_NEW for a row's creation.  phase_id and
  * step_id are ignored for entities above them. */
