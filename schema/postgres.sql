@@ -31,7 +31,7 @@ CREATE TABLE meta (
 );
 INSERT INTO meta (key, value) VALUES
     ('application', 'planctl'),
-    ('schema_version', '9'),
+    ('schema_version', '10'),
     -- How many planctl write transactions that changed something have
     -- committed: the backend's change token (a writer moves it before its
     -- COMMIT and sends it as its NOTIFY payload).
@@ -119,6 +119,10 @@ CREATE TABLE instances (
     updated_at    bigint NOT NULL
 );
 
+-- runs, phases and steps leave room on each page for their rows' next
+-- versions (fillfactor, 0010): an update that changes no indexed column
+-- then stays on its page and adds no index entry (HOT).
+
 -- One execution of a plan.  Identity values are never reused, so a run id
 -- in a bug report always means one run.  event_count counts the run's
 -- events.
@@ -140,7 +144,7 @@ CREATE TABLE runs (
     deadline_at   bigint,
     message       text,
     event_count   bigint NOT NULL DEFAULT 0
-);
+) WITH (fillfactor = 70);
 
 -- One active run per instance, enforced by the database itself.
 CREATE UNIQUE INDEX runs_one_active ON runs (instance_id)
@@ -165,7 +169,7 @@ CREATE TABLE phases (
     finished_at bigint,
     message     text,
     UNIQUE (run_id, idx)
-);
+) WITH (fillfactor = 70);
 
 -- attempt counts the tries started so far; task_index is the task a retry
 -- resumes at; deadline_at is the current try's timeout as an absolute time.
@@ -185,7 +189,7 @@ CREATE TABLE steps (
     finished_at     bigint,
     message         text,
     UNIQUE (phase_id, idx)
-);
+) WITH (fillfactor = 70);
 CREATE INDEX steps_by_run ON steps (run_id);
 
 -- One row per try of a step.  status is IN_PROGRESS while it runs, then

@@ -5,7 +5,8 @@
 # never gives a number again (not the removed one either), records the
 # removal for readers (meta.events_removed), and the log reads on; 0009
 # drops the events' foreign keys: an instance deleted still takes its
-# events, and verify finds an event whose run is not there.
+# events, and verify finds an event whose run is not there; 0010 leaves
+# room on the pages of runs, phases and steps (fillfactor 70).
 . "$(dirname "$0")/lib.sh"
 
 fresh_db
@@ -23,8 +24,14 @@ PLANCTL_DB=$(pg_uri)
 export PLANCTL_DB
 pctl apply -f "$src/tools/examples/zookeeper.json" >"$tmp/apply.out" 2>&1 ||
     fail "apply on a version 7 schema: $(cat "$tmp/apply.out")"
-[ "$(val "SELECT value FROM meta WHERE key = 'schema_version'")" = 9 ] ||
-    fail "not migrated to version 9"
+[ "$(val "SELECT value FROM meta WHERE key = 'schema_version'")" = 10 ] ||
+    fail "not migrated to version 10"
+ff=$(val "SELECT string_agg(relname || ' ' || coalesce(array_to_string(
+              reloptions, ','), '-'), ' ' ORDER BY relname)
+            FROM pg_class WHERE relnamespace = 'planctl'::regnamespace
+             AND relname IN ('runs', 'phases', 'steps', 'attempts')")
+[ "$ff" = "attempts - phases fillfactor=70 runs fillfactor=70 steps fillfactor=70" ] ||
+    fail "0010's fillfactors: $ff"
 [ "$(val "SELECT value FROM meta WHERE key = 'events_removed'")" = 3 ] ||
     fail "events_removed is not 3: $(val "SELECT * FROM meta")"
 [ "$(val "SELECT count(*) FROM meta WHERE key = 'event_seq'")" = 0 ] ||
