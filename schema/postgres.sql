@@ -256,6 +256,8 @@ CREATE TABLE events (
 );
 CREATE INDEX events_by_run ON events (run_id, seq);
 CREATE INDEX events_by_instance ON events (instance_id, seq);
+-- The events an engine of a fleet follows: those no engine wrote (0010).
+CREATE INDEX events_not_engine ON events (seq) WHERE actor <> 'engine';
 
 -- Rows may be added and deleted (gc, a deleted instance), never changed.
 CREATE TRIGGER events_append_only BEFORE UPDATE ON events

@@ -231,6 +231,9 @@ CREATE TABLE events (
 );
 CREATE INDEX events_by_run ON events (run_id, seq);
 CREATE INDEX events_by_instance ON events (instance_id, seq);
+-- The events no engine wrote, which an engine of a fleet follows
+-- (PostgreSQL's; kept here with the same tables and indexes, 0010).
+CREATE INDEX events_not_engine ON events (seq) WHERE actor <> 'engine';
 
 CREATE TRIGGER events_append_only BEFORE UPDATE ON events
 BEGIN

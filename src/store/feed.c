@@ -316,7 +316,10 @@ static int read_events(pctl_feed *f, planctl *p, int64_t after,
                        const pctl_feed_cursor *cur, int64_t *count,
                        int64_t *removed)
 {
-    pctl_stmt *st = pctl_q(p, PCTL_Q_feed_events), *rm = NULL;
+    /* An engine of a fleet is sent no engine's events (sql/postgres.sql). */
+    pctl_stmt *st = pctl_q(p, p->fleet_id ? PCTL_Q_feed_events_fleet
+                                          : PCTL_Q_feed_events),
+              *rm = NULL;
     pctl_buf ids = PCTL_BUF_INIT;
     size_t caprun = 0, capinst = 0;
     int rc = 0, step;
@@ -339,7 +342,6 @@ static int read_events(pctl_feed *f, planctl *p, int64_t after,
             return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
     pctl_bind_text(st, 3, ids.s);
-    pctl_bind_i64(st, 4, p->fleet_id);
     /* Whether events after the cursor were removed, read after them (a
      * removal that commits between shows): sent ahead with them where
      * the backend can, one round trip for both. */

@@ -172,7 +172,8 @@
     X(feed_last)                                                               \
     X(feed_mark)                                                               \
     X(feed_removed)                                                            \
-    X(feed_events)
+    X(feed_events)                                                             \
+    X(feed_events_fleet)
 
 typedef enum pctl_query {
 #define PCTL_X_(name) PCTL_Q_##name,

@@ -423,6 +423,72 @@ static void test_engines_changes_not_told(void **state)
     pctl_feed_clear(&fd);
 }
 
+/* An engine of a fleet is sent the changes no engine made, not the
+ * engines' (another's runs are none of its business, and one it holds
+ * changed hands after that engine's last write): found through the
+ * partial index events_not_engine, so that the server reads the users'
+ * changes, not every event of the fleet.  (PostgreSQL: SQLite has no
+ * fleet.) */
+static void test_fleet_sent_no_engines_events(void **state)
+{
+#ifdef PLANCTL_WITH_POSTGRES
+    fixture *f = *state;
+    tu_raw *raw = f->d->raw;
+    int64_t x, y, z, inst, last;
+    pctl_pg_stmt *st;
+    pctl_feed fd;
+    char *said = NULL, *plan;
+
+    if (!tu_on_pg())
+        return;
+    x = create(f->p2, "x");
+    y = create(f->p2, "y");
+    z = create(f->p2, "z");
+    inst = tu_raw_scalar(raw, "SELECT id FROM instances WHERE name = 'x'");
+    assert_int_equal(pctl_fleet_join(f->p, "e1", 12000, 0, &said), 0);
+    pctl_free(said);
+    tu_raw_exec(raw,
+                "INSERT INTO claims (run_id, engine_id, token) "
+                "VALUES (%lld, %lld, 1)",
+                (long long)y, (long long)f->p->fleet_id);
+    assert_int_equal(pctl_feed_last(&last, f->p, -1), 0);
+    run_started_by(raw, inst, y, "engine"); /* a run it holds */
+    run_started_by(raw, inst, z, "engine");
+    run_started_by(raw, inst, x, "user");
+    assert_int_equal(read_after(&fd, f->p, last), 0);
+    assert_int_equal(fd.gap, 0);
+    assert_true(has(&fd, x));
+    assert_false(has(&fd, y));
+    assert_false(has(&fd, z));
+    assert_int_equal(fd.nchanges, 1);
+    pctl_feed_clear(&fd);
+    /* A reader that is no engine of a fleet is sent them all. */
+    assert_int_equal(pctl_fleet_leave(f->p), 0);
+    assert_int_equal(read_after(&fd, f->p, last), 0);
+    assert_true(has(&fd, x) && has(&fd, y) && has(&fd, z));
+    pctl_feed_clear(&fd);
+
+    /* Its statement's plan, a generic one (as a prepared statement's
+     * comes to be), takes the index. */
+    st = (pctl_pg_stmt *)pctl_q(f->p, PCTL_Q_feed_events_fleet);
+    assert_non_null(st);
+    tu_raw_exec(raw,
+                "SET plan_cache_mode = force_generic_plan; "
+                "SET enable_seqscan = off; "
+                "PREPARE feed_plan (bigint, bigint, text) AS %s",
+                st->sql);
+    plan = tu_raw_text(raw, "EXPLAIN (FORMAT JSON) EXECUTE "
+                            "feed_plan (0, 1000000, NULL)");
+    tu_raw_exec(raw, "DEALLOCATE feed_plan; RESET plan_cache_mode; "
+                     "RESET enable_seqscan");
+    if (!strstr(plan, "\"events_not_engine\""))
+        fail_msg("feed_events_fleet does not take events_not_engine: %s", plan);
+    free(plan);
+#else
+    (void)state;
+#endif
+}
+
 /* The horizon is refused inside a read that has begun, whose snapshot
  * may be older than it: what committed below it since would be missed. */
 static void test_horizon_not_inside_a_read(void **state)
@@ -722,6 +788,7 @@ int main(void)
         T(test_late_commit),
         T(test_own_events_skipped),
         T(test_engines_changes_not_told),
+        T(test_fleet_sent_no_engines_events),
         T(test_horizon_not_inside_a_read),
         T(test_horizon_sent_ahead),
         T(test_engine_follows_other_writers),

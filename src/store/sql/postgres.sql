@@ -1218,12 +1218,9 @@ SELECT (value::bigint > $1)::int FROM meta WHERE key = 'events_removed';
 -- status change, the names a log line of it needs (the engine's log and
 -- metrics of what others did).  Rows gone since (an instance deleted)
 -- leave their names NULL; so do an engine's changes, which only name
--- their run to the reader (feed.c logs none of them), and to an engine
--- of a fleet ($4, its id; 0: not one) only those of runs it holds (the
--- others' runs are none of its business; a run of its own another
--- engine writes is one taken from it, declared dead: it stops).  Last,
--- the writer's transaction id: the reader's own transactions ($3, a
--- JSON array of their ids, or NULL) are left out (feed_mark).
+-- their run to the reader (feed.c logs none of them).  The reader's own
+-- transactions ($3, a JSON array of their ids, or NULL) are left out
+-- (feed_mark); last in each row, the writer's transaction id.
 -- name: feed_events
 SELECT e.entity, e.from_status, e.to_status, e.run_id, e.attempt, e.actor,
        e.message, i.name, r.plan, ph.name, s.name, e.instance_id,
@@ -1237,9 +1234,28 @@ SELECT e.entity, e.from_status, e.to_status, e.run_id, e.attempt, e.actor,
    AND e.xmin::text::bigint <> ALL (ARRAY(
        SELECT jsonb_array_elements_text(coalesce($3::text, '[]')::jsonb)
               ::bigint))
-   AND (e.actor <> 'engine' OR $4::bigint = 0 OR
-        e.run_id IN (SELECT c.run_id FROM claims AS c
-                      WHERE c.engine_id = $4::bigint))
+ ORDER BY e.seq;
+
+-- The same for an engine of a fleet, but for every engine's events: the
+-- others' runs are none of its business, and a run it holds another
+-- engine wrote only before the run changed hands (every engine write is
+-- fenced by the run's claim), which the claim that brought it read
+-- after (fleet.c).  They come by the partial index events_not_engine
+-- (0010): the server reads the users' changes, not every event of the
+-- fleet.
+-- name: feed_events_fleet
+SELECT e.entity, e.from_status, e.to_status, e.run_id, e.attempt, e.actor,
+       e.message, i.name, r.plan, ph.name, s.name, e.instance_id,
+       e.xmin::text::bigint
+  FROM events AS e
+  LEFT JOIN instances AS i ON i.id = e.instance_id
+  LEFT JOIN runs AS r ON r.id = e.run_id
+  LEFT JOIN phases AS ph ON ph.id = e.phase_id
+  LEFT JOIN steps AS s ON s.id = e.step_id
+ WHERE e.seq > $1 AND e.seq <= $2 AND e.actor <> 'engine'
+   AND e.xmin::text::bigint <> ALL (ARRAY(
+       SELECT jsonb_array_elements_text(coalesce($3::text, '[]')::jsonb)
+              ::bigint))
  ORDER BY e.seq;
 
 -- `planctl logs`: the run asked for, or the instance's active run, else
