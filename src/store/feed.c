@@ -10,6 +10,8 @@
 
 /* pctl_feed_cursor's marking. */
 enum { MARK_SENT = 1, MARK_READ = 2 };
+/* pctl_feed_cursor's last_sent: what pctl_feed_last_ahead sent. */
+enum { LAST_SENT = 1, EVENTS_SENT = 2 };
 
 /* The one value of statement st (bound, or sent ahead), stepped, into
  * *out; dflt when it is NULL. */
@@ -60,23 +62,6 @@ int pctl_feed_last(int64_t *out, planctl *p, int64_t after)
     int rc = horizon_allowed(p);
 
     return rc ? rc : one_number(out, p, PCTL_Q_feed_last, after, 0);
-}
-
-int pctl_feed_last_ahead(pctl_feed_cursor *c, planctl *p)
-{
-    pctl_stmt *st;
-    int rc;
-
-    c->last_sent = 0;
-    if (!pctl_q_sends_ahead(p) || (rc = horizon_allowed(p)) < 0)
-        return 0;
-    if (!(st = pctl_q(p, PCTL_Q_feed_last)))
-        return pctl_q_err(p);
-    pctl_bind_i64(st, 1, c->last);
-    if ((rc = pctl_q_send(st)) < 0)
-        return rc;
-    c->last_sent = 1;
-    return 0;
 }
 
 /* The most of a reader's own transactions a read names to the server. */
@@ -310,25 +295,31 @@ static int take_event(pctl_feed *f, pctl_stmt *st, size_t *caprun,
     return keep_change(f, st, &c) < 0 ? PLANCTL_ENOMEM : 0;
 }
 
-/* Reads the events in (after, f->last] in one pass, but for the names
- * of cur's own; *count receives how many there are. */
-static int read_events(pctl_feed *f, planctl *p, int64_t after,
-                       const pctl_feed_cursor *cur, int64_t *count,
-                       int64_t *removed)
+/* The events' statement: an engine of a fleet is sent no engine's
+ * events (sql/postgres.sql). */
+static pctl_query events_query(const planctl *p)
 {
-    /* An engine of a fleet is sent no engine's events (sql/postgres.sql). */
-    pctl_stmt *st = pctl_q(p, p->fleet_id ? PCTL_Q_feed_events_fleet
-                                          : PCTL_Q_feed_events),
-              *rm = NULL;
-    pctl_buf ids = PCTL_BUF_INIT;
-    size_t caprun = 0, capinst = 0;
-    int rc = 0, step;
+    return p->fleet_id ? PCTL_Q_feed_events_fleet : PCTL_Q_feed_events;
+}
 
-    *count = 0;
+/* Sends the read of the events in (after, last], but for the names of
+ * cur's own, then whether events after `after` were removed (read after
+ * them: a removal that commits between shows).  last -1: up to the
+ * horizon this transaction's feed_last left (an engine of a fleet's read
+ * sent ahead with it).  Where the backend cannot send, both wait for
+ * take_events(). */
+static int send_events(planctl *p, int64_t after, int64_t last,
+                       const pctl_feed_cursor *cur)
+{
+    pctl_stmt *st = pctl_q(p, events_query(p)), *rm = NULL;
+    pctl_buf ids = PCTL_BUF_INIT;
+    int rc;
+
     if (!st)
         return pctl_q_err(p);
     pctl_bind_i64(st, 1, after);
-    pctl_bind_i64(st, 2, f->last);
+    if (last >= 0)
+        pctl_bind_i64(st, 2, last);
     /* The reader's own transactions, for the server to leave out (a
      * backend that has their ids: PostgreSQL); take_event() skips what
      * comes all the same, so a long list is not sent. */
@@ -342,33 +333,72 @@ static int read_events(pctl_feed *f, planctl *p, int64_t after,
             return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
     pctl_bind_text(st, 3, ids.s);
-    /* Whether events after the cursor were removed, read after them (a
-     * removal that commits between shows): sent ahead with them where
-     * the backend can, one round trip for both. */
     if ((rc = pctl_q_send(st)) == 0 && !(rm = pctl_q(p, PCTL_Q_feed_removed)))
         rc = pctl_q_err(p);
     if (rc == 0) {
         pctl_bind_i64(rm, 1, after);
         rc = pctl_q_send(rm);
     }
-    step = PCTL_DONE;
-    while (rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
+    pctl_buf_free(&ids);
+    if (rc < 0)
+        pctl_reset(st);
+    return rc;
+}
+
+/* Takes what send_events() sent into f; *count receives how many events
+ * there are, *removed whether some were removed (-1: the numbers tell).
+ * ok 0: only drops the answers. */
+static int take_events(pctl_feed *f, planctl *p, const pctl_feed_cursor *cur,
+                       int64_t *count, int64_t *removed, int ok)
+{
+    pctl_stmt *st = pctl_q_sent(p, events_query(p)),
+              *rm = pctl_q_sent(p, PCTL_Q_feed_removed);
+    size_t caprun = 0, capinst = 0;
+    int rc = 0, step = PCTL_DONE;
+
+    *count = 0;
+    while (ok && rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
         ++*count;
         if ((rc = take_event(f, st, &caprun, &capinst, cur)) < 0)
             rc = pctl_err(p, rc, "out of memory");
     }
     pctl_reset(st);
-    pctl_buf_free(&ids);
     if (rc == 0 && step != PCTL_DONE)
         rc = pctl_q_fail(st, step);
-    if (rc == 0)
+    if (ok && rc == 0)
         rc = number_taken(removed, rm, -1);
-    else if (rm)
+    else
         pctl_reset(rm);
     if (rc < 0)
         return rc;
     sort_unique(f->runs, &f->nruns);
     sort_unique(f->instances, &f->ninstances);
+    return 0;
+}
+
+int pctl_feed_last_ahead(pctl_feed_cursor *c, planctl *p)
+{
+    pctl_stmt *st;
+    int rc;
+
+    c->last_sent = 0;
+    if (!pctl_q_sends_ahead(p) || (rc = horizon_allowed(p)) < 0)
+        return 0;
+    if (!(st = pctl_q(p, PCTL_Q_feed_last)))
+        return pctl_q_err(p);
+    pctl_bind_i64(st, 1, c->last);
+    if ((rc = pctl_q_send(st)) < 0)
+        return rc;
+    c->last_sent = LAST_SENT;
+    /* An engine of a fleet sends its read of the events too, up to the
+     * horizon feed_last leaves in the transaction (its snapshot comes
+     * after it: a statement of its own), and whether some were removed:
+     * the fence's round trip answers them all. */
+    if (p->fleet_id) {
+        if ((rc = send_events(p, c->last, -1, c)) < 0)
+            return rc;
+        c->last_sent = EVENTS_SENT;
+    }
     return 0;
 }
 
@@ -378,8 +408,8 @@ int pctl_feed_read(pctl_feed *out, planctl *p, pctl_feed_cursor *c)
     /* Whether events numbered after `after` were removed (1 or 0), or -1:
      * the numbers tell, having no hole but those of removed events. */
     int64_t count = 0, removed = -1;
-    pctl_stmt *sent = c->last_sent ? pctl_q_sent(p, PCTL_Q_feed_last) : NULL;
-    int rc, began;
+    int ahead = c->last_sent, rc, began = 0;
+    pctl_stmt *sent = ahead ? pctl_q_sent(p, PCTL_Q_feed_last) : NULL;
 
     memset(out, 0, sizeof *out);
     c->last_sent = 0;
@@ -387,11 +417,19 @@ int pctl_feed_read(pctl_feed *out, planctl *p, pctl_feed_cursor *c)
      * at the pass's start, pctl_feed_last_ahead, or read now). */
     rc = sent ? number_taken(&out->last, sent, 0)
               : pctl_feed_last(&out->last, p, after);
-    if (rc == 0)
-        rc = pctl_tx_read(p);
-    began = rc == 0;
-    if (rc == 0 && out->last > after)
-        rc = read_events(out, p, after, c, &count, &removed);
+    if (ahead == EVENTS_SENT) {
+        /* Sent with it: taken, or dropped when the horizon failed. */
+        int taken = take_events(out, p, c, &count, &removed, rc == 0);
+
+        rc = rc < 0 ? rc : taken;
+    } else {
+        if (rc == 0)
+            rc = pctl_tx_read(p);
+        began = rc == 0;
+        if (rc == 0 && out->last > after &&
+            (rc = send_events(p, after, out->last, c)) == 0)
+            rc = take_events(out, p, c, &count, &removed, 1);
+    }
     if (began)
         pctl_tx_read_end(p);
     if (rc < 0) {

@@ -1194,9 +1194,12 @@ WHERE runs.id = u.id;
 -- (events removed by gc or with their instance) shows.
 -- feed_last: the last number below the horizon (events_horizon, the
 -- reader's cursor $1 or -1): every event up to it has committed, or never
--- will.
+-- will.  It is also left in the transaction (planctl.feed_last, a local
+-- setting) for a read of the events sent with it (feed_events_fleet with
+-- $2 NULL), whose statement, and snapshot, come after it.
 -- name: feed_last
-SELECT events_horizon($1) - 1;
+SELECT set_config('planctl.feed_last', (events_horizon($1) - 1)::text,
+                  true)::bigint;
 
 -- Where a pass moves its cursor after its own events (inside its
 -- transaction): how many events after the cursor $1 are this
@@ -1242,7 +1245,8 @@ SELECT e.entity, e.from_status, e.to_status, e.run_id, e.attempt, e.actor,
 -- fenced by the run's claim), which the claim that brought it read
 -- after (fleet.c).  They come by the partial index events_not_engine
 -- (0010): the server reads the users' changes, not every event of the
--- fleet.
+-- fleet.  $2 NULL: up to what feed_last left in the transaction (sent
+-- ahead with it, feed.c).
 -- name: feed_events_fleet
 SELECT e.entity, e.from_status, e.to_status, e.run_id, e.attempt, e.actor,
        e.message, i.name, r.plan, ph.name, s.name, e.instance_id,
@@ -1252,7 +1256,10 @@ SELECT e.entity, e.from_status, e.to_status, e.run_id, e.attempt, e.actor,
   LEFT JOIN runs AS r ON r.id = e.run_id
   LEFT JOIN phases AS ph ON ph.id = e.phase_id
   LEFT JOIN steps AS s ON s.id = e.step_id
- WHERE e.seq > $1 AND e.seq <= $2 AND e.actor <> 'engine'
+ WHERE e.seq > $1
+   AND e.seq <= coalesce($2::bigint, nullif(current_setting(
+                             'planctl.feed_last', true), '')::bigint)
+   AND e.actor <> 'engine'
    AND e.xmin::text::bigint <> ALL (ARRAY(
        SELECT jsonb_array_elements_text(coalesce($3::text, '[]')::jsonb)
               ::bigint))
