@@ -95,9 +95,11 @@ typedef struct pctl_feed_cursor {
 
 /* Inside a write that will read the feed after c (an engine's pass,
  * before its first read): sends the read of the horizon ahead where the
- * backend can, answered with that first read; the next pctl_feed_read
- * of c takes it (and drops it unread if the caller does not read the
- * feed: the next use of the statement).  Errors: EIO, ENOMEM. */
+ * backend can, answered with that first read, and for an engine of a
+ * fleet its read of the events up to that horizon too; the next
+ * pctl_feed_read of c takes them (and drops them unread if the caller
+ * does not read the feed: the statements' next use).  Errors: EIO,
+ * ENOMEM. */
 int pctl_feed_last_ahead(pctl_feed_cursor *c, planctl *p);
 
 /* Inside a write that appended events of its own, the read of where c
