@@ -251,9 +251,11 @@ static void sort_unique(int64_t *ids, size_t *n)
 }
 
 /* Notes the current event of st: whose it is (a run, else an instance
- * with events of its own) and, for a status change, the change. */
+ * with events of its own) and, for a status change, the change.  fleet:
+ * st is feed_events_fleet's, whose column 13 says whether the reader
+ * holds the event's run. */
 static int take_event(pctl_feed *f, pctl_stmt *st, size_t *caprun,
-                      size_t *capinst, const pctl_feed_cursor *cur)
+                      size_t *capinst, const pctl_feed_cursor *cur, int fleet)
 {
     pctl_feed_change c;
 
@@ -268,9 +270,14 @@ static int take_event(pctl_feed *f, pctl_stmt *st, size_t *caprun,
         return PLANCTL_ENOMEM;
     }
     /* Another engine's change (several engines share the database): its
-     * log and metrics have it, not every engine's. */
+     * log and metrics have it, not every engine's.  And to an engine of a
+     * fleet, a change to a run it does not hold: the engine that holds
+     * the run logs and counts it, so that a fleet's logs and metrics
+     * have it once. */
     if (!pctl_col_null(st, 5) &&
         strcmp(pctl_col_text(st, 5), PCTL_ACTOR_ENGINE) == 0)
+        return 0;
+    if (fleet && pctl_col_int(st, 13) == 0)
         return 0;
     memset(&c, 0, sizeof c);
     c.from = PLANCTL_STATUS__COUNT;
@@ -333,6 +340,8 @@ static int send_events(planctl *p, int64_t after, int64_t last,
             return pctl_err(p, PLANCTL_ENOMEM, "out of memory");
     }
     pctl_bind_text(st, 3, ids.s);
+    if (p->fleet_id)
+        pctl_bind_i64(st, 4, p->fleet_id);
     if ((rc = pctl_q_send(st)) == 0 && !(rm = pctl_q(p, PCTL_Q_feed_removed)))
         rc = pctl_q_err(p);
     if (rc == 0) {
@@ -359,7 +368,8 @@ static int take_events(pctl_feed *f, planctl *p, const pctl_feed_cursor *cur,
     *count = 0;
     while (ok && rc == 0 && (step = pctl_step(st)) == PCTL_ROW) {
         ++*count;
-        if ((rc = take_event(f, st, &caprun, &capinst, cur)) < 0)
+        if ((rc = take_event(f, st, &caprun, &capinst, cur, p->fleet_id != 0)) <
+            0)
             rc = pctl_err(p, rc, "out of memory");
     }
     pctl_reset(st);

@@ -427,20 +427,22 @@ static void test_engines_changes_not_told(void **state)
  * engines' (another's runs are none of its business, and one it holds
  * changed hands after that engine's last write): found through the
  * partial index events_not_engine, so that the server reads the users'
- * changes, not every event of the fleet.  (PostgreSQL: SQLite has no
- * fleet.) */
+ * changes, not every event of the fleet.  It logs and counts a user's
+ * change only for a run it holds: the holder's log and metrics have it,
+ * not every engine's.  (PostgreSQL: SQLite has no fleet.) */
 static void test_fleet_sent_no_engines_events(void **state)
 {
 #ifdef PLANCTL_WITH_POSTGRES
     fixture *f = *state;
     tu_raw *raw = f->d->raw;
-    int64_t x, y, z, inst, last;
+    int64_t w, x, y, z, inst, last;
     pctl_pg_stmt *st;
     pctl_feed fd;
     char *said = NULL, *plan;
 
     if (!tu_on_pg())
         return;
+    w = create(f->p2, "w");
     x = create(f->p2, "x");
     y = create(f->p2, "y");
     z = create(f->p2, "z");
@@ -449,23 +451,30 @@ static void test_fleet_sent_no_engines_events(void **state)
     pctl_free(said);
     tu_raw_exec(raw,
                 "INSERT INTO claims (run_id, engine_id, token) "
-                "VALUES (%lld, %lld, 1)",
-                (long long)y, (long long)f->p->fleet_id);
+                "VALUES (%lld, %lld, 1), (%lld, %lld, 1)",
+                (long long)w, (long long)f->p->fleet_id, (long long)y,
+                (long long)f->p->fleet_id);
     assert_int_equal(pctl_feed_last(&last, f->p, -1), 0);
     run_started_by(raw, inst, y, "engine"); /* a run it holds */
     run_started_by(raw, inst, z, "engine");
     run_started_by(raw, inst, x, "user");
+    run_started_by(raw, inst, w, "user"); /* a run it holds */
     assert_int_equal(read_after(&fd, f->p, last), 0);
     assert_int_equal(fd.gap, 0);
-    assert_true(has(&fd, x));
+    assert_true(has(&fd, x) && has(&fd, w));
     assert_false(has(&fd, y));
     assert_false(has(&fd, z));
     assert_int_equal(fd.nchanges, 1);
+    assert_int_equal(fd.changes[0].run_id, w);
+    assert_int_equal(fd.counts[PLANCTL_ENTITY_RUN][PLANCTL_STATUS_IN_PROGRESS],
+                     1);
     pctl_feed_clear(&fd);
-    /* A reader that is no engine of a fleet is sent them all. */
+    /* A reader that is no engine of a fleet is sent them all, and
+     * counts the users' changes. */
     assert_int_equal(pctl_fleet_leave(f->p), 0);
     assert_int_equal(read_after(&fd, f->p, last), 0);
-    assert_true(has(&fd, x) && has(&fd, y) && has(&fd, z));
+    assert_true(has(&fd, x) && has(&fd, y) && has(&fd, z) && has(&fd, w));
+    assert_int_equal(fd.nchanges, 2);
     pctl_feed_clear(&fd);
 
     /* Its statement's plan, a generic one (as a prepared statement's
@@ -480,10 +489,10 @@ static void test_fleet_sent_no_engines_events(void **state)
     tu_raw_exec(raw,
                 "SET plan_cache_mode = force_generic_plan; "
                 "SET enable_seqscan = off; "
-                "PREPARE feed_plan (bigint, bigint, text) AS %s",
+                "PREPARE feed_plan (bigint, bigint, text, bigint) AS %s",
                 st->sql);
     plan = tu_raw_text(raw, "EXPLAIN (FORMAT JSON) EXECUTE "
-                            "feed_plan (0, 1000000, NULL)");
+                            "feed_plan (0, 1000000, NULL, 7)");
     tu_raw_exec(raw, "DEALLOCATE feed_plan; RESET plan_cache_mode; "
                      "RESET enable_seqscan");
     if (!strstr(plan, "\"events_not_engine\""))

@@ -1246,11 +1246,16 @@ SELECT e.entity, e.from_status, e.to_status, e.run_id, e.attempt, e.actor,
 -- after (fleet.c).  They come by the partial index events_not_engine
 -- (0010): the server reads the users' changes, not every event of the
 -- fleet.  $2 NULL: up to what feed_last left in the transaction (sent
--- ahead with it, feed.c).
+-- ahead with it, feed.c).  Last, whether the reader ($4, its id) holds
+-- the event's run (1) or not (0): it logs and counts only the changes of
+-- runs it holds, so that a change is in one engine's log and metrics, the
+-- holder's, not every engine's.
 -- name: feed_events_fleet
 SELECT e.entity, e.from_status, e.to_status, e.run_id, e.attempt, e.actor,
        e.message, i.name, r.plan, ph.name, s.name, e.instance_id,
-       e.xmin::text::bigint
+       e.xmin::text::bigint,
+       (SELECT count(*) FROM claims AS c
+         WHERE c.run_id = e.run_id AND c.engine_id = $4::bigint)::int
   FROM events AS e
   LEFT JOIN instances AS i ON i.id = e.instance_id
   LEFT JOIN runs AS r ON r.id = e.run_id

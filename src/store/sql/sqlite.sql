@@ -994,18 +994,18 @@ SELECT e.entity, e.from_status, e.to_status, e.run_id, e.attempt, e.actor,
  WHERE e.seq > ?1 AND e.seq <= ?2 AND (?3 IS NULL OR 1)
  ORDER BY e.seq;
 
--- The same for an engine of a fleet, but for every engine's events
--- (PostgreSQL's; SQLite has no fleet).
+-- The same for an engine of a fleet, but for every engine's events, and
+-- whether it holds the event's run (PostgreSQL's; SQLite has no fleet).
 -- name: feed_events_fleet
 SELECT e.entity, e.from_status, e.to_status, e.run_id, e.attempt, e.actor,
-       e.message, i.name, r.plan, ph.name, s.name, e.instance_id, NULL
+       e.message, i.name, r.plan, ph.name, s.name, e.instance_id, NULL, 1
   FROM events AS e
   LEFT JOIN instances AS i ON i.id = e.instance_id
   LEFT JOIN runs AS r ON r.id = e.run_id
   LEFT JOIN phases AS ph ON ph.id = e.phase_id
   LEFT JOIN steps AS s ON s.id = e.step_id
  WHERE e.seq > ?1 AND e.seq <= ?2 AND e.actor <> 'engine'
-   AND (?3 IS NULL OR 1)
+   AND (?3 IS NULL OR 1) AND (?4 IS NULL OR 1)
  ORDER BY e.seq;
 
 -- `planctl logs`: the run asked for, or the instance's active run, else
