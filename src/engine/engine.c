@@ -36,7 +36,7 @@
 #define DEFAULT_TASK_POLL_MS 1000
 #define MAX_BACKOFF_MS 5000
 /* Failed passes a stopping engine with no task running makes before it
- * gives up committing and stops anyway (on_pass). */
+ * gives up committing and stops anyway (run_pass). */
 #define STOP_TRIES 3
 
 /* Fenced off: another engine owns the database now and nothing more may
@@ -57,7 +57,7 @@ static void wind_down_fenced(planctl_engine *e)
 
 /* Stops all writing: another engine owns the database (ESTALE), the
  * path no longer names the file this engine opened (EIO, ident.c), or a
- * stopping engine cannot reach its database (on_pass).  Jobs are stopped
+ * stopping engine cannot reach its database (run_pass).  Jobs are stopped
  * and forgotten; the engine closes. */
 static void fence(planctl_engine *e, int why)
 {
@@ -70,14 +70,24 @@ static void fence(planctl_engine *e, int why)
         planctl_engine_stop(e, 0);
     e->pass_pending = 0; /* passes cannot succeed any more */
     uv_timer_stop(&e->pass_timer);
+    uv_idle_stop(&e->pass_idle);
     wind_down_fenced(e);
     pctl_engine_maybe_close(e);
 }
 
 static void on_pass(uv_timer_t *t);
+static void on_pass_idle(uv_idle_t *h);
 
-/* Asks for a pass in the next loop iteration (idempotent).  The files
- * below engine.c reach it through e->request_pass. */
+/* Asks for a pass in the loop's next idle phase (idempotent): after the
+ * loop has polled, so that what came in meanwhile (jobs reporting, the
+ * heartbeat's timer, a client of the web page) is served between two
+ * passes however many passes follow each other.  Not a zero-delay timer:
+ * libuv before 1.48 runs a timer started with no delay from a timer's
+ * callback in the same turn of the loop, so a pass asking for another
+ * (a backlog claimed a slice a pass) ran passes back to back without
+ * polling: no job's report applied, no heartbeat renewed, until the chain
+ * ended (4,000 runs on one engine: 0.7 s, past half a 1 s TTL).  The
+ * files below engine.c reach it through e->request_pass. */
 static void request_pass(planctl_engine *e)
 {
     if (e->fenced) {
@@ -92,7 +102,7 @@ static void request_pass(planctl_engine *e)
         (e->state != ENGINE_RUNNING && e->state != ENGINE_STOPPING))
         return;
     e->pass_pending = 1;
-    uv_timer_start(&e->pass_timer, on_pass, 0, 0);
+    uv_idle_start(&e->pass_idle, on_pass_idle);
 }
 
 /* The output of running tasks goes to the database at most once a second
@@ -169,9 +179,9 @@ static void after_pass(planctl_engine *e, pctl_pass_result *res)
         /* A run that ended freed its instance: a queued run the store
          * promoted is read and started by the next pass.  With nothing
          * promoted there is nothing for it to do: asking anyway made an
-         * empty pass, run in the same turn of the loop before the tasks
-         * this pass started could report (half of all passes, the
-         * throughput benchmark's runs ending in most of them). */
+         * empty pass, often before the tasks this pass started could
+         * report (half of all passes, the throughput benchmark's runs
+         * ending in most of them). */
         if (res->runs_promoted)
             request_pass(e);
         else if (e->o.until_idle && e->njobs == 0 &&
@@ -197,9 +207,8 @@ static int running_jobs(const planctl_engine *e)
     return 0;
 }
 
-static void on_pass(uv_timer_t *t)
+static void run_pass(planctl_engine *e)
 {
-    planctl_engine *e = t->data;
     pctl_pass_result res;
     int rc;
 
@@ -243,6 +252,19 @@ static void on_pass(uv_timer_t *t)
     e->backoff_ms = 0;
     e->stop_failures = 0;
     pctl_engine_maybe_close(e);
+}
+
+/* A pass asked for at once (request_pass). */
+static void on_pass_idle(uv_idle_t *h)
+{
+    uv_idle_stop(h);
+    run_pass(h->data);
+}
+
+/* A pass tried again after a failed one (its backoff). */
+static void on_pass(uv_timer_t *t)
+{
+    run_pass(t->data);
 }
 
 /*
@@ -544,6 +566,8 @@ static void close_handles(planctl_engine *e)
         uv_timer_stop(timers[i]);
         uv_close((uv_handle_t *)timers[i], handle_closed);
     }
+    uv_idle_stop(&e->pass_idle);
+    uv_close((uv_handle_t *)&e->pass_idle, handle_closed);
     pctl_hub_close(&e->hub, hub_closed, e);
 }
 
@@ -1010,8 +1034,10 @@ int planctl_engine_start(planctl_engine *e,
         uv_timer_init(e->loop, timers[i]);
         timers[i]->data = e;
     }
-    /* The timers, the hub and xt_async. */
-    e->handles_open = (int)(sizeof timers / sizeof timers[0]) + 2;
+    uv_idle_init(e->loop, &e->pass_idle);
+    e->pass_idle.data = e;
+    /* The timers, the pass's idle handle, the hub and xt_async. */
+    e->handles_open = (int)(sizeof timers / sizeof timers[0]) + 3;
     pctl_data_version(&e->data_version, e->p);
     pctl_db_ident_note(e->p);
     uv_timer_start(&e->poll_timer, on_poll, (uint64_t)e->o.change_poll_ms,
@@ -1063,7 +1089,8 @@ int planctl_engine_stop(planctl_engine *e, int64_t grace_ms)
          * stop's tries (STOP_TRIES) start from the shortest backoff. */
         if (e->pass_pending && e->backoff_ms) {
             e->backoff_ms = 0;
-            uv_timer_start(&e->pass_timer, on_pass, 0, 0);
+            uv_timer_stop(&e->pass_timer);
+            uv_idle_start(&e->pass_idle, on_pass_idle);
         }
     }
     /* A second stop may shorten the grace, never lengthen it. */

@@ -21,15 +21,16 @@
  * The engine is level-triggered.  Anything that may change what should
  * happen (a task finished, a timer fired, another process committed)
  * only asks for a pass; the pass runs at most once per loop iteration
- * (a zero-delay timer), so everything produced in one iteration is
- * committed in one transaction: group commit.  A pass reads the active
- * runs inside its write transaction (from its cache, kept true between
- * passes from what the store reports of its writes, cache.h), decides
- * with the pure pctl_decide() for the runs that may have something to
- * do, writes every transition through the store's gate (its events
- * written together at the commit, store/journal.c), commits, and only
- * then starts the tasks of steps that went IN_PROGRESS.  A pass is bounded
- * (pass.c): what is left waits for the next one, asked for at once.
+ * (in its idle phase, after the loop has polled), so everything
+ * produced in one iteration is committed in one transaction: group
+ * commit.  A pass reads the active runs inside its write transaction
+ * (from its cache, kept true between passes from what the store reports
+ * of its writes, cache.h), decides with the pure pctl_decide() for the
+ * runs that may have something to do, writes every transition through
+ * the store's gate (its events written together at the commit,
+ * store/journal.c), commits, and only then starts the tasks of steps
+ * that went IN_PROGRESS.  A pass is bounded (pass.c): what is left waits
+ * for the next one, asked for at once.
  */
 #ifndef PCTL_ENGINE_ENGINE_H
 #define PCTL_ENGINE_ENGINE_H
@@ -157,7 +158,8 @@ struct planctl_engine {
                                    (keeper.c) */
     int64_t data_version;
 
-    uv_timer_t pass_timer; /* zero-delay: one pass per iteration */
+    uv_idle_t pass_idle;   /* a pass asked for: one per turn of the loop */
+    uv_timer_t pass_timer; /* a pass tried again after a backoff */
     uv_timer_t wake_timer; /* the next retry, deadline or poll */
     uv_timer_t poll_timer; /* commits by other processes */
     uv_timer_t beat_timer; /* lease heartbeat */

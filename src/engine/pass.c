@@ -48,7 +48,8 @@
  * transactions, each committed and its tasks started, rather than one
  * huge one: outcomes applied, transitions decided (a run is decided
  * whole, so this may be passed by one run's worth), steps started.  The
- * rest waits for the next pass, asked for at once. */
+ * rest waits for the next pass, asked for at once: in the next turn of
+ * the loop, after what came in meanwhile was served (engine.c). */
 #define MAX_OUTCOMES 1024
 #define MAX_ACTIONS 4096
 #define MAX_STARTS 1024

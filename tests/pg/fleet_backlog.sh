@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# tests/pg/fleet_backlog.sh - an engine claiming a backlog a slice a pass
+# serves its loop between the passes: the tasks that reported are applied
+# and the heartbeat is renewed while it claims (issue 34, item 5: load is
+# not death).
+#
+# A pass that claims a full slice asks for another at once.  It did so
+# with a zero-delay timer, which libuv before 1.48 (Debian 12 has 1.44)
+# runs again in the same turn of the loop when started from a timer's
+# callback: the passes of a backlog ran back to back, never polling, so
+# no task's report was applied and no heartbeat renewed until the whole
+# backlog was claimed (found with 4,000 runs on one engine: 0.7 s of
+# claims, no step completed, and with a 1 s TTL the engine stopped
+# itself, "could not renew its heartbeat").
+#
+# Deterministic, not timed: one engine, --concurrency 16 (a slice of 16
+# runs a pass), 80 runs of two quick steps.  The first pass claims 16 runs
+# and starts their first steps; Dummy steps report at once.  Served
+# between passes, those reports are applied by the second pass, before
+# the last runs are claimed: some step completes before the last run
+# starts.  Back to back, every run started before any step completed.
+. "$(dirname "$0")/lib.sh"
+
+fresh_db
+PLANCTL_DB=$(pg_uri)
+export PLANCTL_DB
+cat >"$tmp/two.json" <<'DEF'
+{"name": "two", "version": "1",
+ "tasks": [{"name": "quick", "kind": "Dummy"}],
+ "plans": {"deploy": {"phases": [{"name": "p", "steps": [
+   {"name": "a", "tasks": ["quick"]}, {"name": "b", "tasks": ["quick"]}]}]}}}
+DEF
+pctl apply -f "$tmp/two.json" >/dev/null || fail "apply two"
+for i in $(seq 1 80); do pctl create "b$i" --definition two >/dev/null; done
+
+rc=0
+timeout 60 "$PLANCTL_BIN" run --until-idle --name only --concurrency 16 \
+    >"$tmp/only.out" 2>"$tmp/only.err" || rc=$?
+[ "$rc" = 0 ] || fail "engine only exited $rc: $(tail -n 3 "$tmp/only.err")"
+check_finished
+first_done=$(val "SELECT min(seq) FROM events WHERE entity = 'step'
+                  AND to_status = 'COMPLETE'")
+last_start=$(val "SELECT max(seq) FROM events WHERE entity = 'run'
+                  AND to_status = 'IN_PROGRESS'")
+[ "$first_done" -lt "$last_start" ] ||
+    fail "no step completed before the last run started (first step" \
+        "complete at event $first_done, last run started at event" \
+        "$last_start): the claiming passes ran back to back"
+note "80 runs claimed 16 a pass; a step completed (event $first_done)" \
+    "before the last run started (event $last_start)"
+
