@@ -362,8 +362,8 @@ static void on_poll(uv_timer_t *t)
         /* Among several engines, only what makes work for others notifies:
          * an admission, a release, a change to a run somebody holds. */
         e->data_version = v;
-        if (e->fleet && !e->want_claim)
-            e->want_claim = 1;
+        if (e->fleet && e->want_claim != PCTL_CLAIM_BEAT)
+            e->want_claim = PCTL_CLAIM_WOKEN;
         request_pass(e);
     }
 }
@@ -410,9 +410,9 @@ static void obs_events(void *data, int64_t run_id, int64_t count)
      * claim. */
     if (e->in_pass || run_id <= 0)
         return;
-    if (e->fleet && !e->want_claim &&
+    if (e->fleet && e->want_claim != PCTL_CLAIM_BEAT &&
         !(e->active && pctl_active_find_run(e->active, run_id)))
-        e->want_claim = 1;
+        e->want_claim = PCTL_CLAIM_WOKEN;
     request_pass(e);
 }
 
@@ -446,7 +446,7 @@ static void fleet_beat(planctl_engine *e)
             pctl_metrics_log(e, PLANCTL_LOG_WARN, "engines declared dead",
                              said);
         pctl_free(said);
-        e->want_claim = 2;
+        e->want_claim = PCTL_CLAIM_BEAT;
         request_pass(e);
     } else if (rc == PLANCTL_ESTALE) {
         pctl_metrics_log(e, PLANCTL_LOG_ERROR, "declared dead",
@@ -971,7 +971,7 @@ static int take_database(planctl_engine *e)
     pctl_free(said);
     e->fleet = 1;
     e->fleet_share = -1; /* looked at in its first pass */
-    e->want_claim = 2;
+    e->want_claim = PCTL_CLAIM_BEAT;
     beat_taken(e, t0);
     return 0;
 }

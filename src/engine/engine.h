@@ -119,6 +119,11 @@ typedef enum engine_state {
     ENGINE_STOPPED
 } engine_state;
 
+/* Why the next pass of one of several engines claims (want_claim). */
+#define PCTL_CLAIM_WOKEN 1 /* a notification: it looks at the shares */
+#define PCTL_CLAIM_BEAT 2  /* its heartbeat: it looks at the shares */
+#define PCTL_CLAIM_AGAIN 3 /* going on: the shares it last looked at */
+
 struct planctl_engine {
     planctl *p;
     uv_loop_t *loop;
@@ -139,9 +144,10 @@ struct planctl_engine {
      * runs, and holds only those. */
     int fleet;
     char *name; /* its name (a copy of o.name), or NULL */
-    /* Whether the next pass looks at the shares again and claims runs
-     * nobody holds, up to its fair share: 0 no, 1 woken by a
-     * notification, 2 at a heartbeat. */
+    /* Whether the next pass claims runs nobody holds, up to its fair
+     * share: 0 no; PCTL_CLAIM_WOKEN (a notification) and PCTL_CLAIM_BEAT (a
+     * heartbeat) look at the shares again, PCTL_CLAIM_AGAIN goes on with
+     * those it last looked at (pass.c claim). */
     int want_claim;
     /* Its fair share of the active runs as last looked at (pass.c claim;
      * -1 before): above it by more than one, it gives back runs between

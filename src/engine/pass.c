@@ -1034,13 +1034,23 @@ static int claim(pass *ps, pctl_active *a)
     planctl_engine *e = ps->e;
     int64_t room, *ids = NULL, share, unheld;
     int64_t mine = (int64_t)pctl_active_count(a);
-    int beat = e->want_claim == 2;
+    int again = e->want_claim == PCTL_CLAIM_AGAIN && e->fleet_share >= 0;
     size_t n = 0;
     int rc;
 
     e->want_claim = 0;
-    if ((rc = pctl_fleet_share(e->p, e->o.capacity, &share, &unheld)) < 0)
+    /* Going on (a full slice, or its own runs ended while runs nobody
+     * held were left): the shares it last looked at.  Counting them costs
+     * a read of every active run, which a backlog of 20,000 made the
+     * fleet's costliest statement, asked for at nearly every pass; they
+     * move slowly, and a heartbeat or a notification looks again. */
+    if (again) {
+        share = e->fleet_share;
+        unheld = e->unheld_left;
+    } else if ((rc = pctl_fleet_share(e->p, e->o.capacity, &share, &unheld)) <
+               0) {
         return rc;
+    }
     e->fleet_share = share;
     e->unheld_left = unheld;
     e->held_at_claim = mine;
@@ -1054,7 +1064,9 @@ static int claim(pass *ps, pctl_active *a)
         return 0;
     rc = pctl_fleet_claim(e->p, room, &ids, &n);
     if (rc == 0) {
-        e->unheld_left = unheld - (int64_t)n;
+        /* Fewer than it asked for: nobody's runs are left (others may
+         * have taken some since it counted). */
+        e->unheld_left = (int64_t)n < room ? 0 : unheld - (int64_t)n;
         e->held_at_claim = mine + (int64_t)n;
         rc = pctl_active_claimed(a, e->p, ids, n);
     }
@@ -1062,7 +1074,7 @@ static int claim(pass *ps, pctl_active *a)
     if (rc == 0)
         rc = pctl_engine_waits_gone(e, NULL, ids, n);
     if (rc == 0 && (int64_t)n == room) {
-        e->want_claim = beat ? 2 : 1;
+        e->want_claim = PCTL_CLAIM_AGAIN;
         ps->r.more = 1;
     }
     pctl_metrics_claimed(e, n);
@@ -1245,8 +1257,9 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
         pctl_pass_result_free(&ps.r);
         free_orphans(&ps);
         pctl_active_drop(&e->active);
-        if (e->fleet && !e->want_claim)
-            e->want_claim = 2; /* what it claimed or gave back went back */
+        if (e->fleet && e->want_claim != PCTL_CLAIM_WOKEN)
+            e->want_claim = PCTL_CLAIM_BEAT; /* what it claimed or gave back
+                                           went back */
         return rc;
     }
     /* A run that ends frees its instance's slot: the store promotes the
@@ -1261,7 +1274,7 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
     if (e->fleet && e->state == ENGINE_RUNNING && e->unheld_left > 0 &&
         (int64_t)pctl_active_count(e->active) < e->held_at_claim &&
         !e->want_claim) {
-        e->want_claim = 1;
+        e->want_claim = PCTL_CLAIM_AGAIN;
         ps.r.more = 1;
     }
     if (shift) {
