@@ -1257,9 +1257,9 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
         pctl_pass_result_free(&ps.r);
         free_orphans(&ps);
         pctl_active_drop(&e->active);
+        /* What it claimed or gave back went back: it looks again. */
         if (e->fleet && e->want_claim != PCTL_CLAIM_WOKEN)
-            e->want_claim = PCTL_CLAIM_BEAT; /* what it claimed or gave back
-                                           went back */
+            e->want_claim = PCTL_CLAIM_BEAT;
         return rc;
     }
     /* A run that ends frees its instance's slot: the store promotes the

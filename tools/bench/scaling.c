@@ -144,12 +144,11 @@ static measure run_child(const char *path, int n, int ticks)
         planctl_engine_register(tk.e, "Tick", &tick) < 0)
         bench_die("scaling: cannot create the engine");
     {
-        int64_t t0 = bench_ns();
+        int64_t t0 = bench_ns(), started = -1, now;
+        int before;
 
         if (planctl_engine_start(tk.e, on_stopped, &stopped) < 0)
             bench_die("scaling: %s", planctl_errmsg(p));
-        int64_t started = -1, now;
-        int before;
 
         /* The first passes, bounded, one a turn of the loop, until the
          * holds are started: every pass starts the next tick too, so a
