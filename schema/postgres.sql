@@ -31,7 +31,7 @@ CREATE TABLE meta (
 );
 INSERT INTO meta (key, value) VALUES
     ('application', 'planctl'),
-    ('schema_version', '10'),
+    ('schema_version', '11'),
     -- How many planctl write transactions that changed something have
     -- committed: the backend's change token (a writer moves it before its
     -- COMMIT and sends it as its NOTIFY payload).
@@ -273,11 +273,21 @@ CREATE TRIGGER events_append_only BEFORE UPDATE ON events
 --     statement forms its first row and draws its number);
 --   - events_horizon() reads the sequence's next value, then the lowest
 --     mark of another session in pg_locks: every event below it has
---     committed, or never will, by the reader's next statement.
+--     committed, or never will, by the reader's next statement;
+--   - a transaction that is no engine's (an engine's is fenced by its row
+--     in engines, fleet_fence, which says so in planctl.engine_writes)
+--     also takes, before its mark, a shared lock on a key of its own
+--     (events_writers_key(), 0): while nobody holds it, every event below
+--     the next value that is no engine's has committed, which is all an
+--     engine of a fleet reads (events_horizon_fleet(): 0011).
 
 CREATE FUNCTION events_mark_key() RETURNS integer LANGUAGE sql STABLE
 SET search_path FROM CURRENT
 RETURN hashtext('planctl events ' || current_schema());
+
+CREATE FUNCTION events_writers_key() RETURNS integer LANGUAGE sql STABLE
+SET search_path FROM CURRENT
+RETURN hashtext('planctl event writers ' || current_schema());
 
 CREATE FUNCTION events_mark() RETURNS trigger LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
@@ -286,6 +296,10 @@ DECLARE
 BEGIN
     IF current_setting('planctl.events_marked', true) IS DISTINCT FROM
        current_schema() THEN
+        IF current_setting('planctl.engine_writes', true) IS DISTINCT FROM
+           current_schema() THEN
+            PERFORM pg_advisory_xact_lock_shared(events_writers_key(), 0);
+        END IF;
         SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END
           INTO mark FROM events_seq;
         PERFORM pg_advisory_xact_lock_shared(events_mark_key(),
@@ -347,6 +361,32 @@ BEGIN
                           WHERE datname = current_database())
        AND l.pid IS DISTINCT FROM pg_backend_pid();
     RETURN least(head, low);
+END $$;
+
+-- The same for an engine of a fleet, which reads only the events no
+-- engine wrote (feed_events_fleet): when no transaction but engines' is
+-- writing events (nobody holds events_writers_key() shared), the
+-- sequence's next value, read before.  The lock is tried, not waited for,
+-- and let go at once: inside a block that fails on purpose, whose
+-- subtransaction's rollback releases it.  Else events_horizon().
+CREATE FUNCTION events_horizon_fleet(after bigint) RETURNS bigint
+LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+DECLARE
+    head bigint;
+    free boolean := false;
+BEGIN
+    SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END
+      INTO head FROM events_seq;
+    BEGIN
+        free := pg_try_advisory_xact_lock(events_writers_key(), 0);
+        RAISE SQLSTATE 'PCH01';
+    EXCEPTION WHEN SQLSTATE 'PCH01' THEN
+        NULL;
+    END;
+    IF free THEN
+        RETURN head;
+    END IF;
+    RETURN events_horizon(after);
 END $$;
 
 -- The highest number of an event removed (gc, an instance deleted with its

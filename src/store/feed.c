@@ -57,11 +57,18 @@ int pctl_events_horizon(int64_t *out, planctl *p, int64_t after)
     return rc ? rc : one_number(out, p, PCTL_Q_events_horizon, after, 0);
 }
 
+/* The horizon's statement: an engine of a fleet, which is sent no
+ * engine's events, does not wait for engines' transactions. */
+static pctl_query last_query(const planctl *p)
+{
+    return p->fleet_id ? PCTL_Q_feed_last_fleet : PCTL_Q_feed_last;
+}
+
 int pctl_feed_last(int64_t *out, planctl *p, int64_t after)
 {
     int rc = horizon_allowed(p);
 
-    return rc ? rc : one_number(out, p, PCTL_Q_feed_last, after, 0);
+    return rc ? rc : one_number(out, p, last_query(p), after, 0);
 }
 
 /* The most of a reader's own transactions a read names to the server. */
@@ -394,7 +401,7 @@ int pctl_feed_last_ahead(pctl_feed_cursor *c, planctl *p)
     c->last_sent = 0;
     if (!pctl_q_sends_ahead(p) || (rc = horizon_allowed(p)) < 0)
         return 0;
-    if (!(st = pctl_q(p, PCTL_Q_feed_last)))
+    if (!(st = pctl_q(p, last_query(p))))
         return pctl_q_err(p);
     pctl_bind_i64(st, 1, c->last);
     if ((rc = pctl_q_send(st)) < 0)
@@ -419,7 +426,7 @@ int pctl_feed_read(pctl_feed *out, planctl *p, pctl_feed_cursor *c)
      * the numbers tell, having no hole but those of removed events. */
     int64_t count = 0, removed = -1;
     int ahead = c->last_sent, rc, began = 0;
-    pctl_stmt *sent = ahead ? pctl_q_sent(p, PCTL_Q_feed_last) : NULL;
+    pctl_stmt *sent = ahead ? pctl_q_sent(p, last_query(p)) : NULL;
 
     memset(out, 0, sizeof *out);
     c->last_sent = 0;

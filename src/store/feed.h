@@ -69,8 +69,10 @@ typedef struct pctl_feed {
 int pctl_events_horizon(int64_t *out, planctl *p, int64_t after);
 
 /* The last number below the horizon (0: none), where a reader that has
- * read everything up to now stands; as pctl_events_horizon.  Errors:
- * EIO, EBUSY, EINTR. */
+ * read everything up to now stands; as pctl_events_horizon.  An engine of
+ * a fleet, which reads no engine's events, gets a horizon that does not
+ * wait for engines' transactions (PostgreSQL: a user's event may still be
+ * held back by one that is no engine's).  Errors: EIO, EBUSY, EINTR. */
 int pctl_feed_last(int64_t *out, planctl *p, int64_t after);
 
 /* Where a reader of the feed stands: the newest event it has followed,

@@ -170,6 +170,7 @@
     X(run_event_count)                                                         \
     X(run_set_event_count)                                                     \
     X(feed_last)                                                               \
+    X(feed_last_fleet)                                                         \
     X(feed_mark)                                                               \
     X(feed_removed)                                                            \
     X(feed_events)                                                             \

@@ -6,7 +6,8 @@
 # removal for readers (meta.events_removed), and the log reads on; 0009
 # drops the events' foreign keys: an instance deleted still takes its
 # events, and verify finds an event whose run is not there; 0010 leaves
-# room on the pages of runs, phases and steps (fillfactor 70).
+# room on the pages of runs, phases and steps (fillfactor 70); 0011 adds
+# the horizon an engine of a fleet reads (events_horizon_fleet).
 . "$(dirname "$0")/lib.sh"
 
 fresh_db
@@ -24,8 +25,11 @@ PLANCTL_DB=$(pg_uri)
 export PLANCTL_DB
 pctl apply -f "$src/tools/examples/zookeeper.json" >"$tmp/apply.out" 2>&1 ||
     fail "apply on a version 7 schema: $(cat "$tmp/apply.out")"
-[ "$(val "SELECT value FROM meta WHERE key = 'schema_version'")" = 10 ] ||
-    fail "not migrated to version 10"
+[ "$(val "SELECT value FROM meta WHERE key = 'schema_version'")" = 11 ] ||
+    fail "not migrated to version 11"
+[ "$(val "SELECT planctl.events_horizon_fleet(-1) =
+             planctl.events_horizon(-1)")" = t ] ||
+    fail "0011's events_horizon_fleet differs from events_horizon when idle"
 ff=$(val "SELECT string_agg(relname || ' ' || coalesce(array_to_string(
               reloptions, ','), '-'), ' ' ORDER BY relname)
             FROM pg_class WHERE relnamespace = 'planctl'::regnamespace

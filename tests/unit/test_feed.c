@@ -503,6 +503,75 @@ static void test_fleet_sent_no_engines_events(void **state)
 #endif
 }
 
+/* An engine of a fleet reads no engine's events, so its horizon does
+ * not wait for an engine's open transaction (fenced by its row:
+ * fleet_fence, the statement engines run), and costs no look at the other
+ * sessions' locks; a user's open transaction holds it back as it holds
+ * back every reader.  The lock its horizon tries is let go at once. */
+static void test_fleet_horizon_passes_engines(void **state)
+{
+#ifdef PLANCTL_WITH_POSTGRES
+    fixture *f = *state;
+    tu_raw *raw = f->d->raw;
+    int64_t w, x, y, inst, last, late;
+    pctl_pg_stmt *fence;
+    pctl_feed fd;
+    char *said = NULL;
+
+    if (!tu_on_pg())
+        return;
+    w = create(f->p2, "w");
+    inst = tu_raw_scalar(raw, "SELECT id FROM instances WHERE name = 'w'");
+    assert_int_equal(pctl_fleet_join(f->p, "e1", 12000, 0, &said), 0);
+    pctl_free(said);
+    assert_int_equal(pctl_feed_last(&last, f->p, -1), 0);
+
+    /* An engine's transaction, fenced as engines fence theirs, holds a
+     * lower number open while a user's create commits. */
+    fence = (pctl_pg_stmt *)pctl_q(f->p, PCTL_Q_fleet_fence);
+    assert_non_null(fence);
+    tu_raw_exec(raw, "PREPARE fence (bigint) AS %s", fence->sql);
+    tu_raw_exec(raw, "BEGIN");
+    assert_int_equal(
+        tu_raw_scalar(raw, "EXECUTE fence (%lld)", (long long)f->p->fleet_id),
+        f->p->fleet_id);
+    run_started_by(raw, inst, w, "engine");
+    late = tu_raw_scalar(raw, "SELECT max(seq) FROM events");
+    x = create(f->p2, "x");
+    assert_int_equal(pctl_engine_pass_begin(f->p, 0, 0), 0);
+    assert_int_equal(read_after(&fd, f->p, last), 0);
+    /* The lock it tried is not held on, inside its transaction. */
+    assert_int_equal(
+        tu_raw_scalar(raw, "SELECT count(*) FROM pg_locks WHERE locktype = "
+                           "'advisory' AND classid::bigint = "
+                           "(events_writers_key()::bigint & 4294967295)"),
+        0);
+    assert_int_equal(pctl_engine_pass_end(f->p, 0), 0);
+    assert_int_equal(fd.gap, 0);
+    assert_true(fd.last > late);
+    assert_true(has(&fd, x));
+    last = fd.last;
+    pctl_feed_clear(&fd);
+    tu_raw_exec(raw, "COMMIT; DEALLOCATE fence");
+
+    /* A user's open transaction holds it back. */
+    late = hold_late_event(raw, inst, w);
+    y = create(f->p2, "y");
+    assert_int_equal(read_after(&fd, f->p, last), 0);
+    assert_true(fd.last < late);
+    assert_false(has(&fd, y));
+    pctl_feed_clear(&fd);
+    tu_raw_exec(raw, "COMMIT");
+    assert_int_equal(read_after(&fd, f->p, last), 0);
+    assert_true(fd.last > late);
+    assert_true(has(&fd, w) && has(&fd, y));
+    pctl_feed_clear(&fd);
+    assert_int_equal(pctl_fleet_leave(f->p), 0);
+#else
+    (void)state;
+#endif
+}
+
 /* The horizon is refused inside a read that has begun, whose snapshot
  * may be older than it: what committed below it since would be missed. */
 static void test_horizon_not_inside_a_read(void **state)
@@ -823,6 +892,7 @@ int main(void)
         T(test_own_events_skipped),
         T(test_engines_changes_not_told),
         T(test_fleet_sent_no_engines_events),
+        T(test_fleet_horizon_passes_engines),
         T(test_horizon_not_inside_a_read),
         T(test_horizon_sent_ahead),
         T(test_engine_follows_other_writers),

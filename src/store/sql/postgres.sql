@@ -1210,6 +1210,12 @@ WHERE runs.id = u.id;
 -- name: feed_last
 SELECT set_config('planctl.feed_last', (events_horizon($1) - 1)::text,
                   true)::bigint;
+-- The same for an engine of a fleet, which reads no engine's events
+-- (feed_events_fleet): a horizon that does not wait for engines'
+-- transactions (events_horizon_fleet).
+-- name: feed_last_fleet
+SELECT set_config('planctl.feed_last', (events_horizon_fleet($1) - 1)::text,
+                  true)::bigint;
 
 -- Where a pass moves its cursor after its own events (inside its
 -- transaction): how many events after the cursor $1 are this
@@ -1317,8 +1323,13 @@ RETURNING id;
 UPDATE engines SET heartbeat_at = (extract(epoch FROM clock_timestamp()) * 1000)::bigint WHERE id = $1
 RETURNING heartbeat_at;
 
+-- The fence of an engine's transaction: its row.  The transaction is an
+-- engine's (planctl.engine_writes): its events take no writers' lock
+-- (events_mark), and a fleet's readers do not wait for them
+-- (events_horizon_fleet).
 -- name: fleet_fence
-SELECT id FROM engines WHERE id = $1;
+SELECT id, set_config('planctl.engine_writes', current_schema(), true)
+FROM engines WHERE id = $1;
 
 -- The engines that may be dead: heartbeat older than their TTL, or on
 -- this host (whose process fleet.c looks for).  The last column is now.

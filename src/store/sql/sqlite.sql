@@ -963,6 +963,9 @@ UPDATE runs SET event_count = ?2 WHERE id = ?1;
 -- (events removed by gc or with their instance) shows.
 -- name: feed_last
 SELECT coalesce(max(seq), 0) + 0 * ?1 FROM events;
+-- (No fleet here: the same.)
+-- name: feed_last_fleet
+SELECT coalesce(max(seq), 0) + 0 * ?1 FROM events;
 
 -- Where a pass moves its cursor after its own events (inside its
 -- transaction): how many events after the cursor ?1 are its own, and
@@ -1045,8 +1048,9 @@ RETURNING id;
 UPDATE engines SET heartbeat_at = CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) WHERE id = ?1
 RETURNING heartbeat_at;
 
+-- (The second column marks an engine's transaction on PostgreSQL.)
 -- name: fleet_fence
-SELECT id FROM engines WHERE id = ?1;
+SELECT id, NULL FROM engines WHERE id = ?1;
 
 -- The engines that may be dead: heartbeat older than their TTL, or on
 -- this host (whose process fleet.c looks for).  The last column is now.
