@@ -152,9 +152,14 @@ CREATE UNIQUE INDEX runs_one_active ON runs (instance_id)
 -- The newest run per (instance, plan), and history pages, are index seeks.
 CREATE INDEX runs_by_plan ON runs (instance_id, plan, id);
 CREATE INDEX runs_by_instance ON runs (instance_id, id);
--- The queue, first-in first-out, and the engine's set of open runs.
+-- The queue, first-in first-out, and the engine's set of open runs; the
+-- open runs by number too, by which an engine of a fleet claims a backlog
+-- from the last run it took, in order (0011: on PostgreSQL only, where
+-- there are fleets).
 CREATE INDEX runs_queued ON runs (instance_id, id) WHERE status = 'QUEUED';
 CREATE INDEX runs_open ON runs (status)
+    WHERE status IN ('PENDING', 'IN_PROGRESS', 'PAUSED');
+CREATE INDEX runs_open_by_id ON runs (id)
     WHERE status IN ('PENDING', 'IN_PROGRESS', 'PAUSED');
 CREATE INDEX runs_retry_of ON runs (retry_of) WHERE retry_of IS NOT NULL;
 

@@ -159,6 +159,10 @@ struct planctl_engine {
      * claims again at once rather than at its next heartbeat, as its
      * own commits wake nobody (pass.c). */
     int64_t unheld_left, held_at_claim;
+    /* The last run its claims took while going on with a backlog (0: its
+     * next claim starts from the first run): runs below it are not looked
+     * at again until the runs after it run out (pass.c claim). */
+    int64_t claim_after;
     uint64_t beat_at;           /* uv_hrtime() when its last heartbeat began */
     struct pctl_keeper *keeper; /* kills its tasks when it cannot
                                    (keeper.c) */

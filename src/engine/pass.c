@@ -1034,9 +1034,10 @@ static int claim(pass *ps, pctl_active *a)
     planctl_engine *e = ps->e;
     int64_t room, *ids = NULL, share, unheld;
     int64_t mine = (int64_t)pctl_active_count(a);
+    int64_t after;
     int again = e->want_claim == PCTL_CLAIM_AGAIN && e->fleet_share >= 0;
-    size_t n = 0;
-    int rc;
+    size_t n = 0, i;
+    int rc, ran_out;
 
     e->want_claim = 0;
     /* Going on (a full slice, or its own runs ended while runs nobody
@@ -1062,18 +1063,30 @@ static int claim(pass *ps, pctl_active *a)
         room = share - mine;
     if (room <= 0 || unheld <= 0)
         return 0;
-    rc = pctl_fleet_claim(e->p, room, &ids, &n);
+    /* Going on, after the last run it took: a claim from the first run
+     * reads every active run, one after it about its slice. */
+    after = again ? e->claim_after : 0;
+    e->claim_after = 0;
+    rc = pctl_fleet_claim(e->p, room, after, &ids, &n);
+    /* Fewer than it asked for after a run: none are left after it, and
+     * those below it (given back since) are looked for from the first at
+     * the next pass. */
+    ran_out = (int64_t)n < room && after > 0;
     if (rc == 0) {
-        /* Fewer than it asked for: nobody's runs are left (others may
-         * have taken some since it counted). */
-        e->unheld_left = (int64_t)n < room ? 0 : unheld - (int64_t)n;
+        /* Fewer than it asked for from the first: nobody's runs are left
+         * (others may have taken some since it counted). */
+        e->unheld_left =
+            (int64_t)n < room && !ran_out ? 0 : unheld - (int64_t)n;
         e->held_at_claim = mine + (int64_t)n;
         rc = pctl_active_claimed(a, e->p, ids, n);
     }
     /* What their former holder recorded of why they wait. */
     if (rc == 0)
         rc = pctl_engine_waits_gone(e, NULL, ids, n);
-    if (rc == 0 && (int64_t)n == room) {
+    if (rc == 0 && ((int64_t)n == room || ran_out)) {
+        for (i = 0; !ran_out && i < n; i++)
+            if (ids[i] > e->claim_after)
+                e->claim_after = ids[i];
         e->want_claim = PCTL_CLAIM_AGAIN;
         ps->r.more = 1;
     }

@@ -449,9 +449,11 @@ int pctl_fleet_beat(planctl *p, int *reaped, char **said)
     return rc;
 }
 
-int pctl_fleet_claim(planctl *p, int64_t room, int64_t **ids, size_t *n)
+int pctl_fleet_claim(planctl *p, int64_t room, int64_t after, int64_t **ids,
+                     size_t *n)
 {
-    pctl_stmt *st = pctl_q(p, PCTL_Q_fleet_claim);
+    pctl_stmt *st =
+        pctl_q(p, after > 0 ? PCTL_Q_fleet_claim_after : PCTL_Q_fleet_claim);
     size_t cap = 0;
     int rc = 0, step;
 
@@ -461,6 +463,8 @@ int pctl_fleet_claim(planctl *p, int64_t room, int64_t **ids, size_t *n)
         return pctl_q_err(p);
     pctl_bind_i64(st, 1, p->fleet_id);
     pctl_bind_i64(st, 2, room);
+    if (after > 0)
+        pctl_bind_i64(st, 3, after);
     while ((step = pctl_step(st)) == PCTL_ROW)
         if (pctl_push_id(ids, n, &cap, pctl_col_i64(st, 0)) < 0) {
             rc = pctl_err(p, PLANCTL_ENOMEM, "out of memory");

@@ -149,6 +149,7 @@
     X(fleet_drop)                                                              \
     X(fleet_drop_stale)                                                        \
     X(fleet_claim)                                                             \
+    X(fleet_claim_after)                                                       \
     X(fleet_hold)                                                              \
     X(fleet_release)                                                           \
     X(fleet_share)                                                             \

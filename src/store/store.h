@@ -573,8 +573,12 @@ int pctl_fleet_fence(planctl *p);
  * active runs released", joined by "; ").  Own transaction. */
 int pctl_fleet_beat(planctl *p, int *reaped, char **said);
 /* Inside a write: claims up to room active runs nobody holds, oldest
- * first; *ids (pctl_free) receives them. */
-int pctl_fleet_claim(planctl *p, int64_t room, int64_t **ids, size_t *n);
+ * first, numbered above after (0: from the first); *ids (pctl_free)
+ * receives them, in no order.  With after, the runs below it are not
+ * looked at: a claim going on from the last run it took costs about its
+ * slice, where one from the first reads every active run. */
+int pctl_fleet_claim(planctl *p, int64_t room, int64_t after, int64_t **ids,
+                     size_t *n);
 /* Inside a write: run_id is held by p's engine (a run it promoted from
  * the queue).  Nothing when p is no fleet engine. */
 int pctl_fleet_hold(planctl *p, int64_t run_id);

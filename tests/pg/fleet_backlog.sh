@@ -23,7 +23,10 @@
 # counting reads every active run, and with 20,000 runs and three engines
 # it had become the fleet's costliest statement (asked for at nearly
 # every pass); a slice claimed whole goes on with the shares it counted
-# (a heartbeat or a notification counts them again).
+# (a heartbeat or a notification counts them again).  Nor is every active
+# run read at every slice to find the next: a claim from the first run
+# hashes them all with their claims, where one going on after the last
+# run it took reads about its slice.
 . "$(dirname "$0")/lib.sh"
 
 fresh_db
@@ -63,3 +66,11 @@ looks=$(tail -c +"$log_from" "$log" | grep -c 'SELECT e.capacity, s.wanting' || 
     fail "the engine counted the shares $looks times for one backlog" \
         "claimed 16 a pass (a slice claimed whole goes on with them)"
 note "the shares were counted $looks time(s)"
+from_first=$(tail -c +"$log_from" "$log" |
+    grep -c 'LEFT JOIN claims AS x ON x.run_id = r.id' || true)
+after=$(tail -c +"$log_from" "$log" | grep -c 'AND r.id > \$3' || true)
+[ "$from_first" -le 2 ] && [ "$after" -ge 3 ] ||
+    fail "the engine claimed $from_first time(s) from the first run and" \
+        "$after time(s) after the last it took, for one backlog claimed 16" \
+        "a pass (it goes on after the last)"
+note "claims: $from_first from the first run, $after after the last taken"

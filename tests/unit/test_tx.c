@@ -261,7 +261,7 @@ static size_t claim(planctl *p, int64_t room, int64_t **ids)
 {
     size_t n = 0;
 
-    assert_int_equal(pctl_fleet_claim(p, room, ids, &n), 0);
+    assert_int_equal(pctl_fleet_claim(p, room, 0, ids, &n), 0);
     return n;
 }
 
@@ -1301,6 +1301,91 @@ static void test_tries_closed_by_probe(void **state)
 #endif
 }
 
+/* An engine claiming a backlog slice after slice goes on after the last
+ * run it took: the runs after it only, oldest first; one claim from the
+ * first finds what was given back below it.  Its kept plan walks the
+ * open runs in order from there, probing each one's claim: no hash of
+ * every active run, no sort, even on a table with a long history. */
+static void test_claims_go_on_after(void **state)
+{
+    fixture *f = *state;
+    int64_t *a = NULL, *b = NULL, *c = NULL, last = 0;
+    char *said = NULL, name[8];
+    size_t i, n;
+
+    if (!pctl_fleet_supported(f->p))
+        return;
+    for (i = 0; i < 6; i++) {
+        snprintf(name, sizeof name, "z%zu", i);
+        create(f->p, name);
+    }
+    assert_int_equal(pctl_fleet_join(f->p, "e1", 12000, 0, &said), 0);
+    pctl_free(said);
+    assert_int_equal(pctl_engine_pass_begin(f->p, 0, 0), 0);
+    assert_int_equal(claim(f->p, 2, &a), 2);
+    last = a[0] > a[1] ? a[0] : a[1];
+    assert_int_equal(pctl_fleet_claim(f->p, 2, last, &b, &n), 0);
+    assert_int_equal(n, 2);
+    assert_true(b[0] > last && b[1] > last);
+    last = b[0] > b[1] ? b[0] : b[1];
+    /* The oldest goes back. */
+    assert_int_equal(pctl_fleet_release(f->p, a[0] < a[1] ? a : a + 1, 1), 0);
+    assert_int_equal(pctl_engine_pass_end(f->p, 0), 0);
+
+    assert_int_equal(pctl_engine_pass_begin(f->p, 0, 0), 0);
+    pctl_free(b);
+    assert_int_equal(pctl_fleet_claim(f->p, 4, last, &b, &n), 0);
+    assert_int_equal(n, 2); /* the two runs after it, not the one below */
+    for (i = 0; i < n; i++)
+        assert_true(b[i] > last);
+    last = b[0] > b[1] ? b[0] : b[1];
+    assert_int_equal(pctl_fleet_claim(f->p, 4, last, &c, &n), 0);
+    assert_int_equal(n, 0);
+    pctl_free(c);
+    assert_int_equal(pctl_fleet_claim(f->p, 4, 0, &c, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(c[0], a[0] < a[1] ? a[0] : a[1]);
+    assert_int_equal(pctl_engine_pass_end(f->p, 0), 0);
+    pctl_free(a);
+    pctl_free(b);
+    pctl_free(c);
+#ifdef PLANCTL_WITH_POSTGRES
+    {
+        pctl_pg_stmt *st =
+            (pctl_pg_stmt *)pctl_q(f->p, PCTL_Q_fleet_claim_after);
+        tu_raw *raw = tu_raw_open(f->path);
+        char *plan;
+
+        assert_non_null(st);
+        /* A history of ended runs, statistics taken: a plan over the
+         * primary key turned to a bitmap and a sort of every open run. */
+        tu_raw_exec(raw,
+                    "SET session_replication_role = replica; "
+                    "INSERT INTO runs (uid, instance_id, definition_id, plan, "
+                    "status, trigger, params, created_at) SELECT 'h' || g, "
+                    "(SELECT min(id) FROM instances), (SELECT min(id) FROM "
+                    "definitions), 'deploy', 'COMPLETE', 'create', '{}', 0 "
+                    "FROM generate_series(1, 20000) AS g; "
+                    "SET session_replication_role = origin; ANALYZE");
+        tu_raw_exec(raw,
+                    "SET plan_cache_mode = force_generic_plan; "
+                    "PREPARE claim_plan (bigint, bigint, bigint) AS %s",
+                    st->sql);
+        plan = tu_raw_text(raw, "EXPLAIN (FORMAT JSON) EXECUTE claim_plan "
+                                "(1, 64, 3)");
+        tu_raw_exec(raw, "DEALLOCATE claim_plan; RESET plan_cache_mode");
+        tu_raw_close(raw);
+        if (!strstr(plan, "\"runs_open_by_id\"") ||
+            !strstr(plan, "claims_pkey") || strstr(plan, "Sort") ||
+            strstr(plan, "Hash") || strstr(plan, "Bitmap"))
+            fail_msg(
+                "fleet_claim_after does not walk runs_open_by_id in order: %s",
+                plan);
+        free(plan);
+    }
+#endif
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -1323,6 +1408,7 @@ int main(void)
         T(test_notify_names_the_token),
         T(test_create_at_once),
         T(test_tries_closed_by_probe),
+        T(test_claims_go_on_after),
     };
 #undef T
 

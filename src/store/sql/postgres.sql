@@ -1375,6 +1375,27 @@ ON CONFLICT (run_id) DO UPDATE SET engine_id = excluded.engine_id,
 WHERE claims.engine_id IS NULL
 RETURNING run_id, token;
 
+-- The same after run $3, for an engine going on with a backlog slice
+-- after slice from the last run it claimed (engine/pass.c claim()).
+-- fleet_claim hashes every active run with every claim and sorts them:
+-- some 2 ms a claim with 4,000 active runs, 8-10 ms with 20,000.  This
+-- walks the open runs in number order from $3 on (runs_open_by_id,
+-- 0011) and stops at the slice: each run's claim is looked up by its own
+-- probe (a subquery, not a join the planner could hash), so the plan,
+-- kept or not, is an ordered scan that reads about the slice and
+-- whatever others claimed between (test_tx test_claims_go_on_after).
+-- name: fleet_claim_after
+INSERT INTO claims (run_id, engine_id, token)
+SELECT r.id, $1, 1 FROM runs AS r
+WHERE r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED') AND r.id > $3
+  AND (SELECT x.engine_id FROM claims AS x WHERE x.run_id = r.id) IS NULL
+ORDER BY r.id LIMIT $2
+FOR NO KEY UPDATE OF r SKIP LOCKED
+ON CONFLICT (run_id) DO UPDATE SET engine_id = excluded.engine_id,
+    token = claims.token + 1
+WHERE claims.engine_id IS NULL
+RETURNING run_id, token;
+
 -- Run $2 held by engine $1 (promoted from the queue by the engine
 -- that ended the run before it).
 -- name: fleet_hold

@@ -1088,6 +1088,16 @@ ON CONFLICT (run_id) DO UPDATE SET engine_id = excluded.engine_id,
     token = claims.token + 1
 RETURNING run_id, token;
 
+-- name: fleet_claim_after
+INSERT INTO claims (run_id, engine_id, token)
+SELECT r.id, ?1, 1 FROM runs AS r
+WHERE r.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED') AND r.id > ?3
+  AND (SELECT x.engine_id FROM claims AS x WHERE x.run_id = r.id) IS NULL
+ORDER BY r.id LIMIT ?2
+ON CONFLICT (run_id) DO UPDATE SET engine_id = excluded.engine_id,
+    token = claims.token + 1
+RETURNING run_id, token;
+
 -- Run ?2 held by engine ?1 (promoted from the queue by the engine
 -- that ended the run before it).
 -- name: fleet_hold
