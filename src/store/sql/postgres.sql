@@ -1384,6 +1384,9 @@ RETURNING run_id, token;
 -- probe (a subquery, not a join the planner could hash), so the plan,
 -- kept or not, is an ordered scan that reads about the slice and
 -- whatever others claimed between (test_tx test_claims_go_on_after).
+-- From the first run the same walk would probe every held run one by one
+-- (3.6 ms with 3,000 of 4,000 held, against fleet_claim's 1.9): a claim
+-- from the first stays fleet_claim's.
 -- name: fleet_claim_after
 INSERT INTO claims (run_id, engine_id, token)
 SELECT r.id, $1, 1 FROM runs AS r
