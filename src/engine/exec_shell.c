@@ -69,6 +69,23 @@
  * loop thread exits, not only its process); grandchildren are found by
  * their marker, or killed with the group on cancel.
  *
+ * The start gate.  Where other engines may take a late engine's runs
+ * (PostgreSQL), its keeper (keeper.c) kills its tasks once it is past its
+ * time, but it can kill only the groups it was told of, and it is told
+ * once the spawn has returned.  An engine stopped in between (SIGSTOP, a
+ * frozen VM) would leave a task the keeper does not know running beside
+ * the retry of another engine (tests/pg/spawn_stopped.sh).  So a fleet
+ * engine's child waits, before its exec, on a socket (descriptor 3,
+ * GUARD_GATED) until the engine has listed its group with the keeper and
+ * then found itself still within its time: then it sends a line and the
+ * child execs the task.  Past its time, it closes the socket without a
+ * word: the child exits 125 and the try ends "not done", using no
+ * attempt.  An engine stopped after listing the group is the keeper's to
+ * handle: it kills the group, waiting at the gate or running.  A socket,
+ * not a pipe, so the line can be sent with MSG_NOSIGNAL: a child already
+ * killed raises no SIGPIPE in the host.  Without a keeper (SQLite: one
+ * engine per database) there is no gate.
+ *
  * Parameters reach the child only through its environment, never pasted
  * into a command string, so a value like `$(rm -rf ~)` stays inert.
  */
@@ -88,6 +105,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -115,6 +133,15 @@
  * with the engine"); `case` is a reserved word, so no function imported
  * from the environment can stand in for it, as one could for `[`. */
 #define GUARD "case $PPID in \"$1\") shift; exec \"$@\";; esac; exit 125"
+/* GUARD that also waits at the start gate (see "The start gate"): a line
+ * read from descriptor 3 lets it exec, with 3 closed; end of file (the
+ * engine past its time, or gone) makes it exit 125.  `unset` is a special
+ * built-in, so an imported function cannot stand in for it; it removes
+ * any that would for `read`. */
+#define GUARD_GATED                                                            \
+    "unset -f read; case $PPID in \"$1\") shift; read -r g <&3 && "            \
+    "exec \"$@\" 3<&-;; esac; exit 125"
+#define GATE_FD 3 /* the gate's descriptor in the child */
 
 extern char **environ;
 
@@ -825,13 +852,15 @@ static size_t task_index(int setpriv)
 }
 
 /* The child's argv, NULL-terminated: [setpriv --pdeathsig KILL --] /bin/sh
- * -c GUARD sh <pid>, then the task's argv or /bin/sh -c <command>.  The
- * strings are borrowed from the spec and pid.  NULL when out of memory. */
-static char **build_argv(const pctl_shell_spec *sp, int setpriv,
+ * -c GUARD sh <pid> (GUARD_GATED if gated), then the task's argv or /bin/sh
+ * -c <command>.  The strings are borrowed from the spec and pid.  NULL when
+ * out of memory. */
+static char **build_argv(const pctl_shell_spec *sp, int setpriv, int gated,
                          const char *pid)
 {
-    static const char *const pre[] = {"setpriv", "--pdeathsig", "KILL", "--",
-                                      "/bin/sh", "-c",          GUARD,  "sh"};
+    const char *guard = gated ? GUARD_GATED : GUARD;
+    const char *const pre[] = {"setpriv", "--pdeathsig", "KILL", "--",
+                               "/bin/sh", "-c",          guard,  "sh"};
     size_t n = sp->argv ? json_array_size(sp->argv) : 3, k = 0, i;
     char **v = pctl_malloc((task_index(1) + n + 1) * sizeof *v);
 
@@ -931,27 +960,28 @@ static int sigchld_ignored(void)
            (now.sa_handler == SIG_IGN || (now.sa_flags & SA_NOCLDWAIT));
 }
 
-/* fd moved above the standard descriptors (closing fd), so that no dup2
- * in the child is onto itself, which would leave it close-on-exec.
- * Returns the new descriptor or -1 with errno set. */
-static int above_stdio(int fd)
+/* fd moved to min or above (closing fd), so that no dup2 in the child
+ * onto a descriptor below min is onto itself, which would leave it
+ * close-on-exec.  Returns the new descriptor or -1 with errno set. */
+static int at_least(int fd, int min)
 {
     int moved;
 
-    if (fd < 0 || fd > 2)
+    if (fd < 0 || fd >= min)
         return fd;
-    moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    moved = fcntl(fd, F_DUPFD_CLOEXEC, min);
     close(fd);
     return moved;
 }
 
 /* Starts the child with posix_spawn(): stdin /dev/null, stdout and stderr
- * into new pipes whose read ends come back in rd[], in a session of its
- * own, every signal at its default and none blocked (as uv_spawn() would).
- * Nothing of libuv's runs, and no signal handler is installed.  Returns 0
- * with s->pid set, or UV_E*. */
+ * into new pipes whose read ends come back in rd[], the gate (>= 0, above
+ * GATE_FD) on GATE_FD, in a session of its own, every signal at its
+ * default and none blocked (as uv_spawn() would).  Nothing of libuv's
+ * runs, and no signal handler is installed.  Returns 0 with s->pid set, or
+ * UV_E*. */
 static int spawn_posix(shell *s, const char *file, char **argv, char **env,
-                       const char *cwd, int rd[2])
+                       const char *cwd, int gate, int rd[2])
 {
     int out[2] = {-1, -1}, err[2] = {-1, -1}, null, rc, i;
     posix_spawn_file_actions_t fa;
@@ -965,9 +995,9 @@ static int spawn_posix(shell *s, const char *file, char **argv, char **env,
         goto done;
     }
     null = open("/dev/null", O_RDWR | O_CLOEXEC);
-    out[1] = above_stdio(out[1]);
-    err[1] = above_stdio(err[1]);
-    if ((null = above_stdio(null)) < 0 || out[1] < 0 || err[1] < 0) {
+    out[1] = at_least(out[1], 3);
+    err[1] = at_least(err[1], 3);
+    if ((null = at_least(null, 3)) < 0 || out[1] < 0 || err[1] < 0) {
         rc = uv_translate_sys_error(errno);
         if (null >= 0)
             close(null);
@@ -989,6 +1019,8 @@ static int spawn_posix(shell *s, const char *file, char **argv, char **env,
     if (!(rc = posix_spawn_file_actions_adddup2(&fa, null, 0)) &&
         !(rc = posix_spawn_file_actions_adddup2(&fa, out[1], 1)) &&
         !(rc = posix_spawn_file_actions_adddup2(&fa, err[1], 2)) &&
+        !(rc = gate >= 0 ? posix_spawn_file_actions_adddup2(&fa, gate, GATE_FD)
+                         : 0) &&
         !(rc = cwd ? posix_spawn_file_actions_addchdir_np(&fa, cwd) : 0) &&
         !(rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID |
                                                  POSIX_SPAWN_SETSIGDEF |
@@ -1033,12 +1065,13 @@ done:
 
 /* Starts the child with uv_spawn(), where the kernel has no pidfd: libuv
  * then reaps it on SIGCHLD, its handler held with SA_ONSTACK
- * (sigchld.c).  Returns 0 with s->pid set, or UV_E*. */
+ * (sigchld.c).  The gate (>= 0) goes on GATE_FD.  Returns 0 with s->pid
+ * set, or UV_E*. */
 static int spawn_uv(shell *s, const char *file, char **argv, char **env,
-                    const char *cwd)
+                    const char *cwd, int gate)
 {
     uv_process_options_t opts;
-    uv_stdio_container_t stdio[3];
+    uv_stdio_container_t stdio[GATE_FD + 1];
     int i, rc;
 
     memset(&opts, 0, sizeof opts);
@@ -1053,7 +1086,9 @@ static int spawn_uv(shell *s, const char *file, char **argv, char **env,
     opts.env = env;
     opts.cwd = cwd;
     opts.flags = UV_PROCESS_DETACHED; /* setsid(): its own process group */
-    opts.stdio_count = 3;
+    stdio[GATE_FD].flags = UV_INHERIT_FD;
+    stdio[GATE_FD].data.fd = gate;
+    opts.stdio_count = gate >= 0 ? GATE_FD + 1 : GATE_FD;
     opts.stdio = stdio;
     /* libuv's SIGCHLD handler, installed with SA_ONSTACK before the fork
      * and kept until the engine (or preflight) is done (sigchld.c). */
@@ -1068,6 +1103,55 @@ static int spawn_uv(shell *s, const char *file, char **argv, char **env,
     return rc;
 }
 
+/* The message of a try not started because the engine is past its time
+ * (NULL when out of memory). */
+static char *late_message(const char *file)
+{
+    return pctl_asprintf("not started: the engine is past the time it may "
+                         "run \"%s\" (its heartbeat is late)",
+                         file);
+}
+
+/* A new start gate ("The start gate"): gate[0] the engine's end, gate[1]
+ * the child's, above GATE_FD.  0, or UV_E* with neither open. */
+static int gate_make(int gate[2])
+{
+    int rc;
+
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate) != 0) {
+        gate[0] = gate[1] = -1;
+        return uv_translate_sys_error(errno);
+    }
+    if ((gate[1] = at_least(gate[1], GATE_FD + 1)) < 0) {
+        rc = uv_translate_sys_error(errno);
+        close(gate[0]);
+        gate[0] = -1;
+        return rc;
+    }
+    return 0;
+}
+
+/* Lets the child waiting at the gate go on if its group is listed with
+ * the keeper (listed: pctl_keeper_add()'s return) and the engine is still
+ * within its time; else leaves it to exit at end of file, and the try to
+ * end "not done".  Closes gate (the engine's end). */
+static void gate_open(shell *s, int gate, int listed, const char *file)
+{
+    if (listed < 0 || pctl_keeper_past(s->job->keeper)) {
+        s->failed = 1; /* finish() reports it, once the child has exited */
+        s->outcome = PLANCTL_OUTCOME_NOT_DONE;
+        s->message = listed < 0 ? pctl_asprintf("waiting for resources to "
+                                                "start \"%s\": %s",
+                                                file, uv_strerror(listed))
+                                : late_message(file);
+    } else {
+        /* A child killed meanwhile (by the keeper) makes this EPIPE: its
+         * exit says what happened. */
+        (void)send(gate, "\n", 1, MSG_NOSIGNAL);
+    }
+    close(gate);
+}
+
 /* Spawns the process on the initialised handles and starts reading; a
  * failure winds the job up with ERROR.  Can't fail otherwise. */
 static void spawn(shell *s, char **argv, char **env, const char *cwd,
@@ -1075,22 +1159,22 @@ static void spawn(shell *s, char **argv, char **env, const char *cwd,
 {
     const char *file = argv[task_index(setpriv)];
     const char *prog = setpriv ? SETPRIV : "/bin/sh";
-    int i, rc, rd[2] = {-1, -1};
+    int i, rc = 0, rd[2] = {-1, -1}, gate[2] = {-1, -1};
 
     /* An engine that was stopped (SIGSTOP, a frozen VM) between a pass's
      * commit and its starts wakes up past its time: its keeper kills
      * what it starts now, and another engine may have retried the step
      * meanwhile.  Not started, then (found by pg.backend_killed: a try
-     * ran beside its retry once the stopped engine was continued). */
+     * ran beside its retry once the stopped engine was continued).  One
+     * stopped during the spawn itself is the start gate's to catch. */
     if (pctl_keeper_past(s->job->keeper)) {
-        fail_as(s, PLANCTL_OUTCOME_NOT_DONE,
-                pctl_asprintf("not started: the engine is past the time it "
-                              "may run \"%s\" (its heartbeat is late)",
-                              file));
+        fail_as(s, PLANCTL_OUTCOME_NOT_DONE, late_message(file));
         return;
     }
-    if (way_forced() != PCTL_SPAWN_LIBUV && !sigchld_ignored()) {
-        rc = spawn_posix(s, prog, argv, env, cwd, rd);
+    if (s->job->keeper)
+        rc = gate_make(gate);
+    if (rc == 0 && way_forced() != PCTL_SPAWN_LIBUV && !sigchld_ignored()) {
+        rc = spawn_posix(s, prog, argv, env, cwd, gate[1], rd);
         for (i = 0; rc == 0 && i < 2; i++)
             if ((rc = uv_pipe_open(&s->pipes[i], rd[i])) == 0)
                 rd[i] = -1;
@@ -1099,9 +1183,13 @@ static void spawn(shell *s, char **argv, char **env, const char *cwd,
                 close(rd[i]);
         if (rc < 0 && s->pid > 0) /* a pipe it writes cannot be read */
             kill_reap(s);
-    } else {
-        rc = spawn_uv(s, prog, argv, env, cwd);
+    } else if (rc == 0) {
+        rc = spawn_uv(s, prog, argv, env, cwd, gate[1]);
     }
+    if (gate[1] >= 0)
+        close(gate[1]);
+    if (rc < 0 && gate[0] >= 0) /* no child waits at it */
+        close(gate[0]);
     if (rc == UV_EMFILE || rc == UV_ENFILE || rc == UV_EAGAIN ||
         rc == UV_ENOMEM) {
         /* Out of descriptors or processes: the engine's condition, not
@@ -1118,7 +1206,9 @@ static void spawn(shell *s, char **argv, char **env, const char *cwd,
     }
     /* Past its time, the engine's keeper kills the group (keeper.c; it
      * has room for 8192, more than an engine runs at once). */
-    (void)pctl_keeper_add(s->job->keeper, s->pid);
+    rc = pctl_keeper_add(s->job->keeper, s->pid);
+    if (gate[0] >= 0)
+        gate_open(s, gate[0], rc, file);
     s->open_pipes = 2;
     for (i = 0; i < 2; i++)
         if (uv_read_start((uv_stream_t *)&s->pipes[i], on_alloc, on_read))
@@ -1171,7 +1261,7 @@ static int shell_start(planctl_job *job, const planctl_task_info *info,
     if (rc == 0)
         rc = build_env(&e, &msg, info, &sp, s->out.path);
     snprintf(pid, sizeof pid, "%ld", (long)getpid());
-    if (rc == 0 && !(argv = build_argv(&sp, setpriv, pid)))
+    if (rc == 0 && !(argv = build_argv(&sp, setpriv, job->keeper != NULL, pid)))
         rc = PLANCTL_ENOMEM;
     if (rc == 0) {
         memcpy(s->fatal, sp.fatal_exit_codes, sizeof s->fatal);

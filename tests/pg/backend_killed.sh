@@ -38,11 +38,7 @@ terminate "$old"
 again() { local p; p=$(planctl_pids); [ -n "$p" ] && [ "$p" != "$old" ]; }
 wait_for 60 "the engine to connect again" again
 wait_for 60 "the runs to complete after the reconnection" all_done
-kill -0 "$a" 2>/dev/null || fail "engine exited: $(cat "$tmp/a.err")"
-kill -INT "$a"
-rc=0
-wait "$a" || rc=$?
-[ "$rc" = 0 ] || fail "engine exit $rc: $(cat "$tmp/a.err")"
+stop_engine "$a" planctl "$tmp/a.err"
 check_finished
 
 # 2. Stopped past its TTL, its session gone: taken over, its tries killed.
@@ -76,11 +72,7 @@ retried() {
 wait_for 60 "the second engine to start a retry" retried
 continued_stops "$a" first "$tmp/a.err"
 wait_for 120 "the second engine to complete the runs" all_done
-kill -0 "$b" 2>/dev/null || fail "second engine exited: $(cat "$tmp/b.err")"
-kill -INT "$b"
-rc=0
-wait "$b" || rc=$?
-[ "$rc" = 0 ] || fail "second engine exit $rc: $(cat "$tmp/b.err")"
+stop_engine "$b" second "$tmp/b.err"
 check_finished
 interrupted=$(val "SELECT count(*) FROM attempts
                    WHERE message = 'interrupted: engine stopped'")

@@ -77,10 +77,7 @@ got=$(sed 's/^{"seq":\([0-9]*\),.*/\1/' "$tmp/f.out" | tr '\n' ' ')
 [ "$got" = "$want" ] || fail "follower saw [$got], the log holds [$want]"
 grep -q '"message":"late"' "$tmp/f.out" || fail "the late event was skipped"
 kill "$f"
-kill -INT "$ENGINE_PID"
-rc=0
-wait "$ENGINE_PID" || rc=$?
-[ "$rc" = 0 ] || fail "engine exit $rc: $(cat "$tmp/e.err")"
+stop_engine "$ENGINE_PID" planctl "$tmp/e.err"
 ENGINE_PID=
 
 # 2. Concurrent admissions, with a run of s2 active (no engine runs it).

@@ -170,16 +170,21 @@ start_two_engines() {
         bg_pids+=("$!")
     done
 }
-# stop_two_engines: engines first and second stopped as Ctrl-C stops one;
-# each must exit 0.
+# stop_engine PID NAME ERRFILE: engine NAME (process PID, its stderr in
+# ERRFILE), still running, stopped as Ctrl-C stops one; it must exit 0.
+stop_engine() {
+    local rc=0
+    kill -0 "$1" 2>/dev/null || fail "engine $2 exited: $(cat "$3")"
+    kill -INT "$1"
+    wait "$1" || rc=$?
+    [ "$rc" = 0 ] || fail "engine $2 exit $rc: $(cat "$3")"
+}
+# stop_two_engines: engines first and second stopped by stop_engine.
 stop_two_engines() {
-    local n pid rc
+    local n pid
     for n in first second; do
         eval "pid=\$pid_$n"
-        kill -INT "$pid"
-        rc=0
-        wait "$pid" || rc=$?
-        [ "$rc" = 0 ] || fail "engine $n exit $rc: $(cat "$tmp/$n.err")"
+        stop_engine "$pid" "$n" "$tmp/$n.err"
     done
 }
 

@@ -184,10 +184,7 @@ finish "$second"
 wait_for 60 "l3's runs to complete" all_done
 no_overlap
 
-kill -INT "$ENGINE_PID"
-rc=0
-wait "$ENGINE_PID" || rc=$?
-[ "$rc" = 0 ] || fail "engine exit $rc: $(cat "$ENGINE_ERR")"
+stop_engine "$ENGINE_PID" planctl "$ENGINE_ERR"
 check_finished
 n=$(wc -l <"$tmp/done")
 [ "$n" = 6 ] || fail "tries done: $(cat "$tmp/done")"

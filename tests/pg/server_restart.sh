@@ -21,10 +21,7 @@ alive_and_done() {
     all_done
 }
 wait_for 60 "the runs to complete after the restart" alive_and_done
-kill -INT "$a"
-rc=0
-wait "$a" || rc=$?
-[ "$rc" = 0 ] || fail "engine exit $rc: $(cat "$tmp/a.err")"
+stop_engine "$a" planctl "$tmp/a.err"
 # Nothing on stderr but its start and stop lines (no server notice).
 if grep -qv "^planctl: \(engine running\|interrupt\)" "$tmp/a.err"; then
     fail "engine stderr: $(cat "$tmp/a.err")"

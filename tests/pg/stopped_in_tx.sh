@@ -60,9 +60,6 @@ bg_pids+=("$b")
 wait_for 60 "the second engine to declare the first dead" declared_dead first
 continued_stops "$a" first "$tmp/a.err"
 wait_for 120 "the second engine to complete the runs" all_done
-kill -INT "$b"
-rc=0
-wait "$b" || rc=$?
-[ "$rc" = 0 ] || fail "second engine exit $rc: $(cat "$tmp/b.err")"
+stop_engine "$b" second "$tmp/b.err"
 check_finished
 note "ok: stopped inside a transaction; its session ended, the others went on"

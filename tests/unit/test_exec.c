@@ -479,47 +479,75 @@ static void test_shell_out_of_descriptors(void **state)
     sh_case("true", NULL, PLANCTL_OUTCOME_DONE, NULL, NULL);
 }
 
-/* An engine past the time it may run tasks (its heartbeat late: it was
- * stopped between a pass's commit and its starts) starts none: its keeper
- * would kill it at once, beside a retry another engine may have started.
- * "Not done yet", so the task starts once the engine is in time again. */
-static void test_shell_engine_past_its_time(void **state)
+/* Starts "touch <dir>/started" on an engine whose keeper is k; with
+ * refused, expects "not done yet" with a message holding refused and no
+ * file made, else DONE and the file made (then removed). */
+static void keeper_case(pctl_keeper *k, const char *refused)
 {
     char *mark = tu_fmt("%s/started", dir);
     char *spec = tu_fmt("{\"command\": \"touch %s\"}", mark);
     planctl_task_info info = info_for("shell", spec);
     const planctl_executor *ex = pctl_executor_shell();
-    pctl_keeper *k = NULL;
     struct stat st;
     bench b;
     result r;
 
-    (void)state;
-    assert_int_equal(pctl_keeper_start(&k), 0);
-    pctl_keeper_until(k, 1); /* long past */
     memset(&b, 0, sizeof b);
     bench_open(&b, ex, &r, 1);
     r.job->keeper = k;
     assert_int_equal(ex->start(r.job, &info, ex->data), 0);
     bench_run(&b);
     assert_int_equal(r.finished, 1);
-    expect(&r, PLANCTL_OUTCOME_NOT_DONE, any);
-    assert_non_null(strstr(r.message, "past the time it may run"));
-    assert_int_equal(stat(mark, &st), -1);
+    if (refused) {
+        expect(&r, PLANCTL_OUTCOME_NOT_DONE, any);
+        assert_non_null(strstr(r.message, refused));
+        assert_int_equal(stat(mark, &st), -1);
+    } else {
+        expect(&r, PLANCTL_OUTCOME_DONE, NULL);
+        assert_int_equal(stat(mark, &st), 0);
+        assert_int_equal(unlink(mark), 0);
+    }
     result_free(&r);
-    /* In time again (no limit): it runs. */
-    pctl_keeper_until(k, 0);
-    memset(&b, 0, sizeof b);
-    bench_open(&b, ex, &r, 1);
-    r.job->keeper = k;
-    assert_int_equal(ex->start(r.job, &info, ex->data), 0);
-    bench_run(&b);
-    expect(&r, PLANCTL_OUTCOME_DONE, NULL);
-    assert_int_equal(stat(mark, &st), 0);
-    result_free(&r);
-    pctl_keeper_stop(k);
     free(mark);
     free(spec);
+}
+
+/* An engine past the time it may run tasks (its heartbeat late: it was
+ * stopped between a pass's commit and its starts) starts none: its keeper
+ * would kill it at once, beside a retry another engine may have started.
+ * "Not done yet", so the task starts once the engine is in time again. */
+static void test_shell_engine_past_its_time(void **state)
+{
+    pctl_keeper *k = NULL;
+
+    (void)state;
+    assert_int_equal(pctl_keeper_start(&k), 0);
+    pctl_keeper_until(k, 1); /* long past */
+    keeper_case(k, "past the time it may run");
+    pctl_keeper_until(k, 0); /* in time again (no limit): it runs */
+    keeper_case(k, NULL);
+    pctl_keeper_stop(k);
+}
+
+/* The start gate (exec_shell.c): a child whose group the keeper cannot
+ * list (its 8192 slots taken here) would run where the keeper could not
+ * kill it, so it never runs its task: it waits at the gate, gets end of
+ * file and exits, and the try is "not done yet", using no attempt. */
+static void test_shell_keeper_full(void **state)
+{
+    pctl_keeper *k = NULL;
+    int i;
+
+    (void)state;
+    assert_int_equal(pctl_keeper_start(&k), 0);
+    /* No limit set: the keeper kills nothing, whatever it lists. */
+    for (i = 0; pctl_keeper_add(k, 1000000 + i) == 0; i++)
+        ;
+    assert_int_equal(i, 8192);
+    keeper_case(k, "waiting for resources to start");
+    pctl_keeper_remove(k, 1000000); /* a slot free again: it runs */
+    keeper_case(k, NULL);
+    pctl_keeper_stop(k);
 }
 
 static void test_shell_exit(void **state)
@@ -1084,6 +1112,8 @@ int main(void)
         cmocka_unit_test(test_shell_exit),
         cmocka_unit_test_setup_teardown(test_shell_engine_past_its_time,
                                         setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_shell_keeper_full, setup_dir,
+                                        teardown_dir),
         cmocka_unit_test(test_shell_output_tail),
         cmocka_unit_test(test_shell_output_utf8),
         cmocka_unit_test(test_shell_env),
