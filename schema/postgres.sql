@@ -31,7 +31,7 @@ CREATE TABLE meta (
 );
 INSERT INTO meta (key, value) VALUES
     ('application', 'planctl'),
-    ('schema_version', '11'),
+    ('schema_version', '12'),
     -- How many planctl write transactions that changed something have
     -- committed: the backend's change token (a writer moves it before its
     -- COMMIT and sends it as its NOTIFY payload).
@@ -443,6 +443,24 @@ CREATE TABLE claims (
 );
 CREATE INDEX claims_by_engine ON claims (engine_id)
     WHERE engine_id IS NOT NULL;
+
+-- A run's claim goes when an engine ends the run (0012): the claims are
+-- those of the active runs, and what reads them does not read the
+-- history.  A run a user's command ends keeps its claim, so that its
+-- holder, reading the change, logs it as its own (feed_events_fleet).
+CREATE FUNCTION claims_of_ended_run() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
+BEGIN
+    IF current_setting('planctl.engine_writes', true) = current_schema() THEN
+        DELETE FROM claims WHERE run_id = NEW.id;
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER runs_claim_gone AFTER UPDATE OF status ON runs
+    FOR EACH ROW WHEN (OLD.status IN ('PENDING', 'IN_PROGRESS', 'PAUSED')
+                       AND NEW.status IN ('COMPLETE', 'FATAL_ERROR',
+                                          'CANCELLED'))
+    EXECUTE FUNCTION claims_of_ended_run();
 
 -- run_waits: why an active run waits, as the engine that holds it saw it
 -- last (schema.sql).

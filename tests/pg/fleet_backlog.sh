@@ -51,6 +51,9 @@ timeout 60 "$PLANCTL_BIN" run --until-idle --name only --concurrency 16 \
     >"$tmp/only.out" 2>"$tmp/only.err" || rc=$?
 [ "$rc" = 0 ] || fail "engine only exited $rc: $(tail -n 3 "$tmp/only.err")"
 check_finished
+# The engine ended every run: no claim is left (they go with the runs).
+[ "$(val "SELECT count(*) FROM claims")" = 0 ] ||
+    fail "claims of ended runs stayed: $(val "SELECT count(*) FROM claims")"
 first_done=$(val "SELECT min(seq) FROM events WHERE entity = 'step'
                   AND to_status = 'COMPLETE'")
 last_start=$(val "SELECT max(seq) FROM events WHERE entity = 'run'

@@ -119,14 +119,16 @@ compare foreign_keys \
 
 # Triggers: SQLite's, one for TRUNCATE, which SQLite has not, the events'
 # numbering with its mark and what tells a removal (SQLite numbers them
-# itself, one writer at a time), and the events' cascades (above).
+# itself, one writer at a time), the events' cascades (above), and the
+# claims of runs an engine of a fleet ends (SQLite has no fleet).
 compare triggers \
     "SELECT tbl_name, name FROM sqlite_master WHERE type = 'trigger'
      UNION ALL SELECT 'transitions', 'transitions_readonly_truncate'
      UNION ALL SELECT 'events', 'events_number'
      UNION ALL SELECT 'events', 'events_removed'
      UNION ALL SELECT 'runs', 'runs_events_gone'
-     UNION ALL SELECT 'instances', 'instances_events_gone'" \
+     UNION ALL SELECT 'instances', 'instances_events_gone'
+     UNION ALL SELECT 'runs', 'runs_claim_gone'" \
     "SELECT c.relname, t.tgname FROM pg_trigger t
      JOIN pg_class c ON c.oid = t.tgrelid
      JOIN pg_namespace n ON n.oid = c.relnamespace

@@ -7,7 +7,8 @@
 # drops the events' foreign keys: an instance deleted still takes its
 # events, and verify finds an event whose run is not there; 0010 leaves
 # room on the pages of runs, phases and steps (fillfactor 70); 0011 adds
-# the horizon an engine of a fleet reads (events_horizon_fleet).
+# the horizon an engine of a fleet reads (events_horizon_fleet); 0012
+# removes the claims of ended runs.
 . "$(dirname "$0")/lib.sh"
 
 fresh_db
@@ -21,12 +22,34 @@ q -c "SET search_path = planctl" \
         (0, 'engine', 'a', 'test'), (0, 'engine', 'b', 'test'),
         (0, 'engine', 'c', 'test')" \
     -c "DELETE FROM events WHERE message = 'c'" >/dev/null
+# An ended run and an active one, each with its claim (triggers off: the
+# rows as any version made them).
+q -c "SET search_path = planctl" -c "SET session_replication_role = replica" \
+    -c "INSERT INTO definitions (name, version, body, created_at)
+        VALUES ('old', '1', '{}', 0)" \
+    -c "INSERT INTO instances (name, definition_id, params, created_at,
+                               updated_at)
+        SELECT 'old', id, '{}', 0, 0 FROM definitions WHERE name = 'old'" \
+    -c "INSERT INTO runs (uid, instance_id, definition_id, plan, status,
+                          trigger, params, created_at)
+        SELECT 'old-' || s, i.id, i.definition_id, 'deploy', s, 'create',
+               '{}', 0
+        FROM instances AS i, unnest(ARRAY['COMPLETE', 'IN_PROGRESS']) AS s
+        WHERE i.name = 'old'" \
+    -c "INSERT INTO claims (run_id, engine_id, token) SELECT id, NULL, 1 FROM runs" \
+    >/dev/null
 PLANCTL_DB=$(pg_uri)
 export PLANCTL_DB
 pctl apply -f "$src/tools/examples/zookeeper.json" >"$tmp/apply.out" 2>&1 ||
     fail "apply on a version 7 schema: $(cat "$tmp/apply.out")"
-[ "$(val "SELECT value FROM meta WHERE key = 'schema_version'")" = 11 ] ||
-    fail "not migrated to version 11"
+[ "$(val "SELECT value FROM meta WHERE key = 'schema_version'")" = 12 ] ||
+    fail "not migrated to version 12"
+claimed=$(val "SELECT string_agg(r.status, ',') FROM claims AS c
+               JOIN runs AS r ON r.id = c.run_id")
+[ "$claimed" = IN_PROGRESS ] ||
+    fail "0012 left the claims of the runs [$claimed], not the active one's"
+q -c "DELETE FROM planctl.instances WHERE name = 'old'" \
+    -c "DELETE FROM planctl.definitions WHERE name = 'old'" >/dev/null
 [ "$(val "SELECT planctl.events_horizon_fleet(-1) =
              planctl.events_horizon(-1)")" = t ] ||
     fail "0011's events_horizon_fleet differs from events_horizon when idle"

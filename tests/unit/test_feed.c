@@ -572,6 +572,78 @@ static void test_fleet_horizon_passes_engines(void **state)
 #endif
 }
 
+/* A run's claim goes when an engine of a fleet ends the run (0012): the
+ * claims are those of the active runs, whatever the history.  A run a
+ * user ends keeps its claim, and its holder still logs and counts the
+ * change as its own (the feed reads whether the reader holds the run). */
+static void test_fleet_claims_go_with_ended_runs(void **state)
+{
+#ifdef PLANCTL_WITH_POSTGRES
+    fixture *f = *state;
+    tu_raw *raw = f->d->raw;
+    int64_t w, x, y, me, last;
+    pctl_pg_stmt *fence;
+    pctl_feed fd;
+    char *said = NULL;
+
+    if (!tu_on_pg())
+        return;
+    w = create(f->p2, "w");
+    x = create(f->p2, "x");
+    y = create(f->p2, "y");
+    assert_int_equal(pctl_fleet_join(f->p, "e1", 12000, 0, &said), 0);
+    pctl_free(said);
+    me = f->p->fleet_id;
+    tu_raw_exec(raw,
+                "INSERT INTO claims (run_id, engine_id, token) VALUES "
+                "(%lld, %lld, 1), (%lld, %lld, 1), (%lld, %lld, 1)",
+                (long long)w, (long long)me, (long long)x, (long long)me,
+                (long long)y, (long long)me);
+    assert_int_equal(pctl_feed_last(&last, f->p, -1), 0);
+
+    /* The engine's transaction (fenced as engines fence theirs) ends w
+     * and starts y: w's claim goes, y's stays. */
+    fence = (pctl_pg_stmt *)pctl_q(f->p, PCTL_Q_fleet_fence);
+    assert_non_null(fence);
+    tu_raw_exec(raw, "PREPARE fence (bigint) AS %s", fence->sql);
+    tu_raw_exec(raw, "BEGIN");
+    assert_int_equal(tu_raw_scalar(raw, "EXECUTE fence (%lld)", (long long)me),
+                     me);
+    tu_raw_exec(raw,
+                "UPDATE runs SET status = 'CANCELLED' WHERE id = %lld; "
+                "UPDATE runs SET status = 'IN_PROGRESS' WHERE id = %lld",
+                (long long)w, (long long)y);
+    tu_raw_exec(raw, "COMMIT; DEALLOCATE fence");
+    assert_int_equal(tu_raw_scalar(raw,
+                                   "SELECT count(*) FROM claims WHERE "
+                                   "run_id = %lld",
+                                   (long long)w),
+                     0);
+    assert_int_equal(tu_raw_scalar(raw,
+                                   "SELECT engine_id FROM claims WHERE "
+                                   "run_id = %lld",
+                                   (long long)y),
+                     me);
+
+    /* A user's cancel of x keeps its claim; the holder reads it as its
+     * own change. */
+    assert_int_equal(planctl_run_cancel(NULL, f->p2, "x", "test"), 0);
+    assert_int_equal(tu_raw_scalar(raw,
+                                   "SELECT engine_id FROM claims WHERE "
+                                   "run_id = %lld",
+                                   (long long)x),
+                     me);
+    assert_int_equal(read_after(&fd, f->p, last), 0);
+    assert_true(has(&fd, x));
+    assert_int_equal(fd.counts[PLANCTL_ENTITY_RUN][PLANCTL_STATUS_CANCELLED],
+                     1);
+    pctl_feed_clear(&fd);
+    assert_int_equal(pctl_fleet_leave(f->p), 0);
+#else
+    (void)state;
+#endif
+}
+
 /* The horizon is refused inside a read that has begun, whose snapshot
  * may be older than it: what committed below it since would be missed. */
 static void test_horizon_not_inside_a_read(void **state)
@@ -896,6 +968,7 @@ int main(void)
         T(test_engines_changes_not_told),
         T(test_fleet_sent_no_engines_events),
         T(test_fleet_horizon_passes_engines),
+        T(test_fleet_claims_go_with_ended_runs),
         T(test_horizon_not_inside_a_read),
         T(test_horizon_sent_ahead),
         T(test_engine_follows_other_writers),
