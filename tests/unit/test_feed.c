@@ -392,6 +392,27 @@ static void run_started_by(tu_raw *raw, int64_t inst, int64_t run,
                 (long long)inst, (long long)run, actor);
 }
 
+#ifdef PLANCTL_WITH_POSTGRES
+/* Begins a transaction on raw fenced as engine p's are (by the store's
+ * own fleet_fence), which engine_tx_end() commits. */
+static void engine_tx_begin(tu_raw *raw, planctl *p)
+{
+    pctl_pg_stmt *fence = (pctl_pg_stmt *)pctl_q(p, PCTL_Q_fleet_fence);
+
+    assert_non_null(fence);
+    tu_raw_exec(raw, "PREPARE fence (bigint) AS %s", fence->sql);
+    tu_raw_exec(raw, "BEGIN");
+    assert_int_equal(
+        tu_raw_scalar(raw, "EXECUTE fence (%lld)", (long long)p->fleet_id),
+        p->fleet_id);
+}
+
+static void engine_tx_end(tu_raw *raw)
+{
+    tu_raw_exec(raw, "COMMIT; DEALLOCATE fence");
+}
+#endif
+
 /* Another engine's status change (several engines on one database)
  * names its run, for a reader that holds it to read it again, but is
  * not a change to log or count: that engine logs and counts its own. */
@@ -514,7 +535,6 @@ static void test_fleet_horizon_passes_engines(void **state)
     fixture *f = *state;
     tu_raw *raw = f->d->raw;
     int64_t w, x, y, inst, last, late;
-    pctl_pg_stmt *fence;
     pctl_feed fd;
     char *said = NULL;
 
@@ -528,13 +548,7 @@ static void test_fleet_horizon_passes_engines(void **state)
 
     /* An engine's transaction, fenced as engines fence theirs, holds a
      * lower number open while a user's create commits. */
-    fence = (pctl_pg_stmt *)pctl_q(f->p, PCTL_Q_fleet_fence);
-    assert_non_null(fence);
-    tu_raw_exec(raw, "PREPARE fence (bigint) AS %s", fence->sql);
-    tu_raw_exec(raw, "BEGIN");
-    assert_int_equal(
-        tu_raw_scalar(raw, "EXECUTE fence (%lld)", (long long)f->p->fleet_id),
-        f->p->fleet_id);
+    engine_tx_begin(raw, f->p);
     run_started_by(raw, inst, w, "engine");
     late = tu_raw_scalar(raw, "SELECT max(seq) FROM events");
     x = create(f->p2, "x");
@@ -552,7 +566,7 @@ static void test_fleet_horizon_passes_engines(void **state)
     assert_true(has(&fd, x));
     last = fd.last;
     pctl_feed_clear(&fd);
-    tu_raw_exec(raw, "COMMIT; DEALLOCATE fence");
+    engine_tx_end(raw);
 
     /* A user's open transaction holds it back. */
     late = hold_late_event(raw, inst, w);
@@ -582,7 +596,6 @@ static void test_fleet_claims_go_with_ended_runs(void **state)
     fixture *f = *state;
     tu_raw *raw = f->d->raw;
     int64_t w, x, y, me, last;
-    pctl_pg_stmt *fence;
     pctl_feed fd;
     char *said = NULL;
 
@@ -603,17 +616,12 @@ static void test_fleet_claims_go_with_ended_runs(void **state)
 
     /* The engine's transaction (fenced as engines fence theirs) ends w
      * and starts y: w's claim goes, y's stays. */
-    fence = (pctl_pg_stmt *)pctl_q(f->p, PCTL_Q_fleet_fence);
-    assert_non_null(fence);
-    tu_raw_exec(raw, "PREPARE fence (bigint) AS %s", fence->sql);
-    tu_raw_exec(raw, "BEGIN");
-    assert_int_equal(tu_raw_scalar(raw, "EXECUTE fence (%lld)", (long long)me),
-                     me);
+    engine_tx_begin(raw, f->p);
     tu_raw_exec(raw,
                 "UPDATE runs SET status = 'CANCELLED' WHERE id = %lld; "
                 "UPDATE runs SET status = 'IN_PROGRESS' WHERE id = %lld",
                 (long long)w, (long long)y);
-    tu_raw_exec(raw, "COMMIT; DEALLOCATE fence");
+    engine_tx_end(raw);
     assert_int_equal(tu_raw_scalar(raw,
                                    "SELECT count(*) FROM claims WHERE "
                                    "run_id = %lld",
