@@ -965,6 +965,164 @@ static void test_horizon_sent_ahead(void **state)
 #endif
 }
 
+/* ---- an engine going on with a backlog ---- */
+
+#define BACKLOG 40
+#define SLICE 16
+
+typedef struct backlog {
+    fixture *f;
+    uv_loop_t loop;
+    planctl_engine *e;
+    uv_timer_t tick, guard;
+    int64_t runs[BACKLOG];
+    int64_t other; /* the other engine's id */
+    int starts, stopped, moved, done;
+} backlog;
+
+/* The number of runs[from..to) engine `who` holds. */
+static int64_t held_of(backlog *b, int64_t who, int from, int to)
+{
+    return tu_raw_scalar(b->f->d->raw,
+                         "SELECT count(*) FROM claims WHERE engine_id = %lld "
+                         "AND run_id BETWEEN %lld AND %lld",
+                         (long long)who, (long long)b->runs[from],
+                         (long long)b->runs[to - 1]);
+}
+
+/* The engine's first pass claimed a slice from the first run nobody held
+ * and started its tasks.  Before its next pass, the other engine gives
+ * back the runs it held below that slice (as a give-back whose wake-up
+ * the engine missed: no notification) and takes the last runs, so that
+ * fewer than a slice are left after the engine's last claim while runs
+ * below it wait. */
+static int backlog_start(planctl_job *job, const planctl_task_info *info,
+                         void *data)
+{
+    backlog *b = data;
+    int64_t me = b->f->p->fleet_id;
+
+    (void)job;
+    (void)info;
+    if (++b->starts != SLICE || b->moved)
+        return 0;
+    b->moved = 1;
+    assert_int_equal(held_of(b, me, 8, 8 + SLICE), SLICE);
+    assert_int_equal(held_of(b, me, 0, BACKLOG), SLICE);
+    tu_raw_exec(b->f->d->raw,
+                "UPDATE claims SET engine_id = NULL WHERE engine_id = %lld; "
+                "INSERT INTO claims (run_id, engine_id, token) SELECT id, "
+                "%lld, 1 FROM runs WHERE id BETWEEN %lld AND %lld",
+                (long long)b->other, (long long)b->other,
+                (long long)b->runs[BACKLOG - 8],
+                (long long)b->runs[BACKLOG - 1]);
+    return 0;
+}
+
+static void backlog_cancel(planctl_job *job, void *data)
+{
+    (void)data;
+    planctl_step_finish(job, PLANCTL_OUTCOME_ERROR, "cancelled");
+}
+
+static void backlog_stopped(planctl_engine *e, void *data)
+{
+    backlog *b = data;
+
+    (void)e;
+    b->stopped = 1;
+    uv_close((uv_handle_t *)&b->tick, NULL);
+    uv_close((uv_handle_t *)&b->guard, NULL);
+}
+
+/* Done once the engine holds the runs given back below its cursor. */
+static void backlog_tick(uv_timer_t *t)
+{
+    backlog *b = t->data;
+
+    if (b->stopped || !b->moved || held_of(b, b->f->p->fleet_id, 0, 8) < 8)
+        return;
+    /* It took the runs below its cursor and those after it the other
+     * engine left; the other kept the last ones. */
+    assert_int_equal(held_of(b, b->f->p->fleet_id, 0, BACKLOG - 8),
+                     BACKLOG - 8);
+    assert_int_equal(held_of(b, b->other, BACKLOG - 8, BACKLOG), 8);
+    b->done = 1;
+    planctl_engine_stop(b->e, 0);
+}
+
+static void backlog_guard(uv_timer_t *t)
+{
+    backlog *b = t->data;
+
+    fail_msg("the engine did not claim the runs given back below its last "
+             "claim before its next heartbeat (it holds %lld of them)",
+             (long long)held_of(b, b->f->p->fleet_id, 0, 8));
+}
+
+/* An engine of a fleet going on with a backlog claims after the last run
+ * it took (fleet_claim_after).  When fewer runs than it asked for are
+ * left after it, while its count said more were unheld, it claims from
+ * the first run at its next pass, and so takes runs given back below its
+ * cursor without waiting for a heartbeat or a notification (pass.c
+ * claim(), ran_out). */
+static void test_fleet_claim_runs_out_after(void **state)
+{
+#ifdef PLANCTL_WITH_POSTGRES
+    fixture *f = *state;
+    planctl_engine_options o = PLANCTL_ENGINE_OPTIONS_INIT;
+    planctl_executor ex = {PLANCTL_EXECUTOR_VERSION, backlog_start,
+                           backlog_cancel, NULL, NULL};
+    backlog b;
+    char *said = NULL;
+    int i;
+
+    if (!tu_on_pg())
+        return;
+    memset(&b, 0, sizeof b);
+    b.f = f;
+    ex.data = &b;
+    for (i = 0; i < BACKLOG; i++) {
+        char name[16];
+
+        snprintf(name, sizeof name, "b%d", i);
+        create(f->p2, name);
+    }
+    for (i = 0; i < BACKLOG; i++)
+        b.runs[i] = tu_raw_scalar(
+            f->d->raw, "SELECT id FROM runs ORDER BY id OFFSET %d LIMIT 1", i);
+    /* Another engine, capped at one run (the engine's share is all but
+     * one), holds the first 8 runs. */
+    assert_int_equal(pctl_fleet_join(f->p2, "other", 600000, 1, &said), 0);
+    pctl_free(said);
+    b.other = f->p2->fleet_id;
+    tu_raw_exec(f->d->raw,
+                "INSERT INTO claims (run_id, engine_id, token) SELECT id, "
+                "%lld, 1 FROM runs WHERE id BETWEEN %lld AND %lld",
+                (long long)b.other, (long long)b.runs[0], (long long)b.runs[7]);
+
+    o.concurrency = SLICE;
+    o.lease_ttl_ms = 600000; /* no heartbeat (every 200 s) in the test */
+    assert_int_equal(uv_loop_init(&b.loop), 0);
+    assert_int_equal(planctl_engine_new(&b.e, f->p, &b.loop, &o), 0);
+    assert_int_equal(planctl_engine_register(b.e, "Hold", &ex), 0);
+    assert_int_equal(planctl_engine_start(b.e, backlog_stopped, &b), 0);
+    uv_timer_init(&b.loop, &b.tick);
+    uv_timer_init(&b.loop, &b.guard);
+    b.tick.data = b.guard.data = &b;
+    uv_timer_start(&b.tick, backlog_tick, 5, 5);
+    uv_timer_start(&b.guard, backlog_guard, 60000, 0);
+    uv_run(&b.loop, UV_RUN_DEFAULT);
+    assert_int_equal(planctl_engine_status(b.e), 0);
+    planctl_engine_free(b.e);
+    assert_int_equal(uv_loop_close(&b.loop), 0);
+    assert_true(b.done);
+    assert_int_equal(pctl_fleet_leave(f->p2), 0);
+#else
+    (void)state;
+#endif
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -980,6 +1138,7 @@ int main(void)
         T(test_horizon_not_inside_a_read),
         T(test_horizon_sent_ahead),
         T(test_engine_follows_other_writers),
+        T(test_fleet_claim_runs_out_after),
     };
 #undef T
 
