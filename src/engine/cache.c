@@ -430,7 +430,7 @@ static int sync(pctl_active **cache, planctl *p, pctl_sync_info *info)
 {
     pctl_active *a = *cache;
     struct pctl_active_cache *c;
-    pctl_db_token now = {0, 0, 0};
+    pctl_db_token now = {0, 0, 0, 0};
     int64_t last;
     int rc;
 

@@ -334,8 +334,21 @@ static void fleet_beat(planctl_engine *e);
 static void beat_taken(planctl_engine *e, uint64_t t0);
 static void give_back_database(planctl_engine *e);
 
+/* One of several engines was told of work for others: its next pass
+ * looks at the shares (a look that may ask the others for runs, asked
+ * for by its heartbeat or its runs' end, stays one: a look asked for by
+ * a notification never asks, or two short engines would wake each other
+ * at every pass). */
+static void claim_woken(planctl_engine *e)
+{
+    if (e->fleet && e->want_claim != PCTL_CLAIM_BEAT &&
+        e->want_claim != PCTL_CLAIM_SHORT)
+        e->want_claim = PCTL_CLAIM_WOKEN;
+}
+
 /* Commits by other processes (a `planctl trigger` from a shell) show as a
- * new PRAGMA data_version; our own commits do not change it. */
+ * new PRAGMA data_version (on PostgreSQL, as notifications); our own
+ * commits do not change it. */
 static void on_poll(uv_timer_t *t)
 {
     planctl_engine *e = t->data;
@@ -358,12 +371,16 @@ static void on_poll(uv_timer_t *t)
     (void)pctl_now(e->p);
     if (e->clock_shift)
         request_pass(e);
-    if (pctl_data_version(&v, e->p) == 0 && v != e->data_version) {
-        /* Among several engines, only what makes work for others notifies:
-         * an admission, a release, a change to a run somebody holds. */
-        e->data_version = v;
-        if (e->fleet && e->want_claim != PCTL_CLAIM_BEAT)
-            e->want_claim = PCTL_CLAIM_WOKEN;
+    /* Among several engines, only what makes work for others notifies:
+     * an admission, a release, an engine joining, leaving or declared
+     * dead, a change to a run somebody holds.  The others' passes move
+     * the change token too (each one's BEGIN reads it) and ask for
+     * nothing: counted as wake-ups, they had every engine count the
+     * shares and claim from the first run (both read every active run)
+     * at every poll, whatever happened. */
+    if (pctl_db_heard(&v, e->p) == 0 && v != e->heard) {
+        e->heard = v;
+        claim_woken(e);
         request_pass(e);
     }
 }
@@ -410,9 +427,8 @@ static void obs_events(void *data, int64_t run_id, int64_t count)
      * claim. */
     if (e->in_pass || run_id <= 0)
         return;
-    if (e->fleet && e->want_claim != PCTL_CLAIM_BEAT &&
-        !(e->active && pctl_active_find_run(e->active, run_id)))
-        e->want_claim = PCTL_CLAIM_WOKEN;
+    if (!(e->active && pctl_active_find_run(e->active, run_id)))
+        claim_woken(e);
     request_pass(e);
 }
 
@@ -1038,7 +1054,7 @@ int planctl_engine_start(planctl_engine *e,
     e->pass_idle.data = e;
     /* The timers, the pass's idle handle, the hub and xt_async. */
     e->handles_open = (int)(sizeof timers / sizeof timers[0]) + 3;
-    pctl_data_version(&e->data_version, e->p);
+    pctl_db_heard(&e->heard, e->p);
     pctl_db_ident_note(e->p);
     uv_timer_start(&e->poll_timer, on_poll, (uint64_t)e->o.change_poll_ms,
                    (uint64_t)e->o.change_poll_ms);

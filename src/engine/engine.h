@@ -119,10 +119,13 @@ typedef enum engine_state {
     ENGINE_STOPPED
 } engine_state;
 
-/* Why the next pass of one of several engines claims (want_claim). */
+/* Why the next pass of one of several engines claims (want_claim).  After
+ * its heartbeat's look or its runs' end's, short of its share, it asks
+ * the others for runs (pass.c ask_if_short). */
 #define PCTL_CLAIM_WOKEN 1 /* a notification: it looks at the shares */
 #define PCTL_CLAIM_BEAT 2  /* its heartbeat: it looks at the shares */
 #define PCTL_CLAIM_AGAIN 3 /* going on: the shares it last looked at */
+#define PCTL_CLAIM_SHORT 4 /* its runs ended: it looks at the shares */
 
 struct planctl_engine {
     planctl *p;
@@ -145,9 +148,10 @@ struct planctl_engine {
     int fleet;
     char *name; /* its name (a copy of o.name), or NULL */
     /* Whether the next pass claims runs nobody holds, up to its fair
-     * share: 0 no; PCTL_CLAIM_WOKEN (a notification) and PCTL_CLAIM_BEAT (a
-     * heartbeat) look at the shares again, PCTL_CLAIM_AGAIN goes on with
-     * those it last looked at (pass.c claim). */
+     * share: 0 no; PCTL_CLAIM_WOKEN (a notification), PCTL_CLAIM_BEAT (a
+     * heartbeat) and PCTL_CLAIM_SHORT (its runs ended) look at the shares
+     * again, PCTL_CLAIM_AGAIN goes on with those it last looked at (pass.c
+     * claim). */
     int want_claim;
     /* Its fair share of the active runs as last looked at (pass.c claim;
      * -1 before): above it by more than one, it gives back runs between
@@ -159,6 +163,10 @@ struct planctl_engine {
      * claims again at once rather than at its next heartbeat, as its
      * own commits wake nobody (pass.c). */
     int64_t unheld_left, held_at_claim;
+    /* How many it held after its last claim that counted the shares:
+     * down to half of it with nobody's runs left (and at none), it counts
+     * them again, and asks the others for runs if short (pass.c). */
+    int64_t held_at_count;
     /* The last run its claims took while going on with a backlog (0: its
      * next claim starts from the first run): runs below it are not looked
      * at again until the runs after it run out (pass.c claim). */
@@ -166,7 +174,8 @@ struct planctl_engine {
     uint64_t beat_at;           /* uv_hrtime() when its last heartbeat began */
     struct pctl_keeper *keeper; /* kills its tasks when it cannot
                                    (keeper.c) */
-    int64_t data_version;
+    int64_t heard; /* others' commits that asked for attention (store.h
+                      pctl_db_heard) */
 
     uv_idle_t pass_idle;   /* a pass asked for: one per turn of the loop */
     uv_timer_t pass_timer; /* a pass tried again after a backoff */

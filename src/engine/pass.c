@@ -1018,6 +1018,31 @@ static int shift_clock(planctl_engine *e, pctl_active *a, int64_t delta)
 #define CLAIM_MAX 256
 
 /*
+ * After a claim that counted the shares (why: what asked for it; not one
+ * going on with the count of a pass before), what it holds is the mark
+ * its runs' end is measured from (pctl_engine_pass).  Below its share by
+ * more than one, with no run left that nobody holds: the others hold more
+ * than theirs, or some do.  Its commit wakes them; each counts the
+ * shares again and gives back what it holds above its share plus one
+ * (shed()), which wakes this one to claim it.  The engines' passes wake
+ * nobody, so without asking it would wait for the others' next
+ * heartbeat, idle at the end of a backlog.  It asks after a count its
+ * heartbeat or its runs' end asked for, never after a notification's
+ * (which may be another's ask: two short engines would wake each other
+ * at every pass while the one above its share has no run between
+ * steps).
+ */
+static void ask_if_short(planctl_engine *e, int why)
+{
+    if (why == PCTL_CLAIM_AGAIN)
+        return;
+    e->held_at_count = e->held_at_claim;
+    if (why != PCTL_CLAIM_WOKEN && e->unheld_left == 0 &&
+        e->held_at_claim < e->fleet_share - 1)
+        pctl_fleet_ask(e->p);
+}
+
+/*
  * One of several engines takes runs nobody holds (store/fleet.c), oldest
  * first, up to its fair share of the active runs (the live engines share
  * them evenly, capped ones at most their capacity: pctl_fair_share) and
@@ -1036,6 +1061,10 @@ static int claim(pass *ps, pctl_active *a)
     int64_t mine = (int64_t)pctl_active_count(a);
     int64_t after;
     int again = e->want_claim == PCTL_CLAIM_AGAIN && e->fleet_share >= 0;
+    /* What asked for it: a notification's look never asks (ask_if_short). */
+    int why = again                               ? PCTL_CLAIM_AGAIN
+              : e->want_claim == PCTL_CLAIM_WOKEN ? PCTL_CLAIM_WOKEN
+                                                  : PCTL_CLAIM_SHORT;
     size_t n = 0, i;
     int rc, ran_out;
 
@@ -1061,8 +1090,10 @@ static int claim(pass *ps, pctl_active *a)
         room = e->o.capacity - mine;
     if (share - mine < room)
         room = share - mine;
-    if (room <= 0 || unheld <= 0)
+    if (room <= 0 || unheld <= 0) {
+        ask_if_short(e, why);
         return 0;
+    }
     /* Going on, after the last run it took: a claim from the first run
      * reads every active run, one after it about its slice. */
     after = again ? e->claim_after : 0;
@@ -1092,6 +1123,8 @@ static int claim(pass *ps, pctl_active *a)
     }
     pctl_metrics_claimed(e, n);
     pctl_free(ids);
+    if (rc == 0)
+        ask_if_short(e, why);
     return rc;
 }
 
@@ -1168,7 +1201,7 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
     pctl_sync_info sync;
     pctl_active *a;
     ejob *j;
-    int64_t shift;
+    int64_t shift, held;
     int rc;
     size_t applied = 0;
     uint64_t t0 = uv_hrtime(), t_commit;
@@ -1288,6 +1321,18 @@ int pctl_engine_pass(pctl_pass_result *out, planctl_engine *e)
         (int64_t)pctl_active_count(e->active) < e->held_at_claim &&
         !e->want_claim) {
         e->want_claim = PCTL_CLAIM_AGAIN;
+        ps.r.more = 1;
+    }
+    /* Its runs ended while nobody's were left: below its share (as last
+     * counted) by more than one, and down to half of what it held when it
+     * last counted the shares (or to none), it counts them again, and
+     * asks the others for runs if it is short (claim()).  At halves, not
+     * at every run: a count reads every active run. */
+    held = (int64_t)pctl_active_count(e->active);
+    if (e->fleet && e->state == ENGINE_RUNNING && !e->want_claim &&
+        e->unheld_left == 0 && held < e->fleet_share - 1 &&
+        held < e->held_at_count && 2 * held <= e->held_at_count) {
+        e->want_claim = PCTL_CLAIM_SHORT;
         ps.r.more = 1;
     }
     if (shift) {

@@ -518,6 +518,11 @@ int pctl_fleet_release(planctl *p, const int64_t *ids, size_t n)
                                         p->fleet_name, n, n == 1 ? "" : "s"));
 }
 
+void pctl_fleet_ask(planctl *p)
+{
+    wake_others(p);
+}
+
 int pctl_fleet_share(planctl *p, int64_t capacity, int64_t *share,
                      int64_t *unheld)
 {

@@ -241,3 +241,13 @@ int pctl_data_version(int64_t *out, planctl *p)
         *out = t.others;
     return rc;
 }
+
+int pctl_db_heard(int64_t *out, planctl *p)
+{
+    pctl_db_token t;
+    int rc = pctl_db_changes(&t, p, PCTL_TOKEN_OTHERS);
+
+    if (rc == 0)
+        *out = t.heard;
+    return rc;
+}

@@ -81,10 +81,15 @@ typedef enum pctl_col_kind {
  * restarted or ended the session): a server that crashed may have lost
  * commits it had acknowledged (synchronous_commit = off), so nothing
  * read or written before can be trusted, not even one's own; read with
- * others. */
+ * others.  heard, read with others too, moves with the commits of others
+ * that ask for attention: on SQLite every one (it is others); on
+ * PostgreSQL those that notify, which are every writer's but an engine's
+ * ordinary pass (postgres/conn.c, "The change token"), and a new
+ * session. */
 typedef struct pctl_db_token {
     int64_t others, own;
     uint64_t session;
+    int64_t heard;
 } pctl_db_token;
 
 /* Which halves of the token to read (the other is left as it was): own

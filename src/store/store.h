@@ -584,6 +584,10 @@ int pctl_fleet_claim(planctl *p, int64_t room, int64_t after, int64_t **ids,
 int pctl_fleet_hold(planctl *p, int64_t run_id);
 /* Inside a write: gives runs back to nobody, waking the others. */
 int pctl_fleet_release(planctl *p, const int64_t *ids, size_t n);
+/* Inside an engine's write: its commit wakes the other engines, whether
+ * or not it changed a row (an engine short of its share asks them to
+ * count theirs again).  Can't fail. */
+void pctl_fleet_ask(planctl *p);
 /* Inside a transaction: p's engine's fair share of the active runs
  * (pctl_fair_share over the live engines, p's counted, its capacity
  * capacity; 0: no limit), and how many active runs nobody holds. */
@@ -616,6 +620,12 @@ int pctl_process_gone(int64_t pid, int64_t pid_start);
 /* The change token's "others" (sql.h): moves when another connection
  * commits. */
 int pctl_data_version(int64_t *out, planctl *p);
+
+/* The change token's "heard" (sql.h): moves when another connection
+ * commits and asks for attention (on PostgreSQL, notifies).  What an
+ * engine of a fleet watches: the other engines' passes move "others"
+ * and concern nobody else. */
+int pctl_db_heard(int64_t *out, planctl *p);
 /* name as messages may show it (backends.c): a URI without its password.
  * NULL when out of memory. */
 char *pctl_uri_shown(const char *name);

@@ -32,9 +32,23 @@
 #    (15 -> 11).  Gate b1 opens: each goes on down to its share, and the
 #    third comes to hold 10.  (Shedding stopped at share plus one left
 #    11/11/8 for good.)
+# 5. An engine whose runs all ended asks for more: two engines with a
+#    TTL of 10 minutes (no heartbeat, which counts the shares again, in
+#    the test) hold 15 runs each, e1 15 runs of one step (gate a1), e2
+#    15 runs of a chain (b1..b4).  a1 opens: e1's runs complete, e2 still
+#    holds 15 (the share is 8 now).  The engines' passes wake nobody: e1
+#    asks, e2 counts the shares again and gives back 7 at the first step
+#    boundaries: each holds 7 or 8.
+# 6. Two short engines do not wake each other for ever: three engines
+#    (TTL 10 minutes) hold 10 runs each; e1's and e2's have one step
+#    (gate a1), e3's a chain (c1, c2).  a1 opens: e1 and e2 hold none,
+#    both ask, e3 holds 10 (the share is 4) with no run between steps.
+#    An engine woken by another's ask does not ask in turn: over two
+#    seconds the database sees a handful of transactions, not one pass
+#    after another.  c1 opens: e3 gives back 6, and e1 and e2 claim them.
 # Then every gate opens, every run completes, no try ran beside another
-# of its step, and verify is clean.  FLEET_SHARE_PARTS (default "1 2 3 4")
-# runs only some of the parts.
+# of its step, and verify is clean.  FLEET_SHARE_PARTS (default
+# "1 2 3 4 5 6") runs only some of the parts.
 . "$(dirname "$0")/lib.sh"
 
 # ---- gates ----
@@ -196,7 +210,7 @@ finish() {
     note "$1: ok"
 }
 
-part() { [[ " ${FLEET_SHARE_PARTS:-1 2 3 4} " == *" $1 "* ]]; }
+part() { [[ " ${FLEET_SHARE_PARTS:-1 2 3 4 5 6} " == *" $1 "* ]]; }
 
 # ---- 1. started together, runs waiting for a slot ----
 part1() {
@@ -309,6 +323,81 @@ part4() {
     finish "4. fewer between steps than to give back"
 }
 
-for pt in 1 2 3 4; do
+# ---- 5. an engine whose runs ended asks for more ----
+part5() {
+    local steps=4 balanced i k g
+
+    next_db 5
+    close_gate a1
+    for ((k = 1; k <= steps; k++)); do close_gate "b$k"; done
+    chain_def 1 a chaina
+    chain_def "$steps" b chainb
+    # Oldest first: e1 claims d1-d15 (chain a), e2 d16-d30 (chain b).
+    for ((i = 1; i <= 30; i++)); do
+        if ((i <= 15)); then g=chaina; else g=chainb; fi
+        pctl create "d$i" --definition "$g" >/dev/null || fail "create d$i"
+    done
+    start_engine e1 --concurrency 16 --capacity 15 --lease-ttl 600s
+    wait_for 120 "e1 to run 15 runs' first steps" running 15
+    start_engine e2 --concurrency 16 --capacity 15 --lease-ttl 600s
+    wait_for 120 "e2 to run the other 15" running 30
+    [ "$(holdings | tr '\n' ' ')" = "e1 15 e2 15 " ] ||
+        fail "not 15 each: $(holdings | tr '\n' ' ')"
+    open_gate a1
+    wait_for 120 "e1's runs to complete" moved_past a1 15
+    balanced=0
+    for ((k = 1; k < steps; k++)); do
+        open_gate "b$k"
+        wait_for 120 "every run to move past step b$k" moved_past "b$k" 15
+        if each_between 2 7 8; then
+            balanced=$k
+            break
+        fi
+    done
+    [ "$balanced" -gt 0 ] ||
+        fail "e1, its runs ended, got none of e2's at $((steps - 1)) step boundaries; held: $(holdings | tr '\n' ' ')"
+    note "5. runs ended, asked for more: balanced after step b$balanced: $(holdings | tr '\n' ' ')"
+    finish "5. runs ended, asked for more"
+}
+
+# ---- 6. two short engines, one above its share in the middle of steps ----
+part6() {
+    local i g n0 n1
+
+    next_db 6
+    for g in a1 c1 c2; do close_gate "$g"; done
+    chain_def 1 a chaina
+    chain_def 2 c chainc
+    # Oldest first: e1 claims d1-d10, e2 d11-d20 (chain a), e3 d21-d30.
+    for ((i = 1; i <= 30; i++)); do
+        if ((i <= 20)); then g=chaina; else g=chainc; fi
+        pctl create "d$i" --definition "$g" >/dev/null || fail "create d$i"
+    done
+    start_engine e1 --concurrency 16 --capacity 10 --lease-ttl 600s
+    wait_for 120 "e1 to run 10 runs' first steps" running 10
+    start_engine e2 --concurrency 16 --capacity 10 --lease-ttl 600s
+    wait_for 120 "e2 to run 10 more" running 20
+    start_engine e3 --concurrency 16 --lease-ttl 600s
+    wait_for 120 "e3 to run the last 10" running 30
+    [ "$(holdings | tr '\n' ' ')" = "e1 10 e2 10 e3 10 " ] ||
+        fail "not 10 each: $(holdings | tr '\n' ' ')"
+    open_gate a1
+    wait_for 120 "e1's and e2's runs to complete" moved_past a1 10
+    sleep 1
+    n0=$(val "SELECT xact_commit FROM pg_stat_database
+              WHERE datname = current_database()")
+    sleep 2
+    n1=$(val "SELECT xact_commit FROM pg_stat_database
+              WHERE datname = current_database()")
+    [ $((n1 - n0)) -lt 30 ] ||
+        fail "$((n1 - n0)) transactions in 2 s with every run in a step: short engines wake each other"
+    open_gate c1
+    wait_for 120 "the chain c runs to move past c1" moved_past c1 10
+    hold_until 120 "e1 and e2 to take what e3 gave back" each_between 3 2 4
+    note "6. two short engines: $((n1 - n0)) transactions in 2 s; then $(holdings | tr '\n' ' ')"
+    finish "6. two short engines"
+}
+
+for pt in 1 2 3 4 5 6; do
     if part "$pt"; then "part$pt"; fi
 done

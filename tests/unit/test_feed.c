@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 #include <jansson.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "core/alloc.h"
@@ -652,6 +653,105 @@ static void test_fleet_claims_go_with_ended_runs(void **state)
 #endif
 }
 
+#ifdef PLANCTL_WITH_POSTGRES
+/* heard of p once it moved from was (it comes as a notification, read
+ * as it arrives): fails after 10 s. */
+static int64_t heard_after(planctl *p, int64_t was)
+{
+    int64_t v = was;
+    int i;
+
+    for (i = 0; i < 1000 && v == was; i++) {
+        assert_int_equal(pctl_db_heard(&v, p), 0);
+        if (v == was)
+            usleep(10000);
+    }
+    return v;
+}
+#endif
+
+/* What an engine of a fleet watches for work (pctl_db_heard, polled by
+ * the engine): another engine's pass that changed rows moves the change
+ * token (its BEGIN reads it, data_version moves) but asks for nothing;
+ * a give-back and an engine's ask (a pass that changed nothing) wake it,
+ * so do a user's writes; its own ask does not.  Counting the others'
+ * passes as wake-ups had every engine count the shares and claim from
+ * the first run at every poll.  (PostgreSQL: SQLite has no fleet, and
+ * there heard is data_version.) */
+static void test_fleet_heard(void **state)
+{
+#ifdef PLANCTL_WITH_POSTGRES
+    fixture *f = *state;
+    int64_t h0, h, d0, d, *ids = NULL;
+    size_t n = 0;
+    char *said = NULL;
+
+    if (!tu_on_pg())
+        return;
+    create(f->p2, "x");
+    create(f->p2, "y");
+    assert_int_equal(pctl_fleet_join(f->p, "e1", 600000, 0, &said), 0);
+    pctl_free(said);
+    said = NULL;
+    assert_int_equal(pctl_fleet_join(f->p2, "e2", 600000, 0, &said), 0);
+    pctl_free(said);
+    /* e2's join woke e1; from here on it counts. */
+    (void)heard_after(f->p, -1);
+    usleep(100000);
+    assert_int_equal(pctl_db_heard(&h0, f->p), 0);
+    assert_int_equal(pctl_data_version(&d0, f->p), 0);
+
+    /* e2's pass claims both runs: e1's next pass sees the token move,
+     * and hears nothing. */
+    assert_int_equal(pctl_engine_pass_begin(f->p2, 0, 0), 0);
+    assert_int_equal(pctl_fleet_claim(f->p2, 2, 0, &ids, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(pctl_engine_pass_end(f->p2, 0), 0);
+    assert_int_equal(pctl_engine_pass_begin(f->p, 0, 0), 0);
+    assert_int_equal(pctl_engine_pass_end(f->p, 0), 0);
+    assert_int_equal(pctl_data_version(&d, f->p), 0);
+    assert_true(d > d0);
+    usleep(100000);
+    assert_int_equal(pctl_db_heard(&h, f->p), 0);
+    assert_int_equal(h, h0);
+
+    /* e1 asks, e2 gives one back: e1 hears one, e2's. */
+    assert_int_equal(pctl_engine_pass_begin(f->p, 0, 0), 0);
+    pctl_fleet_ask(f->p);
+    assert_int_equal(pctl_engine_pass_end(f->p, 0), 0);
+    assert_int_equal(pctl_engine_pass_begin(f->p2, 0, 0), 0);
+    assert_int_equal(pctl_fleet_release(f->p2, ids, 1), 0);
+    assert_int_equal(pctl_engine_pass_end(f->p2, 0), 0);
+    h = heard_after(f->p, h0);
+    assert_int_equal(h, h0 + 1);
+
+    /* e2 asks in a pass that changes nothing: e1 hears it. */
+    assert_int_equal(pctl_engine_pass_begin(f->p2, 0, 0), 0);
+    pctl_fleet_ask(f->p2);
+    assert_int_equal(pctl_engine_pass_end(f->p2, 0), 0);
+    h0 = h;
+    h = heard_after(f->p, h0);
+    assert_int_equal(h, h0 + 1);
+
+    /* A user's writes wake it too, made on an engine's handle or not:
+     * an instance created, a run cancelled, an instance deleted. */
+    create(f->p2, "z");
+    h = heard_after(f->p, h0 = h);
+    assert_int_equal(h, h0 + 1);
+    assert_int_equal(planctl_run_cancel(NULL, f->p2, "z", "test"), 0);
+    h = heard_after(f->p, h0 = h);
+    assert_int_equal(h, h0 + 1);
+    delete_now(f->p2, "z");
+    h = heard_after(f->p, h0 = h);
+    assert_int_equal(h, h0 + 1);
+    pctl_free(ids);
+    assert_int_equal(pctl_fleet_leave(f->p2), 0);
+    assert_int_equal(pctl_fleet_leave(f->p), 0);
+#else
+    (void)state;
+#endif
+}
+
 /* The horizon is refused inside a read that has begun, whose snapshot
  * may be older than it: what committed below it since would be missed. */
 static void test_horizon_not_inside_a_read(void **state)
@@ -1135,6 +1235,7 @@ int main(void)
         T(test_fleet_sent_no_engines_events),
         T(test_fleet_horizon_passes_engines),
         T(test_fleet_claims_go_with_ended_runs),
+        T(test_fleet_heard),
         T(test_horizon_not_inside_a_read),
         T(test_horizon_sent_ahead),
         T(test_engine_follows_other_writers),

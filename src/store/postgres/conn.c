@@ -803,11 +803,23 @@ int pctl_pg_commit(pctl_conn *c)
                  pc->in_tx == 1 + PCTL_TX_ADMIT || pc->in_tx == 1 + PCTL_TX_RUN;
     int changed = (pc->in_tx == 1 + PCTL_TX_WRITE || shared) &&
                   pc->own != pc->own_at_begin;
-    int notify = changed && (!pc->quiet || pc->wake);
+    /* An engine's passes notify only when woken; what else it writes (an
+     * embedder's create, cancel or delete on the engine's handle) is
+     * work for the others as anybody's is. */
+    int notify =
+        changed && (!pc->quiet || pc->wake || pc->in_tx != 1 + PCTL_TX_ENGINE);
     char part[COMMIT_PARTS][1024];
     int rc = 0, i;
     int n = changed && !pc->counted ? commit_parts(part, pc, notify) : 0;
     size_t k;
+
+    /* Woken with no row changed (an engine that asks the others for runs:
+     * store/fleet.c): the notification alone, with the token its
+     * snapshot reads (no commit of its own to count). */
+    if (pc->wake && !changed && pc->in_tx == 1 + PCTL_TX_ENGINE)
+        snprintf(part[n++], sizeof *part,
+                 "SELECT pg_notify(%s, (" COMMITS_SQL ")::text)",
+                 pc->channel_lit);
 
     pc->wake = 0;
     if (pc->ngathered)
@@ -881,6 +893,7 @@ int pctl_pg_token(pctl_db_token *out, pctl_conn *c, unsigned which)
             if ((rc = run_int(pc, COMMITS_SQL, "data_version", &v)) < 0)
                 return rc;
             counter_read(pc, v);
+            pc->heard++; /* what was said while it was away is lost */
         }
         if (!PQconsumeInput(pc->pg)) {
             char buf[512];
@@ -904,9 +917,12 @@ int pctl_pg_token(pctl_db_token *out, pctl_conn *c, unsigned which)
      * came); what is buffered is still counted. */
     while ((n = PQnotifies(pc->pg)) != NULL) {
         counter_read(pc, strtoll(n->extra, NULL, 10));
+        if (n->be_pid != PQbackendPID(pc->pg))
+            pc->heard++;
         PQfreemem(n);
     }
     out->others = pc->seen - pc->mine;
+    out->heard = pc->heard;
     out->session = pc->gen;
     return 0;
 }

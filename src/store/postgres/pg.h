@@ -53,6 +53,8 @@ typedef struct pctl_pg_conn {
     int64_t shift;       /* added to the counter as the server tells it */
     int rebase;          /* a new session: the counter may have gone back */
     int64_t mine;        /* this connection's commits that changed rows */
+    int64_t heard;       /* notifications from other sessions, and one
+                            for each new session (pctl_db_token) */
     int64_t own;         /* rows this connection's statements changed */
     int64_t own_at_begin;
     int counted;       /* a statement of the transaction moved its counter */
@@ -62,7 +64,8 @@ typedef struct pctl_pg_conn {
     int busy_ms;        /* the handle's busy timeout */
     int lock_ms;        /* the session's lock_timeout: busy_ms, or an
                            engine's shorter one */
-    int quiet;          /* an engine's: commits notify only when woken */
+    int quiet;          /* an engine's: its passes' commits
+                           (PCTL_TX_ENGINE) notify only when woken */
     int wake;           /* the open transaction's commit notifies */
     int64_t idle_tx_ms; /* idle_in_transaction_session_timeout; 0: the
                            server's */

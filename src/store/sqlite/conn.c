@@ -133,7 +133,7 @@ static int sq_token(pctl_db_token *out, pctl_conn *c, unsigned which)
     }
     rc = sqlite3_step(sc->data_version);
     if (rc == SQLITE_ROW)
-        out->others = sqlite3_column_int64(sc->data_version, 0);
+        out->heard = out->others = sqlite3_column_int64(sc->data_version, 0);
     sqlite3_reset(sc->data_version);
     return rc == SQLITE_ROW ? 0
                             : pctl_sqlite_err(c->p, sc->db, rc, "data_version");
