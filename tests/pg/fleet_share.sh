@@ -210,6 +210,23 @@ finish() {
     note "$1: ok"
 }
 
+# open_until_even PREFIX STEPS TRIES ENGINES LOW HIGH: opens the gates
+# PREFIX1, PREFIX2, ... of a chain of STEPS steps one at a time, each
+# time until every run moved past it (TRIES tries of later steps
+# running), until each of the ENGINES engines holds LOW to HIGH runs;
+# balanced is the step it took, 0 if none of the first STEPS - 1 did.
+open_until_even() {
+    local k
+    balanced=0
+    for ((k = 1; k < $2; k++)); do
+        open_gate "$1$k"
+        wait_for 120 "every run to move past step $1$k" moved_past "$1$k" "$3"
+        if each_between "$4" "$5" "$6"; then
+            balanced=$k
+            return 0
+        fi
+    done
+}
 part() { [[ " ${FLEET_SHARE_PARTS:-1 2 3 4 5 6} " == *" $1 "* ]]; }
 
 # ---- 1. started together, runs waiting for a slot ----
@@ -264,15 +281,7 @@ part3() {
     wait_for 120 "two engines to run the 30 runs' first steps" running 30
     start_engine e3 --concurrency 16
     wait_for 60 "e3 to join" joined 3
-    balanced=0
-    for ((k = 1; k < steps; k++)); do
-        open_gate "s$k"
-        wait_for 120 "every run to move past step s$k" moved_past "s$k" 30
-        if each_between 3 9 11; then
-            balanced=$k
-            break
-        fi
-    done
+    open_until_even s "$steps" 30 3 9 11
     [ "$balanced" -gt 0 ] ||
         fail "e3 did not get its share (10 of 30) at $((steps - 1)) step boundaries; held: $(holdings | tr '\n' ' ')"
     note "3. joined a busy fleet: balanced after step s$balanced: $(holdings | tr '\n' ' ')"
@@ -345,15 +354,7 @@ part5() {
         fail "not 15 each: $(holdings | tr '\n' ' ')"
     open_gate a1
     wait_for 120 "e1's runs to complete" moved_past a1 15
-    balanced=0
-    for ((k = 1; k < steps; k++)); do
-        open_gate "b$k"
-        wait_for 120 "every run to move past step b$k" moved_past "b$k" 15
-        if each_between 2 7 8; then
-            balanced=$k
-            break
-        fi
-    done
+    open_until_even b "$steps" 15 2 7 8
     [ "$balanced" -gt 0 ] ||
         fail "e1, its runs ended, got none of e2's at $((steps - 1)) step boundaries; held: $(holdings | tr '\n' ' ')"
     note "5. runs ended, asked for more: balanced after step b$balanced: $(holdings | tr '\n' ' ')"
