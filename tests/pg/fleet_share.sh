@@ -35,7 +35,7 @@
 # 5. An engine whose runs all ended asks for more: two engines with a
 #    TTL of 10 minutes (no heartbeat, which counts the shares again, in
 #    the test) hold 15 runs each, e1 15 runs of one step (gate a1), e2
-#    15 runs of a chain (b1..b4).  a1 opens: e1's runs complete, e2 still
+#    15 runs of a chain (b1..b5).  a1 opens: e1's runs complete, e2 still
 #    holds 15 (the share is 8 now).  The engines' passes wake nobody: e1
 #    asks, e2 counts the shares again and gives back 7 at the first step
 #    boundaries: each holds 7 or 8.
@@ -334,7 +334,7 @@ part4() {
 
 # ---- 5. an engine whose runs ended asks for more ----
 part5() {
-    local steps=4 balanced i k g
+    local steps=5 balanced i k g
 
     next_db 5
     close_gate a1
