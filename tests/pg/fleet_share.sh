@@ -210,6 +210,16 @@ finish() {
     note "$1: ok"
 }
 
+# create_split N FIRST REST: instances d1..d30, the first N of definition
+# FIRST, the others of REST (oldest first: the engines started one after
+# another claim them in that order).
+create_split() {
+    local i g
+    for ((i = 1; i <= 30; i++)); do
+        if ((i <= $1)); then g=$2; else g=$3; fi
+        pctl create "d$i" --definition "$g" >/dev/null || fail "create d$i"
+    done
+}
 # open_until_even PREFIX STEPS TRIES ENGINES LOW HIGH: opens the gates
 # PREFIX1, PREFIX2, ... of a chain of STEPS steps one at a time, each
 # time until every run moved past it (TRIES tries of later steps
@@ -334,18 +344,15 @@ part4() {
 
 # ---- 5. an engine whose runs ended asks for more ----
 part5() {
-    local steps=5 balanced i k g
+    local steps=5 balanced k
 
     next_db 5
     close_gate a1
     for ((k = 1; k <= steps; k++)); do close_gate "b$k"; done
     chain_def 1 a chaina
     chain_def "$steps" b chainb
-    # Oldest first: e1 claims d1-d15 (chain a), e2 d16-d30 (chain b).
-    for ((i = 1; i <= 30; i++)); do
-        if ((i <= 15)); then g=chaina; else g=chainb; fi
-        pctl create "d$i" --definition "$g" >/dev/null || fail "create d$i"
-    done
+    # e1 claims d1-d15 (chain a), e2 d16-d30 (chain b).
+    create_split 15 chaina chainb
     start_engine e1 --concurrency 16 --capacity 15 --lease-ttl 600s
     wait_for 120 "e1 to run 15 runs' first steps" running 15
     start_engine e2 --concurrency 16 --capacity 15 --lease-ttl 600s
@@ -363,17 +370,14 @@ part5() {
 
 # ---- 6. two short engines, one above its share in the middle of steps ----
 part6() {
-    local i g n0 n1
+    local g n0 n1
 
     next_db 6
     for g in a1 c1 c2; do close_gate "$g"; done
     chain_def 1 a chaina
     chain_def 2 c chainc
-    # Oldest first: e1 claims d1-d10, e2 d11-d20 (chain a), e3 d21-d30.
-    for ((i = 1; i <= 30; i++)); do
-        if ((i <= 20)); then g=chaina; else g=chainc; fi
-        pctl create "d$i" --definition "$g" >/dev/null || fail "create d$i"
-    done
+    # e1 claims d1-d10, e2 d11-d20 (chain a), e3 d21-d30.
+    create_split 20 chaina chainc
     start_engine e1 --concurrency 16 --capacity 10 --lease-ttl 600s
     wait_for 120 "e1 to run 10 runs' first steps" running 10
     start_engine e2 --concurrency 16 --capacity 10 --lease-ttl 600s
